@@ -1,0 +1,85 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "MediaRoute",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "MediaDevice", targets: ["MediaDevice"]),
+        .library(name: "SystemRouting", targets: ["SystemRouting"]),
+        .library(name: "RouteSystem", targets: ["RouteSystem"]),
+        .library(name: "LoopbackExtension", targets: ["LoopbackExtension"]),
+        .executable(name: "mediaroutectl", targets: ["mediaroutectl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // Time, injectable: the real monotonic clock and a manual one for simulations.
+        .target(name: "MediaClock", swiftSettings: strict),
+        // Endpoint, Transport, Connection: the seam every transport implements.
+        .target(name: "Transport", swiftSettings: strict),
+        .target(
+            name: "LoopbackTransport",
+            dependencies: ["Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
+        // The extension API of the seeds (MediaDeviceExtension & co).
+        .target(
+            name: "MediaDevice",
+            dependencies: ["Transport", "MediaClock"],
+            swiftSettings: strict),
+        // The one owner of routing state: hosts extensions.
+        .target(
+            name: "RouteSystem",
+            dependencies: ["MediaDevice", "MediaClock", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
+        // App-facing API: SystemRouteController, SystemRoute, sessions, picker.
+        .target(
+            name: "SystemRouting",
+            dependencies: ["RouteSystem", "MediaDevice"],
+            swiftSettings: strict),
+        .target(
+            name: "LoopbackExtension",
+            dependencies: [
+                "MediaDevice", "LoopbackTransport", "Transport", "MediaClock",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        // The CLI's commands, as a library so tests can drive them.
+        .target(
+            name: "MediaRouteCommands",
+            dependencies: [
+                "SystemRouting", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport",
+                "MediaClock",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "mediaroutectl",
+            dependencies: ["MediaRouteCommands"],
+            swiftSettings: strict),
+
+        .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
+        .testTarget(name: "TransportTests", dependencies: ["Transport"]),
+        .testTarget(name: "LoopbackTransportTests", dependencies: ["LoopbackTransport", "Transport", "MediaClock"]),
+        .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "MediaClock", "Transport"]),
+        .testTarget(
+            name: "RouteSystemTests",
+            dependencies: ["RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock"]),
+        .testTarget(
+            name: "SystemRoutingTests",
+            dependencies: ["SystemRouting", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock"]),
+        .testTarget(
+            name: "LoopbackExtensionTests",
+            dependencies: ["LoopbackExtension", "LoopbackTransport", "MediaDevice", "RouteSystem", "MediaClock", "Transport"]),
+        .testTarget(
+            name: "MediaRouteCommandsTests",
+            dependencies: ["MediaRouteCommands", "LoopbackTransport"]),
+    ]
+)

@@ -1,0 +1,183 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A simulated device of the loopback transport, with its behaviour and injected faults.
+///
+/// Times are seconds of host time since the transport started.
+public struct LoopbackDeviceSpec: Sendable, Hashable, Codable {
+    /// What the simulated device is.
+    public enum Kind: String, Sendable, Hashable, Codable {
+        /// Plays URLs, shows a PIN, absolute volume and mute.
+        case tv
+        /// Takes real-time audio, relative volume only.
+        case speaker
+    }
+
+    /// A volume change made on the device itself (its buttons), after a connection opened.
+    public struct DeviceVolumeChange: Sendable, Hashable, Codable {
+        public var after: Double
+        public var volume: Float
+        public init(after: Double, volume: Float) {
+            self.after = after
+            self.volume = volume
+        }
+    }
+
+    /// Unique name; also the endpoint id.
+    public var name: String
+    public var displayName: String
+    public var kind: Kind
+    /// A PIN the device demands before anything else (nil: no pairing).
+    public var pin: String?
+    public var signalStrength: Int?
+    public var attributes: [String: String]
+    public var services: [String]
+    /// When the device appears (nil: present from the start).
+    public var appearAfter: Double?
+    /// When the device disappears (nil: never).
+    public var disappearAfter: Double?
+    /// Refuse every connection.
+    public var refusesConnections: Bool
+    /// Delay before each reply or device event reaches the sender.
+    public var replyDelay: Double
+    /// Drop every connection this long after it opened (nil: never).
+    public var dropConnectionAfter: Double?
+    /// Initial volume, 0...1.
+    public var volume: Float
+    /// Number of volume steps of a relative-volume device.
+    public var volumeSteps: Int
+    /// Volume changes the device makes by itself after a connection opened.
+    public var deviceVolumeChanges: [DeviceVolumeChange]
+    /// Length of any media the device plays, in seconds.
+    public var mediaDuration: Double
+
+    public init(
+        name: String,
+        displayName: String? = nil,
+        kind: Kind,
+        pin: String? = nil,
+        signalStrength: Int? = nil,
+        attributes: [String: String] = [:],
+        services: [String] = [],
+        appearAfter: Double? = nil,
+        disappearAfter: Double? = nil,
+        refusesConnections: Bool = false,
+        replyDelay: Double = 0,
+        dropConnectionAfter: Double? = nil,
+        volume: Float = 0.5,
+        volumeSteps: Int = 16,
+        deviceVolumeChanges: [DeviceVolumeChange] = [],
+        mediaDuration: Double = 600
+    ) {
+        self.name = name
+        self.displayName = displayName ?? name
+        self.kind = kind
+        self.pin = pin
+        self.signalStrength = signalStrength
+        self.attributes = attributes
+        self.services = services
+        self.appearAfter = appearAfter
+        self.disappearAfter = disappearAfter
+        self.refusesConnections = refusesConnections
+        self.replyDelay = replyDelay
+        self.dropConnectionAfter = dropConnectionAfter
+        self.volume = volume
+        self.volumeSteps = volumeSteps
+        self.deviceVolumeChanges = deviceVolumeChanges
+        self.mediaDuration = mediaDuration
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, displayName, kind, pin, signalStrength, attributes, services, appearAfter, disappearAfter
+        case refusesConnections, replyDelay, dropConnectionAfter, volume, volumeSteps, deviceVolumeChanges
+        case mediaDuration
+    }
+
+    /// Decodes a device; every key but `name` and `kind` is optional in scenario files.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            name: try c.decode(String.self, forKey: .name),
+            displayName: try c.decodeIfPresent(String.self, forKey: .displayName),
+            kind: try c.decode(Kind.self, forKey: .kind),
+            pin: try c.decodeIfPresent(String.self, forKey: .pin),
+            signalStrength: try c.decodeIfPresent(Int.self, forKey: .signalStrength),
+            attributes: try c.decodeIfPresent([String: String].self, forKey: .attributes) ?? [:],
+            services: try c.decodeIfPresent([String].self, forKey: .services) ?? [],
+            appearAfter: try c.decodeIfPresent(Double.self, forKey: .appearAfter),
+            disappearAfter: try c.decodeIfPresent(Double.self, forKey: .disappearAfter),
+            refusesConnections: try c.decodeIfPresent(Bool.self, forKey: .refusesConnections) ?? false,
+            replyDelay: try c.decodeIfPresent(Double.self, forKey: .replyDelay) ?? 0,
+            dropConnectionAfter: try c.decodeIfPresent(Double.self, forKey: .dropConnectionAfter),
+            volume: try c.decodeIfPresent(Float.self, forKey: .volume) ?? 0.5,
+            volumeSteps: try c.decodeIfPresent(Int.self, forKey: .volumeSteps) ?? 16,
+            deviceVolumeChanges: try c.decodeIfPresent([DeviceVolumeChange].self, forKey: .deviceVolumeChanges) ?? [],
+            mediaDuration: try c.decodeIfPresent(Double.self, forKey: .mediaDuration) ?? 600
+        )
+    }
+}
+
+/// A set of simulated devices and transport-wide faults, declared in code or loaded from JSON.
+public struct LoopbackScenario: Sendable, Hashable, Codable {
+    public var devices: [LoopbackDeviceSpec]
+    /// When set, discovery fails with this message.
+    public var discoveryFailure: String?
+
+    public init(devices: [LoopbackDeviceSpec], discoveryFailure: String? = nil) {
+        self.devices = devices
+        self.discoveryFailure = discoveryFailure
+    }
+
+    /// A scenario read from a JSON file.
+    /// - Throws: ``LoopbackScenarioError`` naming the file and what is wrong with it.
+    public static func load(fromFile path: String) throws -> LoopbackScenario {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw LoopbackScenarioError(message: "cannot read scenario \(path): \(error)")
+        }
+        return try decode(data, source: path)
+    }
+
+    /// A scenario decoded from JSON bytes; device names must be unique and non-empty.
+    public static func decode(_ data: Data, source: String = "scenario") throws -> LoopbackScenario {
+        let scenario: LoopbackScenario
+        do {
+            scenario = try JSONDecoder().decode(LoopbackScenario.self, from: data)
+        } catch {
+            throw LoopbackScenarioError(message: "\(source) is not a valid scenario: \(error)")
+        }
+        var seen = Set<String>()
+        for device in scenario.devices {
+            guard !device.name.isEmpty else {
+                throw LoopbackScenarioError(message: "\(source): a device has an empty name")
+            }
+            guard seen.insert(device.name).inserted else {
+                throw LoopbackScenarioError(message: "\(source): device name \(device.name) is used twice")
+            }
+        }
+        return scenario
+    }
+
+    /// The demo's devices: a TV that asks for PIN 1234 and a speaker.
+    public static let standard = LoopbackScenario(devices: [
+        LoopbackDeviceSpec(
+            name: "living-room-tv", displayName: "Living Room TV", kind: .tv, pin: "1234",
+            signalStrength: -40, attributes: ["model": "Loopback TV 1"], services: ["urn:mediaroute:loopback:tv"],
+            volume: 0.4),
+        LoopbackDeviceSpec(
+            name: "kitchen-speaker", displayName: "Kitchen Speaker", kind: .speaker,
+            signalStrength: -62, attributes: ["model": "Loopback Speaker 1"],
+            services: ["urn:mediaroute:loopback:speaker"], volume: 0.5),
+    ])
+}
+
+/// A scenario file that cannot be used.
+public struct LoopbackScenarioError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}

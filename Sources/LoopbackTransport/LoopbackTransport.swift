@@ -1,0 +1,211 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
+import MediaClock
+import Transport
+
+/// A transport whose devices are simulated in-process, with scripted behaviour
+/// and injected faults, so every layer above can be tested without hardware.
+///
+/// Devices appear and disappear on the host clock, measured from the moment
+/// the transport was created; faults can also be injected at any moment with
+/// the methods under "Fault injection".
+public actor LoopbackTransport: Transport {
+    public nonisolated let name = "loopback"
+
+    private let clock: any HostClock
+    private let logger: Logger
+    private let origin: Duration
+    private var specs: [String: LoopbackDeviceSpec] = [:]
+    private var present: [String: SimulatedDevice] = [:]
+    private var order: [String] = []
+    private var observers: [UInt64: AsyncStream<DiscoveryEvent>.Continuation] = [:]
+    private var discoveryFailure: String?
+    private var nextID: UInt64 = 0
+    private var timeline: [Task<Void, Never>] = []
+
+    /// How many discovery streams are running (for tests of discovery start/stop).
+    public var activeDiscoveryCount: Int { observers.count }
+
+    public init(
+        scenario: LoopbackScenario = .standard,
+        clock: any HostClock = SystemHostClock(),
+        logger: Logger = Logger(label: "mediaroute.loopback")
+    ) {
+        self.clock = clock
+        self.logger = logger
+        self.origin = clock.now()
+        self.discoveryFailure = scenario.discoveryFailure
+        for spec in scenario.devices {
+            specs[spec.name] = spec
+            order.append(spec.name)
+            if (spec.appearAfter ?? 0) <= 0 && (spec.disappearAfter.map { $0 > 0 } ?? true) {
+                present[spec.name] = SimulatedDevice(spec: spec, clock: clock, logger: logger)
+            }
+        }
+        let scheduled = scenario.devices
+        Task { [weak self] in await self?.scheduleTimeline(scheduled) }
+    }
+
+    private func scheduleTimeline(_ scheduled: [LoopbackDeviceSpec]) {
+        let start = origin
+        for spec in scheduled {
+            if let after = spec.appearAfter, after > 0 {
+                timeline.append(Task { [weak self, clock] in
+                    guard (try? await clock.sleep(until: start + .seconds(double: after))) != nil else { return }
+                    await self?.addDevice(spec)
+                })
+            }
+            if let after = spec.disappearAfter, after > 0 {
+                timeline.append(Task { [weak self, clock] in
+                    guard (try? await clock.sleep(until: start + .seconds(double: after))) != nil else { return }
+                    await self?.removeDevice(named: spec.name)
+                })
+            }
+        }
+    }
+
+    deinit {
+        for task in timeline { task.cancel() }
+    }
+
+    // MARK: Transport
+
+    public nonisolated func discover() -> AsyncStream<DiscoveryEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: DiscoveryEvent.self)
+        let registration = Task { await self.addObserver(continuation) }
+        continuation.onTermination = { _ in
+            Task {
+                let id = await registration.value
+                await self.removeObserver(id)
+            }
+        }
+        return stream
+    }
+
+    public func connect(to endpoint: Endpoint) async throws -> any Connection {
+        guard case .loopback(let name) = endpoint.address, let device = present[name] else {
+            throw TransportError(.unreachable, "no simulated device at \(endpoint.id)")
+        }
+        if specs[name]?.refusesConnections == true {
+            throw TransportError(.connectionRefused, "\(name) refused the connection")
+        }
+        nextID += 1
+        let connection = LoopbackConnection(id: nextID, endpoint: endpoint, device: device, clock: clock)
+        await device.attach(connection)
+        logger.debug("connected", metadata: ["device": "\(name)", "connection": "\(nextID)"])
+        return connection
+    }
+
+    /// The endpoint of a simulated device, as discovery reports it.
+    public func endpoint(named name: String) -> Endpoint? {
+        specs[name].map(Self.endpoint(for:))
+    }
+
+    static func endpoint(for spec: LoopbackDeviceSpec) -> Endpoint {
+        var attributes = spec.attributes
+        attributes["displayName"] = spec.displayName
+        attributes["kind"] = spec.kind.rawValue
+        return Endpoint(
+            id: spec.name, transport: "loopback", address: .loopback(name: spec.name),
+            signalStrength: spec.signalStrength, attributes: attributes, services: spec.services)
+    }
+
+    // MARK: Fault injection
+
+    /// Adds (or brings back) a device; discovery reports it as appeared.
+    public func addDevice(_ spec: LoopbackDeviceSpec) {
+        if present[spec.name] != nil { return }
+        if specs[spec.name] == nil { order.append(spec.name) }
+        specs[spec.name] = spec
+        present[spec.name] = SimulatedDevice(spec: spec, clock: clock, logger: logger)
+        broadcast(.appeared(Self.endpoint(for: spec)))
+    }
+
+    /// Removes a device: its connections fail and discovery reports it lost.
+    public func removeDevice(named name: String) async {
+        guard let device = present.removeValue(forKey: name) else { return }
+        await device.dropAll(reason: "device disappeared")
+        broadcast(.lost(endpointID: name))
+    }
+
+    /// Changes what discovery learns about a device (signal strength, attributes).
+    public func updateDevice(named name: String, signalStrength: Int?, attributes: [String: String]? = nil) {
+        guard var spec = specs[name], present[name] != nil else { return }
+        spec.signalStrength = signalStrength
+        if let attributes { spec.attributes = attributes }
+        specs[name] = spec
+        broadcast(.updated(Self.endpoint(for: spec)))
+    }
+
+    /// Drops every open connection to a device (the device stays discoverable).
+    public func dropConnections(to name: String) async {
+        await present[name]?.dropAll(reason: "connection dropped")
+    }
+
+    /// Makes a device refuse (or accept again) new connections.
+    public func setRefusesConnections(_ refuses: Bool, for name: String) {
+        specs[name]?.refusesConnections = refuses
+    }
+
+    /// Delays every reply and event of a device by `seconds` of host time.
+    public func setReplyDelay(_ seconds: Double, for name: String) async {
+        await present[name]?.setReplyDelay(seconds)
+    }
+
+    /// Someone changed the volume on the device itself.
+    public func changeVolumeOnDevice(named name: String, to level: Float) async {
+        await present[name]?.changeVolumeOnDevice(to: level)
+    }
+
+    /// Makes running and future discovery fail with `message` (nil: discovery works again).
+    public func setDiscoveryFailure(_ message: String?) {
+        discoveryFailure = message
+        guard let message else { return }
+        for (_, observer) in observers {
+            observer.yield(.failed(TransportError(.discoveryFailed, message)))
+            observer.finish()
+        }
+        observers.removeAll()
+    }
+
+    /// Number of open connections to a device.
+    public func connectionCount(to name: String) async -> Int {
+        await present[name]?.connectionCount ?? 0
+    }
+
+    // MARK: Observers
+
+    private func addObserver(_ continuation: AsyncStream<DiscoveryEvent>.Continuation) -> UInt64 {
+        nextID += 1
+        if let discoveryFailure {
+            continuation.yield(.failed(TransportError(.discoveryFailed, discoveryFailure)))
+            continuation.finish()
+            return nextID
+        }
+        observers[nextID] = continuation
+        for name in order {
+            if present[name] != nil, let spec = specs[name] {
+                continuation.yield(.appeared(Self.endpoint(for: spec)))
+            }
+        }
+        return nextID
+    }
+
+    private func removeObserver(_ id: UInt64) {
+        observers.removeValue(forKey: id)
+    }
+
+    private func broadcast(_ event: DiscoveryEvent) {
+        for observer in observers.values { observer.yield(event) }
+    }
+}
+
+extension SimulatedDevice {
+    func setReplyDelay(_ seconds: Double) {
+        replyDelay = seconds
+    }
+}

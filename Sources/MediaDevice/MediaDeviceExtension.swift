@@ -1,0 +1,122 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A sharing protocol's implementation: discovery, activation and playback for its devices.
+///
+/// The system calls an extension and the call returns quickly; the outcome
+/// arrives later through the extension's ``MediaDeviceRoutingManager``
+/// (`activatedDevice`, `failedToActivateDevice`, `requestPairingCode`,
+/// `started`, …). That lets one activation span a pairing prompt and keeps a
+/// slow device from blocking the system. Extensions are actors: each owns its
+/// protocol clients and is reached only through these calls.
+///
+/// The system gives an extension its routing manager when it loads it (see
+/// `RouteSystem.load(_:)`); keep it in a stored property.
+public protocol MediaDeviceExtension: Actor {
+    /// The protocol this extension speaks. Validated when the extension is
+    /// loaded: non-empty, reverse-DNS, unique among loaded extensions.
+    nonisolated var protocolType: MediaSharingProtocol { get }
+
+    /// Whether the extension can run more than one ``MediaOutputSession`` at once.
+    nonisolated var supportsSimultaneousSessions: Bool { get }
+
+    /// Starts protocol discovery; report devices with `foundDevice`.
+    func startDeviceDiscovery()
+    /// Stops discovery and releases its resources.
+    func stopDeviceDiscovery()
+
+    /// Connects to the device; report `activatedDevice`, `failedToActivateDevice`
+    /// or `requestPairingCode`.
+    func activateDevice(
+        _ device: MediaOutputDevice, session: MediaOutputSession, for deviceFeatures: MediaOutputDevice.Capabilities)
+    /// Authenticates with the person's input; nil means the person cancelled.
+    func connectUsingPairingCode(_ pairingCode: String?, to device: MediaOutputDevice, session: MediaOutputSession)
+    /// Disconnects and releases everything tied to the session.
+    func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession)
+
+    /// Sets an absolute volume, 0.0–1.0 (devices with absolute volume control).
+    func setVolume(_ volume: Float, for device: MediaOutputDevice)
+    /// The device's current volume, 0.0–1.0.
+    func volume(for device: MediaOutputDevice) -> Float
+    /// Raises or lowers the volume by steps (devices with relative volume control).
+    func changeVolume(by increments: Int, for device: MediaOutputDevice)
+    /// Mutes the device.
+    func muteDevice(_ device: MediaOutputDevice)
+    /// Unmutes the device.
+    func unmuteDevice(_ device: MediaOutputDevice)
+    /// Whether the device is muted.
+    func isDeviceMuted(_ device: MediaOutputDevice) -> Bool
+
+    /// Begins playback of `url` on the device; report `started` or `sessionFailed`.
+    func startSession(_ session: MediaOutputSession, identifier: String?, url: URL)
+    /// Stops playback for the session.
+    func stopSession(_ session: MediaOutputSession)
+
+    /// Forwards data from the app to the named application on the device.
+    func sendData(_ data: Data, toApplication applicationIdentifier: String, session: MediaOutputSession)
+    /// Data from the app addressed to the extension itself (the route data channel).
+    func receiveData(_ data: Data, fromApplication applicationIdentifier: String, session: MediaOutputSession)
+}
+
+extension MediaDeviceExtension {
+    public nonisolated var supportsSimultaneousSessions: Bool { false }
+
+    public func unmuteDevice(_ device: MediaOutputDevice) {}
+
+    public func receiveData(_ data: Data, fromApplication applicationIdentifier: String, session: MediaOutputSession) {}
+}
+
+/// An extension that takes real-time samples instead of (or as well as) URLs.
+public protocol RealtimeSampleHandling: MediaDeviceExtension {
+    /// Samples start flowing for the session: set up encoders and the stream to the device.
+    func startRealtimeSampleDelivery(session: MediaOutputSession)
+    /// Samples stop: tear down encoders and stop sending.
+    func stopRealtimeSampleDelivery(session: MediaOutputSession)
+    /// One buffer of samples for the session, in presentation order.
+    func receiveSamples(_ buffer: SampleBuffer, session: MediaOutputSession)
+}
+
+/// A buffer of media samples on its way to a device.
+public struct SampleBuffer: Sendable, Hashable {
+    /// How the samples are encoded.
+    public struct Format: Sendable, Hashable, Codable {
+        public enum Encoding: String, Sendable, Hashable, Codable {
+            /// Interleaved signed 16-bit little-endian PCM.
+            case pcmS16LE
+            /// Interleaved 32-bit float PCM.
+            case pcmF32LE
+            /// Already-encoded frames (e.g. ALAC, H.264), opaque to the system.
+            case encoded
+        }
+
+        public var encoding: Encoding
+        public var sampleRate: Int
+        public var channels: Int
+
+        public init(encoding: Encoding, sampleRate: Int, channels: Int) {
+            self.encoding = encoding
+            self.sampleRate = sampleRate
+            self.channels = channels
+        }
+
+        /// CD-quality stereo PCM.
+        public static let cdAudio = Format(encoding: .pcmS16LE, sampleRate: 44_100, channels: 2)
+    }
+
+    public var format: Format
+    /// Host time at which the first sample should be heard.
+    public var presentationTime: Duration
+    /// Number of frames (one sample per channel) in ``data``.
+    public var frameCount: Int
+    public var data: [UInt8]
+
+    public init(format: Format, presentationTime: Duration, frameCount: Int, data: [UInt8]) {
+        self.format = format
+        self.presentationTime = presentationTime
+        self.frameCount = frameCount
+        self.data = data
+    }
+}

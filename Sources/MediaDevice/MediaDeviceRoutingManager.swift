@@ -1,0 +1,89 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What an extension reports to the system, in the order it reported it.
+public enum MediaDeviceRoutingEvent: Sendable {
+    case foundDevice(MediaOutputDevice)
+    case lostDevice(MediaOutputDevice)
+    case updateDevices([MediaOutputDevice])
+    case discoveryFailed(MediaDeviceError)
+    case activatedDevice(MediaOutputDevice, session: MediaOutputSession)
+    case failedToActivateDevice(MediaOutputDevice, session: MediaOutputSession, error: MediaDeviceError)
+    case requestPairingCode(
+        device: MediaOutputDevice, session: MediaOutputSession, reason: String,
+        authorizationMethod: MediaOutputDevice.AuthorizationMethod)
+    case started(application: String?, playbackControl: PlaybackControl, session: MediaOutputSession)
+    case sessionFailed(MediaOutputSession, error: MediaDeviceError)
+    case volumeChanged(MediaOutputDevice)
+    /// Data from the extension itself to the app (route data channel).
+    case sendData(Data, toApplication: String, session: MediaOutputSession)
+    /// Data from an application on the device to the app (session data channel).
+    case receivedData(Data, fromApplication: String, session: MediaOutputSession)
+}
+
+/// How an extension reports to the system.
+///
+/// Every call is `Sendable`, safe from any task, and returns at once: it
+/// enqueues the event into the system actor, which handles each extension's
+/// events in the order they were reported.
+public struct MediaDeviceRoutingManager: Sendable {
+    private let sink: @Sendable (MediaDeviceRoutingEvent) -> Void
+
+    /// A manager whose events go to `sink`; the system makes one per loaded extension.
+    public init(sink: @escaping @Sendable (MediaDeviceRoutingEvent) -> Void) {
+        self.sink = sink
+    }
+
+    /// A newly discovered device; reporting a known id again updates it.
+    public func foundDevice(_ device: MediaOutputDevice) { sink(.foundDevice(device)) }
+    /// A previously reported device is gone; its sessions end.
+    public func lostDevice(_ device: MediaOutputDevice) { sink(.lostDevice(device)) }
+    /// Known devices whose properties changed.
+    public func updateDevices(_ devices: [MediaOutputDevice]) { sink(.updateDevices(devices)) }
+    /// Discovery failed unexpectedly (not: "no devices found").
+    public func discoveryFailed(_ error: MediaDeviceError) { sink(.discoveryFailed(error)) }
+
+    /// The device is connected and paired; the route is active.
+    public func activatedDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {
+        sink(.activatedDevice(device, session: session))
+    }
+
+    /// Activation failed; the device returns to idle.
+    public func failedToActivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession, error: MediaDeviceError) {
+        sink(.failedToActivateDevice(device, session: session, error: error))
+    }
+
+    /// Asks the person for a pairing code; the answer arrives in `connectUsingPairingCode`.
+    public func requestPairingCode(
+        for device: MediaOutputDevice, session: MediaOutputSession, reason: String,
+        authorizationMethod: MediaOutputDevice.AuthorizationMethod
+    ) {
+        sink(.requestPairingCode(device: device, session: session, reason: reason, authorizationMethod: authorizationMethod))
+    }
+
+    /// Playback started; the system observes and commands it through `playbackControl`.
+    public func started(application: String?, playbackControl: PlaybackControl, session: MediaOutputSession) {
+        sink(.started(application: application, playbackControl: playbackControl, session: session))
+    }
+
+    /// The session's playback could not start or broke.
+    public func sessionFailed(_ session: MediaOutputSession, error: MediaDeviceError) {
+        sink(.sessionFailed(session, error: error))
+    }
+
+    /// The device changed its volume or mute by itself; the system re-reads them.
+    public func volumeChanged(for device: MediaOutputDevice) { sink(.volumeChanged(device)) }
+
+    /// Sends data from the extension to the app on the route data channel.
+    public func sendData(_ data: Data, toApplication applicationIdentifier: String, session: MediaOutputSession) {
+        sink(.sendData(data, toApplication: applicationIdentifier, session: session))
+    }
+
+    /// Delivers data from an application on the device to the app's session data channel.
+    public func receivedData(_ data: Data, fromApplication applicationIdentifier: String, session: MediaOutputSession) {
+        sink(.receivedData(data, fromApplication: applicationIdentifier, session: session))
+    }
+}

@@ -1,0 +1,722 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
+import MediaClock
+import MediaDevice
+
+/// Hosts media device extensions and owns all routing state: which devices are
+/// known, which are being activated or are active, which sessions run.
+///
+/// Extensions report through their routing manager; those reports are
+/// handled here one at a time, in the order each extension made them.
+/// Apps (through `SystemRouting`) and the daemon call the async methods below.
+public actor RouteSystem {
+    /// Timeouts and policies.
+    public struct Configuration: Sendable {
+        /// How long an extension may take to answer an activation or a pairing code.
+        public var activationTimeout: Duration = .seconds(30)
+        /// How long the person may take to enter a pairing code.
+        public var pairingTimeout: Duration = .seconds(120)
+        /// How long an extension may take to start a URL session.
+        public var sessionStartTimeout: Duration = .seconds(30)
+        /// One volume step as a fraction of full volume, used when a relative
+        /// change is asked of a device with absolute volume.
+        public var absoluteVolumeStep: Float = 1.0 / 16
+
+        public init() {}
+    }
+
+    private struct LoadedExtension {
+        let instance: any MediaDeviceExtension
+        let protocolType: MediaSharingProtocol
+        let supportsSimultaneousSessions: Bool
+        let order: Int
+    }
+
+    private struct Activation {
+        let session: MediaOutputSession
+        var state: ActivationState
+        var continuation: CheckedContinuation<ActiveRoute, any Error>?
+        var timeout: Task<Void, Never>?
+        var pairing: [Task<Void, Never>] = []
+    }
+
+    private struct RouteRecord {
+        let route: ActiveRoute
+        var playback: PlaybackControl?
+        var application: String?
+        var pendingStart: CheckedContinuation<PlaybackControl, any Error>?
+        var startTimeout: Task<Void, Never>?
+        var realtime = false
+    }
+
+    private typealias Slot = Int
+
+    private let clock: any HostClock
+    private let logger: Logger
+    public let configuration: Configuration
+
+    private let reports: AsyncStream<(Slot, MediaDeviceRoutingEvent)>
+    private let reportContinuation: AsyncStream<(Slot, MediaDeviceRoutingEvent)>.Continuation
+    private var consumer: Task<Void, Never>?
+
+    private var extensions: [Slot: LoadedExtension] = [:]
+    private var nextSlot: Slot = 0
+    private var devices: [DeviceKey: MediaOutputDevice] = [:]
+    private var deviceOrder: [DeviceKey] = []
+    private var activations: [DeviceKey: Activation] = [:]
+    private var routes: [UUID: RouteRecord] = [:]
+    private var discoveryClients: [String: Int] = [:]
+    private var observers: [UInt64: AsyncStream<RouteSystemEvent>.Continuation] = [:]
+    private var nextObserver: UInt64 = 0
+    private var pairingAgent: (any PairingAgent)?
+
+    public init(
+        configuration: Configuration = Configuration(),
+        clock: any HostClock = SystemHostClock(),
+        logger: Logger = Logger(label: "mediaroute.system")
+    ) {
+        self.configuration = configuration
+        self.clock = clock
+        self.logger = logger
+        (reports, reportContinuation) = AsyncStream.makeStream(of: (Slot, MediaDeviceRoutingEvent).self)
+    }
+
+    /// Stops discovery, deactivates every route and stops handling reports.
+    public func shutdown() async {
+        for record in Array(routes.values) {
+            await deactivate(record.route.session)
+        }
+        if !discoveryClients.isEmpty {
+            discoveryClients.removeAll()
+            await setDiscovery(running: false)
+        }
+        reportContinuation.finish()
+        consumer?.cancel()
+        consumer = nil
+        for observer in observers.values { observer.finish() }
+        observers.removeAll()
+    }
+
+    // MARK: Extensions
+
+    /// Loads an extension built by `make`, which receives the extension's routing manager.
+    /// - Returns: the extension's protocol.
+    /// - Throws: ``MediaDeviceError/Code/invalidProtocolType`` when the protocol id is
+    ///   malformed or already loaded; the extension is then discarded.
+    @discardableResult
+    public func load<Extension: MediaDeviceExtension>(
+        _ make: (MediaDeviceRoutingManager) -> Extension
+    ) throws -> MediaSharingProtocol {
+        startConsumingReports()
+        let slot = nextSlot
+        nextSlot += 1
+        let continuation = reportContinuation
+        let manager = MediaDeviceRoutingManager { event in continuation.yield((slot, event)) }
+        let instance = make(manager)
+        let protocolType = instance.protocolType
+        try protocolType.validate()
+        if extensions.values.contains(where: { $0.protocolType.identifier == protocolType.identifier }) {
+            throw MediaDeviceError(.invalidProtocolType, "protocol id \(protocolType.identifier) is already loaded")
+        }
+        extensions[slot] = LoadedExtension(
+            instance: instance, protocolType: protocolType,
+            supportsSimultaneousSessions: instance.supportsSimultaneousSessions, order: slot)
+        logger.info("loaded extension", metadata: ["protocol": "\(protocolType.identifier)"])
+        if !discoveryClients.isEmpty {
+            let instance = instance
+            Task { await instance.startDeviceDiscovery() }
+        }
+        return protocolType
+    }
+
+    /// The loaded protocols, in load order.
+    public var loadedProtocols: [MediaSharingProtocol] {
+        extensions.values.sorted { $0.order < $1.order }.map(\.protocolType)
+    }
+
+    /// Sets who answers pairing prompts (nil: prompts are cancelled at once).
+    public func setPairingAgent(_ agent: (any PairingAgent)?) {
+        pairingAgent = agent
+    }
+
+    // MARK: Observation
+
+    /// Every event from now on, in order. Iterate from one task; stop iterating to unsubscribe.
+    public func events() -> AsyncStream<RouteSystemEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: RouteSystemEvent.self)
+        nextObserver += 1
+        let id = nextObserver
+        observers[id] = continuation
+        continuation.onTermination = { _ in
+            Task { await self.removeObserver(id) }
+        }
+        return stream
+    }
+
+    private func removeObserver(_ id: UInt64) {
+        observers.removeValue(forKey: id)
+    }
+
+    private func emit(_ event: RouteSystemEvent) {
+        for observer in observers.values { observer.yield(event) }
+    }
+
+    // MARK: Discovery
+
+    /// Registers a client's interest in discovery; discovery runs while at least one client wants it.
+    public func beginDiscovery(client: String) async {
+        let wasRunning = !discoveryClients.isEmpty
+        discoveryClients[client, default: 0] += 1
+        if !wasRunning { await setDiscovery(running: true) }
+    }
+
+    /// Withdraws one interest of a client; discovery stops when no client wants it.
+    public func endDiscovery(client: String) async {
+        guard let count = discoveryClients[client] else { return }
+        if count > 1 { discoveryClients[client] = count - 1 } else { discoveryClients[client] = nil }
+        if discoveryClients.isEmpty { await setDiscovery(running: false) }
+    }
+
+    /// Withdraws every interest of a client (it went away).
+    public func endAllDiscovery(client: String) async {
+        guard discoveryClients.removeValue(forKey: client) != nil else { return }
+        if discoveryClients.isEmpty { await setDiscovery(running: false) }
+    }
+
+    /// Whether discovery is running.
+    public var isDiscovering: Bool { !discoveryClients.isEmpty }
+
+    private func setDiscovery(running: Bool) async {
+        emit(running ? .discoveryStarted : .discoveryStopped)
+        for loaded in extensions.values.sorted(by: { $0.order < $1.order }) {
+            if running {
+                await loaded.instance.startDeviceDiscovery()
+            } else {
+                await loaded.instance.stopDeviceDiscovery()
+            }
+        }
+    }
+
+    /// The known devices, merged across protocols, in the order they were first found.
+    public var devicesList: [SystemDevice] {
+        var groups: [(name: String, keys: [DeviceKey])] = []
+        for key in deviceOrder {
+            guard let device = devices[key] else { continue }
+            let name = Self.mergeName(device.displayName)
+            if let index = groups.firstIndex(where: { group in
+                group.name == name && !group.keys.contains { $0.protocolID == key.protocolID }
+            }) {
+                groups[index].keys.append(key)
+            } else {
+                groups.append((name, [key]))
+            }
+        }
+        return groups.map { group in
+            let members = group.keys
+                .sorted { order(of: $0.protocolID) < order(of: $1.protocolID) }
+                .compactMap { key -> SystemDevice.Member? in
+                    guard let device = devices[key], let loaded = loadedExtension(for: key.protocolID) else { return nil }
+                    return SystemDevice.Member(protocolType: loaded.protocolType, device: device, state: state(of: key))
+                }
+            return SystemDevice(
+                id: group.keys[0].description, displayName: devices[group.keys[0]]!.displayName, members: members)
+        }
+    }
+
+    /// The merged device that contains `key`.
+    public func device(containing key: DeviceKey) -> SystemDevice? {
+        devicesList.first { $0.members.contains { $0.key == key } }
+    }
+
+    /// The merged device with this id, or whose display name matches (case-insensitively).
+    public func device(named nameOrID: String) -> SystemDevice? {
+        let list = devicesList
+        return list.first { $0.id == nameOrID }
+            ?? list.first { Self.mergeName($0.displayName) == Self.mergeName(nameOrID) }
+    }
+
+    /// The activation state of one device through one protocol.
+    public func state(of key: DeviceKey) -> ActivationState {
+        if let activation = activations[key] { return activation.state }
+        return routes.values.contains { $0.route.key == key } ? .active : .idle
+    }
+
+    private static func mergeName(_ name: String) -> String {
+        name.split(whereSeparator: \.isWhitespace).joined(separator: " ").lowercased()
+    }
+
+    private func order(of protocolID: String) -> Int {
+        loadedExtension(for: protocolID)?.order ?? Int.max
+    }
+
+    private func loadedExtension(for protocolID: String) -> LoadedExtension? {
+        extensions.values.first { $0.protocolType.identifier == protocolID }
+    }
+
+    // MARK: Activation
+
+    /// Activates a device: connects, pairs when the device asks for a code (through the
+    /// pairing agent), and returns the active route.
+    /// - Parameters:
+    ///   - deviceID: a ``SystemDevice`` id or display name.
+    ///   - protocolID: which protocol to use when several reach the device (default: the
+    ///     first, in load order, that has `features`).
+    ///   - features: the capabilities the app needs.
+    /// - Throws: ``MediaDeviceError`` — deviceNotFound, activationInProgress,
+    ///   deviceAlreadyActive, simultaneousSessionsUnsupported, authorizationFailed,
+    ///   connectionFailed, timedOut, deviceLost.
+    public func activate(
+        deviceID: String, protocolID: String? = nil, features: MediaOutputDevice.Capabilities = []
+    ) async throws -> ActiveRoute {
+        guard let entry = device(named: deviceID) else {
+            throw MediaDeviceError(.deviceNotFound, "no device \(deviceID)")
+        }
+        let candidates = entry.members.filter { member in
+            (protocolID.map { member.protocolType.identifier == $0 } ?? true)
+                && member.device.capabilities.isSuperset(of: features)
+        }
+        guard let member = candidates.first else {
+            throw MediaDeviceError(.unsupported, "\(entry.displayName) has no protocol with the requested features")
+        }
+        return try await activate(member.key, features: features)
+    }
+
+    private func activate(_ key: DeviceKey, features: MediaOutputDevice.Capabilities) async throws -> ActiveRoute {
+        guard let device = devices[key], let loaded = loadedExtension(for: key.protocolID) else {
+            throw MediaDeviceError(.deviceNotFound, "no device \(key)")
+        }
+        if activations[key] != nil {
+            throw MediaDeviceError(.activationInProgress, "\(device.displayName) is already being activated")
+        }
+        if routes.values.contains(where: { $0.route.key == key }) {
+            throw MediaDeviceError(.deviceAlreadyActive, "\(device.displayName) is already active")
+        }
+        if !loaded.supportsSimultaneousSessions {
+            let busy = routes.values.contains { $0.route.protocolType.identifier == key.protocolID }
+                || activations.keys.contains { $0.protocolID == key.protocolID }
+            if busy {
+                throw MediaDeviceError(
+                    .simultaneousSessionsUnsupported,
+                    "\(loaded.protocolType.displayName) handles one session at a time and one is active")
+            }
+        }
+        let session = MediaOutputSession(deviceID: device.id)
+        return try await withCheckedThrowingContinuation { continuation in
+            activations[key] = Activation(session: session, state: .activating, continuation: continuation)
+            emit(.activationStateChanged(key, session: session, state: .activating))
+            armActivationTimeout(key, session: session)
+            let instance = loaded.instance
+            Task { await instance.activateDevice(device, session: session, for: features) }
+        }
+    }
+
+    /// Ends an active route: stops its session and real-time delivery, and deactivates the device.
+    public func deactivate(_ session: MediaOutputSession) async {
+        await endRoute(session.id, reason: nil)
+    }
+
+    private func armActivationTimeout(_ key: DeviceKey, session: MediaOutputSession) {
+        let deadline = clock.now() + configuration.activationTimeout
+        activations[key]?.timeout?.cancel()
+        activations[key]?.timeout = Task { [clock] in
+            guard (try? await clock.sleep(until: deadline)) != nil else { return }
+            await self.activationTimedOut(key, session: session, what: "the device did not answer")
+        }
+    }
+
+    private func activationTimedOut(_ key: DeviceKey, session: MediaOutputSession, what: String) async {
+        guard let activation = activations[key], activation.session == session else { return }
+        finishActivation(key, .failure(MediaDeviceError(.timedOut, "activation of \(key.deviceID): \(what)")))
+        if let device = devices[key], let loaded = loadedExtension(for: key.protocolID) {
+            await loaded.instance.deactivateDevice(device, session: session)
+        }
+    }
+
+    /// Ends an activation: the state leaves activating/awaiting, the caller gets the result.
+    private func finishActivation(_ key: DeviceKey, _ result: Result<ActiveRoute, MediaDeviceError>) {
+        guard let activation = activations.removeValue(forKey: key) else { return }
+        activation.timeout?.cancel()
+        activation.pairing.forEach { $0.cancel() }
+        switch result {
+        case .success(let route):
+            routes[route.session.id] = RouteRecord(route: route)
+            emit(.activationStateChanged(key, session: activation.session, state: .active))
+            emit(.routeActivated(route))
+            activation.continuation?.resume(returning: route)
+        case .failure(let error):
+            logger.info("activation failed", metadata: ["device": "\(key)", "error": "\(error)"])
+            emit(.activationStateChanged(key, session: activation.session, state: .idle))
+            emit(.activationFailed(key, session: activation.session, error: error))
+            activation.continuation?.resume(throwing: error)
+        }
+        if let entry = device(containing: key) { emit(.deviceUpdated(entry)) }
+    }
+
+    private func pairingRequested(
+        _ key: DeviceKey, device: MediaOutputDevice, session: MediaOutputSession, reason: String,
+        method: MediaOutputDevice.AuthorizationMethod
+    ) async {
+        guard var activation = activations[key], activation.session == session,
+            activation.state == .activating, let loaded = loadedExtension(for: key.protocolID)
+        else {
+            logger.warning("pairing request for no activation", metadata: ["device": "\(key)"])
+            return
+        }
+        activation.state = .awaitingPairingCode
+        activation.timeout?.cancel()
+        let request = PairingRequest(
+            device: device, protocolType: loaded.protocolType, session: session, reason: reason,
+            authorizationMethod: method)
+        let deadline = clock.now() + configuration.pairingTimeout
+        let agent = pairingAgent
+        activation.timeout = Task { [clock] in
+            guard (try? await clock.sleep(until: deadline)) != nil else { return }
+            await self.activationTimedOut(key, session: session, what: "no pairing code was entered in time")
+        }
+        activation.pairing = [Task {
+            let code = await agent?.pairingCode(for: request)
+            await self.pairingAnswered(key, session: session, code: code)
+        }]
+        activations[key] = activation
+        emit(.activationStateChanged(key, session: session, state: .awaitingPairingCode))
+        emit(.pairingRequested(request))
+    }
+
+    private func pairingAnswered(_ key: DeviceKey, session: MediaOutputSession, code: String?) async {
+        guard var activation = activations[key], activation.session == session,
+            activation.state == .awaitingPairingCode,
+            let device = devices[key], let loaded = loadedExtension(for: key.protocolID)
+        else { return }
+        activation.state = .activating
+        activations[key] = activation
+        emit(.activationStateChanged(key, session: session, state: .activating))
+        armActivationTimeout(key, session: session)
+        await loaded.instance.connectUsingPairingCode(code, to: device, session: session)
+    }
+
+    // MARK: Sessions
+
+    /// Starts playback of `url` on an active route.
+    /// - Throws: deviceNotActive, unsupported (no URL playback), sessionFailed (one is
+    ///   already playing, or the device failed), timedOut.
+    public func startSession(
+        on session: MediaOutputSession, identifier: String?, url: URL
+    ) async throws -> PlaybackControl {
+        guard let record = routes[session.id], let loaded = loadedExtension(for: record.route.key.protocolID) else {
+            throw MediaDeviceError(.deviceNotActive, "\(session) is not active")
+        }
+        guard record.route.device.capabilities.contains(.urlPlayback) else {
+            throw MediaDeviceError(.unsupported, "\(record.route.device.displayName) does not play URLs")
+        }
+        guard record.playback == nil, record.pendingStart == nil else {
+            throw MediaDeviceError(.sessionFailed, "\(record.route.device.displayName) is already playing")
+        }
+        guard let scheme = url.scheme?.lowercased(), ["http", "https", "rtsp", "file"].contains(scheme) else {
+            throw MediaDeviceError(.invalidArgument, "unsupported URL \(url)")
+        }
+        let deadline = clock.now() + configuration.sessionStartTimeout
+        return try await withCheckedThrowingContinuation { continuation in
+            routes[session.id]?.pendingStart = continuation
+            routes[session.id]?.startTimeout = Task { [clock] in
+                guard (try? await clock.sleep(until: deadline)) != nil else { return }
+                self.finishStart(session.id, .failure(MediaDeviceError(.timedOut, "the device did not start playback")))
+            }
+            let instance = loaded.instance
+            Task { await instance.startSession(session, identifier: identifier, url: url) }
+        }
+    }
+
+    private func finishStart(_ id: UUID, _ result: Result<(PlaybackControl, String?), MediaDeviceError>) {
+        guard var record = routes[id], let continuation = record.pendingStart else { return }
+        record.pendingStart = nil
+        record.startTimeout?.cancel()
+        record.startTimeout = nil
+        switch result {
+        case .success(let (control, application)):
+            record.playback = control
+            record.application = application
+            routes[id] = record
+            emit(.sessionStarted(record.route, application: application))
+            continuation.resume(returning: control)
+        case .failure(let error):
+            routes[id] = record
+            continuation.resume(throwing: error)
+        }
+    }
+
+    /// Stops the URL session of a route (the route stays active).
+    public func stopSession(on session: MediaOutputSession) async {
+        guard var record = routes[session.id], let loaded = loadedExtension(for: record.route.key.protocolID) else {
+            return
+        }
+        let control = record.playback
+        record.playback = nil
+        record.application = nil
+        routes[session.id] = record
+        finishStart(session.id, .failure(MediaDeviceError(.cancelled, "the session was stopped")))
+        await loaded.instance.stopSession(session)
+        if let control {
+            control.finish()
+            emit(.sessionEnded(record.route, reason: nil))
+        }
+    }
+
+    /// The playback of a route's URL session, if one runs.
+    public func playbackControl(for session: MediaOutputSession) -> PlaybackControl? {
+        routes[session.id]?.playback
+    }
+
+    /// The active routes.
+    public var activeRoutes: [ActiveRoute] {
+        routes.values.map(\.route).sorted { $0.device.displayName < $1.device.displayName }
+    }
+
+    // MARK: Real-time samples
+
+    /// Starts real-time sample delivery on a route whose device and extension support it.
+    /// - Returns: a sink that carries buffers straight to the extension.
+    public func startRealtimeSampleDelivery(on session: MediaOutputSession) async throws -> RealtimeSampleSink {
+        guard let record = routes[session.id], let loaded = loadedExtension(for: record.route.key.protocolID) else {
+            throw MediaDeviceError(.deviceNotActive, "\(session) is not active")
+        }
+        let streaming: MediaOutputDevice.Capabilities = [.realtimeAudioStreaming, .realtimeVideoStreaming]
+        guard let handler = loaded.instance as? any RealtimeSampleHandling,
+            !record.route.device.capabilities.isDisjoint(with: streaming)
+        else {
+            throw MediaDeviceError(.unsupported, "\(record.route.device.displayName) does not take real-time samples")
+        }
+        if !record.realtime {
+            routes[session.id]?.realtime = true
+            await handler.startRealtimeSampleDelivery(session: session)
+        }
+        return RealtimeSampleSink(handler: handler, session: session)
+    }
+
+    /// Stops real-time sample delivery on a route.
+    public func stopRealtimeSampleDelivery(on session: MediaOutputSession) async {
+        guard let record = routes[session.id], record.realtime,
+            let handler = loadedExtension(for: record.route.key.protocolID)?.instance as? any RealtimeSampleHandling
+        else { return }
+        routes[session.id]?.realtime = false
+        await handler.stopRealtimeSampleDelivery(session: session)
+    }
+
+    // MARK: Volume
+
+    /// Sets an absolute volume on a route's device.
+    /// - Throws: volumeControlUnsupported for relative-only or fixed-volume devices,
+    ///   invalidArgument for a level that is not a number.
+    public func setVolume(_ level: Float, on session: MediaOutputSession) async throws {
+        let (route, loaded) = try activeRoute(session)
+        guard level.isFinite else { throw MediaDeviceError(.invalidArgument, "volume \(level) is not a number") }
+        switch route.device.volumeControl {
+        case .absolute:
+            await loaded.instance.setVolume(min(max(level, 0), 1), for: route.device)
+        case .relative:
+            throw MediaDeviceError(
+                .volumeControlUnsupported,
+                "\(route.device.displayName) supports only relative volume changes; use changeVolume(by:)")
+        case .none:
+            throw MediaDeviceError(.volumeControlUnsupported, "\(route.device.displayName) has no volume control")
+        }
+    }
+
+    /// Raises or lowers a route's volume by steps. Devices with absolute volume get
+    /// a new level `configuration.absoluteVolumeStep` per step away.
+    public func changeVolume(by increments: Int, on session: MediaOutputSession) async throws {
+        let (route, loaded) = try activeRoute(session)
+        switch route.device.volumeControl {
+        case .relative:
+            await loaded.instance.changeVolume(by: increments, for: route.device)
+        case .absolute:
+            let current = await loaded.instance.volume(for: route.device)
+            let level = current + Float(increments) * configuration.absoluteVolumeStep
+            await loaded.instance.setVolume(min(max(level, 0), 1), for: route.device)
+        case .none:
+            throw MediaDeviceError(.volumeControlUnsupported, "\(route.device.displayName) has no volume control")
+        }
+    }
+
+    /// Mutes or unmutes a route's device.
+    public func setMuted(_ muted: Bool, on session: MediaOutputSession) async throws {
+        let (route, loaded) = try activeRoute(session)
+        guard route.device.canMute else {
+            throw MediaDeviceError(.unsupported, "\(route.device.displayName) cannot be muted")
+        }
+        if muted {
+            await loaded.instance.muteDevice(route.device)
+        } else {
+            await loaded.instance.unmuteDevice(route.device)
+        }
+    }
+
+    /// A route's volume (0.0–1.0) and mute state as the extension knows them.
+    public func volume(on session: MediaOutputSession) async throws -> (volume: Float, muted: Bool) {
+        let (route, loaded) = try activeRoute(session)
+        let volume = await loaded.instance.volume(for: route.device)
+        let muted = await loaded.instance.isDeviceMuted(route.device)
+        return (volume, muted)
+    }
+
+    private func activeRoute(_ session: MediaOutputSession) throws -> (ActiveRoute, LoadedExtension) {
+        guard let record = routes[session.id], let loaded = loadedExtension(for: record.route.key.protocolID) else {
+            throw MediaDeviceError(.deviceNotActive, "\(session) is not active")
+        }
+        return (record.route, loaded)
+    }
+
+    // MARK: Data channels
+
+    /// Sends data from the app to the route's extension (route data channel).
+    public func sendRouteData(_ data: Data, fromApplication application: String, on session: MediaOutputSession) async throws {
+        let (_, loaded) = try activeRoute(session)
+        await loaded.instance.receiveData(data, fromApplication: application, session: session)
+    }
+
+    /// Sends data from the app to the application running the session on the device.
+    /// - Throws: sessionFailed when no session with an application runs on the route.
+    public func sendSessionData(_ data: Data, on session: MediaOutputSession) async throws {
+        let (route, loaded) = try activeRoute(session)
+        guard let record = routes[session.id], record.playback != nil, let application = record.application else {
+            throw MediaDeviceError(.sessionFailed, "no application session runs on \(route.device.displayName)")
+        }
+        await loaded.instance.sendData(data, toApplication: application, session: session)
+    }
+
+    // MARK: Extension reports
+
+    private func startConsumingReports() {
+        guard consumer == nil else { return }
+        let reports = self.reports
+        consumer = Task { [weak self] in
+            for await (slot, event) in reports {
+                guard let self else { return }
+                await self.handle(event, from: slot)
+            }
+        }
+    }
+
+    private func handle(_ event: MediaDeviceRoutingEvent, from slot: Slot) async {
+        guard let loaded = extensions[slot] else { return }
+        let protocolID = loaded.protocolType.identifier
+        func key(_ device: MediaOutputDevice) -> DeviceKey { DeviceKey(protocolID: protocolID, deviceID: device.id) }
+
+        switch event {
+        case .foundDevice(let device):
+            upsert(device, key: key(device))
+        case .updateDevices(let updated):
+            for device in updated where devices[key(device)] != nil {
+                upsert(device, key: key(device))
+            }
+        case .lostDevice(let device):
+            await remove(key(device))
+        case .discoveryFailed(let error):
+            logger.warning("discovery failed", metadata: ["protocol": "\(protocolID)", "error": "\(error)"])
+            emit(.discoveryFailed(loaded.protocolType, error))
+        case .activatedDevice(let device, let session):
+            let k = key(device)
+            guard let activation = activations[k], activation.session == session else {
+                logger.warning("activation report for no activation", metadata: ["device": "\(k)"])
+                return
+            }
+            let current = devices[k] ?? device
+            finishActivation(k, .success(ActiveRoute(session: session, protocolType: loaded.protocolType, device: current)))
+        case .failedToActivateDevice(let device, let session, let error):
+            let k = key(device)
+            if let activation = activations[k], activation.session == session {
+                finishActivation(k, .failure(error))
+            } else if routes[session.id] != nil {
+                // The extension lost an active route (connection gone): end it.
+                await endRoute(session.id, reason: error)
+            }
+        case .requestPairingCode(let device, let session, let reason, let method):
+            await pairingRequested(key(device), device: device, session: session, reason: reason, method: method)
+        case .started(let application, let control, let session):
+            finishStart(session.id, .success((control, application)))
+        case .sessionFailed(let session, let error):
+            guard var record = routes[session.id] else { return }
+            if record.pendingStart != nil {
+                finishStart(session.id, .failure(error))
+            } else if let control = record.playback {
+                record.playback = nil
+                record.application = nil
+                routes[session.id] = record
+                control.finish()
+                emit(.sessionEnded(record.route, reason: error))
+            }
+        case .volumeChanged(let device):
+            let k = key(device)
+            for record in routes.values where record.route.key == k {
+                let volume = await loaded.instance.volume(for: record.route.device)
+                let muted = await loaded.instance.isDeviceMuted(record.route.device)
+                emit(.volumeChanged(record.route, volume: volume, muted: muted))
+            }
+        case .sendData(let data, let application, let session):
+            if let record = routes[session.id] { emit(.routeData(record.route, application: application, data: data)) }
+        case .receivedData(let data, let application, let session):
+            if let record = routes[session.id] { emit(.sessionData(record.route, application: application, data: data)) }
+        }
+    }
+
+    private func upsert(_ device: MediaOutputDevice, key: DeviceKey) {
+        let isNew = devices[key] == nil
+        devices[key] = device
+        if isNew { deviceOrder.append(key) }
+        guard let entry = self.device(containing: key) else { return }
+        // A protocol joining an existing entry is an update of that entry.
+        if isNew && entry.members.count == 1 { emit(.deviceFound(entry)) } else { emit(.deviceUpdated(entry)) }
+    }
+
+    private func remove(_ key: DeviceKey) async {
+        guard let before = device(containing: key) else { return }
+        if activations[key] != nil {
+            finishActivation(key, .failure(MediaDeviceError(.deviceLost, "\(before.displayName) disappeared")))
+        }
+        for record in routes.values where record.route.key == key {
+            await endRoute(record.route.session.id, reason: MediaDeviceError(.deviceLost, "\(before.displayName) disappeared"))
+        }
+        devices[key] = nil
+        deviceOrder.removeAll { $0 == key }
+        if let after = devicesList.first(where: { $0.id == before.id || $0.members.contains { $0.key != key && before.members.map(\.key).contains($0.key) } }) {
+            emit(.deviceUpdated(after))
+        } else {
+            emit(.deviceLost(before))
+        }
+    }
+
+    private func endRoute(_ id: UUID, reason: MediaDeviceError?) async {
+        guard let record = routes[id], let loaded = loadedExtension(for: record.route.key.protocolID) else { return }
+        let route = record.route
+        emit(.activationStateChanged(route.key, session: route.session, state: .deactivating))
+        routes[id] = nil
+        record.startTimeout?.cancel()
+        record.pendingStart?.resume(throwing: reason ?? MediaDeviceError(.cancelled, "the route was deactivated"))
+        if let control = record.playback {
+            control.finish()
+            emit(.sessionEnded(route, reason: reason))
+            await loaded.instance.stopSession(route.session)
+        }
+        if record.realtime, let handler = loaded.instance as? any RealtimeSampleHandling {
+            await handler.stopRealtimeSampleDelivery(session: route.session)
+        }
+        await loaded.instance.deactivateDevice(route.device, session: route.session)
+        emit(.activationStateChanged(route.key, session: route.session, state: .idle))
+        emit(.routeDeactivated(route, reason: reason))
+        if let entry = device(containing: route.key) { emit(.deviceUpdated(entry)) }
+    }
+}
+
+/// Carries real-time sample buffers from an app straight to an extension.
+public struct RealtimeSampleSink: Sendable {
+    let handler: any RealtimeSampleHandling
+    public let session: MediaOutputSession
+
+    /// Delivers one buffer, in presentation order.
+    public func send(_ buffer: SampleBuffer) async {
+        await handler.receiveSamples(buffer, session: session)
+    }
+}

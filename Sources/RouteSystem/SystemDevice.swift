@@ -1,0 +1,118 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import MediaDevice
+
+/// Identifies one device as one extension reports it.
+public struct DeviceKey: Sendable, Hashable, CustomStringConvertible {
+    /// The extension's protocol id.
+    public let protocolID: String
+    /// The device's id within that extension.
+    public let deviceID: String
+
+    public init(protocolID: String, deviceID: String) {
+        self.protocolID = protocolID
+        self.deviceID = deviceID
+    }
+
+    public var description: String { "\(protocolID)/\(deviceID)" }
+}
+
+/// Where a device (through one protocol) is in its activation.
+public enum ActivationState: String, Sendable, Hashable, Codable {
+    case idle
+    case activating
+    case awaitingPairingCode
+    case active
+    case deactivating
+}
+
+/// A device as the picker shows it: one entry per physical device, even when
+/// several extensions report it (same display name, different protocols).
+public struct SystemDevice: Sendable, Hashable, Identifiable {
+    /// One protocol through which the device can be reached.
+    public struct Member: Sendable, Hashable {
+        public let protocolType: MediaSharingProtocol
+        public let device: MediaOutputDevice
+        public let state: ActivationState
+
+        public var key: DeviceKey { DeviceKey(protocolID: protocolType.identifier, deviceID: device.id) }
+    }
+
+    /// Stable id of the merged entry: the key of the first protocol that reported it.
+    public let id: String
+    public let displayName: String
+    /// Members in extension load order.
+    public let members: [Member]
+
+    /// The device type of the first member that knows it.
+    public var deviceType: MediaOutputDevice.DeviceType {
+        members.first { $0.device.deviceType != .unknown }?.device.deviceType ?? .unknown
+    }
+
+    /// Everything any member can do.
+    public var capabilities: MediaOutputDevice.Capabilities {
+        members.reduce(into: []) { $0.formUnion($1.device.capabilities) }
+    }
+
+    /// The protocols' display names, in load order (e.g. `["Loopback", "UPnP/DLNA"]`).
+    public var protocolDisplayNames: [String] { members.map(\.protocolType.displayName) }
+
+    /// The most advanced activation state of any member.
+    public var state: ActivationState {
+        let ranking: [ActivationState] = [.active, .awaitingPairingCode, .activating, .deactivating]
+        return ranking.first { rank in members.contains { $0.state == rank } } ?? .idle
+    }
+}
+
+/// An active route: a device activated through one protocol, in one session.
+public struct ActiveRoute: Sendable, Hashable, Identifiable {
+    public let session: MediaOutputSession
+    public let protocolType: MediaSharingProtocol
+    public let device: MediaOutputDevice
+
+    public var id: MediaOutputSession.ID { session.id }
+    public var key: DeviceKey { DeviceKey(protocolID: protocolType.identifier, deviceID: device.id) }
+}
+
+/// A pairing prompt for the person, surfaced to the app side.
+public struct PairingRequest: Sendable, Hashable {
+    public let device: MediaOutputDevice
+    public let protocolType: MediaSharingProtocol
+    public let session: MediaOutputSession
+    /// What to tell the person, from the extension ("Enter the code shown on your TV.").
+    public let reason: String
+    public let authorizationMethod: MediaOutputDevice.AuthorizationMethod
+}
+
+/// Answers pairing prompts: a UI, a CLI prompt, a D-Bus agent.
+public protocol PairingAgent: Sendable {
+    /// The person's code, or nil when they cancelled. The system enforces its own timeout.
+    func pairingCode(for request: PairingRequest) async -> String?
+}
+
+/// What happened in the routing system, in order.
+public enum RouteSystemEvent: Sendable {
+    case discoveryStarted
+    case discoveryStopped
+    case deviceFound(SystemDevice)
+    case deviceUpdated(SystemDevice)
+    case deviceLost(SystemDevice)
+    case discoveryFailed(MediaSharingProtocol, MediaDeviceError)
+    case activationStateChanged(DeviceKey, session: MediaOutputSession, state: ActivationState)
+    case pairingRequested(PairingRequest)
+    case activationFailed(DeviceKey, session: MediaOutputSession, error: MediaDeviceError)
+    case routeActivated(ActiveRoute)
+    /// The route ended; `reason` is nil for a requested deactivation.
+    case routeDeactivated(ActiveRoute, reason: MediaDeviceError?)
+    case sessionStarted(ActiveRoute, application: String?)
+    /// A URL session ended; `reason` is nil for a requested stop.
+    case sessionEnded(ActiveRoute, reason: MediaDeviceError?)
+    case volumeChanged(ActiveRoute, volume: Float, muted: Bool)
+    /// Data from the extension to the app (route data channel).
+    case routeData(ActiveRoute, application: String, data: Data)
+    /// Data from an application on the device to the app (session data channel).
+    case sessionData(ActiveRoute, application: String, data: Data)
+}

@@ -1,0 +1,46 @@
+/// How to reach one device over one transport, plus what discovery learned about it.
+///
+/// An endpoint is a plain value: extensions keep it in their
+/// `MediaOutputDevice.requiredNetworkEndpoints` and hand it back to the
+/// transport's ``Transport/connect(to:)``.
+public struct Endpoint: Sendable, Hashable, Codable {
+    /// Where the device is, in the terms of its transport.
+    public enum Address: Sendable, Hashable, Codable {
+        /// A simulated device of the loopback transport, by name.
+        case loopback(name: String)
+        /// An IP host (literal address or name), a port, and the interface it was seen on.
+        case ip(host: String, port: UInt16, interface: String?)
+        /// A Bluetooth device address (`AA:BB:CC:DD:EE:FF`) on an adapter (`hci0`).
+        case bluetooth(address: String, adapter: String)
+        /// A Wi-Fi BSSID seen on the interface with this index.
+        case wifi(bssid: String, interfaceIndex: Int32)
+    }
+
+    /// Stable identity of the endpoint within its transport (e.g. a UDN, a Bluetooth address).
+    public var id: String
+    /// The transport that found it (e.g. `loopback`, `lan`, `bluez`, `wifi`).
+    public var transport: String
+    public var address: Address
+    /// Signal strength in dBm where the transport measures one (RSSI).
+    public var signalStrength: Int?
+    /// TXT-record-like key/value attributes learned during discovery.
+    public var attributes: [String: String]
+    /// Advertised services (service types, UUIDs, URNs).
+    public var services: [String]
+
+    public init(
+        id: String,
+        transport: String,
+        address: Address,
+        signalStrength: Int? = nil,
+        attributes: [String: String] = [:],
+        services: [String] = []
+    ) {
+        self.id = id
+        self.transport = transport
+        self.address = address
+        self.signalStrength = signalStrength
+        self.attributes = attributes
+        self.services = services
+    }
+}
