@@ -62,7 +62,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "mediaroutectl",
-            dependencies: ["MediaRouteCommands"],
+            dependencies: ["MediaRouteCommands", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
 
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),

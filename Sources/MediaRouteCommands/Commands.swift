@@ -1,0 +1,306 @@
+import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
+import LoopbackTransport
+import MediaClock
+import SystemRouting
+
+/// `mediaroutectl`: find, pick and play on TVs and speakers.
+@available(macOS 15, *)
+public struct MediaRouteCtl: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "mediaroutectl",
+        abstract: "Find TVs and speakers, pair, play and control them.",
+        subcommands: [Devices.self, Pick.self, Play.self, Volume.self, Mute.self, Stop.self, Status.self, Demo.self])
+
+    public init() {}
+}
+
+/// Options every command shares.
+public struct CommonOptions: ParsableArguments {
+    @Option(name: .long, help: "A loopback scenario JSON file (default: the built-in TV and speaker).")
+    public var scenario: String?
+
+    @Flag(name: .long, help: "Log debug details to standard error.")
+    public var verbose = false
+
+    public init() {}
+
+    func environment() async throws -> InProcessEnvironment {
+        let scenario: LoopbackScenario
+        do {
+            scenario = try self.scenario.map(LoopbackScenario.load(fromFile:)) ?? .standard
+        } catch {
+            throw CommandFailure("\(error)")
+        }
+        var logger = Logger(label: "mediaroutectl")
+        logger.logLevel = verbose ? .debug : .warning
+        return try await InProcessEnvironment.make(scenario: scenario, logger: logger)
+    }
+}
+
+/// A failure reported as one line and a non-zero exit code.
+public struct CommandFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+func percent(_ level: Float) -> String { "\(Int((level * 100).rounded()))%" }
+
+func seconds(_ value: Double) -> String {
+    let total = Int(value.rounded(.down))
+    let fraction = Int(((value - Double(total)) * 10).rounded(.down))
+    return "\(total / 60):\(String(repeating: "0", count: total % 60 < 10 ? 1 : 0))\(total % 60).\(fraction)"
+}
+
+/// Discovers, then activates the device named `name`, pairing with `pin` or a prompt.
+func activate(
+    _ name: String, pin: String?, discoverySeconds: Double, environment: InProcessEnvironment, console: any Console
+) async throws -> SystemRoute {
+    await environment.controller.setPairingAgent(ConsolePairingAgent(console: console, pin: pin))
+    let entries = await environment.discover(seconds: discoverySeconds)
+    guard let entry = entries.first(where: { $0.displayName.lowercased() == name.lowercased() || $0.id == name }) else {
+        let known = entries.map(\.displayName).joined(separator: ", ")
+        throw CommandFailure("no device named \"\(name)\" found (found: \(known.isEmpty ? "none" : known))")
+    }
+    do {
+        return try await environment.controller.activate(deviceNamed: entry.id)
+    } catch let error as MediaDeviceError {
+        throw CommandFailure("cannot activate \(entry.displayName): \(error)")
+    }
+}
+
+extension MediaRouteCtl {
+    /// Lists the devices found in a few seconds.
+    public struct Devices: AsyncParsableCommand {
+        public static let configuration = CommandConfiguration(abstract: "List the devices found in a few seconds.")
+
+        @OptionGroup public var common: CommonOptions
+        @Option(help: "How long to discover, in seconds.") public var seconds: Double = 1
+        @Flag(help: "Print JSON.") public var json = false
+
+        public init() {}
+
+        public func run() async throws { try await run(console: StandardConsole()) }
+
+        public func run(console: any Console) async throws {
+            guard seconds > 0, seconds <= 300 else { throw CommandFailure("--seconds must be between 0 and 300") }
+            let environment = try await common.environment()
+            let showProgress = !json && seconds >= 2
+            let entries = await environment.discover(seconds: seconds) { count in
+                if showProgress { console.write("  … \(count) device(s) so far") }
+            }
+            if json {
+                struct Row: Encodable {
+                    let id, name, type: String
+                    let protocols: [String]
+                    let state: String
+                }
+                let rows = entries.map {
+                    Row(id: $0.id, name: $0.displayName, type: $0.deviceType.rawValue,
+                        protocols: $0.protocolDisplayNames, state: $0.state.rawValue)
+                }
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                console.write(String(decoding: try encoder.encode(rows), as: UTF8.self))
+            } else if entries.isEmpty {
+                console.write("No devices found.")
+            } else {
+                for (index, entry) in entries.enumerated() {
+                    console.write("\(index + 1). \(entry.displayName)  [\(entry.deviceType.rawValue), \(entry.protocolDisplayNames.joined(separator: " + "))]")
+                }
+            }
+            await environment.system.shutdown()
+        }
+    }
+
+    /// Plays a URL on a device.
+    public struct Play: AsyncParsableCommand {
+        public static let configuration = CommandConfiguration(abstract: "Play a URL on a device.")
+
+        @OptionGroup public var common: CommonOptions
+        @Argument(help: "The media URL.") public var url: String
+        @Option(help: "The device's name.") public var to: String
+        @Option(help: "The pairing code, if the device asks for one.") public var pin: String?
+        @Option(help: "How long to let it play before stopping, in seconds.") public var seconds: Double = 3
+
+        public init() {}
+
+        public func run() async throws { try await run(console: StandardConsole()) }
+
+        public func run(console: any Console) async throws {
+            guard let mediaURL = URL(string: url), mediaURL.scheme != nil else {
+                throw CommandFailure("\"\(url)\" is not a URL")
+            }
+            let environment = try await common.environment()
+            let route = try await activate(to, pin: pin, discoverySeconds: 0.5, environment: environment, console: console)
+            let session = SystemRouteSession(url: mediaURL, mode: .player)
+            guard route.addSession(session) else { throw CommandFailure("\(route.routeDisplayName) is busy") }
+            let media: SystemRouteMediaSession
+            do {
+                media = try await session.start()
+            } catch {
+                await environment.system.shutdown()
+                throw CommandFailure("cannot play on \(route.routeDisplayName): \(error)")
+            }
+            console.write("Playing \(mediaURL.absoluteString) on \(route.routeDisplayName)")
+            let clock = SystemHostClock()
+            let end = clock.now() + .seconds(double: seconds)
+            while clock.now() < end {
+                try? await clock.sleep(for: min(.seconds(1), end - clock.now()))
+                console.write("  \(media.playbackControl.playbackState.rawValue) \(MediaRouteCommands.seconds(media.playbackControl.currentPlaybackPosition))")
+            }
+            await session.stop()
+            route.removeSession(session)
+            await environment.controller.deactivate(route)
+            console.write("Stopped.")
+            await environment.system.shutdown()
+        }
+    }
+
+    /// Sets or steps a device's volume.
+    public struct Volume: AsyncParsableCommand {
+        public static let configuration = CommandConfiguration(
+            abstract: "Set a device's volume (0-100), or step it with --up/--down.")
+
+        @OptionGroup public var common: CommonOptions
+        @Argument(help: "Volume in percent (0-100).") public var level: Int?
+        @Option(help: "The device's name.") public var to: String
+        @Option(help: "Steps up.") public var up: Int?
+        @Option(help: "Steps down.") public var down: Int?
+        @Option(help: "The pairing code, if the device asks for one.") public var pin: String?
+
+        public init() {}
+
+        public func validate() throws {
+            let given = [level != nil, up != nil, down != nil].filter { $0 }.count
+            guard given == 1 else { throw ValidationError("give exactly one of LEVEL, --up, --down") }
+            if let level, !(0...100).contains(level) { throw ValidationError("LEVEL must be 0-100") }
+        }
+
+        public func run() async throws { try await run(console: StandardConsole()) }
+
+        public func run(console: any Console) async throws {
+            let environment = try await common.environment()
+            let route = try await activate(to, pin: pin, discoverySeconds: 0.5, environment: environment, console: console)
+            let changes = route.volumeChanges()
+            do {
+                if let level {
+                    try await route.setVolume(Float(level) / 100)
+                } else {
+                    try await route.changeVolume(by: (up ?? 0) - (down ?? 0))
+                }
+            } catch {
+                await environment.system.shutdown()
+                throw CommandFailure("\(error)")
+            }
+            if let confirmed = await first(of: changes, within: .seconds(2)) {
+                console.write("\(route.routeDisplayName): volume \(percent(confirmed.volume))\(confirmed.muted ? " (muted)" : "")")
+            } else {
+                console.write("\(route.routeDisplayName): the device did not confirm the volume")
+            }
+            await environment.system.shutdown()
+        }
+    }
+
+    /// Mutes or unmutes a device.
+    public struct Mute: AsyncParsableCommand {
+        public static let configuration = CommandConfiguration(abstract: "Mute (or with --off, unmute) a device.")
+
+        @OptionGroup public var common: CommonOptions
+        @Option(help: "The device's name.") public var to: String
+        @Flag(help: "Unmute instead.") public var off = false
+        @Option(help: "The pairing code, if the device asks for one.") public var pin: String?
+
+        public init() {}
+
+        public func run() async throws { try await run(console: StandardConsole()) }
+
+        public func run(console: any Console) async throws {
+            let environment = try await common.environment()
+            let route = try await activate(to, pin: pin, discoverySeconds: 0.5, environment: environment, console: console)
+            let changes = route.volumeChanges()
+            do {
+                try await route.setMuted(!off)
+            } catch {
+                await environment.system.shutdown()
+                throw CommandFailure("\(error)")
+            }
+            if let confirmed = await first(of: changes, within: .seconds(2)) {
+                console.write("\(route.routeDisplayName): \(confirmed.muted ? "muted" : "unmuted")")
+            }
+            await environment.system.shutdown()
+        }
+    }
+
+    /// Stops whatever this system plays on a device and deactivates it.
+    public struct Stop: AsyncParsableCommand {
+        public static let configuration = CommandConfiguration(
+            abstract: "Stop playback on a device and deactivate it.",
+            discussion: "Without a daemon, mediaroutectl hosts the routing system itself, so only what this process started can be stopped.")
+
+        @OptionGroup public var common: CommonOptions
+        @Option(help: "The device's name.") public var to: String
+        @Option(help: "The pairing code, if the device asks for one.") public var pin: String?
+
+        public init() {}
+
+        public func run() async throws { try await run(console: StandardConsole()) }
+
+        public func run(console: any Console) async throws {
+            let environment = try await common.environment()
+            let route = try await activate(to, pin: pin, discoverySeconds: 0.5, environment: environment, console: console)
+            if let session = route.currentSession {
+                await session.stop()
+                route.removeSession(session)
+            }
+            await environment.controller.deactivate(route)
+            console.write("\(route.routeDisplayName): stopped and deactivated")
+            await environment.system.shutdown()
+        }
+    }
+
+    /// Shows devices with their state and the active routes.
+    public struct Status: AsyncParsableCommand {
+        public static let configuration = CommandConfiguration(abstract: "Show devices, their state and active routes.")
+
+        @OptionGroup public var common: CommonOptions
+        @Option(help: "How long to discover, in seconds.") public var seconds: Double = 0.5
+
+        public init() {}
+
+        public func run() async throws { try await run(console: StandardConsole()) }
+
+        public func run(console: any Console) async throws {
+            let environment = try await common.environment()
+            let entries = await environment.discover(seconds: seconds)
+            for entry in entries {
+                console.write("\(entry.displayName): \(entry.state.rawValue) via \(entry.protocolDisplayNames.joined(separator: ", "))")
+            }
+            let routes = environment.controller.routes
+            console.write(routes.isEmpty ? "No active routes." : "Active routes: \(routes.map(\.routeDisplayName).joined(separator: ", "))")
+            await environment.system.shutdown()
+        }
+    }
+}
+
+/// The first element of `stream` within `timeout`, or nil.
+func first<Element: Sendable>(of stream: AsyncStream<Element>, within timeout: Duration) async -> Element? {
+    await withTaskGroup(of: Element?.self) { group in
+        group.addTask {
+            for await element in stream { return element }
+            return nil
+        }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return nil
+        }
+        let result = await group.next() ?? nil
+        group.cancelAll()
+        return result
+    }
+}

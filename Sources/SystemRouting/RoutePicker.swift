@@ -1,0 +1,105 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import MediaDevice
+import RouteSystem
+import Synchronization
+
+/// One line of the picker.
+public struct RoutePickerEntry: Sendable, Hashable, Identifiable {
+    public let id: String
+    public let displayName: String
+    public let deviceType: MediaOutputDevice.DeviceType
+    public let symbolName: String
+    /// The display names of the protocols that reach the device, e.g. `["Loopback"]`.
+    public let protocolDisplayNames: [String]
+    public let state: ActivationState
+
+    init(_ device: SystemDevice) {
+        id = device.id
+        displayName = device.displayName
+        deviceType = device.deviceType
+        symbolName = device.deviceType.symbolName
+        protocolDisplayNames = device.protocolDisplayNames
+        state = device.state
+    }
+}
+
+/// The model behind a device picker (`mediaroutectl pick`, a UI): discovery runs
+/// while it is open, and it lists devices, TVs first when asked.
+public final class RoutePicker: Sendable {
+    private let controller: SystemRouteController
+    private let clientID: String
+    private let open = Mutex(false)
+    private let sortOrder: Mutex<Bool>
+
+    init(controller: SystemRouteController, prioritizesVideoDevices: Bool) {
+        self.controller = controller
+        self.clientID = "picker-\(UUID().uuidString)"
+        self.sortOrder = Mutex(prioritizesVideoDevices)
+    }
+
+    /// List video devices (TVs, set-top boxes) before audio-only ones.
+    public var prioritizesVideoDevices: Bool {
+        get { sortOrder.withLock { $0 } }
+        set { sortOrder.withLock { $0 = newValue } }
+    }
+
+    /// Opens the picker: discovery runs until ``close()``.
+    public func open() async {
+        let wasOpen = open.withLock { open in
+            defer { open = true }
+            return open
+        }
+        if !wasOpen { await controller.beginDiscovery(client: clientID) }
+    }
+
+    /// Closes the picker; discovery stops when nothing else wants it.
+    public func close() async {
+        let wasOpen = open.withLock { open in
+            defer { open = false }
+            return open
+        }
+        if wasOpen { await controller.endDiscovery(client: clientID) }
+    }
+
+    /// The current entries, sorted.
+    public func entries() async -> [RoutePickerEntry] {
+        sorted(await controller.system.devicesList.map(RoutePickerEntry.init))
+    }
+
+    /// The entries each time the device list changes, starting with the current list.
+    public func updates() async -> AsyncStream<[RoutePickerEntry]> {
+        let events = await controller.system.events()
+        let (stream, continuation) = AsyncStream.makeStream(of: [RoutePickerEntry].self, bufferingPolicy: .bufferingNewest(1))
+        continuation.yield(await entries())
+        let task = Task { [weak self] in
+            for await event in events {
+                switch event {
+                case .deviceFound, .deviceLost, .deviceUpdated:
+                    guard let self else { break }
+                    continuation.yield(await self.entries())
+                default:
+                    continue
+                }
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// Activates the picked device.
+    public func pick(_ entry: RoutePickerEntry, features: MediaOutputDevice.Capabilities = []) async throws -> SystemRoute {
+        try await controller.activate(deviceNamed: entry.id, features: features)
+    }
+
+    func sorted(_ entries: [RoutePickerEntry]) -> [RoutePickerEntry] {
+        guard prioritizesVideoDevices else { return entries }
+        let video = entries.filter { $0.deviceType.isVideo }
+        let other = entries.filter { !$0.deviceType.isVideo }
+        return video + other
+    }
+}

@@ -1,0 +1,169 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import MediaDevice
+import RouteSystem
+import Synchronization
+
+/// An active route to a device: start sessions on it, exchange data with its
+/// extension, control its volume.
+public final class SystemRoute: Sendable, Hashable, Identifiable {
+    /// Who plays a session's URL on the device.
+    public enum LaunchMode: String, Sendable, Hashable, Codable {
+        /// The app's counterpart application on the device plays it; a session data channel exists.
+        case application
+        /// The device's default media player plays it; there is no session data channel.
+        case player
+    }
+
+    private struct State {
+        var isActive = true
+        var session: SystemRouteSession?
+        var volumeObservers: [UInt64: AsyncStream<(volume: Float, muted: Bool)>.Continuation] = [:]
+        var nextObserver: UInt64 = 0
+    }
+
+    /// The sharing protocol the route uses.
+    public let protocolType: MediaSharingProtocol
+    /// The device's name, for the app's interface.
+    public let routeDisplayName: String
+    /// A symbol for the device type (`tv`, `hifispeaker`, …).
+    public let routeSymbolName: String
+    /// The device as its extension describes it.
+    public let device: MediaOutputDevice
+    /// The system's session for this activation.
+    public let session: MediaOutputSession
+    /// Data between the app and the route's extension, available while the route is active.
+    public let routeDataChannel: SystemRouteDataChannel
+    let controller: SystemRouteController
+    private let state = Mutex(State())
+
+    init(active: ActiveRoute, controller: SystemRouteController) {
+        protocolType = active.protocolType
+        routeDisplayName = active.device.displayName
+        routeSymbolName = active.device.deviceType.symbolName
+        device = active.device
+        session = active.session
+        self.controller = controller
+        let system = controller.system
+        let session = active.session
+        let application = controller.applicationIdentifier
+        routeDataChannel = SystemRouteDataChannel { data in
+            try await system.sendRouteData(data, fromApplication: application, on: session)
+        }
+    }
+
+    public var id: UUID { session.id }
+
+    public static func == (lhs: SystemRoute, rhs: SystemRoute) -> Bool { lhs.session == rhs.session }
+    public func hash(into hasher: inout Hasher) { hasher.combine(session) }
+
+    /// Whether the route is still active.
+    public var isActive: Bool { state.withLock { $0.isActive } }
+
+    // MARK: Sessions
+
+    /// Adds a session to the route; false when the route is inactive or already has one
+    /// (a route plays one URL session at a time; stop and remove it first).
+    @discardableResult
+    public func addSession(_ session: SystemRouteSession) -> Bool {
+        let added = state.withLock { state -> Bool in
+            guard state.isActive, state.session == nil else { return false }
+            state.session = session
+            return true
+        }
+        if added { session.attach(to: self) }
+        return added
+    }
+
+    /// Removes a session; false when it was not this route's session.
+    @discardableResult
+    public func removeSession(_ session: SystemRouteSession) -> Bool {
+        let removed = state.withLock { state -> Bool in
+            guard state.session === session else { return false }
+            state.session = nil
+            return true
+        }
+        if removed { session.detach() }
+        return removed
+    }
+
+    /// The session added to the route, if any.
+    public var currentSession: SystemRouteSession? { state.withLock { $0.session } }
+
+    // MARK: Volume
+
+    /// Sets an absolute volume, 0.0–1.0. Refused for relative-only devices.
+    public func setVolume(_ volume: Float) async throws {
+        try await controller.system.setVolume(volume, on: session)
+    }
+
+    /// Raises or lowers the volume by steps.
+    public func changeVolume(by increments: Int) async throws {
+        try await controller.system.changeVolume(by: increments, on: session)
+    }
+
+    /// Mutes or unmutes the device.
+    public func setMuted(_ muted: Bool) async throws {
+        try await controller.system.setMuted(muted, on: session)
+    }
+
+    /// The device's volume and mute state.
+    public func volume() async throws -> (volume: Float, muted: Bool) {
+        try await controller.system.volume(on: session)
+    }
+
+    /// Volume and mute changes, whether made through the system or on the device itself.
+    public func volumeChanges() -> AsyncStream<(volume: Float, muted: Bool)> {
+        let (stream, continuation) = AsyncStream.makeStream(of: (volume: Float, muted: Bool).self)
+        let id = state.withLock { state -> UInt64 in
+            state.nextObserver += 1
+            state.volumeObservers[state.nextObserver] = continuation
+            return state.nextObserver
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.volumeObservers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    // MARK: Real-time samples
+
+    /// Starts real-time sample delivery to the device; send buffers through the sink.
+    public func startRealtimeSampleDelivery() async throws -> RealtimeSampleSink {
+        try await controller.system.startRealtimeSampleDelivery(on: session)
+    }
+
+    /// Stops real-time sample delivery.
+    public func stopRealtimeSampleDelivery() async {
+        await controller.system.stopRealtimeSampleDelivery(on: session)
+    }
+
+    // MARK: From the controller
+
+    func volumeChanged(volume: Float, muted: Bool) {
+        let observers = state.withLock { Array($0.volumeObservers.values) }
+        for observer in observers { observer.yield((volume, muted)) }
+    }
+
+    func sessionEnded(reason: MediaDeviceError?) {
+        currentSession?.ended(reason: reason)
+    }
+
+    func deliverSessionData(_ data: Data) {
+        currentSession?.deliver(data)
+    }
+
+    func markInactive() {
+        let (session, observers) = state.withLock { state in
+            state.isActive = false
+            defer { state.volumeObservers.removeAll() }
+            return (state.session, Array(state.volumeObservers.values))
+        }
+        session?.ended(reason: MediaDeviceError(.deviceNotActive, "the route ended"))
+        routeDataChannel.close()
+        for observer in observers { observer.finish() }
+    }
+}

@@ -1,0 +1,171 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+@_exported import MediaDevice
+@_exported import RouteSystem
+import Synchronization
+
+/// Why a route event happened.
+public enum SystemRouteEventReason: Sendable, Hashable {
+    /// A route became active: keep it and start sessions on it.
+    case activate
+    /// A route ended: drop it.
+    case deactivate
+}
+
+/// A route becoming active or ending.
+public struct SystemRouteEvent: Sendable {
+    public let reason: SystemRouteEventReason
+    public let route: SystemRoute
+    /// Why a route ended unrequested (device lost, connection failed); nil otherwise.
+    public let error: MediaDeviceError?
+}
+
+/// Receives route events from a ``SystemRouteController``.
+public protocol SystemRouteControllerObserver: AnyObject, Sendable {
+    /// Handles one event; return false when the observer could not act on it (it is logged).
+    func systemRouteController(_ controller: SystemRouteController, handle event: SystemRouteEvent) async -> Bool
+}
+
+/// The app's view of routing: observe route activation, activate and deactivate
+/// routes, answer pairing prompts, and open a picker.
+///
+/// Create one per app (or per client of the daemon) with ``init(system:applicationIdentifier:)``.
+public final class SystemRouteController: Sendable {
+    private struct State {
+        var observers: [ObjectIdentifier: any SystemRouteControllerObserver] = [:]
+        var routes: [UUID: SystemRoute] = [:]
+    }
+
+    let system: RouteSystem
+    /// Identifies this app to devices (the application launched in `.application` mode)
+    /// and to the system (discovery interest).
+    public let applicationIdentifier: String
+    private let state = Mutex(State())
+    private let pump = Mutex<Task<Void, Never>?>(nil)
+
+    /// A controller for an in-process routing system. Subscribes to the system's
+    /// events before returning, so no route event is missed.
+    public init(system: RouteSystem, applicationIdentifier: String = "org.mediaroute.app") async {
+        self.system = system
+        self.applicationIdentifier = applicationIdentifier
+        let events = await system.events()
+        let task = Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                await self.handle(event)
+            }
+        }
+        pump.withLock { $0 = task }
+        for route in await system.activeRoutes { _ = self.route(for: route) }
+    }
+
+    deinit {
+        pump.withLock { $0?.cancel() }
+    }
+
+    // MARK: Observers
+
+    /// Adds an observer; returns false when it was already added.
+    @discardableResult
+    public func addObserver(_ observer: any SystemRouteControllerObserver) -> Bool {
+        state.withLock { state in
+            let id = ObjectIdentifier(observer)
+            guard state.observers[id] == nil else { return false }
+            state.observers[id] = observer
+            return true
+        }
+    }
+
+    /// Removes an observer; returns false when it was not added.
+    @discardableResult
+    public func removeObserver(_ observer: any SystemRouteControllerObserver) -> Bool {
+        state.withLock { $0.observers.removeValue(forKey: ObjectIdentifier(observer)) != nil }
+    }
+
+    /// The active routes.
+    public var routes: [SystemRoute] {
+        state.withLock { Array($0.routes.values) }.sorted { $0.routeDisplayName < $1.routeDisplayName }
+    }
+
+    // MARK: Routing
+
+    /// Sets who answers pairing prompts during activation (nil: prompts are cancelled).
+    public func setPairingAgent(_ agent: (any PairingAgent)?) async {
+        await system.setPairingAgent(agent)
+    }
+
+    /// A picker over the system's devices.
+    public func makePicker(prioritizesVideoDevices: Bool = false) -> RoutePicker {
+        RoutePicker(controller: self, prioritizesVideoDevices: prioritizesVideoDevices)
+    }
+
+    /// Activates a device (by picker entry id or display name) and returns its route.
+    /// - Throws: ``MediaDeviceError`` from the system (see `RouteSystem.activate`).
+    public func activate(
+        deviceNamed nameOrID: String, protocolID: String? = nil, features: MediaOutputDevice.Capabilities = []
+    ) async throws -> SystemRoute {
+        let active = try await system.activate(deviceID: nameOrID, protocolID: protocolID, features: features)
+        return route(for: active)
+    }
+
+    /// Deactivates a route; its sessions end.
+    public func deactivate(_ route: SystemRoute) async {
+        await system.deactivate(route.session)
+    }
+
+    /// Registers interest in discovery for as long as the returned token is not ended.
+    func beginDiscovery(client: String) async {
+        await system.beginDiscovery(client: client)
+    }
+
+    func endDiscovery(client: String) async {
+        await system.endDiscovery(client: client)
+    }
+
+    // MARK: Events
+
+    private func route(for active: ActiveRoute) -> SystemRoute {
+        state.withLock { state in
+            if let existing = state.routes[active.session.id] { return existing }
+            let route = SystemRoute(active: active, controller: self)
+            state.routes[active.session.id] = route
+            return route
+        }
+    }
+
+    private func existingRoute(_ active: ActiveRoute) -> SystemRoute? {
+        state.withLock { $0.routes[active.session.id] }
+    }
+
+    private func handle(_ event: RouteSystemEvent) async {
+        switch event {
+        case .routeActivated(let active):
+            await notify(SystemRouteEvent(reason: .activate, route: route(for: active), error: nil))
+        case .routeDeactivated(let active, let reason):
+            let route = state.withLock { $0.routes.removeValue(forKey: active.session.id) }
+                ?? SystemRoute(active: active, controller: self)
+            route.markInactive()
+            await notify(SystemRouteEvent(reason: .deactivate, route: route, error: reason))
+        case .sessionEnded(let active, let reason):
+            existingRoute(active)?.sessionEnded(reason: reason)
+        case .volumeChanged(let active, let volume, let muted):
+            existingRoute(active)?.volumeChanged(volume: volume, muted: muted)
+        case .routeData(let active, _, let data):
+            existingRoute(active)?.routeDataChannel.deliver(data)
+        case .sessionData(let active, _, let data):
+            existingRoute(active)?.deliverSessionData(data)
+        default:
+            break
+        }
+    }
+
+    private func notify(_ event: SystemRouteEvent) async {
+        let observers = state.withLock { Array($0.observers.values) }
+        for observer in observers {
+            _ = await observer.systemRouteController(self, handle: event)
+        }
+    }
+}

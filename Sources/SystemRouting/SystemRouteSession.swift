@@ -1,0 +1,181 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import MediaDevice
+import RouteSystem
+import Synchronization
+
+/// A request to play a URL on a route: add it to the route, then ``start()``.
+public final class SystemRouteSession: Sendable {
+    private struct State {
+        weak var route: SystemRoute?
+        var media: SystemRouteMediaSession?
+        var ended: MediaDeviceError?
+        var endObservers: [CheckedContinuation<MediaDeviceError?, Never>] = []
+    }
+
+    public let url: URL
+    public let mode: SystemRoute.LaunchMode
+    private let state = Mutex(State())
+
+    public init(url: URL, mode: SystemRoute.LaunchMode) {
+        self.url = url
+        self.mode = mode
+    }
+
+    /// Starts playback on the route the session was added to.
+    /// - Throws: ``MediaDeviceError`` — deviceNotActive when not added to an active route,
+    ///   sessionFailed/timedOut/unsupported from the device.
+    public func start() async throws -> SystemRouteMediaSession {
+        guard let route = state.withLock({ $0.route }), route.isActive else {
+            throw MediaDeviceError(.deviceNotActive, "add the session to an active route first")
+        }
+        if let media = state.withLock({ $0.media }) { return media }
+        let system = route.controller.system
+        let identifier = mode == .application ? route.controller.applicationIdentifier : nil
+        let control = try await system.startSession(on: route.session, identifier: identifier, url: url)
+        let routeSession = route.session
+        let channel: SystemRouteDataChannel? = mode == .application
+            ? SystemRouteDataChannel { data in try await system.sendSessionData(data, on: routeSession) }
+            : nil
+        let media = SystemRouteMediaSession(playbackControl: control, dataChannel: channel)
+        state.withLock { state in
+            state.media = media
+            state.ended = nil
+        }
+        return media
+    }
+
+    /// Stops playback; the route stays active. Remove the session from the route afterwards.
+    public func stop() async {
+        guard let route = state.withLock({ $0.route }) else { return }
+        await route.controller.system.stopSession(on: route.session)
+    }
+
+    /// The running media session, if started and not ended.
+    public var mediaSession: SystemRouteMediaSession? { state.withLock { $0.media } }
+
+    /// Waits until the session ends; returns why (nil when stopped on request).
+    public func waitUntilEnded() async -> MediaDeviceError? {
+        await withCheckedContinuation { continuation in
+            let alreadyEnded = state.withLock { state -> Bool in
+                guard state.media != nil else { return true }
+                state.endObservers.append(continuation)
+                return false
+            }
+            if alreadyEnded { continuation.resume(returning: state.withLock { $0.ended }) }
+        }
+    }
+
+    func attach(to route: SystemRoute) {
+        state.withLock { $0.route = route }
+    }
+
+    func detach() {
+        state.withLock { $0.route = nil }
+    }
+
+    func ended(reason: MediaDeviceError?) {
+        let (media, observers) = state.withLock { state in
+            defer {
+                state.media = nil
+                state.ended = reason
+                state.endObservers.removeAll()
+            }
+            return (state.media, state.endObservers)
+        }
+        media?.dataChannel?.close()
+        for observer in observers { observer.resume(returning: reason) }
+    }
+
+    func deliver(_ data: Data) {
+        state.withLock { $0.media }?.dataChannel?.deliver(data)
+    }
+}
+
+/// A started session: control playback and talk to the device's application.
+public final class SystemRouteMediaSession: Sendable {
+    /// The remote playback; set its properties to command the device.
+    public let playbackControl: PlaybackControl
+    /// Data with the application on the device; nil in `.player` mode.
+    public let dataChannel: SystemRouteDataChannel?
+
+    init(playbackControl: PlaybackControl, dataChannel: SystemRouteDataChannel?) {
+        self.playbackControl = playbackControl
+        self.dataChannel = dataChannel
+    }
+}
+
+/// Receives data from a data channel.
+public protocol SystemRouteDataDelegate: AnyObject, Sendable {
+    func dataChannel(_ channel: SystemRouteDataChannel, didReceive data: Data)
+}
+
+/// A bidirectional message channel: the route's (app ↔ extension) or a session's
+/// (app ↔ application on the device).
+public final class SystemRouteDataChannel: Sendable {
+    private struct State {
+        weak var delegate: (any SystemRouteDataDelegate)?
+        var listeners: [UInt64: AsyncStream<Data>.Continuation] = [:]
+        var nextListener: UInt64 = 0
+        var closed = false
+    }
+
+    private let sender: @Sendable (Data) async throws -> Void
+    private let state = Mutex(State())
+
+    init(sender: @escaping @Sendable (Data) async throws -> Void) {
+        self.sender = sender
+    }
+
+    /// Receives incoming data; held weakly.
+    public var dataDelegate: (any SystemRouteDataDelegate)? {
+        get { state.withLock { $0.delegate } }
+        set { state.withLock { $0.delegate = newValue } }
+    }
+
+    /// Sends data to the other end.
+    /// - Throws: ``MediaDeviceError`` (deviceNotActive after the route or session ended).
+    public func send(_ data: Data) async throws {
+        guard !state.withLock({ $0.closed }) else {
+            throw MediaDeviceError(.deviceNotActive, "the data channel is closed")
+        }
+        try await sender(data)
+    }
+
+    /// Incoming data as an async sequence (besides the delegate); ends when the channel closes.
+    public func messages() -> AsyncStream<Data> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Data.self)
+        let id = state.withLock { state -> UInt64? in
+            guard !state.closed else { return nil }
+            state.nextListener += 1
+            state.listeners[state.nextListener] = continuation
+            return state.nextListener
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.listeners.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    func deliver(_ data: Data) {
+        let (delegate, listeners) = state.withLock { ($0.delegate, Array($0.listeners.values)) }
+        delegate?.dataChannel(self, didReceive: data)
+        for listener in listeners { listener.yield(data) }
+    }
+
+    func close() {
+        let listeners = state.withLock { state in
+            state.closed = true
+            defer { state.listeners.removeAll() }
+            return Array(state.listeners.values)
+        }
+        for listener in listeners { listener.finish() }
+    }
+}
