@@ -65,21 +65,28 @@ let package = Package(
             dependencies: ["MediaRouteCommands", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
 
+        .target(
+            name: "MediaRouteTestSupport",
+            dependencies: [
+                "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/MediaRouteTestSupport"),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
-        .testTarget(name: "LoopbackTransportTests", dependencies: ["LoopbackTransport", "Transport", "MediaClock"]),
+        .testTarget(name: "LoopbackTransportTests", dependencies: ["MediaRouteTestSupport", "LoopbackTransport", "Transport", "MediaClock"]),
         .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "MediaClock", "Transport"]),
         .testTarget(
             name: "RouteSystemTests",
-            dependencies: ["RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock"]),
+            dependencies: ["MediaRouteTestSupport", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock"]),
         .testTarget(
             name: "SystemRoutingTests",
-            dependencies: ["SystemRouting", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock"]),
+            dependencies: ["MediaRouteTestSupport", "SystemRouting", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock"]),
         .testTarget(
             name: "LoopbackExtensionTests",
-            dependencies: ["LoopbackExtension", "LoopbackTransport", "MediaDevice", "RouteSystem", "MediaClock", "Transport"]),
+            dependencies: ["MediaRouteTestSupport", "LoopbackExtension", "LoopbackTransport", "MediaDevice", "RouteSystem", "MediaClock", "Transport"]),
         .testTarget(
             name: "MediaRouteCommandsTests",
-            dependencies: ["MediaRouteCommands", "LoopbackTransport"]),
+            dependencies: ["MediaRouteTestSupport", "MediaRouteCommands", "LoopbackTransport"]),
     ]
 )

@@ -105,7 +105,7 @@ extension MediaRouteCtl {
                         protocols: $0.protocolDisplayNames, state: $0.state.rawValue)
                 }
                 let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
                 console.write(String(decoding: try encoder.encode(rows), as: UTF8.self))
             } else if entries.isEmpty {
                 console.write("No devices found.")
