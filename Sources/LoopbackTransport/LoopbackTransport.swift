@@ -172,6 +172,11 @@ public actor LoopbackTransport: Transport {
         observers.removeAll()
     }
 
+    /// Audio frames a simulated speaker has received in total.
+    public func audioFramesReceived(by name: String) async -> Int {
+        await present[name]?.audioFrameCount ?? 0
+    }
+
     /// Number of open connections to a device.
     public func connectionCount(to name: String) async -> Int {
         await present[name]?.connectionCount ?? 0

@@ -39,6 +39,7 @@ actor SimulatedDevice {
     }
 
     var connectionCount: Int { peers.count }
+    var audioFrameCount: Int { audioFrames }
 
     func attach(_ connection: LoopbackConnection) {
         var timers: [Task<Void, Never>] = []

@@ -36,7 +36,7 @@ func request(_ connection: any Connection, _ body: LoopbackRequest, id: UInt32) 
     return nil
 }
 
-@Suite struct LoopbackTransportTests {
+@Suite(.timeLimit(.minutes(1))) struct LoopbackTransportTests {
     let clock = ManualHostClock()
 
     @Test func devicesAppearAndDisappearOnTheClock() async throws {
@@ -168,7 +168,7 @@ func request(_ connection: any Connection, _ body: LoopbackRequest, id: UInt32) 
     }
 }
 
-@Suite struct LoopbackScenarioTests {
+@Suite(.timeLimit(.minutes(1))) struct LoopbackScenarioTests {
     @Test func aScenarioFileLoadsWithDefaults() throws {
         let json = """
         {"devices": [

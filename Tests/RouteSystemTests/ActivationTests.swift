@@ -16,7 +16,7 @@ func activationError(_ body: () async throws -> ActiveRoute) async -> MediaDevic
     }
 }
 
-@Suite struct ActivationTests {
+@Suite(.timeLimit(.minutes(1))) struct ActivationTests {
     @Test func pairingWithTheRightCodeActivates() async throws {
         let rig = try await LoopbackRig()
         let agent = ScriptedPairingAgent([.code("1234")])

@@ -5,7 +5,7 @@ import MediaRouteTestSupport
 import RouteSystem
 import Testing
 
-@Suite struct DiscoveryTests {
+@Suite(.timeLimit(.minutes(1))) struct DiscoveryTests {
     @Test func discoveryRunsWhileAtLeastOneClientWantsIt() async throws {
         let rig = try await LoopbackRig()
         #expect(await rig.transport.activeDiscoveryCount == 0)
@@ -88,7 +88,7 @@ import Testing
     }
 }
 
-@Suite struct ExtensionLoadingTests {
+@Suite(.timeLimit(.minutes(1))) struct ExtensionLoadingTests {
     @Test(arguments: ["", "loopback", "org..mediaroute", "-org.x"])
     func aBadProtocolIdIsRefusedAtLoad(id: String) async throws {
         let rig = try await LoopbackRig(protocols: [])

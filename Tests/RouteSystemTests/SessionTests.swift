@@ -1,0 +1,242 @@
+import Foundation
+import LoopbackExtension
+import LoopbackTransport
+import MediaDevice
+import MediaRouteTestSupport
+import RouteSystem
+import Testing
+
+/// A rig with the TV paired and active.
+func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speaker]) async throws -> (LoopbackRig, ActiveRoute) {
+    let rig = try await LoopbackRig(devices: devices)
+    await rig.system.setPairingAgent(ScriptedPairingAgent([.code("1234")]))
+    await rig.discover(expecting: devices.count)
+    let route = try await rig.system.activate(deviceID: "Living Room TV")
+    return (rig, route)
+}
+
+@Suite(.timeLimit(.minutes(1))) struct SessionTests {
+    let url = URL(string: "http://media.example/movie.mp4")!
+
+    @Test func aURLSessionPlaysAndItsPositionAdvancesWithTimeAndRate() async throws {
+        let (rig, route) = try await activeTV()
+        let control = try await rig.system.startSession(on: route.session, identifier: "org.example.app", url: url)
+        #expect(control.isPlaying)
+        #expect(control.metadata.contentURL == url)
+        rig.clock.advance(by: .seconds(10))
+        #expect(abs(control.currentPlaybackPosition - 10) < 0.001)
+
+        control.playbackSpeed = 2
+        #expect(await eventually { control.snapshot.playbackSpeed == 2 })
+        rig.clock.advance(by: .seconds(5))
+        #expect(abs(control.currentPlaybackPosition - 20) < 0.001)
+
+        // The device confirms what the control extrapolates.
+        control.isPlaying = false
+        #expect(await eventually { control.playbackState == .paused })
+        let paused = control.currentPlaybackPosition
+        rig.clock.advance(by: .seconds(5))
+        #expect(control.currentPlaybackPosition == paused)
+        #expect(abs(paused - 20) < 0.001)
+
+        let started = await rig.recorder.first { event -> String? in
+            if case .sessionStarted(_, let application) = event { return application }
+            return nil
+        }
+        #expect(started == "org.example.app")
+    }
+
+    @Test func onlyOneURLSessionPerRouteAndStopEndsIt() async throws {
+        let (rig, route) = try await activeTV()
+        let control = try await rig.system.startSession(on: route.session, identifier: nil, url: url)
+        await #expect(throws: MediaDeviceError.self) {
+            _ = try await rig.system.startSession(on: route.session, identifier: nil, url: url)
+        }
+        await rig.system.stopSession(on: route.session)
+        #expect(await rig.system.playbackControl(for: route.session) == nil)
+        let ended = await rig.recorder.first { event -> Bool? in
+            if case .sessionEnded(let r, let reason) = event, r == route { return reason == nil }
+            return nil
+        }
+        #expect(ended == true)
+        #expect(await rig.system.state(of: route.key) == .active, "the route stays active")
+        _ = control
+        _ = try await rig.system.startSession(on: route.session, identifier: nil, url: url)
+    }
+
+    @Test func badURLsAndMissingCapabilitiesAreRefused() async throws {
+        let (rig, route) = try await activeTV()
+        await #expect(throws: MediaDeviceError(.invalidArgument, "unsupported URL javascript:alert(1)")) {
+            _ = try await rig.system.startSession(on: route.session, identifier: nil, url: URL(string: "javascript:alert(1)")!)
+        }
+        let speaker = try await rig.system.activate(deviceID: "Kitchen Speaker")
+        do {
+            _ = try await rig.system.startSession(on: speaker.session, identifier: nil, url: url)
+            Issue.record("a speaker without URL playback started a URL session")
+        } catch let error as MediaDeviceError {
+            #expect(error.code == .unsupported)
+        }
+    }
+
+    @Test func aDeviceLostMidSessionEndsTheSessionAndTheRouteWithAnEvent() async throws {
+        let (rig, route) = try await activeTV()
+        let control = try await rig.system.startSession(on: route.session, identifier: nil, url: url)
+        await rig.transport.removeDevice(named: "tv")
+        let sessionReason = await rig.recorder.first { event -> MediaDeviceError.Code? in
+            if case .sessionEnded(let r, let reason?) = event, r == route { return reason.code }
+            return nil
+        }
+        let routeReason = await rig.recorder.first { event -> MediaDeviceError.Code? in
+            if case .routeDeactivated(let r, let reason?) = event, r == route { return reason.code }
+            return nil
+        }
+        #expect([.deviceLost, .sessionFailed].contains(sessionReason))
+        #expect([.deviceLost, .connectionFailed].contains(routeReason))
+        #expect(await eventually { await rig.system.activeRoutes.isEmpty })
+        #expect(await eventually { await rig.system.devicesList.map(\.displayName) == ["Kitchen Speaker"] })
+        #expect(await rig.system.playbackControl(for: route.session) == nil)
+        _ = control
+    }
+
+    @Test func aConnectionDroppedMidSessionEndsTheSessionWithAnEvent() async throws {
+        let (rig, route) = try await activeTV()
+        _ = try await rig.system.startSession(on: route.session, identifier: nil, url: url)
+        await rig.transport.dropConnections(to: "tv")
+        let reason = await rig.recorder.first { event -> MediaDeviceError.Code? in
+            if case .sessionEnded(let r, let reason?) = event, r == route { return reason.code }
+            return nil
+        }
+        #expect(reason == .sessionFailed)
+        #expect(await eventually { await rig.system.activeRoutes.isEmpty })
+        // The device is still there and can be activated again.
+        await rig.system.setPairingAgent(ScriptedPairingAgent([.code("1234")]))
+        _ = try await rig.system.activate(deviceID: "Living Room TV")
+    }
+
+    @Test func operationsOnAnInactiveSessionAreRefused() async throws {
+        let (rig, route) = try await activeTV()
+        await rig.system.deactivate(route.session)
+        for operation in [
+            { try await rig.system.setVolume(0.5, on: route.session) },
+            { try await rig.system.changeVolume(by: 1, on: route.session) },
+            { _ = try await rig.system.startSession(on: route.session, identifier: nil, url: self.url) },
+            { try await rig.system.sendSessionData(Data([1]), on: route.session) },
+        ] as [@Sendable () async throws -> Void] {
+            do {
+                try await operation()
+                Issue.record("an operation on an inactive route succeeded")
+            } catch let error as MediaDeviceError {
+                #expect(error.code == .deviceNotActive)
+            }
+        }
+    }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct VolumeRoutingTests {
+    @Test func absoluteDevicesTakeLevelsStepsAndMute() async throws {
+        let (rig, route) = try await activeTV()
+        try await rig.system.setVolume(0.75, on: route.session)
+        #expect(await eventually { (try? await rig.system.volume(on: route.session).volume) == 0.75 })
+        try await rig.system.changeVolume(by: -2, on: route.session)
+        #expect(await eventually { (try? await rig.system.volume(on: route.session).volume) == 0.625 })
+        try await rig.system.setVolume(7, on: route.session)
+        #expect(await eventually { (try? await rig.system.volume(on: route.session).volume) == 1 }, "clamped")
+        await #expect(throws: MediaDeviceError.self) { try await rig.system.setVolume(.nan, on: route.session) }
+        try await rig.system.setMuted(true, on: route.session)
+        #expect(await eventually { (try? await rig.system.volume(on: route.session).muted) == true })
+    }
+
+    @Test func relativeOnlyDevicesGetStepsAndRefuseAbsoluteLevels() async throws {
+        let rig = try await LoopbackRig()
+        await rig.discover(expecting: 2)
+        let route = try await rig.system.activate(deviceID: "Kitchen Speaker")
+        #expect(route.device.volumeControl == .relative)
+        do {
+            try await rig.system.setVolume(0.3, on: route.session)
+            Issue.record("an absolute level was accepted by a relative-only device")
+        } catch let error as MediaDeviceError {
+            #expect(error.code == .volumeControlUnsupported)
+            #expect(error.message.contains("relative"))
+        }
+        try await rig.system.changeVolume(by: 2, on: route.session)
+        // 0.5 + 2 steps of 1/16.
+        #expect(await eventually { (try? await rig.system.volume(on: route.session).volume) == 0.625 })
+        await #expect(throws: MediaDeviceError.self) { try await rig.system.setMuted(true, on: route.session) }
+    }
+
+    @Test func aVolumeChangeOnTheDeviceReachesObservers() async throws {
+        let (rig, route) = try await activeTV()
+        await rig.transport.changeVolumeOnDevice(named: "tv", to: 0.9)
+        let level = await rig.recorder.first { event -> Float? in
+            if case .volumeChanged(let r, let volume, _) = event, r == route { return volume }
+            return nil
+        }
+        #expect(level == 0.9)
+        #expect(try await rig.system.volume(on: route.session).volume == 0.9)
+    }
+
+    @Test func scheduledDeviceVolumeChangesArriveOnTheClock() async throws {
+        var tv = LoopbackRig.tv
+        tv.deviceVolumeChanges = [.init(after: 30, volume: 0.1)]
+        let (rig, route) = try await activeTV(devices: [tv])
+        #expect(try await rig.system.volume(on: route.session).volume == 0.4)
+        #expect(await advance(rig.clock, by: .seconds(5), upTo: .seconds(60)) {
+            (try? await rig.system.volume(on: route.session).volume) == 0.1
+        })
+    }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct DataChannelAndSampleTests {
+    @Test func dataFlowsBothWaysOnTheRouteAndSessionChannels() async throws {
+        let (rig, route) = try await activeTV()
+        // Route channel: app → extension → app.
+        try await rig.system.sendRouteData(Data("ping".utf8), fromApplication: "org.example.app", on: route.session)
+        let routeReply = await rig.recorder.first { event -> String? in
+            if case .routeData(let r, let application, let data) = event, r == route {
+                return "\(application):\(String(decoding: data, as: UTF8.self))"
+            }
+            return nil
+        }
+        #expect(routeReply == "org.example.app:extension:ping")
+
+        // Session channel: app → device application → app; needs a session with an application.
+        await #expect(throws: MediaDeviceError.self) { try await rig.system.sendSessionData(Data([1]), on: route.session) }
+        _ = try await rig.system.startSession(on: route.session, identifier: "org.example.app", url: URL(string: "http://m/x")!)
+        try await rig.system.sendSessionData(Data("hello".utf8), on: route.session)
+        let sessionReply = await rig.recorder.first { event -> String? in
+            if case .sessionData(let r, let application, let data) = event, r == route {
+                return "\(application):\(String(decoding: data, as: UTF8.self))"
+            }
+            return nil
+        }
+        #expect(sessionReply == "org.example.app:ack:hello")
+    }
+
+    @Test func realtimeAudioReachesTheSpeaker() async throws {
+        let rig = try await LoopbackRig()
+        await rig.discover(expecting: 2)
+        let route = try await rig.system.activate(deviceID: "Kitchen Speaker")
+        let sink = try await rig.system.startRealtimeSampleDelivery(on: route.session)
+        for index in 0..<5 {
+            await sink.send(SampleBuffer(
+                format: .cdAudio, presentationTime: .milliseconds(20 * index), frameCount: 882,
+                data: [UInt8](repeating: 0, count: 882 * 4)))
+        }
+        #expect(await eventually { await rig.transport.audioFramesReceived(by: "speaker") == 5 * 882 })
+        await rig.system.stopRealtimeSampleDelivery(on: route.session)
+        await sink.send(SampleBuffer(format: .cdAudio, presentationTime: .zero, frameCount: 882, data: []))
+        try await Task.sleep(for: .milliseconds(10))
+        #expect(await rig.transport.audioFramesReceived(by: "speaker") == 5 * 882, "nothing flows after stop")
+
+        let tv = try await { () async throws -> ActiveRoute in
+            await rig.system.setPairingAgent(ScriptedPairingAgent([.code("1234")]))
+            return try await rig.system.activate(deviceID: "Living Room TV")
+        }()
+        do {
+            _ = try await rig.system.startRealtimeSampleDelivery(on: tv.session)
+            Issue.record("a TV without real-time audio accepted samples")
+        } catch let error as MediaDeviceError {
+            #expect(error.code == .unsupported)
+        }
+    }
+}
