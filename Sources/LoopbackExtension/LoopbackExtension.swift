@@ -100,7 +100,7 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
     }
 
     /// The device a loopback endpoint stands for.
-    static func device(for endpoint: Endpoint) -> MediaOutputDevice? {
+    public static func device(for endpoint: Endpoint) -> MediaOutputDevice? {
         let name = endpoint.attributes["displayName"] ?? endpoint.id
         let isTV = endpoint.attributes["kind"] == LoopbackDeviceSpec.Kind.tv.rawValue
         return MediaOutputDevice(

@@ -28,11 +28,12 @@ func activationError(_ body: () async throws -> ActiveRoute) async -> MediaDevic
         #expect(agent.receivedRequests.first?.authorizationMethod == .numericCode(length: .fourCharacter))
         let key = route.key
         #expect(await rig.system.state(of: key) == .active)
-        let states = rig.recorder.events.compactMap { event -> ActivationState? in
+        let states = { @Sendable in rig.recorder.events.compactMap { event -> ActivationState? in
             if case .activationStateChanged(key, _, let state) = event { return state }
             return nil
-        }
-        #expect(states == [.activating, .awaitingPairingCode, .activating, .active])
+        } }
+        #expect(await eventually { states().count == 4 })
+        #expect(states() == [.activating, .awaitingPairingCode, .activating, .active])
     }
 
     @Test func aWrongCodeFailsWithAuthorizationFailedAndLeavesTheDeviceIdle() async throws {

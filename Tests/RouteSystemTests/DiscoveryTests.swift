@@ -19,14 +19,15 @@ import Testing
         await rig.system.endDiscovery(client: "picker-b")
         #expect(await !rig.system.isDiscovering)
         #expect(await eventually { await rig.transport.activeDiscoveryCount == 0 })
-        let changes = rig.recorder.events.compactMap { event -> String? in
+        let changes = { @Sendable in rig.recorder.events.compactMap { event -> String? in
             switch event {
             case .discoveryStarted: "started"
             case .discoveryStopped: "stopped"
             default: nil
             }
-        }
-        #expect(changes == ["started", "stopped"])
+        } }
+        #expect(await eventually { changes().count == 2 })
+        #expect(changes() == ["started", "stopped"])
     }
 
     @Test func aClientThatLeavesTakesAllItsInterestWithIt() async throws {
@@ -50,7 +51,7 @@ import Testing
 
         await rig.transport.addDevice(LoopbackRig.tv)
         #expect(await eventually { await rig.system.devicesList.count == 2 })
-        #expect(rig.recorder.deviceEventNames.last == "found:Living Room TV")
+        #expect(await eventually { rig.recorder.deviceEventNames.last == "found:Living Room TV" })
     }
 
     @Test func oneDeviceSeenByTwoExtensionsIsListedOnceWithBothProtocols() async throws {
@@ -63,6 +64,7 @@ import Testing
         let list = await rig.system.devicesList
         #expect(list.count == 1)
         #expect(list[0].protocolDisplayNames == ["Loopback", "Mirror"])
+        #expect(await eventually { rig.recorder.deviceEventNames.count == 2 })
         #expect(rig.recorder.deviceEventNames == ["found:Living Room TV", "updated:Living Room TV"])
 
         // Activating through the second protocol explicitly.
@@ -73,6 +75,7 @@ import Testing
         // Losing the device in one protocol leaves it listed through the other.
         await rig.transport.removeDevice(named: "tv")
         #expect(await eventually { await rig.system.devicesList.isEmpty })
+        #expect(await eventually { rig.recorder.deviceEventNames.last == "lost:Living Room TV" })
         #expect(rig.recorder.deviceEventNames.suffix(2) == ["updated:Living Room TV", "lost:Living Room TV"])
     }
 

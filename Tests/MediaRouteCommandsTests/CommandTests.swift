@@ -1,0 +1,85 @@
+import Foundation
+import MediaRouteCommands
+import Testing
+
+@Suite(.timeLimit(.minutes(1))) struct CommandTests {
+    @Test func theDemoRunsEveryStepInOrder() async throws {
+        let console = RecordingConsole()
+        let demo = try MediaRouteCtl.Demo.parse(["--seconds", "0.5"])
+        try await demo.run(console: console)
+        let lines = console.lines
+        let steps = lines.filter { $0.hasPrefix("[") }.map { String($0.prefix(while: { $0 != "]" }).dropFirst()) }
+        #expect(steps == (1...10).map { "\($0)/10" })
+        #expect(lines.contains { $0.contains("pairing prompt from Living Room TV") })
+        #expect(lines.contains { $0.contains("route activated: Living Room TV") })
+        #expect(lines.contains { $0.contains("the box sees volume 80%") })
+        #expect(lines.contains { $0.contains("received \"ack:hello TV\"") })
+        #expect(lines.contains { $0.contains("route deactivated: Living Room TV") })
+        #expect(lines.last == "Demo finished.")
+        // Positions printed in step 6 increase.
+        let positions = lines.drop { !$0.hasPrefix("[6/10]") }.dropFirst().prefix(4).compactMap { line -> Double? in
+            let parts = line.trimmingCharacters(in: .whitespaces).split(separator: " ")[0].split(separator: ":")
+            guard parts.count == 2, let minutes = Double(parts[0]), let seconds = Double(parts[1]) else { return nil }
+            return minutes * 60 + seconds
+        }
+        #expect(positions.count == 4)
+        #expect(positions == positions.sorted() && positions.first! < positions.last!)
+    }
+
+    @Test func devicesAsJSONListsTheScenario() async throws {
+        let console = RecordingConsole()
+        try await MediaRouteCtl.Devices.parse(["--json", "--seconds", "0.2"]).run(console: console)
+        struct Row: Decodable { let name, type: String; let protocols: [String] }
+        let rows = try JSONDecoder().decode([Row].self, from: Data(console.lines.joined().utf8))
+        #expect(rows.map(\.name) == ["Living Room TV", "Kitchen Speaker"])
+        #expect(rows.map(\.type) == ["tv", "speaker"])
+        #expect(rows[0].protocols == ["Loopback"])
+    }
+
+    @Test func errorsAreOneClearLine() async throws {
+        let unknown = try MediaRouteCtl.Play.parse(["http://m/a.mp4", "--to", "Attic TV"])
+        await #expect { try await unknown.run(console: RecordingConsole()) } throws: { error in
+            "\(error)".contains("no device named \"Attic TV\"") && !"\(error)".contains("\n")
+        }
+        let wrongPIN = try MediaRouteCtl.Play.parse(["http://m/a.mp4", "--to", "Living Room TV", "--pin", "0000"])
+        await #expect { try await wrongPIN.run(console: RecordingConsole()) } throws: { error in
+            "\(error)" == "cannot activate Living Room TV: authorizationFailed: wrong PIN"
+        }
+        let relative = try MediaRouteCtl.Volume.parse(["50", "--to", "Kitchen Speaker"])
+        await #expect { try await relative.run(console: RecordingConsole()) } throws: { error in
+            "\(error)".contains("only relative volume")
+        }
+        let badScenario = try MediaRouteCtl.Devices.parse(["--scenario", "/nonexistent.json"])
+        await #expect { try await badScenario.run(console: RecordingConsole()) } throws: { error in
+            "\(error)".contains("cannot read scenario /nonexistent.json")
+        }
+        #expect(throws: (any Error).self) { try MediaRouteCtl.Volume.parse(["--to", "x"]) }
+        #expect(throws: (any Error).self) { try MediaRouteCtl.Volume.parse(["150", "--to", "x"]) }
+    }
+
+    @Test func playWithThePinPlaysThenStops() async throws {
+        let console = RecordingConsole()
+        try await MediaRouteCtl.Play.parse(["http://m/a.mp4", "--to", "living room tv", "--pin", "1234", "--seconds", "1"])
+            .run(console: console)
+        #expect(console.lines.contains("Playing http://m/a.mp4 on Living Room TV"))
+        #expect(console.lines.contains { $0.hasPrefix("  playing 0:0") })
+        #expect(console.lines.last == "Stopped.")
+    }
+
+    @Test func pickWithoutATerminalTakesANumberAndActivates() async throws {
+        let console = RecordingConsole(answers: ["2"])
+        try await MediaRouteCtl.Pick.parse(["--seconds", "0.3"]).run(console: console)
+        #expect(console.lines.contains { $0.hasPrefix("1. Living Room TV") })
+        #expect(console.lines.contains("Activated Kitchen Speaker via Loopback."))
+    }
+
+    @Test func aScenarioFileDrivesTheDevices() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("scenario-\(UUID()).json").path
+        try #"{"devices": [{"name": "den", "displayName": "Den Projector", "kind": "tv"}]}"#
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let console = RecordingConsole()
+        try await MediaRouteCtl.Devices.parse(["--scenario", path, "--seconds", "0.2"]).run(console: console)
+        #expect(console.lines == ["1. Den Projector  [tv, Loopback]"])
+    }
+}

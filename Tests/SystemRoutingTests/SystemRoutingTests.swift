@@ -1,0 +1,202 @@
+import Foundation
+import LoopbackExtension
+import LoopbackTransport
+import MediaRouteTestSupport
+import SystemRouting
+import Testing
+
+/// Records route events an app observer receives.
+final class RecordingObserver: SystemRouteControllerObserver {
+    let events = Locked<[(SystemRouteEventReason, String, MediaDeviceError.Code?)]>([])
+
+    func systemRouteController(_ controller: SystemRouteController, handle event: SystemRouteEvent) async -> Bool {
+        events.withLock { $0.append((event.reason, event.route.routeDisplayName, event.error?.code)) }
+        return true
+    }
+
+    var summary: [String] {
+        events.value.map { "\($0.0 == .activate ? "activate" : "deactivate"):\($0.1)\($0.2.map { ":\($0)" } ?? "")" }
+    }
+}
+
+final class CollectingDelegate: SystemRouteDataDelegate {
+    let received = Locked<[String]>([])
+    func dataChannel(_ channel: SystemRouteDataChannel, didReceive data: Data) {
+        received.withLock { $0.append(String(decoding: data, as: UTF8.self)) }
+    }
+}
+
+func makeController() async throws -> (LoopbackRig, SystemRouteController) {
+    let rig = try await LoopbackRig()
+    let controller = await SystemRouteController(system: rig.system, applicationIdentifier: "org.example.app")
+    await controller.setPairingAgent(ScriptedPairingAgent([.code("1234")]))
+    return (rig, controller)
+}
+
+@Suite(.timeLimit(.minutes(1))) struct SystemRouteControllerTests {
+    @Test func observersAreAddedOnceAndSeeActivateThenDeactivate() async throws {
+        let (rig, controller) = try await makeController()
+        let observer = RecordingObserver()
+        #expect(controller.addObserver(observer))
+        #expect(!controller.addObserver(observer), "the same observer twice")
+        await rig.discover(expecting: 2)
+
+        let route = try await controller.activate(deviceNamed: "Living Room TV")
+        #expect(route.protocolType == LoopbackExtension.defaultProtocol)
+        #expect(route.routeDisplayName == "Living Room TV")
+        #expect(route.routeSymbolName == "tv")
+        #expect(controller.routes == [route])
+        await controller.deactivate(route)
+        #expect(await eventually { observer.summary == ["activate:Living Room TV", "deactivate:Living Room TV"] })
+        #expect(!route.isActive)
+        #expect(controller.routes.isEmpty)
+
+        #expect(controller.removeObserver(observer))
+        #expect(!controller.removeObserver(observer))
+        _ = try await controller.activate(deviceNamed: "Kitchen Speaker")
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(observer.summary.count == 2, "a removed observer hears nothing")
+    }
+
+    @Test func aLostDeviceDeactivatesItsRouteWithTheReasonAndEndsItsSession() async throws {
+        let (rig, controller) = try await makeController()
+        let observer = RecordingObserver()
+        controller.addObserver(observer)
+        await rig.discover(expecting: 2)
+        let route = try await controller.activate(deviceNamed: "Living Room TV")
+        let session = SystemRouteSession(url: URL(string: "http://media.example/a.mp4")!, mode: .player)
+        #expect(route.addSession(session))
+        _ = try await session.start()
+        let ended = Task { await session.waitUntilEnded() }
+        await rig.transport.removeDevice(named: "tv")
+        #expect(await eventually { observer.summary.last?.hasPrefix("deactivate:Living Room TV:") == true })
+        #expect(await ended.value != nil)
+        #expect(session.mediaSession == nil)
+        #expect(!route.addSession(SystemRouteSession(url: URL(string: "http://x/y")!, mode: .player)), "route is gone")
+    }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct SystemRouteSessionTests {
+    let url = URL(string: "http://media.example/movie.mp4")!
+
+    @Test func sessionsAreAddedOneAtATimeAndMustBeAddedToStart() async throws {
+        let (rig, controller) = try await makeController()
+        await rig.discover(expecting: 2)
+        let route = try await controller.activate(deviceNamed: "Living Room TV")
+        let loose = SystemRouteSession(url: url, mode: .player)
+        await #expect(throws: MediaDeviceError.self) { _ = try await loose.start() }
+
+        let first = SystemRouteSession(url: url, mode: .application)
+        let second = SystemRouteSession(url: url, mode: .player)
+        #expect(route.addSession(first))
+        #expect(!route.addSession(second))
+        #expect(!route.removeSession(second))
+        let media = try await first.start()
+        #expect(media.playbackControl.isPlaying)
+        await first.stop()
+        #expect(route.removeSession(first))
+        #expect(route.addSession(second))
+    }
+
+    @Test func theSessionDataChannelIsNilInPlayerModeAndRoundTripsInApplicationMode() async throws {
+        let (rig, controller) = try await makeController()
+        await rig.discover(expecting: 2)
+        let route = try await controller.activate(deviceNamed: "Living Room TV")
+
+        let player = SystemRouteSession(url: url, mode: .player)
+        route.addSession(player)
+        let playerMedia = try await player.start()
+        #expect(playerMedia.dataChannel == nil)
+        await player.stop()
+        route.removeSession(player)
+
+        let app = SystemRouteSession(url: url, mode: .application)
+        route.addSession(app)
+        let media = try await app.start()
+        let channel = try #require(media.dataChannel)
+        let delegate = CollectingDelegate()
+        channel.dataDelegate = delegate
+        let messages = channel.messages()
+        try await channel.send(Data("hi".utf8))
+        var iterator = messages.makeAsyncIterator()
+        let reply = await iterator.next()
+        #expect(reply.map { String(decoding: $0, as: UTF8.self) } == "ack:hi")
+        #expect(delegate.received.value == ["ack:hi"])
+
+        await app.stop()
+        await #expect(throws: MediaDeviceError.self) { try await channel.send(Data("late".utf8)) }
+    }
+
+    @Test func theRouteDataChannelTalksToTheExtension() async throws {
+        let (rig, controller) = try await makeController()
+        await rig.discover(expecting: 2)
+        let route = try await controller.activate(deviceNamed: "Kitchen Speaker")
+        let delegate = CollectingDelegate()
+        route.routeDataChannel.dataDelegate = delegate
+        try await route.routeDataChannel.send(Data("status?".utf8))
+        #expect(await eventually { delegate.received.value == ["extension:status?"] })
+        await controller.deactivate(route)
+        await #expect(throws: MediaDeviceError.self) { try await route.routeDataChannel.send(Data([0])) }
+    }
+
+    @Test func routeVolumeFollowsTheDeviceMode() async throws {
+        let (rig, controller) = try await makeController()
+        await rig.discover(expecting: 2)
+        let tv = try await controller.activate(deviceNamed: "Living Room TV")
+        let changes = tv.volumeChanges()
+        try await tv.setVolume(0.25)
+        var iterator = changes.makeAsyncIterator()
+        #expect(await iterator.next()?.volume == 0.25)
+        await rig.transport.changeVolumeOnDevice(named: "tv", to: 0.5)
+        #expect(await iterator.next()?.volume == 0.5)
+
+        let speaker = try await controller.activate(deviceNamed: "Kitchen Speaker")
+        await #expect(throws: MediaDeviceError.self) { try await speaker.setVolume(0.5) }
+        try await speaker.changeVolume(by: -8)
+        #expect(await eventually { (try? await speaker.volume().volume) == 0 })
+    }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct RoutePickerTests {
+    @Test func thePickerDrivesDiscoveryAndListsTVsFirstWhenAsked() async throws {
+        let rig = try await LoopbackRig(devices: [
+            LoopbackRig.speaker, LoopbackDeviceSpec(name: "den", displayName: "Den TV", kind: .tv),
+            LoopbackDeviceSpec(name: "bath", displayName: "Bath Speaker", kind: .speaker),
+        ])
+        let controller = await SystemRouteController(system: rig.system)
+        let picker = controller.makePicker()
+        #expect(await !rig.system.isDiscovering)
+        await picker.open()
+        #expect(await rig.system.isDiscovering)
+        #expect(await eventually { await picker.entries().count == 3 })
+        #expect(await picker.entries().map(\.displayName) == ["Kitchen Speaker", "Den TV", "Bath Speaker"])
+        picker.prioritizesVideoDevices = true
+        let sorted = await picker.entries()
+        #expect(sorted.map(\.displayName) == ["Den TV", "Kitchen Speaker", "Bath Speaker"])
+        #expect(sorted[0].protocolDisplayNames == ["Loopback"])
+        #expect(sorted[0].symbolName == "tv")
+
+        let route = try await picker.pick(sorted[1])
+        #expect(route.routeDisplayName == "Kitchen Speaker")
+        #expect(await eventually { await picker.entries().first { $0.displayName == "Kitchen Speaker" }?.state == .active })
+        await picker.close()
+        #expect(await !rig.system.isDiscovering)
+    }
+
+    @Test func pickerUpdatesFollowTheDeviceList() async throws {
+        let rig = try await LoopbackRig(devices: [LoopbackRig.speaker])
+        let controller = await SystemRouteController(system: rig.system)
+        let picker = controller.makePicker()
+        let updates = await picker.updates()
+        await picker.open()
+        var seen: [[String]] = []
+        for await entries in updates {
+            seen.append(entries.map(\.displayName))
+            if entries.count == 2 { break }
+            if entries.count == 1 { await rig.transport.addDevice(LoopbackRig.tv) }
+        }
+        #expect(seen.first == [])
+        #expect(seen.last == ["Kitchen Speaker", "Living Room TV"])
+        await picker.close()
+    }
+}
