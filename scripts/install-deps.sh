@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages MediaRoute needs to build and test, only when one is missing.
+# Idempotent: a machine that has everything is left alone (no apt-get update).
+set -euo pipefail
+
+packages=(
+  # What swiftc needs to compile and link on Debian 12.
+  binutils libc6-dev libgcc-12-dev libstdc++-12-dev libcurl4 libxml2 libsqlite3-0 libncurses6 tzdata
+  git pkg-config
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
