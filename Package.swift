@@ -22,6 +22,13 @@ let package = Package(
     targets: [
         // Time, injectable: the real monotonic clock and a manual one for simulations.
         .target(name: "MediaClock", swiftSettings: strict),
+        // libdbus-1, the C library: BlueZ and MPRIS need its unix-fd passing and object export.
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        // A Swift D-Bus layer on libdbus: calls, signals, object export, on a dedicated I/O thread.
+        .target(
+            name: "DBus",
+            dependencies: ["CDBus", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         // Endpoint, Transport, Connection: the seam every transport implements.
         .target(name: "Transport", swiftSettings: strict),
         .target(
@@ -72,6 +79,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/MediaRouteTestSupport"),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
         .testTarget(name: "LoopbackTransportTests", dependencies: ["MediaRouteTestSupport", "LoopbackTransport", "Transport", "MediaClock"]),

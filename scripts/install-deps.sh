@@ -7,6 +7,8 @@ packages=(
   # What swiftc needs to compile and link on Debian 12.
   binutils libc6-dev libgcc-12-dev libstdc++-12-dev libcurl4 libxml2 libsqlite3-0 libncurses6 tzdata
   git pkg-config
+  # D-Bus: libdbus-1 to build against; dbus-daemon and gdbus for the tests' private buses.
+  libdbus-1-dev dbus-daemon dbus-bin libglib2.0-bin
 )
 
 missing=()

@@ -1,0 +1,370 @@
+import CDBus
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import Synchronization
+
+/// A rule selecting signals: every field that is set must match.
+public struct DBusMatchRule: Sendable, Hashable {
+    /// A unique or well-known name; signals from any other sender are dropped.
+    /// For a well-known name, the current owner is tracked through `NameOwnerChanged`.
+    public var sender: String?
+    public var path: DBusObjectPath?
+    /// Matches the path and every path below it.
+    public var pathNamespace: DBusObjectPath?
+    public var interface: String?
+    public var member: String?
+    /// The first argument, when it is a string (e.g. the interface of `PropertiesChanged`).
+    public var arg0: String?
+
+    public init(
+        sender: String? = nil, path: DBusObjectPath? = nil, pathNamespace: DBusObjectPath? = nil,
+        interface: String? = nil, member: String? = nil, arg0: String? = nil
+    ) {
+        self.sender = sender
+        self.path = path
+        self.pathNamespace = pathNamespace
+        self.interface = interface
+        self.member = member
+        self.arg0 = arg0
+    }
+
+    /// The rule in the bus daemon's `AddMatch` syntax.
+    public var ruleString: String {
+        var parts = ["type='signal'"]
+        if let sender { parts.append("sender='\(sender)'") }
+        if let path { parts.append("path='\(path)'") }
+        if let pathNamespace, pathNamespace.rawValue != "/" { parts.append("path_namespace='\(pathNamespace)'") }
+        if let interface { parts.append("interface='\(interface)'") }
+        if let member { parts.append("member='\(member)'") }
+        if let arg0 { parts.append("arg0='\(arg0)'") }
+        return parts.joined(separator: ",")
+    }
+
+    func matches(_ message: DBusMessage, ownerOfSender: String?) -> Bool {
+        guard message.kind == .signal else { return false }
+        if let sender {
+            // A well-known name matches only its current owner; a unique name only itself.
+            let expected = sender.hasPrefix(":") || sender == "org.freedesktop.DBus" ? sender : ownerOfSender
+            guard let expected, message.sender == expected else { return false }
+        }
+        if let path, message.path != path { return false }
+        if let pathNamespace, let messagePath = message.path, !messagePath.isDescendant(of: pathNamespace) { return false }
+        if let interface, message.interface != interface { return false }
+        if let member, message.member != member { return false }
+        if let arg0, message.body.first?.string != arg0 { return false }
+        return true
+    }
+}
+
+/// A change of owner of a bus name (`NameOwnerChanged`); nil for no owner.
+public struct DBusNameOwnerChange: Sendable, Hashable {
+    public let name: String
+    public let oldOwner: String?
+    public let newOwner: String?
+}
+
+/// A connection to a message bus (system, session, or a private address).
+///
+/// libdbus is used from one dedicated I/O thread only: it sends the queued
+/// messages, reads, dispatches, and sleeps in `poll(2)` on the bus socket and an
+/// eventfd (no periodic wake-ups). Everything else talks to that thread through
+/// a queue of ``DBusMessage`` values, so no libdbus object ever crosses threads
+/// and nothing blocks the Swift cooperative pool.
+public final class DBusConnection: Sendable {
+    /// Which bus to connect to.
+    public enum Bus: Sendable, Hashable {
+        case system
+        case session
+        /// A bus at a D-Bus address, e.g. `unix:path=/tmp/bus` (private buses in tests).
+        case address(String)
+    }
+
+    let core: DBusConnectionCore
+
+    /// This connection's unique name on the bus (e.g. `:1.42`).
+    public var uniqueName: String { core.uniqueName }
+
+    /// The default time a call may take.
+    public static let defaultTimeout: Duration = .seconds(25)
+
+    private init(core: DBusConnectionCore) {
+        self.core = core
+    }
+
+    /// Connects and registers with the bus.
+    /// - Throws: ``DBusError`` when the bus cannot be reached.
+    public static func connect(to bus: Bus, logger: Logger = Logger(label: "mediaroute.dbus")) async throws -> DBusConnection {
+        let core = DBusConnectionCore(logger: logger)
+        try await core.start(bus)
+        let connection = DBusConnection(core: core)
+        core.attach(connection)
+        try await connection.installNameTracking()
+        return connection
+    }
+
+    deinit {
+        core.stop()
+    }
+
+    /// Closes the connection; pending calls fail with `Disconnected`, signal streams end.
+    public func close() {
+        core.stop()
+    }
+
+    /// Whether the connection is still open.
+    public var isConnected: Bool { core.isConnected }
+
+    // MARK: Calls
+
+    /// Calls a method and returns the reply's body.
+    /// - Throws: ``DBusError`` — the peer's error (its name kept), `Timeout`, `Disconnected`, `NoReply`.
+    public func call(
+        destination: String?, path: DBusObjectPath, interface: String?, member: String,
+        _ arguments: [DBusValue] = [], timeout: Duration = DBusConnection.defaultTimeout
+    ) async throws(DBusError) -> [DBusValue] {
+        let message = DBusMessage.methodCall(
+            destination: destination, path: path, interface: interface, member: member, body: arguments)
+        let reply = try await core.sendWithReply(message, timeout: timeout)
+        if let error = reply.error { throw error }
+        return reply.body
+    }
+
+    /// Sends a message without waiting for anything (signals, replies).
+    public func send(_ message: DBusMessage) {
+        core.enqueue(message)
+    }
+
+    /// Emits a signal from an object of this connection.
+    public func emitSignal(path: DBusObjectPath, interface: String, member: String, _ body: [DBusValue] = []) {
+        core.enqueue(.signal(path: path, interface: interface, member: member, body: body))
+    }
+
+    // MARK: Signals
+
+    /// Signals matching `rule`, in arrival order, until the stream is dropped
+    /// (the match is then removed from the bus) or the connection closes.
+    public func signals(matching rule: DBusMatchRule) async throws(DBusError) -> AsyncStream<DBusMessage> {
+        if let sender = rule.sender, !sender.hasPrefix(":"), sender != "org.freedesktop.DBus" {
+            try await core.watchOwner(of: sender, connection: self)
+        }
+        _ = try await call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "AddMatch", [.string(rule.ruleString)])
+        let (stream, continuation) = AsyncStream.makeStream(of: DBusMessage.self)
+        let id = core.addSubscription(rule, continuation)
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            self.core.removeSubscription(id)
+            self.core.enqueue(.methodCall(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "RemoveMatch", body: [.string(rule.ruleString)]))
+        }
+        return stream
+    }
+
+    /// Owner changes of one name (a peer that restarts shows as lost, then a new owner).
+    public func nameOwnerChanges(of name: String) async throws(DBusError) -> AsyncStream<DBusNameOwnerChange> {
+        let signals = try await self.signals(matching: DBusMatchRule(
+            sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "NameOwnerChanged", arg0: name))
+        return AsyncStream { continuation in
+            let task = Task {
+                for await signal in signals {
+                    guard signal.body.count == 3 else { continue }
+                    let old = signal.body[1].string.flatMap { $0.isEmpty ? nil : $0 }
+                    let new = signal.body[2].string.flatMap { $0.isEmpty ? nil : $0 }
+                    continuation.yield(DBusNameOwnerChange(name: name, oldOwner: old, newOwner: new))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    // MARK: Names
+
+    /// Asks for a well-known name; returns whether this connection now owns it.
+    public func requestName(_ name: String, replaceExisting: Bool = false) async throws(DBusError) -> Bool {
+        var flags = MR_DBUS_NAME_FLAG_DO_NOT_QUEUE
+        if replaceExisting { flags |= MR_DBUS_NAME_FLAG_REPLACE_EXISTING }
+        let reply = try await call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "RequestName", [.string(name), .uint32(flags)])
+        let code = reply.first?.integer ?? 0
+        return code == Int64(MR_DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER) || code == Int64(MR_DBUS_REQUEST_NAME_REPLY_ALREADY_OWNER)
+    }
+
+    /// Gives a well-known name up.
+    public func releaseName(_ name: String) async throws(DBusError) {
+        _ = try await call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "ReleaseName", [.string(name)])
+    }
+
+    /// The unique name owning `name`, or nil when nobody does.
+    public func nameOwner(of name: String) async throws(DBusError) -> String? {
+        do {
+            return try await call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "GetNameOwner", [.string(name)]
+            ).first?.string
+        } catch where error.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
+            return nil
+        }
+    }
+
+    private func installNameTracking() async throws(DBusError) {
+        // One match for every NameOwnerChanged keeps the owner cache of watched names current.
+        _ = try await call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "AddMatch",
+            [.string("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'")])
+    }
+
+    // MARK: Object export
+
+    /// Exports an object at `path`, replacing any object there. Below an object
+    /// manager, `InterfacesAdded` is emitted.
+    public func export(_ object: DBusObject, at path: DBusObjectPath) async {
+        core.setObject(object, at: path)
+        if let manager = core.managerPath(above: path) {
+            var interfaces: [DBusDictEntry] = []
+            for interface in object.interfaces {
+                interfaces.append(DBusDictEntry(.string(interface.name), await Self.properties(of: interface)))
+            }
+            emitSignal(
+                path: manager, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded",
+                [.objectPath(path), .dictionary(keySignature: "s", valueSignature: "a{sv}", interfaces)])
+        }
+    }
+
+    /// Removes the object at `path`. Below an object manager, `InterfacesRemoved` is emitted.
+    public func unexport(_ path: DBusObjectPath) {
+        guard let object = core.removeObject(at: path) else { return }
+        if let manager = core.managerPath(above: path) {
+            emitSignal(
+                path: manager, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved",
+                [.objectPath(path), .strings(object.interfaces.map(\.name))])
+        }
+    }
+
+    /// Emits `PropertiesChanged` for an exported object's interface.
+    public func emitPropertiesChanged(
+        path: DBusObjectPath, interface: String, changed: [String: DBusValue], invalidated: [String] = []
+    ) {
+        emitSignal(
+            path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+            [.string(interface), .properties(changed), .strings(invalidated)])
+    }
+
+    static func properties(of interface: DBusInterface) async -> DBusValue {
+        var values: [String: DBusValue] = [:]
+        for property in interface.properties where property.access != .write {
+            values[property.name] = await property.get()
+        }
+        return .properties(values)
+    }
+
+    // MARK: Serving calls (from the I/O thread)
+
+    func serve(_ call: DBusMessage) async {
+        let reply: DBusMessage
+        do {
+            reply = call.reply(try await answer(call))
+        } catch let error as DBusError {
+            reply = call.errorReply(error)
+        } catch {
+            reply = call.errorReply(DBusError(name: DBusError.failedName, message: "\(error)"))
+        }
+        if !call.noReplyExpected { send(reply) }
+    }
+
+    private func answer(_ call: DBusMessage) async throws -> [DBusValue] {
+        guard let path = call.path, let member = call.member else {
+            throw DBusError(name: DBusError.unknownMethodName, message: "no path or member")
+        }
+        let object = core.object(at: path)
+        switch call.interface {
+        case "org.freedesktop.DBus.Introspectable"?:
+            guard member == "Introspect" else { break }
+            return [.string(DBusIntrospection.xml(for: object, children: core.childNames(of: path)))]
+        case "org.freedesktop.DBus.Properties"?:
+            guard let object else { break }
+            return try await answerProperties(call, member: member, object: object)
+        case "org.freedesktop.DBus.ObjectManager"?:
+            guard let object, object.isObjectManager, member == "GetManagedObjects" else { break }
+            var entries: [DBusDictEntry] = []
+            for (childPath, child) in core.objects(below: path) {
+                var interfaces: [DBusDictEntry] = []
+                for interface in child.interfaces {
+                    interfaces.append(DBusDictEntry(.string(interface.name), await Self.properties(of: interface)))
+                }
+                entries.append(DBusDictEntry(
+                    .objectPath(childPath), .dictionary(keySignature: "s", valueSignature: "a{sv}", interfaces)))
+            }
+            return [.dictionary(keySignature: "o", valueSignature: "a{sa{sv}}", entries)]
+        default:
+            break
+        }
+        guard let object else {
+            if call.interface == "org.freedesktop.DBus.Introspectable" || call.interface == nil && member == "Introspect" {
+                return [.string(DBusIntrospection.xml(for: nil, children: core.childNames(of: path)))]
+            }
+            throw DBusError(name: DBusError.unknownObjectName, message: "no object at \(path)")
+        }
+        let candidates = object.interfaces.filter { call.interface == nil || $0.name == call.interface }
+        guard !candidates.isEmpty else {
+            throw DBusError(name: DBusError.unknownInterfaceName, message: "\(path) has no interface \(call.interface ?? "")")
+        }
+        guard let method = candidates.lazy.compactMap({ $0.methods.first { $0.name == member } }).first else {
+            throw DBusError(name: DBusError.unknownMethodName, message: "no method \(member) on \(call.interface ?? "") at \(path)")
+        }
+        guard call.signature == method.inputSignature else {
+            throw DBusError.invalidArgs("\(member) takes (\(method.inputSignature)), got (\(call.signature))")
+        }
+        return try await method.handler(DBusMethodCall(message: call))
+    }
+
+    private func answerProperties(_ call: DBusMessage, member: String, object: DBusObject) async throws -> [DBusValue] {
+        let args = call.body
+        func property(_ interfaceName: String?, _ name: String?) throws -> DBusProperty {
+            guard let interfaceName, let name else { throw DBusError.invalidArgs("expected interface and property names") }
+            guard let interface = object.interface(named: interfaceName) else {
+                throw DBusError(name: DBusError.unknownInterfaceName, message: "no interface \(interfaceName)")
+            }
+            guard let property = interface.properties.first(where: { $0.name == name }) else {
+                throw DBusError(name: DBusError.unknownPropertyName, message: "no property \(interfaceName).\(name)")
+            }
+            return property
+        }
+        switch member {
+        case "Get":
+            guard call.signature == "ss" else { throw DBusError.invalidArgs("Get takes (ss)") }
+            let found = try property(args[0].string, args[1].string)
+            guard found.access != .write else { throw DBusError(name: DBusError.accessDeniedName, message: "\(found.name) is write-only") }
+            return [.variant(await found.get())]
+        case "GetAll":
+            guard call.signature == "s", let name = args[0].string else { throw DBusError.invalidArgs("GetAll takes (s)") }
+            guard let interface = object.interface(named: name) else {
+                // An unknown interface has no properties (as GDBus and sd-bus answer).
+                return [.properties([:])]
+            }
+            return [await Self.properties(of: interface)]
+        case "Set":
+            guard call.signature == "ssv", case .variant(let value) = args[2] else { throw DBusError.invalidArgs("Set takes (ssv)") }
+            let found = try property(args[0].string, args[1].string)
+            guard let setter = found.set else {
+                throw DBusError(name: DBusError.propertyReadOnlyName, message: "\(found.name) is read-only")
+            }
+            guard value.signature == found.signature else {
+                throw DBusError.invalidArgs("\(found.name) is \(found.signature), got \(value.signature)")
+            }
+            try await setter(value)
+            return []
+        default:
+            throw DBusError(name: DBusError.unknownMethodName, message: "no method \(member) on org.freedesktop.DBus.Properties")
+        }
+    }
+}

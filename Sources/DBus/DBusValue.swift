@@ -1,0 +1,245 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A D-Bus object path, e.g. `/org/bluez/hci0`.
+public struct DBusObjectPath: Sendable, Hashable, Comparable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public let rawValue: String
+
+    /// A path; nil when it is not a valid object path.
+    public init?(_ rawValue: String) {
+        guard Self.isValid(rawValue) else { return nil }
+        self.rawValue = rawValue
+    }
+
+    public init(stringLiteral value: String) {
+        precondition(Self.isValid(value), "invalid object path literal \(value)")
+        rawValue = value
+    }
+
+    public var description: String { rawValue }
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// `/` or `/`-separated non-empty elements of `[A-Za-z0-9_]`, no trailing `/`.
+    public static func isValid(_ path: String) -> Bool {
+        guard path.first == "/" else { return false }
+        if path == "/" { return true }
+        guard path.last != "/" else { return false }
+        return path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).allSatisfy { element in
+            !element.isEmpty && element.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F
+            }
+        }
+    }
+
+    /// Whether `self` is `ancestor` or below it.
+    public func isDescendant(of ancestor: DBusObjectPath) -> Bool {
+        ancestor.rawValue == "/" || rawValue == ancestor.rawValue || rawValue.hasPrefix(ancestor.rawValue + "/")
+    }
+
+    /// A child path with one more element (characters outside `[A-Za-z0-9_]` become `_`).
+    public func appending(_ element: String) -> DBusObjectPath {
+        let safe = String(element.utf8.map { byte -> Character in
+            let ok = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            return ok ? Character(UnicodeScalar(byte)) : "_"
+        })
+        let base = rawValue == "/" ? "" : rawValue
+        return DBusObjectPath(base + "/" + (safe.isEmpty ? "_" : safe))!
+    }
+}
+
+/// A unix file descriptor carried in a message (`h`). The value owns its
+/// descriptor and closes it when the last reference goes; use ``duplicate()``
+/// to keep one beyond that.
+public final class DBusFileDescriptor: Sendable, Hashable {
+    /// The descriptor number; valid while this object lives.
+    public let rawValue: Int32
+
+    /// Takes ownership of `rawValue`.
+    public init(owning rawValue: Int32) {
+        self.rawValue = rawValue
+    }
+
+    deinit {
+        close(rawValue)
+    }
+
+    /// A new descriptor for the same file, owned by the caller.
+    public func duplicate() -> Int32 { dup(rawValue) }
+
+    public static func == (lhs: DBusFileDescriptor, rhs: DBusFileDescriptor) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// One entry of a D-Bus dictionary (`{kv}`).
+public struct DBusDictEntry: Sendable, Hashable {
+    public var key: DBusValue
+    public var value: DBusValue
+    public init(_ key: DBusValue, _ value: DBusValue) {
+        self.key = key
+        self.value = value
+    }
+}
+
+/// A D-Bus value of any type, with its signature.
+public indirect enum DBusValue: Sendable, Hashable {
+    case byte(UInt8)
+    case bool(Bool)
+    case int16(Int16)
+    case uint16(UInt16)
+    case int32(Int32)
+    case uint32(UInt32)
+    case int64(Int64)
+    case uint64(UInt64)
+    case double(Double)
+    case string(String)
+    case objectPath(DBusObjectPath)
+    case signature(String)
+    case unixFD(DBusFileDescriptor)
+    /// An array of values of one type; `elementSignature` is needed when it is empty.
+    case array(elementSignature: String, [DBusValue])
+    /// A dictionary `a{kv}`.
+    case dictionary(keySignature: String, valueSignature: String, [DBusDictEntry])
+    case structure([DBusValue])
+    case variant(DBusValue)
+
+    /// The value's D-Bus type signature.
+    public var signature: String {
+        switch self {
+        case .byte: "y"
+        case .bool: "b"
+        case .int16: "n"
+        case .uint16: "q"
+        case .int32: "i"
+        case .uint32: "u"
+        case .int64: "x"
+        case .uint64: "t"
+        case .double: "d"
+        case .string: "s"
+        case .objectPath: "o"
+        case .signature: "g"
+        case .unixFD: "h"
+        case .array(let element, _): "a" + element
+        case .dictionary(let key, let value, _): "a{" + key + value + "}"
+        case .structure(let fields): "(" + fields.map(\.signature).joined() + ")"
+        case .variant: "v"
+        }
+    }
+
+    // MARK: Building
+
+    /// An `a{sv}` dictionary, the property bag of BlueZ and MPRIS, sorted by key.
+    public static func properties(_ values: [String: DBusValue]) -> DBusValue {
+        .dictionary(
+            keySignature: "s", valueSignature: "v",
+            values.sorted { $0.key < $1.key }.map { DBusDictEntry(.string($0.key), .variant($0.value)) })
+    }
+
+    /// An `as` array.
+    public static func strings(_ values: [String]) -> DBusValue {
+        .array(elementSignature: "s", values.map(DBusValue.string))
+    }
+
+    /// An `ay` array.
+    public static func bytes(_ values: [UInt8]) -> DBusValue {
+        .array(elementSignature: "y", values.map(DBusValue.byte))
+    }
+
+    // MARK: Reading
+
+    /// The value inside any number of variants.
+    public var unwrapped: DBusValue {
+        if case .variant(let inner) = self { return inner.unwrapped }
+        return self
+    }
+
+    public var string: String? {
+        switch unwrapped {
+        case .string(let value), .signature(let value): value
+        case .objectPath(let path): path.rawValue
+        default: nil
+        }
+    }
+
+    public var bool: Bool? { if case .bool(let v) = unwrapped { v } else { nil } }
+    public var double: Double? { if case .double(let v) = unwrapped { v } else { nil } }
+    public var objectPath: DBusObjectPath? { if case .objectPath(let v) = unwrapped { v } else { nil } }
+
+    /// Any integer type as Int64 (uint64 values above Int64.max give nil).
+    public var integer: Int64? {
+        switch unwrapped {
+        case .byte(let v): Int64(v)
+        case .int16(let v): Int64(v)
+        case .uint16(let v): Int64(v)
+        case .int32(let v): Int64(v)
+        case .uint32(let v): Int64(v)
+        case .int64(let v): v
+        case .uint64(let v): Int64(exactly: v)
+        default: nil
+        }
+    }
+
+    public var array: [DBusValue]? {
+        switch unwrapped {
+        case .array(_, let values): values
+        case .dictionary(_, _, let entries): entries.map { .structure([$0.key, $0.value]) }
+        default: nil
+        }
+    }
+
+    public var bytes: [UInt8]? {
+        guard case .array("y", let values) = unwrapped else { return nil }
+        return values.compactMap { if case .byte(let b) = $0 { b } else { nil } }
+    }
+
+    /// A dictionary with string-like keys (`a{sv}`, `a{oa{sv}}`, …) as a Swift dictionary.
+    public var dictionary: [String: DBusValue]? {
+        guard case .dictionary(_, _, let entries) = unwrapped else { return nil }
+        var result: [String: DBusValue] = [:]
+        for entry in entries {
+            guard let key = entry.key.string else { return nil }
+            result[key] = entry.value
+        }
+        return result
+    }
+}
+
+/// Splits a signature into its complete types ("a{sv}i(ss)" → ["a{sv}", "i", "(ss)"]);
+/// nil when it is malformed.
+public func dbusSplitSignature(_ signature: String) -> [String]? {
+    var result: [String] = []
+    var index = signature.startIndex
+    func completeType() -> String? {
+        guard index < signature.endIndex else { return nil }
+        let start = index
+        let character = signature[index]
+        index = signature.index(after: index)
+        switch character {
+        case "y", "b", "n", "q", "i", "u", "x", "t", "d", "s", "o", "g", "h", "v":
+            break
+        case "a":
+            guard completeType() != nil else { return nil }
+        case "(":
+            var fields = 0
+            while index < signature.endIndex, signature[index] != ")" {
+                guard completeType() != nil else { return nil }
+                fields += 1
+            }
+            guard index < signature.endIndex, fields > 0 else { return nil }
+            index = signature.index(after: index)
+        case "{":
+            guard completeType() != nil, completeType() != nil,
+                index < signature.endIndex, signature[index] == "}"
+            else { return nil }
+            index = signature.index(after: index)
+        default:
+            return nil
+        }
+        return String(signature[start..<index])
+    }
+    while index < signature.endIndex {
+        guard let type = completeType() else { return nil }
+        result.append(type)
+    }
+    return result
+}
