@@ -63,6 +63,12 @@ public struct DBusNameOwnerChange: Sendable, Hashable {
     public let name: String
     public let oldOwner: String?
     public let newOwner: String?
+
+    public init(name: String, oldOwner: String?, newOwner: String?) {
+        self.name = name
+        self.oldOwner = oldOwner
+        self.newOwner = newOwner
+    }
 }
 
 /// A connection to a message bus (system, session, or a private address).

@@ -246,7 +246,6 @@ final class DBusConnectionCore: Sendable {
         }
         ready.resume()
         loop(connection)
-        dbus_connection_remove_filter(connection, { _, _, _ in DBUS_HANDLER_RESULT_NOT_YET_HANDLED }, context)
         dbus_connection_close(connection)
         dbus_connection_unref(connection)
         shutDown(reason: "the connection was closed")

@@ -1,0 +1,169 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A child process started with `posix_spawn` (Foundation's `Process` can hang in
+/// `waitUntilExit` off the main thread on Linux).
+public final class ChildProcess: Sendable {
+    public let pid: pid_t
+
+    /// Starts `arguments[0]` (a path) with `arguments`; its output goes to `outputFD`, or nowhere.
+    public init(_ arguments: [String], outputFD: Int32? = nil, environment: [String: String] = [:]) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if let outputFD {
+            posix_spawn_file_actions_adddup2(&actions, outputFD, 1)
+            posix_spawn_file_actions_adddup2(&actions, outputFD, 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        var merged = ProcessInfo.processInfo.environment
+        for (key, value) in environment { merged[key] = value }
+        let env = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer {
+            env.forEach { free($0) }
+            argv.forEach { free($0) }
+        }
+        // Threads of the Swift runtime block signals; the child must not inherit that mask,
+        // or SIGTERM would never reach it.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGTERM)
+        sigaddset(&defaults, SIGINT)
+        sigaddset(&defaults, SIGPIPE)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, env)
+        guard result == 0 else { throw PrivateBusError(message: "cannot start \(arguments[0]): error \(result)") }
+        self.pid = pid
+    }
+
+    /// Sends a signal (SIGTERM by default).
+    public func kill(_ signal: Int32 = SIGTERM) {
+        _ = Glibc.kill(pid, signal)
+    }
+
+    /// Waits for the process to end and returns its exit status (or 128+signal).
+    @discardableResult
+    public func wait() -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        if status & 0x7f == 0 { return (status >> 8) & 0xff }
+        return 128 + (status & 0x7f)
+    }
+
+    /// Whether it is still running.
+    public var isRunning: Bool {
+        var status: Int32 = 0
+        return waitpid(pid, &status, WNOHANG) == 0
+    }
+
+    /// ``run(_:environment:)`` on a dedicated thread.
+    public static func runOffPool(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try run(arguments, environment: environment) })
+            }
+        }
+    }
+
+    /// Runs a command to completion and returns its exit status and output.
+    public static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw PrivateBusError(message: "pipe failed") }
+        let child: ChildProcess
+        do {
+            child = try ChildProcess(arguments, outputFD: fds[1], environment: environment)
+        } catch {
+            close(fds[0]); close(fds[1])
+            throw error
+        }
+        close(fds[1])
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(fds[0], &buffer, buffer.count)
+            if count <= 0 { break }
+            output.append(contentsOf: buffer.prefix(count))
+        }
+        close(fds[0])
+        return (child.wait(), String(decoding: output, as: UTF8.self))
+    }
+}
+
+/// A `dbus-daemon` on a private socket, started for one test and stopped afterwards.
+public final class PrivateBus: Sendable {
+    public let address: String
+    public let directory: String
+    private let daemon: ChildProcess
+
+    /// Starts a session-type bus in a fresh temporary directory.
+    /// - Throws: when `dbus-daemon` is missing or does not come up.
+    public init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-bus-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let socket = directory + "/bus"
+        address = "unix:path=" + socket
+        daemon = try ChildProcess(["/usr/bin/dbus-daemon", "--session", "--address=\(address)", "--nofork", "--nopidfile"])
+        let deadline = Date().addingTimeInterval(5)
+        // The socket file appears at bind(), before listen(): wait until a connect succeeds.
+        while !Self.accepts(socket) {
+            guard Date() < deadline else { throw PrivateBusError(message: "dbus-daemon did not start") }
+            usleep(2_000)
+        }
+    }
+
+    private static func accepts(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.prefix(buffer.count - 1).enumerated() { buffer[index] = byte }
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        } == 0
+    }
+
+    /// Whether this machine can run a private bus (prints why not when it cannot).
+    public static var isAvailable: Bool {
+        let present = FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon")
+        if !present { print("skipping: /usr/bin/dbus-daemon is not installed (apt-get install dbus-daemon)") }
+        return present
+    }
+
+    public func stop() {
+        if daemon.isRunning {
+            daemon.kill()
+            daemon.wait()
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    deinit { stop() }
+
+    /// Runs a command to completion on a thread of its own (never blocking the
+    /// cooperative pool, which may have to serve the command's calls).
+    public func run(_ executable: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+        try await ChildProcess.runOffPool([executable] + arguments)
+    }
+}
+
+public struct PrivateBusError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
