@@ -14,10 +14,12 @@ let package = Package(
         .library(name: "RouteSystem", targets: ["RouteSystem"]),
         .library(name: "LoopbackExtension", targets: ["LoopbackExtension"]),
         .executable(name: "mediaroutectl", targets: ["mediaroutectl"]),
+        .executable(name: "mediarouted", targets: ["mediarouted"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // Time, injectable: the real monotonic clock and a manual one for simulations.
@@ -79,6 +81,24 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/MediaRouteTestSupport"),
+        // The daemon's D-Bus objects (one file per object) and its lifecycle service.
+        .target(
+            name: "MediaRouteDaemon",
+            dependencies: [
+                "DBus", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "mediarouted",
+            dependencies: [
+                "MediaRouteDaemon", "DBus", "LoopbackTransport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),

@@ -25,7 +25,7 @@ public struct DBusError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let accessDeniedName = "org.freedesktop.DBus.Error.AccessDenied"
     public static let serviceUnknownName = "org.freedesktop.DBus.Error.ServiceUnknown"
 
-    static func timeout(_ what: String) -> DBusError { DBusError(name: timeoutName, message: what) }
-    static func disconnected(_ what: String) -> DBusError { DBusError(name: disconnectedName, message: what) }
-    static func invalidArgs(_ what: String) -> DBusError { DBusError(name: invalidArgsName, message: what) }
+    public static func timeout(_ what: String) -> DBusError { DBusError(name: timeoutName, message: what) }
+    public static func disconnected(_ what: String) -> DBusError { DBusError(name: disconnectedName, message: what) }
+    public static func invalidArgs(_ what: String) -> DBusError { DBusError(name: invalidArgsName, message: what) }
 }

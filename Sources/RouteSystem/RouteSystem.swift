@@ -57,7 +57,7 @@ public actor RouteSystem {
 
     private let clock: any HostClock
     private let logger: Logger
-    public let configuration: Configuration
+    public nonisolated let configuration: Configuration
 
     private let reports: AsyncStream<(Slot, MediaDeviceRoutingEvent)>
     private let reportContinuation: AsyncStream<(Slot, MediaDeviceRoutingEvent)>.Continuation

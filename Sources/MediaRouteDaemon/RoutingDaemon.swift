@@ -1,0 +1,216 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import DBus
+import Logging
+import MediaDevice
+import RouteSystem
+
+/// Publishes a routing system on D-Bus: device and session objects follow the
+/// system's events; discovery and pairing agents are tracked per client, and a
+/// client leaving the bus takes its discovery interest and agent with it.
+public actor RoutingDaemon {
+    public let system: RouteSystem
+    let connection: DBusConnection
+    private let logger: Logger
+    private var devices: [String: SystemDevice] = [:]
+    private var routes: [UUID: ActiveRoute] = [:]
+    private var urls: [UUID: String] = [:]
+    private var discoveryClients: Set<String> = []
+    private var agentOwner: String?
+    private var tasks: [Task<Void, Never>] = []
+    private var playbackWatchers: [UUID: Task<Void, Never>] = [:]
+
+    public init(system: RouteSystem, connection: DBusConnection, logger: Logger) {
+        self.system = system
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// Exports the objects, follows the system and the bus, then takes the bus name.
+    /// - Throws: ``DBusError`` when the name is taken.
+    public func start(busName: String = DaemonNames.busName) async throws {
+        await connection.export(ManagerObject(daemon: self).object, at: DaemonNames.root)
+        let events = await system.events()
+        tasks.append(Task { [weak self] in
+            for await event in events { await self?.handle(event) }
+        })
+        let owners = try await connection.signals(matching: DBusMatchRule(
+            sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
+        tasks.append(Task { [weak self] in
+            for await signal in owners {
+                guard signal.body.count == 3, let name = signal.body[0].string, signal.body[2].string == "" else { continue }
+                await self?.clientLeft(name)
+            }
+        })
+        for device in await system.devicesList { await publish(device) }
+        guard try await connection.requestName(busName) else {
+            throw DBusError(name: "org.freedesktop.DBus.Error.AddressInUse", message: "\(busName) is already owned")
+        }
+        logger.info("acquired bus name", metadata: ["name": "\(busName)"])
+    }
+
+    /// Deactivates every route, stops following, and gives the name up.
+    public func stop(busName: String = DaemonNames.busName) async {
+        for task in tasks { task.cancel() }
+        tasks.removeAll()
+        for watcher in playbackWatchers.values { watcher.cancel() }
+        await system.shutdown()
+        try? await connection.releaseName(busName)
+    }
+
+    // MARK: Clients
+
+    func startDiscovery(for client: String) async {
+        discoveryClients.insert(client)
+        await system.beginDiscovery(client: client)
+        connection.emitPropertiesChanged(path: DaemonNames.root, interface: DaemonNames.manager, changed: ["Discovering": .bool(true)])
+    }
+
+    func stopDiscovery(for client: String) async {
+        await system.endDiscovery(client: client)
+        if !(await system.isDiscovering) {
+            connection.emitPropertiesChanged(path: DaemonNames.root, interface: DaemonNames.manager, changed: ["Discovering": .bool(false)])
+        }
+    }
+
+    func registerAgent(owner: String, path: DBusObjectPath) async {
+        agentOwner = owner
+        let timeout = system.configuration.pairingTimeout
+        await system.setPairingAgent(RemotePairingAgent(connection: connection, owner: owner, path: path, timeout: timeout))
+    }
+
+    func unregisterAgent(owner: String) async {
+        guard agentOwner == owner else { return }
+        agentOwner = nil
+        await system.setPairingAgent(nil)
+    }
+
+    private func clientLeft(_ name: String) async {
+        if discoveryClients.remove(name) != nil {
+            logger.info("client left; dropping its discovery", metadata: ["client": "\(name)"])
+            await system.endAllDiscovery(client: name)
+            if !(await system.isDiscovering) {
+                connection.emitPropertiesChanged(path: DaemonNames.root, interface: DaemonNames.manager, changed: ["Discovering": .bool(false)])
+            }
+        }
+        if agentOwner == name { await unregisterAgent(owner: name) }
+    }
+
+    // MARK: Devices and sessions
+
+    func deviceProperties(_ id: String) async -> [String: DBusValue]? {
+        guard let device = devices[id] else { return nil }
+        var volume: (Float, Bool)?
+        if let route = routes.values.first(where: { route in device.members.contains { $0.key == route.key } }) {
+            volume = try? await system.volume(on: route.session)
+        }
+        return DeviceObject.properties(of: device, volume: volume)
+    }
+
+    func sessionProperties(_ session: MediaOutputSession) async -> [String: DBusValue]? {
+        guard let route = routes[session.id] else { return nil }
+        let devicePath = await system.device(containing: route.key).map { DaemonNames.devicePath($0.id) } ?? DaemonNames.root
+        return SessionObject.properties(
+            of: route, devicePath: devicePath, control: await system.playbackControl(for: session), url: urls[session.id])
+    }
+
+    func activate(_ id: String, protocolID: String?) async throws -> DBusObjectPath {
+        let route = try await mapErrors { try await system.activate(deviceID: id, protocolID: protocolID) }
+        await publish(route)
+        return DaemonNames.sessionPath(route.session)
+    }
+
+    func deactivate(_ id: String) async throws {
+        try await withRoute(of: id) { system, session in await system.deactivate(session) }
+    }
+
+    func withRoute(of id: String, _ body: @Sendable (RouteSystem, MediaOutputSession) async throws -> Void) async throws {
+        guard let device = devices[id] else { throw MediaDeviceError(.deviceNotFound, "no device \(id)").dbusError }
+        guard let route = routes.values.first(where: { route in device.members.contains { $0.key == route.key } }) else {
+            throw MediaDeviceError(.deviceNotActive, "\(device.displayName) is not active").dbusError
+        }
+        try await mapErrors { try await body(system, route.session) }
+    }
+
+    func startSession(_ session: MediaOutputSession, url: URL, application: String?) async throws {
+        let control = try await mapErrors { try await system.startSession(on: session, identifier: application, url: url) }
+        urls[session.id] = url.absoluteString
+        let path = DaemonNames.sessionPath(session)
+        playbackWatchers[session.id]?.cancel()
+        playbackWatchers[session.id] = Task { [connection] in
+            var last: PlaybackSnapshot?
+            for await snapshot in control.changes() {
+                guard snapshot != last else { continue }
+                last = snapshot
+                connection.emitPropertiesChanged(path: path, interface: DaemonNames.session, changed: [
+                    "PlaybackState": .string(snapshot.state.rawValue),
+                    "Position": .double(snapshot.position),
+                    "Rate": .double(snapshot.playbackSpeed),
+                ])
+            }
+        }
+    }
+
+    private func publish(_ device: SystemDevice) async {
+        let isNew = devices[device.id] == nil
+        devices[device.id] = device
+        let path = DaemonNames.devicePath(device.id)
+        if isNew {
+            await connection.export(DeviceObject(daemon: self, id: device.id).object, at: path)
+        } else if let properties = await deviceProperties(device.id) {
+            connection.emitPropertiesChanged(path: path, interface: DaemonNames.device, changed: properties)
+        }
+    }
+
+    private func publish(_ route: ActiveRoute) async {
+        guard routes[route.session.id] == nil else { return }
+        routes[route.session.id] = route
+        await connection.export(SessionObject(daemon: self, route: route).object, at: DaemonNames.sessionPath(route.session))
+    }
+
+    private func handle(_ event: RouteSystemEvent) async {
+        switch event {
+        case .deviceFound(let device), .deviceUpdated(let device):
+            await publish(device)
+        case .deviceLost(let device):
+            devices[device.id] = nil
+            connection.unexport(DaemonNames.devicePath(device.id))
+        case .routeActivated(let route):
+            await publish(route)
+        case .routeDeactivated(let route, let reason):
+            let path = DaemonNames.sessionPath(route.session)
+            connection.emitSignal(path: path, interface: DaemonNames.session, member: "Ended", [
+                .string(reason.map { DaemonNames.errorPrefix + $0.code.rawValue } ?? ""), .string(reason?.message ?? ""),
+            ])
+            routes[route.session.id] = nil
+            urls[route.session.id] = nil
+            playbackWatchers.removeValue(forKey: route.session.id)?.cancel()
+            connection.unexport(path)
+        case .sessionEnded(let route, _):
+            playbackWatchers.removeValue(forKey: route.session.id)?.cancel()
+            urls[route.session.id] = nil
+            connection.emitPropertiesChanged(
+                path: DaemonNames.sessionPath(route.session), interface: DaemonNames.session,
+                changed: ["PlaybackState": .string("idle"), "Url": .string("")])
+        case .volumeChanged(let route, let volume, let muted):
+            if let device = await system.device(containing: route.key) {
+                connection.emitPropertiesChanged(
+                    path: DaemonNames.devicePath(device.id), interface: DaemonNames.device,
+                    changed: ["Volume": .double(Double(volume)), "Muted": .bool(muted)])
+            }
+        case .routeData(let route, _, let data):
+            connection.emitSignal(path: DaemonNames.sessionPath(route.session), interface: DaemonNames.session,
+                                  member: "Received", [.string("route"), .bytes(Array(data))])
+        case .sessionData(let route, _, let data):
+            connection.emitSignal(path: DaemonNames.sessionPath(route.session), interface: DaemonNames.session,
+                                  member: "Received", [.string("session"), .bytes(Array(data))])
+        case .activationStateChanged(let key, _, _):
+            if let device = await system.device(containing: key) { await publish(device) }
+        default:
+            break
+        }
+    }
+}
