@@ -81,11 +81,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/MediaRouteTestSupport"),
+        // Names and error mapping of mediarouted's D-Bus API, shared by the daemon and its clients.
+        .target(name: "MediaRouteBusAPI", dependencies: ["DBus", "MediaDevice"], swiftSettings: strict),
+        // SystemRouting backed by mediarouted over D-Bus.
+        .target(
+            name: "MediaRouteClient",
+            dependencies: [
+                "DBus", "MediaRouteBusAPI", "SystemRouting", "RouteSystem", "MediaDevice", "MediaClock",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         // The daemon's D-Bus objects (one file per object) and its lifecycle service.
         .target(
             name: "MediaRouteDaemon",
             dependencies: [
-                "DBus", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock",
+                "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport",
+                "MediaClock",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -93,12 +104,15 @@ let package = Package(
         .executableTarget(
             name: "mediarouted",
             dependencies: [
-                "MediaRouteDaemon", "DBus", "LoopbackTransport",
+                "MediaRouteDaemon", "MediaRouteBusAPI", "DBus", "LoopbackTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
+        .testTarget(
+            name: "MediaRouteDaemonTests",
+            dependencies: ["MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "SystemRouting", "DBus"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),

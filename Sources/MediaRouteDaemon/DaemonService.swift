@@ -1,4 +1,5 @@
 import DBus
+import MediaRouteBusAPI
 import Logging
 import LoopbackExtension
 import LoopbackTransport

@@ -1,4 +1,5 @@
 import DBus
+import MediaRouteBusAPI
 import MediaDevice
 import RouteSystem
 
@@ -23,6 +24,9 @@ struct DeviceObject {
             "State": .string(device.state.rawValue),
             "VolumeControl": .string(first?.volumeControl.rawValue ?? "none"),
             "CanMute": .bool(first?.canMute ?? false),
+            "Members": .array(elementSignature: "(sss)", device.members.map {
+                .structure([.string($0.protocolType.identifier), .string($0.protocolType.displayName), .string($0.device.id)])
+            }),
             "Volume": .double(Double(volume?.0 ?? 0)),
             "Muted": .bool(volume?.1 ?? false),
         ]
@@ -66,7 +70,7 @@ struct DeviceObject {
                 },
             ], properties: [
                 property("Id", "s"), property("Name", "s"), property("Type", "s"), property("Protocols", "as"),
-                property("ProtocolNames", "as"), property("Capabilities", "as"), property("State", "s"),
+                property("ProtocolNames", "as"), property("Members", "a(sss)"), property("Capabilities", "as"), property("State", "s"),
                 property("VolumeControl", "s"), property("CanMute", "b"), property("Volume", "d"), property("Muted", "b"),
             ]),
         ])

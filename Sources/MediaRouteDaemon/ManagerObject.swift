@@ -1,4 +1,5 @@
 import DBus
+import MediaRouteBusAPI
 import RouteSystem
 
 /// `/org/mediaroute`: `org.mediaroute.Manager1` (discovery per client, pairing

@@ -1,4 +1,5 @@
 import DBus
+import MediaRouteBusAPI
 import MediaDevice
 import RouteSystem
 

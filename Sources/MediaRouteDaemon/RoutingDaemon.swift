@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import DBus
+import MediaRouteBusAPI
 import Logging
 import MediaDevice
 import RouteSystem

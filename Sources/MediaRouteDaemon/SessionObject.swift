@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import DBus
+import MediaRouteBusAPI
 import MediaDevice
 import RouteSystem
 
@@ -16,6 +17,8 @@ struct SessionObject {
     static func properties(of route: ActiveRoute, devicePath: DBusObjectPath, control: PlaybackControl?, url: String?) -> [String: DBusValue] {
         let snapshot = control?.snapshot
         return [
+            "Id": .string(route.session.id.uuidString),
+            "DeviceId": .string(route.device.id),
             "Device": .objectPath(devicePath),
             "Protocol": .string(route.protocolType.identifier),
             "PlaybackState": .string(snapshot?.state.rawValue ?? "idle"),
@@ -80,7 +83,7 @@ struct SessionObject {
                     return []
                 },
             ], properties: [
-                property("Device", "o"), property("Protocol", "s"), property("PlaybackState", "s"), property("Position", "d"),
+                property("Id", "s"), property("DeviceId", "s"), property("Device", "o"), property("Protocol", "s"), property("PlaybackState", "s"), property("Position", "d"),
                 property("Rate", "d"), property("Duration", "d"), property("Title", "s"), property("Url", "s"),
             ], signals: [
                 DBusSignalDescription("Received", arguments: [DBusArgument("channel", "s"), DBusArgument("data", "ay")]),

@@ -38,6 +38,12 @@ public struct SystemDevice: Sendable, Hashable, Identifiable {
         public let device: MediaOutputDevice
         public let state: ActivationState
 
+        public init(protocolType: MediaSharingProtocol, device: MediaOutputDevice, state: ActivationState) {
+            self.protocolType = protocolType
+            self.device = device
+            self.state = state
+        }
+
         public var key: DeviceKey { DeviceKey(protocolID: protocolType.identifier, deviceID: device.id) }
     }
 
@@ -46,6 +52,12 @@ public struct SystemDevice: Sendable, Hashable, Identifiable {
     public let displayName: String
     /// Members in extension load order.
     public let members: [Member]
+
+    public init(id: String, displayName: String, members: [Member]) {
+        self.id = id
+        self.displayName = displayName
+        self.members = members
+    }
 
     /// The device type of the first member that knows it.
     public var deviceType: MediaOutputDevice.DeviceType {
@@ -73,6 +85,12 @@ public struct ActiveRoute: Sendable, Hashable, Identifiable {
     public let protocolType: MediaSharingProtocol
     public let device: MediaOutputDevice
 
+    public init(session: MediaOutputSession, protocolType: MediaSharingProtocol, device: MediaOutputDevice) {
+        self.session = session
+        self.protocolType = protocolType
+        self.device = device
+    }
+
     public var id: MediaOutputSession.ID { session.id }
     public var key: DeviceKey { DeviceKey(protocolID: protocolType.identifier, deviceID: device.id) }
 }
@@ -85,6 +103,17 @@ public struct PairingRequest: Sendable, Hashable {
     /// What to tell the person, from the extension ("Enter the code shown on your TV.").
     public let reason: String
     public let authorizationMethod: MediaOutputDevice.AuthorizationMethod
+
+    public init(
+        device: MediaOutputDevice, protocolType: MediaSharingProtocol, session: MediaOutputSession, reason: String,
+        authorizationMethod: MediaOutputDevice.AuthorizationMethod
+    ) {
+        self.device = device
+        self.protocolType = protocolType
+        self.session = session
+        self.reason = reason
+        self.authorizationMethod = authorizationMethod
+    }
 }
 
 /// Answers pairing prompts: a UI, a CLI prompt, a D-Bus agent.

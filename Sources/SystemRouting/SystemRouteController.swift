@@ -39,7 +39,7 @@ public final class SystemRouteController: Sendable {
         var routes: [UUID: SystemRoute] = [:]
     }
 
-    let system: RouteSystem
+    let system: any SystemRoutingBackend
     /// Identifies this app to devices (the application launched in `.application` mode)
     /// and to the system (discovery interest).
     public let applicationIdentifier: String
@@ -48,7 +48,12 @@ public final class SystemRouteController: Sendable {
 
     /// A controller for an in-process routing system. Subscribes to the system's
     /// events before returning, so no route event is missed.
-    public init(system: RouteSystem, applicationIdentifier: String = "org.mediaroute.app") async {
+    public convenience init(system: RouteSystem, applicationIdentifier: String = "org.mediaroute.app") async {
+        await self.init(backend: system, applicationIdentifier: applicationIdentifier)
+    }
+
+    /// A controller over any backend, e.g. a client of `mediarouted`.
+    public init(backend system: any SystemRoutingBackend, applicationIdentifier: String = "org.mediaroute.app") async {
         self.system = system
         self.applicationIdentifier = applicationIdentifier
         let events = await system.events()

@@ -2,6 +2,7 @@ import ArgumentParser
 import DBus
 import Logging
 import LoopbackTransport
+import MediaRouteBusAPI
 import MediaRouteDaemon
 import ServiceLifecycle
 

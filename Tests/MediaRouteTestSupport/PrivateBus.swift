@@ -165,5 +165,6 @@ public final class PrivateBus: Sendable {
 
 public struct PrivateBusError: Error, CustomStringConvertible {
     public let message: String
+    public init(message: String) { self.message = message }
     public var description: String { message }
 }

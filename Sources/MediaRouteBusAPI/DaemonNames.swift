@@ -1,7 +1,7 @@
 import DBus
 import MediaDevice
 
-/// The daemon's names on the bus. Documented in Docs/dbus-api.md.
+/// The daemon's names on the bus, shared by `mediarouted` and its clients. Documented in Docs/dbus-api.md.
 public enum DaemonNames {
     /// The well-known bus name the daemon owns.
     public static let busName = "org.mediaroute"
@@ -14,16 +14,16 @@ public enum DaemonNames {
     public static let pairingAgent = "org.mediaroute.PairingAgent1"
     public static let errorPrefix = "org.mediaroute.Error."
 
-    static func devicePath(_ id: String) -> DBusObjectPath { root.appending("device").appending(id) }
+    public static func devicePath(_ id: String) -> DBusObjectPath { root.appending("device").appending(id) }
 
-    static func sessionPath(_ session: MediaOutputSession) -> DBusObjectPath {
+    public static func sessionPath(_ session: MediaOutputSession) -> DBusObjectPath {
         root.appending("session").appending(session.id.uuidString)
     }
 }
 
 extension MediaDeviceError {
     /// The D-Bus error carrying this error: `org.mediaroute.Error.<Code>`.
-    var dbusError: DBusError {
+    public var dbusError: DBusError {
         let code = code.rawValue.prefix(1).uppercased() + code.rawValue.dropFirst()
         return DBusError(name: DaemonNames.errorPrefix + code, message: message)
     }
@@ -47,7 +47,7 @@ extension MediaDeviceError {
 }
 
 /// Runs `body`, turning a `MediaDeviceError` into its D-Bus error.
-func mapErrors<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws -> T {
+public func mapErrors<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws -> T {
     do {
         return try await body()
     } catch let error as MediaDeviceError {

@@ -1,0 +1,32 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import MediaDevice
+import RouteSystem
+
+/// What the app-facing API needs from a routing system: the in-process
+/// `RouteSystem` itself, or a client of `mediarouted` over D-Bus.
+public protocol SystemRoutingBackend: Sendable {
+    func events() async -> AsyncStream<RouteSystemEvent>
+    var activeRoutes: [ActiveRoute] { get async }
+    var devicesList: [SystemDevice] { get async }
+    func setPairingAgent(_ agent: (any PairingAgent)?) async
+    func activate(deviceID: String, protocolID: String?, features: MediaOutputDevice.Capabilities) async throws -> ActiveRoute
+    func deactivate(_ session: MediaOutputSession) async
+    func beginDiscovery(client: String) async
+    func endDiscovery(client: String) async
+    func setVolume(_ level: Float, on session: MediaOutputSession) async throws
+    func changeVolume(by increments: Int, on session: MediaOutputSession) async throws
+    func setMuted(_ muted: Bool, on session: MediaOutputSession) async throws
+    func volume(on session: MediaOutputSession) async throws -> (volume: Float, muted: Bool)
+    func startSession(on session: MediaOutputSession, identifier: String?, url: URL) async throws -> PlaybackControl
+    func stopSession(on session: MediaOutputSession) async
+    func sendRouteData(_ data: Data, fromApplication application: String, on session: MediaOutputSession) async throws
+    func sendSessionData(_ data: Data, on session: MediaOutputSession) async throws
+    func startRealtimeSampleDelivery(on session: MediaOutputSession) async throws -> RealtimeSampleSink
+    func stopRealtimeSampleDelivery(on session: MediaOutputSession) async
+}
+
+extension RouteSystem: SystemRoutingBackend {}

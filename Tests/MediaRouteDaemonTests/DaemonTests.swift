@@ -1,0 +1,188 @@
+import DBus
+import Foundation
+import MediaRouteBusAPI
+import MediaRouteClient
+import MediaRouteTestSupport
+import SystemRouting
+import Testing
+
+/// `mediarouted` started as a process on a private bus.
+final class RunningDaemon: Sendable {
+    let bus: PrivateBus
+    let process: ChildProcess
+
+    static var binary: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mediarouted").path
+    }
+
+    init() async throws {
+        bus = try PrivateBus()
+        process = try ChildProcess([Self.binary, "--bus", bus.address, "--log-level", "warning"])
+        let probe = try await DBusConnection.connect(to: .address(bus.address))
+        defer { probe.close() }
+        let up = await eventually(timeout: .seconds(10)) { (try? await probe.nameOwner(of: DaemonNames.busName)) ?? nil != nil }
+        guard up else { throw PrivateBusError(message: "mediarouted did not take its name") }
+    }
+
+    func stop() -> Int32 {
+        process.kill()
+        return process.wait()
+    }
+
+    deinit {
+        if process.isRunning { process.kill(SIGKILL); process.wait() }
+    }
+
+    func gdbus(_ arguments: [String]) async throws -> String {
+        let (status, output) = try await bus.run("/usr/bin/gdbus", ["call", "--address", bus.address, "--dest", DaemonNames.busName] + arguments)
+        guard status == 0 else { throw PrivateBusError(message: "gdbus \(arguments) failed: \(output)") }
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+final class RouteEvents: SystemRouteControllerObserver {
+    let events = Locked<[String]>([])
+    func systemRouteController(_ controller: SystemRouteController, handle event: SystemRouteEvent) async -> Bool {
+        events.withLock { $0.append("\(event.reason == .activate ? "activate" : "deactivate"):\(event.route.routeDisplayName)\(event.error.map { ":\($0.code)" } ?? "")") }
+        return true
+    }
+}
+
+func client(_ daemon: RunningDaemon, agent: ScriptedPairingAgent) async throws -> (DBusConnection, DaemonRoutingBackend, SystemRouteController) {
+    let connection = try await DBusConnection.connect(to: .address(daemon.bus.address))
+    let backend = try await DaemonRoutingBackend.connect(connection)
+    let controller = await SystemRouteController(backend: backend, applicationIdentifier: "org.example.remote")
+    await controller.setPairingAgent(agent)
+    return (connection, backend, controller)
+}
+
+@Suite(.timeLimit(.minutes(1)), .enabled(if: PrivateBus.isAvailable), .serialized) struct DaemonTests {
+    @Test func theDemoFlowThroughTheClientBackend() async throws {
+        let daemon = try await RunningDaemon()
+        let (_, _, controller) = try await client(daemon, agent: ScriptedPairingAgent([.code("1234")]))
+        let observer = RouteEvents()
+        controller.addObserver(observer)
+        let picker = controller.makePicker(prioritizesVideoDevices: true)
+        await picker.open()
+        #expect(await eventually { await picker.entries().count == 2 })
+        let entries = await picker.entries()
+        #expect(entries.map(\.displayName) == ["Living Room TV", "Kitchen Speaker"])
+        #expect(entries[0].protocolDisplayNames == ["Loopback"])
+
+        let route = try await picker.pick(entries[0])
+        #expect(route.routeDisplayName == "Living Room TV")
+        #expect(route.protocolType.identifier == "org.mediaroute.loopback")
+        #expect(await eventually { observer.events.value == ["activate:Living Room TV"] })
+
+        let session = SystemRouteSession(url: URL(string: "http://media.example/movie.mp4")!, mode: .application)
+        #expect(route.addSession(session))
+        let media = try await session.start()
+        let control = media.playbackControl
+        #expect(control.isPlaying)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(control.currentPlaybackPosition > 0.2, "the position advances")
+        control.isPlaying = false
+        #expect(await eventually { control.snapshot.state == .paused })
+
+        let channel = try #require(media.dataChannel)
+        let replies = channel.messages()
+        try await channel.send(Data("hi".utf8))
+        var iterator = replies.makeAsyncIterator()
+        #expect(await iterator.next().map { String(decoding: $0, as: UTF8.self) } == "ack:hi")
+
+        let changes = route.volumeChanges()
+        try await route.setVolume(0.3)
+        var volumes = changes.makeAsyncIterator()
+        #expect(await volumes.next()?.volume == 0.3)
+
+        await session.stop()
+        route.removeSession(session)
+        await controller.deactivate(route)
+        #expect(await eventually { observer.events.value == ["activate:Living Room TV", "deactivate:Living Room TV"] })
+        await picker.close()
+        #expect(daemon.stop() == 0, "SIGTERM shuts the daemon down cleanly")
+    }
+
+    @Test func aWrongPinComesBackAsATypedError() async throws {
+        let daemon = try await RunningDaemon()
+        let (_, _, controller) = try await client(daemon, agent: ScriptedPairingAgent([.code("0000")]))
+        let picker = controller.makePicker()
+        await picker.open()
+        #expect(await eventually { await picker.entries().count == 2 })
+        do {
+            _ = try await controller.activate(deviceNamed: "Living Room TV")
+            Issue.record("a wrong PIN activated the TV")
+        } catch let error as MediaDeviceError {
+            #expect(error.code == .authorizationFailed)
+        }
+    }
+
+    @Test func theFlowThroughGdbus() async throws {
+        let daemon = try await RunningDaemon()
+        _ = try await daemon.gdbus(["--object-path", "/org/mediaroute", "--method", "org.mediaroute.Manager1.StartDiscovery"])
+        let speaker = "/org/mediaroute/device/org_mediaroute_loopback_kitchen_speaker"
+        var found = false
+        for _ in 0..<50 where !found {
+            found = (try? await daemon.gdbus(["--object-path", speaker, "--method", "org.freedesktop.DBus.Properties.Get",
+                                             "org.mediaroute.Device1", "Name"])) == "(<'Kitchen Speaker'>,)"
+            if !found { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(found)
+        let session = try await daemon.gdbus(["--object-path", speaker, "--method", "org.mediaroute.Device1.Activate", ""])
+        #expect(session.hasPrefix("(objectpath '/org/mediaroute/session/"))
+        _ = try await daemon.gdbus(["--object-path", speaker, "--method", "org.mediaroute.Device1.ChangeVolume", "2"])
+        let volume = try await daemon.gdbus(["--object-path", speaker, "--method", "org.freedesktop.DBus.Properties.Get",
+                                             "org.mediaroute.Device1", "Volume"])
+        #expect(volume == "(<0.625>,)")
+        await #expect(throws: PrivateBusError.self) {
+            _ = try await daemon.gdbus(["--object-path", speaker, "--method", "org.mediaroute.Device1.SetVolume", "0.5"])
+        }
+        _ = try await daemon.gdbus(["--object-path", speaker, "--method", "org.mediaroute.Device1.Deactivate"])
+        let state = try await daemon.gdbus(["--object-path", speaker, "--method", "org.freedesktop.DBus.Properties.Get",
+                                            "org.mediaroute.Device1", "State"])
+        #expect(state == "(<'idle'>,)")
+    }
+
+    @Test func discoveryEndsWhenItsClientLeavesTheBus() async throws {
+        let daemon = try await RunningDaemon()
+        let watcher = try await DBusConnection.connect(to: .address(daemon.bus.address))
+        @Sendable func discovering() async -> Bool? {
+            try? await watcher.call(destination: DaemonNames.busName, path: DaemonNames.root,
+                                    interface: "org.freedesktop.DBus.Properties", member: "Get",
+                                    [.string(DaemonNames.manager), .string("Discovering")]).first?.bool
+        }
+        let client = try await DBusConnection.connect(to: .address(daemon.bus.address))
+        _ = try await client.call(destination: DaemonNames.busName, path: DaemonNames.root, interface: DaemonNames.manager,
+                                  member: "StartDiscovery")
+        #expect(await discovering() == true)
+        client.close()
+        #expect(await eventually { await discovering() == false })
+    }
+
+    @Test func theClientReportsTheDaemonGoingAway() async throws {
+        let daemon = try await RunningDaemon()
+        let (_, backend, controller) = try await client(daemon, agent: ScriptedPairingAgent([]))
+        let observer = RouteEvents()
+        controller.addObserver(observer)
+        let picker = controller.makePicker()
+        await picker.open()
+        #expect(await eventually { await picker.entries().count == 2 })
+        _ = try await controller.activate(deviceNamed: "Kitchen Speaker")
+        #expect(daemon.stop() == 0)
+        #expect(await eventually { observer.events.value.last == "deactivate:Kitchen Speaker:connectionFailed" })
+        #expect(await backend.isDaemonGone)
+        await #expect(throws: MediaDeviceError.self) { _ = try await controller.activate(deviceNamed: "Kitchen Speaker") }
+    }
+
+    @Test func noDaemonIsAClearError() async throws {
+        let bus = try PrivateBus()
+        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        do {
+            _ = try await DaemonRoutingBackend.connect(connection)
+            Issue.record("connected to a daemon that does not run")
+        } catch let error as MediaDeviceError {
+            #expect(error.code == .connectionFailed)
+            #expect(error.message.contains("not running"))
+        }
+    }
+}
