@@ -64,7 +64,7 @@ let package = Package(
             name: "MediaRouteCommands",
             dependencies: [
                 "SystemRouting", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport",
-                "MediaClock",
+                "MediaClock", "DBus", "MediaRouteClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -112,7 +112,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "MediaRouteDaemonTests",
-            dependencies: ["MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "SystemRouting", "DBus"]),
+            dependencies: ["MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "MediaRouteCommands", "SystemRouting", "DBus"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),

@@ -69,7 +69,11 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         let objects = try await connection.call(
             destination: daemon, path: DaemonNames.root, interface: "org.freedesktop.DBus.ObjectManager",
             member: "GetManagedObjects")
-        for (key, interfaces) in objects.first?.dictionary ?? [:] {
+        // Devices first: a session object refers to its device.
+        let managed = (objects.first?.dictionary ?? [:]).sorted { lhs, rhs in
+            (lhs.value.dictionary?[DaemonNames.device] != nil ? 0 : 1, lhs.key) < (rhs.value.dictionary?[DaemonNames.device] != nil ? 0 : 1, rhs.key)
+        }
+        for (key, interfaces) in managed {
             guard let path = DBusObjectPath(key) else { continue }
             await added(path, interfaces: interfaces.dictionary ?? [:], announce: false)
         }
@@ -354,7 +358,8 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
             guard signal.body.count >= 2, let changed = signal.body[1].dictionary else { return }
             if let device = devices[path] {
-                if changed["Volume"] != nil || changed["Muted"] != nil,
+                // A volume event carries only Volume and Muted; a full refresh is not a change of volume.
+                if changed["Volume"] != nil, Set(changed.keys).isSubset(of: ["Volume", "Muted"]),
                     let route = routes.values.first(where: { entry in device.members.contains { $0.key == entry.route.key } })?.route
                 {
                     emit(.volumeChanged(route, volume: Float(changed["Volume"]?.double ?? 0), muted: changed["Muted"]?.bool ?? false))

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DBus
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -28,18 +29,33 @@ public struct CommonOptions: ParsableArguments {
     @Flag(name: .long, help: "Log debug details to standard error.")
     public var verbose = false
 
+    @Option(name: .long, help: "Talk to mediarouted on this bus: system, session, or a D-Bus address. Without it, or when no daemon runs there, the routing system runs in this process.")
+    public var bus: String?
+
     public init() {}
 
-    func environment() async throws -> InProcessEnvironment {
+    func environment(console: any Console, allowDaemon: Bool = true) async throws -> RoutingEnvironment {
+        var logger = Logger(label: "mediaroutectl")
+        logger.logLevel = verbose ? .debug : .critical
+        if let bus, allowDaemon {
+            let target: DBusConnection.Bus = switch bus {
+            case "system": .system
+            case "session": .session
+            default: .address(bus)
+            }
+            do {
+                return try await RoutingEnvironment.daemon(on: target, logger: logger)
+            } catch {
+                console.write("mediarouted is not reachable on the \(bus) bus (\(error)); running in-process instead.")
+            }
+        }
         let scenario: LoopbackScenario
         do {
             scenario = try self.scenario.map(LoopbackScenario.load(fromFile:)) ?? .standard
         } catch {
             throw CommandFailure("\(error)")
         }
-        var logger = Logger(label: "mediaroutectl")
-        logger.logLevel = verbose ? .debug : .warning
-        return try await InProcessEnvironment.make(scenario: scenario, logger: logger)
+        return try await RoutingEnvironment.inProcess(scenario: scenario, logger: logger)
     }
 }
 
@@ -59,13 +75,17 @@ func seconds(_ value: Double) -> String {
 
 /// Discovers, then activates the device named `name`, pairing with `pin` or a prompt.
 func activate(
-    _ name: String, pin: String?, discoverySeconds: Double, environment: InProcessEnvironment, console: any Console
+    _ name: String, pin: String?, discoverySeconds: Double, environment: RoutingEnvironment, console: any Console
 ) async throws -> SystemRoute {
     await environment.controller.setPairingAgent(ConsolePairingAgent(console: console, pin: pin))
     let entries = await environment.discover(seconds: discoverySeconds)
     guard let entry = entries.first(where: { $0.displayName.lowercased() == name.lowercased() || $0.id == name }) else {
         let known = entries.map(\.displayName).joined(separator: ", ")
         throw CommandFailure("no device named \"\(name)\" found (found: \(known.isEmpty ? "none" : known))")
+    }
+    // With a daemon the device may already be active (a route kept from an earlier command).
+    if let existing = environment.controller.routes.first(where: { $0.routeDisplayName == entry.displayName }) {
+        return existing
     }
     do {
         return try await environment.controller.activate(deviceNamed: entry.id)
@@ -89,7 +109,7 @@ extension MediaRouteCtl {
 
         public func run(console: any Console) async throws {
             guard seconds > 0, seconds <= 300 else { throw CommandFailure("--seconds must be between 0 and 300") }
-            let environment = try await common.environment()
+            let environment = try await common.environment(console: console)
             let showProgress = !json && seconds >= 2
             let entries = await environment.discover(seconds: seconds) { count in
                 if showProgress { console.write("  … \(count) device(s) so far") }
@@ -114,7 +134,7 @@ extension MediaRouteCtl {
                     console.write("\(index + 1). \(entry.displayName)  [\(entry.deviceType.rawValue), \(entry.protocolDisplayNames.joined(separator: " + "))]")
                 }
             }
-            await environment.system.shutdown()
+            await environment.shutdown()
         }
     }
 
@@ -127,6 +147,7 @@ extension MediaRouteCtl {
         @Option(help: "The device's name.") public var to: String
         @Option(help: "The pairing code, if the device asks for one.") public var pin: String?
         @Option(help: "How long to let it play before stopping, in seconds.") public var seconds: Double = 3
+        @Flag(help: "With mediarouted (--bus): leave it playing when the command ends.") public var keep = false
 
         public init() {}
 
@@ -136,7 +157,7 @@ extension MediaRouteCtl {
             guard let mediaURL = URL(string: url), mediaURL.scheme != nil else {
                 throw CommandFailure("\"\(url)\" is not a URL")
             }
-            let environment = try await common.environment()
+            let environment = try await common.environment(console: console)
             let route = try await activate(to, pin: pin, discoverySeconds: 0.5, environment: environment, console: console)
             let session = SystemRouteSession(url: mediaURL, mode: .player)
             guard route.addSession(session) else { throw CommandFailure("\(route.routeDisplayName) is busy") }
@@ -144,7 +165,7 @@ extension MediaRouteCtl {
             do {
                 media = try await session.start()
             } catch {
-                await environment.system.shutdown()
+                await environment.shutdown()
                 throw CommandFailure("cannot play on \(route.routeDisplayName): \(error)")
             }
             console.write("Playing \(mediaURL.absoluteString) on \(route.routeDisplayName)")
@@ -154,11 +175,15 @@ extension MediaRouteCtl {
                 try? await clock.sleep(for: min(.seconds(1), end - clock.now()))
                 console.write("  \(media.playbackControl.playbackState.rawValue) \(MediaRouteCommands.seconds(media.playbackControl.currentPlaybackPosition))")
             }
-            await session.stop()
-            route.removeSession(session)
-            await environment.controller.deactivate(route)
-            console.write("Stopped.")
-            await environment.system.shutdown()
+            if keep && environment.usesDaemon {
+                console.write("Left playing on \(route.routeDisplayName); `mediaroutectl stop --to \"\(route.routeDisplayName)\" --bus …` ends it.")
+            } else {
+                await session.stop()
+                route.removeSession(session)
+                await environment.controller.deactivate(route)
+                console.write("Stopped.")
+            }
+            await environment.shutdown()
         }
     }
 
@@ -185,7 +210,7 @@ extension MediaRouteCtl {
         public func run() async throws { try await run(console: StandardConsole()) }
 
         public func run(console: any Console) async throws {
-            let environment = try await common.environment()
+            let environment = try await common.environment(console: console)
             let route = try await activate(to, pin: pin, discoverySeconds: 0.5, environment: environment, console: console)
             let changes = route.volumeChanges()
             do {
@@ -195,7 +220,7 @@ extension MediaRouteCtl {
                     try await route.changeVolume(by: (up ?? 0) - (down ?? 0))
                 }
             } catch {
-                await environment.system.shutdown()
+                await environment.shutdown()
                 throw CommandFailure("\(error)")
             }
             if let confirmed = await first(of: changes, within: .seconds(2)) {
@@ -203,7 +228,7 @@ extension MediaRouteCtl {
             } else {
                 console.write("\(route.routeDisplayName): the device did not confirm the volume")
             }
-            await environment.system.shutdown()
+            await environment.shutdown()
         }
     }
 
@@ -221,19 +246,19 @@ extension MediaRouteCtl {
         public func run() async throws { try await run(console: StandardConsole()) }
 
         public func run(console: any Console) async throws {
-            let environment = try await common.environment()
+            let environment = try await common.environment(console: console)
             let route = try await activate(to, pin: pin, discoverySeconds: 0.5, environment: environment, console: console)
             let changes = route.volumeChanges()
             do {
                 try await route.setMuted(!off)
             } catch {
-                await environment.system.shutdown()
+                await environment.shutdown()
                 throw CommandFailure("\(error)")
             }
             if let confirmed = await first(of: changes, within: .seconds(2)) {
                 console.write("\(route.routeDisplayName): \(confirmed.muted ? "muted" : "unmuted")")
             }
-            await environment.system.shutdown()
+            await environment.shutdown()
         }
     }
 
@@ -252,7 +277,7 @@ extension MediaRouteCtl {
         public func run() async throws { try await run(console: StandardConsole()) }
 
         public func run(console: any Console) async throws {
-            let environment = try await common.environment()
+            let environment = try await common.environment(console: console)
             let route = try await activate(to, pin: pin, discoverySeconds: 0.5, environment: environment, console: console)
             if let session = route.currentSession {
                 await session.stop()
@@ -260,7 +285,7 @@ extension MediaRouteCtl {
             }
             await environment.controller.deactivate(route)
             console.write("\(route.routeDisplayName): stopped and deactivated")
-            await environment.system.shutdown()
+            await environment.shutdown()
         }
     }
 
@@ -276,14 +301,15 @@ extension MediaRouteCtl {
         public func run() async throws { try await run(console: StandardConsole()) }
 
         public func run(console: any Console) async throws {
-            let environment = try await common.environment()
+            let environment = try await common.environment(console: console)
             let entries = await environment.discover(seconds: seconds)
             for entry in entries {
                 console.write("\(entry.displayName): \(entry.state.rawValue) via \(entry.protocolDisplayNames.joined(separator: ", "))")
             }
             let routes = environment.controller.routes
+            console.write(environment.usesDaemon ? "Connected to mediarouted." : "Routing system in this process.")
             console.write(routes.isEmpty ? "No active routes." : "Active routes: \(routes.map(\.routeDisplayName).joined(separator: ", "))")
-            await environment.system.shutdown()
+            await environment.shutdown()
         }
     }
 }

@@ -22,7 +22,7 @@ extension MediaRouteCtl {
         public func run() async throws { try await run(console: StandardConsole()) }
 
         public func run(console: any Console) async throws {
-            let environment = try await common.environment()
+            let environment = try await common.environment(console: console, allowDaemon: false)
             let controller = environment.controller
             let observer = DemoObserver(console: console)
             controller.addObserver(observer)
@@ -75,7 +75,7 @@ extension MediaRouteCtl {
 
             console.write("[7/10] Someone turns the volume up on the TV itself …")
             let volumeChanges = route.volumeChanges()
-            await environment.transport.changeVolumeOnDevice(named: route.device.id, to: 0.8)
+            await environment.transport?.changeVolumeOnDevice(named: route.device.id, to: 0.8)
             guard let change = await first(of: volumeChanges, within: .seconds(3)) else {
                 throw CommandFailure("the device-side volume change did not arrive")
             }
@@ -98,7 +98,7 @@ extension MediaRouteCtl {
             console.write("[10/10] Deactivating \(route.routeDisplayName)")
             await controller.deactivate(route)
             await observer.waitForDeactivation()
-            await environment.system.shutdown()
+            await environment.shutdown()
             console.write("Demo finished.")
         }
     }

@@ -19,7 +19,7 @@ extension MediaRouteCtl {
         public func run() async throws { try await run(console: StandardConsole()) }
 
         public func run(console: any Console) async throws {
-            let environment = try await common.environment()
+            let environment = try await common.environment(console: console)
             await environment.controller.setPairingAgent(ConsolePairingAgent(console: console, pin: pin))
             let picker = environment.controller.makePicker(prioritizesVideoDevices: true)
             await picker.open()
@@ -32,7 +32,7 @@ extension MediaRouteCtl {
             await picker.close()
             guard let chosen else {
                 console.write("Nothing picked.")
-                await environment.system.shutdown()
+                await environment.shutdown()
                 return
             }
             do {
@@ -40,10 +40,10 @@ extension MediaRouteCtl {
                 console.write("Activated \(route.routeDisplayName) via \(route.protocolType.displayName).")
                 await environment.controller.deactivate(route)
             } catch {
-                await environment.system.shutdown()
+                await environment.shutdown()
                 throw CommandFailure("cannot activate \(chosen.displayName): \(error)")
             }
-            await environment.system.shutdown()
+            await environment.shutdown()
         }
 
         private func pickByNumber(_ picker: RoutePicker, console: any Console) async -> RoutePickerEntry? {

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import MediaRouteBusAPI
 import MediaRouteClient
+import MediaRouteCommands
 import MediaRouteTestSupport
 import SystemRouting
 import Testing
@@ -184,5 +185,34 @@ func client(_ daemon: RunningDaemon, agent: ScriptedPairingAgent) async throws -
             #expect(error.code == .connectionFailed)
             #expect(error.message.contains("not running"))
         }
+    }
+}
+
+@Suite(.timeLimit(.minutes(1)), .enabled(if: PrivateBus.isAvailable)) struct ControlCommandWithDaemonTests {
+    @Test func mediaroutectlTalksToTheDaemonAndItsRoutesOutliveTheCommand() async throws {
+        let daemon = try await RunningDaemon()
+        let play = RecordingConsole()
+        try await MediaRouteCtl.Play.parse([
+            "http://m/x.mp4", "--to", "Living Room TV", "--pin", "1234", "--seconds", "0.5", "--keep", "--bus", daemon.bus.address,
+        ]).run(console: play)
+        #expect(play.lines.contains("Playing http://m/x.mp4 on Living Room TV"))
+        let status = RecordingConsole()
+        try await MediaRouteCtl.Status.parse(["--bus", daemon.bus.address]).run(console: status)
+        #expect(status.lines.contains("Connected to mediarouted."))
+        #expect(status.lines.contains("Active routes: Living Room TV"))
+        let stop = RecordingConsole()
+        try await MediaRouteCtl.Stop.parse(["--to", "Living Room TV", "--bus", daemon.bus.address]).run(console: stop)
+        let after = RecordingConsole()
+        try await MediaRouteCtl.Status.parse(["--bus", daemon.bus.address]).run(console: after)
+        #expect(after.lines.contains("No active routes."))
+    }
+
+    @Test func withoutADaemonItFallsBackInProcessAndSaysSo() async throws {
+        let bus = try PrivateBus()
+        let console = RecordingConsole()
+        try await MediaRouteCtl.Status.parse(["--bus", bus.address]).run(console: console)
+        #expect(console.lines.first?.contains("mediarouted is not reachable") == true)
+        #expect(console.lines.first?.contains("running in-process instead") == true)
+        #expect(console.lines.contains("Routing system in this process."))
     }
 }

@@ -1,27 +1,56 @@
+import DBus
 import Logging
 import LoopbackExtension
+import MediaRouteClient
 import LoopbackTransport
 import MediaClock
 import RouteSystem
 import SystemRouting
 
-/// A routing system hosted in this process, with the loopback extension over
-/// the loopback transport: what `mediaroutectl` uses when no daemon runs.
-public struct InProcessEnvironment: Sendable {
-    public let system: RouteSystem
-    public let transport: LoopbackTransport
+/// The routing system `mediaroutectl` works with: `mediarouted` over D-Bus, or one
+/// hosted in this process with the loopback extension when no daemon runs.
+public struct RoutingEnvironment: Sendable {
     public let controller: SystemRouteController
+    /// The simulated devices, when the system runs in this process.
+    public let transport: LoopbackTransport?
+    /// Whether the commands reach `mediarouted`.
+    public let usesDaemon: Bool
+    private let close: @Sendable () async -> Void
 
-    public static func make(
+    /// A system in this process over the loopback transport.
+    public static func inProcess(
         scenario: LoopbackScenario, clock: any HostClock = SystemHostClock(), logger: Logger
-    ) async throws -> InProcessEnvironment {
+    ) async throws -> RoutingEnvironment {
         let system = RouteSystem(clock: clock, logger: logger)
         let transport = LoopbackTransport(scenario: scenario, clock: clock, logger: logger)
         try await system.load { manager in
             LoopbackExtension(transport: transport, routingManager: manager, clock: clock, logger: logger)
         }
         let controller = await SystemRouteController(system: system, applicationIdentifier: "org.mediaroute.ctl")
-        return InProcessEnvironment(system: system, transport: transport, controller: controller)
+        return RoutingEnvironment(controller: controller, transport: transport, usesDaemon: false) { await system.shutdown() }
+    }
+
+    /// `mediarouted` on `bus`.
+    /// - Throws: when the bus cannot be reached or no daemon runs there.
+    public static func daemon(on bus: DBusConnection.Bus, logger: Logger) async throws -> RoutingEnvironment {
+        let connection = try await DBusConnection.connect(to: bus, logger: logger)
+        do {
+            let backend = try await DaemonRoutingBackend.connect(connection, logger: logger)
+            let controller = await SystemRouteController(backend: backend, applicationIdentifier: "org.mediaroute.ctl")
+            return RoutingEnvironment(controller: controller, transport: nil, usesDaemon: true) {
+                await controller.setPairingAgent(nil)
+                await backend.close()
+                connection.close()
+            }
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+
+    /// Releases what the environment holds (an in-process system is shut down).
+    public func shutdown() async {
+        await close()
     }
 
     /// Discovers for `seconds`, reporting progress about every half second.
