@@ -9,6 +9,8 @@ packages=(
   git pkg-config
   # D-Bus: libdbus-1 to build against; dbus-daemon and gdbus for the tests' private buses.
   libdbus-1-dev dbus-daemon dbus-bin libglib2.0-bin
+  # busctl (for the tests that drive the daemon the way an operator would).
+  systemd
 )
 
 missing=()

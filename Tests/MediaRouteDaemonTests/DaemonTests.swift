@@ -144,6 +144,35 @@ func client(_ daemon: RunningDaemon, agent: ScriptedPairingAgent) async throws -
         #expect(state == "(<'idle'>,)")
     }
 
+    @Test func theFlowThroughBusctl() async throws {
+        let daemon = try await RunningDaemon()
+        func busctl(_ arguments: [String]) async throws -> String {
+            let (status, output) = try await daemon.bus.run("/usr/bin/busctl", ["--address=\(daemon.bus.address)"] + arguments)
+            guard status == 0 else { throw PrivateBusError(message: "busctl \(arguments) failed: \(output)") }
+            return output.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let speaker = "/org/mediaroute/device/org_mediaroute_loopback_kitchen_speaker"
+        _ = try await busctl(["call", DaemonNames.busName, "/org/mediaroute", DaemonNames.manager, "StartDiscovery"])
+        var name = ""
+        for _ in 0..<50 where name.isEmpty {
+            name = (try? await busctl(["get-property", DaemonNames.busName, speaker, DaemonNames.device, "Name"])) ?? ""
+            if name.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(name == "s \"Kitchen Speaker\"")
+        let introspection = try await busctl(["introspect", DaemonNames.busName, speaker])
+        #expect(introspection.contains(".Activate"))
+        #expect(introspection.contains(".ChangeVolume"))
+        let session = try await busctl(["call", DaemonNames.busName, speaker, DaemonNames.device, "Activate", "s", ""])
+        #expect(session.hasPrefix("o \"/org/mediaroute/session/"))
+        _ = try await busctl(["call", "--", DaemonNames.busName, speaker, DaemonNames.device, "ChangeVolume", "i", "-2"])
+        #expect(try await busctl(["get-property", DaemonNames.busName, speaker, DaemonNames.device, "Volume"]) == "d 0.375")
+        #expect(try await busctl(["get-property", DaemonNames.busName, speaker, DaemonNames.device, "State"]) == "s \"active\"")
+        _ = try await busctl(["call", DaemonNames.busName, speaker, DaemonNames.device, "Deactivate"])
+        #expect(try await busctl(["get-property", DaemonNames.busName, speaker, DaemonNames.device, "State"]) == "s \"idle\"")
+        let tree = try await busctl(["tree", DaemonNames.busName])
+        #expect(tree.contains("/org/mediaroute/device/org_mediaroute_loopback_living_room_tv"))
+    }
+
     @Test func discoveryEndsWhenItsClientLeavesTheBus() async throws {
         let daemon = try await RunningDaemon()
         let watcher = try await DBusConnection.connect(to: .address(daemon.bus.address))
