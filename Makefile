@@ -2,7 +2,10 @@
 SWIFT ?= swift
 TEST_TIMEOUT ?= 1200
 
-.PHONY: deps build demo test release clean
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+.PHONY: deps build demo test release install benchmarks clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -20,6 +23,14 @@ test: deps
 
 release: deps
 	$(SWIFT) build -c release
+
+# Installs the release binaries, the D-Bus policy and the systemd unit.
+install: release
+	install -D -m 0755 .build/release/mediarouted $(DESTDIR)$(PREFIX)/bin/mediarouted
+	install -D -m 0755 .build/release/mediaroutectl $(DESTDIR)$(PREFIX)/bin/mediaroutectl
+	install -D -m 0644 dbus/org.mediaroute.conf $(DESTDIR)/usr/share/dbus-1/system.d/org.mediaroute.conf
+	install -D -m 0644 systemd/mediarouted.service $(DESTDIR)/lib/systemd/system/mediarouted.service
+	install -D -m 0644 Docs/operations.md $(DESTDIR)$(PREFIX)/share/doc/mediaroute/operations.md
 
 clean:
 	rm -rf .build

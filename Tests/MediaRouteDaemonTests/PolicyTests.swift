@@ -1,0 +1,96 @@
+import DBus
+import Foundation
+import MediaRouteBusAPI
+import MediaRouteTestSupport
+import Testing
+
+/// The repository's D-Bus policy file.
+let policyFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("dbus/org.mediaroute.conf").path
+
+/// A system-type bus with Debian's default-deny rules and our policy included.
+final class PolicyBus: Sendable {
+    let directory: String
+    let address: String
+    let daemon: ChildProcess
+
+    init() throws {
+        directory = "/tmp/mediaroute-policy-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o755])
+        address = "unix:path=\(directory)/bus"
+        let config = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>system</type>
+              <listen>\(address)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow user="*"/>
+                <deny own="*"/>
+                <deny send_type="method_call"/>
+                <allow send_destination="org.freedesktop.DBus"/>
+                <allow send_type="signal"/>
+                <allow send_requested_reply="true" send_type="method_return"/>
+                <allow send_requested_reply="true" send_type="error"/>
+                <allow receive_type="method_call"/>
+                <allow receive_type="method_return"/>
+                <allow receive_type="error"/>
+                <allow receive_type="signal"/>
+              </policy>
+              <include>\(policyFile)</include>
+            </busconfig>
+            """
+        try config.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
+        daemon = try ChildProcess(["/usr/bin/dbus-daemon", "--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile"])
+        let deadline = Date().addingTimeInterval(5)
+        while !FileManager.default.fileExists(atPath: directory + "/bus") {
+            guard Date() < deadline else { throw PrivateBusError(message: "the policy bus did not start") }
+            usleep(5_000)
+        }
+        chmod(directory + "/bus", 0o777)
+    }
+
+    deinit {
+        daemon.kill()
+        daemon.wait()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+@Suite(.timeLimit(.minutes(1)), .enabled(if: PrivateBus.isAvailable && getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+struct PolicyTests {
+    @Test func onlyRootAndTheGroupControlRoutesEveryoneMayLook() async throws {
+        let bus = try PolicyBus()
+        let daemon = try ChildProcess([RunningDaemon.binary, "--bus", bus.address, "--log-level", "warning"])
+        defer { daemon.kill(); daemon.wait() }
+        let probe = try await DBusConnection.connect(to: .address(bus.address))
+        #expect(await eventually(timeout: .seconds(10)) { (try? await probe.nameOwner(of: DaemonNames.busName)) ?? nil != nil })
+
+        func gdbus(asNobody: Bool, _ arguments: [String]) async throws -> (Int32, String) {
+            let call = ["/usr/bin/gdbus", "call", "--address", bus.address, "--dest", DaemonNames.busName,
+                        "--object-path", "/org/mediaroute"] + arguments
+            let command = asNobody ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + call : call
+            return try await ChildProcess.runOffPool(command)
+        }
+        let start = ["--method", "org.mediaroute.Manager1.StartDiscovery"]
+        let look = ["--method", "org.freedesktop.DBus.Properties.Get", "org.mediaroute.Manager1", "Protocols"]
+
+        let (rootStatus, _) = try await gdbus(asNobody: false, start)
+        #expect(rootStatus == 0, "root controls routes")
+        let (nobodyStatus, nobodyOutput) = try await gdbus(asNobody: true, start)
+        #expect(nobodyStatus != 0)
+        #expect(nobodyOutput.contains("AccessDenied"), "\(nobodyOutput)")
+        let (lookStatus, lookOutput) = try await gdbus(asNobody: true, look)
+        #expect(lookStatus == 0, "\(lookOutput)")
+        #expect(lookOutput.contains("org.mediaroute.loopback"))
+        // Nobody but root may own the daemon's name.
+        let (ownStatus, ownOutput) = try await ChildProcess.runOffPool([
+            "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", RunningDaemon.binary,
+            "--bus", bus.address, "--name", DaemonNames.busName,
+        ])
+        #expect(ownStatus != 0)
+        #expect(ownOutput.contains("AccessDenied"), "\(ownOutput)")
+    }
+}
