@@ -32,5 +32,12 @@ install: release
 	install -D -m 0644 systemd/mediarouted.service $(DESTDIR)/lib/systemd/system/mediarouted.service
 	install -D -m 0644 Docs/operations.md $(DESTDIR)$(PREFIX)/share/doc/mediaroute/operations.md
 
+# The figures of Docs/benchmarks.md.
+benchmarks: deps
+	$(SWIFT) build -c release --product mediarouted
+	$(SWIFT) build -c release --product mediaroute-bench
+	.build/release/mediaroute-bench dbus
+	.build/release/mediaroute-bench daemon .build/release/mediarouted
+
 clean:
 	rm -rf .build

@@ -110,6 +110,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
+        // Benchmarks (release build): `make benchmarks`, figures in Docs/benchmarks.md.
+        .executableTarget(
+            name: "mediaroute-bench",
+            dependencies: ["DBus", "MediaRouteTestSupport"],
+            path: "Benchmarks/MediaRouteBench"),
         .testTarget(
             name: "MediaRouteDaemonTests",
             dependencies: ["MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "MediaRouteCommands", "SystemRouting", "DBus"]),

@@ -24,6 +24,9 @@ final class DBusConnectionCore: Sendable {
         var nextCallID: UInt64 = 0
         /// Calls waiting for a reply, by call id.
         var pending: [UInt64: CheckedContinuation<DBusMessage, any Error>] = [:]
+        /// When each pending call times out, with what to say; the I/O thread's poll
+        /// sleeps until the earliest, so an idle connection has no timers at all.
+        var deadlines: [UInt64: (at: ContinuousClock.Instant, what: String)] = [:]
         /// Serial of a sent call → its call id.
         var callBySerial: [UInt32: UInt64] = [:]
         var subscriptions: [UInt64: Subscription] = [:]
@@ -110,16 +113,14 @@ final class DBusConnectionCore: Sendable {
             state.nextCallID += 1
             return state.nextCallID
         }
-        let timer = Task {
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
-            self.fail(callID: id, with: .timeout("\(message.member ?? "call") got no reply within \(timeout)"))
-        }
-        defer { timer.cancel() }
+        let deadline = ContinuousClock.now + timeout
+        let what = "\(message.member ?? "call") got no reply within \(timeout)"
         do {
             return try await withCheckedThrowingContinuation { continuation in
                 let accepted = state.withLock { state -> Bool in
                     guard !state.stopped, state.connected else { return false }
                     state.pending[id] = continuation
+                    state.deadlines[id] = (deadline, what)
                     state.commands.append(.send(message, callID: id))
                     return true
                 }
@@ -139,9 +140,20 @@ final class DBusConnectionCore: Sendable {
     private func fail(callID: UInt64, with error: DBusError) {
         let continuation = state.withLock { state -> CheckedContinuation<DBusMessage, any Error>? in
             state.callBySerial = state.callBySerial.filter { $0.value != callID }
+            state.deadlines[callID] = nil
             return state.pending.removeValue(forKey: callID)
         }
         continuation?.resume(throwing: error)
+    }
+
+    /// Fails overdue calls; returns the poll timeout until the next deadline (-1: none).
+    private func expireCalls() -> Int32 {
+        let now = ContinuousClock.now
+        let overdue = state.withLock { state in state.deadlines.filter { $0.value.at <= now } }
+        for (id, entry) in overdue { fail(callID: id, with: .timeout(entry.what)) }
+        guard let next = state.withLock({ $0.deadlines.values.map(\.at).min() }) else { return -1 }
+        let (seconds, attoseconds) = (next - now).components
+        return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
     }
 
     // MARK: Subscriptions and names
@@ -289,7 +301,7 @@ final class DBusConnectionCore: Sendable {
                 pollfd(fd: busFD, events: events, revents: 0),
                 pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
             ]
-            _ = poll(&descriptors, 2, -1)
+            _ = poll(&descriptors, 2, expireCalls())
             if descriptors[1].revents & Int16(POLLIN) != 0 {
                 var value: UInt64 = 0
                 _ = read(wakeFD, &value, 8)
@@ -326,6 +338,7 @@ final class DBusConnectionCore: Sendable {
         case .methodReturn, .error:
             let continuation = state.withLock { state -> CheckedContinuation<DBusMessage, any Error>? in
                 guard let callID = state.callBySerial.removeValue(forKey: message.replySerial) else { return nil }
+                state.deadlines[callID] = nil
                 return state.pending.removeValue(forKey: callID)
             }
             continuation?.resume(returning: message)
@@ -366,6 +379,7 @@ final class DBusConnectionCore: Sendable {
             state.commands.removeAll()
             defer {
                 state.pending.removeAll()
+                state.deadlines.removeAll()
                 state.callBySerial.removeAll()
                 state.subscriptions.removeAll()
             }

@@ -1,0 +1,175 @@
+import DBus
+import Foundation
+import MediaRouteTestSupport
+
+/// Benchmarks whose figures go into Docs/benchmarks.md.
+///
+///   mediaroute-bench dbus                      D-Bus round trip and throughput, next to busctl and gdbus
+///   mediaroute-bench daemon PATH/mediarouted   start-up to name, idle RSS and wake-ups
+@main
+struct Bench {
+    static func main() async throws {
+        let arguments = CommandLine.arguments.dropFirst()
+        switch arguments.first {
+        case "dbus": try await dbus()
+        case "daemon": try await daemon(binary: arguments.dropFirst().first ?? ".build/release/mediarouted")
+        default:
+            print("usage: mediaroute-bench dbus | daemon PATH")
+        }
+    }
+
+    static func percentile(_ sorted: [Double], _ p: Double) -> Double {
+        sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+    }
+
+    static func milliseconds(_ duration: Duration) -> Double { Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000 }
+
+    static func format(_ value: Double, _ digits: Int = 3) -> String { String(format: "%.\(digits)f", value) }
+
+    // MARK: D-Bus
+
+    static func dbus() async throws {
+        let bus = try PrivateBus()
+        let server = try await DBusConnection.connect(to: .address(bus.address))
+        await server.export(DBusObject(interfaces: [DBusInterface("org.mediaroute.Bench", methods: [
+            DBusMethod("Add", inputs: [DBusArgument("a", "i"), DBusArgument("b", "i")], outputs: [DBusArgument("sum", "i")]) { call in
+                [.int32(Int32(call.arguments[0].integer! + call.arguments[1].integer!))]
+            },
+        ])]), at: "/bench")
+        _ = try await server.requestName("org.mediaroute.Bench")
+        let client = try await DBusConnection.connect(to: .address(bus.address))
+        func add() async throws {
+            let reply = try await client.call(destination: "org.mediaroute.Bench", path: "/bench", interface: "org.mediaroute.Bench",
+                                              member: "Add", [.int32(1), .int32(2)])
+            precondition(reply == [.int32(3)])
+        }
+        for _ in 0..<500 { try await add() }
+
+        let clock = ContinuousClock()
+        var latencies: [Double] = []
+        for _ in 0..<5000 {
+            let start = clock.now
+            try await add()
+            latencies.append(milliseconds(clock.now - start))
+        }
+        latencies.sort()
+
+        let total = 50_000
+        let inFlight = 64
+        let start = clock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<inFlight {
+                group.addTask {
+                    for _ in stride(from: worker, to: total, by: inFlight) { try await add() }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let throughput = Double(total) / (clock.now - start).seconds
+
+        func tool(_ command: [String], runs: Int) async throws -> [Double] {
+            var times: [Double] = []
+            for _ in 0..<runs {
+                let begin = clock.now
+                let (status, output) = try await ChildProcess.runOffPool(command)
+                precondition(status == 0, output)
+                times.append(milliseconds(clock.now - begin))
+            }
+            return times.sorted()
+        }
+        let busctl = try await tool(["/usr/bin/busctl", "--address=\(bus.address)", "call", "org.mediaroute.Bench", "/bench",
+                                     "org.mediaroute.Bench", "Add", "ii", "1", "2"], runs: 200)
+        let gdbus = try await tool(["/usr/bin/gdbus", "call", "--address", bus.address, "--dest", "org.mediaroute.Bench",
+                                    "--object-path", "/bench", "--method", "org.mediaroute.Bench.Add", "1", "2"], runs: 200)
+
+        print("| client | calls | p50 ms | p99 ms | mean ms | calls/s |")
+        print("|---|---|---|---|---|---|")
+        let mean = latencies.reduce(0, +) / Double(latencies.count)
+        print("| MediaRoute DBus, sequential | 5000 | \(format(percentile(latencies, 0.5))) | \(format(percentile(latencies, 0.99))) | \(format(mean)) | \(format(1000 / mean, 0)) |")
+        print("| MediaRoute DBus, 64 in flight | \(total) | | | | \(format(throughput, 0)) |")
+        for (name, times) in [("busctl call", busctl), ("gdbus call", gdbus)] {
+            let average = times.reduce(0, +) / Double(times.count)
+            print("| \(name) (one process per call) | \(times.count) | \(format(percentile(times, 0.5))) | \(format(percentile(times, 0.99))) | \(format(average)) | \(format(1000 / average, 0)) |")
+        }
+        let p50 = percentile(latencies, 0.5)
+        print("")
+        print("ratio p50: busctl/MediaRoute = \(format(percentile(busctl, 0.5) / p50, 1))x, gdbus/MediaRoute = \(format(percentile(gdbus, 0.5) / p50, 1))x")
+        server.close()
+        client.close()
+        bus.stop()
+    }
+
+    // MARK: Daemon
+
+    static func status(_ pid: pid_t, _ field: String) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
+            return Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        }
+        return nil
+    }
+
+    /// Context switches per thread (voluntary + involuntary), by thread id.
+    static func contextSwitches(_ pid: pid_t) -> [String: Double] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        var result: [String: Double] = [:]
+        for task in tasks {
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
+            var total = 0.0
+            for line in text.split(separator: "\n") where line.contains("ctxt_switches") {
+                total += Double(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
+            }
+            result[task] = total
+        }
+        return result
+    }
+
+    /// Wake-ups of threads alive at both samples, plus every switch of threads born in between.
+    static func wakeups(from before: [String: Double], to after: [String: Double]) -> Double {
+        after.reduce(0) { sum, entry in sum + entry.value - (before[entry.key] ?? 0) }
+    }
+
+    static func daemon(binary: String) async throws {
+        let bus = try PrivateBus()
+        let watcher = try await DBusConnection.connect(to: .address(bus.address))
+        let clock = ContinuousClock()
+        var startups: [Double] = []
+        var running: ChildProcess?
+        for run in 0..<10 {
+            let changes = try await watcher.nameOwnerChanges(of: "org.mediaroute")
+            let begin = clock.now
+            let process = try ChildProcess([binary, "--bus", bus.address, "--log-level", "error"])
+            for await change in changes where change.newOwner != nil { break }
+            startups.append(milliseconds(clock.now - begin))
+            if run < 9 {
+                process.kill()
+                process.wait()
+            } else {
+                running = process
+            }
+        }
+        startups.sort()
+        guard let process = running else { return }
+        // Make the loopback devices known, then leave: no client remains.
+        let client = try await DBusConnection.connect(to: .address(bus.address))
+        _ = try await client.call(destination: "org.mediaroute", path: "/org/mediaroute", interface: "org.mediaroute.Manager1",
+                                  member: "StartDiscovery")
+        try await Task.sleep(for: .milliseconds(500))
+        let devices = try await client.call(destination: "org.mediaroute", path: "/org/mediaroute",
+                                            interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
+        client.close()
+        try await Task.sleep(for: .seconds(2))
+        let rss = status(process.pid, "VmRSS") ?? 0
+        let before = contextSwitches(process.pid)
+        try await Task.sleep(for: .seconds(10))
+        let wakeups = Self.wakeups(from: before, to: contextSwitches(process.pid)) / 10
+        print("| measure | value | target |")
+        print("|---|---|---|")
+        print("| start-up to bus name acquired, median of 10 | \(format(percentile(startups, 0.5), 1)) ms (min \(format(startups.first!, 1)), max \(format(startups.last!, 1))) | ≤ 100 ms |")
+        print("| idle resident memory, \(devices.first?.dictionary?.count ?? 0) loopback devices known, no client | \(format(rss / 1024, 1)) MB | ≤ 12 MB |")
+        print("| idle wake-ups (context switches, all threads) over 10 s | \(format(wakeups, 2)) /s | 0 |")
+        process.kill()
+        process.wait()
+        bus.stop()
+    }
+}
