@@ -105,7 +105,6 @@ let package = Package(
             name: "mediarouted",
             dependencies: [
                 "MediaRouteDaemon", "MediaRouteBusAPI", "DBus", "LoopbackTransport",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
