@@ -152,20 +152,31 @@ public final class DBusConnection: Sendable {
     /// Signals matching `rule`, in arrival order, until the stream is dropped
     /// (the match is then removed from the bus) or the connection closes.
     public func signals(matching rule: DBusMatchRule) async throws(DBusError) -> AsyncStream<DBusMessage> {
-        if let sender = rule.sender, !sender.hasPrefix(":"), sender != "org.freedesktop.DBus" {
-            try await core.watchOwner(of: sender, connection: self)
+        try await signals(matchingAny: [rule])
+    }
+
+    /// Signals matching any of `rules`, in the order they arrived on the connection
+    /// (one stream keeps, say, a peer's signals and its `NameOwnerChanged` in order).
+    /// Give disjoint rules: a signal matching two rules is delivered twice.
+    public func signals(matchingAny rules: [DBusMatchRule]) async throws(DBusError) -> AsyncStream<DBusMessage> {
+        for rule in rules {
+            if let sender = rule.sender, !sender.hasPrefix(":"), sender != "org.freedesktop.DBus" {
+                try await core.watchOwner(of: sender, connection: self)
+            }
+            _ = try await call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "AddMatch", [.string(rule.ruleString)])
         }
-        _ = try await call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-            member: "AddMatch", [.string(rule.ruleString)])
         let (stream, continuation) = AsyncStream.makeStream(of: DBusMessage.self)
-        let id = core.addSubscription(rule, continuation)
+        let ids = rules.map { core.addSubscription($0, continuation) }
         continuation.onTermination = { [weak self] _ in
             guard let self else { return }
-            self.core.removeSubscription(id)
-            self.core.enqueue(.methodCall(
-                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                member: "RemoveMatch", body: [.string(rule.ruleString)]))
+            for (id, rule) in zip(ids, rules) {
+                self.core.removeSubscription(id)
+                self.core.enqueue(.methodCall(
+                    destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                    member: "RemoveMatch", body: [.string(rule.ruleString)]))
+            }
         }
         return stream
     }

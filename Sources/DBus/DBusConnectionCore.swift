@@ -283,6 +283,8 @@ final class DBusConnectionCore: Sendable {
             for command in commands {
                 switch command {
                 case .stop:
+                    // What was queued before close() still goes out (signals, replies).
+                    dbus_connection_flush(connection)
                     return
                 case .send(let message, let callID):
                     send(message, callID: callID, on: connection)

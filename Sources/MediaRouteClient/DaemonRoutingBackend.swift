@@ -58,13 +58,19 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
     }
 
     private func start() async throws {
-        let signals = try await connection.signals(matching: DBusMatchRule(sender: daemon, pathNamespace: DaemonNames.root))
+        // One stream, so the daemon's last signals (routes ending) come before its leaving.
+        let signals = try await connection.signals(matchingAny: [
+            DBusMatchRule(sender: daemon, pathNamespace: DaemonNames.root),
+            DBusMatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: daemon),
+        ])
         tasks.append(Task { [weak self] in
-            for await signal in signals { await self?.handle(signal) }
-        })
-        let owners = try await connection.nameOwnerChanges(of: daemon)
-        tasks.append(Task { [weak self] in
-            for await change in owners where change.newOwner == nil { await self?.daemonLeft() }
+            for await signal in signals {
+                if signal.member == "NameOwnerChanged" {
+                    if signal.body.count == 3, signal.body[2].string == "" { await self?.daemonLeft() }
+                } else {
+                    await self?.handle(signal)
+                }
+            }
         })
         let objects = try await connection.call(
             destination: daemon, path: DaemonNames.root, interface: "org.freedesktop.DBus.ObjectManager",

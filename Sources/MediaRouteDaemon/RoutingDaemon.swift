@@ -55,10 +55,13 @@ public actor RoutingDaemon {
 
     /// Deactivates every route, stops following, and gives the name up.
     public func stop(busName: String = DaemonNames.busName) async {
+        // Deactivate first, and let the event task publish the routes' ends
+        // (its stream finishes with the system), so clients see a clean `Ended`.
+        await system.shutdown()
+        if let events = tasks.first { await events.value }
         for task in tasks { task.cancel() }
         tasks.removeAll()
         for watcher in playbackWatchers.values { watcher.cancel() }
-        await system.shutdown()
         try? await connection.releaseName(busName)
     }
 

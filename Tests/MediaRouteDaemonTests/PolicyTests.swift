@@ -45,7 +45,7 @@ final class PolicyBus: Sendable {
         try config.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
         daemon = try ChildProcess(["/usr/bin/dbus-daemon", "--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile"])
         let deadline = Date().addingTimeInterval(5)
-        while !FileManager.default.fileExists(atPath: directory + "/bus") {
+        while !PrivateBus.accepts(directory + "/bus") {
             guard Date() < deadline else { throw PrivateBusError(message: "the policy bus did not start") }
             usleep(5_000)
         }

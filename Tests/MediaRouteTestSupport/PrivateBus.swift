@@ -125,7 +125,8 @@ public final class PrivateBus: Sendable {
         }
     }
 
-    private static func accepts(_ path: String) -> Bool {
+    /// Whether a unix socket at `path` accepts connections.
+    public static func accepts(_ path: String) -> Bool {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
