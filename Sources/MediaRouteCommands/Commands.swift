@@ -210,25 +210,13 @@ extension MediaRouteCtl {
         public func run() async throws { try await run(console: StandardConsole()) }
 
         public func run(console: any Console) async throws {
-            let environment = try await common.environment(console: console)
-            let route = try await activate(to, pin: pin, discoverySeconds: 0.5, environment: environment, console: console)
-            let changes = route.volumeChanges()
-            do {
-                if let level {
-                    try await route.setVolume(Float(level) / 100)
-                } else {
-                    try await route.changeVolume(by: (up ?? 0) - (down ?? 0))
-                }
-            } catch {
-                await environment.shutdown()
-                throw CommandFailure("\(error)")
+            let steps = (up ?? 0) - (down ?? 0)
+            try await changeVolume(common: common, device: to, pin: pin, console: console) { route in
+                if let level { try await route.setVolume(Float(level) / 100) } else { try await route.changeVolume(by: steps) }
+            } report: { route, confirmed in
+                guard let confirmed else { return "\(route.routeDisplayName): the device did not confirm the volume" }
+                return "\(route.routeDisplayName): volume \(percent(confirmed.volume))\(confirmed.muted ? " (muted)" : "")"
             }
-            if let confirmed = await first(of: changes, within: .seconds(2)) {
-                console.write("\(route.routeDisplayName): volume \(percent(confirmed.volume))\(confirmed.muted ? " (muted)" : "")")
-            } else {
-                console.write("\(route.routeDisplayName): the device did not confirm the volume")
-            }
-            await environment.shutdown()
         }
     }
 
@@ -246,19 +234,13 @@ extension MediaRouteCtl {
         public func run() async throws { try await run(console: StandardConsole()) }
 
         public func run(console: any Console) async throws {
-            let environment = try await common.environment(console: console)
-            let route = try await activate(to, pin: pin, discoverySeconds: 0.5, environment: environment, console: console)
-            let changes = route.volumeChanges()
-            do {
-                try await route.setMuted(!off)
-            } catch {
-                await environment.shutdown()
-                throw CommandFailure("\(error)")
+            let mute = !off
+            try await changeVolume(common: common, device: to, pin: pin, console: console) { route in
+                try await route.setMuted(mute)
+            } report: { route, confirmed in
+                guard let confirmed else { return "\(route.routeDisplayName): the device did not confirm" }
+                return "\(route.routeDisplayName): \(confirmed.muted ? "muted" : "unmuted")"
             }
-            if let confirmed = await first(of: changes, within: .seconds(2)) {
-                console.write("\(route.routeDisplayName): \(confirmed.muted ? "muted" : "unmuted")")
-            }
-            await environment.shutdown()
         }
     }
 
@@ -312,6 +294,25 @@ extension MediaRouteCtl {
             await environment.shutdown()
         }
     }
+}
+
+/// Activates `device`, applies a volume or mute change, and reports what the device confirmed.
+func changeVolume(
+    common: CommonOptions, device: String, pin: String?, console: any Console,
+    change: (SystemRoute) async throws -> Void,
+    report: (SystemRoute, (volume: Float, muted: Bool)?) -> String
+) async throws {
+    let environment = try await common.environment(console: console)
+    let route = try await activate(device, pin: pin, discoverySeconds: 0.5, environment: environment, console: console)
+    let changes = route.volumeChanges()
+    do {
+        try await change(route)
+    } catch {
+        await environment.shutdown()
+        throw CommandFailure("\(error)")
+    }
+    console.write(report(route, await first(of: changes, within: .seconds(2))))
+    await environment.shutdown()
 }
 
 /// The first element of `stream` within `timeout`, or nil.
