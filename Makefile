@@ -40,6 +40,7 @@ install: release
 benchmarks: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediarouted
 	$(SWIFT) build -c release --product mediaroute-bench
+	.build/release/mediaroute-bench clocksync
 	.build/release/mediaroute-bench dbus
 	.build/release/mediaroute-bench daemon .build-release/release/mediarouted
 

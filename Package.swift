@@ -59,6 +59,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
+        // Coordinated playback: clock sync between participants (more to come, see issue 7).
+        .target(name: "Coordination", swiftSettings: strict),
         // The CLI's commands, as a library so tests can drive them.
         .target(
             name: "MediaRouteCommands",
@@ -112,11 +114,12 @@ let package = Package(
         // Benchmarks (release build): `make benchmarks`, figures in Docs/benchmarks.md.
         .executableTarget(
             name: "mediaroute-bench",
-            dependencies: ["DBus", "MediaRouteTestSupport"],
+            dependencies: ["DBus", "MediaRouteTestSupport", "Coordination"],
             path: "Benchmarks/MediaRouteBench"),
         .testTarget(
             name: "MediaRouteDaemonTests",
             dependencies: ["MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "MediaRouteCommands", "SystemRouting", "DBus"]),
+        .testTarget(name: "CoordinationTests", dependencies: ["Coordination"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),

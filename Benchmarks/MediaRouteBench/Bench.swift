@@ -1,3 +1,4 @@
+import Coordination
 import DBus
 import Foundation
 import MediaRouteTestSupport
@@ -13,6 +14,7 @@ struct Bench {
         switch arguments.first {
         case "dbus": try await dbus()
         case "daemon": try await daemon(binary: arguments.dropFirst().first ?? ".build/release/mediarouted")
+        case "clocksync": clockSync()
         default:
             print("usage: mediaroute-bench dbus | daemon PATH")
         }
@@ -97,6 +99,36 @@ struct Bench {
         server.close()
         client.close()
         bus.stop()
+    }
+
+    // MARK: Clock sync
+
+    static func clockSync() {
+        print("| jitter mean | skew | estimator | p50 µs | p95 µs | p99 µs |")
+        print("|---|---|---|---|---|---|")
+        for jitter in [0.0002, 0.002] {
+            for skew in [0.0, 20e-6, 100e-6] {
+                let link = SimulatedClockLink(
+                    delay: 0.0003, jitterMean: jitter, requestFactor: 1.5, replyFactor: 0.5, offset: 0.25, skew: skew, seed: 7)
+                for (name, result) in [
+                    ("MediaRoute (low-RTT fit)", ClockSyncSimulation.run(DriftTrackingEstimator(), link: link, duration: 1200)),
+                    ("median of last 200 (Snapcast)", ClockSyncSimulation.run(MedianOffsetEstimator(), link: link, duration: 1200)),
+                ] {
+                    print("| \(format(jitter * 1000, 1)) ms | \(format(skew * 1e6, 0)) ppm | \(name) | \(format(result.percentile(0.5) * 1e6, 0)) | \(format(result.percentile(0.95) * 1e6, 0)) | \(format(result.percentile(0.99) * 1e6, 0)) |")
+                }
+            }
+        }
+        print("")
+        print("| after a +30 ms step (jitter 0.2 ms, 20 ppm) | converged within 0.2 ms after |")
+        print("|---|---|")
+        let link = SimulatedClockLink(delay: 0.0003, jitterMean: 0.0002, requestFactor: 1.5, replyFactor: 0.5, skew: 20e-6, seed: 7)
+        for (name, result) in [
+            ("MediaRoute (low-RTT fit)", ClockSyncSimulation.run(DriftTrackingEstimator(), link: link, duration: 1200, step: (600, 0.030))),
+            ("median of last 200 (Snapcast)", ClockSyncSimulation.run(MedianOffsetEstimator(), link: link, duration: 1200, step: (600, 0.030))),
+        ] {
+            let text = result.convergenceAfterStep.flatMap { $0 < 600 ? format($0, 0) + " s" : nil } ?? "not within the remaining 600 s"
+            print("| \(name) | \(text) |")
+        }
     }
 
     // MARK: Daemon
