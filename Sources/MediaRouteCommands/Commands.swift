@@ -78,8 +78,9 @@ func activate(
     _ name: String, pin: String?, discoverySeconds: Double, environment: RoutingEnvironment, console: any Console
 ) async throws -> SystemRoute {
     await environment.controller.setPairingAgent(ConsolePairingAgent(console: console, pin: pin))
-    let entries = await environment.discover(seconds: discoverySeconds)
-    guard let entry = entries.first(where: { $0.displayName.lowercased() == name.lowercased() || $0.id == name }) else {
+    let matches: @Sendable (RoutePickerEntry) -> Bool = { $0.displayName.lowercased() == name.lowercased() || $0.id == name }
+    let entries = await environment.discover(seconds: discoverySeconds, until: { $0.contains(where: matches) })
+    guard let entry = entries.first(where: matches) else {
         let known = entries.map(\.displayName).joined(separator: ", ")
         throw CommandFailure("no device named \"\(name)\" found (found: \(known.isEmpty ? "none" : known))")
     }
@@ -158,7 +159,7 @@ extension MediaRouteCtl {
                 throw CommandFailure("\"\(url)\" is not a URL")
             }
             let environment = try await common.environment(console: console)
-            let route = try await activate(to, pin: pin, discoverySeconds: 0.5, environment: environment, console: console)
+            let route = try await activate(to, pin: pin, discoverySeconds: 5, environment: environment, console: console)
             let session = SystemRouteSession(url: mediaURL, mode: .player)
             guard route.addSession(session) else { throw CommandFailure("\(route.routeDisplayName) is busy") }
             let media: SystemRouteMediaSession
@@ -260,7 +261,7 @@ extension MediaRouteCtl {
 
         public func run(console: any Console) async throws {
             let environment = try await common.environment(console: console)
-            let route = try await activate(to, pin: pin, discoverySeconds: 0.5, environment: environment, console: console)
+            let route = try await activate(to, pin: pin, discoverySeconds: 5, environment: environment, console: console)
             if let session = route.currentSession {
                 await session.stop()
                 route.removeSession(session)
@@ -303,7 +304,7 @@ func changeVolume(
     report: (SystemRoute, (volume: Float, muted: Bool)?) -> String
 ) async throws {
     let environment = try await common.environment(console: console)
-    let route = try await activate(device, pin: pin, discoverySeconds: 0.5, environment: environment, console: console)
+    let route = try await activate(device, pin: pin, discoverySeconds: 5, environment: environment, console: console)
     let changes = route.volumeChanges()
     do {
         try await change(route)

@@ -53,18 +53,24 @@ public struct RoutingEnvironment: Sendable {
         await close()
     }
 
-    /// Discovers for `seconds`, reporting progress about every half second.
-    public func discover(seconds: Double, progress: @Sendable (Int) -> Void = { _ in }) async -> [RoutePickerEntry] {
+    /// Discovers for `seconds`, reporting progress about every half second; stops
+    /// early once `enough` holds for the entries found so far.
+    public func discover(
+        seconds: Double, progress: @Sendable (Int) -> Void = { _ in },
+        until enough: @Sendable ([RoutePickerEntry]) -> Bool = { _ in false }
+    ) async -> [RoutePickerEntry] {
         let picker = controller.makePicker(prioritizesVideoDevices: true)
         await picker.open()
         let clock = SystemHostClock()
         let deadline = clock.now() + .seconds(double: seconds)
-        var ticks = 0
+        var lastReport = clock.now()
         while clock.now() < deadline {
-            let step = min(Duration.milliseconds(500), deadline - clock.now())
-            try? await clock.sleep(for: step)
-            ticks += 1
-            progress(await picker.entries().count)
+            if enough(await picker.entries()) { break }
+            try? await clock.sleep(for: min(.milliseconds(20), deadline - clock.now()))
+            if clock.now() - lastReport >= .milliseconds(500) {
+                lastReport = clock.now()
+                progress(await picker.entries().count)
+            }
         }
         let entries = await picker.entries()
         await picker.close()

@@ -28,12 +28,12 @@ import Testing
 
     @Test func devicesAsJSONListsTheScenario() async throws {
         let console = RecordingConsole()
-        try await MediaRouteCtl.Devices.parse(["--json", "--seconds", "0.2"]).run(console: console)
+        try await MediaRouteCtl.Devices.parse(["--json", "--seconds", "1"]).run(console: console)
         struct Row: Decodable { let name, type: String; let protocols: [String] }
         let rows = try JSONDecoder().decode([Row].self, from: Data(console.lines.joined().utf8))
         #expect(rows.map(\.name) == ["Living Room TV", "Kitchen Speaker"])
         #expect(rows.map(\.type) == ["tv", "speaker"])
-        #expect(rows[0].protocols == ["Loopback"])
+        #expect(rows.first?.protocols == ["Loopback"])
     }
 
     @Test func errorsAreOneClearLine() async throws {
@@ -68,7 +68,7 @@ import Testing
 
     @Test func pickWithoutATerminalTakesANumberAndActivates() async throws {
         let console = RecordingConsole(answers: ["2"])
-        try await MediaRouteCtl.Pick.parse(["--seconds", "0.3"]).run(console: console)
+        try await MediaRouteCtl.Pick.parse(["--seconds", "1"]).run(console: console)
         #expect(console.lines.contains { $0.hasPrefix("1. Living Room TV") })
         #expect(console.lines.contains("Activated Kitchen Speaker via Loopback."))
     }
@@ -79,7 +79,7 @@ import Testing
             .write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let console = RecordingConsole()
-        try await MediaRouteCtl.Devices.parse(["--scenario", path, "--seconds", "0.2"]).run(console: console)
+        try await MediaRouteCtl.Devices.parse(["--scenario", path, "--seconds", "1"]).run(console: console)
         #expect(console.lines == ["1. Den Projector  [tv, Loopback]"])
     }
 }
