@@ -30,8 +30,12 @@ extension MediaRouteCtl {
             await controller.setPairingAgent(agent)
 
             console.write("[1/10] Discovering devices for \(seconds) s …")
-            let entries = await environment.discover(seconds: seconds) { count in
+            var entries = await environment.discover(seconds: seconds) { count in
                 console.write("       … \(count) device(s) so far")
+            }
+            if !entries.contains(where: { $0.deviceType == .tv }) {
+                console.write("       no TV yet; waiting up to 10 s more")
+                entries = await environment.discover(seconds: 10, until: { $0.contains { $0.deviceType == .tv } })
             }
             for (index, entry) in entries.enumerated() {
                 console.write("       \(index + 1). \(entry.displayName) [\(entry.deviceType.rawValue), via \(entry.protocolDisplayNames.joined(separator: " + "))]")
