@@ -60,7 +60,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         // Coordinated playback: clock sync between participants (more to come, see issue 7).
-        .target(name: "Coordination", swiftSettings: strict),
+        .target(name: "Coordination", dependencies: ["MediaClock", "MediaDevice"], swiftSettings: strict),
         // The CLI's commands, as a library so tests can drive them.
         .target(
             name: "MediaRouteCommands",
@@ -119,7 +119,7 @@ let package = Package(
         .testTarget(
             name: "MediaRouteDaemonTests",
             dependencies: ["MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "MediaRouteCommands", "SystemRouting", "DBus"]),
-        .testTarget(name: "CoordinationTests", dependencies: ["Coordination"]),
+        .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "MediaClock", "MediaDevice", "MediaRouteTestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),

@@ -1,0 +1,208 @@
+import MediaClock
+import MediaDevice
+
+/// Why a participant stepped out of group playback for a while.
+public struct SuspensionReason: Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    public static let stallRecovery = SuspensionReason("stallRecovery")
+    public static let audioSessionInterrupted = SuspensionReason("audioSessionInterrupted")
+    public static let playingInterstitial = SuspensionReason("playingInterstitial")
+    public static let coordinatedPlaybackNotPossible = SuspensionReason("coordinatedPlaybackNotPossible")
+    public static let userActionRequired = SuspensionReason("userActionRequired")
+    public static let userIsChangingCurrentTime = SuspensionReason("userIsChangingCurrentTime")
+}
+
+/// Keeps one participant's `PlaybackControl` in step with a group: local play,
+/// pause, seek and rate changes go to the others through the medium, theirs are
+/// applied here, on the shared timeline of (item time, host time, rate).
+///
+/// Commands carry their originator and item id: a participant on another item
+/// ignores them. While suspended, a participant neither sends nor applies group
+/// commands (it still records them), and ending the suspension re-aligns it.
+public actor PlaybackCoordinator {
+    /// The group's playback as last agreed.
+    public struct Timeline: Sendable, Hashable {
+        public var itemTime: Double
+        public var hostTime: Double
+        public var rate: Double
+    }
+
+    public let participant: ParticipantID
+    private let medium: any CoordinationMedium
+    private let playback: PlaybackControl
+    private let clock: any HostClock
+    /// When true, a pause lands every participant on the originator's paused time;
+    /// when false, nobody jumps back: each pauses where it is.
+    public var pauseSnapsToMediaTimeOfOriginator: Bool
+    public private(set) var itemID: String
+    public private(set) var timeline: Timeline?
+    private var sequence: UInt64 = 0
+    private var newestSeen: [ParticipantID: UInt64] = [:]
+    private var suspensions: [UInt64: SuspensionReason] = [:]
+    private var nextSuspension: UInt64 = 0
+    private var listener: Task<Void, Never>?
+    /// Offset of each peer's host clock from ours (peer − local), from clock sync.
+    private var peerOffsets: [ParticipantID: Double] = [:]
+
+    public init(
+        participant: ParticipantID, itemID: String, playback: PlaybackControl, medium: any CoordinationMedium,
+        clock: any HostClock, pauseSnapsToMediaTimeOfOriginator: Bool = true
+    ) {
+        self.participant = participant
+        self.itemID = itemID
+        self.playback = playback
+        self.medium = medium
+        self.clock = clock
+        self.pauseSnapsToMediaTimeOfOriginator = pauseSnapsToMediaTimeOfOriginator
+    }
+
+    /// Joins the medium and starts applying the group's commands.
+    public func start() async {
+        let messages = await medium.join(participant)
+        listener = Task { [weak self] in
+            for await message in messages { await self?.receive(message) }
+        }
+    }
+
+    /// Leaves the group.
+    public func stop() async {
+        listener?.cancel()
+        await medium.leave(participant)
+    }
+
+    public func setPauseSnapsToMediaTimeOfOriginator(_ snaps: Bool) {
+        pauseSnapsToMediaTimeOfOriginator = snaps
+    }
+
+    /// Switches to another item (group commands for the old one are then ignored).
+    public func setItem(_ id: String) {
+        itemID = id
+        timeline = nil
+    }
+
+    /// Tells the coordinator how far a peer's host clock is from ours (from a clock-sync estimator).
+    public func setHostClockOffset(_ offset: Double, of peer: ParticipantID) {
+        peerOffsets[peer] = offset
+    }
+
+    private var now: Double { clock.now().seconds }
+
+    /// Where the group expects the item to be at a local host time.
+    public func expectedItemTime(atHostTime hostTime: Double) -> Double? {
+        guard let timeline else { return nil }
+        return timeline.itemTime + (hostTime - timeline.hostTime) * timeline.rate
+    }
+
+    // MARK: Local commands
+
+    /// Plays at `rate` (1 by default) from the current position, for the whole group.
+    public func play(rate: Double = 1) async {
+        guard rate > 0, rate.isFinite else { return await pause() }
+        let itemTime = playback.currentPlaybackPosition
+        let hostTime = now
+        apply(.play(rate: rate, itemTime: itemTime, hostTime: hostTime), from: participant)
+        await send(.play(rate: rate, itemTime: itemTime, hostTime: hostTime))
+    }
+
+    /// Pauses the whole group.
+    public func pause() async {
+        let itemTime = playback.currentPlaybackPosition
+        let hostTime = now
+        apply(.pause(itemTime: itemTime, hostTime: hostTime), from: participant)
+        await send(.pause(itemTime: itemTime, hostTime: hostTime))
+    }
+
+    /// Seeks the whole group; nobody starts playing because of it.
+    public func seek(to itemTime: Double) async {
+        let hostTime = now
+        apply(.seek(itemTime: itemTime, hostTime: hostTime), from: participant)
+        await send(.seek(itemTime: itemTime, hostTime: hostTime))
+    }
+
+    private func send(_ command: CoordinationMessage.Command) async {
+        guard suspensions.isEmpty else { return }
+        sequence += 1
+        await medium.broadcast(CoordinationMessage(originator: participant, itemID: itemID, sequence: sequence, command: command))
+    }
+
+    // MARK: Suspensions
+
+    /// Steps out of group playback; returns a token to end the suspension with.
+    public func beginSuspension(for reason: SuspensionReason) -> UInt64 {
+        nextSuspension += 1
+        suspensions[nextSuspension] = reason
+        return nextSuspension
+    }
+
+    /// The reasons this participant is suspended for.
+    public var suspensionReasons: [SuspensionReason] { Array(suspensions.values) }
+
+    /// Ends a suspension; when it was the last one, re-aligns to the group
+    /// (its rate, and the item time it expects now).
+    public func endSuspension(_ token: UInt64) {
+        guard suspensions.removeValue(forKey: token) != nil, suspensions.isEmpty, let timeline else { return }
+        let target = timeline.itemTime + (now - timeline.hostTime) * timeline.rate
+        playback.seek(to: target)
+        if timeline.rate > 0 {
+            playback.play()
+            playback.playbackSpeed = timeline.rate
+        } else {
+            playback.pause()
+        }
+    }
+
+    /// Ends a suspension by moving the whole group to `itemTime`.
+    public func endSuspension(_ token: UInt64, proposingNewTime itemTime: Double) async {
+        guard suspensions.removeValue(forKey: token) != nil, suspensions.isEmpty else { return }
+        await seek(to: itemTime)
+    }
+
+    // MARK: Group commands
+
+    private func receive(_ message: CoordinationMessage) {
+        guard message.originator != participant, message.itemID == itemID else { return }
+        guard message.sequence > newestSeen[message.originator, default: 0] else { return }
+        newestSeen[message.originator] = message.sequence
+        // Translate the originator's host time into ours.
+        let offset = peerOffsets[message.originator] ?? 0
+        let command: CoordinationMessage.Command = switch message.command {
+        case .play(let rate, let itemTime, let hostTime): .play(rate: rate, itemTime: itemTime, hostTime: hostTime - offset)
+        case .pause(let itemTime, let hostTime): .pause(itemTime: itemTime, hostTime: hostTime - offset)
+        case .seek(let itemTime, let hostTime): .seek(itemTime: itemTime, hostTime: hostTime - offset)
+        }
+        apply(command, from: message.originator)
+    }
+
+    /// Records the group's new timeline and, unless suspended, applies it locally.
+    private func apply(_ command: CoordinationMessage.Command, from originator: ParticipantID) {
+        let suspended = !suspensions.isEmpty && originator != participant
+        switch command {
+        case .play(let rate, let itemTime, let hostTime):
+            timeline = Timeline(itemTime: itemTime, hostTime: hostTime, rate: rate)
+            guard !suspended else { return }
+            // Join where the group is now, not where it was when the command left.
+            playback.seek(to: itemTime + (now - hostTime) * rate)
+            playback.play()
+            playback.playbackSpeed = rate
+        case .pause(let itemTime, let hostTime):
+            timeline = Timeline(itemTime: itemTime, hostTime: hostTime, rate: 0)
+            guard !suspended else { return }
+            playback.pause()
+            if pauseSnapsToMediaTimeOfOriginator {
+                playback.seek(to: itemTime)
+            } else if playback.currentPlaybackPosition < itemTime {
+                // Behind the originator: catch up; ahead: stay (nobody jumps back).
+                playback.seek(to: itemTime)
+            }
+        case .seek(let itemTime, let hostTime):
+            let rate = timeline?.rate ?? (playback.isPlaying ? playback.playbackSpeed : 0)
+            timeline = Timeline(itemTime: itemTime, hostTime: hostTime, rate: rate)
+            guard !suspended else { return }
+            // While the group plays, it has moved on since the seek was made.
+            playback.seek(to: itemTime + (now - hostTime) * rate)
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Coordination
+import MediaClock
+import MediaDevice
+import MediaRouteTestSupport
+import Testing
+
+/// Two participants on one loopback medium with an 80 ms one-way delay.
+struct Pair {
+    let clock = ManualHostClock(now: .seconds(1000))
+    let medium: LoopbackCoordinationMedium
+    let a: PlaybackCoordinator
+    let b: PlaybackCoordinator
+    let playerA: PlaybackControl
+    let playerB: PlaybackControl
+
+    init(snaps: Bool = true) async {
+        medium = LoopbackCoordinationMedium(clock: clock, delay: .milliseconds(80))
+        playerA = PlaybackControl(clock: clock)
+        playerB = PlaybackControl(clock: clock)
+        for player in [playerA, playerB] { player.update { $0.state = .paused; $0.timeRange = 0...3600 } }
+        a = PlaybackCoordinator(participant: ParticipantID("a"), itemID: "movie", playback: playerA, medium: medium,
+                                clock: clock, pauseSnapsToMediaTimeOfOriginator: snaps)
+        b = PlaybackCoordinator(participant: ParticipantID("b"), itemID: "movie", playback: playerB, medium: medium,
+                                clock: clock, pauseSnapsToMediaTimeOfOriginator: snaps)
+        await a.start()
+        await b.start()
+    }
+
+    /// Lets the medium's delay pass on the manual clock.
+    func deliver() async {
+        await advance(clock, by: .milliseconds(10), upTo: .milliseconds(100)) { false }
+    }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct PlaybackCoordinatorTests {
+    @Test func playPropagatesAndJoinsWhereTheGroupIsNow() async {
+        let pair = await Pair()
+        pair.playerA.seek(to: 10)
+        await pair.a.play()
+        await pair.deliver()
+        #expect(pair.playerB.isPlaying)
+        // B started 80+ ms late but lands where A is.
+        #expect(abs(pair.playerB.currentPlaybackPosition - pair.playerA.currentPlaybackPosition) < 0.020)
+        let expected = await pair.b.expectedItemTime(atHostTime: pair.clock.now().seconds)
+        #expect(abs((expected ?? 0) - pair.playerA.currentPlaybackPosition) < 0.001)
+    }
+
+    @Test func pauseSnapsToTheOriginatorWhenAsked() async {
+        let pair = await Pair(snaps: true)
+        await pair.a.play()
+        await pair.deliver()
+        pair.clock.advance(by: .seconds(5))
+        await pair.a.pause()
+        let pausedAt = pair.playerA.currentPlaybackPosition
+        await pair.deliver()
+        #expect(!pair.playerB.isPlaying)
+        #expect(abs(pair.playerB.currentPlaybackPosition - pausedAt) < 0.000_001, "B jumped back 80 ms to A's pause")
+    }
+
+    @Test func withoutSnappingNobodyJumpsBack() async {
+        let pair = await Pair(snaps: false)
+        await pair.a.play()
+        await pair.deliver()
+        pair.clock.advance(by: .seconds(5))
+        await pair.a.pause()
+        let pausedAt = pair.playerA.currentPlaybackPosition
+        await pair.deliver()
+        #expect(!pair.playerB.isPlaying)
+        #expect(pair.playerB.currentPlaybackPosition > pausedAt + 0.05, "B stays where it paused, ahead of A")
+    }
+
+    @Test func seekPropagatesAndNeverStartsPlayback() async {
+        let pair = await Pair()
+        await pair.a.seek(to: 42)
+        await pair.deliver()
+        #expect(pair.playerB.currentPlaybackPosition == 42)
+        #expect(!pair.playerB.isPlaying)
+    }
+
+    @Test func rateChangesPropagate() async {
+        let pair = await Pair()
+        await pair.a.play(rate: 2)
+        await pair.deliver()
+        #expect(pair.playerB.playbackSpeed == 2)
+        pair.clock.advance(by: .seconds(3))
+        #expect(abs(pair.playerB.currentPlaybackPosition - pair.playerA.currentPlaybackPosition) < 0.020)
+    }
+
+    @Test func commandsForAnotherItemAreIgnored() async {
+        let pair = await Pair()
+        await pair.b.setItem("trailer")
+        await pair.a.seek(to: 30)
+        await pair.deliver()
+        #expect(pair.playerB.currentPlaybackPosition == 0)
+    }
+
+    @Test func aSuspendedParticipantNeitherSendsNorReceivesThenRejoinsWithinAChunk() async {
+        let pair = await Pair()
+        await pair.a.play()
+        await pair.deliver()
+        let token = await pair.b.beginSuspension(for: .stallRecovery)
+        // B stalls: its player stops; A seeks meanwhile; B's own seek is not sent.
+        pair.playerB.pause()
+        await pair.a.seek(to: 300)
+        await pair.b.seek(to: 5)
+        await pair.deliver()
+        #expect(pair.playerB.currentPlaybackPosition == 5, "B did not apply A's seek while suspended")
+        #expect(pair.playerA.currentPlaybackPosition >= 300, "A did not get B's seek")
+        pair.clock.advance(by: .seconds(2))
+        await pair.b.endSuspension(token)
+        let expected = await pair.b.expectedItemTime(atHostTime: pair.clock.now().seconds) ?? 0
+        #expect(pair.playerB.isPlaying)
+        #expect(abs(pair.playerB.currentPlaybackPosition - expected) < 0.020, "within one 20 ms chunk")
+        #expect(abs(pair.playerB.currentPlaybackPosition - pair.playerA.currentPlaybackPosition) < 0.020)
+    }
+
+    @Test func endingASuspensionWithANewTimeMovesTheGroup() async {
+        let pair = await Pair()
+        await pair.a.play()
+        await pair.deliver()
+        let token = await pair.b.beginSuspension(for: .userIsChangingCurrentTime)
+        await pair.b.endSuspension(token, proposingNewTime: 120)
+        await pair.deliver()
+        #expect(abs(pair.playerA.currentPlaybackPosition - 120) < 0.2)
+        #expect(pair.playerA.isPlaying, "a seek keeps the play state")
+    }
+
+    @Test func hostClockOffsetsTranslatePlayTimes() async {
+        let pair = await Pair()
+        // B is told A's clock reads 5 s behind its own, so A's host times move 5 s later:
+        // B believes A started 5 s after it really did, and joins 5 s behind.
+        await pair.b.setHostClockOffset(-5, of: ParticipantID("a"))
+        pair.playerA.seek(to: 100)
+        await pair.a.play()
+        await pair.deliver()
+        #expect(abs(pair.playerA.currentPlaybackPosition - pair.playerB.currentPlaybackPosition - 5) < 0.020)
+    }
+}
