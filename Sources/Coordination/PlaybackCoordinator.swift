@@ -160,6 +160,25 @@ public actor PlaybackCoordinator {
         await seek(to: itemTime)
     }
 
+    // MARK: Catching up
+
+    /// The "what happened?" flow: step back `rewind` seconds, watch at `rate` until
+    /// the group is reached, then rejoin it. Meanwhile this participant neither
+    /// sends nor applies group commands.
+    public func catchUp(rewind: Double = 10, rate: Double = 2) async {
+        guard rate > 1, let expected = expectedItemTime(atHostTime: now), let timeline, timeline.rate > 0 else { return }
+        let token = beginSuspension(for: SuspensionReason("catchUp"))
+        let start = max(expected - rewind, 0)
+        playback.seek(to: start)
+        playback.play()
+        playback.playbackSpeed = rate
+        // We gain (rate − group rate) seconds per second on the group.
+        let gap = expected - start
+        let catchUpSeconds = gap / (rate - timeline.rate)
+        try? await clock.sleep(for: .seconds(double: catchUpSeconds))
+        endSuspension(token)
+    }
+
     // MARK: Group commands
 
     private func receive(_ message: CoordinationMessage) {

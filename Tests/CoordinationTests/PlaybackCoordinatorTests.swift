@@ -136,3 +136,38 @@ struct Pair {
         #expect(abs(pair.playerA.currentPlaybackPosition - pair.playerB.currentPlaybackPosition - 5) < 0.020)
     }
 }
+
+@Suite(.timeLimit(.minutes(1))) struct CatchUpAndDriftTests {
+    @Test func whatHappenedRewindsPlaysFastAndRejoins() async {
+        let pair = await Pair()
+        pair.playerA.seek(to: 60)
+        await pair.a.play()
+        await pair.deliver()
+        let catchUp = Task { await pair.b.catchUp(rewind: 10, rate: 2) }
+        #expect(await eventually { pair.playerB.playbackSpeed == 2 })
+        #expect(abs(pair.playerB.currentPlaybackPosition - (pair.playerA.currentPlaybackPosition - 10)) < 0.020)
+        #expect(await pair.b.suspensionReasons == [SuspensionReason("catchUp")])
+        // 10 s behind at 2×: level with the group after 10 s.
+        await advance(pair.clock, by: .milliseconds(500), upTo: .seconds(11)) { await pair.b.suspensionReasons.isEmpty }
+        await catchUp.value
+        #expect(pair.playerB.playbackSpeed == 1)
+        #expect(abs(pair.playerB.currentPlaybackPosition - pair.playerA.currentPlaybackPosition) < 0.020)
+    }
+
+    @Test func driftIsTrimmedSmallAndSeekedLarge() {
+        let corrector = DriftCorrector()
+        #expect(corrector.correction(position: 10.001, expected: 10, groupRate: 1) == .none(rate: 1))
+        guard case .trim(let slower) = corrector.correction(position: 10.010, expected: 10, groupRate: 1) else {
+            Issue.record("expected a trim"); return
+        }
+        // 10 ms / 10 s would be 1000 ppm: capped at 500 ppm.
+        #expect(slower == 1 - 500e-6)
+        guard case .trim(let faster) = corrector.correction(position: 9.997, expected: 10, groupRate: 1) else {
+            Issue.record("expected a trim"); return
+        }
+        #expect(abs(faster - (1 + 0.0003)) < 1e-9)
+        #expect(corrector.correction(position: 10.5, expected: 10, groupRate: 1) == .seek(to: 10))
+        #expect(corrector.correction(position: 10.05, expected: 10, groupRate: 1, canTrimRate: false) == .seek(to: 10))
+        #expect(corrector.correction(position: 10.01, expected: 10, groupRate: 0) == .seek(to: 10))
+    }
+}
