@@ -16,6 +16,16 @@ public struct CoordinationMessage: Sendable, Hashable, Codable {
         case pause(itemTime: Double, hostTime: Double)
         /// Moved to `itemTime` at the originator's `hostTime`; the play state does not change.
         case seek(itemTime: Double, hostTime: Double)
+        /// A participant joined a group session (and tells its activity, JSON).
+        case joined(activity: [UInt8])
+        /// The group's activity changed (JSON); everyone enqueues the new item.
+        case activity([UInt8])
+        /// A participant left the group session.
+        case left
+        /// The group session ended for everyone.
+        case ended
+        /// A participant is still there (sent periodically while joined).
+        case heartbeat
     }
 
     public var originator: ParticipantID

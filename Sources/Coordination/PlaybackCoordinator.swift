@@ -59,7 +59,8 @@ public actor PlaybackCoordinator {
         self.pauseSnapsToMediaTimeOfOriginator = pauseSnapsToMediaTimeOfOriginator
     }
 
-    /// Joins the medium and starts applying the group's commands.
+    /// Joins the medium and starts applying the group's commands (a coordinator
+    /// made by a `GroupSession` is fed by the session instead).
     public func start() async {
         let messages = await medium.join(participant)
         listener = Task { [weak self] in
@@ -181,7 +182,7 @@ public actor PlaybackCoordinator {
 
     // MARK: Group commands
 
-    private func receive(_ message: CoordinationMessage) {
+    func receive(_ message: CoordinationMessage) {
         guard message.originator != participant, message.itemID == itemID else { return }
         guard message.sequence > newestSeen[message.originator, default: 0] else { return }
         newestSeen[message.originator] = message.sequence
@@ -191,6 +192,7 @@ public actor PlaybackCoordinator {
         case .play(let rate, let itemTime, let hostTime): .play(rate: rate, itemTime: itemTime, hostTime: hostTime - offset)
         case .pause(let itemTime, let hostTime): .pause(itemTime: itemTime, hostTime: hostTime - offset)
         case .seek(let itemTime, let hostTime): .seek(itemTime: itemTime, hostTime: hostTime - offset)
+        case .joined, .activity, .left, .ended, .heartbeat: message.command
         }
         apply(command, from: message.originator)
     }
@@ -222,6 +224,9 @@ public actor PlaybackCoordinator {
             guard !suspended else { return }
             // While the group plays, it has moved on since the seek was made.
             playback.seek(to: itemTime + (now - hostTime) * rate)
+        case .joined, .activity, .left, .ended, .heartbeat:
+            // Session membership is the GroupSession's business.
+            break
         }
     }
 }

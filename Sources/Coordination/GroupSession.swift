@@ -1,0 +1,228 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import MediaClock
+import MediaDevice
+
+/// What a group activity shows people.
+public struct GroupActivityMetadata: Sendable, Hashable, Codable {
+    public enum ActivityType: String, Sendable, Hashable, Codable {
+        case generic, watchTogether, listenTogether
+    }
+
+    public var type: ActivityType
+    public var title: String?
+    public var fallbackURL: URL?
+
+    public init(type: ActivityType = .generic, title: String? = nil, fallbackURL: URL? = nil) {
+        self.type = type
+        self.title = title
+        self.fallbackURL = fallbackURL
+    }
+}
+
+/// Something people do together, e.g. watch one movie: `Codable`, so it travels to every participant.
+public protocol GroupActivity: Codable, Sendable, Equatable {
+    var metadata: GroupActivityMetadata { get }
+    /// The media item the activity plays; playback commands carry it.
+    var itemID: String { get }
+}
+
+/// How the person wants to start an activity.
+public enum GroupActivityActivationResult: Sendable, Hashable {
+    /// Share it with the group.
+    case activationPreferred
+    /// No group to share with, or the person prefers to play alone.
+    case activationDisabled
+    /// The person cancelled.
+    case cancelled
+}
+
+/// An activity and the version of the group state it belongs to.
+struct ActivityEnvelope<Activity: GroupActivity>: Codable {
+    var version: UInt64
+    var activity: Activity
+}
+
+/// One participant's view of a group doing an activity together.
+///
+/// States: waiting (not joined yet) → joined → invalidated (left, ended, or
+/// the medium closed). Membership is tracked from join/leave messages and
+/// heartbeats: a participant not heard from for `vanishAfter` is dropped. After
+/// a partition, the side with the newer activity version wins everywhere.
+public actor GroupSession<Activity: GroupActivity> {
+    public enum State: Sendable, Hashable {
+        case waiting
+        case joined
+        case invalidated(reason: String)
+    }
+
+    public let localParticipant: ParticipantID
+    public private(set) var state: State = .waiting
+    public private(set) var activity: Activity
+    private var version: UInt64
+    private var lastSeen: [ParticipantID: Duration] = [:]
+    private let medium: any CoordinationMedium
+    private let clock: any HostClock
+    private let vanishAfter: Duration
+    private var coordinator: PlaybackCoordinator?
+    private var tasks: [Task<Void, Never>] = []
+    private var activityObservers: [AsyncStream<Activity>.Continuation] = []
+    private var sequence: UInt64 = 0
+
+    /// The participants, this one included once joined.
+    public var participants: Set<ParticipantID> {
+        var all = Set(lastSeen.keys)
+        if state == .joined { all.insert(localParticipant) }
+        return all
+    }
+
+    public init(
+        activity: Activity, version: UInt64 = 1, localParticipant: ParticipantID, medium: any CoordinationMedium,
+        clock: any HostClock, vanishAfter: Duration = .seconds(10)
+    ) {
+        self.activity = activity
+        self.version = version
+        self.localParticipant = localParticipant
+        self.medium = medium
+        self.clock = clock
+        self.vanishAfter = vanishAfter
+    }
+
+    /// Joins: announces this participant and its activity, starts heartbeats and
+    /// drops participants that vanish.
+    public func join() async {
+        guard state == .waiting else { return }
+        let messages = await medium.join(localParticipant)
+        state = .joined
+        tasks.append(Task { [weak self] in
+            for await message in messages { await self?.receive(message) }
+            await self?.invalidate("the medium closed")
+        })
+        let interval = vanishAfter / 3
+        tasks.append(Task { [weak self, clock] in
+            while !Task.isCancelled {
+                guard (try? await clock.sleep(for: interval)) != nil else { return }
+                await self?.tick()
+            }
+        })
+        await send(.joined(activity: encoded()))
+    }
+
+    /// Leaves; the others see this participant go.
+    public func leave() async {
+        guard state == .joined else { return }
+        await send(.left)
+        await medium.leave(localParticipant)
+        invalidate("left")
+    }
+
+    /// Ends the session for everyone.
+    public func end() async {
+        guard state == .joined else { return }
+        await send(.ended)
+        await medium.leave(localParticipant)
+        invalidate("ended")
+    }
+
+    /// Changes the activity for everyone (each participant enqueues the new item).
+    public func setActivity(_ activity: Activity) async {
+        self.activity = activity
+        version += 1
+        await coordinator?.setItem(activity.itemID)
+        notifyActivity()
+        await send(.activity(encoded()))
+    }
+
+    /// The activity each time it changes, starting with the current one.
+    public func activityUpdates() -> AsyncStream<Activity> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Activity.self)
+        continuation.yield(activity)
+        activityObservers.append(continuation)
+        return stream
+    }
+
+    /// A playback coordinator for this session's item, fed by the session.
+    public func makePlaybackCoordinator(
+        for playback: PlaybackControl, pauseSnapsToMediaTimeOfOriginator: Bool = true
+    ) -> PlaybackCoordinator {
+        let made = PlaybackCoordinator(
+            participant: localParticipant, itemID: activity.itemID, playback: playback, medium: medium, clock: clock,
+            pauseSnapsToMediaTimeOfOriginator: pauseSnapsToMediaTimeOfOriginator)
+        coordinator = made
+        return made
+    }
+
+    // MARK: Messages
+
+    private func encoded() -> [UInt8] {
+        (try? Array(JSONEncoder().encode(ActivityEnvelope(version: version, activity: activity)))) ?? []
+    }
+
+    private func send(_ command: CoordinationMessage.Command) async {
+        sequence += 1
+        await medium.broadcast(CoordinationMessage(originator: localParticipant, itemID: "", sequence: sequence, command: command))
+    }
+
+    private func receive(_ message: CoordinationMessage) async {
+        guard state == .joined, message.originator != localParticipant else { return }
+        let sender = message.originator
+        switch message.command {
+        case .joined(let payload):
+            let isNew = lastSeen[sender] == nil
+            lastSeen[sender] = clock.now()
+            await adoptIfNewer(payload, from: sender)
+            // Answer a newcomer so it learns about us and our state.
+            if isNew { await send(.joined(activity: encoded())) }
+        case .activity(let payload):
+            lastSeen[sender] = clock.now()
+            await adoptIfNewer(payload, from: sender)
+        case .heartbeat:
+            lastSeen[sender] = clock.now()
+        case .left:
+            lastSeen[sender] = nil
+        case .ended:
+            invalidate("ended by \(sender)")
+        case .play, .pause, .seek:
+            lastSeen[sender] = clock.now()
+            await coordinator?.receive(message)
+        }
+    }
+
+    private func adoptIfNewer(_ payload: [UInt8], from sender: ParticipantID) async {
+        guard let envelope = try? JSONDecoder().decode(ActivityEnvelope<Activity>.self, from: Data(payload)) else { return }
+        // Newer version wins; a tie is broken by the participant id, the same way everywhere.
+        let newer = envelope.version > version || (envelope.version == version && sender.rawValue > localParticipant.rawValue)
+        guard newer, envelope.activity != activity || envelope.version != version else { return }
+        version = envelope.version
+        if envelope.activity != activity {
+            activity = envelope.activity
+            await coordinator?.setItem(activity.itemID)
+            notifyActivity()
+        }
+    }
+
+    private func tick() async {
+        guard state == .joined else { return }
+        await send(.heartbeat)
+        let now = clock.now()
+        for (participant, seen) in lastSeen where now - seen > vanishAfter {
+            lastSeen[participant] = nil
+        }
+    }
+
+    private func notifyActivity() {
+        for observer in activityObservers { observer.yield(activity) }
+    }
+
+    private func invalidate(_ reason: String) {
+        if case .invalidated = state { return }
+        state = .invalidated(reason: reason)
+        for task in tasks { task.cancel() }
+        tasks.removeAll()
+        for observer in activityObservers { observer.finish() }
+        activityObservers.removeAll()
+    }
+}

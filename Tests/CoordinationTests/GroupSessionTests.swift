@@ -1,0 +1,100 @@
+import Coordination
+import Foundation
+import MediaClock
+import MediaDevice
+import MediaRouteTestSupport
+import Testing
+
+struct WatchTogether: GroupActivity {
+    var movie: String
+    var metadata: GroupActivityMetadata {
+        GroupActivityMetadata(type: .watchTogether, title: movie, fallbackURL: URL(string: "http://media.example/\(movie).mp4"))
+    }
+    var itemID: String { movie }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct GroupSessionTests {
+    let clock = ManualHostClock()
+    let medium: LoopbackCoordinationMedium
+
+    init() { medium = LoopbackCoordinationMedium(clock: clock) }
+
+    func center(_ name: String, available: Bool = true,
+                preference: @escaping @Sendable (WatchTogether) async -> GroupActivityActivationResult = { _ in .activationPreferred })
+        -> GroupActivityCenter<WatchTogether> {
+        GroupActivityCenter(participant: ParticipantID(name), medium: medium, clock: clock, groupAvailable: available, preference: preference)
+    }
+
+    @Test func activationFollowsTheGroupAndThePerson() async {
+        let alone = center("a", available: false)
+        #expect(await alone.prepareForActivation(WatchTogether(movie: "m")) == .activationDisabled)
+        let declining = center("b", preference: { _ in .cancelled })
+        #expect(await declining.prepareForActivation(WatchTogether(movie: "m")) == .cancelled)
+        #expect(await center("c").prepareForActivation(WatchTogether(movie: "m")) == .activationPreferred)
+    }
+
+    @Test func anotherBoxIsOfferedTheSessionAndJoinsIt() async throws {
+        let boxB = center("b")
+        var offers = await boxB.sessions().makeAsyncIterator()
+        await boxB.listen()
+        let boxA = center("a")
+        let sessionA = await boxA.activate(WatchTogether(movie: "big-buck-bunny"))
+        #expect(await sessionA.state == .waiting)
+        await sessionA.join()
+        let sessionB = try #require(await offers.next())
+        #expect(await sessionB.activity == WatchTogether(movie: "big-buck-bunny"))
+        await sessionB.join()
+        #expect(await eventually { await sessionA.participants == [ParticipantID("a"), ParticipantID("b")] })
+        #expect(await eventually { await sessionB.participants == [ParticipantID("a"), ParticipantID("b")] })
+
+        // Changing the activity enqueues the new item everywhere.
+        let playerB = PlaybackControl(clock: clock)
+        let coordinatorB = await sessionB.makePlaybackCoordinator(for: playerB)
+        var updates = await sessionB.activityUpdates().makeAsyncIterator()
+        _ = await updates.next()
+        await sessionA.setActivity(WatchTogether(movie: "sintel"))
+        #expect(await updates.next() == WatchTogether(movie: "sintel"))
+        #expect(await coordinatorB.itemID == "sintel")
+
+        // Playback commands flow through the sessions.
+        let playerA = PlaybackControl(clock: clock)
+        let coordinatorA = await sessionA.makePlaybackCoordinator(for: playerA)
+        await coordinatorA.seek(to: 33)
+        #expect(await eventually { playerB.currentPlaybackPosition == 33 })
+
+        await sessionA.end()
+        #expect(await eventually { await sessionB.state == .invalidated(reason: "ended by a") })
+        #expect(await sessionA.state == .invalidated(reason: "ended"))
+    }
+
+    @Test func aVanishedParticipantIsDroppedAndOneThatLeavesGoesAtOnce() async {
+        let a = GroupSession(activity: WatchTogether(movie: "m"), localParticipant: ParticipantID("a"), medium: medium,
+                             clock: clock, vanishAfter: .seconds(9))
+        let b = GroupSession(activity: WatchTogether(movie: "m"), localParticipant: ParticipantID("b"), medium: medium,
+                             clock: clock, vanishAfter: .seconds(9))
+        let c = GroupSession(activity: WatchTogether(movie: "m"), localParticipant: ParticipantID("c"), medium: medium,
+                             clock: clock, vanishAfter: .seconds(9))
+        await a.join()
+        await b.join()
+        await c.join()
+        #expect(await eventually { await a.participants.count == 3 })
+        // b leaves politely; c's box loses power (it just stops talking).
+        await b.leave()
+        #expect(await eventually { await a.participants == [ParticipantID("a"), ParticipantID("c")] })
+        await medium.leave(ParticipantID("c"))
+        #expect(await advance(clock, by: .seconds(1), upTo: .seconds(20)) { await a.participants == [ParticipantID("a")] })
+        #expect(await a.state == .joined)
+    }
+
+    @Test func aHealedPartitionAdoptsTheNewestActivity() async {
+        // Two boxes that changed activity while apart: b's change is newer (version 3 > 2).
+        let a = GroupSession(activity: WatchTogether(movie: "old"), version: 2, localParticipant: ParticipantID("a"),
+                             medium: medium, clock: clock)
+        let b = GroupSession(activity: WatchTogether(movie: "new"), version: 3, localParticipant: ParticipantID("b"),
+                             medium: medium, clock: clock)
+        await a.join()
+        await b.join()
+        #expect(await eventually { await a.activity == WatchTogether(movie: "new") })
+        #expect(await b.activity == WatchTogether(movie: "new"))
+    }
+}
