@@ -71,6 +71,11 @@ public actor GroupSession<Activity: GroupActivity> {
     private var tasks: [Task<Void, Never>] = []
     private var activityObservers: [AsyncStream<Activity>.Continuation] = []
     private var sequence: UInt64 = 0
+    /// Newest membership sequence per session incarnation (see `incarnation`).
+    private var membershipSeen: [String: UInt64] = [:]
+    private var departed: Set<String> = []
+    /// Identifies this session instance in membership messages (carried in `itemID`).
+    private let incarnation = String(UInt64.random(in: 1...UInt64.max), radix: 36)
 
     /// The participants, this one included once joined.
     public var participants: Set<ParticipantID> {
@@ -163,12 +168,24 @@ public actor GroupSession<Activity: GroupActivity> {
 
     private func send(_ command: CoordinationMessage.Command) async {
         sequence += 1
-        await medium.broadcast(CoordinationMessage(originator: localParticipant, itemID: "", sequence: sequence, command: command))
+        await medium.broadcast(CoordinationMessage(originator: localParticipant, itemID: incarnation, sequence: sequence, command: command))
     }
 
     private func receive(_ message: CoordinationMessage) async {
         guard state == .joined, message.originator != localParticipant else { return }
         let sender = message.originator
+        switch message.command {
+        case .joined, .activity, .heartbeat, .left, .ended:
+            // Membership messages come from the sender's session in order of their
+            // sequence; an older one can arrive late (sent while it was leaving).
+            // Each session instance has its own incarnation, so a box that rejoins starts afresh.
+            let incarnation = message.itemID
+            guard !departed.contains(incarnation), message.sequence > membershipSeen[incarnation, default: 0] else { return }
+            membershipSeen[incarnation] = message.sequence
+            if case .left = message.command { departed.insert(incarnation) }
+        case .play, .pause, .seek:
+            break
+        }
         switch message.command {
         case .joined(let payload):
             let isNew = lastSeen[sender] == nil

@@ -98,3 +98,18 @@ struct WatchTogether: GroupActivity {
         #expect(await b.activity == WatchTogether(movie: "new"))
     }
 }
+
+extension GroupSessionTests {
+    @Test func aBoxThatLeftCanRejoinWithANewSession() async {
+        let a = GroupSession(activity: WatchTogether(movie: "m"), localParticipant: ParticipantID("a"), medium: medium, clock: clock)
+        let b1 = GroupSession(activity: WatchTogether(movie: "m"), localParticipant: ParticipantID("b"), medium: medium, clock: clock)
+        await a.join()
+        await b1.join()
+        #expect(await eventually { await a.participants.count == 2 })
+        await b1.leave()
+        #expect(await eventually { await a.participants == [ParticipantID("a")] })
+        let b2 = GroupSession(activity: WatchTogether(movie: "m"), localParticipant: ParticipantID("b"), medium: medium, clock: clock)
+        await b2.join()
+        #expect(await eventually { await a.participants.count == 2 })
+    }
+}
