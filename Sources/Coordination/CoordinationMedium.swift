@@ -26,6 +26,10 @@ public struct CoordinationMessage: Sendable, Hashable, Codable {
         case ended
         /// A participant is still there (sent periodically while joined).
         case heartbeat
+        /// A participant is suspended for a reason the group may wait for.
+        case beginWaiting(reason: String)
+        /// That participant is back.
+        case endWaiting
     }
 
     public var originator: ParticipantID

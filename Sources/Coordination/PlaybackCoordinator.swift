@@ -44,6 +44,15 @@ public actor PlaybackCoordinator {
     private var suspensions: [UInt64: SuspensionReason] = [:]
     private var nextSuspension: UInt64 = 0
     private var listener: Task<Void, Never>?
+    /// Suspensions for these reasons make the whole group wait (pause) until they end.
+    public var suspensionReasonsThatTriggerWaiting: Set<SuspensionReason> = [.stallRecovery, .userActionRequired]
+    /// The group waits for at most this many participants suspended for a reason;
+    /// beyond that it plays on without them.
+    public var participantLimitForWaiting: [SuspensionReason: Int] = [:]
+    /// Who the group is (or might be) waiting for, and why.
+    public private(set) var waiters: [ParticipantID: SuspensionReason] = [:]
+    /// Where the group paused to wait, and its rate before.
+    private var waitingFrom: (itemTime: Double, rate: Double)?
     /// Offset of each peer's host clock from ours (peer − local), from clock sync.
     private var peerOffsets: [ParticipantID: Double] = [:]
 
@@ -132,10 +141,48 @@ public actor PlaybackCoordinator {
     // MARK: Suspensions
 
     /// Steps out of group playback; returns a token to end the suspension with.
-    public func beginSuspension(for reason: SuspensionReason) -> UInt64 {
+    public func beginSuspension(for reason: SuspensionReason) async -> UInt64 {
         nextSuspension += 1
         suspensions[nextSuspension] = reason
+        if suspensionReasonsThatTriggerWaiting.contains(reason), waiters[participant] == nil {
+            waiters[participant] = reason
+            evaluateWaiting()
+            await broadcast(.beginWaiting(reason: reason.rawValue))
+        }
         return nextSuspension
+    }
+
+    public func setSuspensionReasonsThatTriggerWaiting(_ reasons: Set<SuspensionReason>) {
+        suspensionReasonsThatTriggerWaiting = reasons
+    }
+
+    public func setParticipantLimit(_ limit: Int, forWaitingOn reason: SuspensionReason) {
+        participantLimitForWaiting[reason] = limit
+    }
+
+    /// Whether the group is paused waiting for a suspended participant.
+    public var isWaiting: Bool { waitingFrom != nil }
+
+    /// Pauses the group when someone it should wait for is suspended.
+    private func evaluateWaiting() {
+        var counts: [SuspensionReason: Int] = [:]
+        for reason in waiters.values { counts[reason, default: 0] += 1 }
+        let shouldWait = counts.contains { reason, count in
+            suspensionReasonsThatTriggerWaiting.contains(reason) && count <= participantLimitForWaiting[reason, default: Int.max]
+        }
+        guard shouldWait, waitingFrom == nil, let timeline, timeline.rate > 0 else { return }
+        let itemTime = timeline.itemTime + (now - timeline.hostTime) * timeline.rate
+        waitingFrom = (itemTime, timeline.rate)
+        self.timeline = Timeline(itemTime: itemTime, hostTime: now, rate: 0)
+        if suspensions.isEmpty {
+            playback.pause()
+            playback.seek(to: itemTime)
+        }
+    }
+
+    private func broadcast(_ command: CoordinationMessage.Command) async {
+        sequence += 1
+        await medium.broadcast(CoordinationMessage(originator: participant, itemID: itemID, sequence: sequence, command: command))
     }
 
     /// The reasons this participant is suspended for.
@@ -143,8 +190,19 @@ public actor PlaybackCoordinator {
 
     /// Ends a suspension; when it was the last one, re-aligns to the group
     /// (its rate, and the item time it expects now).
-    public func endSuspension(_ token: UInt64) {
-        guard suspensions.removeValue(forKey: token) != nil, suspensions.isEmpty, let timeline else { return }
+    public func endSuspension(_ token: UInt64) async {
+        guard suspensions.removeValue(forKey: token) != nil, suspensions.isEmpty else { return }
+        if waiters.removeValue(forKey: participant) != nil {
+            await broadcast(.endWaiting)
+            if let waitingFrom, waiters.isEmpty {
+                // The group waited for us: start it again from where it stopped.
+                self.waitingFrom = nil
+                playback.seek(to: waitingFrom.itemTime)
+                await play(rate: waitingFrom.rate)
+                return
+            }
+        }
+        guard let timeline else { return }
         let target = timeline.itemTime + (now - timeline.hostTime) * timeline.rate
         playback.seek(to: target)
         if timeline.rate > 0 {
@@ -158,6 +216,7 @@ public actor PlaybackCoordinator {
     /// Ends a suspension by moving the whole group to `itemTime`.
     public func endSuspension(_ token: UInt64, proposingNewTime itemTime: Double) async {
         guard suspensions.removeValue(forKey: token) != nil, suspensions.isEmpty else { return }
+        if waiters.removeValue(forKey: participant) != nil { await broadcast(.endWaiting) }
         await seek(to: itemTime)
     }
 
@@ -168,7 +227,7 @@ public actor PlaybackCoordinator {
     /// sends nor applies group commands.
     public func catchUp(rewind: Double = 10, rate: Double = 2) async {
         guard rate > 1, let expected = expectedItemTime(atHostTime: now), let timeline, timeline.rate > 0 else { return }
-        let token = beginSuspension(for: SuspensionReason("catchUp"))
+        let token = await beginSuspension(for: SuspensionReason("catchUp"))
         let start = max(expected - rewind, 0)
         playback.seek(to: start)
         playback.play()
@@ -177,7 +236,7 @@ public actor PlaybackCoordinator {
         let gap = expected - start
         let catchUpSeconds = gap / (rate - timeline.rate)
         try? await clock.sleep(for: .seconds(double: catchUpSeconds))
-        endSuspension(token)
+        await endSuspension(token)
     }
 
     // MARK: Group commands
@@ -192,7 +251,7 @@ public actor PlaybackCoordinator {
         case .play(let rate, let itemTime, let hostTime): .play(rate: rate, itemTime: itemTime, hostTime: hostTime - offset)
         case .pause(let itemTime, let hostTime): .pause(itemTime: itemTime, hostTime: hostTime - offset)
         case .seek(let itemTime, let hostTime): .seek(itemTime: itemTime, hostTime: hostTime - offset)
-        case .joined, .activity, .left, .ended, .heartbeat: message.command
+        case .joined, .activity, .left, .ended, .heartbeat, .beginWaiting, .endWaiting: message.command
         }
         apply(command, from: message.originator)
     }
@@ -202,6 +261,7 @@ public actor PlaybackCoordinator {
         let suspended = !suspensions.isEmpty && originator != participant
         switch command {
         case .play(let rate, let itemTime, let hostTime):
+            waitingFrom = nil
             timeline = Timeline(itemTime: itemTime, hostTime: hostTime, rate: rate)
             guard !suspended else { return }
             // Join where the group is now, not where it was when the command left.
@@ -224,6 +284,11 @@ public actor PlaybackCoordinator {
             guard !suspended else { return }
             // While the group plays, it has moved on since the seek was made.
             playback.seek(to: itemTime + (now - hostTime) * rate)
+        case .beginWaiting(let reason):
+            waiters[originator] = SuspensionReason(reason)
+            evaluateWaiting()
+        case .endWaiting:
+            waiters[originator] = nil
         case .joined, .activity, .left, .ended, .heartbeat:
             // Session membership is the GroupSession's business.
             break

@@ -98,8 +98,9 @@ struct Pair {
         let pair = await Pair()
         await pair.a.play()
         await pair.deliver()
-        let token = await pair.b.beginSuspension(for: .stallRecovery)
-        // B stalls: its player stops; A seeks meanwhile; B's own seek is not sent.
+        // An interstitial: the group does not wait for it.
+        let token = await pair.b.beginSuspension(for: .playingInterstitial)
+        // B plays something else: its player stops; A seeks meanwhile; B's own seek is not sent.
         pair.playerB.pause()
         await pair.a.seek(to: 300)
         await pair.b.seek(to: 5)
@@ -169,5 +170,63 @@ struct Pair {
         #expect(corrector.correction(position: 10.5, expected: 10, groupRate: 1) == .seek(to: 10))
         #expect(corrector.correction(position: 10.05, expected: 10, groupRate: 1, canTrimRate: false) == .seek(to: 10))
         #expect(corrector.correction(position: 10.01, expected: 10, groupRate: 0) == .seek(to: 10))
+    }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct WaitingTests {
+    @Test func theGroupWaitsForAStallAndResumesTogether() async {
+        let pair = await Pair()
+        await pair.a.play()
+        await pair.deliver()
+        pair.clock.advance(by: .seconds(3))
+        let token = await pair.b.beginSuspension(for: .stallRecovery)
+        pair.playerB.pause()
+        await pair.deliver()
+        #expect(await pair.a.isWaiting)
+        #expect(!pair.playerA.isPlaying, "A waits for B")
+        let waitedAt = pair.playerA.currentPlaybackPosition
+        pair.clock.advance(by: .seconds(4))
+        #expect(pair.playerA.currentPlaybackPosition == waitedAt)
+        await pair.b.endSuspension(token)
+        await pair.deliver()
+        #expect(pair.playerA.isPlaying && pair.playerB.isPlaying)
+        #expect(await !pair.a.isWaiting)
+        #expect(abs(pair.playerA.currentPlaybackPosition - pair.playerB.currentPlaybackPosition) < 0.020)
+        #expect(abs(pair.playerB.currentPlaybackPosition - waitedAt) < 0.2, "nobody skipped what the group waited through")
+    }
+
+    @Test func reasonsThatDoNotTriggerWaitingLeaveTheGroupPlaying() async {
+        let pair = await Pair()
+        await pair.a.play()
+        await pair.deliver()
+        _ = await pair.b.beginSuspension(for: .playingInterstitial)
+        await pair.deliver()
+        #expect(await !pair.a.isWaiting)
+        #expect(pair.playerA.isPlaying)
+    }
+
+    @Test func theParticipantLimitStopsTheGroupWaitingForTooMany() async {
+        let clock = ManualHostClock(now: .seconds(1000))
+        let medium = LoopbackCoordinationMedium(clock: clock)
+        var players: [PlaybackControl] = []
+        var coordinators: [PlaybackCoordinator] = []
+        for name in ["a", "b", "c"] {
+            let player = PlaybackControl(clock: clock)
+            player.update { $0.state = .paused; $0.timeRange = 0...3600 }
+            let coordinator = PlaybackCoordinator(participant: ParticipantID(name), itemID: "movie", playback: player, medium: medium, clock: clock)
+            await coordinator.setParticipantLimit(1, forWaitingOn: .stallRecovery)
+            await coordinator.start()
+            players.append(player)
+            coordinators.append(coordinator)
+        }
+        let first = coordinators[0]
+        await first.play()
+        _ = await coordinators[1].beginSuspension(for: .stallRecovery)
+        #expect(await eventually { await first.isWaiting }, "one staller: the group waits")
+        await first.play()
+        _ = await coordinators[2].beginSuspension(for: .stallRecovery)
+        try? await Task.sleep(for: .milliseconds(20))
+        #expect(await !first.isWaiting, "two stallers exceed the limit of one: play on")
+        #expect(players[0].isPlaying)
     }
 }
