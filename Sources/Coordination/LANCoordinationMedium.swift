@@ -1,0 +1,166 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import MediaClock
+
+/// Coordination between boxes on a LAN, over UDP: clock samples as plain
+/// request/reply datagrams (a lost one is simply skipped), commands on a
+/// reliable channel (acknowledged, retransmitted, delivered once). Peers are
+/// configured; each box runs one medium for its one participant.
+public actor LANCoordinationMedium: CoordinationMedium {
+    private enum Datagram: Codable {
+        case message(id: UInt64, CoordinationMessage)
+        case ack(id: UInt64)
+        case clockRequest(t1: Double)
+        case clockReply(t1: Double, t2: Double, t3: Double)
+    }
+
+    private struct Pending {
+        let bytes: [UInt8]
+        let peer: UDPAddress
+        var attempts: Int
+    }
+
+    private let socket: UDPSocket
+    private let clock: any HostClock
+    public private(set) var peers: [UDPAddress]
+    private var continuation: AsyncStream<CoordinationMessage>.Continuation?
+    private var nextID: UInt64 = 0
+    private var pending: [UInt64: Pending] = [:]
+    private var delivered: [UDPAddress: Set<UInt64>] = [:]
+    private var estimators: [UDPAddress: DriftTrackingEstimator] = [:]
+    private var tasks: [Task<Void, Never>] = []
+    /// Drop every n-th outgoing datagram on its first try (tests of the reliable channel); 0: never.
+    private var dropEvery = 0
+    private var sentCount = 0
+    private let retransmitInterval: Duration
+    private let maximumAttempts: Int
+    private let clockInterval: Duration
+
+    /// The address other boxes reach this one at.
+    public nonisolated var localAddress: UDPAddress { socket.localAddress }
+
+    public init(
+        binding address: UDPAddress, peers: [UDPAddress], clock: any HostClock = SystemHostClock(),
+        retransmitInterval: Duration = .milliseconds(50), maximumAttempts: Int = 40, clockInterval: Duration = .seconds(1)
+    ) throws {
+        socket = try UDPSocket(binding: address)
+        self.peers = peers
+        self.clock = clock
+        self.retransmitInterval = retransmitInterval
+        self.maximumAttempts = maximumAttempts
+        self.clockInterval = clockInterval
+    }
+
+    public func setPeers(_ peers: [UDPAddress]) { self.peers = peers }
+
+    /// Makes the first try of every n-th outgoing datagram get lost.
+    public func dropEvery(_ n: Int) { dropEvery = n }
+
+    public func join(_ participant: ParticipantID) -> AsyncStream<CoordinationMessage> {
+        let (stream, continuation) = AsyncStream.makeStream(of: CoordinationMessage.self)
+        self.continuation?.finish()
+        self.continuation = continuation
+        if tasks.isEmpty { startTasks() }
+        return stream
+    }
+
+    public func broadcast(_ message: CoordinationMessage) {
+        for peer in peers {
+            nextID += 1
+            let bytes = Self.encode(.message(id: nextID, message))
+            pending[nextID] = Pending(bytes: bytes, peer: peer, attempts: 1)
+            transmit(bytes, to: peer)
+        }
+    }
+
+    public func leave(_ participant: ParticipantID) {
+        continuation?.finish()
+        continuation = nil
+        for task in tasks { task.cancel() }
+        tasks.removeAll()
+        socket.close()
+    }
+
+    /// The clock estimate of each peer (offset, drift, error bound).
+    public func clockEstimates() -> [UDPAddress: ClockEstimate] {
+        let now = clock.now().seconds
+        return estimators.compactMapValues { $0.estimate(at: now) }
+    }
+
+    /// Commands still waiting for an acknowledgement.
+    public var unacknowledged: Int { pending.count }
+
+    // MARK: Internals
+
+    private static func encode(_ datagram: Datagram) -> [UInt8] {
+        (try? Array(JSONEncoder().encode(datagram))) ?? []
+    }
+
+    private func transmit(_ bytes: [UInt8], to peer: UDPAddress) {
+        sentCount += 1
+        if dropEvery > 0, sentCount % dropEvery == 0 { return }
+        socket.send(bytes, to: peer)
+    }
+
+    private func startTasks() {
+        let datagrams = socket.datagrams
+        tasks.append(Task { [weak self] in
+            for await (bytes, from) in datagrams {
+                await self?.handle(bytes, from: from)
+            }
+        })
+        let retransmitInterval = self.retransmitInterval
+        tasks.append(Task { [weak self, clock] in
+            while !Task.isCancelled {
+                guard (try? await clock.sleep(for: retransmitInterval)) != nil else { return }
+                await self?.retransmit()
+            }
+        })
+        let clockInterval = self.clockInterval
+        tasks.append(Task { [weak self, clock] in
+            while !Task.isCancelled {
+                await self?.requestClockSamples()
+                guard (try? await clock.sleep(for: clockInterval)) != nil else { return }
+            }
+        })
+    }
+
+    private func retransmit() {
+        for (id, entry) in pending {
+            guard entry.attempts < maximumAttempts else {
+                pending[id] = nil
+                continue
+            }
+            pending[id]?.attempts += 1
+            socket.send(entry.bytes, to: entry.peer)
+        }
+    }
+
+    private func requestClockSamples() {
+        let t1 = clock.now().seconds
+        for peer in peers { socket.send(Self.encode(.clockRequest(t1: t1)), to: peer) }
+    }
+
+    private func handle(_ bytes: [UInt8], from peer: UDPAddress) {
+        let received = clock.now().seconds
+        // Datagrams are bounded by the socket's buffer; anything malformed is dropped.
+        guard bytes.count <= 16_384, let datagram = try? JSONDecoder().decode(Datagram.self, from: Data(bytes)) else { return }
+        switch datagram {
+        case .message(let id, let message):
+            socket.send(Self.encode(.ack(id: id)), to: peer)
+            guard delivered[peer, default: []].insert(id).inserted else { return }
+            if delivered[peer]!.count > 4096 { delivered[peer]!.remove(delivered[peer]!.min()!) }
+            continuation?.yield(message)
+        case .ack(let id):
+            if pending[id]?.peer == peer { pending[id] = nil }
+        case .clockRequest(let t1):
+            let t2 = received
+            socket.send(Self.encode(.clockReply(t1: t1, t2: t2, t3: clock.now().seconds)), to: peer)
+        case .clockReply(let t1, let t2, let t3):
+            estimators[peer, default: DriftTrackingEstimator()].add(ClockSample(t1: t1, t2: t2, t3: t3, t4: received))
+        }
+    }
+}

@@ -1,0 +1,138 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// An IPv4 UDP endpoint ("host:port").
+public struct UDPAddress: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    public var port: UInt16
+    public init(host: String, port: UInt16) {
+        self.host = host
+        self.port = port
+    }
+    public var description: String { "\(host):\(port)" }
+
+    var sockaddr: sockaddr_in? {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { return nil }
+        return address
+    }
+
+    init(_ address: sockaddr_in) {
+        var copy = address.sin_addr
+        var buffer = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+        inet_ntop(AF_INET, &copy, &buffer, socklen_t(INET_ADDRSTRLEN))
+        host = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        port = UInt16(bigEndian: address.sin_port)
+    }
+}
+
+/// A bound UDP socket whose datagrams are read on a thread of its own (asleep in
+/// `recvfrom` until one arrives) and delivered as an async sequence.
+final class UDPSocket: Sendable {
+    let fd: Int32
+    let localAddress: UDPAddress
+    let datagrams: AsyncStream<(bytes: [UInt8], from: UDPAddress)>
+    private let closed = Mutex(false)
+
+    /// Binds to `address` (port 0: any free port).
+    init(binding address: UDPAddress) throws(CoordinationError) {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        self.fd = fd
+        guard fd >= 0 else { throw CoordinationError("cannot open a UDP socket (errno \(errno))") }
+        guard var bindAddress = address.sockaddr else {
+            Glibc.close(fd)
+            throw CoordinationError("\(address.host) is not an IPv4 address")
+        }
+        let bound = withUnsafePointer(to: &bindAddress) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            Glibc.close(fd)
+            throw CoordinationError("cannot bind \(address) (errno \(errno))")
+        }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        localAddress = UDPAddress(actual)
+        let (stream, continuation) = AsyncStream.makeStream(of: (bytes: [UInt8], from: UDPAddress).self)
+        datagrams = stream
+        let reader = UDPReader(fd: fd, continuation: continuation)
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(reader).toOpaque()
+        if pthread_create(&thread, nil, { context in
+            let reader = Unmanaged<UDPReader>.fromOpaque(context!).takeRetainedValue()
+            reader.run()
+            return nil
+        }, context) == 0 {
+            pthread_detach(thread)
+        } else {
+            Unmanaged<UDPReader>.fromOpaque(context).release()
+            continuation.finish()
+        }
+    }
+
+    /// Sends one datagram (thread-safe; the kernel serializes `sendto`).
+    func send(_ bytes: [UInt8], to address: UDPAddress) {
+        guard !closed.withLock({ $0 }), var target = address.sockaddr else { return }
+        _ = bytes.withUnsafeBytes { buffer in
+            withUnsafePointer(to: &target) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, buffer.baseAddress, buffer.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+    }
+
+    /// Stops reading (the reader thread wakes from `recvfrom` and ends) and closes the socket.
+    func close() {
+        let wasOpen = closed.withLock { closed -> Bool in
+            defer { closed = true }
+            return !closed
+        }
+        guard wasOpen else { return }
+        shutdown(fd, Int32(SHUT_RDWR))
+        Glibc.close(fd)
+    }
+
+    deinit { close() }
+}
+
+/// The reader thread's state, passed through `pthread_create`'s context pointer.
+private final class UDPReader: Sendable {
+    let fd: Int32
+    let continuation: AsyncStream<(bytes: [UInt8], from: UDPAddress)>.Continuation
+
+    init(fd: Int32, continuation: AsyncStream<(bytes: [UInt8], from: UDPAddress)>.Continuation) {
+        self.fd = fd
+        self.continuation = continuation
+    }
+
+    func run() {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            var from = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let count = buffer.withUnsafeMutableBytes { raw in
+                withUnsafeMutablePointer(to: &from) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, raw.baseAddress, raw.count, 0, $0, &length) }
+                }
+            }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            continuation.yield((Array(buffer.prefix(count)), UDPAddress(from)))
+        }
+        continuation.finish()
+    }
+}
+
+/// A coordination failure (sockets, addresses).
+public struct CoordinationError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
