@@ -24,7 +24,8 @@ public actor LANCoordinationMedium: CoordinationMedium {
     }
 
     private let socket: UDPSocket
-    private let clock: any HostClock
+    /// Always the system clock: arrival times are stamped by the socket's reader thread on it.
+    private let clock = SystemHostClock()
     public private(set) var peers: [UDPAddress]
     private var continuation: AsyncStream<CoordinationMessage>.Continuation?
     private var nextID: UInt64 = 0
@@ -43,12 +44,11 @@ public actor LANCoordinationMedium: CoordinationMedium {
     public nonisolated var localAddress: UDPAddress { socket.localAddress }
 
     public init(
-        binding address: UDPAddress, peers: [UDPAddress], clock: any HostClock = SystemHostClock(),
+        binding address: UDPAddress, peers: [UDPAddress],
         retransmitInterval: Duration = .milliseconds(50), maximumAttempts: Int = 40, clockInterval: Duration = .seconds(1)
     ) throws {
         socket = try UDPSocket(binding: address)
         self.peers = peers
-        self.clock = clock
         self.retransmitInterval = retransmitInterval
         self.maximumAttempts = maximumAttempts
         self.clockInterval = clockInterval
@@ -108,8 +108,8 @@ public actor LANCoordinationMedium: CoordinationMedium {
     private func startTasks() {
         let datagrams = socket.datagrams
         tasks.append(Task { [weak self] in
-            for await (bytes, from) in datagrams {
-                await self?.handle(bytes, from: from)
+            for await (bytes, from, receivedAt) in datagrams {
+                await self?.handle(bytes, from: from, receivedAt: receivedAt.seconds)
             }
         })
         let retransmitInterval = self.retransmitInterval
@@ -144,8 +144,7 @@ public actor LANCoordinationMedium: CoordinationMedium {
         for peer in peers { socket.send(Self.encode(.clockRequest(t1: t1)), to: peer) }
     }
 
-    private func handle(_ bytes: [UInt8], from peer: UDPAddress) {
-        let received = clock.now().seconds
+    private func handle(_ bytes: [UInt8], from peer: UDPAddress, receivedAt received: Double) {
         // Datagrams are bounded by the socket's buffer; anything malformed is dropped.
         guard bytes.count <= 16_384, let datagram = try? JSONDecoder().decode(Datagram.self, from: Data(bytes)) else { return }
         switch datagram {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import MediaClock
 import Synchronization
 
 /// An IPv4 UDP endpoint ("host:port").
@@ -31,11 +32,12 @@ public struct UDPAddress: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A bound UDP socket whose datagrams are read on a thread of its own (asleep in
-/// `recvfrom` until one arrives) and delivered as an async sequence.
+/// `recvfrom` until one arrives), stamped with their arrival on the system host
+/// clock, and delivered as an async sequence.
 final class UDPSocket: Sendable {
     let fd: Int32
     let localAddress: UDPAddress
-    let datagrams: AsyncStream<(bytes: [UInt8], from: UDPAddress)>
+    let datagrams: AsyncStream<(bytes: [UInt8], from: UDPAddress, receivedAt: Duration)>
     private let closed = Mutex(false)
 
     /// Binds to `address` (port 0: any free port).
@@ -60,7 +62,7 @@ final class UDPSocket: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         localAddress = UDPAddress(actual)
-        let (stream, continuation) = AsyncStream.makeStream(of: (bytes: [UInt8], from: UDPAddress).self)
+        let (stream, continuation) = AsyncStream.makeStream(of: (bytes: [UInt8], from: UDPAddress, receivedAt: Duration).self)
         datagrams = stream
         let reader = UDPReader(fd: fd, continuation: continuation)
         var thread = pthread_t()
@@ -106,9 +108,9 @@ final class UDPSocket: Sendable {
 /// The reader thread's state, passed through `pthread_create`'s context pointer.
 private final class UDPReader: Sendable {
     let fd: Int32
-    let continuation: AsyncStream<(bytes: [UInt8], from: UDPAddress)>.Continuation
+    let continuation: AsyncStream<(bytes: [UInt8], from: UDPAddress, receivedAt: Duration)>.Continuation
 
-    init(fd: Int32, continuation: AsyncStream<(bytes: [UInt8], from: UDPAddress)>.Continuation) {
+    init(fd: Int32, continuation: AsyncStream<(bytes: [UInt8], from: UDPAddress, receivedAt: Duration)>.Continuation) {
         self.fd = fd
         self.continuation = continuation
     }
@@ -125,7 +127,8 @@ private final class UDPReader: Sendable {
             }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
-            continuation.yield((Array(buffer.prefix(count)), UDPAddress(from)))
+            // Stamped here, not when a task gets to it: clock samples need the arrival time.
+            continuation.yield((Array(buffer.prefix(count)), UDPAddress(from), SystemHostClock().now()))
         }
         continuation.finish()
     }

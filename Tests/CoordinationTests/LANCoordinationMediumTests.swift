@@ -14,8 +14,8 @@ struct TwoBoxes {
     let playerB = PlaybackControl()
 
     init() async throws {
-        mediumA = try LANCoordinationMedium(binding: UDPAddress(host: "127.0.0.1", port: 0), peers: [])
-        mediumB = try LANCoordinationMedium(binding: UDPAddress(host: "127.0.0.1", port: 0), peers: [])
+        mediumA = try LANCoordinationMedium(binding: UDPAddress(host: "127.0.0.1", port: 0), peers: [], clockInterval: .milliseconds(100))
+        mediumB = try LANCoordinationMedium(binding: UDPAddress(host: "127.0.0.1", port: 0), peers: [], clockInterval: .milliseconds(100))
         await mediumA.setPeers([mediumB.localAddress])
         await mediumB.setPeers([mediumA.localAddress])
         for player in [playerA, playerB] { player.update { $0.state = .paused; $0.timeRange = 0...3600 } }
@@ -59,11 +59,11 @@ struct TwoBoxes {
     @Test func eachPeerGetsAClockEstimate() async throws {
         let boxes = try await TwoBoxes()
         let peer = boxes.mediumB.localAddress
-        #expect(await eventually(timeout: .seconds(5)) { await boxes.mediumA.clockEstimates()[peer] != nil })
+        // Low-round-trip samples come in within a few tenths of a second, even on a busy machine.
+        #expect(await eventually(timeout: .seconds(10)) { (await boxes.mediumA.clockEstimates()[peer]?.errorBound ?? 1) < 0.002 })
         let estimate = try #require(await boxes.mediumA.clockEstimates()[peer])
-        // Same machine, same clock: the offset is within the (tiny) loopback round trip.
-        #expect(abs(estimate.offset) < 0.002)
-        #expect(estimate.errorBound < 0.005)
+        // Same machine, same clock: the true offset is 0, and the bound must cover the error.
+        #expect(abs(estimate.offset) <= estimate.errorBound + 0.0002)
         await boxes.stop()
     }
 
