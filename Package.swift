@@ -66,7 +66,7 @@ let package = Package(
             name: "MediaRouteCommands",
             dependencies: [
                 "SystemRouting", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport",
-                "MediaClock", "DBus", "MediaRouteClient",
+                "MediaClock", "DBus", "MediaRouteClient", "Coordination",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -176,6 +176,14 @@ public struct LoopbackScenario: Sendable, Hashable, Codable {
     ])
 }
 
+extension LoopbackScenario {
+    /// Two TVs without PINs, for group playback.
+    public static let groupDemo = LoopbackScenario(devices: [
+        LoopbackDeviceSpec(name: "den-tv", displayName: "Den TV", kind: .tv, signalStrength: -45, volume: 0.5),
+        LoopbackDeviceSpec(name: "bedroom-tv", displayName: "Bedroom TV", kind: .tv, signalStrength: -58, volume: 0.3),
+    ])
+}
+
 /// A scenario file that cannot be used.
 public struct LoopbackScenarioError: Error, Sendable, CustomStringConvertible {
     public var message: String

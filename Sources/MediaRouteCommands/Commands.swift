@@ -16,7 +16,7 @@ public struct MediaRouteCtl: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "mediaroutectl",
         abstract: "Find TVs and speakers, pair, play and control them.",
-        subcommands: [Devices.self, Pick.self, Play.self, Volume.self, Mute.self, Stop.self, Status.self, Demo.self])
+        subcommands: [Devices.self, Pick.self, Play.self, Volume.self, Mute.self, Stop.self, Status.self, Group.self, Demo.self])
 
     public init() {}
 }
@@ -31,6 +31,9 @@ public struct CommonOptions: ParsableArguments {
 
     @Option(name: .long, help: "Talk to mediarouted on this bus: system, session, or a D-Bus address. Without it, or when no daemon runs there, the routing system runs in this process.")
     public var bus: String?
+
+    /// The scenario used when no file is given (a command may choose another built-in one).
+    var builtInScenario: LoopbackScenario = .standard
 
     public init() {}
 
@@ -51,7 +54,7 @@ public struct CommonOptions: ParsableArguments {
         }
         let scenario: LoopbackScenario
         do {
-            scenario = try self.scenario.map(LoopbackScenario.load(fromFile:)) ?? .standard
+            scenario = try self.scenario.map(LoopbackScenario.load(fromFile:)) ?? builtInScenario
         } catch {
             throw CommandFailure("\(error)")
         }

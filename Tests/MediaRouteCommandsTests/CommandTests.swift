@@ -83,3 +83,28 @@ import Testing
         #expect(console.lines == ["1. Den Projector  [tv, Loopback]"])
     }
 }
+
+@Suite(.timeLimit(.minutes(1))) struct GroupCommandTests {
+    @Test func twoTVsPlayInStepAndTheirOffsetsAreShown() async throws {
+        let console = RecordingConsole()
+        try await MediaRouteCtl.Group.parse(["http://media.example/film.mp4", "--seconds", "1.5"]).run(console: console)
+        #expect(console.lines.first == "Group of 2: Den TV, Bedroom TV")
+        let reports = console.lines.filter { $0.hasPrefix("  group at") }
+        #expect(reports.count >= 2)
+        for report in reports {
+            // "  group at 0:01.0:  Den TV -0.8 ms  Bedroom TV -0.7 ms"
+            let offsets = report.split(separator: " ").enumerated().compactMap { index, word -> Double? in
+                index > 0 && report.split(separator: " ")[index - 1] != "at" ? Double(word) : nil
+            }
+            #expect(offsets.count == 2, "\(report)")
+            #expect(offsets.allSatisfy { abs($0) < 20 }, "within 20 ms of the group: \(report)")
+        }
+        #expect(console.lines.last == "Group stopped.")
+    }
+
+    @Test func aGroupNeedsTwoDevices() async throws {
+        await #expect(throws: CommandFailure.self) {
+            try await MediaRouteCtl.Group.parse(["http://m/a.mp4", "--to", "Den TV"]).run(console: RecordingConsole())
+        }
+    }
+}
