@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import MediaClock
 
 /// Who takes part in a group session.
@@ -30,6 +33,10 @@ public struct CoordinationMessage: Sendable, Hashable, Codable {
         case beginWaiting(reason: String)
         /// That participant is back.
         case endWaiting
+        /// A clock sample request, stamped on the requester's host clock.
+        case clockRequest(t1: Double)
+        /// The reply to `to`'s request, stamped on the replier's host clock.
+        case clockReply(to: ParticipantID, t1: Double, t2: Double, t3: Double)
     }
 
     public var originator: ParticipantID
@@ -58,22 +65,51 @@ public protocol CoordinationMedium: Sendable {
     func leave(_ participant: ParticipantID) async
 }
 
-/// An in-process medium with a configurable one-way delay per receiver, driven by
-/// a host clock (a manual one in tests, so delays cost no real time).
+/// An in-process medium with network conditions per participant, driven by a
+/// host clock (a manual one in tests, so delays cost no real time): one-way delay
+/// and exponential jitter of messages to a participant, a factor on messages from
+/// it (asymmetry), and loss of clock samples (commands stay reliable, as on the
+/// LAN medium). Random numbers are seeded: runs repeat exactly.
 public actor LoopbackCoordinationMedium: CoordinationMedium {
+    /// How messages reach and leave one participant.
+    public struct Conditions: Sendable, Hashable {
+        public var delay: Duration
+        public var jitterMean: Duration
+        /// Multiplies the delay of messages this participant sends.
+        public var outboundFactor: Double
+        /// Fraction of clock-sample messages to this participant that are lost.
+        public var clockSampleLoss: Double
+
+        public init(delay: Duration = .zero, jitterMean: Duration = .zero, outboundFactor: Double = 1, clockSampleLoss: Double = 0) {
+            self.delay = delay
+            self.jitterMean = jitterMean
+            self.outboundFactor = outboundFactor
+            self.clockSampleLoss = clockSampleLoss
+        }
+    }
+
     private let clock: any HostClock
     private var members: [ParticipantID: AsyncStream<CoordinationMessage>.Continuation] = [:]
-    private var delays: [ParticipantID: Duration] = [:]
-    private let defaultDelay: Duration
+    private var conditions: [ParticipantID: Conditions] = [:]
+    private let defaultConditions: Conditions
+    private var random: SplitMix64
 
-    public init(clock: any HostClock, delay: Duration = .zero) {
+    public init(clock: any HostClock, delay: Duration = .zero, seed: UInt64 = 1) {
         self.clock = clock
-        self.defaultDelay = delay
+        self.defaultConditions = Conditions(delay: delay)
+        self.random = SplitMix64(seed: seed)
     }
 
     /// Sets the one-way delay of messages to `participant`.
     public func setDelay(_ delay: Duration, to participant: ParticipantID) {
-        delays[participant] = delay
+        var current = conditions[participant] ?? defaultConditions
+        current.delay = delay
+        conditions[participant] = current
+    }
+
+    /// Sets every condition of `participant`.
+    public func setConditions(_ conditions: Conditions, for participant: ParticipantID) {
+        self.conditions[participant] = conditions
     }
 
     public func join(_ participant: ParticipantID) -> AsyncStream<CoordinationMessage> {
@@ -85,8 +121,20 @@ public actor LoopbackCoordinationMedium: CoordinationMedium {
 
     public func broadcast(_ message: CoordinationMessage) {
         let sentAt = clock.now()
+        let sender = conditions[message.originator] ?? defaultConditions
+        let isClockSample: Bool
+        switch message.command {
+        case .clockRequest, .clockReply: isClockSample = true
+        default: isClockSample = false
+        }
         for (participant, continuation) in members where participant != message.originator {
-            let delay = delays[participant] ?? defaultDelay
+            let receiver = conditions[participant] ?? defaultConditions
+            if isClockSample, receiver.clockSampleLoss > 0, random.nextDouble() < receiver.clockSampleLoss { continue }
+            var seconds = receiver.delay.seconds
+            if receiver.jitterMean > .zero {
+                seconds += -receiver.jitterMean.seconds * log(1 - random.nextDouble())
+            }
+            let delay = Duration.seconds(double: seconds * sender.outboundFactor)
             if delay == .zero {
                 continuation.yield(message)
             } else {
@@ -100,5 +148,29 @@ public actor LoopbackCoordinationMedium: CoordinationMedium {
 
     public func leave(_ participant: ParticipantID) {
         members.removeValue(forKey: participant)?.finish()
+    }
+}
+
+/// A participant's own host clock: a base clock with an offset and a rate error,
+/// for simulating boxes whose clocks disagree.
+public struct SkewedHostClock: HostClock {
+    public let base: any HostClock
+    public let offset: Duration
+    /// 100e-6: this clock runs 100 ppm fast.
+    public let skew: Double
+
+    public init(base: any HostClock, offset: Duration, skew: Double) {
+        self.base = base
+        self.offset = offset
+        self.skew = skew
+    }
+
+    public func now() -> Duration {
+        .seconds(double: base.now().seconds * (1 + skew)) + offset
+    }
+
+    public func sleep(until deadline: Duration) async throws {
+        // Invert now(): the base time at which this clock reads `deadline`.
+        try await base.sleep(until: .seconds(double: (deadline - offset).seconds / (1 + skew)))
     }
 }

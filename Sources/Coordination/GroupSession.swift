@@ -183,7 +183,7 @@ public actor GroupSession<Activity: GroupActivity> {
             guard !departed.contains(incarnation), message.sequence > membershipSeen[incarnation, default: 0] else { return }
             membershipSeen[incarnation] = message.sequence
             if case .left = message.command { departed.insert(incarnation) }
-        case .play, .pause, .seek, .beginWaiting, .endWaiting:
+        case .play, .pause, .seek, .beginWaiting, .endWaiting, .clockRequest, .clockReply:
             break
         }
         switch message.command {
@@ -202,7 +202,7 @@ public actor GroupSession<Activity: GroupActivity> {
             lastSeen[sender] = nil
         case .ended:
             invalidate("ended by \(sender)")
-        case .play, .pause, .seek, .beginWaiting, .endWaiting:
+        case .play, .pause, .seek, .beginWaiting, .endWaiting, .clockRequest, .clockReply:
             lastSeen[sender] = clock.now()
             await coordinator?.receive(message)
         }

@@ -53,6 +53,8 @@ public actor PlaybackCoordinator {
     public private(set) var waiters: [ParticipantID: SuspensionReason] = [:]
     /// Where the group paused to wait, and its rate before.
     private var waitingFrom: (itemTime: Double, rate: Double)?
+    private var estimators: [ParticipantID: DriftTrackingEstimator] = [:]
+    private var clockSync: Task<Void, Never>?
     /// Offset of each peer's host clock from ours (peer − local), from clock sync.
     private var peerOffsets: [ParticipantID: Double] = [:]
 
@@ -80,6 +82,7 @@ public actor PlaybackCoordinator {
     /// Leaves the group.
     public func stop() async {
         listener?.cancel()
+        clockSync?.cancel()
         await medium.leave(participant)
     }
 
@@ -91,6 +94,30 @@ public actor PlaybackCoordinator {
     public func setItem(_ id: String) {
         itemID = id
         timeline = nil
+    }
+
+    /// Starts exchanging clock samples with every peer every `interval`; the
+    /// estimates then translate the peers' host times (see ``clockEstimates()``).
+    public func startClockSync(every interval: Duration = .seconds(1)) {
+        clockSync?.cancel()
+        clockSync = Task { [weak self, clock] in
+            while !Task.isCancelled {
+                await self?.requestClockSample()
+                guard (try? await clock.sleep(for: interval)) != nil else { return }
+            }
+        }
+    }
+
+    private func requestClockSample() async {
+        sequence += 1
+        await medium.broadcast(CoordinationMessage(
+            originator: participant, itemID: itemID, sequence: sequence, command: .clockRequest(t1: now)))
+    }
+
+    /// Each peer's clock as estimated from samples: offset, drift and error bound.
+    public func clockEstimates() -> [ParticipantID: ClockEstimate] {
+        let time = now
+        return estimators.compactMapValues { $0.estimate(at: time) }
     }
 
     /// Tells the coordinator how far a peer's host clock is from ours (from a clock-sync estimator).
@@ -241,8 +268,28 @@ public actor PlaybackCoordinator {
 
     // MARK: Group commands
 
-    func receive(_ message: CoordinationMessage) {
-        guard message.originator != participant, message.itemID == itemID else { return }
+    func receive(_ message: CoordinationMessage) async {
+        guard message.originator != participant else { return }
+        // Clock samples concern host clocks, whatever the item.
+        switch message.command {
+        case .clockRequest(let t1):
+            let t2 = now
+            sequence += 1
+            await medium.broadcast(CoordinationMessage(
+                originator: participant, itemID: itemID, sequence: sequence,
+                command: .clockReply(to: message.originator, t1: t1, t2: t2, t3: now)))
+            return
+        case .clockReply(let to, let t1, let t2, let t3):
+            guard to == participant else { return }
+            estimators[message.originator, default: DriftTrackingEstimator()].add(ClockSample(t1: t1, t2: t2, t3: t3, t4: now))
+            if let estimate = estimators[message.originator]?.estimate(at: now) {
+                peerOffsets[message.originator] = estimate.offset
+            }
+            return
+        default:
+            break
+        }
+        guard message.itemID == itemID else { return }
         guard message.sequence > newestSeen[message.originator, default: 0] else { return }
         newestSeen[message.originator] = message.sequence
         // Translate the originator's host time into ours.
@@ -251,7 +298,8 @@ public actor PlaybackCoordinator {
         case .play(let rate, let itemTime, let hostTime): .play(rate: rate, itemTime: itemTime, hostTime: hostTime - offset)
         case .pause(let itemTime, let hostTime): .pause(itemTime: itemTime, hostTime: hostTime - offset)
         case .seek(let itemTime, let hostTime): .seek(itemTime: itemTime, hostTime: hostTime - offset)
-        case .joined, .activity, .left, .ended, .heartbeat, .beginWaiting, .endWaiting: message.command
+        case .joined, .activity, .left, .ended, .heartbeat, .beginWaiting, .endWaiting, .clockRequest, .clockReply:
+            message.command
         }
         apply(command, from: message.originator)
     }
@@ -289,8 +337,8 @@ public actor PlaybackCoordinator {
             evaluateWaiting()
         case .endWaiting:
             waiters[originator] = nil
-        case .joined, .activity, .left, .ended, .heartbeat:
-            // Session membership is the GroupSession's business.
+        case .joined, .activity, .left, .ended, .heartbeat, .clockRequest, .clockReply:
+            // Membership is the GroupSession's business; clock samples are handled on receipt.
             break
         }
     }

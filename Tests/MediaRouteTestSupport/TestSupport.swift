@@ -35,6 +35,24 @@ public func advance(
     return await condition()
 }
 
+/// Runs a manual clock forward to `target`, stopping at every sleeper's deadline so
+/// that timers fire, and time is stamped, exactly when due.
+public func run(_ clock: ManualHostClock, until target: Duration) async {
+    var idle = 0
+    while clock.now() < target {
+        // Let woken tasks run and register their next sleeps first.
+        for _ in 0..<50 { await Task.yield() }
+        try? await Task.sleep(for: .microseconds(200))
+        if let next = clock.nextDeadline {
+            idle = 0
+            clock.advance(to: min(max(next, clock.now()), target))
+        } else {
+            idle += 1
+            if idle > 20 { clock.advance(to: target) }
+        }
+    }
+}
+
 /// Records every event of a routing system, for assertions on order and content.
 public final class EventRecorder: Sendable {
     private let recorded = Locked<[RouteSystemEvent]>([])
