@@ -45,26 +45,27 @@ struct Pair {
         #expect(abs((expected ?? 0) - pair.playerA.currentPlaybackPosition) < 0.001)
     }
 
-    @Test func pauseSnapsToTheOriginatorWhenAsked() async {
-        let pair = await Pair(snaps: true)
+    /// Plays for 5 s, then A pauses; returns where A paused once B heard of it.
+    func playThenPause(_ pair: Pair) async -> Double {
         await pair.a.play()
         await pair.deliver()
         pair.clock.advance(by: .seconds(5))
         await pair.a.pause()
         let pausedAt = pair.playerA.currentPlaybackPosition
         await pair.deliver()
+        return pausedAt
+    }
+
+    @Test func pauseSnapsToTheOriginatorWhenAsked() async {
+        let pair = await Pair(snaps: true)
+        let pausedAt = await playThenPause(pair)
         #expect(!pair.playerB.isPlaying)
         #expect(abs(pair.playerB.currentPlaybackPosition - pausedAt) < 0.000_001, "B jumped back 80 ms to A's pause")
     }
 
     @Test func withoutSnappingNobodyJumpsBack() async {
         let pair = await Pair(snaps: false)
-        await pair.a.play()
-        await pair.deliver()
-        pair.clock.advance(by: .seconds(5))
-        await pair.a.pause()
-        let pausedAt = pair.playerA.currentPlaybackPosition
-        await pair.deliver()
+        let pausedAt = await playThenPause(pair)
         #expect(!pair.playerB.isPlaying)
         #expect(pair.playerB.currentPlaybackPosition > pausedAt + 0.05, "B stays where it paused, ahead of A")
     }
