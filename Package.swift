@@ -31,6 +31,8 @@ let package = Package(
             name: "DBus",
             dependencies: ["CDBus", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
+        // LAN sockets (a UDP socket on its own reader thread so far; SSDP/mDNS come with issue 4).
+        .target(name: "LANTransport", dependencies: ["Transport", "MediaClock"], swiftSettings: strict),
         // Endpoint, Transport, Connection: the seam every transport implements.
         .target(name: "Transport", swiftSettings: strict),
         .target(
@@ -60,7 +62,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         // Coordinated playback: clock sync between participants (more to come, see issue 7).
-        .target(name: "Coordination", dependencies: ["MediaClock", "MediaDevice"], swiftSettings: strict),
+        .target(name: "Coordination", dependencies: ["MediaClock", "MediaDevice", "LANTransport"], swiftSettings: strict),
         // The CLI's commands, as a library so tests can drive them.
         .target(
             name: "MediaRouteCommands",
@@ -119,7 +121,7 @@ let package = Package(
         .testTarget(
             name: "MediaRouteDaemonTests",
             dependencies: ["MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "MediaRouteCommands", "SystemRouting", "DBus"]),
-        .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "MediaClock", "MediaDevice", "MediaRouteTestSupport"]),
+        .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "LANTransport", "MediaClock", "MediaDevice", "MediaRouteTestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),

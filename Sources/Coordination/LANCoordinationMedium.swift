@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import LANTransport
 import MediaClock
 
 /// Coordination between boxes on a LAN, over UDP: clock samples as plain

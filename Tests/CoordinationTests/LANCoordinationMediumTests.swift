@@ -1,4 +1,5 @@
-@testable import Coordination
+import Coordination
+import LANTransport
 import MediaClock
 import MediaDevice
 import MediaRouteTestSupport

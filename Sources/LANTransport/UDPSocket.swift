@@ -3,6 +3,7 @@ import Glibc
 #endif
 import MediaClock
 import Synchronization
+import Transport
 
 /// An IPv4 UDP endpoint ("host:port").
 public struct UDPAddress: Sendable, Hashable, CustomStringConvertible {
@@ -34,27 +35,29 @@ public struct UDPAddress: Sendable, Hashable, CustomStringConvertible {
 /// A bound UDP socket whose datagrams are read on a thread of its own (asleep in
 /// `recvfrom` until one arrives), stamped with their arrival on the system host
 /// clock, and delivered as an async sequence.
-final class UDPSocket: Sendable {
+public final class UDPSocket: Sendable {
     let fd: Int32
-    let localAddress: UDPAddress
-    let datagrams: AsyncStream<(bytes: [UInt8], from: UDPAddress, receivedAt: Duration)>
+    /// The address the socket is bound to (with the port the kernel chose for port 0).
+    public let localAddress: UDPAddress
+    /// Datagrams as they arrive, with the sender and the arrival time on the system host clock.
+    public let datagrams: AsyncStream<(bytes: [UInt8], from: UDPAddress, receivedAt: Duration)>
     private let closed = Mutex(false)
 
     /// Binds to `address` (port 0: any free port).
-    init(binding address: UDPAddress) throws(CoordinationError) {
+    public init(binding address: UDPAddress) throws(TransportError) {
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         self.fd = fd
-        guard fd >= 0 else { throw CoordinationError("cannot open a UDP socket (errno \(errno))") }
+        guard fd >= 0 else { throw TransportError(.unavailable, "cannot open a UDP socket (errno \(errno))") }
         guard var bindAddress = address.sockaddr else {
             Glibc.close(fd)
-            throw CoordinationError("\(address.host) is not an IPv4 address")
+            throw TransportError(.unreachable, "\(address.host) is not an IPv4 address")
         }
         let bound = withUnsafePointer(to: &bindAddress) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard bound == 0 else {
             Glibc.close(fd)
-            throw CoordinationError("cannot bind \(address) (errno \(errno))")
+            throw TransportError(.unavailable, "cannot bind \(address) (errno \(errno))")
         }
         var actual = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -80,7 +83,7 @@ final class UDPSocket: Sendable {
     }
 
     /// Sends one datagram (thread-safe; the kernel serializes `sendto`).
-    func send(_ bytes: [UInt8], to address: UDPAddress) {
+    public func send(_ bytes: [UInt8], to address: UDPAddress) {
         guard !closed.withLock({ $0 }), var target = address.sockaddr else { return }
         _ = bytes.withUnsafeBytes { buffer in
             withUnsafePointer(to: &target) {
@@ -92,7 +95,7 @@ final class UDPSocket: Sendable {
     }
 
     /// Stops reading (the reader thread wakes from `recvfrom` and ends) and closes the socket.
-    func close() {
+    public func close() {
         let wasOpen = closed.withLock { closed -> Bool in
             defer { closed = true }
             return !closed
@@ -132,10 +135,4 @@ private final class UDPReader: Sendable {
         }
         continuation.finish()
     }
-}
-
-/// A coordination failure (sockets, addresses).
-public struct CoordinationError: Error, Sendable, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
 }
