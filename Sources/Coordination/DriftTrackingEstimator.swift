@@ -8,9 +8,11 @@
 /// (~100 s × skew). Fitting a line through the best samples removes that lag
 /// and measures the skew, so the offset can be extrapolated between samples.
 ///
-/// Per window: samples are bucketed by local time (`bucket` seconds); in each
-/// bucket the lowest-round-trip sample is kept; those minima are fitted with a
-/// line, weighted towards lower round trips. A sample that disagrees with the
+/// Per window: samples are bucketed by local time (`bucket` seconds, default one
+/// sample each); in each bucket the lowest-round-trip sample is kept; the
+/// `keepFraction` of those with the lowest round trips are fitted with a line,
+/// weighted towards lower round trips, and the line is moved to the
+/// `residualQuantile` of its residuals. A sample that disagrees with the
 /// line by more than `stepThreshold` three times in a row is a clock step: the
 /// window restarts from it.
 public struct DriftTrackingEstimator: ClockEstimator {
@@ -19,10 +21,12 @@ public struct DriftTrackingEstimator: ClockEstimator {
     public var stepThreshold: Double
     /// The share of bucket minima, lowest round trips first, that the fit uses.
     public var keepFraction: Double
+    /// Which quantile of the fit's residuals the line is moved to (0.5 ≈ no shift).
+    public var residualQuantile: Double = 0.3
     private var minima: [ClockSample] = []
     private var suspects: [ClockSample] = []
 
-    public init(window: Double = 600, bucket: Double = 5, stepThreshold: Double = 0.005, keepFraction: Double = 0.08) {
+    public init(window: Double = 600, bucket: Double = 1, stepThreshold: Double = 0.005, keepFraction: Double = 0.08) {
         self.window = window
         self.bucket = bucket
         self.stepThreshold = stepThreshold
@@ -78,13 +82,21 @@ public struct DriftTrackingEstimator: ClockEstimator {
         let denominator = sw * sxx - sx * sx
         let span = (minima.last!.localTime - origin)
         let slope = chosen.count >= 3 && span >= 10 && abs(denominator) > 1e-12 ? (sw * sxy - sx * sy) / denominator : 0
-        let intercept = (sy - slope * sx) / sw
+        var intercept = (sy - slope * sx) / sw
         var spread = 0.0
+        var residuals: [Double] = []
         for sample in chosen {
             let residual = sample.offset - (intercept + slope * (sample.localTime - origin))
+            residuals.append(residual)
             spread += residual * residual
         }
         spread = (spread / Double(chosen.count)).squareRoot()
+        // Queueing delay biases offsets one way (towards the slower direction), so
+        // the line is moved towards the residuals' lower quantile, not their mean.
+        if residuals.count >= 8 {
+            residuals.sort()
+            intercept += residuals[Int(Double(residuals.count) * residualQuantile)]
+        }
         return ClockEstimate(
             offset: intercept + slope * (time - origin), drift: slope, localTime: time,
             errorBound: best / 2 + spread)
