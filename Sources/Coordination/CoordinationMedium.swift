@@ -33,6 +33,9 @@ public struct CoordinationMessage: Sendable, Hashable, Codable {
         case beginWaiting(reason: String)
         /// That participant is back.
         case endWaiting
+        /// A participant's view of the group timeline, sent when a partition heals;
+        /// receivers adopt it when it is newer than theirs.
+        case announce(rate: Double, itemTime: Double, hostTime: Double)
         /// A clock sample request, stamped on the requester's host clock.
         case clockRequest(t1: Double)
         /// The reply to `to`'s request, stamped on the replier's host clock.
@@ -93,6 +96,8 @@ public actor LoopbackCoordinationMedium: CoordinationMedium {
     private var conditions: [ParticipantID: Conditions] = [:]
     private let defaultConditions: Conditions
     private var random: SplitMix64
+    /// Participants that cannot reach each other (a network partition), by group.
+    private var partitionGroups: [Set<ParticipantID>] = []
 
     public init(clock: any HostClock, delay: Duration = .zero, seed: UInt64 = 1) {
         self.clock = clock
@@ -112,6 +117,21 @@ public actor LoopbackCoordinationMedium: CoordinationMedium {
         self.conditions[participant] = conditions
     }
 
+    /// Splits the participants into groups that cannot reach each other.
+    public func partition(_ groups: [Set<ParticipantID>]) {
+        partitionGroups = groups
+    }
+
+    /// Ends a partition.
+    public func heal() {
+        partitionGroups = []
+    }
+
+    private func reachable(_ from: ParticipantID, _ to: ParticipantID) -> Bool {
+        guard !partitionGroups.isEmpty else { return true }
+        return partitionGroups.contains { $0.contains(from) && $0.contains(to) }
+    }
+
     public func join(_ participant: ParticipantID) -> AsyncStream<CoordinationMessage> {
         let (stream, continuation) = AsyncStream.makeStream(of: CoordinationMessage.self)
         members[participant]?.finish()
@@ -128,6 +148,7 @@ public actor LoopbackCoordinationMedium: CoordinationMedium {
         default: isClockSample = false
         }
         for (participant, continuation) in members where participant != message.originator {
+            guard reachable(message.originator, participant) else { continue }
             let receiver = conditions[participant] ?? defaultConditions
             if isClockSample, receiver.clockSampleLoss > 0, random.nextDouble() < receiver.clockSampleLoss { continue }
             var seconds = receiver.delay.seconds

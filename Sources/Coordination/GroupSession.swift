@@ -183,7 +183,7 @@ public actor GroupSession<Activity: GroupActivity> {
             guard !departed.contains(incarnation), message.sequence > membershipSeen[incarnation, default: 0] else { return }
             membershipSeen[incarnation] = message.sequence
             if case .left = message.command { departed.insert(incarnation) }
-        case .play, .pause, .seek, .beginWaiting, .endWaiting, .clockRequest, .clockReply:
+        case .play, .pause, .seek, .beginWaiting, .endWaiting, .clockRequest, .clockReply, .announce:
             break
         }
         switch message.command {
@@ -192,20 +192,30 @@ public actor GroupSession<Activity: GroupActivity> {
             lastSeen[sender] = clock.now()
             await adoptIfNewer(payload, from: sender)
             // Answer a newcomer so it learns about us and our state.
-            if isNew { await send(.joined(activity: encoded())) }
+            if isNew { await reintroduce() }
         case .activity(let payload):
             lastSeen[sender] = clock.now()
             await adoptIfNewer(payload, from: sender)
         case .heartbeat:
+            // Dropped, or silent for more than half the vanishing time: it was cut off.
+            let returning = lastSeen[sender].map { clock.now() - $0 > vanishAfter / 2 } ?? true
             lastSeen[sender] = clock.now()
+            // Someone we had dropped is back (a healed partition): exchange state.
+            if returning { await reintroduce() }
         case .left:
             lastSeen[sender] = nil
         case .ended:
             invalidate("ended by \(sender)")
-        case .play, .pause, .seek, .beginWaiting, .endWaiting, .clockRequest, .clockReply:
+        case .play, .pause, .seek, .beginWaiting, .endWaiting, .clockRequest, .clockReply, .announce:
             lastSeen[sender] = clock.now()
             await coordinator?.receive(message)
         }
+    }
+
+    /// Tells the group our activity and playback timeline; the newest of each wins.
+    private func reintroduce() async {
+        await send(.joined(activity: encoded()))
+        await coordinator?.announceTimeline()
     }
 
     private func adoptIfNewer(_ payload: [UInt8], from sender: ParticipantID) async {

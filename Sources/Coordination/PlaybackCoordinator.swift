@@ -54,6 +54,7 @@ public actor PlaybackCoordinator {
     /// Where the group paused to wait, and its rate before.
     private var waitingFrom: (itemTime: Double, rate: Double)?
     private var estimators: [ParticipantID: DriftTrackingEstimator] = [:]
+    private var bufferingToken: UInt64?
     private var clockSync: Task<Void, Never>?
     /// Offset of each peer's host clock from ours (peer − local), from clock sync.
     private var peerOffsets: [ParticipantID: Double] = [:]
@@ -163,6 +164,25 @@ public actor PlaybackCoordinator {
         guard suspensions.isEmpty else { return }
         sequence += 1
         await medium.broadcast(CoordinationMessage(originator: participant, itemID: itemID, sequence: sequence, command: command))
+    }
+
+    /// Reports that this participant's player is buffering (or done): buffering is a
+    /// `stallRecovery` suspension, so by default the group waits for it.
+    public func setBuffering(_ buffering: Bool) async {
+        if buffering {
+            guard bufferingToken == nil else { return }
+            bufferingToken = await beginSuspension(for: .stallRecovery)
+        } else if let token = bufferingToken {
+            bufferingToken = nil
+            await endSuspension(token)
+        }
+    }
+
+    /// Sends this participant's view of the group timeline (when a partition heals);
+    /// whichever side changed it last wins everywhere.
+    public func announceTimeline() async {
+        guard let timeline else { return }
+        await broadcast(.announce(rate: timeline.rate, itemTime: timeline.itemTime, hostTime: timeline.hostTime))
     }
 
     // MARK: Suspensions
@@ -298,6 +318,7 @@ public actor PlaybackCoordinator {
         case .play(let rate, let itemTime, let hostTime): .play(rate: rate, itemTime: itemTime, hostTime: hostTime - offset)
         case .pause(let itemTime, let hostTime): .pause(itemTime: itemTime, hostTime: hostTime - offset)
         case .seek(let itemTime, let hostTime): .seek(itemTime: itemTime, hostTime: hostTime - offset)
+        case .announce(let rate, let itemTime, let hostTime): .announce(rate: rate, itemTime: itemTime, hostTime: hostTime - offset)
         case .joined, .activity, .left, .ended, .heartbeat, .beginWaiting, .endWaiting, .clockRequest, .clockReply:
             message.command
         }
@@ -332,6 +353,13 @@ public actor PlaybackCoordinator {
             guard !suspended else { return }
             // While the group plays, it has moved on since the seek was made.
             playback.seek(to: itemTime + (now - hostTime) * rate)
+        case .announce(let rate, let itemTime, let hostTime):
+            // After a partition: the newest timeline wins.
+            guard hostTime > (timeline?.hostTime ?? -.infinity) else { return }
+            let announced: CoordinationMessage.Command = rate > 0
+                ? .play(rate: rate, itemTime: itemTime, hostTime: hostTime)
+                : .pause(itemTime: itemTime, hostTime: hostTime)
+            apply(announced, from: originator)
         case .beginWaiting(let reason):
             waiters[originator] = SuspensionReason(reason)
             evaluateWaiting()

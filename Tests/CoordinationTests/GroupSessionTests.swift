@@ -113,3 +113,34 @@ extension GroupSessionTests {
         #expect(await eventually { await a.participants.count == 2 })
     }
 }
+
+extension GroupSessionTests {
+    @Test func aHealedPartitionAdoptsTheNewestPlaybackState() async {
+        let a = GroupSession(activity: WatchTogether(movie: "m"), localParticipant: ParticipantID("a"), medium: medium,
+                             clock: clock, vanishAfter: .seconds(9))
+        let b = GroupSession(activity: WatchTogether(movie: "m"), localParticipant: ParticipantID("b"), medium: medium,
+                             clock: clock, vanishAfter: .seconds(9))
+        let playerA = PlaybackControl(clock: clock)
+        let playerB = PlaybackControl(clock: clock)
+        for player in [playerA, playerB] { player.update { $0.state = .paused; $0.timeRange = 0...3600 } }
+        let coordinatorA = await a.makePlaybackCoordinator(for: playerA)
+        let coordinatorB = await b.makePlaybackCoordinator(for: playerB)
+        await a.join()
+        await b.join()
+        #expect(await eventually { await a.participants.count == 2 })
+
+        await medium.partition([[ParticipantID("a")], [ParticipantID("b")]])
+        await coordinatorA.play()                 // A plays, B does not hear it
+        await advance(clock, by: .seconds(1), upTo: .seconds(6)) { false }
+        await coordinatorB.seek(to: 500)          // later, B seeks (paused), A does not hear it
+        #expect(playerA.isPlaying && playerB.currentPlaybackPosition == 500)
+        #expect(await a.participants.count == 2, "cut off for 6 s: not yet dropped (9 s)")
+
+        await medium.heal()
+        // Heartbeats after the cut-off bring the state exchange; B's change is newer.
+        #expect(await advance(clock, by: .seconds(1), upTo: .seconds(12)) {
+            !playerA.isPlaying && playerA.currentPlaybackPosition == 500
+        })
+        #expect(!playerB.isPlaying && playerB.currentPlaybackPosition == 500)
+    }
+}

@@ -231,3 +231,17 @@ struct Pair {
         #expect(players[0].isPlaying)
     }
 }
+
+extension WaitingTests {
+    @Test func bufferingMakesTheGroupWait() async {
+        let pair = await Pair()
+        await pair.a.play()
+        await pair.deliver()
+        await pair.b.setBuffering(true)
+        await pair.deliver()
+        #expect(await pair.a.isWaiting)
+        await pair.b.setBuffering(false)
+        await pair.deliver()
+        #expect(pair.playerA.isPlaying && pair.playerB.isPlaying)
+    }
+}
