@@ -77,3 +77,16 @@ public actor GroupActivityCenter<Activity: GroupActivity> {
         for observer in observers { observer.yield(session) }
     }
 }
+
+extension GroupActivity {
+    /// The seeds' `activity.prepareForActivation()`, asked of this box's center.
+    public func prepareForActivation(in center: GroupActivityCenter<Self>) async -> GroupActivityActivationResult {
+        await center.prepareForActivation(self)
+    }
+
+    /// The seeds' `activity.activate()`: starts a group session through `center`.
+    @discardableResult
+    public func activate(in center: GroupActivityCenter<Self>) async -> GroupSession<Self> {
+        await center.activate(self)
+    }
+}

@@ -30,7 +30,14 @@ struct WatchTogether: GroupActivity {
         #expect(await alone.prepareForActivation(WatchTogether(movie: "m")) == .activationDisabled)
         let declining = center("b", preference: { _ in .cancelled })
         #expect(await declining.prepareForActivation(WatchTogether(movie: "m")) == .cancelled)
-        #expect(await center("c").prepareForActivation(WatchTogether(movie: "m")) == .activationPreferred)
+        let c = center("c")
+        let movie = WatchTogether(movie: "m")
+        #expect(await movie.prepareForActivation(in: c) == .activationPreferred)
+        var sessions = await c.sessions().makeAsyncIterator()
+        let activated = await movie.activate(in: c)
+        let announced = await sessions.next()
+        #expect(await announced?.activity == movie)
+        #expect(await activated.state == .waiting)
     }
 
     @Test func anotherBoxIsOfferedTheSessionAndJoinsIt() async throws {
