@@ -182,9 +182,7 @@ extension MediaRouteCtl {
             if keep && environment.usesDaemon {
                 console.write("Left playing on \(route.routeDisplayName); `mediaroutectl stop --to \"\(route.routeDisplayName)\" --bus …` ends it.")
             } else {
-                await session.stop()
-                route.removeSession(session)
-                await environment.controller.deactivate(route)
+                await endRoute(route, environment: environment)
                 console.write("Stopped.")
             }
             await environment.shutdown()
@@ -265,11 +263,7 @@ extension MediaRouteCtl {
         public func run(console: any Console) async throws {
             let environment = try await common.environment(console: console)
             let route = try await activate(to, pin: pin, discoverySeconds: 5, environment: environment, console: console)
-            if let session = route.currentSession {
-                await session.stop()
-                route.removeSession(session)
-            }
-            await environment.controller.deactivate(route)
+            await endRoute(route, environment: environment)
             console.write("\(route.routeDisplayName): stopped and deactivated")
             await environment.shutdown()
         }
@@ -298,6 +292,15 @@ extension MediaRouteCtl {
             await environment.shutdown()
         }
     }
+}
+
+/// Stops the route's session, if any, and deactivates the route.
+func endRoute(_ route: SystemRoute, environment: RoutingEnvironment) async {
+    if let session = route.currentSession {
+        await session.stop()
+        route.removeSession(session)
+    }
+    await environment.controller.deactivate(route)
 }
 
 /// Activates `device`, applies a volume or mute change, and reports what the device confirmed.

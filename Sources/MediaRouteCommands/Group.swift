@@ -76,11 +76,7 @@ extension MediaRouteCtl {
                 console.write(line)
             }
             for coordinator in coordinators { await coordinator.stop() }
-            for member in members {
-                await member.session.stop()
-                member.route.removeSession(member.session)
-                await environment.controller.deactivate(member.route)
-            }
+            for member in members { await endRoute(member.route, environment: environment) }
             console.write("Group stopped.")
             await environment.shutdown()
         }
