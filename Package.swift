@@ -61,6 +61,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
+        // Now Playing: remote media sessions, remote commands, push tokens and push events.
+        .target(name: "NowPlaying", dependencies: [.product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // Coordinated playback: clock sync between participants (more to come, see issue 7).
         .target(name: "Coordination", dependencies: ["MediaClock", "MediaDevice", "LANTransport"], swiftSettings: strict),
         // The CLI's commands, as a library so tests can drive them.
@@ -122,6 +124,7 @@ let package = Package(
             name: "MediaRouteDaemonTests",
             dependencies: ["MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "MediaRouteCommands", "SystemRouting", "DBus"]),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "LANTransport", "MediaClock", "MediaDevice", "MediaRouteTestSupport"]),
+        .testTarget(name: "NowPlayingTests", dependencies: ["NowPlaying", "MediaRouteTestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),

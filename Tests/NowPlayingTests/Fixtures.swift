@@ -1,0 +1,210 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import MediaRouteTestSupport
+import NowPlaying
+
+/// The seeds' example attributes.
+struct SpeakerAttributes: RemoteMediaSessionAttributes, Equatable {
+    struct TrackInfo: Codable, Sendable, Equatable {
+        var id: String
+        var title: String
+        var artist: String
+        var album: String
+        var duration: Double
+        var artworkURL: String?
+    }
+
+    struct DeviceInfo: Codable, Sendable, Equatable {
+        var id: String
+        var name: String
+        var type: String
+        var volume: Float
+    }
+
+    var id: String
+    var isPlaying: Bool
+    var elapsedTime: Double
+    var timestamp: Date
+    var currentTrack: TrackInfo?
+    var devices: [DeviceInfo]
+    var queueCount: Int
+    var currentTrackIndex: Int
+
+    static func sample(id: String = "S1", title: String = "Song Title", index: Int = 0, playing: Bool = true, elapsed: Double = 0) -> Self {
+        SpeakerAttributes(
+            id: id, isPlaying: playing, elapsedTime: elapsed, timestamp: Date(),
+            currentTrack: TrackInfo(id: "track-\(index + 1)", title: title, artist: "Name of Artist", album: "Title of the Album", duration: 237),
+            devices: [DeviceInfo(id: "living-room-speaker", name: "Living Room Speaker", type: "speaker", volume: 0.65)],
+            queueCount: 5, currentTrackIndex: index)
+    }
+}
+
+/// What the fake device received.
+enum DeviceCall: Equatable, Sendable {
+    case command(String)
+    case seek(Double)
+    case skip(Double)
+    case rate(Double)
+    case language(String, Bool)
+    case volume(Float)
+    case step(Int)
+}
+
+/// The seeds' example session: content and commands from the attributes; commands land in `calls`.
+actor SpeakerSession: RemoteMediaSessionRepresentable {
+    nonisolated let id: String
+    private(set) var attributes: SpeakerAttributes
+    let calls: Locked<[DeviceCall]>
+    var failNext = false
+    var subtitles: MediaLanguageOption?
+    let english = MediaLanguageOption(kind: .legible, identifier: "en", displayName: "English", languageTag: "en")
+    let french = MediaLanguageOption(kind: .audible, identifier: "fr", displayName: "Français", languageTag: "fr")
+    private let changeStream: AsyncStream<Void>
+    private let changeContinuation: AsyncStream<Void>.Continuation
+    private let updateDelay: Duration
+
+    init(attributes: SpeakerAttributes, calls: Locked<[DeviceCall]>, updateDelay: Duration) {
+        self.id = attributes.id
+        self.attributes = attributes
+        self.calls = calls
+        self.updateDelay = updateDelay
+        (changeStream, changeContinuation) = AsyncStream.makeStream()
+    }
+
+    func update(_ attributes: SpeakerAttributes) async {
+        // Suspends, like an extension that talks to its device, to prove ordering.
+        if updateDelay > .zero { try? await Task.sleep(for: updateDelay) }
+        self.attributes = attributes
+    }
+
+    nonisolated func changes() -> AsyncStream<Void> { changeStream }
+
+    /// A change from the device itself (no update).
+    func deviceChangedTrack(title: String) {
+        attributes.currentTrack?.title = title
+        changeContinuation.yield()
+    }
+
+    private func record(_ call: DeviceCall) throws {
+        if failNext {
+            failNext = false
+            throw CancellationError()
+        }
+        calls.withLock { $0.append(call) }
+    }
+
+    func setFailNext() { failNext = true }
+
+    var content: (any MediaContentRepresentable)? {
+        guard let track = attributes.currentTrack else { return nil }
+        var content = MusicContent(
+            id: track.id, songTitle: track.title, artistName: track.artist, albumName: track.album,
+            duration: .finite(track.duration),
+            artwork: track.artworkURL.flatMap(URL.init(string:)).map { Artwork(id: track.id, url: $0) })
+        content.isExplicit = track.id == "explicit"
+        return content
+    }
+
+    var playbackSnapshot: MediaPlaybackSnapshot? {
+        MediaPlaybackSnapshot(state: attributes.isPlaying ? .playing() : .paused, elapsedTime: attributes.elapsedTime, timestamp: attributes.timestamp)
+    }
+
+    var languageOptions: MediaLanguageOptions {
+        MediaLanguageOptions(
+            groups: [
+                MediaLanguageOptionGroup(options: [french], defaultOption: french, allowsEmptySelection: false),
+                MediaLanguageOptionGroup(options: [english], allowsEmptySelection: true),
+            ],
+            current: [french] + (subtitles.map { [$0] } ?? []))
+    }
+
+    func setSubtitles(_ option: MediaLanguageOption?) { subtitles = option }
+
+    var commands: [MediaCommand] {
+        [
+            .play { try await self.record(.command("play")) },
+            .pause { try await self.record(.command("pause")) },
+            .stop { try await self.record(.command("stop")) },
+            .next { try await self.record(.command("next")) }.enabled(attributes.currentTrackIndex < attributes.queueCount - 1),
+            .previous { try await self.record(.command("previous")) }.enabled(attributes.currentTrackIndex > 0),
+            .seekToPosition { time in try await self.record(.seek(time)) },
+            .skipForward(preferredIntervals: [15, 30]) { interval in try await self.record(.skip(interval)) },
+            .skipBackward(preferredIntervals: [15]) { interval -> MediaCommandStatus in
+                try await self.record(.skip(-interval))
+                return .success
+            },
+            .changePlaybackRate(supportedPlaybackRates: [1, 2]) { rate in try await self.record(.rate(rate)) },
+            .enableLanguageOption { option in
+                try await self.record(.language(option.identifier, true))
+                if option.kind == .legible { await self.setSubtitles(option) }
+            },
+            .disableLanguageOption { option in
+                try await self.record(.language(option.identifier, false))
+                await self.setSubtitles(nil)
+            },
+        ]
+    }
+
+    var devices: [RemoteMediaDevice] {
+        attributes.devices.map { device in
+            RemoteMediaDevice(id: device.id, name: device.name, type: .speaker, capabilities: [
+                .absoluteVolume(device.volume) { level in try await self.record(.volume(level)) }
+            ])
+        } + [
+            RemoteMediaDevice(id: "soundbar", name: "Soundbar", type: .speaker, capabilities: [
+                .relativeVolume(onIncrement: { try await self.record(.step(1)) }, onDecrement: { try await self.record(.step(-1)) })
+            ])
+        ]
+    }
+}
+
+/// The seeds' example extension.
+struct SpeakerExtension: RemoteMediaSessionExtension {
+    let calls = Locked<[DeviceCall]>([])
+    let sessions = Locked<[String: SpeakerSession]>([:])
+    var updateDelay: Duration = .zero
+    var topic: String? = nil
+
+    var configuration: RemoteMediaSessionExtensionConfiguration<Self> {
+        RemoteMediaSessionExtensionConfiguration(extension: self, topic: topic)
+    }
+
+    func session(_ attributes: SpeakerAttributes) async throws -> SpeakerSession {
+        if attributes.id == "refuse" { throw CancellationError() }
+        let session = SpeakerSession(attributes: attributes, calls: calls, updateDelay: updateDelay)
+        sessions.withLock { $0[attributes.id] = session }
+        return session
+    }
+}
+
+/// The three example payloads of the seeds' article, verbatim in shape.
+enum SeedPayloads {
+    static let start = """
+        {"aps": {"event": "start", "timestamp": 1773907200, "attributes": {
+          "id": "A1B2C3D4-E5F6-7890-ABCD-EF1234567890",
+          "devices": [{"id": "living-room-speaker", "name": "Living Room Speaker", "type": "speaker", "volume": 0.65}],
+          "isPlaying": true, "currentTrackIndex": 0, "queueCount": 5, "elapsedTime": 0,
+          "timestamp": "2026-03-16T12:00:00Z",
+          "currentTrack": {"id": "track-1", "title": "Song Title", "artist": "Name of Artist",
+            "album": "Title of the Album", "duration": 237.0, "artworkURL": "https://example.com/artwork/track-1"}}}}
+        """
+    static let update = """
+        {"aps": {"event": "update", "timestamp": 1773907444, "attributes": {
+          "id": "A1B2C3D4-E5F6-7890-ABCD-EF1234567890",
+          "devices": [{"id": "living-room-speaker", "name": "Living Room Speaker", "type": "speaker", "volume": 0.65}],
+          "isPlaying": true, "currentTrackIndex": 1, "queueCount": 5, "elapsedTime": 0,
+          "timestamp": "2026-06-08T12:00:00Z",
+          "currentTrack": {"id": "track-2", "title": "Song Title", "artist": "Name of Artist",
+            "album": "Title of the Album", "duration": 312.0, "artworkURL": "https://example.com/artwork/track-2"}}}}
+        """
+    static let end = """
+        {"aps": {"event": "end", "timestamp": 1773907847, "attributes": {"id": "A1B2C3D4-E5F6-7890-ABCD-EF1234567890"}}}
+        """
+}
+
+extension String {
+    var bytes: [UInt8] { Array(utf8) }
+}
