@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
         // Time, injectable: the real monotonic clock and a manual one for simulations.
@@ -63,6 +64,17 @@ let package = Package(
             swiftSettings: strict),
         // Now Playing: remote media sessions, remote commands, push tokens and push events.
         .target(name: "NowPlaying", dependencies: [.product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        // The push endpoint: HTTP/1.1 on swift-nio, feeding push events to a NowPlayingCenter.
+        .target(
+            name: "NowPlayingPush",
+            dependencies: [
+                "NowPlaying",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         // Coordinated playback: clock sync between participants (more to come, see issue 7).
         .target(name: "Coordination", dependencies: ["MediaClock", "MediaDevice", "LANTransport"], swiftSettings: strict),
         // The CLI's commands, as a library so tests can drive them.
@@ -124,7 +136,7 @@ let package = Package(
             name: "MediaRouteDaemonTests",
             dependencies: ["MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "MediaRouteCommands", "SystemRouting", "DBus"]),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "LANTransport", "MediaClock", "MediaDevice", "MediaRouteTestSupport"]),
-        .testTarget(name: "NowPlayingTests", dependencies: ["NowPlaying", "MediaRouteTestSupport"]),
+        .testTarget(name: "NowPlayingTests", dependencies: ["NowPlaying", "NowPlayingPush", "MediaRouteTestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
