@@ -75,6 +75,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
+        // The MPRIS bridge: the primary Now Playing session as an MPRIS player on D-Bus.
+        .target(
+            name: "MPRIS",
+            dependencies: ["NowPlaying", "DBus", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         // Coordinated playback: clock sync between participants (more to come, see issue 7).
         .target(name: "Coordination", dependencies: ["MediaClock", "MediaDevice", "LANTransport"], swiftSettings: strict),
         // The CLI's commands, as a library so tests can drive them.
@@ -95,7 +100,7 @@ let package = Package(
         .target(
             name: "MediaRouteTestSupport",
             dependencies: [
-                "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock",
+                "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock", "NowPlaying",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/MediaRouteTestSupport"),
@@ -137,6 +142,7 @@ let package = Package(
             dependencies: ["MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "MediaRouteCommands", "SystemRouting", "DBus"]),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "LANTransport", "MediaClock", "MediaDevice", "MediaRouteTestSupport"]),
         .testTarget(name: "NowPlayingTests", dependencies: ["NowPlaying", "NowPlayingPush", "MediaRouteTestSupport"]),
+        .testTarget(name: "MPRISTests", dependencies: ["MPRIS", "NowPlaying", "DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),

@@ -3,37 +3,36 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import MediaRouteTestSupport
 import NowPlaying
 
 /// The seeds' example attributes.
-struct SpeakerAttributes: RemoteMediaSessionAttributes, Equatable {
-    struct TrackInfo: Codable, Sendable, Equatable {
-        var id: String
-        var title: String
-        var artist: String
-        var album: String
-        var duration: Double
-        var artworkURL: String?
+public struct SpeakerAttributes: RemoteMediaSessionAttributes, Equatable {
+    public struct TrackInfo: Codable, Sendable, Equatable {
+        public var id: String
+        public var title: String
+        public var artist: String
+        public var album: String
+        public var duration: Double
+        public var artworkURL: String?
     }
 
-    struct DeviceInfo: Codable, Sendable, Equatable {
-        var id: String
-        var name: String
-        var type: String
-        var volume: Float
+    public struct DeviceInfo: Codable, Sendable, Equatable {
+        public var id: String
+        public var name: String
+        public var type: String
+        public var volume: Float
     }
 
-    var id: String
-    var isPlaying: Bool
-    var elapsedTime: Double
-    var timestamp: Date
-    var currentTrack: TrackInfo?
-    var devices: [DeviceInfo]
-    var queueCount: Int
-    var currentTrackIndex: Int
+    public var id: String
+    public var isPlaying: Bool
+    public var elapsedTime: Double
+    public var timestamp: Date
+    public var currentTrack: TrackInfo?
+    public var devices: [DeviceInfo]
+    public var queueCount: Int
+    public var currentTrackIndex: Int
 
-    static func sample(id: String = "S1", title: String = "Song Title", index: Int = 0, playing: Bool = true, elapsed: Double = 0) -> Self {
+    public static func sample(id: String = "S1", title: String = "Song Title", index: Int = 0, playing: Bool = true, elapsed: Double = 0) -> Self {
         SpeakerAttributes(
             id: id, isPlaying: playing, elapsedTime: elapsed, timestamp: Date(),
             currentTrack: TrackInfo(id: "track-\(index + 1)", title: title, artist: "Name of Artist", album: "Title of the Album", duration: 237),
@@ -43,7 +42,7 @@ struct SpeakerAttributes: RemoteMediaSessionAttributes, Equatable {
 }
 
 /// What the fake device received.
-enum DeviceCall: Equatable, Sendable {
+public enum DeviceCall: Equatable, Sendable {
     case command(String)
     case seek(Double)
     case skip(Double)
@@ -54,19 +53,19 @@ enum DeviceCall: Equatable, Sendable {
 }
 
 /// The seeds' example session: content and commands from the attributes; commands land in `calls`.
-actor SpeakerSession: RemoteMediaSessionRepresentable {
-    nonisolated let id: String
-    private(set) var attributes: SpeakerAttributes
-    let calls: Locked<[DeviceCall]>
-    var failNext = false
-    var subtitles: MediaLanguageOption?
-    let english = MediaLanguageOption(kind: .legible, identifier: "en", displayName: "English", languageTag: "en")
-    let french = MediaLanguageOption(kind: .audible, identifier: "fr", displayName: "Français", languageTag: "fr")
+public actor SpeakerSession: RemoteMediaSessionRepresentable {
+    public nonisolated let id: String
+    public private(set) var attributes: SpeakerAttributes
+    public let calls: Locked<[DeviceCall]>
+    public var failNext = false
+    public var subtitles: MediaLanguageOption?
+    public let english = MediaLanguageOption(kind: .legible, identifier: "en", displayName: "English", languageTag: "en")
+    public let french = MediaLanguageOption(kind: .audible, identifier: "fr", displayName: "Français", languageTag: "fr")
     private let changeStream: AsyncStream<Void>
     private let changeContinuation: AsyncStream<Void>.Continuation
     private let updateDelay: Duration
 
-    init(attributes: SpeakerAttributes, calls: Locked<[DeviceCall]>, updateDelay: Duration) {
+    public init(attributes: SpeakerAttributes, calls: Locked<[DeviceCall]>, updateDelay: Duration) {
         self.id = attributes.id
         self.attributes = attributes
         self.calls = calls
@@ -74,16 +73,16 @@ actor SpeakerSession: RemoteMediaSessionRepresentable {
         (changeStream, changeContinuation) = AsyncStream.makeStream()
     }
 
-    func update(_ attributes: SpeakerAttributes) async {
+    public func update(_ attributes: SpeakerAttributes) async {
         // Suspends, like an extension that talks to its device, to prove ordering.
         if updateDelay > .zero { try? await Task.sleep(for: updateDelay) }
         self.attributes = attributes
     }
 
-    nonisolated func changes() -> AsyncStream<Void> { changeStream }
+    public nonisolated func changes() -> AsyncStream<Void> { changeStream }
 
     /// A change from the device itself (no update).
-    func deviceChangedTrack(title: String) {
+    public func deviceChangedTrack(title: String) {
         attributes.currentTrack?.title = title
         changeContinuation.yield()
     }
@@ -96,9 +95,9 @@ actor SpeakerSession: RemoteMediaSessionRepresentable {
         calls.withLock { $0.append(call) }
     }
 
-    func setFailNext() { failNext = true }
+    public func setFailNext() { failNext = true }
 
-    var content: (any MediaContentRepresentable)? {
+    public var content: (any MediaContentRepresentable)? {
         guard let track = attributes.currentTrack else { return nil }
         var content = MusicContent(
             id: track.id, songTitle: track.title, artistName: track.artist, albumName: track.album,
@@ -108,11 +107,11 @@ actor SpeakerSession: RemoteMediaSessionRepresentable {
         return content
     }
 
-    var playbackSnapshot: MediaPlaybackSnapshot? {
+    public var playbackSnapshot: MediaPlaybackSnapshot? {
         MediaPlaybackSnapshot(state: attributes.isPlaying ? .playing() : .paused, elapsedTime: attributes.elapsedTime, timestamp: attributes.timestamp)
     }
 
-    var languageOptions: MediaLanguageOptions {
+    public var languageOptions: MediaLanguageOptions {
         MediaLanguageOptions(
             groups: [
                 MediaLanguageOptionGroup(options: [french], defaultOption: french, allowsEmptySelection: false),
@@ -121,9 +120,9 @@ actor SpeakerSession: RemoteMediaSessionRepresentable {
             current: [french] + (subtitles.map { [$0] } ?? []))
     }
 
-    func setSubtitles(_ option: MediaLanguageOption?) { subtitles = option }
+    public func setSubtitles(_ option: MediaLanguageOption?) { subtitles = option }
 
-    var commands: [MediaCommand] {
+    public var commands: [MediaCommand] {
         [
             .play { try await self.record(.command("play")) },
             .pause { try await self.record(.command("pause")) },
@@ -148,7 +147,7 @@ actor SpeakerSession: RemoteMediaSessionRepresentable {
         ]
     }
 
-    var devices: [RemoteMediaDevice] {
+    public var devices: [RemoteMediaDevice] {
         attributes.devices.map { device in
             RemoteMediaDevice(id: device.id, name: device.name, type: .speaker, capabilities: [
                 .absoluteVolume(device.volume) { level in try await self.record(.volume(level)) }
@@ -162,17 +161,22 @@ actor SpeakerSession: RemoteMediaSessionRepresentable {
 }
 
 /// The seeds' example extension.
-struct SpeakerExtension: RemoteMediaSessionExtension {
-    let calls = Locked<[DeviceCall]>([])
-    let sessions = Locked<[String: SpeakerSession]>([:])
-    var updateDelay: Duration = .zero
-    var topic: String? = nil
+public struct SpeakerExtension: RemoteMediaSessionExtension {
+    public init(updateDelay: Duration = .zero, topic: String? = nil) {
+        self.updateDelay = updateDelay
+        self.topic = topic
+    }
 
-    var configuration: RemoteMediaSessionExtensionConfiguration<Self> {
+    public let calls = Locked<[DeviceCall]>([])
+    public let sessions = Locked<[String: SpeakerSession]>([:])
+    public var updateDelay: Duration = .zero
+    public var topic: String? = nil
+
+    public var configuration: RemoteMediaSessionExtensionConfiguration<Self> {
         RemoteMediaSessionExtensionConfiguration(extension: self, topic: topic)
     }
 
-    func session(_ attributes: SpeakerAttributes) async throws -> SpeakerSession {
+    public func session(_ attributes: SpeakerAttributes) async throws -> SpeakerSession {
         if attributes.id == "refuse" { throw CancellationError() }
         let session = SpeakerSession(attributes: attributes, calls: calls, updateDelay: updateDelay)
         sessions.withLock { $0[attributes.id] = session }
@@ -181,8 +185,8 @@ struct SpeakerExtension: RemoteMediaSessionExtension {
 }
 
 /// The three example payloads of the seeds' article, verbatim in shape.
-enum SeedPayloads {
-    static let start = """
+public enum SeedPayloads {
+    public static let start = """
         {"aps": {"event": "start", "timestamp": 1773907200, "attributes": {
           "id": "A1B2C3D4-E5F6-7890-ABCD-EF1234567890",
           "devices": [{"id": "living-room-speaker", "name": "Living Room Speaker", "type": "speaker", "volume": 0.65}],
@@ -191,7 +195,7 @@ enum SeedPayloads {
           "currentTrack": {"id": "track-1", "title": "Song Title", "artist": "Name of Artist",
             "album": "Title of the Album", "duration": 237.0, "artworkURL": "https://example.com/artwork/track-1"}}}}
         """
-    static let update = """
+    public static let update = """
         {"aps": {"event": "update", "timestamp": 1773907444, "attributes": {
           "id": "A1B2C3D4-E5F6-7890-ABCD-EF1234567890",
           "devices": [{"id": "living-room-speaker", "name": "Living Room Speaker", "type": "speaker", "volume": 0.65}],
@@ -200,11 +204,11 @@ enum SeedPayloads {
           "currentTrack": {"id": "track-2", "title": "Song Title", "artist": "Name of Artist",
             "album": "Title of the Album", "duration": 312.0, "artworkURL": "https://example.com/artwork/track-2"}}}}
         """
-    static let end = """
+    public static let end = """
         {"aps": {"event": "end", "timestamp": 1773907847, "attributes": {"id": "A1B2C3D4-E5F6-7890-ABCD-EF1234567890"}}}
         """
 }
 
 extension String {
-    var bytes: [UInt8] { Array(utf8) }
+    public var bytes: [UInt8] { Array(utf8) }
 }
