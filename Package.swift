@@ -75,6 +75,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
+        // Publishes the routing system's URL sessions as Now Playing sessions.
+        .target(
+            name: "NowPlayingRouting",
+            dependencies: ["NowPlaying", "RouteSystem", "MediaDevice", "MediaClock", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         // The MPRIS bridge: the primary Now Playing session as an MPRIS player on D-Bus.
         .target(
             name: "MPRIS",
@@ -142,6 +147,9 @@ let package = Package(
             dependencies: ["MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "MediaRouteCommands", "SystemRouting", "DBus"]),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "LANTransport", "MediaClock", "MediaDevice", "MediaRouteTestSupport"]),
         .testTarget(name: "NowPlayingTests", dependencies: ["NowPlaying", "NowPlayingPush", "MediaRouteTestSupport"]),
+        .testTarget(
+            name: "NowPlayingRoutingTests",
+            dependencies: ["NowPlayingRouting", "NowPlaying", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock", "MediaRouteTestSupport"]),
         .testTarget(name: "MPRISTests", dependencies: ["MPRIS", "NowPlaying", "DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
