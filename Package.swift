@@ -124,7 +124,7 @@ let package = Package(
             name: "MediaRouteDaemon",
             dependencies: [
                 "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport",
-                "MediaClock",
+                "MediaClock", "NowPlaying", "NowPlayingRouting", "NowPlayingPush", "MPRIS",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -132,7 +132,7 @@ let package = Package(
         .executableTarget(
             name: "mediarouted",
             dependencies: [
-                "MediaRouteDaemon", "MediaRouteBusAPI", "DBus", "LoopbackTransport",
+                "MediaRouteDaemon", "MediaRouteBusAPI", "DBus", "LoopbackTransport", "NowPlayingPush",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

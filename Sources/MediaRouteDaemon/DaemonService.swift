@@ -3,22 +3,46 @@ import MediaRouteBusAPI
 import Logging
 import LoopbackExtension
 import LoopbackTransport
+import MPRIS
 import MediaClock
+import NowPlaying
+import NowPlayingPush
+import NowPlayingRouting
 import RouteSystem
 import ServiceLifecycle
 
 /// `mediarouted` as a swift-service-lifecycle service: connect, load extensions,
 /// publish, own the name; on SIGTERM/SIGINT deactivate routes and release the name.
 public struct DaemonService: Service {
+    /// Now Playing: the MPRIS player and the push endpoint.
+    public struct NowPlayingOptions: Sendable {
+        /// Publish the primary session as an MPRIS player on the daemon's bus.
+        public var mpris: Bool
+        public var mprisBusName: String
+        /// Where the push endpoint listens; nil: no endpoint.
+        public var push: PushEndpoint.Configuration?
+
+        public init(mpris: Bool = true, mprisBusName: String = MPRISNames.defaultBusName, push: PushEndpoint.Configuration? = PushEndpoint.Configuration()) {
+            self.mpris = mpris
+            self.mprisBusName = mprisBusName
+            self.push = push
+        }
+    }
+
     public let bus: DBusConnection.Bus
     public let busName: String
     public let scenario: LoopbackScenario
+    public let nowPlaying: NowPlayingOptions
     public let logger: Logger
 
-    public init(bus: DBusConnection.Bus, busName: String = DaemonNames.busName, scenario: LoopbackScenario, logger: Logger) {
+    public init(
+        bus: DBusConnection.Bus, busName: String = DaemonNames.busName, scenario: LoopbackScenario,
+        nowPlaying: NowPlayingOptions = NowPlayingOptions(), logger: Logger
+    ) {
         self.bus = bus
         self.busName = busName
         self.scenario = scenario
+        self.nowPlaying = nowPlaying
         self.logger = logger
     }
 
@@ -31,18 +55,77 @@ public struct DaemonService: Service {
             LoopbackExtension(transport: transport, routingManager: manager, logger: logger)
         }
         let daemon = RoutingDaemon(system: system, connection: connection, logger: logger)
+        // Now Playing comes up before the bus name is taken: owning the name means ready.
+        let nowPlaying = try await startNowPlaying(system: system, connection: connection)
         try await daemon.start(busName: busName)
         // Ends on SIGTERM/SIGINT (graceful shutdown) or when the bus goes away.
         let disconnected = try await connection.signals(matching: DBusMatchRule(interface: "org.mediaroute.NeverSent"))
         await withGracefulShutdownHandler {
             for await _ in disconnected {}
         } onGracefulShutdown: {
-            Task { await daemon.stop(busName: busName); connection.close() }
+            Task {
+                await daemon.stop(busName: busName)
+                await nowPlaying.stop()
+                connection.close()
+            }
         }
         if connection.isConnected {
             await daemon.stop(busName: busName)
+            await nowPlaying.stop()
             connection.close()
         }
         logger.info("mediarouted stopped")
+    }
+}
+
+/// The Now Playing parts of a running daemon, to stop together.
+struct RunningNowPlaying: Sendable {
+    let publisher: RoutedSessionPublisher
+    let bridge: MPRISBridge?
+    let endpoint: PushEndpoint?
+    let server: Task<Void, Never>?
+
+    func stop() async {
+        await bridge?.stop()
+        await publisher.stop()
+        endpoint?.close()
+        await server?.value
+    }
+}
+
+extension DaemonService {
+    /// Starts the center, the routed-session publisher, the push endpoint and the MPRIS player.
+    func startNowPlaying(system: RouteSystem, connection: DBusConnection) async throws -> RunningNowPlaying {
+        let center = NowPlayingCenter(logger: logger)
+        let publisher = RoutedSessionPublisher(system: system, center: center, logger: logger)
+        try await publisher.start()
+        try await center.register(PushedSessionExtension { command in
+            connection.emitSignal(path: PushObject.path, interface: PushObject.interface, member: "CommandRequested", PushObject.signalBody(command))
+        })
+        var endpoint: PushEndpoint?
+        var server: Task<Void, Never>?
+        if let configuration = nowPlaying.push {
+            do {
+                let bound = try await PushEndpoint.bind(configuration, center: center, logger: logger)
+                endpoint = bound
+                server = Task { await bound.run() }
+            } catch {
+                // The rest of the daemon is still useful without pushes.
+                logger.error("push endpoint not started", metadata: ["address": "\(configuration.host):\(configuration.port)", "error": "\(error)"])
+            }
+        }
+        let address = endpoint.map { "http://\(nowPlaying.push!.host):\($0.localPort)\(PushEndpoint.path)" } ?? ""
+        await connection.export(PushObject(center: center, endpoint: address).object, at: PushObject.path)
+        var bridge: MPRISBridge?
+        if nowPlaying.mpris {
+            let mpris = MPRISBridge(center: center, connection: connection, configuration: .init(busName: nowPlaying.mprisBusName), logger: logger)
+            do {
+                try await mpris.start()
+                bridge = mpris
+            } catch {
+                logger.error("MPRIS player not published", metadata: ["name": "\(nowPlaying.mprisBusName)", "error": "\(error)"])
+            }
+        }
+        return RunningNowPlaying(publisher: publisher, bridge: bridge, endpoint: endpoint, server: server)
     }
 }

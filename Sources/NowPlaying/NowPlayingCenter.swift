@@ -27,6 +27,7 @@ public actor NowPlayingCenter {
 
     private struct RegisteredExtension {
         let topic: String
+        let acceptsPushes: Bool
         let attributesType: ObjectIdentifier
         let decode: @Sendable ([UInt8]) throws(PushRejection) -> (any RemoteMediaSessionAttributes, PushEventKind, Double)
         let make: @Sendable (any RemoteMediaSessionAttributes) async throws -> SessionBox
@@ -93,6 +94,7 @@ public actor NowPlayingCenter {
         }
         extensions[topic] = RegisteredExtension(
             topic: topic,
+            acceptsPushes: configuration.acceptsPushes,
             attributesType: ObjectIdentifier(Extension.Attributes.self),
             decode: { body throws(PushRejection) in
                 let header = try PushPayload.decode(PushSessionID.self, from: body)
@@ -110,7 +112,7 @@ public actor NowPlayingCenter {
                 let session = try await configuration.extension.session(typed)
                 return Self.box(session)
             })
-        rotatePushToStartToken(topic: topic)
+        if configuration.acceptsPushes { rotatePushToStartToken(topic: topic) }
     }
 
     private static func box<Session: RemoteMediaSessionRepresentable>(_ session: Session) -> SessionBox {
@@ -444,12 +446,13 @@ public actor NowPlayingCenter {
         guard body.count <= maximumPushSize else { throw PushRejection(.payloadTooLarge, "limit is \(maximumPushSize) bytes") }
         guard let bearerToken, !bearerToken.isEmpty else { throw PushRejection(.missingToken) }
         let registered: RegisteredExtension
+        let pushable = extensions.values.filter(\.acceptsPushes)
         if let topic {
-            guard let match = extensions[topic] else { throw PushRejection(.badTopic, "no extension for topic \(topic)") }
+            guard let match = pushable.first(where: { $0.topic == topic }) else { throw PushRejection(.badTopic, "no extension takes pushes for topic \(topic)") }
             registered = match
         } else {
-            guard extensions.count == 1, let only = extensions.values.first else {
-                throw PushRejection(.badTopic, extensions.isEmpty ? "no extension registered" : "name the topic")
+            guard pushable.count == 1, let only = pushable.first else {
+                throw PushRejection(.badTopic, pushable.isEmpty ? "no extension takes pushes" : "name the topic (apns-topic)")
             }
             registered = only
         }

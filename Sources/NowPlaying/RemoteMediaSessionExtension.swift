@@ -19,10 +19,13 @@ public struct RemoteMediaSessionExtensionConfiguration<Extension: RemoteMediaSes
     public let `extension`: Extension
     /// The push topic (`apns-topic` on the seeds' platform); defaults to the attributes' type name.
     public let topic: String
+    /// Whether push events may start and update its sessions (false for sessions only the box itself creates).
+    public let acceptsPushes: Bool
 
-    public init(extension: Extension, topic: String? = nil) {
+    public init(extension: Extension, topic: String? = nil, acceptsPushes: Bool = true) {
         self.extension = `extension`
         self.topic = topic ?? String(describing: Extension.Attributes.self)
+        self.acceptsPushes = acceptsPushes
     }
 }
 

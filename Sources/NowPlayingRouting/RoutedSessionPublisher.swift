@@ -100,7 +100,7 @@ struct RoutedSessionExtension: RemoteMediaSessionExtension {
     let publisher: RoutedSessionPublisher
 
     var configuration: RemoteMediaSessionExtensionConfiguration<Self> {
-        RemoteMediaSessionExtensionConfiguration(extension: self, topic: RoutedSessionPublisher.topic)
+        RemoteMediaSessionExtensionConfiguration(extension: self, topic: RoutedSessionPublisher.topic, acceptsPushes: false)
     }
 
     func session(_ attributes: RoutedSessionAttributes) async throws -> RoutedSession {

@@ -3,6 +3,7 @@ import Logging
 import LoopbackTransport
 import MediaRouteBusAPI
 import MediaRouteDaemon
+import NowPlayingPush
 import ServiceLifecycle
 #if canImport(Glibc)
 import Glibc
@@ -16,12 +17,28 @@ import Glibc
 struct Daemon {
     static let usage = """
         USAGE: mediarouted [--bus system|session|ADDRESS] [--name NAME] [--scenario FILE] [--log-level LEVEL]
+                           [--push-listen HOST:PORT|off] [--mpris on|off] [--mpris-name NAME]
 
-          --bus        the bus to publish on (default: system)
-          --name       the well-known name to own (default: \(DaemonNames.busName))
-          --scenario   a loopback scenario JSON file of simulated devices (default: a TV and a speaker)
-          --log-level  trace, debug, info, notice, warning, error, critical (default: info)
+          --bus          the bus to publish on (default: system)
+          --name         the well-known name to own (default: \(DaemonNames.busName))
+          --scenario     a loopback scenario JSON file of simulated devices (default: a TV and a speaker)
+          --log-level    trace, debug, info, notice, warning, error, critical (default: info)
+          --push-listen  address of the Now Playing push endpoint (default: 127.0.0.1:7390; port 0 picks one)
+          --mpris        publish the primary Now Playing session as an MPRIS player (default: on)
+          --mpris-name   its bus name (default: org.mpris.MediaPlayer2.mediaroute)
         """
+
+    /// `HOST:PORT` (`[V6]:PORT` too), or nil for `off`.
+    static func pushConfiguration(_ text: String) -> PushEndpoint.Configuration? {
+        if text == "off" { return nil }
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            fail("--push-listen takes HOST:PORT or off, not \(text)")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { fail("--push-listen needs a host") }
+        return PushEndpoint.Configuration(host: host, port: port)
+    }
 
     static func fail(_ message: String) -> Never {
         var text = "mediarouted: \(message)\n"
@@ -30,7 +47,10 @@ struct Daemon {
     }
 
     static func main() async {
-        var options = ["--bus": "system", "--name": DaemonNames.busName, "--log-level": "info"]
+        var options = [
+            "--bus": "system", "--name": DaemonNames.busName, "--log-level": "info", "--push-listen": "127.0.0.1:7390",
+            "--mpris": "on", "--mpris-name": "org.mpris.MediaPlayer2.mediaroute",
+        ]
         var scenarioPath: String?
         var arguments = CommandLine.arguments.dropFirst()
         while let argument = arguments.popFirst() {
@@ -38,7 +58,7 @@ struct Daemon {
                 print(usage)
                 return
             }
-            guard ["--bus", "--name", "--scenario", "--log-level"].contains(argument) else { fail("unknown option \(argument)\n\(usage)") }
+            guard ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name"].contains(argument) else { fail("unknown option \(argument)\n\(usage)") }
             guard let value = arguments.popFirst() else { fail("\(argument) needs a value") }
             if argument == "--scenario" { scenarioPath = value } else { options[argument] = value }
         }
@@ -60,7 +80,11 @@ struct Daemon {
         } catch {
             fail("\(error)")
         }
-        let service = DaemonService(bus: bus, busName: options["--name"]!, scenario: scenario, logger: logger)
+        guard options["--mpris"] == "on" || options["--mpris"] == "off" else { fail("--mpris takes on or off") }
+        let nowPlaying = DaemonService.NowPlayingOptions(
+            mpris: options["--mpris"] == "on", mprisBusName: options["--mpris-name"]!,
+            push: pushConfiguration(options["--push-listen"]!))
+        let service = DaemonService(bus: bus, busName: options["--name"]!, scenario: scenario, nowPlaying: nowPlaying, logger: logger)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],

@@ -18,7 +18,7 @@ final class RunningDaemon: Sendable {
 
     init() async throws {
         bus = try PrivateBus()
-        process = try ChildProcess([Self.binary, "--bus", bus.address, "--log-level", "warning"])
+        process = try ChildProcess([Self.binary, "--bus", bus.address, "--log-level", "warning", "--push-listen", "127.0.0.1:0"])
         let probe = try await DBusConnection.connect(to: .address(bus.address))
         defer { probe.close() }
         let up = await eventually(timeout: .seconds(10)) { (try? await probe.nameOwner(of: DaemonNames.busName)) ?? nil != nil }

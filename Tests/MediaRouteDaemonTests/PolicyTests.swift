@@ -63,7 +63,7 @@ final class PolicyBus: Sendable {
 struct PolicyTests {
     @Test func onlyRootAndTheGroupControlRoutesEveryoneMayLook() async throws {
         let bus = try PolicyBus()
-        let daemon = try ChildProcess([RunningDaemon.binary, "--bus", bus.address, "--log-level", "warning"])
+        let daemon = try ChildProcess([RunningDaemon.binary, "--bus", bus.address, "--log-level", "warning", "--push-listen", "127.0.0.1:0"])
         defer { daemon.kill(); daemon.wait() }
         let probe = try await DBusConnection.connect(to: .address(bus.address))
         #expect(await eventually(timeout: .seconds(10)) { (try? await probe.nameOwner(of: DaemonNames.busName)) ?? nil != nil })
@@ -85,10 +85,32 @@ struct PolicyTests {
         let (lookStatus, lookOutput) = try await gdbus(asNobody: true, look)
         #expect(lookStatus == 0, "\(lookOutput)")
         #expect(lookOutput.contains("org.mediaroute.loopback"))
+        // MPRIS: anyone may read, only root and the group may control; push tokens are not for everyone.
+        func mpris(asNobody: Bool, _ arguments: [String]) async throws -> (Int32, String) {
+            let call = ["/usr/bin/gdbus", "call", "--address", bus.address, "--dest", "org.mpris.MediaPlayer2.mediaroute",
+                        "--object-path", "/org/mpris/MediaPlayer2"] + arguments
+            let command = asNobody ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + call : call
+            return try await ChildProcess.runOffPool(command)
+        }
+        let (readStatus, readOutput) = try await mpris(asNobody: true, [
+            "--method", "org.freedesktop.DBus.Properties.Get", "org.mpris.MediaPlayer2.Player", "PlaybackStatus"])
+        #expect(readStatus == 0, "\(readOutput)")
+        #expect(readOutput.contains("Stopped"))
+        let (pauseStatus, pauseOutput) = try await mpris(asNobody: true, ["--method", "org.mpris.MediaPlayer2.Player.Pause"])
+        #expect(pauseStatus != 0)
+        #expect(pauseOutput.contains("AccessDenied"), "\(pauseOutput)")
+        let (rootPause, rootPauseOutput) = try await mpris(asNobody: false, ["--method", "org.mpris.MediaPlayer2.Player.Pause"])
+        #expect(rootPause == 0, "\(rootPauseOutput)")
+        let (tokenStatus, tokenOutput) = try await ChildProcess.runOffPool([
+            "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/gdbus", "call", "--address", bus.address,
+            "--dest", DaemonNames.busName, "--object-path", "/org/mediaroute/push", "--method", "org.mediaroute.Push1.GetPushToStartToken",
+        ])
+        #expect(tokenStatus != 0)
+        #expect(tokenOutput.contains("AccessDenied"), "\(tokenOutput)")
         // Nobody but root may own the daemon's name.
         let (ownStatus, ownOutput) = try await ChildProcess.runOffPool([
             "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", RunningDaemon.binary,
-            "--bus", bus.address, "--name", DaemonNames.busName,
+            "--bus", bus.address, "--name", DaemonNames.busName, "--push-listen", "off", "--mpris", "off",
         ])
         #expect(ownStatus != 0)
         #expect(ownOutput.contains("AccessDenied"), "\(ownOutput)")

@@ -50,6 +50,16 @@ struct RoutedSessionPublisherTests {
         #expect(await center.setVolume(0.3, device: device.id) == .success)
         #expect(await eventually { (try? await rig.system.volume(on: route.session))?.volume == 0.3 })
 
+        // Routed sessions are the box's own: no push starts or updates them.
+        #expect(await center.pushToStartToken(topic: RoutedSessionPublisher.topic) == nil)
+        do {
+            _ = try await center.handlePush(body: Array(#"{"aps": {"event": "end", "timestamp": 1, "attributes": {"id": "\#(id)"}}}"#.utf8),
+                                            bearerToken: String(repeating: "0", count: 64), topic: RoutedSessionPublisher.topic)
+            Issue.record("a push reached a routed session")
+        } catch {
+            #expect(error.code == .badTopic)
+        }
+
         // Stopping the session removes it from Now Playing.
         await rig.system.stopSession(on: route.session)
         #expect(await eventually { await center.session(id) == nil })

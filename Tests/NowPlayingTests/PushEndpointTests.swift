@@ -9,10 +9,10 @@ struct PushEndpointTests {
     static let id = "A1B2C3D4-E5F6-7890-ABCD-EF1234567890"
 
     /// A center with the seeds' extension and an endpoint on a free loopback port.
-    func withEndpoint(_ body: (NowPlayingCenter, PushEndpoint, PushToken) async throws -> Void) async throws {
+    func withEndpoint(idleTimeout: Duration = .seconds(5), _ body: (NowPlayingCenter, PushEndpoint, PushToken) async throws -> Void) async throws {
         let center = NowPlayingCenter(maximumPushSize: 4096)
         try await center.register(SpeakerExtension(topic: "com.example.speaker"))
-        let endpoint = try await PushEndpoint.bind(PushEndpoint.Configuration(port: 0, idleTimeout: .milliseconds(500)), center: center)
+        let endpoint = try await PushEndpoint.bind(PushEndpoint.Configuration(port: 0, idleTimeout: idleTimeout), center: center)
         let server = Task { await endpoint.run() }
         defer {
             endpoint.close()
@@ -98,7 +98,7 @@ struct PushEndpointTests {
     }
 
     @Test func aSilentConnectionIsClosed() async throws {
-        try await withEndpoint { _, endpoint, _ in
+        try await withEndpoint(idleTimeout: .milliseconds(500)) { _, endpoint, _ in
             // Headers promise a body that never comes; the idle timeout (0.5 s) closes the connection.
             let started = ContinuousClock.now
             let responses = try await RawHTTP.exchange(

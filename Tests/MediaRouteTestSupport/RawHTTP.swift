@@ -5,19 +5,19 @@ import Glibc
 
 /// A deliberately dumb HTTP/1.1 client over a blocking socket (run off the
 /// cooperative pool), so tests can send exactly the bytes they mean, bad ones included.
-enum RawHTTP {
-    struct Response: Sendable {
-        var status: Int
-        var body: String
-        var headers: [String: String]
+public enum RawHTTP {
+    public struct Response: Sendable {
+        public var status: Int
+        public var body: String
+        public var headers: [String: String]
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
     }
 
     /// Sends `request` to 127.0.0.1:`port` and reads `expecting` responses (or until the server closes).
-    static func exchange(port: Int, _ request: [UInt8], expecting: Int = 1, timeout: Int = 5) async throws -> [Response] {
+    public static func exchange(port: Int, _ request: [UInt8], expecting: Int = 1, timeout: Int = 5) async throws -> [Response] {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
                 continuation.resume(with: Result { try blockingExchange(port: port, request, expecting: expecting, timeout: timeout) })
@@ -26,8 +26,8 @@ enum RawHTTP {
         }
     }
 
-    static func post(port: Int, body: String, token: String?, headers: [String: String] = [:]) async throws -> Response {
-        var text = "POST /nowplaying HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
+    public static func post(port: Int, path: String = "/nowplaying", body: String, token: String?, headers: [String: String] = [:]) async throws -> Response {
+        var text = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
         if let token { text += "Authorization: Bearer \(token)\r\n" }
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         text += "\r\n" + body
