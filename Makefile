@@ -43,6 +43,7 @@ benchmarks: deps
 	.build/release/mediaroute-bench clocksync
 	.build/release/mediaroute-bench dbus
 	.build/release/mediaroute-bench daemon .build-release/release/mediarouted
+	.build/release/mediaroute-bench push
 
 clean:
 	rm -rf .build

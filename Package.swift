@@ -140,7 +140,7 @@ let package = Package(
         // Benchmarks (release build): `make benchmarks`, figures in Docs/benchmarks.md.
         .executableTarget(
             name: "mediaroute-bench",
-            dependencies: ["DBus", "MediaRouteTestSupport", "Coordination"],
+            dependencies: ["DBus", "MediaRouteTestSupport", "Coordination", "NowPlaying", "NowPlayingPush"],
             path: "Benchmarks/MediaRouteBench"),
         .testTarget(
             name: "MediaRouteDaemonTests",

@@ -11,6 +11,10 @@ packages=(
   libdbus-1-dev dbus-daemon dbus-bin libglib2.0-bin
   # busctl (for the tests that drive the daemon the way an operator would).
   systemd
+  # MPRIS: playerctl, the client the Now Playing tests drive the bridge with.
+  playerctl
+  # The push endpoint benchmark's load generator (make benchmarks).
+  wrk
 )
 
 missing=()

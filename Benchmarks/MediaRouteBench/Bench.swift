@@ -7,6 +7,7 @@ import MediaRouteTestSupport
 ///
 ///   mediaroute-bench dbus                      D-Bus round trip and throughput, next to busctl and gdbus
 ///   mediaroute-bench daemon PATH/mediarouted   start-up to name, idle RSS and wake-ups
+///   mediaroute-bench push                      the Now Playing push endpoint under wrk
 @main
 struct Bench {
     static func main() async throws {
@@ -15,8 +16,9 @@ struct Bench {
         case "dbus": try await dbus()
         case "daemon": try await daemon(binary: arguments.dropFirst().first ?? ".build/release/mediarouted")
         case "clocksync": clockSync()
+        case "push": try await push()
         default:
-            print("usage: mediaroute-bench dbus | daemon PATH")
+            print("usage: mediaroute-bench dbus | daemon PATH | clocksync | push")
         }
     }
 
