@@ -85,6 +85,15 @@ let package = Package(
             name: "MPRIS",
             dependencies: ["NowPlaying", "DBus", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
+        // The box's configuration: mediaroute.conf, adapter settings from udev properties, a rules checker.
+        .target(name: "BoxConfiguration", swiftSettings: strict),
+        // libudev, the C library: device enumeration and hot-plug events.
+        .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+        // The adapters MediaRoute may use, followed through udev (or sysfs and kernel events without it).
+        .target(
+            name: "AdapterInventory",
+            dependencies: ["CUdev", "BoxConfiguration", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         // Coordinated playback: clock sync between participants (more to come, see issue 7).
         .target(name: "Coordination", dependencies: ["MediaClock", "MediaDevice", "LANTransport"], swiftSettings: strict),
         // The CLI's commands, as a library so tests can drive them.
@@ -151,6 +160,8 @@ let package = Package(
             name: "NowPlayingRoutingTests",
             dependencies: ["NowPlayingRouting", "NowPlaying", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock", "MediaRouteTestSupport"]),
         .testTarget(name: "MPRISTests", dependencies: ["MPRIS", "NowPlaying", "DBus", "MediaRouteTestSupport"]),
+        .testTarget(name: "BoxConfigurationTests", dependencies: ["BoxConfiguration", "MediaRouteTestSupport"]),
+        .testTarget(name: "AdapterInventoryTests", dependencies: ["AdapterInventory", "BoxConfiguration", "MediaRouteTestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),

@@ -1,0 +1,136 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Everything `/etc/mediaroute/mediaroute.conf` can say.
+///
+/// The file is INI-like: `[section]` headers, `key = value` lines, `#` or `;`
+/// comments. Sections: `[daemon]` (the daemon's options, which command-line
+/// options override) and one per transport, `[lan]`, `[wifi]`, `[bluetooth]`,
+/// whose keys are the defaults udev properties override per device.
+public struct DaemonConfiguration: Sendable, Hashable {
+    public static let defaultPath = "/etc/mediaroute/mediaroute.conf"
+
+    /// `[daemon]` keys, with the command-line option each one matches.
+    public var daemon: [String: String] = [:]
+    public var lan = TransportSettings(role: .primary)
+    public var wifi = TransportSettings(role: .secondary)
+    public var bluetooth = TransportSettings(role: .primary)
+
+    public init() {}
+
+    public static let daemonKeys = ["bus", "name", "log-level", "scenario", "push-listen", "mpris", "mpris-name"]
+    static let transportKeys: [String: [String]] = [
+        "lan": ["enabled", "role"],
+        "wifi": ["enabled", "role", "scan-mode"],
+        "bluetooth": ["enabled", "role", "adapter"],
+    ]
+
+    public func settings(for transport: AdapterTransport) -> TransportSettings? {
+        switch transport {
+        case .lan: lan
+        case .wifi: wifi
+        case .bluetooth: bluetooth
+        case .none: nil
+        }
+    }
+
+    /// Reads and checks a configuration file.
+    /// - Parameter required: when false, a missing file gives the defaults.
+    /// - Throws: the first mistake, naming the file and line.
+    public static func load(path: String = defaultPath, required: Bool = false) throws(ConfigurationError) -> DaemonConfiguration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            if !required && !FileManager.default.fileExists(atPath: path) { return DaemonConfiguration() }
+            throw ConfigurationError(file: path, line: 0, "cannot be read")
+        }
+        guard data.count <= 1 << 20 else { throw ConfigurationError(file: path, line: 0, "is larger than 1 MiB") }
+        guard let text = String(data: data, encoding: .utf8) else { throw ConfigurationError(file: path, line: 0, "is not UTF-8") }
+        return try parse(text, file: path)
+    }
+
+    /// Parses configuration text; `file` names it in errors.
+    public static func parse(_ text: String, file: String) throws(ConfigurationError) -> DaemonConfiguration {
+        var configuration = DaemonConfiguration()
+        var section: String?
+        var seen: Set<String> = []
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let number = index + 1
+            func fail(_ message: String) -> ConfigurationError { ConfigurationError(file: file, line: number, message) }
+            let line = rawLine.trimmingSpaces
+            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
+            if line.hasPrefix("[") {
+                guard line.hasSuffix("]") else { throw fail("a section header ends with ]") }
+                let name = String(line.dropFirst().dropLast()).trimmingSpaces
+                guard name == "daemon" || transportKeys[name] != nil else {
+                    throw fail("unknown section [\(name)] (known: [daemon], [lan], [wifi], [bluetooth])")
+                }
+                section = name
+                continue
+            }
+            guard let equals = line.firstIndex(of: "=") else { throw fail("expected key = value") }
+            let key = String(line[..<equals]).trimmingSpaces
+            var value = String(line[line.index(after: equals)...]).trimmingSpaces
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            guard let section else { throw fail("\(key) is outside a section; put it under [daemon] or a transport") }
+            guard !key.isEmpty else { throw fail("a key is missing before =") }
+            guard seen.insert(section + "." + key).inserted else { throw fail("\(key) is set twice in [\(section)]") }
+            if section == "daemon" {
+                guard daemonKeys.contains(key) else { throw fail("unknown key \(key) in [daemon] (known: \(daemonKeys.joined(separator: ", ")))") }
+                guard !value.isEmpty else { throw fail("\(key) needs a value") }
+                if key == "mpris", value != "on", value != "off" { throw fail("mpris must be on or off, not \"\(value)\"") }
+                if key == "log-level", !["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(value) {
+                    throw fail("log-level must be trace, debug, info, notice, warning, error or critical, not \"\(value)\"")
+                }
+                configuration.daemon[key] = value
+                continue
+            }
+            guard transportKeys[section]!.contains(key) else {
+                throw fail("unknown key \(key) in [\(section)] (known: \(transportKeys[section]!.joined(separator: ", ")))")
+            }
+            var settings = configuration.settings(for: AdapterTransport(rawValue: section)!)!
+            switch key {
+            case "enabled":
+                guard let flag = Self.flag(value) else { throw fail("enabled must be yes or no, not \"\(value)\"") }
+                settings.enabled = flag
+            case "role":
+                guard let role = AdapterRole(rawValue: value) else {
+                    throw fail("role must be \(AdapterRole.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(value)\"")
+                }
+                settings.role = role
+            case "scan-mode":
+                guard let mode = WiFiScanMode(rawValue: value) else {
+                    throw fail("scan-mode must be \(WiFiScanMode.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(value)\"")
+                }
+                settings.scanMode = mode
+            default:  // adapter
+                guard !value.isEmpty, value.utf8.count <= 64, !value.contains("/") else { throw fail("adapter must be a controller name like hci0") }
+                settings.preferredAdapter = value
+            }
+            switch section {
+            case "lan": configuration.lan = settings
+            case "wifi": configuration.wifi = settings
+            default: configuration.bluetooth = settings
+            }
+        }
+        return configuration
+    }
+
+    static func flag(_ value: String) -> Bool? {
+        switch value.lowercased() {
+        case "yes", "true", "on", "1": true
+        case "no", "false", "off", "0": false
+        default: nil
+        }
+    }
+}
+
+extension StringProtocol {
+    var trimmingSpaces: String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { $0 != " " && $0 != "\t" && $0 != "\r" }) else { return "" }
+        let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" && $0 != "\r" })!
+        return String(String.UnicodeScalarView(scalars[first...last]))
+    }
+}
