@@ -133,7 +133,7 @@ let package = Package(
             name: "MediaRouteDaemon",
             dependencies: [
                 "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport",
-                "MediaClock", "NowPlaying", "NowPlayingRouting", "NowPlayingPush", "MPRIS",
+                "MediaClock", "NowPlaying", "NowPlayingRouting", "NowPlayingPush", "MPRIS", "BoxConfiguration", "AdapterInventory",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -141,7 +141,7 @@ let package = Package(
         .executableTarget(
             name: "mediarouted",
             dependencies: [
-                "MediaRouteDaemon", "MediaRouteBusAPI", "DBus", "LoopbackTransport", "NowPlayingPush",
+                "MediaRouteDaemon", "MediaRouteBusAPI", "DBus", "LoopbackTransport", "NowPlayingPush", "BoxConfiguration",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -29,7 +29,7 @@ public actor AdapterInventory {
     private var observers: [UInt64: AsyncStream<Event>.Continuation] = [:]
     private var nextObserver: UInt64 = 0
 
-    /// - Parameter monitorSource: `udev`, `kernel`, or nil to choose (udev when its database exists).
+    /// - Parameter monitorSource: `udev`, `kernel`, or nil to choose (udev when udevd runs).
     public init(
         configuration: DaemonConfiguration = DaemonConfiguration(), reader: SysfsAdapterReader = SysfsAdapterReader(),
         monitorSource: String? = nil, logger: Logger = Logger(label: "mediaroute.adapters")
@@ -43,7 +43,7 @@ public actor AdapterInventory {
     /// Reads the adapters present and starts following hot-plug events.
     /// A monitor that cannot start is logged; the inventory then stays as read.
     public func start() {
-        let useUdev = monitorSource.map { $0 == "udev" } ?? reader.hasUdevDatabase
+        let useUdev = monitorSource.map { $0 == "udev" } ?? SysfsAdapterReader.udevIsRunning
         if !useUdev {
             logger.notice("udev is not running: reading adapters from sysfs, following kernel events",
                           metadata: ["sysfs": "\(reader.sysfsRoot)"])

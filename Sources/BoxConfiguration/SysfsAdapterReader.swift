@@ -25,6 +25,9 @@ public struct SysfsAdapterReader: Sendable {
     /// Whether udev's database is there (udevd runs or ran on this boot).
     public var hasUdevDatabase: Bool { FileManager.default.fileExists(atPath: udevDataRoot) }
 
+    /// Whether udevd is running: its control socket exists (what libudev itself checks).
+    public static var udevIsRunning: Bool { FileManager.default.fileExists(atPath: "/run/udev/control") }
+
     /// Every adapter of the subsystems MediaRoute uses, sorted by subsystem and name.
     public func records() -> [AdapterRecord] {
         Self.subsystems.flatMap { subsystem -> [AdapterRecord] in

@@ -53,6 +53,10 @@ public struct LoopbackDeviceSpec: Sendable, Hashable, Codable {
     public var deviceVolumeChanges: [DeviceVolumeChange]
     /// Length of any media the device plays, in seconds.
     public var mediaDuration: Double
+    /// The network interface or Bluetooth controller the device is reached
+    /// through (nil: always reachable). When the daemon's adapter inventory
+    /// reports it removed or disabled, the device disappears until it is back.
+    public var adapter: String?
 
     public init(
         name: String,
@@ -70,7 +74,8 @@ public struct LoopbackDeviceSpec: Sendable, Hashable, Codable {
         volume: Float = 0.5,
         volumeSteps: Int = 16,
         deviceVolumeChanges: [DeviceVolumeChange] = [],
-        mediaDuration: Double = 600
+        mediaDuration: Double = 600,
+        adapter: String? = nil
     ) {
         self.name = name
         self.displayName = displayName ?? name
@@ -88,12 +93,13 @@ public struct LoopbackDeviceSpec: Sendable, Hashable, Codable {
         self.volumeSteps = volumeSteps
         self.deviceVolumeChanges = deviceVolumeChanges
         self.mediaDuration = mediaDuration
+        self.adapter = adapter
     }
 
     private enum CodingKeys: String, CodingKey {
         case name, displayName, kind, pin, signalStrength, attributes, services, appearAfter, disappearAfter
         case refusesConnections, replyDelay, dropConnectionAfter, volume, volumeSteps, deviceVolumeChanges
-        case mediaDuration
+        case mediaDuration, adapter
     }
 
     /// Decodes a device; every key but `name` and `kind` is optional in scenario files.
@@ -115,7 +121,8 @@ public struct LoopbackDeviceSpec: Sendable, Hashable, Codable {
             volume: try c.decodeIfPresent(Float.self, forKey: .volume) ?? 0.5,
             volumeSteps: try c.decodeIfPresent(Int.self, forKey: .volumeSteps) ?? 16,
             deviceVolumeChanges: try c.decodeIfPresent([DeviceVolumeChange].self, forKey: .deviceVolumeChanges) ?? [],
-            mediaDuration: try c.decodeIfPresent(Double.self, forKey: .mediaDuration) ?? 600
+            mediaDuration: try c.decodeIfPresent(Double.self, forKey: .mediaDuration) ?? 600,
+            adapter: try c.decodeIfPresent(String.self, forKey: .adapter)
         )
     }
 }

@@ -1,3 +1,5 @@
+import AdapterInventory
+import BoxConfiguration
 import DBus
 import MediaRouteBusAPI
 import Logging
@@ -33,16 +35,23 @@ public struct DaemonService: Service {
     public let busName: String
     public let scenario: LoopbackScenario
     public let nowPlaying: NowPlayingOptions
+    /// Transport defaults for adapters (udev properties override them per device).
+    public let configuration: DaemonConfiguration
+    /// Follow adapters through udev/sysfs (off: the scenario's devices are always reachable).
+    public let followsAdapters: Bool
     public let logger: Logger
 
     public init(
         bus: DBusConnection.Bus, busName: String = DaemonNames.busName, scenario: LoopbackScenario,
-        nowPlaying: NowPlayingOptions = NowPlayingOptions(), logger: Logger
+        nowPlaying: NowPlayingOptions = NowPlayingOptions(), configuration: DaemonConfiguration = DaemonConfiguration(),
+        followsAdapters: Bool = true, logger: Logger
     ) {
         self.bus = bus
         self.busName = busName
         self.scenario = scenario
         self.nowPlaying = nowPlaying
+        self.configuration = configuration
+        self.followsAdapters = followsAdapters
         self.logger = logger
     }
 
@@ -57,6 +66,7 @@ public struct DaemonService: Service {
         let daemon = RoutingDaemon(system: system, connection: connection, logger: logger)
         // Now Playing comes up before the bus name is taken: owning the name means ready.
         let nowPlaying = try await startNowPlaying(system: system, connection: connection)
+        let adapters = await followAdapters(daemon: daemon, transport: transport)
         try await daemon.start(busName: busName)
         // Ends on SIGTERM/SIGINT (graceful shutdown) or when the bus goes away.
         let disconnected = try await connection.signals(matching: DBusMatchRule(interface: "org.mediaroute.NeverSent"))
@@ -66,12 +76,14 @@ public struct DaemonService: Service {
             Task {
                 await daemon.stop(busName: busName)
                 await nowPlaying.stop()
+                await adapters?.stop()
                 connection.close()
             }
         }
         if connection.isConnected {
             await daemon.stop(busName: busName)
             await nowPlaying.stop()
+            await adapters?.stop()
             connection.close()
         }
         logger.info("mediarouted stopped")
@@ -127,5 +139,39 @@ extension DaemonService {
             }
         }
         return RunningNowPlaying(publisher: publisher, bridge: bridge, endpoint: endpoint, server: server)
+    }
+}
+
+extension DaemonService {
+    /// Starts the adapter inventory: publishes the adapters and makes the
+    /// scenario's devices reachable only while the adapter they use is present
+    /// and enabled (a device whose adapter goes away is lost, so its route ends).
+    func followAdapters(daemon: RoutingDaemon, transport: LoopbackTransport) async -> AdapterInventory? {
+        guard followsAdapters else { return nil }
+        let inventory = AdapterInventory(configuration: configuration, logger: logger)
+        let events = await inventory.events()
+        await inventory.start()
+        let scenario = self.scenario
+        let logger = self.logger
+        @Sendable func apply(_ adapters: [AdapterSettings]) async {
+            await daemon.setAdapters(adapters)
+            let usable = Set(adapters.filter(\.enabled).map(\.name))
+            for spec in scenario.devices {
+                guard let adapter = spec.adapter else { continue }
+                if usable.contains(adapter) {
+                    await transport.addDevice(spec)
+                } else {
+                    await transport.removeDevice(named: spec.name)
+                }
+            }
+        }
+        await apply(await inventory.adapters)
+        Task {
+            for await event in events {
+                if case .invalid(let problem) = event { logger.error("\(problem)") }
+                await apply(await inventory.adapters)
+            }
+        }
+        return inventory
     }
 }

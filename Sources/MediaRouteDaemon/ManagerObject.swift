@@ -33,6 +33,7 @@ struct ManagerObject {
                 DBusProperty("Protocols", signature: "as") {
                     .strings(await daemon.system.loadedProtocols.map(\.identifier))
                 },
+                DBusProperty("Adapters", signature: "a(ssssbs)") { await RoutingDaemon.adaptersValue(daemon.adapters) },
             ]),
         ], isObjectManager: true)
     }

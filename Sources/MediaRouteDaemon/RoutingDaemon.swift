@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import BoxConfiguration
 import DBus
 import MediaRouteBusAPI
 import Logging
@@ -23,6 +24,8 @@ public actor RoutingDaemon {
     private var agentOwner: String?
     private var tasks: [Task<Void, Never>] = []
     private var playbackWatchers: [UUID: Task<Void, Never>] = [:]
+    /// The adapters the inventory reports (Manager1.Adapters).
+    private(set) var adapters: [AdapterSettings] = []
 
     public init(system: RouteSystem, connection: DBusConnection, logger: Logger) {
         self.system = system
@@ -63,6 +66,24 @@ public actor RoutingDaemon {
         tasks.removeAll()
         for watcher in playbackWatchers.values { watcher.cancel() }
         try? await connection.releaseName(busName)
+    }
+
+    // MARK: Adapters
+
+    /// Publishes the adapter list (name, subsystem, transport, role, enabled, Wi-Fi scan mode).
+    public func setAdapters(_ adapters: [AdapterSettings]) {
+        guard adapters != self.adapters else { return }
+        self.adapters = adapters
+        connection.emitPropertiesChanged(path: DaemonNames.root, interface: DaemonNames.manager, changed: ["Adapters": Self.adaptersValue(adapters)])
+    }
+
+    static func adaptersValue(_ adapters: [AdapterSettings]) -> DBusValue {
+        .array(elementSignature: "(ssssbs)", adapters.map { adapter in
+            .structure([
+                .string(adapter.name), .string(adapter.subsystem), .string(adapter.transport.rawValue), .string(adapter.role.rawValue),
+                .bool(adapter.enabled), .string(adapter.scanMode?.rawValue ?? ""),
+            ])
+        })
     }
 
     // MARK: Clients

@@ -1,3 +1,4 @@
+import BoxConfiguration
 import DBus
 import Logging
 import LoopbackTransport
@@ -18,6 +19,7 @@ struct Daemon {
     static let usage = """
         USAGE: mediarouted [--bus system|session|ADDRESS] [--name NAME] [--scenario FILE] [--log-level LEVEL]
                            [--push-listen HOST:PORT|off] [--mpris on|off] [--mpris-name NAME]
+                           [--config FILE] [--adapters on|off] [--check-config]
 
           --bus          the bus to publish on (default: system)
           --name         the well-known name to own (default: \(DaemonNames.busName))
@@ -26,6 +28,10 @@ struct Daemon {
           --push-listen  address of the Now Playing push endpoint (default: 127.0.0.1:7390; port 0 picks one)
           --mpris        publish the primary Now Playing session as an MPRIS player (default: on)
           --mpris-name   its bus name (default: org.mpris.MediaPlayer2.mediaroute)
+          --config       the configuration file (default: /etc/mediaroute/mediaroute.conf, if present);
+                         its [daemon] keys are these options' defaults
+          --adapters     follow network interfaces and Bluetooth controllers through udev (default: on)
+          --check-config check the configuration file and the udev rules' MediaRoute properties, then exit
         """
 
     /// `HOST:PORT` (`[V6]:PORT` too), or nil for `off`.
@@ -40,28 +46,55 @@ struct Daemon {
         return PushEndpoint.Configuration(host: host, port: port)
     }
 
-    static func fail(_ message: String) -> Never {
+    static func fail(_ message: String, status: Int32 = 64) -> Never {
+        printError(message)
+        exit(status)
+    }
+
+    static func printError(_ message: String) {
         var text = "mediarouted: \(message)\n"
         text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
-        exit(64)
     }
 
     static func main() async {
         var options = [
             "--bus": "system", "--name": DaemonNames.busName, "--log-level": "info", "--push-listen": "127.0.0.1:7390",
-            "--mpris": "on", "--mpris-name": "org.mpris.MediaPlayer2.mediaroute",
+            "--mpris": "on", "--mpris-name": "org.mpris.MediaPlayer2.mediaroute", "--adapters": "on",
         ]
-        var scenarioPath: String?
+        var given: [String: String] = [:]
+        var checkOnly = false
         var arguments = CommandLine.arguments.dropFirst()
+        let valued = ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name", "--config", "--adapters"]
         while let argument = arguments.popFirst() {
             if argument == "--help" || argument == "-h" {
                 print(usage)
                 return
             }
-            guard ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name"].contains(argument) else { fail("unknown option \(argument)\n\(usage)") }
+            if argument == "--check-config" {
+                checkOnly = true
+                continue
+            }
+            guard valued.contains(argument) else { fail("unknown option \(argument)\n\(usage)") }
             guard let value = arguments.popFirst() else { fail("\(argument) needs a value") }
-            if argument == "--scenario" { scenarioPath = value } else { options[argument] = value }
+            given[argument] = value
         }
+        // The configuration file's [daemon] keys fill in what the command line did not say.
+        let configPath = given["--config"] ?? DaemonConfiguration.defaultPath
+        let configuration: DaemonConfiguration
+        do {
+            configuration = try DaemonConfiguration.load(path: configPath, required: given["--config"] != nil)
+        } catch {
+            fail("\(error)", status: 78)
+        }
+        if checkOnly {
+            let problems = UdevRulesChecker.check()
+            for problem in problems { printError("\(problem)") }
+            print(problems.isEmpty ? "configuration OK (\(configPath), udev rules)" : "\(problems.count) problem(s) in udev rules")
+            exit(problems.isEmpty ? 0 : 1)
+        }
+        for (key, value) in configuration.daemon { options["--" + key] = value }
+        for (key, value) in given { options[key] = value }
+        let scenarioPath = options["--scenario"]
         guard let level = Logger.Level(rawValue: options["--log-level"]!) else { fail("unknown log level \(options["--log-level"]!)") }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -81,10 +114,14 @@ struct Daemon {
             fail("\(error)")
         }
         guard options["--mpris"] == "on" || options["--mpris"] == "off" else { fail("--mpris takes on or off") }
+        guard options["--adapters"] == "on" || options["--adapters"] == "off" else { fail("--adapters takes on or off") }
         let nowPlaying = DaemonService.NowPlayingOptions(
             mpris: options["--mpris"] == "on", mprisBusName: options["--mpris-name"]!,
             push: pushConfiguration(options["--push-listen"]!))
-        let service = DaemonService(bus: bus, busName: options["--name"]!, scenario: scenario, nowPlaying: nowPlaying, logger: logger)
+        for problem in UdevRulesChecker.check() { logger.error("\(problem)") }
+        let service = DaemonService(
+            bus: bus, busName: options["--name"]!, scenario: scenario, nowPlaying: nowPlaying, configuration: configuration,
+            followsAdapters: options["--adapters"] == "on", logger: logger)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],
