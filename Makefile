@@ -5,7 +5,17 @@ TEST_TIMEOUT ?= 1200
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: deps build demo test release install benchmarks clean
+# Where `make install` puts what is not a binary (standard places on Debian).
+DBUSPOLICYDIR ?= /usr/share/dbus-1/system.d
+UNITDIR ?= /lib/systemd/system
+SYSUSERSDIR ?= /usr/lib/sysusers.d
+UDEVRULESDIR ?= /usr/lib/udev/rules.d
+CONFDIR ?= /etc/mediaroute
+DOCDIR ?= $(PREFIX)/share/doc/mediaroute
+# The binaries `install-files` copies (`install` builds them first).
+BINARIES ?= .build-release/release
+
+.PHONY: deps build demo test release install install-files uninstall benchmarks clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -28,13 +38,38 @@ RELEASE_FLAGS = -c release --static-swift-stdlib -Xswiftc -Osize --scratch-path 
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
 
-# Installs the release binaries, the D-Bus policy and the systemd unit.
+# Installs the release binaries, the D-Bus policy, the systemd unit and sysusers
+# entry, the udev rules and the configuration file (an existing one is kept).
+# Afterwards, on the box: systemd-sysusers; udevadm control --reload;
+# systemctl reload dbus; systemctl daemon-reload (see Docs/operations.md).
 install: release
-	install -D -m 0755 .build-release/release/mediarouted $(DESTDIR)$(PREFIX)/bin/mediarouted
-	install -D -m 0755 .build-release/release/mediaroutectl $(DESTDIR)$(PREFIX)/bin/mediaroutectl
-	install -D -m 0644 dbus/org.mediaroute.conf $(DESTDIR)/usr/share/dbus-1/system.d/org.mediaroute.conf
-	install -D -m 0644 systemd/mediarouted.service $(DESTDIR)/lib/systemd/system/mediarouted.service
-	install -D -m 0644 Docs/operations.md $(DESTDIR)$(PREFIX)/share/doc/mediaroute/operations.md
+	$(MAKE) install-files
+
+install-files:
+	install -D -m 0755 $(BINARIES)/mediarouted $(DESTDIR)$(PREFIX)/bin/mediarouted
+	install -D -m 0755 $(BINARIES)/mediaroutectl $(DESTDIR)$(PREFIX)/bin/mediaroutectl
+	install -D -m 0644 dbus/org.mediaroute.conf $(DESTDIR)$(DBUSPOLICYDIR)/org.mediaroute.conf
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's#/usr/local/bin/#$(PREFIX)/bin/#g; s#/usr/local/share/doc/mediaroute#$(DOCDIR)#g' systemd/mediarouted.service > $(DESTDIR)$(UNITDIR)/mediarouted.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/mediarouted.service
+	install -D -m 0644 systemd/mediaroute.sysusers $(DESTDIR)$(SYSUSERSDIR)/mediaroute.conf
+	install -D -m 0644 udev/70-mediaroute.rules $(DESTDIR)$(UDEVRULESDIR)/70-mediaroute.rules
+	install -d -m 0755 $(DESTDIR)$(CONFDIR)
+	[ -e $(DESTDIR)$(CONFDIR)/mediaroute.conf ] || install -m 0644 config/mediaroute.conf $(DESTDIR)$(CONFDIR)/mediaroute.conf
+	install -D -m 0644 Docs/operations.md $(DESTDIR)$(DOCDIR)/operations.md
+	install -D -m 0644 Docs/dbus-api.md $(DESTDIR)$(DOCDIR)/dbus-api.md
+
+# Reverses install; the configuration file goes only if it is still the shipped one.
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/mediarouted $(DESTDIR)$(PREFIX)/bin/mediaroutectl
+	rm -f $(DESTDIR)$(DBUSPOLICYDIR)/org.mediaroute.conf
+	rm -f $(DESTDIR)$(UNITDIR)/mediarouted.service
+	rm -f $(DESTDIR)$(SYSUSERSDIR)/mediaroute.conf
+	rm -f $(DESTDIR)$(UDEVRULESDIR)/70-mediaroute.rules
+	if cmp -s config/mediaroute.conf $(DESTDIR)$(CONFDIR)/mediaroute.conf; then rm -f $(DESTDIR)$(CONFDIR)/mediaroute.conf; fi
+	-rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null
+	rm -f $(DESTDIR)$(DOCDIR)/operations.md $(DESTDIR)$(DOCDIR)/dbus-api.md
+	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 # The figures of Docs/benchmarks.md.
 benchmarks: deps

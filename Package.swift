@@ -160,7 +160,8 @@ let package = Package(
             name: "NowPlayingRoutingTests",
             dependencies: ["NowPlayingRouting", "NowPlaying", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock", "MediaRouteTestSupport"]),
         .testTarget(name: "MPRISTests", dependencies: ["MPRIS", "NowPlaying", "DBus", "MediaRouteTestSupport"]),
-        .testTarget(name: "BoxConfigurationTests", dependencies: ["BoxConfiguration", "MediaRouteTestSupport"]),
+        // Runs mediarouted (--check-config) and make install-files against this build.
+        .testTarget(name: "BoxConfigurationTests", dependencies: ["BoxConfiguration", "MediaRouteTestSupport", "mediarouted", "mediaroutectl"]),
         .testTarget(name: "AdapterInventoryTests", dependencies: ["AdapterInventory", "BoxConfiguration", "MediaRouteTestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),

@@ -11,6 +11,9 @@ packages=(
   libdbus-1-dev dbus-daemon dbus-bin libglib2.0-bin
   # busctl (for the tests that drive the daemon the way an operator would).
   systemd
+  # Box deployment: libudev to build against; udevadm, iproute2 (veth hot-plug), dbus.socket and
+  # systemd-analyze/systemd-sysusers (in systemd) for the tests of the rules, the unit and make install.
+  libudev-dev udev iproute2 dbus-system-bus-common make
   # MPRIS: playerctl, the client the Now Playing tests drive the bridge with.
   playerctl
   # The push endpoint benchmark's load generator (make benchmarks).

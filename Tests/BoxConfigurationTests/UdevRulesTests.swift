@@ -65,7 +65,11 @@ struct UdevRulesTests {
     @Test func udevadmGivesThisMachinesInterfacesTheirProperties() async throws {
         guard Self.canRunUdevadm else { return }
         let rules = ["70-mediaroute.rules": try String(contentsOfFile: repository + "/udev/70-mediaroute.rules", encoding: .utf8)]
-        let names = try FileManager.default.contentsOfDirectory(atPath: "/sys/class/net").sorted()
+        // The machine's own interfaces (other tests plug "mr…" veths in parallel).
+        func machineInterfaces() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: "/sys/class/net").filter { !$0.hasPrefix("mr") }.sorted()
+        }
+        let names = try machineInterfaces()
         for name in names {
             let uevent = try String(contentsOfFile: "/sys/class/net/\(name)/uevent", encoding: .utf8)
             let devtype = SysfsAdapterReader.parseUevent(uevent)["DEVTYPE"] ?? ""
@@ -81,7 +85,7 @@ struct UdevRulesTests {
             }
         }
         // Nothing was renamed.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: "/sys/class/net").sorted() == names)
+        #expect(try machineInterfaces() == names)
     }
 
     @Test func aVethCreatedByTheTestIsTaggedAndALocalRuleOverridesIt() async throws {

@@ -1,0 +1,103 @@
+import BoxConfiguration
+import Foundation
+import MediaRouteTestSupport
+import Testing
+
+/// The unit, the sysusers entry, the example configuration, and make install/uninstall.
+@Suite(.timeLimit(.minutes(1)))
+struct DeploymentTests {
+    static var mediarouted: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mediarouted").path
+    }
+
+    func temporaryDirectory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-deploy-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// `systemd-analyze verify` on the unit with its binary paths pointing at this build.
+    func verify(_ unit: String) async throws -> (Int32, String) {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/mediarouted.service"
+        try unit.replacingOccurrences(of: "/usr/local/bin/mediarouted", with: Self.mediarouted).write(toFile: path, atomically: true, encoding: .utf8)
+        return try await ChildProcess.runOffPool(["/usr/bin/systemd-analyze", "verify", path], environment: ["SYSTEMD_LOG_LEVEL": "info"])
+    }
+
+    @Test func theUnitVerifiesAndIsHardened() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"), FileManager.default.fileExists(atPath: "/lib/systemd/system/dbus.socket") else {
+            print("skipping: systemd-analyze verify needs systemd and dbus.socket (apt-get install systemd dbus)")
+            return
+        }
+        let unit = try String(contentsOfFile: repository + "/systemd/mediarouted.service", encoding: .utf8)
+        let (status, output) = try await verify(unit)
+        #expect(status == 0, "\(output)")
+        #expect(!output.contains("mediarouted.service:"), "\(output)")
+        for directive in ["Type=dbus", "BusName=org.mediaroute", "ProtectSystem=strict", "PrivateTmp=yes", "NoNewPrivileges=yes",
+                          "User=mediaroute", "RuntimeDirectory=mediaroute", "CapabilityBoundingSet=CAP_NET_RAW CAP_NET_ADMIN"] {
+            #expect(unit.contains(directive + "\n"), "\(directive)")
+        }
+        // A mistake in the unit is caught.
+        let (_, broken) = try await verify(unit.replacingOccurrences(of: "ProtectSystem=strict", with: "ProtectSystem=stricter"))
+        #expect(broken.contains("mediarouted.service:") && broken.lowercased().contains("protect system"), "\(broken)")
+    }
+
+    @Test func theSysusersEntryCreatesTheUserAndGroup() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-sysusers") else {
+            print("skipping: /usr/bin/systemd-sysusers is missing (apt-get install systemd)")
+            return
+        }
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root + "/etc", withIntermediateDirectories: true)
+        let (status, output) = try await ChildProcess.runOffPool(["/usr/bin/systemd-sysusers", "--root=\(root)", repository + "/systemd/mediaroute.sysusers"])
+        #expect(status == 0, "\(output)")
+        #expect(try String(contentsOfFile: root + "/etc/passwd", encoding: .utf8).hasPrefix("mediaroute:x:"))
+        #expect(try String(contentsOfFile: root + "/etc/group", encoding: .utf8).hasPrefix("mediaroute:x:"))
+    }
+
+    @Test func theExampleConfigurationIsValidAndTheDaemonChecksIt() async throws {
+        let example = repository + "/config/mediaroute.conf"
+        #expect(try DaemonConfiguration.load(path: example, required: true) == DaemonConfiguration())
+        let (status, output) = try await ChildProcess.runOffPool([Self.mediarouted, "--config", example, "--check-config"])
+        #expect(status == 0, "\(output)")
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try "[daemon]\nbus = system\n\n[wifi]\nscan-mode = sideways\n".write(toFile: directory + "/bad.conf", atomically: true, encoding: .utf8)
+        let (badStatus, badOutput) = try await ChildProcess.runOffPool([Self.mediarouted, "--config", directory + "/bad.conf", "--bus", "session"])
+        #expect(badStatus == 78)
+        #expect(badOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+            == "mediarouted: \(directory)/bad.conf:5: scan-mode must be off, passive, active, p2p, not \"sideways\"")
+    }
+
+    @Test func makeInstallAndUninstallUseTheStandardPlaces() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/make") else {
+            print("skipping: make is missing")
+            return
+        }
+        let destination = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: destination) }
+        let binaries = URL(fileURLWithPath: Self.mediarouted).deletingLastPathComponent().path
+        let (status, output) = try await ChildProcess.runOffPool([
+            "/usr/bin/make", "-s", "-C", repository, "install-files", "DESTDIR=\(destination)", "BINARIES=\(binaries)",
+        ])
+        try #require(status == 0, "\(output)")
+        let expected = [
+            "/usr/local/bin/mediarouted", "/usr/local/bin/mediaroutectl", "/usr/share/dbus-1/system.d/org.mediaroute.conf",
+            "/lib/systemd/system/mediarouted.service", "/usr/lib/sysusers.d/mediaroute.conf", "/usr/lib/udev/rules.d/70-mediaroute.rules",
+            "/etc/mediaroute/mediaroute.conf", "/usr/local/share/doc/mediaroute/operations.md",
+        ]
+        for file in expected { #expect(FileManager.default.fileExists(atPath: destination + file), "\(file)") }
+        // An administrator's edited configuration survives a reinstall and an uninstall.
+        try "[lan]\nenabled = no\n".write(toFile: destination + "/etc/mediaroute/mediaroute.conf", atomically: true, encoding: .utf8)
+        _ = try await ChildProcess.runOffPool(["/usr/bin/make", "-s", "-C", repository, "install-files", "DESTDIR=\(destination)", "BINARIES=\(binaries)"])
+        #expect(try String(contentsOfFile: destination + "/etc/mediaroute/mediaroute.conf", encoding: .utf8) == "[lan]\nenabled = no\n")
+        let (removed, removeOutput) = try await ChildProcess.runOffPool(["/usr/bin/make", "-s", "-C", repository, "uninstall", "DESTDIR=\(destination)"])
+        #expect(removed == 0, "\(removeOutput)")
+        for file in expected where file != "/etc/mediaroute/mediaroute.conf" {
+            #expect(!FileManager.default.fileExists(atPath: destination + file), "\(file) left behind")
+        }
+        #expect(FileManager.default.fileExists(atPath: destination + "/etc/mediaroute/mediaroute.conf"))
+    }
+}
