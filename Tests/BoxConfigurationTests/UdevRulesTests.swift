@@ -20,7 +20,7 @@ struct UdevRulesTests {
 
     /// `udevadm test` with only `rules` installed, in a private mount namespace: tmpfs
     /// over every rules directory (so no stock rule renames an interface) and over /run.
-    func udevadmTest(_ device: String, rules: [String: String]) async throws -> String {
+    func udevadmTest(_ device: String, rules: [String: String], recordDatabaseInto record: String? = nil) async throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-rules-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -32,6 +32,7 @@ struct UdevRulesTests {
             done
             cp \(directory)/*.rules /etc/udev/rules.d/
             udevadm test --action=add \(device) || true
+            \(record.map { "cp /run/udev/data/* \($0)/ 2>/dev/null || true" } ?? "")
             """
         return try await ChildProcess.runOffPool(["/usr/bin/unshare", "-m", "/bin/sh", "-c", script]).output
     }
@@ -104,6 +105,21 @@ struct UdevRulesTests {
         #expect(overridden["MEDIAROUTE_TRANSPORT"] == "lan")
         #expect(overridden["MEDIAROUTE_ENABLED"] == "0")
         #expect(overridden["MEDIAROUTE_ROLE"] == "standby")
+
+        // The database file udevadm wrote (in the private /run), read back by the daemon's reader
+        // together with the real sysfs uevent.
+        let recorded = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-udevdb-\(suffix)").path
+        try FileManager.default.createDirectory(atPath: recorded, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: recorded) }
+        _ = try await udevadmTest("/sys/class/net/mrv\(suffix)b", rules: rules, recordDatabaseInto: recorded)
+        let files = try FileManager.default.contentsOfDirectory(atPath: recorded)
+        #expect(files.count == 1 && files[0].hasPrefix("n"), "\(files)")
+        let record = try #require(SysfsAdapterReader(udevDataRoot: recorded).record(subsystem: "net", name: "mrv\(suffix)b"))
+        #expect(record.devtype == "")
+        #expect(record.properties["MEDIAROUTE_TRANSPORT"] == "lan")
+        #expect(record.properties["MEDIAROUTE_ENABLED"] == "0")
+        let settings = try AdapterSettings.resolve(record, configuration: DaemonConfiguration()).get()
+        #expect(settings.transport == .lan && !settings.enabled && settings.role == .standby && settings.source == "udev")
     }
 
     @Test func brokenRulesAreReportedByUdevadm() async throws {
