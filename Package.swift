@@ -33,7 +33,7 @@ let package = Package(
             dependencies: ["CDBus", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // LAN sockets (a UDP socket on its own reader thread so far; SSDP/mDNS come with issue 4).
-        .target(name: "LANTransport", dependencies: ["Transport", "MediaClock"], swiftSettings: strict),
+        .target(name: "LANTransport", dependencies: ["Transport", "MediaClock", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // Endpoint, Transport, Connection: the seam every transport implements.
         .target(name: "Transport", swiftSettings: strict),
         .target(
@@ -93,6 +93,13 @@ let package = Package(
         .target(
             name: "AdapterInventory",
             dependencies: ["CUdev", "BoxConfiguration", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
+        // libnl (libnl-3 + libnl-genl-3) and the kernel's netlink/nl80211 headers.
+        .systemLibrary(name: "CNetlink", pkgConfig: "libnl-genl-3.0", providers: [.apt(["libnl-3-dev", "libnl-genl-3-dev"])]),
+        // Wi-Fi: nl80211 scans and their information elements (P2P, Wi-Fi Display), rtnetlink network changes.
+        .target(
+            name: "WiFiTransport",
+            dependencies: ["CNetlink", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // Coordinated playback: clock sync between participants (more to come, see issue 7).
         .target(name: "Coordination", dependencies: ["MediaClock", "MediaDevice", "LANTransport"], swiftSettings: strict),
@@ -163,6 +170,7 @@ let package = Package(
         // Runs mediarouted (--check-config) and make install-files against this build.
         .testTarget(name: "BoxConfigurationTests", dependencies: ["BoxConfiguration", "MediaRouteTestSupport", "mediarouted", "mediaroutectl"]),
         .testTarget(name: "AdapterInventoryTests", dependencies: ["AdapterInventory", "BoxConfiguration", "MediaRouteTestSupport"]),
+        .testTarget(name: "WiFiTransportTests", dependencies: ["WiFiTransport", "Transport", "LANTransport", "MediaRouteTestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),

@@ -1,0 +1,220 @@
+import CNetlink
+import Testing
+@testable import WiFiTransport
+
+/// Builders for real bytes: information elements, nl80211 attributes, netlink messages.
+enum Bytes {
+    static let familyID: UInt16 = 0x1c
+
+    static func element(_ id: UInt8, _ body: [UInt8]) -> [UInt8] { [id, UInt8(body.count)] + body }
+
+    static func ssid(_ name: String) -> [UInt8] { element(0, Array(name.utf8)) }
+
+    /// A P2P element: Capability, then Device Info with a name and a primary device type.
+    static func p2p(name: String, category: UInt16, subcategory: UInt16 = 1, secondaryTypes: Int = 0, address: [UInt8] = [0x02, 0x11, 0x22, 0x33, 0x44, 0x55]) -> [UInt8] {
+        var info = address + [0x01, 0x88]
+        info += [UInt8(category >> 8), UInt8(category & 0xFF), 0x00, 0x50, 0xF2, 0x04, UInt8(subcategory >> 8), UInt8(subcategory & 0xFF)]
+        info += [UInt8(secondaryTypes)] + Array(repeating: 0xAB, count: secondaryTypes * 8)
+        let nameBytes = Array(name.utf8)
+        info += [0x10, 0x11, 0x00, UInt8(nameBytes.count)] + nameBytes
+        var attributes: [UInt8] = [2, 2, 0, 0x25, 0x01]
+        attributes += [13, UInt8(info.count & 0xFF), UInt8(info.count >> 8)] + info
+        return element(221, [0x50, 0x6F, 0x9A, 9] + attributes)
+    }
+
+    /// A Wi-Fi Display element with Device Information.
+    static func wfd(bitmap: UInt16, port: UInt16 = 7236, throughput: UInt16 = 300) -> [UInt8] {
+        let info: [UInt8] = [0, 0, 6, UInt8(bitmap >> 8), UInt8(bitmap & 0xFF), UInt8(port >> 8), UInt8(port & 0xFF), UInt8(throughput >> 8), UInt8(throughput & 0xFF)]
+        return element(221, [0x50, 0x6F, 0x9A, 10] + info)
+    }
+
+    /// One scan-dump message for a BSS.
+    static func scanMessage(bssid: [UInt8], frequency: UInt32, signal: Int32, seenAgo: UInt32 = 10, elements: [UInt8], ifindex: UInt32 = 3) -> [UInt8] {
+        let bss = NetlinkAttribute(type: UInt16(NL80211_ATTR_BSS.rawValue), nested: [
+            NetlinkAttribute(type: UInt16(NL80211_BSS_BSSID.rawValue), value: bssid),
+            NetlinkAttribute(type: UInt16(NL80211_BSS_FREQUENCY.rawValue), u32: frequency),
+            NetlinkAttribute(type: UInt16(NL80211_BSS_SIGNAL_MBM.rawValue), u32: UInt32(bitPattern: signal)),
+            NetlinkAttribute(type: UInt16(NL80211_BSS_SEEN_MS_AGO.rawValue), u32: seenAgo),
+            NetlinkAttribute(type: UInt16(NL80211_BSS_INFORMATION_ELEMENTS.rawValue), value: elements),
+        ])
+        let payload = GenericNetlinkPayload(command: UInt8(NL80211_CMD_NEW_SCAN_RESULTS.rawValue), attributes: [
+            NetlinkAttribute(type: UInt16(NL80211_ATTR_IFINDEX.rawValue), u32: ifindex), bss,
+        ])
+        return NetlinkMessage(type: familyID, flags: 2, sequence: 7, payload: payload.bytes).bytes
+    }
+
+    static var done: [UInt8] { NetlinkMessage(type: NetlinkMessage.done, payload: [0, 0, 0, 0]).bytes }
+
+    static let tvBSSID: [UInt8] = [0x02, 0xAA, 0xBB, 0xCC, 0xDD, 0x01]
+    static var tvElements: [UInt8] { ssid("DIRECT-xy-Living Room TV") + p2p(name: "Living Room TV", category: 7) + wfd(bitmap: 0b0001_0001 | 0x100) }
+}
+
+@Suite struct ParserTests {
+    @Test func aScanDumpWithP2PAndWiFiDisplayElements() throws {
+        let dump = Bytes.scanMessage(bssid: Bytes.tvBSSID, frequency: 2437, signal: -4500, elements: Bytes.tvElements)
+            + Bytes.scanMessage(bssid: [0x02, 0, 0, 0, 0, 2], frequency: 5180, signal: -7000, elements: Bytes.ssid("Sonos_Setup_1234"))
+            + Bytes.scanMessage(bssid: [0x02, 0, 0, 0, 0, 3], frequency: 2412, signal: -8000, elements: Bytes.ssid("HomeNet"))
+            + Bytes.done
+        let results = try ScanResult.parseDump(dump, familyID: Bytes.familyID)
+        #expect(results.count == 3)
+        let tv = results[0]
+        #expect(tv.bssid == "02:aa:bb:cc:dd:01")
+        #expect(tv.frequency == 2437)
+        #expect(tv.signalMBm == -4500)
+        #expect(tv.seenMillisecondsAgo == 10)
+        #expect(tv.interfaceIndex == 3)
+        #expect(tv.elements.ssid == "DIRECT-xy-Living Room TV")
+        let p2p = try #require(try tv.elements.p2p())
+        #expect(p2p.deviceName == "Living Room TV")
+        #expect(p2p.category == 7)
+        #expect(p2p.subcategory == 1)
+        #expect(p2p.deviceAddress == [0x02, 0x11, 0x22, 0x33, 0x44, 0x55])
+        #expect(p2p.configMethods == 0x0188)
+        #expect(p2p.deviceCapability == 0x25)
+        let display = try #require(try tv.elements.wifiDisplay())
+        #expect(display.deviceType == .primarySink)
+        #expect(display.sessionAvailable)
+        #expect(display.supportsHDCP)
+        #expect(display.controlPort == 7236)
+        #expect(display.maximumThroughput == 300)
+
+        let mapper = WiFiDeviceMapper(setupSSIDPatterns: ["Sonos_Setup_*", "Bose-????"])
+        let endpoints = results.compactMap(mapper.endpoint(for:))
+        #expect(endpoints.count == 2)
+        #expect(endpoints[0].id == "wfd:02:11:22:33:44:55")
+        #expect(endpoints[0].attributes["deviceType"] == "tv")
+        #expect(endpoints[0].attributes["capability"] == "realtimeVideoStreaming")
+        #expect(endpoints[0].attributes["name"] == "Living Room TV")
+        #expect(endpoints[0].signalStrength == -45)
+        #expect(endpoints[1].attributes["state"] == "needsSetup")
+        #expect(endpoints[1].attributes["name"] == "Sonos_Setup_1234")
+    }
+
+    @Test(arguments: [(UInt16(7), "tv"), (8, "setTopBox"), (11, "speaker"), (1, "computer"), (42, "unknown")])
+    func deviceTypesFollowTheP2PCategory(category: UInt16, type: String) {
+        #expect(WiFiDeviceMapper.deviceType(category: category) == type)
+    }
+
+    @Test func aWiFiDisplaySourceIsNotADevice() throws {
+        let elements = Bytes.ssid("DIRECT-phone") + Bytes.p2p(name: "Phone", category: 10) + Bytes.wfd(bitmap: 0b0001_0000)
+        let result = try ScanResult.parse(try GenericNetlinkPayload.parse(
+            try NetlinkMessage.parse(Bytes.scanMessage(bssid: [2, 0, 0, 0, 0, 9], frequency: 2412, signal: -5000, elements: elements))[0].payload))
+        #expect(try result.elements.wifiDisplay()?.deviceType == .source)
+        #expect(WiFiDeviceMapper().endpoint(for: result) == nil)
+    }
+
+    @Test func globPatterns() {
+        #expect(WiFiDeviceMapper.matches("Sonos_Setup_1234", pattern: "Sonos_*"))
+        #expect(WiFiDeviceMapper.matches("Bose-AB12", pattern: "Bose-????"))
+        #expect(!WiFiDeviceMapper.matches("Bose-AB1", pattern: "Bose-????"))
+        #expect(WiFiDeviceMapper.matches("a", pattern: "*"))
+        #expect(!WiFiDeviceMapper.matches(String(repeating: "a", count: 200), pattern: String(repeating: "*a", count: 30) + "b"))
+    }
+
+    @Test func theP2PTriggerAsksForDirectOnTheSocialChannelsWithoutCCK() throws {
+        let element = ScanRequest.p2pElement(deviceAddress: [2, 0, 0, 0, 0, 1], name: "MediaRoute")
+        // Our own element parses with our own parser.
+        let parsed = try #require(try InformationElements.parse(element).p2p())
+        #expect(parsed.deviceName == "MediaRoute")
+        let payload = ScanRequest.trigger(interfaceIndex: 5, p2p: true, p2pElement: element)
+        let reparsed = try GenericNetlinkPayload.parse(payload.bytes)
+        #expect(reparsed.command == UInt8(NL80211_CMD_TRIGGER_SCAN.rawValue))
+        #expect(try reparsed.attributes.first(UInt16(NL80211_ATTR_IFINDEX.rawValue))?.u32() == 5)
+        let ssids = try #require(reparsed.attributes.first(UInt16(NL80211_ATTR_SCAN_SSIDS.rawValue))).nested()
+        #expect(ssids.map(\.string) == ["DIRECT-"])
+        let frequencies = try #require(reparsed.attributes.first(UInt16(NL80211_ATTR_SCAN_FREQUENCIES.rawValue))).nested()
+        #expect(try frequencies.map { try $0.u32() } == [2412, 2437, 2462])
+        let rates = try #require(reparsed.attributes.first(UInt16(NL80211_ATTR_SCAN_SUPP_RATES.rawValue))).nested()
+        #expect(rates.first?.value == ScanRequest.ofdmRates)
+        #expect(reparsed.attributes.first(UInt16(NL80211_ATTR_TX_NO_CCK_RATE.rawValue)) != nil)
+        #expect(reparsed.attributes.first(UInt16(NL80211_ATTR_IE.rawValue))?.value == element)
+    }
+}
+
+@Suite struct MalformedInputTests {
+    func code(_ body: () throws -> Void) -> NetlinkParseError.Code? {
+        do {
+            try body()
+            return nil
+        } catch let error as NetlinkParseError {
+            return error.code
+        } catch {
+            Issue.record("not a NetlinkParseError: \(error)")
+            return nil
+        }
+    }
+
+    @Test func netlinkHeadersAndAttributes() {
+        let good = Bytes.scanMessage(bssid: Bytes.tvBSSID, frequency: 2437, signal: -4500, elements: Bytes.tvElements)
+        #expect(code { _ = try NetlinkMessage.parse(Array(good.prefix(10))) } == .truncated)
+        var overflow = good
+        overflow[0] = 0xFF
+        overflow[1] = 0xFF
+        #expect(code { _ = try NetlinkMessage.parse(overflow) } == .lengthOverflow)
+        var tooSmall = good
+        tooSmall[0] = 8
+        tooSmall[1] = 0
+        tooSmall[2] = 0
+        tooSmall[3] = 0
+        #expect(code { _ = try NetlinkMessage.parse(tooSmall) } == .lengthTooSmall)
+        // An attribute whose length runs past the message.
+        #expect(code { _ = try NetlinkAttribute.parse([0x40, 0x00, 0x01, 0x00, 1, 2, 3, 4]) } == .lengthOverflow)
+        #expect(code { _ = try NetlinkAttribute.parse([0x02, 0x00, 0x01, 0x00]) } == .lengthTooSmall)
+        #expect(code { _ = try NetlinkAttribute.parse([0x08, 0x00, 0x01]) } == .truncated)
+        // Truncating a real dump anywhere never crashes: it parses or fails with a code.
+        for cut in 0..<good.count {
+            _ = try? ScanResult.parseDump(Array(good.prefix(cut)), familyID: Bytes.familyID)
+        }
+    }
+
+    @Test func nestingTooDeep() {
+        var attribute = NetlinkAttribute(type: 1, u32: 7)
+        for _ in 0..<12 { attribute = NetlinkAttribute(type: 1, nested: [attribute]) }
+        func descend(_ attribute: NetlinkAttribute, depth: Int) throws {
+            for child in try attribute.nested(depth: depth) where child.value.count > 4 { try descend(child, depth: depth + 1) }
+        }
+        #expect(code { try descend(attribute, depth: 1) } == .nestedTooDeep)
+    }
+
+    @Test func scanResultsWithMissingOrWrongFields() throws {
+        let noBSS = GenericNetlinkPayload(command: 34, attributes: [NetlinkAttribute(type: UInt16(NL80211_ATTR_IFINDEX.rawValue), u32: 3)])
+        #expect(code { _ = try ScanResult.parse(noBSS) } == .badValue)
+        let shortBSSID = GenericNetlinkPayload(command: 34, attributes: [NetlinkAttribute(type: UInt16(NL80211_ATTR_BSS.rawValue), nested: [
+            NetlinkAttribute(type: UInt16(NL80211_BSS_BSSID.rawValue), value: [1, 2, 3]),
+        ])])
+        #expect(code { _ = try ScanResult.parse(shortBSSID) } == .badValue)
+        let wrongSize = GenericNetlinkPayload(command: 34, attributes: [NetlinkAttribute(type: UInt16(NL80211_ATTR_BSS.rawValue), nested: [
+            NetlinkAttribute(type: UInt16(NL80211_BSS_BSSID.rawValue), value: Bytes.tvBSSID),
+            NetlinkAttribute(type: UInt16(NL80211_BSS_FREQUENCY.rawValue), value: [1, 2]),
+        ])])
+        #expect(code { _ = try ScanResult.parse(wrongSize) } == .badValue)
+    }
+
+    @Test func elementsAndVendorSubelements() {
+        // An element whose length runs past the end.
+        #expect(code { _ = try InformationElements.parse([0, 10, 65, 66]) } == .lengthOverflow)
+        #expect(code { _ = try InformationElements.parse([0]) } == .truncated)
+        // A P2P attribute longer than the element.
+        let p2pOverrun: [UInt8] = Bytes.element(221, [0x50, 0x6F, 0x9A, 9, 13, 0xFF, 0x00, 1, 2, 3])
+        #expect(code { _ = try InformationElements.parse(p2pOverrun).p2p() } == .lengthOverflow)
+        // Secondary device types that run past Device Info.
+        var secondaries = Bytes.p2p(name: "TV", category: 7, secondaryTypes: 1)
+        secondaries[secondaries.count - 15] = 40  // the count byte (before 8 type bytes and the 6-byte name TLV): claim 40
+        #expect(code { _ = try InformationElements.parse(secondaries).p2p() } == .lengthOverflow)
+        // A device name longer than Device Info.
+        var name = Bytes.p2p(name: "TV", category: 7)
+        name[name.count - 3] = 200
+        #expect(code { _ = try InformationElements.parse(name).p2p() } == .lengthOverflow)
+        // A WFD sub-element longer than the element, and one without Device Information.
+        #expect(code { _ = try InformationElements.parse(Bytes.element(221, [0x50, 0x6F, 0x9A, 10, 0, 0x01, 0x00, 1])).wifiDisplay() } == .lengthOverflow)
+        #expect(code { _ = try InformationElements.parse(Bytes.element(221, [0x50, 0x6F, 0x9A, 10, 7, 0, 1, 9])).wifiDisplay() } == .badValue)
+        // Short vendor elements are not P2P at all.
+        let short = try? InformationElements.parse(Bytes.element(221, [0x50, 0x6F])).p2p()
+        #expect(short == .some(nil))
+        // The mapper skips a result whose elements are malformed instead of failing the scan.
+        let broken = ScanResult(bssid: "02:00:00:00:00:01", frequency: 2412, elements: InformationElements(elements: [
+            .init(id: 221, body: [0x50, 0x6F, 0x9A, 10, 0, 0xFF, 0xFF]),
+        ]))
+        #expect(WiFiDeviceMapper().endpoint(for: broken) == nil)
+    }
+}
