@@ -79,6 +79,7 @@ benchmarks: deps
 	.build/release/mediaroute-bench dbus
 	.build/release/mediaroute-bench daemon .build-release/release/mediarouted
 	.build/release/mediaroute-bench push
+	.build/release/mediaroute-bench wifi
 
 clean:
 	rm -rf .build

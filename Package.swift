@@ -121,7 +121,7 @@ let package = Package(
         .target(
             name: "MediaRouteTestSupport",
             dependencies: [
-                "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock", "NowPlaying",
+                "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock", "NowPlaying", "WiFiTransport", "CNetlink",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/MediaRouteTestSupport"),
@@ -156,7 +156,7 @@ let package = Package(
         // Benchmarks (release build): `make benchmarks`, figures in Docs/benchmarks.md.
         .executableTarget(
             name: "mediaroute-bench",
-            dependencies: ["DBus", "MediaRouteTestSupport", "Coordination", "NowPlaying", "NowPlayingPush"],
+            dependencies: ["DBus", "MediaRouteTestSupport", "Coordination", "NowPlaying", "NowPlayingPush", "WiFiTransport", "LANTransport", "Transport"],
             path: "Benchmarks/MediaRouteBench"),
         .testTarget(
             name: "MediaRouteDaemonTests",

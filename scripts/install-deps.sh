@@ -14,6 +14,8 @@ packages=(
   # Box deployment: libudev to build against; udevadm, iproute2 (veth hot-plug), dbus.socket and
   # systemd-analyze/systemd-sysusers (in systemd) for the tests of the rules, the unit and make install.
   libudev-dev udev iproute2 dbus-system-bus-common make
+  # Wi-Fi: libnl (nl80211, rtnetlink); python3 runs the SSDP listener inside the tests' network namespace.
+  libnl-3-dev libnl-genl-3-dev python3
   # MPRIS: playerctl, the client the Now Playing tests drive the bridge with.
   playerctl
   # The push endpoint benchmark's load generator (make benchmarks).

@@ -8,6 +8,7 @@ import MediaRouteTestSupport
 ///   mediaroute-bench dbus                      D-Bus round trip and throughput, next to busctl and gdbus
 ///   mediaroute-bench daemon PATH/mediarouted   start-up to name, idle RSS and wake-ups
 ///   mediaroute-bench push                      the Now Playing push endpoint under wrk
+///   mediaroute-bench wifi                      scan-dump parsing, and network change → SSDP search
 @main
 struct Bench {
     static func main() async throws {
@@ -17,8 +18,9 @@ struct Bench {
         case "daemon": try await daemon(binary: arguments.dropFirst().first ?? ".build/release/mediarouted")
         case "clocksync": clockSync()
         case "push": try await push()
+        case "wifi": try await wifi()
         default:
-            print("usage: mediaroute-bench dbus | daemon PATH | clocksync | push")
+            print("usage: mediaroute-bench dbus | daemon PATH | clocksync | push | wifi")
         }
     }
 

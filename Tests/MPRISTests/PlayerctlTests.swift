@@ -5,45 +5,6 @@ import MediaRouteTestSupport
 import NowPlaying
 import Testing
 
-/// Lines a child process prints, with the time each arrived.
-final class LineCollector: Sendable {
-    let lines = Locked<[(ContinuousClock.Instant, String)]>([])
-    let process: ChildProcess
-
-    init(_ arguments: [String], environment: [String: String]) throws {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw PrivateBusError(message: "pipe") }
-        process = try ChildProcess(arguments, outputFD: fds[1], environment: environment)
-        close(fds[1])
-        let readEnd = fds[0]
-        let lines = self.lines
-        Thread {
-            var pending: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let n = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
-                if n <= 0 { break }
-                pending.append(contentsOf: buffer[0..<n])
-                while let newline = pending.firstIndex(of: 10) {
-                    let line = String(decoding: pending[..<newline], as: UTF8.self)
-                    pending.removeSubrange(...newline)
-                    lines.withLock { $0.append((ContinuousClock.now, line)) }
-                }
-            }
-            close(readEnd)
-        }.start()
-    }
-
-    func first(after start: ContinuousClock.Instant, where predicate: (String) -> Bool) -> (ContinuousClock.Instant, String)? {
-        lines.value.first { $0.0 >= start && predicate($0.1) }
-    }
-
-    func stop() {
-        process.kill()
-        process.wait()
-    }
-}
-
 @Suite(.serialized, .timeLimit(.minutes(1)))
 struct PlayerctlTests {
     static let available: Bool = {
