@@ -101,6 +101,11 @@ let package = Package(
             name: "WiFiTransport",
             dependencies: ["CNetlink", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
+        // Wi-Fi Display sinks and setup-mode devices as picker entries (activation not yet supported).
+        .target(
+            name: "WiFiDisplayExtension",
+            dependencies: ["WiFiTransport", "MediaDevice", "Transport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         // Coordinated playback: clock sync between participants (more to come, see issue 7).
         .target(name: "Coordination", dependencies: ["MediaClock", "MediaDevice", "LANTransport"], swiftSettings: strict),
         // The CLI's commands, as a library so tests can drive them.
@@ -140,7 +145,7 @@ let package = Package(
             name: "MediaRouteDaemon",
             dependencies: [
                 "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport",
-                "MediaClock", "NowPlaying", "NowPlayingRouting", "NowPlayingPush", "MPRIS", "BoxConfiguration", "AdapterInventory",
+                "MediaClock", "NowPlaying", "NowPlayingRouting", "NowPlayingPush", "MPRIS", "BoxConfiguration", "AdapterInventory", "WiFiTransport", "WiFiDisplayExtension",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -170,7 +175,9 @@ let package = Package(
         // Runs mediarouted (--check-config) and make install-files against this build.
         .testTarget(name: "BoxConfigurationTests", dependencies: ["BoxConfiguration", "MediaRouteTestSupport", "mediarouted", "mediaroutectl"]),
         .testTarget(name: "AdapterInventoryTests", dependencies: ["AdapterInventory", "BoxConfiguration", "MediaRouteTestSupport"]),
-        .testTarget(name: "WiFiTransportTests", dependencies: ["WiFiTransport", "Transport", "LANTransport", "MediaRouteTestSupport"]),
+        .testTarget(
+            name: "WiFiTransportTests",
+            dependencies: ["WiFiTransport", "WiFiDisplayExtension", "Transport", "LANTransport", "MediaRouteTestSupport", "RouteSystem", "MediaDevice", "MediaClock", "CNetlink"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),

@@ -12,6 +12,8 @@ import NowPlayingPush
 import NowPlayingRouting
 import RouteSystem
 import ServiceLifecycle
+import WiFiDisplayExtension
+import WiFiTransport
 
 /// `mediarouted` as a swift-service-lifecycle service: connect, load extensions,
 /// publish, own the name; on SIGTERM/SIGINT deactivate routes and release the name.
@@ -62,6 +64,18 @@ public struct DaemonService: Service {
         let logger = self.logger
         try await system.load { manager in
             LoopbackExtension(transport: transport, routingManager: manager, logger: logger)
+        }
+        if configuration.wifi.enabled && followsAdapters {
+            // Wi-Fi Display sinks and setup-mode devices, on the Wi-Fi adapters udev marks as usable.
+            // Without nl80211 its discovery fails once with the reason; the rest runs on.
+            let indexes = SysfsAdapterReader().records().compactMap { record -> UInt32? in
+                guard case .success(let settings) = AdapterSettings.resolve(record, configuration: configuration),
+                    settings.transport == .wifi, settings.enabled, settings.scanMode != .off, let index = record.ifindex
+                else { return nil }
+                return UInt32(index)
+            }
+            let wifi = WiFiTransport(configuration: .init(interfaceIndexes: indexes, p2p: configuration.wifi.scanMode == .p2p), logger: logger)
+            try await system.load { manager in WiFiDisplayExtension(transport: wifi, routingManager: manager, logger: logger) }
         }
         let daemon = RoutingDaemon(system: system, connection: connection, logger: logger)
         // Now Playing comes up before the bus name is taken: owning the name means ready.

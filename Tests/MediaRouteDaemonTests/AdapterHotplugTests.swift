@@ -90,4 +90,17 @@ struct AdapterHotplugTests {
         #expect(await eventually { !(await adapterNames(connection)).contains(adapter) })
         #expect(await devicePath(named: "Always Speaker", connection) != nil)
     }
+
+    @Test func wiFiDisplayIsLoadedAndItsAbsenceInTheKernelStopsNothing() async throws {
+        let daemon = try await RunningDaemon()
+        defer { _ = daemon.stop() }
+        let protocols = try await daemon.gdbus([
+            "--object-path", "/org/mediaroute", "--method", "org.freedesktop.DBus.Properties.Get", DaemonNames.manager, "Protocols",
+        ])
+        #expect(protocols.contains("org.mediaroute.wifi-display"), "\(protocols)")
+        let connection = try await DBusConnection.connect(to: .address(daemon.bus.address))
+        defer { connection.close() }
+        _ = try await connection.call(destination: DaemonNames.busName, path: DaemonNames.root, interface: DaemonNames.manager, member: "StartDiscovery")
+        #expect(await eventually { (try? await managedObjects(connection))?.count == 2 }, "the loopback TV and speaker")
+    }
 }
