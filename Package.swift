@@ -106,6 +106,11 @@ let package = Package(
             name: "WiFiDisplayExtension",
             dependencies: ["WiFiTransport", "MediaDevice", "Transport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
+        // BlueZ over D-Bus: object manager, discovery, connect, pairing agent, GATT.
+        .target(
+            name: "BlueZTransport",
+            dependencies: ["DBus", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         // Coordinated playback: clock sync between participants (more to come, see issue 7).
         .target(name: "Coordination", dependencies: ["MediaClock", "MediaDevice", "LANTransport"], swiftSettings: strict),
         // The CLI's commands, as a library so tests can drive them.
@@ -178,6 +183,7 @@ let package = Package(
         .testTarget(
             name: "WiFiTransportTests",
             dependencies: ["WiFiTransport", "WiFiDisplayExtension", "Transport", "LANTransport", "MediaRouteTestSupport", "RouteSystem", "MediaDevice", "MediaClock", "CNetlink"]),
+        .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "DBus", "Transport", "MediaClock", "MediaRouteTestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),

@@ -1,0 +1,46 @@
+import DBus
+
+/// BlueZ's names on the bus.
+public enum BlueZ {
+    public static let busName = "org.bluez"
+    public static let root: DBusObjectPath = "/org/bluez"
+    public static let agentManager = "org.bluez.AgentManager1"
+    public static let adapter = "org.bluez.Adapter1"
+    public static let device = "org.bluez.Device1"
+    public static let gattService = "org.bluez.GattService1"
+    public static let gattCharacteristic = "org.bluez.GattCharacteristic1"
+    public static let mediaTransport = "org.bluez.MediaTransport1"
+    public static let agent = "org.bluez.Agent1"
+
+    /// A 16-bit SIG UUID in its 128-bit form, as BlueZ writes it.
+    public static func uuid(_ short: UInt16) -> String {
+        let hex = String(short, radix: 16)
+        return "0000" + String(repeating: "0", count: 4 - hex.count) + hex + "-0000-1000-8000-00805f9b34fb"
+    }
+
+    /// Volume Control Service and its characteristics.
+    public static let volumeControlService = uuid(0x1844)
+    public static let volumeState = uuid(0x2B7D)
+    public static let volumeControlPoint = uuid(0x2B7E)
+    /// Published Audio Capabilities, Audio Stream Control, A2DP sink.
+    public static let publishedAudioCapabilities = uuid(0x1850)
+    public static let audioStreamControl = uuid(0x184E)
+    public static let audioSink = uuid(0x110B)
+
+    /// `org.bluez.Error.X` names.
+    public static func isError(_ error: DBusError, _ short: String) -> Bool { error.name == "org.bluez.Error." + short }
+}
+
+/// Property dictionaries of one object: interface → property → value.
+public typealias BlueZInterfaces = [String: [String: DBusValue]]
+
+extension DBusValue {
+    /// `a{sa{sv}}` as interface → properties.
+    var interfaces: BlueZInterfaces {
+        var result: BlueZInterfaces = [:]
+        for (name, properties) in dictionary ?? [:] {
+            result[name] = (properties.dictionary ?? [:]).mapValues(\.unwrapped)
+        }
+        return result
+    }
+}

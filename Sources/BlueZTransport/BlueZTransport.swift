@@ -1,0 +1,448 @@
+import DBus
+import Logging
+import MediaClock
+import Transport
+
+/// BLE devices through BlueZ: discovery with our own filter, connection with the
+/// retries BlueZ needs, pairing, and GATT access.
+///
+/// Discovery sets `SetDiscoveryFilter` (LE, our service UUIDs, RSSI threshold,
+/// no duplicate data) and `StartDiscovery`; BlueZ merges filters of every client,
+/// so each device is checked against our own filter before it is reported.
+/// Stopping discovery stops it and clears the filter. Adapters: the configured
+/// one (by name) or the first powered one; `Powered`, adapters coming and going,
+/// and bluetoothd restarting all restart discovery.
+public actor BlueZTransport: Transport {
+    public struct Configuration: Sendable {
+        /// The adapter to use (`hci0`); nil: the first powered one.
+        public var adapterName: String?
+        /// Service UUIDs of interest (128-bit, lowercase).
+        public var serviceUUIDs: [String]
+        /// Devices weaker than this (dBm) are not reported.
+        public var rssiThreshold: Int16?
+        /// Connect attempts for `InProgress` and `le-connection-abort-by-local`.
+        public var connectAttempts: Int
+        /// First pause between attempts; it doubles.
+        public var retryDelay: Duration
+        /// Longest wait for `ServicesResolved`.
+        public var servicesResolvedTimeout: Duration
+
+        public static let defaultServiceUUIDs = [
+            BlueZ.volumeControlService, BlueZ.publishedAudioCapabilities, BlueZ.audioStreamControl, BlueZ.audioSink,
+        ]
+
+        public init(
+            adapterName: String? = nil, serviceUUIDs: [String] = Configuration.defaultServiceUUIDs, vendorUUIDs: [String] = [],
+            rssiThreshold: Int16? = -90, connectAttempts: Int = 4, retryDelay: Duration = .milliseconds(100),
+            servicesResolvedTimeout: Duration = .seconds(10)
+        ) {
+            self.adapterName = adapterName
+            self.serviceUUIDs = (serviceUUIDs + vendorUUIDs).map { $0.lowercased() }
+            self.rssiThreshold = rssiThreshold
+            self.connectAttempts = connectAttempts
+            self.retryDelay = retryDelay
+            self.servicesResolvedTimeout = servicesResolvedTimeout
+        }
+    }
+
+    public nonisolated let name = "bluez"
+    public let objectManager: BlueZObjectManager
+    public nonisolated let configuration: Configuration
+    private let connection: DBusConnection
+    private let clock: any HostClock
+    private let logger: Logger
+
+    public init(objectManager: BlueZObjectManager, configuration: Configuration = Configuration(), clock: any HostClock = SystemHostClock(),
+                logger: Logger = Logger(label: "mediaroute.bluez")) {
+        self.objectManager = objectManager
+        self.connection = objectManager.connection
+        self.configuration = configuration
+        self.clock = clock
+        self.logger = logger
+    }
+
+    // MARK: Adapters
+
+    /// The adapter discovery and connections use.
+    public func adapter() async -> DBusObjectPath? {
+        let adapters = await objectManager.paths(implementing: BlueZ.adapter)
+        if let name = configuration.adapterName { return adapters.first { $0.rawValue.hasSuffix("/" + name) } }
+        var firstPowered: DBusObjectPath?
+        for path in adapters where await objectManager.properties(of: path, BlueZ.adapter)?["Powered"]?.bool == true {
+            firstPowered = path
+            break
+        }
+        return firstPowered ?? adapters.first
+    }
+
+    // MARK: Discovery
+
+    /// Whether a device passes our own filter (BlueZ merged other clients' filters into its own).
+    public func matches(_ properties: [String: DBusValue]) -> Bool {
+        let uuids = Set((properties["UUIDs"]?.array ?? []).compactMap { $0.string?.lowercased() })
+        guard !uuids.isDisjoint(with: configuration.serviceUUIDs) else { return false }
+        if let threshold = configuration.rssiThreshold, let rssi = properties["RSSI"]?.integer, rssi < Int64(threshold) { return false }
+        return true
+    }
+
+    /// The endpoint of a device object.
+    public static func endpoint(path: DBusObjectPath, properties: [String: DBusValue]) -> Endpoint? {
+        guard let address = properties["Address"]?.string else { return nil }
+        let adapter = properties["Adapter"]?.string.flatMap { $0.split(separator: "/").last.map(String.init) } ?? ""
+        var attributes = ["path": path.rawValue]
+        if let name = properties["Alias"]?.string ?? properties["Name"]?.string { attributes["name"] = name }
+        if let type = properties["AddressType"]?.string { attributes["addressType"] = type }
+        if properties["Paired"]?.bool == true { attributes["paired"] = "1" }
+        return Endpoint(
+            id: address, transport: "bluez", address: .bluetooth(address: address, adapter: adapter),
+            signalStrength: properties["RSSI"]?.integer.map { Int($0) }, attributes: attributes,
+            services: (properties["UUIDs"]?.array ?? []).compactMap { $0.string?.lowercased() })
+    }
+
+    public nonisolated func discover() -> AsyncStream<DiscoveryEvent> {
+        AsyncStream { continuation in
+            let task = Task { await self.runDiscovery(continuation) }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    private func startDiscovery(on adapter: DBusObjectPath) async {
+        var filter: [String: DBusValue] = [
+            "Transport": .string("le"), "UUIDs": .strings(configuration.serviceUUIDs), "DuplicateData": .bool(false),
+        ]
+        if let threshold = configuration.rssiThreshold { filter["RSSI"] = .int16(threshold) }
+        do {
+            _ = try await connection.call(destination: BlueZ.busName, path: adapter, interface: BlueZ.adapter, member: "SetDiscoveryFilter", [.properties(filter)])
+            _ = try await connection.call(destination: BlueZ.busName, path: adapter, interface: BlueZ.adapter, member: "StartDiscovery")
+        } catch where BlueZ.isError(error, "InProgress") {
+            // Already discovering (another client, or us before a restart): fine.
+        } catch {
+            logger.warning("discovery not started", metadata: ["adapter": "\(adapter)", "error": "\(error)"])
+        }
+    }
+
+    private func stopDiscovery(on adapter: DBusObjectPath) async {
+        _ = try? await connection.call(destination: BlueZ.busName, path: adapter, interface: BlueZ.adapter, member: "StopDiscovery")
+        _ = try? await connection.call(destination: BlueZ.busName, path: adapter, interface: BlueZ.adapter, member: "SetDiscoveryFilter", [.properties([:])])
+    }
+
+    private func runDiscovery(_ continuation: AsyncStream<DiscoveryEvent>.Continuation) async {
+        let (objects, events) = await objectManager.snapshotAndEvents()
+        var adapter = await self.adapter()
+        // Reported devices: path → endpoint id.
+        var reported: [DBusObjectPath: String] = [:]
+        func consider(_ path: DBusObjectPath, _ properties: [String: DBusValue]) {
+            guard let adapter, path.isDescendant(of: adapter), let endpoint = Self.endpoint(path: path, properties: properties) else { return }
+            if matches(properties) {
+                continuation.yield(reported.updateValue(endpoint.id, forKey: path) == nil ? .appeared(endpoint) : .updated(endpoint))
+            } else if reported.removeValue(forKey: path) != nil {
+                continuation.yield(.lost(endpointID: endpoint.id))
+            }
+        }
+        func loseAll() {
+            for id in reported.values.sorted() { continuation.yield(.lost(endpointID: id)) }
+            reported.removeAll()
+        }
+        if let adapter { await startDiscovery(on: adapter) } else { logger.notice("no Bluetooth adapter yet; waiting for one") }
+        // Devices already present are reported at once (bleak waits for an RSSI change).
+        for (path, interfaces) in objects.sorted(by: { $0.key < $1.key }) {
+            if let device = interfaces[BlueZ.device] { consider(path, device) }
+        }
+        for await event in events {
+            if Task.isCancelled { break }
+            switch event {
+            case .added(let path, let interfaces):
+                if let device = interfaces[BlueZ.device] { consider(path, device) }
+                if interfaces[BlueZ.adapter] != nil, adapter == nil || configuration.adapterName.map({ path.rawValue.hasSuffix("/" + $0) }) == true {
+                    adapter = path
+                    await startDiscovery(on: path)
+                    for devicePath in await objectManager.paths(implementing: BlueZ.device, below: path) {
+                        if let properties = await objectManager.properties(of: devicePath, BlueZ.device) { consider(devicePath, properties) }
+                    }
+                }
+            case .changed(let path, let interface, let changed):
+                if interface == BlueZ.device, changed.keys.contains(where: { ["RSSI", "UUIDs", "Name", "Alias", "Paired"].contains($0) }),
+                    let properties = await objectManager.properties(of: path, BlueZ.device) {
+                    consider(path, properties)
+                } else if interface == BlueZ.adapter, path == adapter, let powered = changed["Powered"]?.bool {
+                    if powered {
+                        await startDiscovery(on: path)
+                    } else {
+                        logger.notice("adapter powered off", metadata: ["adapter": "\(path)"])
+                    }
+                }
+            case .removed(let path, let interfaces):
+                if interfaces.contains(BlueZ.device), let id = reported.removeValue(forKey: path) {
+                    continuation.yield(.lost(endpointID: id))
+                }
+                if interfaces.contains(BlueZ.adapter), path == adapter {
+                    logger.warning("adapter removed", metadata: ["adapter": "\(path)"])
+                    loseAll()
+                    adapter = await self.adapter()
+                    if let adapter { await startDiscovery(on: adapter) }
+                }
+            case .vanished:
+                loseAll()
+            case .restarted:
+                adapter = await self.adapter()
+                if let adapter {
+                    await startDiscovery(on: adapter)
+                    for path in await objectManager.paths(implementing: BlueZ.device, below: adapter) {
+                        if let properties = await objectManager.properties(of: path, BlueZ.device) { consider(path, properties) }
+                    }
+                }
+            }
+        }
+        if let adapter { await stopDiscovery(on: adapter) }
+        continuation.finish()
+    }
+
+    /// `AA:BB:…` from `/org/bluez/hci0/dev_AA_BB_…`.
+    static func address(from path: DBusObjectPath) -> String? {
+        guard let last = path.rawValue.split(separator: "/").last, last.hasPrefix("dev_") else { return nil }
+        return String(last.dropFirst(4).map { $0 == "_" ? ":" : $0 })
+    }
+
+    // MARK: Connecting
+
+    /// The device object of an endpoint.
+    public func devicePath(for endpoint: Endpoint) -> DBusObjectPath? {
+        endpoint.attributes["path"].flatMap(DBusObjectPath.init)
+    }
+
+    public func connect(to endpoint: Endpoint) async throws -> any Connection {
+        guard let path = devicePath(for: endpoint) else { throw TransportError(.unreachable, "\(endpoint.id) is not a BlueZ device") }
+        try await connectDevice(path)
+        return await BlueZLink(endpoint: endpoint, path: path, transport: self)
+    }
+
+    /// `Device1.Connect` (skipped when already connected), retried with backoff on
+    /// `InProgress` and `le-connection-abort-by-local` (after `Connected` went
+    /// false), then waits for `ServicesResolved` while watching for the link
+    /// dropping or the device vanishing.
+    public func connectDevice(_ path: DBusObjectPath) async throws(TransportError) {
+        let events = await objectManager.events()
+        guard let properties = await objectManager.properties(of: path, BlueZ.device) else {
+            throw TransportError(.unreachable, "\(path) is not known to BlueZ")
+        }
+        if properties["Connected"]?.bool == true && properties["ServicesResolved"]?.bool == true { return }
+        var delay = configuration.retryDelay
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                if await objectManager.properties(of: path, BlueZ.device)?["Connected"]?.bool != true {
+                    _ = try await connection.call(destination: BlueZ.busName, path: path, interface: BlueZ.device, member: "Connect", timeout: .seconds(30))
+                }
+                break
+            } catch {
+                let retryable = BlueZ.isError(error, "InProgress") || (BlueZ.isError(error, "Failed") && error.message.contains("le-connection-abort-by-local"))
+                guard retryable, attempt < configuration.connectAttempts else {
+                    throw TransportError(BlueZ.isError(error, "InProgress") ? .timedOut : .connectionRefused, "Connect: \(error)")
+                }
+                logger.info("connect retry", metadata: ["device": "\(path)", "attempt": "\(attempt)", "error": "\(error.message)"])
+                if error.message.contains("le-connection-abort-by-local") {
+                    try await waitFor(path, events: events, timeout: .seconds(2)) { $0["Connected"]?.bool != true }
+                }
+                try? await clock.sleep(for: delay)
+                delay = delay * 2
+            }
+        }
+        try await waitFor(path, events: events, timeout: configuration.servicesResolvedTimeout, failWhenDisconnected: true) {
+            $0["ServicesResolved"]?.bool == true
+        }
+    }
+
+    /// Waits until `condition` holds for the device's properties.
+    private func waitFor(
+        _ path: DBusObjectPath, events: AsyncStream<BlueZObjectManager.Event>, timeout: Duration, failWhenDisconnected: Bool = false,
+        _ condition: @escaping @Sendable ([String: DBusValue]) -> Bool
+    ) async throws(TransportError) {
+        if let properties = await objectManager.properties(of: path, BlueZ.device), condition(properties) { return }
+        let clock = self.clock
+        let deadline = clock.now() + timeout
+        let outcome: TransportError? = await withTaskGroup(of: TransportError?.self) { group in
+            group.addTask {
+                for await event in events {
+                    switch event {
+                    case .changed(let changedPath, BlueZ.device, let changed) where changedPath == path:
+                        if failWhenDisconnected, changed["Connected"]?.bool == false {
+                            return TransportError(.connectionLost, "\(path) disconnected before its services were resolved")
+                        }
+                        if let properties = await self.objectManager.properties(of: path, BlueZ.device), condition(properties) { return nil }
+                    case .removed(let removedPath, let interfaces) where removedPath == path && interfaces.contains(BlueZ.device):
+                        return TransportError(.unreachable, "\(path) was removed")
+                    case .vanished:
+                        return TransportError(.connectionLost, "bluetoothd left the bus")
+                    default:
+                        continue
+                    }
+                }
+                return TransportError(.connectionLost, "stopped following BlueZ")
+            }
+            group.addTask {
+                try? await clock.sleep(until: deadline)
+                return TransportError(.timedOut, "\(path): no answer in \(timeout)")
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        if let outcome { throw outcome }
+    }
+
+    public func disconnectDevice(_ path: DBusObjectPath) async {
+        _ = try? await connection.call(destination: BlueZ.busName, path: path, interface: BlueZ.device, member: "Disconnect")
+    }
+
+    // MARK: Pairing
+
+    /// `Device1.Pair` (the registered agent answers BlueZ's questions), then `Trusted`.
+    /// - Throws: `connectionRefused` with BlueZ's reason for AuthenticationFailed/Rejected/Canceled/Timeout.
+    public func pair(_ path: DBusObjectPath) async throws(TransportError) {
+        if await objectManager.properties(of: path, BlueZ.device)?["Paired"]?.bool != true {
+            do {
+                _ = try await connection.call(destination: BlueZ.busName, path: path, interface: BlueZ.device, member: "Pair", timeout: .seconds(90))
+            } catch where BlueZ.isError(error, "AlreadyExists") {
+                // Paired meanwhile.
+            } catch {
+                throw TransportError(.connectionRefused, "pairing: \(error)")
+            }
+        }
+        _ = try? await connection.call(
+            destination: BlueZ.busName, path: path, interface: "org.freedesktop.DBus.Properties", member: "Set",
+            [.string(BlueZ.device), .string("Trusted"), .variant(.bool(true))])
+    }
+
+    // MARK: GATT
+
+    /// The characteristic with `uuid` below a device (found once services are resolved, or later).
+    public func characteristic(_ uuid: String, of device: DBusObjectPath) async -> DBusObjectPath? {
+        for path in await objectManager.paths(implementing: BlueZ.gattCharacteristic, below: device) {
+            if await objectManager.properties(of: path, BlueZ.gattCharacteristic)?["UUID"]?.string?.lowercased() == uuid.lowercased() { return path }
+        }
+        return nil
+    }
+
+    /// Waits (up to `timeout`) for a characteristic that may appear after `ServicesResolved`.
+    public func waitForCharacteristic(_ uuid: String, of device: DBusObjectPath, timeout: Duration = .seconds(5)) async -> DBusObjectPath? {
+        let events = await objectManager.events()
+        if let found = await characteristic(uuid, of: device) { return found }
+        let clock = self.clock
+        let deadline = clock.now() + timeout
+        return await withTaskGroup(of: DBusObjectPath?.self) { group in
+            group.addTask {
+                for await event in events {
+                    if case .added(let path, let interfaces) = event, path.isDescendant(of: device),
+                        interfaces[BlueZ.gattCharacteristic]?["UUID"]?.string?.lowercased() == uuid.lowercased() {
+                        return path
+                    }
+                }
+                return nil
+            }
+            group.addTask {
+                try? await clock.sleep(until: deadline)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    public func readValue(_ characteristic: DBusObjectPath) async throws(DBusError) -> [UInt8] {
+        let reply = try await connection.call(
+            destination: BlueZ.busName, path: characteristic, interface: BlueZ.gattCharacteristic, member: "ReadValue", [.properties([:])])
+        return reply.first?.bytes ?? []
+    }
+
+    /// Writes a value, with a response (`request`) or without (`command`).
+    public func writeValue(_ characteristic: DBusObjectPath, _ value: [UInt8], withResponse: Bool = true) async throws(DBusError) {
+        _ = try await connection.call(
+            destination: BlueZ.busName, path: characteristic, interface: BlueZ.gattCharacteristic, member: "WriteValue",
+            [.bytes(value), .properties(["type": .string(withResponse ? "request" : "command")])])
+    }
+
+    /// `StartNotify`, then the `Value` of every notification (from `PropertiesChanged`).
+    public func notifications(_ characteristic: DBusObjectPath) async throws(DBusError) -> AsyncStream<[UInt8]> {
+        let events = await objectManager.events()
+        _ = try await connection.call(destination: BlueZ.busName, path: characteristic, interface: BlueZ.gattCharacteristic, member: "StartNotify")
+        return AsyncStream { continuation in
+            let task = Task {
+                for await event in events {
+                    switch event {
+                    case .changed(let path, BlueZ.gattCharacteristic, let changed) where path == characteristic:
+                        if let value = changed["Value"]?.bytes { continuation.yield(value) }
+                    case .removed(let path, _) where path == characteristic:
+                        continuation.finish()
+                        return
+                    case .vanished:
+                        continuation.finish()
+                        return
+                    default:
+                        continue
+                    }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// `AcquireWrite`: a socket to write values to, and its MTU.
+    public func acquireWrite(_ characteristic: DBusObjectPath) async throws(DBusError) -> (fd: DBusFileDescriptor, mtu: Int) {
+        let reply = try await connection.call(
+            destination: BlueZ.busName, path: characteristic, interface: BlueZ.gattCharacteristic, member: "AcquireWrite", [.properties([:])])
+        guard reply.count == 2, case .unixFD(let fd) = reply[0], let mtu = reply[1].integer else {
+            throw DBusError(name: DBusError.failedName, message: "AcquireWrite: unexpected reply")
+        }
+        return (fd, Int(mtu))
+    }
+}
+
+/// A connected BLE device as a transport connection: it ends (with
+/// `connectionLost`) when the link drops or the device goes away. GATT access is
+/// through ``BlueZTransport``'s characteristic methods, not messages.
+public final class BlueZLink: Connection {
+    public let endpoint: Endpoint
+    public let path: DBusObjectPath
+    public let incoming: AsyncThrowingStream<[UInt8], any Error>
+    private let transport: BlueZTransport
+    private let watcher: Task<Void, Never>
+
+    init(endpoint: Endpoint, path: DBusObjectPath, transport: BlueZTransport) async {
+        self.endpoint = endpoint
+        self.path = path
+        self.transport = transport
+        let events = await transport.objectManager.events()
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
+        incoming = stream
+        watcher = Task {
+            for await event in events {
+                switch event {
+                case .changed(let changed, BlueZ.device, let properties) where changed == path && properties["Connected"]?.bool == false:
+                    continuation.finish(throwing: TransportError(.connectionLost, "\(endpoint.id) disconnected"))
+                    return
+                case .removed(let removed, let interfaces) where removed == path && interfaces.contains(BlueZ.device):
+                    continuation.finish(throwing: TransportError(.connectionLost, "\(endpoint.id) is gone"))
+                    return
+                case .vanished:
+                    continuation.finish(throwing: TransportError(.connectionLost, "bluetoothd left the bus"))
+                    return
+                default:
+                    continue
+                }
+            }
+            continuation.finish()
+        }
+    }
+
+    public func send(_ message: [UInt8]) async throws {
+        throw TransportError(.malformedMessage, "a BLE link carries GATT operations, not messages")
+    }
+
+    public func close() async {
+        watcher.cancel()
+        await transport.disconnectDevice(path)
+    }
+}

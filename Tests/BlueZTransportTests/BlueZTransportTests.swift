@@ -1,0 +1,186 @@
+import BlueZTransport
+import DBus
+import Foundation
+import MediaRouteTestSupport
+import Testing
+import Transport
+
+/// Collects a discovery stream.
+final class DiscoveryLog: Sendable {
+    let events = Locked<[DiscoveryEvent]>([])
+    let task: Task<Void, Never>
+    init(_ stream: AsyncStream<DiscoveryEvent>) {
+        let events = self.events
+        task = Task { for await event in stream { events.withLock { $0.append(event) } } }
+    }
+    var appeared: [Endpoint] { events.value.compactMap { if case .appeared(let e) = $0 { e } else { nil } } }
+    var updated: [Endpoint] { events.value.compactMap { if case .updated(let e) = $0 { e } else { nil } } }
+    var lost: [String] { events.value.compactMap { if case .lost(let id) = $0 { id } else { nil } } }
+}
+
+@Suite(.timeLimit(.minutes(1)), .enabled(if: BlueZMock.available))
+struct BlueZTransportTests {
+    func makeTransport(_ mock: BlueZMock, _ configuration: BlueZTransport.Configuration = .init(retryDelay: .milliseconds(20))) async throws -> BlueZTransport {
+        let manager = BlueZObjectManager(connection: mock.connection)
+        try await manager.start()
+        return BlueZTransport(objectManager: manager, configuration: configuration)
+    }
+
+    @Test func devicesPresentAtStartAreReportedAndOurFilterIsApplied() async throws {
+        let mock = try await BlueZMock()
+        defer { Task { await mock.stop() } }
+        try await mock.addAdapter()
+        let speaker = try await mock.addDevice("AA:00:00:00:00:01", name: "Kitchen Speaker", rssi: -50)
+        try await mock.addDevice("AA:00:00:00:00:02", name: "Heart Rate", uuids: [BlueZ.uuid(0x180D)], rssi: -40)
+        try await mock.addDevice("AA:00:00:00:00:03", name: "Far Speaker", rssi: -95)
+        let transport = try await makeTransport(mock)
+        let log = DiscoveryLog(transport.discover())
+        #expect(await eventually { log.appeared.count == 1 })
+        let endpoint = try #require(log.appeared.first)
+        #expect(endpoint.id == "AA:00:00:00:00:01")
+        #expect(endpoint.attributes["name"] == "Kitchen Speaker")
+        #expect(endpoint.address == .bluetooth(address: "AA:00:00:00:00:01", adapter: "hci0"))
+        #expect(endpoint.signalStrength == -50)
+        #expect(endpoint.services.contains(BlueZ.volumeControlService))
+        // The filter BlueZ got.
+        let filters = try await mock.call("DiscoveryFilters", [.string("hci0")]).first?.array ?? []
+        let filter = try #require(filters.first?.dictionary)
+        #expect(filter["Transport"]?.string == "le")
+        #expect(filter["RSSI"]?.integer == -90)
+        #expect(filter["DuplicateData"]?.bool == false)
+        let uuids = (filter["UUIDs"]?.array ?? []).compactMap(\.string)
+        #expect(uuids.contains(BlueZ.volumeControlService))
+
+        // RSSI updates become endpoint updates; a device gone from BlueZ becomes lost.
+        try await mock.call("SetRSSI", [.objectPath(speaker), .int16(-60)])
+        #expect(await eventually { log.updated.last?.signalStrength == -60 })
+        try await mock.call("SetRSSI", [.objectPath(speaker), .int16(-99)])  // below our threshold: lost
+        #expect(await eventually { log.lost == ["AA:00:00:00:00:01"] })
+        try await mock.call("SetRSSI", [.objectPath(speaker), .int16(-55)])
+        #expect(await eventually { log.appeared.count == 2 })
+        try await mock.call("RemoveDevicePath", [.objectPath(speaker)])
+        #expect(await eventually { log.lost.count == 2 })
+
+        // A device appearing later, while discovering.
+        try await mock.addDevice("AA:00:00:00:00:04", name: "Bedroom Speaker", uuids: [BlueZ.audioSink], rssi: -70)
+        #expect(await eventually { log.appeared.last?.id == "AA:00:00:00:00:04" })
+
+        // Stopping discovery stops it and clears the filter.
+        log.task.cancel()
+        #expect(await eventually {
+            let filters = (try? await mock.call("DiscoveryFilters", [.string("hci0")]).first?.array) ?? []
+            return filters.last?.dictionary?.isEmpty == true
+        })
+        let discovering = try await mock.connection.call(
+            destination: BlueZ.busName, path: "/org/bluez/hci0", interface: "org.freedesktop.DBus.Properties", member: "Get",
+            [.string(BlueZ.adapter), .string("Discovering")])
+        #expect(discovering.first?.unwrapped == .bool(false))
+    }
+
+    @Test func inProgressFromAnotherClientIsNotFatal() async throws {
+        let mock = try await BlueZMock()
+        defer { Task { await mock.stop() } }
+        let adapter = try await mock.addAdapter()
+        _ = try await mock.connection.call(destination: BlueZ.busName, path: adapter, interface: BlueZ.adapter, member: "StartDiscovery")
+        try await mock.addDevice("AA:00:00:00:00:01", name: "Kitchen Speaker")
+        let transport = try await makeTransport(mock)
+        let log = DiscoveryLog(transport.discover())
+        defer { log.task.cancel() }
+        #expect(await eventually { log.appeared.count == 1 })
+    }
+
+    @Test(arguments: [
+        (["inprogress", "inprogress", "ok"], Int64(3)),
+        (["abort", "ok"], Int64(2)),
+        (["late-gatt"], Int64(1)),
+    ])
+    func connectRetriesAndWaitsForServices(script: [String], calls: Int64) async throws {
+        let mock = try await BlueZMock()
+        defer { Task { await mock.stop() } }
+        try await mock.addAdapter()
+        let device = try await mock.addDevice("AA:00:00:00:00:01", name: "Kitchen Speaker")
+        try await mock.call("AddVolumeControl", [.objectPath(device), .byte(100), .bool(false), .byte(16)])
+        try await mock.call("SetConnectScript", [.objectPath(device), .strings(script)])
+        let transport = try await makeTransport(mock)
+        try await transport.connectDevice(device)
+        #expect(try await mock.call("ConnectCalls", [.objectPath(device)]).first?.integer == calls)
+        let properties = try #require(await transport.objectManager.properties(of: device, BlueZ.device))
+        #expect(properties["ServicesResolved"]?.bool == true)
+        // GATT objects that appear after ServicesResolved are still picked up.
+        let state = await transport.waitForCharacteristic(BlueZ.volumeState, of: device)
+        #expect(state != nil)
+        // Already connected: no second Connect.
+        try await transport.connectDevice(device)
+        #expect(try await mock.call("ConnectCalls", [.objectPath(device)]).first?.integer == calls)
+    }
+
+    @Test func aLinkThatDropsOrRefusesIsATypedError() async throws {
+        let mock = try await BlueZMock()
+        defer { Task { await mock.stop() } }
+        try await mock.addAdapter()
+        let device = try await mock.addDevice("AA:00:00:00:00:01", name: "Kitchen Speaker")
+        let transport = try await makeTransport(mock)
+        try await mock.call("SetConnectScript", [.objectPath(device), .strings(["drop"])])
+        await #expect(throws: TransportError(.connectionLost, "\(device) disconnected before its services were resolved")) {
+            try await transport.connectDevice(device)
+        }
+        try await mock.call("SetConnectScript", [.objectPath(device), .strings(["inprogress", "inprogress", "inprogress", "inprogress"])])
+        do {
+            try await transport.connectDevice(device)
+            Issue.record("connected although every attempt was InProgress")
+        } catch {
+            #expect(error.code == .timedOut)
+        }
+        try await mock.call("SetConnectScript", [.objectPath(device), .strings(["fail"])])
+        do {
+            try await transport.connectDevice(device)
+            Issue.record("connected although Connect failed")
+        } catch {
+            #expect(error.code == .connectionRefused)
+        }
+    }
+
+    @Test func adapterRemovalLosesItsDevicesAndANewAdapterIsUsed() async throws {
+        let mock = try await BlueZMock()
+        defer { Task { await mock.stop() } }
+        try await mock.addAdapter()
+        try await mock.addDevice("AA:00:00:00:00:01", name: "Kitchen Speaker")
+        let transport = try await makeTransport(mock)
+        let log = DiscoveryLog(transport.discover())
+        defer { log.task.cancel() }
+        #expect(await eventually { log.appeared.count == 1 })
+        try await mock.call("RemoveAdapter", [.string("hci0")])
+        #expect(await eventually { log.lost == ["AA:00:00:00:00:01"] })
+        try await mock.addAdapter("hci1", address: "00:11:22:33:44:66")
+        try await mock.addDevice("AA:00:00:00:00:09", name: "Den Speaker", adapter: "hci1")
+        #expect(await eventually { log.appeared.last?.id == "AA:00:00:00:00:09" })
+        let discovering = try await mock.connection.call(
+            destination: BlueZ.busName, path: "/org/bluez/hci1", interface: "org.freedesktop.DBus.Properties", member: "Get",
+            [.string(BlueZ.adapter), .string("Discovering")])
+        #expect(discovering.first?.unwrapped == .bool(true))
+    }
+
+    @Test func aRestartedBlueZIsReadAgain() async throws {
+        let mock = try await BlueZMock()
+        defer { Task { await mock.stop() } }
+        try await mock.addAdapter()
+        try await mock.addDevice("AA:00:00:00:00:01", name: "Kitchen Speaker")
+        let transport = try await makeTransport(mock)
+        let log = DiscoveryLog(transport.discover())
+        defer { log.task.cancel() }
+        #expect(await eventually { log.appeared.count == 1 })
+        await mock.kill()
+        #expect(await eventually { log.lost == ["AA:00:00:00:00:01"] })
+        #expect(await transport.objectManager.objects.isEmpty)
+        try await mock.start()
+        try await mock.addAdapter()
+        try await mock.addDevice("AA:00:00:00:00:01", name: "Kitchen Speaker")
+        #expect(await eventually { log.appeared.count == 2 })
+        #expect(await eventually {
+            let value = try? await mock.connection.call(
+                destination: BlueZ.busName, path: "/org/bluez/hci0", interface: "org.freedesktop.DBus.Properties", member: "Get",
+                [.string(BlueZ.adapter), .string("Discovering")])
+            return value?.first?.unwrapped == .bool(true)
+        })
+    }
+}

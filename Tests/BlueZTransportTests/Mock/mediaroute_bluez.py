@@ -1,0 +1,466 @@
+# -*- coding: utf-8 -*-
+'''A BlueZ 5 mock for MediaRoute's tests (a python-dbusmock template).
+
+Unlike dbusmock's stock bluez5 template it has: discovery that works with or
+without a filter, devices whose Connect follows a script (InProgress,
+le-connection-abort-by-local, Connected=false first, GATT objects before or
+after ServicesResolved), Pair that calls the registered Agent1, a Volume
+Control Service with the change-counter rule and notifications, AcquireWrite
+file descriptors, and MediaTransport1. Control methods are on
+org.mediaroute.BlueZMock at /.
+'''
+
+import socket
+import time
+
+import dbus
+import dbus.service
+from gi.repository import GLib
+
+from dbusmock import OBJECT_MANAGER_IFACE, mockobject
+
+BUS_NAME = 'org.bluez'
+MAIN_OBJ = '/'
+SYSTEM_BUS = True
+IS_OBJECT_MANAGER = True
+
+MOCK_IFACE = 'org.mediaroute.BlueZMock'
+AGENT_MANAGER_IFACE = 'org.bluez.AgentManager1'
+ADAPTER_IFACE = 'org.bluez.Adapter1'
+DEVICE_IFACE = 'org.bluez.Device1'
+SERVICE_IFACE = 'org.bluez.GattService1'
+CHAR_IFACE = 'org.bluez.GattCharacteristic1'
+TRANSPORT_IFACE = 'org.bluez.MediaTransport1'
+AGENT_IFACE = 'org.bluez.Agent1'
+
+VCS_UUID = '00001844-0000-1000-8000-00805f9b34fb'
+VOLUME_STATE_UUID = '00002b7d-0000-1000-8000-00805f9b34fb'
+VOLUME_CONTROL_POINT_UUID = '00002b7e-0000-1000-8000-00805f9b34fb'
+
+# Per-device test state, by object path.
+STATE = {}
+# The agent: (bus name, path).
+AGENT = {'sender': None, 'path': None}
+
+
+def error(name, message=''):
+    return dbus.exceptions.DBusException(message, name='org.bluez.Error.' + name)
+
+
+def emit_changed(obj, iface, changes):
+    obj.EmitSignal(dbus.PROPERTIES_IFACE, 'PropertiesChanged', 'sa{sv}as', [iface, changes, []])
+
+
+def set_props(path, iface, changes):
+    obj = mockobject.objects[path]
+    for key, value in changes.items():
+        obj.props[iface][key] = value
+    emit_changed(obj, iface, changes)
+
+
+def interfaces_added(path, iface, props):
+    mockobject.objects['/'].EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesAdded', 'oa{sa{sv}}', [dbus.ObjectPath(path), {iface: props}])
+
+
+def remove_object(path, ifaces):
+    if path in mockobject.objects:
+        mockobject.objects['/'].RemoveObject(path)
+        mockobject.objects['/'].EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesRemoved', 'oas', [dbus.ObjectPath(path), ifaces])
+
+
+# --- AgentManager1 ---------------------------------------------------------
+
+def RegisterAgent(self, path, capability):
+    # The caller's bus name is recorded by the message filter installed in load().
+    AGENT['path'] = str(path)
+    AGENT['capability'] = str(capability)
+
+
+def RequestDefaultAgent(self, path):
+    if AGENT.get('path') != str(path):
+        raise error('DoesNotExist', 'agent not registered')
+
+
+def UnregisterAgent(self, path):
+    if AGENT.get('path') == str(path):
+        AGENT['path'] = None
+
+
+# --- Adapter1 --------------------------------------------------------------
+
+def StartDiscovery(adapter):
+    if adapter.props[ADAPTER_IFACE]['Discovering']:
+        raise error('InProgress', 'Operation already in progress')
+    set_props(adapter.path, ADAPTER_IFACE, {'Discovering': dbus.Boolean(True, variant_level=1)})
+
+
+def StopDiscovery(adapter):
+    if not adapter.props[ADAPTER_IFACE]['Discovering']:
+        raise error('Failed', 'No discovery started')
+    set_props(adapter.path, ADAPTER_IFACE, {'Discovering': dbus.Boolean(False, variant_level=1)})
+
+
+def SetDiscoveryFilter(adapter, discovery_filter):
+    STATE.setdefault(adapter.path, {})['filter'] = dict(discovery_filter)
+    STATE[adapter.path].setdefault('filters', []).append(dict(discovery_filter))
+
+
+def RemoveDevice(adapter, path):
+    remove_device(str(path))
+
+
+def remove_device(path):
+    for child in [p for p in list(mockobject.objects) if p.startswith(path + '/')]:
+        ifaces = list(mockobject.objects[child].props.keys())
+        remove_object(child, ifaces)
+    remove_object(path, [DEVICE_IFACE])
+    STATE.pop(path, None)
+
+
+# --- Device1 ---------------------------------------------------------------
+
+def Connect(device):
+    state = STATE.setdefault(device.path, {})
+    script = state.get('connect', [])
+    step = script.pop(0) if script else 'ok'
+    state.setdefault('connect_calls', 0)
+    state['connect_calls'] += 1
+    if step == 'inprogress':
+        raise error('InProgress', 'In Progress')
+    if step == 'abort':
+        # Connected goes true then false, like a link the controller gave up on.
+        set_props(device.path, DEVICE_IFACE, {'Connected': dbus.Boolean(True, variant_level=1)})
+        GLib.timeout_add(30, lambda: set_props(device.path, DEVICE_IFACE, {'Connected': dbus.Boolean(False, variant_level=1)}) and False)
+        raise error('Failed', 'le-connection-abort-by-local')
+    if step == 'drop':
+        set_props(device.path, DEVICE_IFACE, {'Connected': dbus.Boolean(True, variant_level=1)})
+        GLib.timeout_add(20, lambda: set_props(device.path, DEVICE_IFACE, {'Connected': dbus.Boolean(False, variant_level=1)}) and False)
+        return
+    if step == 'fail':
+        raise error('Failed', 'Software caused connection abort')
+    set_props(device.path, DEVICE_IFACE, {'Connected': dbus.Boolean(True, variant_level=1)})
+    late = step == 'late-gatt'
+
+    def resolve():
+        if not late:
+            add_gatt(device.path)
+        set_props(device.path, DEVICE_IFACE, {'ServicesResolved': dbus.Boolean(True, variant_level=1)})
+        if late:
+            GLib.timeout_add(30, lambda: add_gatt(device.path) and False)
+        return False
+    GLib.timeout_add(20, resolve)
+
+
+def Disconnect(device):
+    set_props(device.path, DEVICE_IFACE, {
+        'ServicesResolved': dbus.Boolean(False, variant_level=1), 'Connected': dbus.Boolean(False, variant_level=1)})
+
+
+def Pair(device):
+    state = STATE.setdefault(device.path, {})
+    method = state.get('pairing', 'none')
+    expected = state.get('code', '')
+    if device.props[DEVICE_IFACE]['Paired']:
+        raise error('AlreadyExists', 'Already Paired')
+    if method != 'none':
+        if not AGENT.get('path') or not AGENT.get('sender'):
+            raise error('AuthenticationFailed', 'no agent')
+        bus = mockobject.objects['/'].connection
+        agent = dbus.Interface(bus.get_object(AGENT['sender'], AGENT['path']), AGENT_IFACE)
+        try:
+            if method == 'passkey':
+                answer = '%06d' % int(agent.RequestPasskey(dbus.ObjectPath(device.path), timeout=30))
+            elif method == 'pin':
+                answer = str(agent.RequestPinCode(dbus.ObjectPath(device.path), timeout=30))
+            elif method == 'display-passkey':
+                agent.DisplayPasskey(dbus.ObjectPath(device.path), dbus.UInt32(int(expected)), dbus.UInt16(0), timeout=30)
+                answer = expected
+            elif method == 'display-pin':
+                agent.DisplayPinCode(dbus.ObjectPath(device.path), expected, timeout=30)
+                answer = expected
+            elif method == 'confirm':
+                agent.RequestConfirmation(dbus.ObjectPath(device.path), dbus.UInt32(int(expected)), timeout=30)
+                answer = expected
+            elif method == 'cancel':
+                GLib.idle_add(lambda: agent.Cancel(ignore_reply=True) and False)
+                agent.RequestPasskey(dbus.ObjectPath(device.path), timeout=30)
+                answer = None
+            else:
+                answer = expected
+        except dbus.exceptions.DBusException as e:
+            name = e.get_dbus_name() or ''
+            if name.endswith('.Canceled'):
+                raise error('AuthenticationCanceled', 'Authentication Canceled')
+            raise error('AuthenticationRejected', 'Authentication Rejected')
+        if answer != expected:
+            raise error('AuthenticationFailed', 'Authentication Failed')
+    set_props(device.path, DEVICE_IFACE, {'Paired': dbus.Boolean(True, variant_level=1)})
+
+
+def CancelPairing(device):
+    pass
+
+
+# --- GATT: the Volume Control Service --------------------------------------
+
+def add_gatt(device_path):
+    state = STATE.get(device_path, {})
+    vcs = state.get('vcs')
+    if vcs is None or vcs.get('added'):
+        return
+    vcs['added'] = True
+    service = device_path + '/service0010'
+    root = mockobject.objects['/']
+    root.AddObject(service, SERVICE_IFACE, {
+        'UUID': VCS_UUID, 'Device': dbus.ObjectPath(device_path), 'Primary': True, 'Includes': dbus.Array([], signature='o'),
+    }, [])
+    interfaces_added(service, SERVICE_IFACE, mockobject.objects[service].props[SERVICE_IFACE])
+    state_char = service + '/char0011'
+    root.AddObject(state_char, CHAR_IFACE, {
+        'UUID': VOLUME_STATE_UUID, 'Service': dbus.ObjectPath(service), 'Flags': ['read', 'notify'],
+        'Notifying': False, 'Value': dbus.Array(volume_state(vcs), signature='y'),
+    }, [
+        ('ReadValue', 'a{sv}', 'ay', lambda self, options: dbus.Array(volume_state(vcs), signature='y')),
+        ('StartNotify', '', '', lambda self: set_props(self.path, CHAR_IFACE, {'Notifying': dbus.Boolean(True, variant_level=1)})),
+        ('StopNotify', '', '', lambda self: set_props(self.path, CHAR_IFACE, {'Notifying': dbus.Boolean(False, variant_level=1)})),
+    ])
+    interfaces_added(state_char, CHAR_IFACE, mockobject.objects[state_char].props[CHAR_IFACE])
+    point = service + '/char0013'
+    root.AddObject(point, CHAR_IFACE, {
+        'UUID': VOLUME_CONTROL_POINT_UUID, 'Service': dbus.ObjectPath(service), 'Flags': ['write', 'write-without-response'],
+        'Notifying': False, 'Value': dbus.Array([], signature='y'),
+    }, [
+        ('WriteValue', 'aya{sv}', '', lambda self, value, options: control_point(device_path, vcs, [int(b) for b in value])),
+        ('AcquireWrite', 'a{sv}', 'hq', lambda self, options: acquire_write(device_path)),
+    ])
+    interfaces_added(point, CHAR_IFACE, mockobject.objects[point].props[CHAR_IFACE])
+    vcs['state_path'] = state_char
+
+
+def volume_state(vcs):
+    return [vcs['volume'], 1 if vcs['mute'] else 0, vcs['counter']]
+
+
+def notify(vcs):
+    path = vcs.get('state_path')
+    if path and path in mockobject.objects:
+        obj = mockobject.objects[path]
+        obj.props[CHAR_IFACE]['Value'] = dbus.Array(volume_state(vcs), signature='y')
+        if obj.props[CHAR_IFACE]['Notifying']:
+            emit_changed(obj, CHAR_IFACE, {'Value': dbus.Array(volume_state(vcs), signature='y', variant_level=1)})
+
+
+def control_point(device_path, vcs, value):
+    vcs.setdefault('writes', []).append(value)
+    if len(value) < 2:
+        raise error('Failed', 'Operation failed with ATT error: 0x0d')
+    opcode, counter = value[0], value[1]
+    if counter != vcs['counter']:
+        raise error('Failed', 'Operation failed with ATT error: 0x80')
+    step = vcs.get('step', 16)
+    if opcode == 0x00:
+        vcs['volume'] = max(0, vcs['volume'] - step)
+    elif opcode == 0x01:
+        vcs['volume'] = min(255, vcs['volume'] + step)
+    elif opcode == 0x02:
+        vcs['mute'] = False
+        vcs['volume'] = max(0, vcs['volume'] - step)
+    elif opcode == 0x03:
+        vcs['mute'] = False
+        vcs['volume'] = min(255, vcs['volume'] + step)
+    elif opcode == 0x04:
+        if len(value) < 3:
+            raise error('Failed', 'Operation failed with ATT error: 0x0d')
+        vcs['volume'] = value[2]
+    elif opcode == 0x05:
+        vcs['mute'] = False
+    elif opcode == 0x06:
+        vcs['mute'] = True
+    else:
+        raise error('Failed', 'Operation failed with ATT error: 0x81')
+    vcs['counter'] = (vcs['counter'] + 1) % 256
+    notify(vcs)
+
+
+def acquire_write(device_path):
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    state = STATE.setdefault(device_path, {})
+    state.setdefault('acquired', [])
+    ours.setblocking(False)
+    state['acquired_socket'] = ours
+
+    def readable(_fd, _condition):
+        try:
+            data = ours.recv(65536)
+        except BlockingIOError:
+            return True
+        if not data:
+            return False
+        state['acquired'].append(list(data))
+        return True
+    GLib.io_add_watch(ours.fileno(), GLib.IO_IN | GLib.IO_HUP, readable)
+    fd = dbus.types.UnixFd(theirs.fileno())
+    theirs.close()
+    return (fd, dbus.UInt16(state.get('mtu', 64)))
+
+
+# --- control methods -------------------------------------------------------
+
+def AddAdapter(self, name, address):
+    path = '/org/bluez/' + name
+    self.AddObject(path, ADAPTER_IFACE, {
+        'Address': address, 'AddressType': 'public', 'Name': 'mock-' + name, 'Alias': 'mock-' + name, 'Class': dbus.UInt32(0),
+        'Powered': True, 'Discoverable': False, 'Pairable': True, 'Discovering': False,
+        'UUIDs': dbus.Array([], signature='s'), 'Roles': dbus.Array(['central', 'peripheral'], signature='s'),
+        'Modalias': 'usb:v1D6Bp0246d0537',
+    }, [
+        ('StartDiscovery', '', '', StartDiscovery),
+        ('StopDiscovery', '', '', StopDiscovery),
+        ('SetDiscoveryFilter', 'a{sv}', '', SetDiscoveryFilter),
+        ('RemoveDevice', 'o', '', RemoveDevice),
+        ('GetDiscoveryFilters', '', 'as', lambda self: ['UUIDs', 'RSSI', 'Transport', 'DuplicateData']),
+    ])
+    interfaces_added(path, ADAPTER_IFACE, mockobject.objects[path].props[ADAPTER_IFACE])
+    return path
+
+
+def device_props(adapter_path, address, name, uuids, rssi):
+    return {
+        'Address': address, 'AddressType': 'random', 'Name': name, 'Alias': name, 'Adapter': dbus.ObjectPath(adapter_path),
+        'Paired': False, 'Bonded': False, 'Trusted': False, 'Blocked': False, 'Connected': False, 'ServicesResolved': False,
+        'LegacyPairing': False, 'UUIDs': dbus.Array(uuids, signature='s'), 'RSSI': dbus.Int16(rssi),
+        'ManufacturerData': dbus.Dictionary({dbus.UInt16(0x004C): dbus.Array([1, 2], signature='y', variant_level=1)}, signature='qv'),
+        'ServiceData': dbus.Dictionary({}, signature='sv'),
+        'AdvertisingFlags': dbus.Array([6], signature='y'),
+    }
+
+
+def AddDevice(self, adapter_name, address, name, uuids, rssi):
+    adapter_path = '/org/bluez/' + adapter_name
+    path = adapter_path + '/dev_' + address.replace(':', '_')
+    self.AddObject(path, DEVICE_IFACE, device_props(adapter_path, address, name, list(uuids), rssi), [
+        ('Connect', '', '', Connect),
+        ('Disconnect', '', '', Disconnect),
+        ('Pair', '', '', Pair),
+        ('CancelPairing', '', '', CancelPairing),
+    ])
+    interfaces_added(path, DEVICE_IFACE, mockobject.objects[path].props[DEVICE_IFACE])
+    return path
+
+
+def AddDevices(self, adapter_name, count, uuid):
+    '''Adds `count` devices as fast as dbusmock can; returns the seconds it took.'''
+    start = time.monotonic()
+    for index in range(count):
+        address = '02:00:00:%02X:%02X:%02X' % ((index >> 16) & 0xFF, (index >> 8) & 0xFF, index & 0xFF)
+        AddDevice(self, adapter_name, address, 'Speaker %d' % index, [uuid], -50 - (index % 40))
+    return time.monotonic() - start
+
+
+def SetRSSI(self, path, rssi):
+    set_props(str(path), DEVICE_IFACE, {'RSSI': dbus.Int16(rssi, variant_level=1)})
+
+
+def RemoveDevicePath(self, path):
+    remove_device(str(path))
+
+
+def RemoveAdapter(self, name):
+    path = '/org/bluez/' + name
+    for device in [p for p in list(mockobject.objects) if p.startswith(path + '/')]:
+        if device in mockobject.objects:
+            remove_object(device, list(mockobject.objects[device].props.keys()))
+    remove_object(path, [ADAPTER_IFACE])
+
+
+def SetAdapterPowered(self, name, powered):
+    set_props('/org/bluez/' + name, ADAPTER_IFACE, {'Powered': dbus.Boolean(powered, variant_level=1)})
+
+
+def SetConnectScript(self, path, steps):
+    STATE.setdefault(str(path), {})['connect'] = [str(s) for s in steps]
+
+
+def ConnectCalls(self, path):
+    return dbus.UInt32(STATE.get(str(path), {}).get('connect_calls', 0))
+
+
+def SetPairing(self, path, method, code):
+    STATE.setdefault(str(path), {})['pairing'] = str(method)
+    STATE[str(path)]['code'] = str(code)
+
+
+def AddVolumeControl(self, path, volume, mute, step):
+    state = STATE.setdefault(str(path), {})
+    state['vcs'] = {'volume': int(volume), 'mute': bool(mute), 'counter': 0, 'step': int(step)}
+    device = mockobject.objects[str(path)]
+    if device.props[DEVICE_IFACE]['ServicesResolved']:
+        add_gatt(str(path))
+
+
+def PressVolumeButton(self, path, delta):
+    vcs = STATE[str(path)]['vcs']
+    vcs['volume'] = max(0, min(255, vcs['volume'] + int(delta)))
+    vcs['counter'] = (vcs['counter'] + 1) % 256
+    notify(vcs)
+
+
+def BumpCounter(self, path):
+    '''Another client changed the volume: the counter moves on, our copy goes stale.'''
+    vcs = STATE[str(path)]['vcs']
+    vcs['counter'] = (vcs['counter'] + 1) % 256
+    path_state = vcs.get('state_path')
+    if path_state:
+        mockobject.objects[path_state].props[CHAR_IFACE]['Value'] = dbus.Array(volume_state(vcs), signature='y')
+
+
+def VolumeState(self, path):
+    vcs = STATE[str(path)]['vcs']
+    return dbus.Array(volume_state(vcs), signature='y')
+
+
+def ControlPointWrites(self, path):
+    return dbus.Array([dbus.Array(w, signature='y') for w in STATE[str(path)]['vcs'].get('writes', [])], signature='ay')
+
+
+def AcquiredWrites(self, path):
+    return dbus.Array([dbus.Array(w, signature='y') for w in STATE.get(str(path), {}).get('acquired', [])], signature='ay')
+
+
+def DiscoveryFilters(self, adapter_name):
+    filters = STATE.get('/org/bluez/' + adapter_name, {}).get('filters', [])
+    return dbus.Array([dbus.Dictionary(f, signature='sv') for f in filters], signature='a{sv}')
+
+
+def watch_registrations(_bus, message):
+    if message.get_interface() == AGENT_MANAGER_IFACE and message.get_member() == 'RegisterAgent':
+        AGENT['sender'] = message.get_sender()
+    return dbus.lowlevel.HANDLER_RESULT_NOT_YET_HANDLED
+
+
+def load(mock, _parameters):
+    mock.connection.add_message_filter(watch_registrations)
+    mock.AddObject('/org/bluez', AGENT_MANAGER_IFACE, {}, [
+        ('RegisterAgent', 'os', '', RegisterAgent),
+        ('RequestDefaultAgent', 'o', '', RequestDefaultAgent),
+        ('UnregisterAgent', 'o', '', UnregisterAgent),
+    ])
+    mock.AddMethods(MOCK_IFACE, [
+        ('AddAdapter', 'ss', 's', AddAdapter),
+        ('AddDevice', 'sssasn', 's', AddDevice),
+        ('AddDevices', 'sus', 'd', AddDevices),
+        ('SetRSSI', 'on', '', SetRSSI),
+        ('RemoveDevicePath', 'o', '', RemoveDevicePath),
+        ('RemoveAdapter', 's', '', RemoveAdapter),
+        ('SetAdapterPowered', 'sb', '', SetAdapterPowered),
+        ('SetConnectScript', 'oas', '', SetConnectScript),
+        ('ConnectCalls', 'o', 'u', ConnectCalls),
+        ('SetPairing', 'oss', '', SetPairing),
+        ('AddVolumeControl', 'oyby', '', AddVolumeControl),
+        ('PressVolumeButton', 'on', '', PressVolumeButton),
+        ('BumpCounter', 'o', '', BumpCounter),
+        ('VolumeState', 'o', 'ay', VolumeState),
+        ('ControlPointWrites', 'o', 'aay', ControlPointWrites),
+        ('AcquiredWrites', 'o', 'aay', AcquiredWrites),
+        ('DiscoveryFilters', 's', 'aa{sv}', DiscoveryFilters),
+    ])
