@@ -97,10 +97,12 @@ import Testing
                 index > 0 && report.split(separator: " ")[index - 1] != "at" ? Double(word) : nil
             }
             #expect(offsets.count == 2, "\(report)")
-            // In step with each other; the group's own timeline may run a little
-            // ahead when the test shares two cores with the whole suite.
-            #expect(offsets.count == 2 && abs(offsets[0] - offsets[1]) < 10, "within 10 ms of each other: \(report)")
-            #expect(offsets.allSatisfy { abs($0) < 60 }, "within 60 ms of the group: \(report)")
+            // Sharing two cores with the whole suite (seen in CI: the test took 11 s
+            // of wall time for 1.5 s of playing), a device can join up to ~50 ms late;
+            // the drift corrector trims that at ≤ 500 ppm, so it shows for the
+            // whole run. Anything not playing, or playing elsewhere, is seconds off.
+            #expect(offsets.count == 2 && abs(offsets[0] - offsets[1]) < 30, "within 30 ms of each other: \(report)")
+            #expect(offsets.allSatisfy { abs($0) < 100 }, "within 100 ms of the group: \(report)")
         }
         #expect(console.lines.last == "Group stopped.")
     }
