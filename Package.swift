@@ -111,6 +111,11 @@ let package = Package(
             name: "BlueZTransport",
             dependencies: ["DBus", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
+        // BLE speakers: Volume Control Service, pairing through the routing system.
+        .target(
+            name: "BLESpeakerExtension",
+            dependencies: ["BlueZTransport", "DBus", "MediaDevice", "Transport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         // Coordinated playback: clock sync between participants (more to come, see issue 7).
         .target(name: "Coordination", dependencies: ["MediaClock", "MediaDevice", "LANTransport"], swiftSettings: strict),
         // The CLI's commands, as a library so tests can drive them.
@@ -183,7 +188,10 @@ let package = Package(
         .testTarget(
             name: "WiFiTransportTests",
             dependencies: ["WiFiTransport", "WiFiDisplayExtension", "Transport", "LANTransport", "MediaRouteTestSupport", "RouteSystem", "MediaDevice", "MediaClock", "CNetlink"]),
-        .testTarget(name: "BlueZTransportTests", dependencies: ["BlueZTransport", "DBus", "Transport", "MediaClock", "MediaRouteTestSupport"]),
+        .testTarget(
+            name: "BlueZTransportTests",
+            dependencies: ["BlueZTransport", "BLESpeakerExtension", "DBus", "Transport", "MediaClock", "MediaDevice", "RouteSystem", "MediaRouteTestSupport"],
+            exclude: ["Mock"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),

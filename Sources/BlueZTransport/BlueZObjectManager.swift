@@ -18,7 +18,7 @@ public actor BlueZObjectManager {
         case restarted
     }
 
-    public let connection: DBusConnection
+    public nonisolated let connection: DBusConnection
     private let logger: Logger
     private(set) public var objects: [DBusObjectPath: BlueZInterfaces] = [:]
     private var observers: [UInt64: AsyncStream<Event>.Continuation] = [:]

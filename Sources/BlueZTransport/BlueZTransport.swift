@@ -46,7 +46,7 @@ public actor BlueZTransport: Transport {
     }
 
     public nonisolated let name = "bluez"
-    public let objectManager: BlueZObjectManager
+    public nonisolated let objectManager: BlueZObjectManager
     public nonisolated let configuration: Configuration
     private let connection: DBusConnection
     private let clock: any HostClock

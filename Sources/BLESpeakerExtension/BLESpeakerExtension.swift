@@ -1,0 +1,385 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import BlueZTransport
+import DBus
+import Logging
+import MediaDevice
+import Synchronization
+import Transport
+
+/// BLE speakers through BlueZ: devices that advertise the Volume Control
+/// Service or an audio sink, paired through the routing system's pairing agent,
+/// with their volume through the Volume Control Service.
+///
+/// Volume State (0x2B7D) is read at activation and followed by notification
+/// (the speaker's own buttons reach `volumeChanged`); the Volume Control Point
+/// (0x2B7E) takes relative steps, absolute volume `[0x04, counter, volume]`,
+/// mute and unmute, each with the current change counter; when the speaker
+/// refuses a stale counter (ATT error 0x80), the state is read again and the
+/// write retried once. 0.0–1.0 maps to 0–255.
+public actor BLESpeakerExtension: MediaDeviceExtension {
+    public static let defaultProtocol = MediaSharingProtocol("org.mediaroute.ble-speaker", displayName: "Bluetooth LE")
+
+    /// The Volume Control Service's state: volume, mute, change counter.
+    public struct VolumeState: Sendable, Hashable {
+        public var volume: UInt8
+        public var muted: Bool
+        public var counter: UInt8
+
+        public init?(_ bytes: [UInt8]) {
+            guard bytes.count >= 3 else { return nil }
+            volume = bytes[0]
+            muted = bytes[1] != 0
+            counter = bytes[2]
+        }
+    }
+
+    /// Volume Control Point opcodes.
+    public enum Opcode: UInt8, Sendable {
+        case relativeDown = 0x00, relativeUp = 0x01, unmuteRelativeDown = 0x02, unmuteRelativeUp = 0x03
+        case setAbsolute = 0x04, unmute = 0x05, mute = 0x06
+    }
+
+    private struct Active {
+        let device: MediaOutputDevice
+        let session: MediaOutputSession
+        let path: DBusObjectPath
+        var statePath: DBusObjectPath?
+        var controlPoint: DBusObjectPath?
+        var state: VolumeState?
+        var watcher: Task<Void, Never>?
+        var linkWatcher: Task<Void, Never>?
+        var link: BlueZLink?
+    }
+
+    public nonisolated let protocolType: MediaSharingProtocol
+    private let transport: BlueZTransport
+    private let routingManager: MediaDeviceRoutingManager
+    private let logger: Logger
+    private var discovery: Task<Void, Never>?
+    private var known: [String: MediaOutputDevice] = [:]
+    private var active: [UUID: Active] = [:]
+    private var agent: BlueZAgent?
+    private let prompts = PromptBridge()
+
+    public init(transport: BlueZTransport, routingManager: MediaDeviceRoutingManager,
+                protocolType: MediaSharingProtocol = BLESpeakerExtension.defaultProtocol,
+                logger: Logger = Logger(label: "mediaroute.extension.ble-speaker")) {
+        self.transport = transport
+        self.routingManager = routingManager
+        self.protocolType = protocolType
+        self.logger = logger
+    }
+
+    // MARK: Discovery
+
+    /// A speaker for every endpoint with the Volume Control Service or an audio sink; stable id from the address.
+    public static func device(for endpoint: Endpoint) -> MediaOutputDevice? {
+        let hasVolumeControl = endpoint.services.contains(BlueZ.volumeControlService)
+        let isAudio = hasVolumeControl || endpoint.services.contains(where: {
+            [BlueZ.audioSink, BlueZ.publishedAudioCapabilities, BlueZ.audioStreamControl].contains($0)
+        })
+        guard isAudio else { return nil }
+        return MediaOutputDevice(
+            id: endpoint.id, displayName: endpoint.attributes["name"] ?? endpoint.id, capabilities: [.realtimeAudioStreaming],
+            deviceType: .speaker, volumeControl: hasVolumeControl ? .absolute : .none, canMute: hasVolumeControl,
+            requiredNetworkEndpoints: [endpoint])
+    }
+
+    public func startDeviceDiscovery() {
+        guard discovery == nil else { return }
+        let events = transport.discover()
+        discovery = Task {
+            for await event in events {
+                if Task.isCancelled { break }
+                self.handle(event)
+            }
+        }
+    }
+
+    public func stopDeviceDiscovery() {
+        discovery?.cancel()
+        discovery = nil
+    }
+
+    private func handle(_ event: DiscoveryEvent) {
+        switch event {
+        case .appeared(let endpoint), .updated(let endpoint):
+            guard let device = Self.device(for: endpoint) else { return }
+            let isNew = known[device.id] == nil
+            known[device.id] = device
+            if isNew { routingManager.foundDevice(device) } else { routingManager.updateDevices([device]) }
+        case .lost(let id):
+            if let device = known.removeValue(forKey: id) { routingManager.lostDevice(device) }
+        case .failed(let error):
+            discovery = nil
+            routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "Bluetooth: \(error.message)"))
+        }
+    }
+
+    // MARK: Activation
+
+    /// Registers the pairing agent with BlueZ (once; again after a bluetoothd restart).
+    public func registerAgent() async throws {
+        guard agent == nil else { return }
+        let agent = BlueZAgent(connection: transport.objectManager.connection, handler: prompts)
+        try await agent.register()
+        self.agent = agent
+    }
+
+    public func activateDevice(_ device: MediaOutputDevice, session: MediaOutputSession, for deviceFeatures: MediaOutputDevice.Capabilities) {
+        guard let endpoint = device.requiredNetworkEndpoints.first, let path = endpoint.attributes["path"].flatMap(DBusObjectPath.init) else {
+            routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.connectionFailed, "no BlueZ device"))
+            return
+        }
+        active[session.id] = Active(device: device, session: session, path: path)
+        Task { await self.activate(session.id, endpoint: endpoint) }
+    }
+
+    private func activate(_ id: UUID, endpoint: Endpoint) async {
+        guard let entry = active[id] else { return }
+        do {
+            try await registerAgent()
+            let link = try await transport.connect(to: endpoint)
+            active[id]?.link = link as? BlueZLink
+            // Pairing questions from BlueZ go to the person through the routing system.
+            await prompts.route(to: PromptTarget(device: entry.device, session: entry.session, routingManager: routingManager))
+            do {
+                try await transport.pair(entry.path)
+            } catch {
+                await prompts.route(to: nil)
+                throw MediaDeviceError(.authorizationFailed, error.message)
+            }
+            await prompts.route(to: nil)
+            if entry.device.volumeControl == .absolute { try await setUpVolumeControl(id) }
+            guard let current = active[id] else { return }
+            watchLink(id)
+            routingManager.activatedDevice(current.device, session: current.session)
+        } catch let error as MediaDeviceError {
+            fail(id, error)
+        } catch let error as TransportError {
+            fail(id, MediaDeviceError(error.code == .timedOut ? .timedOut : .connectionFailed, error.message))
+        } catch {
+            fail(id, MediaDeviceError(.connectionFailed, "\(error)"))
+        }
+    }
+
+    private func fail(_ id: UUID, _ error: MediaDeviceError) {
+        guard let entry = active.removeValue(forKey: id) else { return }
+        entry.watcher?.cancel()
+        entry.linkWatcher?.cancel()
+        routingManager.failedToActivateDevice(entry.device, session: entry.session, error: error)
+        if let link = entry.link { Task { await link.close() } }
+    }
+
+    /// The link dropping ends the route, like a lost connection does.
+    private func watchLink(_ id: UUID) {
+        guard let link = active[id]?.link else { return }
+        active[id]?.linkWatcher = Task {
+            do {
+                for try await _ in link.incoming {}
+            } catch {
+                self.linkEnded(id, error)
+            }
+        }
+    }
+
+    private func linkEnded(_ id: UUID, _ error: any Error) {
+        guard let entry = active.removeValue(forKey: id) else { return }
+        entry.watcher?.cancel()
+        routingManager.failedToActivateDevice(entry.device, session: entry.session, error: MediaDeviceError(.connectionFailed, "\(error)"))
+    }
+
+    public func connectUsingPairingCode(_ pairingCode: String?, to device: MediaOutputDevice, session: MediaOutputSession) {
+        Task { await prompts.answer(pairingCode, session: session.id) }
+    }
+
+    public func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {
+        guard let entry = active.removeValue(forKey: session.id) else { return }
+        entry.watcher?.cancel()
+        entry.linkWatcher?.cancel()
+        Task {
+            await prompts.answer(nil, session: session.id)
+            await entry.link?.close()
+        }
+    }
+
+    // MARK: Volume Control Service
+
+    private func setUpVolumeControl(_ id: UUID) async throws {
+        guard let path = active[id]?.path else { return }
+        guard let statePath = await transport.waitForCharacteristic(BlueZ.volumeState, of: path),
+            let controlPoint = await transport.waitForCharacteristic(BlueZ.volumeControlPoint, of: path)
+        else { throw MediaDeviceError(.connectionFailed, "the speaker has no Volume Control Service characteristics") }
+        active[id]?.statePath = statePath
+        active[id]?.controlPoint = controlPoint
+        try await readState(id)
+        let notifications = try await transport.notifications(statePath)
+        active[id]?.watcher = Task {
+            for await value in notifications {
+                self.volumeNotified(id, value)
+            }
+        }
+    }
+
+    private func readState(_ id: UUID) async throws {
+        guard let statePath = active[id]?.statePath else { return }
+        let bytes = try await transport.readValue(statePath)
+        guard let state = VolumeState(bytes) else { throw MediaDeviceError(.connectionFailed, "malformed Volume State (\(bytes.count) bytes)") }
+        active[id]?.state = state
+    }
+
+    private func volumeNotified(_ id: UUID, _ value: [UInt8]) {
+        guard let state = VolumeState(value), let entry = active[id] else { return }
+        let changed = entry.state.map { $0.volume != state.volume || $0.muted != state.muted } ?? true
+        active[id]?.state = state
+        if changed { routingManager.volumeChanged(for: entry.device) }
+    }
+
+    private func session(of device: MediaOutputDevice) -> UUID? {
+        active.first { $0.value.device.id == device.id }?.key
+    }
+
+    /// Writes a control point operation with the current counter; a stale counter
+    /// (ATT 0x80) makes it read the state again and retry once.
+    private func write(_ opcode: Opcode, _ operand: [UInt8] = [], to id: UUID) async {
+        for attempt in 1...2 {
+            guard let entry = active[id], let controlPoint = entry.controlPoint, let state = entry.state else { return }
+            do {
+                try await transport.writeValue(controlPoint, [opcode.rawValue, state.counter] + operand)
+                // Our own change: the notification brings the new state; keep the
+                // counter and the mute flag in step meanwhile (the step size is the speaker's).
+                active[id]?.state?.counter = state.counter &+ 1
+                switch opcode {
+                case .mute: active[id]?.state?.muted = true
+                case .unmute, .unmuteRelativeUp, .unmuteRelativeDown: active[id]?.state?.muted = false
+                case .setAbsolute: if let level = operand.first { active[id]?.state?.volume = level }
+                case .relativeUp, .relativeDown: break
+                }
+                return
+            } catch where error.message.contains("ATT error: 0x80") && attempt == 1 {
+                logger.info("stale change counter; reading the state again", metadata: ["device": "\(entry.device.id)"])
+                try? await readState(id)
+            } catch {
+                logger.warning("volume write failed", metadata: ["device": "\(entry.device.id)", "error": "\(error)"])
+                return
+            }
+        }
+    }
+
+    public func setVolume(_ volume: Float, for device: MediaOutputDevice) {
+        guard let id = session(of: device) else { return }
+        let level = UInt8((min(max(volume.isFinite ? volume : 0, 0), 1) * 255).rounded())
+        Task { await self.write(.setAbsolute, [level], to: id) }
+    }
+
+    public func volume(for device: MediaOutputDevice) -> Float {
+        guard let id = session(of: device), let state = active[id]?.state else { return 0 }
+        return Float(state.volume) / 255
+    }
+
+    public func changeVolume(by increments: Int, for device: MediaOutputDevice) {
+        guard let id = session(of: device), increments != 0 else { return }
+        Task {
+            for _ in 0..<abs(increments) {
+                let muted = self.active[id]?.state?.muted ?? false
+                let opcode: Opcode = increments > 0 ? (muted ? .unmuteRelativeUp : .relativeUp) : (muted ? .unmuteRelativeDown : .relativeDown)
+                await self.write(opcode, to: id)
+            }
+        }
+    }
+
+    public func muteDevice(_ device: MediaOutputDevice) {
+        guard let id = session(of: device) else { return }
+        Task { await self.write(.mute, to: id) }
+    }
+
+    public func unmuteDevice(_ device: MediaOutputDevice) {
+        guard let id = session(of: device) else { return }
+        Task { await self.write(.unmute, to: id) }
+    }
+
+    public func isDeviceMuted(_ device: MediaOutputDevice) -> Bool {
+        guard let id = session(of: device) else { return false }
+        return active[id]?.state?.muted ?? false
+    }
+
+    // MARK: Sessions
+
+    public func startSession(_ session: MediaOutputSession, identifier: String?, url: URL) {
+        routingManager.sessionFailed(session, error: MediaDeviceError(.unsupported, "a Bluetooth speaker does not fetch URLs; stream audio to it"))
+    }
+
+    public func stopSession(_ session: MediaOutputSession) {}
+    public func sendData(_ data: Data, toApplication applicationIdentifier: String, session: MediaOutputSession) {}
+}
+
+/// Where agent prompts go during one activation.
+struct PromptTarget: Sendable {
+    let device: MediaOutputDevice
+    let session: MediaOutputSession
+    let routingManager: MediaDeviceRoutingManager
+}
+
+/// Turns BlueZ's agent questions into the routing system's pairing requests and
+/// waits for `connectUsingPairingCode`.
+actor PromptBridge: BlueZPairingHandler {
+    private var target: PromptTarget?
+    private var waiting: CheckedContinuation<String?, Never>?
+
+    func route(to target: PromptTarget?) {
+        self.target = target
+        if target == nil { resume(nil) }
+    }
+
+    func answer(_ code: String?, session: UUID) {
+        guard target?.session.id == session else { return }
+        resume(code)
+    }
+
+    private func resume(_ code: String?) {
+        waiting?.resume(returning: code)
+        waiting = nil
+    }
+
+    nonisolated func answer(_ prompt: BlueZPairingPrompt) async -> BlueZPairingAnswer {
+        await ask(prompt)
+    }
+
+    private func ask(_ prompt: BlueZPairingPrompt) async -> BlueZPairingAnswer {
+        guard let target else { return .reject }
+        let (reason, method): (String, MediaOutputDevice.AuthorizationMethod)
+        switch prompt {
+        case .passkey:
+            (reason, method) = ("Enter the six-digit code shown on \(target.device.displayName).", .numericCode(length: .sixCharacter))
+        case .pinCode:
+            (reason, method) = ("Enter the PIN of \(target.device.displayName).", .password)
+        case .displayPasskey(_, let passkey):
+            (reason, method) = ("Type \(Self.sixDigits(passkey)) on \(target.device.displayName).", .confirmation(code: Self.sixDigits(passkey)))
+        case .displayPinCode(_, let pin):
+            (reason, method) = ("Type \(pin) on \(target.device.displayName).", .confirmation(code: pin))
+        case .confirmation(_, let passkey):
+            (reason, method) = ("Does \(target.device.displayName) show \(Self.sixDigits(passkey))?", .confirmation(code: Self.sixDigits(passkey)))
+        case .authorization:
+            (reason, method) = ("Allow \(target.device.displayName) to pair?", .confirmation(code: ""))
+        }
+        resume(nil)  // a question BlueZ replaced
+        let code: String? = await withCheckedContinuation { continuation in
+            waiting = continuation
+            target.routingManager.requestPairingCode(for: target.device, session: target.session, reason: reason, authorizationMethod: method)
+        }
+        guard let code else { return .cancel }
+        switch prompt {
+        case .passkey, .pinCode: return .code(code)
+        default: return code.isEmpty || code.lowercased() == "no" ? .reject : .accept
+        }
+    }
+
+    static func sixDigits(_ value: UInt32) -> String {
+        let text = String(value)
+        return String(repeating: "0", count: max(0, 6 - text.count)) + text
+    }
+}

@@ -1,0 +1,187 @@
+import BLESpeakerExtension
+import BlueZTransport
+import DBus
+import Foundation
+import MediaDevice
+import MediaRouteTestSupport
+import RouteSystem
+import Testing
+import Transport
+
+@Suite(.timeLimit(.minutes(1)), .enabled(if: BlueZMock.available))
+struct BLESpeakerExtensionTests {
+    struct Rig {
+        let mock: BlueZMock
+        let system: RouteSystem
+        let transport: BlueZTransport
+        let recorder: EventRecorder
+        let speaker: DBusObjectPath
+        let extensions: Locked<[BLESpeakerExtension]>
+
+        func volumeState() async throws -> [UInt8] {
+            try await mock.call("VolumeState", [.objectPath(speaker)]).first?.bytes ?? []
+        }
+    }
+
+    /// A mock with one VCS speaker (volume 100) and the extension loaded in a routing system.
+    func makeRig(pairing: (method: String, code: String) = ("passkey", "123456"), answers: [ScriptedPairingAgent.Answer] = [.code("123456")],
+                 connectScript: [String] = []) async throws -> Rig {
+        let mock = try await BlueZMock()
+        try await mock.addAdapter()
+        let speaker = try await mock.addDevice("AA:00:00:00:00:01", name: "Kitchen Speaker")
+        try await mock.call("AddVolumeControl", [.objectPath(speaker), .byte(100), .bool(false), .byte(16)])
+        try await mock.call("SetPairing", [.objectPath(speaker), .string(pairing.method), .string(pairing.code)])
+        if !connectScript.isEmpty { try await mock.call("SetConnectScript", [.objectPath(speaker), .strings(connectScript)]) }
+        let manager = BlueZObjectManager(connection: mock.connection)
+        try await manager.start()
+        let transport = BlueZTransport(objectManager: manager, configuration: .init(retryDelay: .milliseconds(20)))
+        let system = RouteSystem()
+        let recorder = await EventRecorder(system)
+        let extensions = Locked<[BLESpeakerExtension]>([])
+        try await system.load { routingManager in
+            let ext = BLESpeakerExtension(transport: transport, routingManager: routingManager)
+            extensions.withLock { $0.append(ext) }
+            return ext
+        }
+        await system.setPairingAgent(ScriptedPairingAgent(answers))
+        await system.beginDiscovery(client: "test")
+        _ = await eventually { await system.devicesList.count == 1 }
+        return Rig(mock: mock, system: system, transport: transport, recorder: recorder, speaker: speaker, extensions: extensions)
+    }
+
+    @Test func pairsWithAPasskeyThenControlsTheVolume() async throws {
+        let rig = try await makeRig()
+        defer { Task { await rig.mock.stop() } }
+        let device = try #require(await rig.system.devicesList.first)
+        #expect(device.deviceType == .speaker)
+        #expect(device.id.hasSuffix("AA:00:00:00:00:01"))
+        let route = try await rig.system.activate(deviceID: device.id)
+        let properties = try #require(await rig.transport.objectManager.properties(of: rig.speaker, BlueZ.device))
+        #expect(properties["Paired"]?.bool == true)
+        #expect(await eventually { await rig.transport.objectManager.properties(of: rig.speaker, BlueZ.device)?["Trusted"]?.bool == true })
+        #expect(abs(try await rig.system.volume(on: route.session).volume - 100.0 / 255) < 0.001)
+
+        // Absolute: 0.5 → 128.
+        try await rig.system.setVolume(0.5, on: route.session)
+        #expect(await eventually { (try? await rig.volumeState()) == [128, 0, 1] })
+        // Mute and unmute.
+        try await rig.system.setMuted(true, on: route.session)
+        #expect(await eventually { (try? await rig.volumeState())?.prefix(2) == [128, 1] })
+        #expect(await eventually { (try? await rig.system.volume(on: route.session).muted) == true })
+        try await rig.system.setMuted(false, on: route.session)
+        #expect(await eventually { (try? await rig.volumeState())?.prefix(2) == [128, 0] })
+
+        // The speaker's own buttons reach the system.
+        try await rig.mock.call("PressVolumeButton", [.objectPath(rig.speaker), .int16(-28)])
+        #expect(await eventually { abs(((try? await rig.system.volume(on: route.session).volume) ?? 0) - 100.0 / 255) < 0.001 })
+        let volumeEvent = await rig.recorder.first { event -> Bool? in
+            if case .volumeChanged(let changed, let volume, _) = event, changed == route, abs(volume - 100.0 / 255) < 0.001 { return true }
+            return nil
+        }
+        #expect(volumeEvent == true)
+
+        // A stale counter (another client changed it): read again, retry once, and it lands.
+        try await rig.mock.call("BumpCounter", [.objectPath(rig.speaker)])
+        try await rig.system.setVolume(1.0, on: route.session)
+        #expect(await eventually { (try? await rig.volumeState())?.first == 255 })
+        let writes = try await rig.mock.call("ControlPointWrites", [.objectPath(rig.speaker)]).first?.array?.compactMap(\.bytes) ?? []
+        #expect(writes.suffix(2).map { Array($0.prefix(1) + $0.suffix(1)) } == [[4, 255], [4, 255]], "a refused write, then the retry: \(writes)")
+        #expect(writes.suffix(2).map { $0[1] } == [4, 5], "the retry carries the counter read again")
+    }
+
+    @Test func relativeStepsUnmuteFirstWhenMuted() async throws {
+        let rig = try await makeRig()
+        defer { Task { await rig.mock.stop() } }
+        let device = try #require(await rig.system.devicesList.first)
+        let route = try await rig.system.activate(deviceID: device.id)
+        try await rig.system.setMuted(true, on: route.session)
+        #expect(await eventually { (try? await rig.volumeState())?[1] == 1 })
+        // The routing system steps absolute devices absolutely; the extension's own
+        // relative path (opcodes 0x00–0x03) is what a relative-only caller gets.
+        let speaker = try #require(await rig.system.device(containing: route.key)?.members.first?.device)
+        let ext = try #require(rig.extensions.value.first)
+        await ext.changeVolume(by: 2, for: speaker)
+        #expect(await eventually { (try? await rig.volumeState())?.prefix(2) == [132, 0] }, "unmuted and two steps of 16 up")
+        let writes = try await rig.mock.call("ControlPointWrites", [.objectPath(rig.speaker)]).first?.array?.compactMap(\.bytes) ?? []
+        #expect(writes.suffix(2).map(\.first) == [0x03, 0x01], "unmute+up while muted, then plain up: \(writes)")
+        await ext.changeVolume(by: -1, for: speaker)
+        #expect(await eventually { (try? await rig.volumeState())?.first == 116 })
+    }
+
+    @Test(arguments: [
+        ("passkey", "123456", ScriptedPairingAgent.Answer.code("654321"), "AuthenticationFailed"),
+        ("passkey", "123456", .cancel, "Canceled"),
+        ("confirm", "424242", .code(""), "Rejected"),
+    ])
+    func pairingFailuresAreAuthorizationFailed(method: String, code: String, answer: ScriptedPairingAgent.Answer, reason: String) async throws {
+        let rig = try await makeRig(pairing: (method, code), answers: [answer])
+        defer { Task { await rig.mock.stop() } }
+        let device = try #require(await rig.system.devicesList.first)
+        do {
+            _ = try await rig.system.activate(deviceID: device.id)
+            Issue.record("activated with \(answer)")
+        } catch let error as MediaDeviceError {
+            #expect(error.code == .authorizationFailed, "\(error)")
+            #expect(error.message.contains(reason), "\(error)")
+        }
+        #expect(await rig.transport.objectManager.properties(of: rig.speaker, BlueZ.device)?["Paired"]?.bool == false)
+    }
+
+    @Test(arguments: [
+        ("pin", "0000", ScriptedPairingAgent.Answer.code("0000")),
+        ("confirm", "424242", .code("yes")),
+        ("display-passkey", "012345", .code("ok")),
+        ("display-pin", "9999", .code("ok")),
+    ])
+    func everyAgentQuestionReachesThePerson(method: String, code: String, answer: ScriptedPairingAgent.Answer) async throws {
+        let rig = try await makeRig(pairing: (method, code), answers: [answer])
+        defer { Task { await rig.mock.stop() } }
+        let device = try #require(await rig.system.devicesList.first)
+        _ = try await rig.system.activate(deviceID: device.id)
+        #expect(await rig.transport.objectManager.properties(of: rig.speaker, BlueZ.device)?["Paired"]?.bool == true)
+    }
+
+    @Test func aDroppedLinkEndsTheRoute() async throws {
+        let rig = try await makeRig()
+        defer { Task { await rig.mock.stop() } }
+        let device = try #require(await rig.system.devicesList.first)
+        let route = try await rig.system.activate(deviceID: device.id)
+        _ = try await rig.mock.connection.call(destination: BlueZ.busName, path: rig.speaker, interface: BlueZ.device, member: "Disconnect")
+        let ended = await rig.recorder.first { event -> Bool? in
+            if case .routeDeactivated(let r, let reason?) = event, r == route { return reason.code == .connectionFailed }
+            return nil
+        }
+        #expect(ended == true)
+    }
+
+    @Test func acquireWriteHandsOverASocket() async throws {
+        let rig = try await makeRig()
+        defer { Task { await rig.mock.stop() } }
+        try await rig.transport.connectDevice(rig.speaker)
+        let point = try #require(await rig.transport.waitForCharacteristic(BlueZ.volumeControlPoint, of: rig.speaker))
+        let (fd, mtu) = try await rig.transport.acquireWrite(point)
+        #expect(mtu == 64)
+        let frame: [UInt8] = Array(0..<60)
+        let sent = frame.withUnsafeBytes { write(fd.rawValue, $0.baseAddress, $0.count) }
+        #expect(sent == 60)
+        #expect(await eventually { ((try? await rig.mock.call("AcquiredWrites", [.objectPath(rig.speaker)]).first?.array?.compactMap(\.bytes)) ?? []) == [frame] })
+    }
+
+    @Test func afterABlueZRestartTheAgentIsRegisteredAgain() async throws {
+        let rig = try await makeRig(answers: [.code("123456"), .code("123456")])
+        defer { Task { await rig.mock.stop() } }
+        let device = try #require(await rig.system.devicesList.first)
+        _ = try await rig.system.activate(deviceID: device.id)
+        await rig.mock.kill()
+        _ = await eventually { await rig.system.devicesList.isEmpty }
+        try await rig.mock.start()
+        try await rig.mock.addAdapter()
+        let again = try await rig.mock.addDevice("AA:00:00:00:00:01", name: "Kitchen Speaker")
+        try await rig.mock.call("AddVolumeControl", [.objectPath(again), .byte(50), .bool(false), .byte(16)])
+        try await rig.mock.call("SetPairing", [.objectPath(again), .string("passkey"), .string("123456")])
+        #expect(await eventually { await rig.system.devicesList.count == 1 })
+        let fresh = try #require(await rig.system.devicesList.first)
+        let route = try await rig.system.activate(deviceID: fresh.id)
+        #expect(abs(try await rig.system.volume(on: route.session).volume - 50.0 / 255) < 0.001)
+    }
+}
