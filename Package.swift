@@ -111,10 +111,14 @@ let package = Package(
             name: "BlueZTransport",
             dependencies: ["DBus", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
+        // libsbc: SBC, the codec every A2DP sink takes.
+        .systemLibrary(name: "CSbc", pkgConfig: "sbc", providers: [.apt(["libsbc-dev"])]),
+        // Bluetooth audio encoding: SBC frames in A2DP media packets of the transport's MTU.
+        .target(name: "BluetoothAudio", dependencies: ["CSbc"], swiftSettings: strict),
         // BLE speakers: Volume Control Service, pairing through the routing system.
         .target(
             name: "BLESpeakerExtension",
-            dependencies: ["BlueZTransport", "DBus", "MediaDevice", "Transport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["BlueZTransport", "BluetoothAudio", "DBus", "MediaDevice", "Transport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // Coordinated playback: clock sync between participants (more to come, see issue 7).
         .target(name: "Coordination", dependencies: ["MediaClock", "MediaDevice", "LANTransport"], swiftSettings: strict),
@@ -190,7 +194,7 @@ let package = Package(
             dependencies: ["WiFiTransport", "WiFiDisplayExtension", "Transport", "LANTransport", "MediaRouteTestSupport", "RouteSystem", "MediaDevice", "MediaClock", "CNetlink"]),
         .testTarget(
             name: "BlueZTransportTests",
-            dependencies: ["BlueZTransport", "BLESpeakerExtension", "DBus", "Transport", "MediaClock", "MediaDevice", "RouteSystem", "MediaRouteTestSupport"],
+            dependencies: ["BlueZTransport", "BLESpeakerExtension", "BluetoothAudio", "DBus", "Transport", "MediaClock", "MediaDevice", "RouteSystem", "MediaRouteTestSupport"],
             exclude: ["Mock"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),

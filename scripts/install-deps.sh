@@ -17,7 +17,7 @@ packages=(
   # Wi-Fi: libnl (nl80211, rtnetlink); python3 runs the SSDP listener inside the tests' network namespace.
   libnl-3-dev libnl-genl-3-dev python3
   # BlueZ without Bluetooth: python3-dbusmock runs our bluetoothd stand-in (Tests/BlueZTransportTests/Mock).
-  python3-dbusmock python3-dbus python3-gi
+  python3-dbusmock python3-dbus python3-gi libsbc-dev
   # MPRIS: playerctl, the client the Now Playing tests drive the bridge with.
   playerctl
   # The push endpoint benchmark's load generator (make benchmarks).

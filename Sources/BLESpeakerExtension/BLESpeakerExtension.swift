@@ -4,11 +4,15 @@ import FoundationEssentials
 import Foundation
 #endif
 import BlueZTransport
+import BluetoothAudio
 import DBus
 import Logging
 import MediaDevice
 import Synchronization
 import Transport
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// BLE speakers through BlueZ: devices that advertise the Volume Control
 /// Service or an audio sink, paired through the routing system's pairing agent,
@@ -20,7 +24,13 @@ import Transport
 /// mute and unmute, each with the current change counter; when the speaker
 /// refuses a stale counter (ATT error 0x80), the state is read again and the
 /// write retried once. 0.0–1.0 maps to 0–255.
-public actor BLESpeakerExtension: MediaDeviceExtension {
+///
+/// Where the speaker has a `MediaTransport1`, its `Volume` (0–127 for A2DP,
+/// 0–255 for BAP) is the volume when there is no Volume Control Service, and
+/// `Acquire` gives the socket real-time samples go to: PCM encoded for the
+/// transport's codec (SBC here) in packets of its MTU. A codec MediaRoute cannot
+/// encode fails the session with the codec's name.
+public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     public static let defaultProtocol = MediaSharingProtocol("org.mediaroute.ble-speaker", displayName: "Bluetooth LE")
 
     /// The Volume Control Service's state: volume, mute, change counter.
@@ -53,6 +63,15 @@ public actor BLESpeakerExtension: MediaDeviceExtension {
         var watcher: Task<Void, Never>?
         var linkWatcher: Task<Void, Never>?
         var link: BlueZLink?
+        var transportPath: DBusObjectPath?
+        var transportWatcher: Task<Void, Never>?
+        var streaming: Streaming?
+    }
+
+    private enum Streaming {
+        /// `Acquire` is under way; samples wait (at most about a second's worth).
+        case acquiring([SampleBuffer])
+        case ready(fd: DBusFileDescriptor, encoder: any BluetoothAudioEncoder)
     }
 
     public nonisolated let protocolType: MediaSharingProtocol
@@ -83,9 +102,10 @@ public actor BLESpeakerExtension: MediaDeviceExtension {
             [BlueZ.audioSink, BlueZ.publishedAudioCapabilities, BlueZ.audioStreamControl].contains($0)
         })
         guard isAudio else { return nil }
+        // Audio sinks without VCS take absolute volume through their MediaTransport1.
         return MediaOutputDevice(
             id: endpoint.id, displayName: endpoint.attributes["name"] ?? endpoint.id, capabilities: [.realtimeAudioStreaming],
-            deviceType: .speaker, volumeControl: hasVolumeControl ? .absolute : .none, canMute: hasVolumeControl,
+            deviceType: .speaker, volumeControl: .absolute, canMute: hasVolumeControl,
             requiredNetworkEndpoints: [endpoint])
     }
 
@@ -154,7 +174,9 @@ public actor BLESpeakerExtension: MediaDeviceExtension {
                 throw MediaDeviceError(.authorizationFailed, error.message)
             }
             await prompts.route(to: nil)
-            if entry.device.volumeControl == .absolute { try await setUpVolumeControl(id) }
+            let services = entry.device.requiredNetworkEndpoints.first?.services ?? []
+            if services.contains(BlueZ.volumeControlService) { try await setUpVolumeControl(id) }
+            await followMediaTransport(id)
             guard let current = active[id] else { return }
             watchLink(id)
             routingManager.activatedDevice(current.device, session: current.session)
@@ -171,6 +193,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension {
         guard let entry = active.removeValue(forKey: id) else { return }
         entry.watcher?.cancel()
         entry.linkWatcher?.cancel()
+        entry.transportWatcher?.cancel()
         routingManager.failedToActivateDevice(entry.device, session: entry.session, error: error)
         if let link = entry.link { Task { await link.close() } }
     }
@@ -190,6 +213,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension {
     private func linkEnded(_ id: UUID, _ error: any Error) {
         guard let entry = active.removeValue(forKey: id) else { return }
         entry.watcher?.cancel()
+        entry.transportWatcher?.cancel()
         routingManager.failedToActivateDevice(entry.device, session: entry.session, error: MediaDeviceError(.connectionFailed, "\(error)"))
     }
 
@@ -201,6 +225,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension {
         guard let entry = active.removeValue(forKey: session.id) else { return }
         entry.watcher?.cancel()
         entry.linkWatcher?.cancel()
+        entry.transportWatcher?.cancel()
         Task {
             await prompts.answer(nil, session: session.id)
             await entry.link?.close()
@@ -272,13 +297,157 @@ public actor BLESpeakerExtension: MediaDeviceExtension {
 
     public func setVolume(_ volume: Float, for device: MediaOutputDevice) {
         guard let id = session(of: device) else { return }
-        let level = UInt8((min(max(volume.isFinite ? volume : 0, 0), 1) * 255).rounded())
+        let fraction = min(max(volume.isFinite ? volume : 0, 0), 1)
+        if active[id]?.controlPoint == nil, let transportPath = active[id]?.transportPath {
+            Task { await self.setTransportVolume(fraction, transportPath) }
+            return
+        }
+        let level = UInt8((fraction * 255).rounded())
         Task { await self.write(.setAbsolute, [level], to: id) }
     }
 
     public func volume(for device: MediaOutputDevice) -> Float {
-        guard let id = session(of: device), let state = active[id]?.state else { return 0 }
-        return Float(state.volume) / 255
+        guard let id = session(of: device) else { return 0 }
+        if let state = active[id]?.state { return Float(state.volume) / 255 }
+        return transportVolume[id] ?? 0
+    }
+
+    // MARK: MediaTransport1
+
+    private var transportVolume: [UUID: Float] = [:]
+
+    /// The Volume scale of a transport: 127 for A2DP, 255 for BAP (LE Audio).
+    static func volumeScale(uuid: String?) -> Float {
+        uuid?.lowercased() == BlueZ.audioSink ? 127 : 255
+    }
+
+    /// Finds the device's MediaTransport1 and follows its Volume.
+    private func followMediaTransport(_ id: UUID) async {
+        guard let path = active[id]?.path else { return }
+        let manager = transport.objectManager
+        let events = await manager.events()
+        guard let transportPath = await manager.paths(implementing: BlueZ.mediaTransport).first(where: { candidate in
+            candidate.isDescendant(of: path)
+        }) else { return }
+        active[id]?.transportPath = transportPath
+        let properties = await manager.properties(of: transportPath, BlueZ.mediaTransport) ?? [:]
+        let scale = Self.volumeScale(uuid: properties["UUID"]?.string)
+        if let raw = properties["Volume"]?.integer { transportVolume[id] = Float(raw) / scale }
+        active[id]?.transportWatcher = Task {
+            for await event in events {
+                guard case .changed(transportPath, BlueZ.mediaTransport, let changed) = event, let raw = changed["Volume"]?.integer else { continue }
+                self.transportVolumeChanged(id, Float(raw) / scale)
+            }
+        }
+    }
+
+    private func transportVolumeChanged(_ id: UUID, _ volume: Float) {
+        guard let entry = active[id], active[id]?.controlPoint == nil else { return }
+        let changed = transportVolume[id] != volume
+        transportVolume[id] = volume
+        if changed { routingManager.volumeChanged(for: entry.device) }
+    }
+
+    private func setTransportVolume(_ fraction: Float, _ transportPath: DBusObjectPath) async {
+        let properties = await transport.objectManager.properties(of: transportPath, BlueZ.mediaTransport) ?? [:]
+        let scale = Self.volumeScale(uuid: properties["UUID"]?.string)
+        do {
+            _ = try await transport.objectManager.connection.call(
+                destination: BlueZ.busName, path: transportPath, interface: "org.freedesktop.DBus.Properties", member: "Set",
+                [.string(BlueZ.mediaTransport), .string("Volume"), .variant(.uint16(UInt16((fraction * scale).rounded())))])
+        } catch {
+            logger.warning("transport volume not set: \(error)")
+        }
+    }
+
+    // MARK: Real-time samples
+
+    public func startRealtimeSampleDelivery(session: MediaOutputSession) {
+        active[session.id]?.streaming = .acquiring([])
+        Task { await self.acquire(session) }
+    }
+
+    private func acquire(_ session: MediaOutputSession) async {
+        guard let entry = active[session.id] else { return }
+        guard let transportPath = entry.transportPath else {
+            routingManager.sessionFailed(session, error: MediaDeviceError(.unsupported, "\(entry.device.displayName) has no audio transport (MediaTransport1)"))
+            return
+        }
+        let properties = await transport.objectManager.properties(of: transportPath, BlueZ.mediaTransport) ?? [:]
+        let codec = BluetoothCodec(
+            a2dpCodec: UInt8(truncatingIfNeeded: properties["Codec"]?.integer ?? 0xFF),
+            bap: properties["UUID"]?.string?.lowercased() != BlueZ.audioSink)
+        do {
+            let reply = try await transport.objectManager.connection.call(
+                destination: BlueZ.busName, path: transportPath, interface: BlueZ.mediaTransport, member: "Acquire")
+            guard reply.count == 3, case .unixFD(let fd) = reply[0], let outgoing = reply[2].integer else {
+                throw MediaDeviceError(.sessionFailed, "Acquire: unexpected reply")
+            }
+            let encoder = try makeBluetoothAudioEncoder(codec: codec, configuration: properties["Configuration"]?.bytes ?? [], mtu: Int(outgoing))
+            guard case .acquiring(let waiting)? = active[session.id]?.streaming else { return }  // stopped meanwhile
+            active[session.id]?.streaming = .ready(fd: fd, encoder: encoder)
+            for buffer in waiting { receiveSamples(buffer, session: session) }
+        } catch let error as BluetoothAudioError {
+            _ = try? await transport.objectManager.connection.call(destination: BlueZ.busName, path: transportPath, interface: BlueZ.mediaTransport, member: "Release")
+            routingManager.sessionFailed(session, error: MediaDeviceError(.unsupported, error.description))
+        } catch {
+            routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(error)"))
+        }
+    }
+
+    public func stopRealtimeSampleDelivery(session: MediaOutputSession) {
+        guard let transportPath = active[session.id]?.transportPath, let streaming = active[session.id]?.streaming else { return }
+        if case .ready(let fd, let encoder) = streaming {
+            for packet in encoder.flush() { Self.send(packet, to: fd) }
+        }
+        active[session.id]?.streaming = nil
+        let connection = transport.objectManager.connection
+        Task { _ = try? await connection.call(destination: BlueZ.busName, path: transportPath, interface: BlueZ.mediaTransport, member: "Release") }
+    }
+
+    public func receiveSamples(_ buffer: SampleBuffer, session: MediaOutputSession) {
+        switch active[session.id]?.streaming {
+        case .acquiring(var waiting)?:
+            waiting.append(buffer)
+            if waiting.count > 100 { waiting.removeFirst() }
+            active[session.id]?.streaming = .acquiring(waiting)
+        case .ready(let fd, let encoder)?:
+            do {
+                for packet in try encoder.packets(from: Self.stereoS16(buffer)) { Self.send(packet, to: fd) }
+            } catch {
+                logger.warning("samples not encoded: \(error)")
+            }
+        case nil:
+            return
+        }
+    }
+
+    private static func send(_ packet: [UInt8], to fd: DBusFileDescriptor) {
+        _ = packet.withUnsafeBytes { Glibc.send(fd.rawValue, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Interleaved stereo S16LE from any PCM buffer (mono doubled, float converted).
+    static func stereoS16(_ buffer: SampleBuffer) -> [UInt8] {
+        var samples: [Int16] = []
+        switch buffer.format.encoding {
+        case .pcmS16LE:
+            samples = stride(from: 0, to: buffer.data.count - 1, by: 2).map { Int16(bitPattern: UInt16(buffer.data[$0]) | UInt16(buffer.data[$0 + 1]) << 8) }
+        case .pcmF32LE:
+            samples = stride(from: 0, to: buffer.data.count - 3, by: 4).map { index in
+                let bits = UInt32(buffer.data[index]) | UInt32(buffer.data[index + 1]) << 8 | UInt32(buffer.data[index + 2]) << 16 | UInt32(buffer.data[index + 3]) << 24
+                return Int16(max(-1, min(1, Float(bitPattern: bits))) * 32767)
+            }
+        case .encoded:
+            return []
+        }
+        if buffer.format.channels == 1 { samples = samples.flatMap { [$0, $0] } }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(samples.count * 2)
+        for sample in samples {
+            bytes.append(UInt8(truncatingIfNeeded: sample))
+            bytes.append(UInt8(truncatingIfNeeded: sample >> 8))
+        }
+        return bytes
     }
 
     public func changeVolume(by increments: Int, for device: MediaOutputDevice) {

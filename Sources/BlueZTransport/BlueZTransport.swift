@@ -389,12 +389,22 @@ public actor BlueZTransport: Transport {
         }
     }
 
+    /// `AcquireNotify`: a socket that carries every notification as one packet, and its MTU
+    /// (cheaper than `PropertiesChanged` for fast streams).
+    public func acquireNotify(_ characteristic: DBusObjectPath) async throws(DBusError) -> (fd: DBusFileDescriptor, mtu: Int) {
+        try await acquire("AcquireNotify", characteristic)
+    }
+
     /// `AcquireWrite`: a socket to write values to, and its MTU.
     public func acquireWrite(_ characteristic: DBusObjectPath) async throws(DBusError) -> (fd: DBusFileDescriptor, mtu: Int) {
+        try await acquire("AcquireWrite", characteristic)
+    }
+
+    private func acquire(_ member: String, _ characteristic: DBusObjectPath) async throws(DBusError) -> (fd: DBusFileDescriptor, mtu: Int) {
         let reply = try await connection.call(
-            destination: BlueZ.busName, path: characteristic, interface: BlueZ.gattCharacteristic, member: "AcquireWrite", [.properties([:])])
+            destination: BlueZ.busName, path: characteristic, interface: BlueZ.gattCharacteristic, member: member, [.properties([:])])
         guard reply.count == 2, case .unixFD(let fd) = reply[0], let mtu = reply[1].integer else {
-            throw DBusError(name: DBusError.failedName, message: "AcquireWrite: unexpected reply")
+            throw DBusError(name: DBusError.failedName, message: "\(member): unexpected reply")
         }
         return (fd, Int(mtu))
     }

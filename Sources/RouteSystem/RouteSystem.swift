@@ -647,6 +647,11 @@ public actor RouteSystem {
                 routes[session.id] = record
                 control.finish()
                 emit(.sessionEnded(record.route, reason: error))
+            } else if record.realtime {
+                // A real-time stream the extension could not start or keep going.
+                record.realtime = false
+                routes[session.id] = record
+                emit(.sessionEnded(record.route, reason: error))
             }
         case .volumeChanged(let device):
             let k = key(device)

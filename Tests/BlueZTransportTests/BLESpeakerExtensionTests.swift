@@ -167,6 +167,21 @@ struct BLESpeakerExtensionTests {
         #expect(await eventually { ((try? await rig.mock.call("AcquiredWrites", [.objectPath(rig.speaker)]).first?.array?.compactMap(\.bytes)) ?? []) == [frame] })
     }
 
+    @Test func acquireNotifyDeliversNotificationsOnASocket() async throws {
+        let rig = try await makeRig()
+        defer { Task { await rig.mock.stop() } }
+        try await rig.transport.connectDevice(rig.speaker)
+        let state = try #require(await rig.transport.waitForCharacteristic(BlueZ.volumeState, of: rig.speaker))
+        let (fd, mtu) = try await rig.transport.acquireNotify(state)
+        #expect(mtu == 23)
+        try await rig.mock.call("PressVolumeButton", [.objectPath(rig.speaker), .int16(10)])
+        var buffer = [UInt8](repeating: 0, count: 64)
+        var poller = pollfd(fd: fd.rawValue, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&poller, 1, 5000) == 1)
+        let count = buffer.withUnsafeMutableBytes { recv(fd.rawValue, $0.baseAddress, $0.count, 0) }
+        #expect(Array(buffer.prefix(max(count, 0))) == [110, 0, 1])
+    }
+
     @Test func afterABlueZRestartTheAgentIsRegisteredAgain() async throws {
         let rig = try await makeRig(answers: [.code("123456"), .code("123456")])
         defer { Task { await rig.mock.stop() } }
@@ -183,5 +198,84 @@ struct BLESpeakerExtensionTests {
         let fresh = try #require(await rig.system.devicesList.first)
         let route = try await rig.system.activate(deviceID: fresh.id)
         #expect(abs(try await rig.system.volume(on: route.session).volume - 50.0 / 255) < 0.001)
+    }
+}
+
+@Suite(.timeLimit(.minutes(1)), .enabled(if: BlueZMock.available))
+struct MediaTransportTests {
+    /// SBC, 44.1 kHz joint stereo, 16 blocks, 8 subbands, loudness, bitpool 2–53.
+    static let sbcConfiguration: [UInt8] = [0x21, 0x15, 2, 53]
+
+    func makeRig(codec: UInt8) async throws -> (BLESpeakerExtensionTests.Rig, ActiveRoute) {
+        let mock = try await BlueZMock()
+        try await mock.addAdapter()
+        let speaker = try await mock.addDevice("AA:00:00:00:00:07", name: "Den Speaker", uuids: [BlueZ.audioSink])
+        try await mock.call("AddMediaTransport", [.objectPath(speaker), .byte(codec), .bytes(Self.sbcConfiguration), .uint16(64), .string(BlueZ.audioSink)])
+        let manager = BlueZObjectManager(connection: mock.connection)
+        try await manager.start()
+        let transport = BlueZTransport(objectManager: manager)
+        let system = RouteSystem()
+        let recorder = await EventRecorder(system)
+        try await system.load { routingManager in BLESpeakerExtension(transport: transport, routingManager: routingManager) }
+        await system.beginDiscovery(client: "test")
+        _ = await eventually { await system.devicesList.count == 1 }
+        let device = try #require(await system.devicesList.first)
+        let route = try await system.activate(deviceID: device.id)
+        let rig = BLESpeakerExtensionTests.Rig(mock: mock, system: system, transport: transport, recorder: recorder, speaker: speaker, extensions: Locked([]))
+        return (rig, route)
+    }
+
+    func transportVolume(_ rig: BLESpeakerExtensionTests.Rig) async throws -> Int64? {
+        try await rig.mock.connection.call(
+            destination: BlueZ.busName, path: DBusObjectPath(rig.speaker.rawValue + "/fd0")!, interface: "org.freedesktop.DBus.Properties",
+            member: "Get", [.string(BlueZ.mediaTransport), .string("Volume")]).first?.integer
+    }
+
+    @Test func a2dpVolumeAndSBCPacketsOfTheMTU() async throws {
+        let (rig, route) = try await makeRig(codec: 0x00)
+        defer { Task { await rig.mock.stop() } }
+        #expect(abs(try await rig.system.volume(on: route.session).volume - 64.0 / 127) < 0.001)
+        try await rig.system.setVolume(1.0, on: route.session)
+        #expect(await eventually { (try? await transportVolume(rig)) == 127 })
+        try await rig.mock.call("SpeakerSetsTransportVolume", [.objectPath(rig.speaker), .uint16(32)])
+        #expect(await eventually { abs(((try? await rig.system.volume(on: route.session).volume) ?? 0) - 32.0 / 127) < 0.001 })
+
+        let sink = try await rig.system.startRealtimeSampleDelivery(on: route.session)
+        // Half a second of a 440 Hz tone, stereo S16LE, in 10 ms buffers.
+        var frame = 0
+        for _ in 0..<50 {
+            var data: [UInt8] = []
+            for _ in 0..<441 {
+                let value = Int16(sin(Double(frame) * 2 * .pi * 440 / 44_100) * 8000)
+                for _ in 0..<2 { data += [UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8)] }
+                frame += 1
+            }
+            await sink.send(SampleBuffer(format: .cdAudio, presentationTime: .zero, frameCount: 441, data: data))
+        }
+        @Sendable func frames() async -> Int {
+            let packets = (try? await rig.mock.call("TransportPackets", [.objectPath(rig.speaker)]).first?.array?.compactMap(\.bytes)) ?? []
+            return packets.reduce(0) { $0 + Int($1[12]) }
+        }
+        // 22 050 samples are 172 frames of 128; all but the last partial packet go out at once.
+        #expect(await eventually { await frames() >= 172 - 14 })
+        await rig.system.stopRealtimeSampleDelivery(on: route.session)
+        #expect(await eventually { await frames() == 172 }, "stopping flushes the last frames")
+        let packets = try await rig.mock.call("TransportPackets", [.objectPath(rig.speaker)]).first?.array?.compactMap(\.bytes) ?? []
+        #expect(packets.allSatisfy { $0.count <= 895 && $0[0] == 0x80 && $0[1] == 96 && $0[13] == 0x9C })
+        let sequences = packets.map { Int($0[2]) << 8 | Int($0[3]) }
+        #expect(sequences == Array(0..<packets.count))
+        #expect(packets.dropLast().allSatisfy { $0.count > 895 - 120 }, "packets are filled to the MTU")
+    }
+
+    @Test func aCodecWeCannotEncodeIsAClearError() async throws {
+        let (rig, route) = try await makeRig(codec: 0x02)  // AAC
+        defer { Task { await rig.mock.stop() } }
+        _ = try await rig.system.startRealtimeSampleDelivery(on: route.session)
+        let reason = await rig.recorder.first { event -> MediaDeviceError? in
+            if case .sessionEnded(let ended, let reason?) = event, ended == route { return reason }
+            return nil
+        }
+        #expect(reason?.code == .unsupported)
+        #expect(reason?.message.contains("AAC") == true, "\(String(describing: reason))")
     }
 }

@@ -222,6 +222,7 @@ def add_gatt(device_path):
     }, [
         ('ReadValue', 'a{sv}', 'ay', lambda self, options: dbus.Array(volume_state(vcs), signature='y')),
         ('StartNotify', '', '', lambda self: set_props(self.path, CHAR_IFACE, {'Notifying': dbus.Boolean(True, variant_level=1)})),
+        ('AcquireNotify', 'a{sv}', 'hq', lambda self, options: acquire_notify(vcs)),
         ('StopNotify', '', '', lambda self: set_props(self.path, CHAR_IFACE, {'Notifying': dbus.Boolean(False, variant_level=1)})),
     ])
     interfaces_added(state_char, CHAR_IFACE, mockobject.objects[state_char].props[CHAR_IFACE])
@@ -241,7 +242,20 @@ def volume_state(vcs):
     return [vcs['volume'], 1 if vcs['mute'] else 0, vcs['counter']]
 
 
+def acquire_notify(vcs):
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    vcs['notify_socket'] = ours
+    fd = dbus.types.UnixFd(theirs.fileno())
+    theirs.close()
+    return (fd, dbus.UInt16(23))
+
+
 def notify(vcs):
+    if vcs.get('notify_socket') is not None:
+        try:
+            vcs['notify_socket'].send(bytes(volume_state(vcs)))
+        except OSError:
+            vcs['notify_socket'] = None
     path = vcs.get('state_path')
     if path and path in mockobject.objects:
         obj = mockobject.objects[path]
@@ -302,6 +316,54 @@ def acquire_write(device_path):
     fd = dbus.types.UnixFd(theirs.fileno())
     theirs.close()
     return (fd, dbus.UInt16(state.get('mtu', 64)))
+
+
+# --- MediaTransport1 ------------------------------------------------------
+
+def transport_acquire(device_path):
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    state = STATE.setdefault(device_path, {})
+    state.setdefault('transport_packets', [])
+    ours.setblocking(False)
+    state['transport_socket'] = ours
+
+    def readable(_fd, _condition):
+        try:
+            data = ours.recv(65536)
+        except BlockingIOError:
+            return True
+        if not data:
+            return False
+        state['transport_packets'].append(list(data))
+        return True
+    GLib.io_add_watch(ours.fileno(), GLib.IO_IN | GLib.IO_HUP, readable)
+    set_props(device_path + '/fd0', TRANSPORT_IFACE, {'State': dbus.String('active', variant_level=1)})
+    fd = dbus.types.UnixFd(theirs.fileno())
+    theirs.close()
+    return (fd, dbus.UInt16(672), dbus.UInt16(state.get('omtu', 895)))
+
+
+def AddMediaTransport(self, path, codec, configuration, volume, uuid):
+    path = str(path)
+    transport = path + '/fd0'
+    self.AddObject(transport, TRANSPORT_IFACE, {
+        'Device': dbus.ObjectPath(path), 'UUID': uuid, 'Codec': dbus.Byte(codec), 'Configuration': dbus.Array(configuration, signature='y'),
+        'State': 'idle', 'Volume': dbus.UInt16(volume), 'Delay': dbus.UInt16(150),
+    }, [
+        ('Acquire', '', 'hqq', lambda obj: transport_acquire(path)),
+        ('TryAcquire', '', 'hqq', lambda obj: transport_acquire(path)),
+        ('Release', '', '', lambda obj: set_props(transport, TRANSPORT_IFACE, {'State': dbus.String('idle', variant_level=1)})),
+    ])
+    interfaces_added(transport, TRANSPORT_IFACE, mockobject.objects[transport].props[TRANSPORT_IFACE])
+    return transport
+
+
+def TransportPackets(self, path):
+    return dbus.Array([dbus.Array(p, signature='y') for p in STATE.get(str(path), {}).get('transport_packets', [])], signature='ay')
+
+
+def SpeakerSetsTransportVolume(self, path, volume):
+    set_props(str(path) + '/fd0', TRANSPORT_IFACE, {'Volume': dbus.UInt16(volume, variant_level=1)})
 
 
 # --- control methods -------------------------------------------------------
@@ -463,4 +525,7 @@ def load(mock, _parameters):
         ('ControlPointWrites', 'o', 'aay', ControlPointWrites),
         ('AcquiredWrites', 'o', 'aay', AcquiredWrites),
         ('DiscoveryFilters', 's', 'aa{sv}', DiscoveryFilters),
+        ('AddMediaTransport', 'oyayqs', 's', AddMediaTransport),
+        ('TransportPackets', 'o', 'aay', TransportPackets),
+        ('SpeakerSetsTransportVolume', 'oq', '', SpeakerSetsTransportVolume),
     ])

@@ -1,0 +1,152 @@
+import CSbc
+import Synchronization
+
+/// Why audio cannot be encoded for a transport.
+public struct BluetoothAudioError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// The codec a `MediaTransport1` negotiated (its `Codec` byte), as A2DP numbers them.
+public enum BluetoothCodec: Sendable, Hashable, CustomStringConvertible {
+    case sbc
+    case mpeg12
+    case aac
+    case atrac
+    case lc3
+    case vendor(UInt8)
+
+    public init(a2dpCodec byte: UInt8, bap: Bool = false) {
+        switch (byte, bap) {
+        case (0x00, false): self = .sbc
+        case (0x01, false): self = .mpeg12
+        case (0x02, false): self = .aac
+        case (0x04, false): self = .atrac
+        case (0x06, true): self = .lc3
+        default: self = .vendor(byte)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .sbc: "SBC"
+        case .mpeg12: "MPEG-1,2 Audio"
+        case .aac: "AAC"
+        case .atrac: "ATRAC"
+        case .lc3: "LC3"
+        case .vendor(let byte): "vendor codec 0x\(String(byte, radix: 16))"
+        }
+    }
+}
+
+/// Encodes PCM for a Bluetooth transport and cuts the result into packets that fit its MTU.
+public protocol BluetoothAudioEncoder: Sendable {
+    /// PCM bytes (interleaved S16LE) one encoded frame takes.
+    var pcmBytesPerFrame: Int { get }
+    /// Encodes whole frames from `pcm`; returns the packets that are full (as many
+    /// frames as the MTU takes). Leftover PCM and frames wait for the next call.
+    func packets(from pcm: [UInt8]) throws(BluetoothAudioError) -> [[UInt8]]
+    /// The frames still waiting, as a last (shorter) packet.
+    func flush() -> [[UInt8]]
+}
+
+/// The encoder for a transport's codec and configuration.
+/// - Throws: ``BluetoothAudioError`` naming the codec when we cannot produce it.
+public func makeBluetoothAudioEncoder(codec: BluetoothCodec, configuration: [UInt8], mtu: Int) throws(BluetoothAudioError) -> any BluetoothAudioEncoder {
+    switch codec {
+    case .sbc:
+        return try SBCEncoder(a2dpConfiguration: configuration, mtu: mtu)
+    default:
+        throw BluetoothAudioError("the speaker negotiated \(codec), which MediaRoute cannot encode (only SBC)")
+    }
+}
+
+/// SBC through libsbc, in A2DP media packets: a 12-byte RTP header (payload type
+/// 96, sequence number, timestamp in samples), a 1-byte SBC payload header with
+/// the frame count, then as many whole frames as fit the MTU.
+public final class SBCEncoder: BluetoothAudioEncoder {
+    private struct State {
+        var sbc = sbc_t()
+        var pending: [UInt8] = []
+        var frames: [[UInt8]] = []
+        var sequence: UInt16 = 0
+        var timestamp: UInt32 = 0
+    }
+
+    public let pcmBytesPerFrame: Int
+    public let encodedFrameLength: Int
+    public let mtu: Int
+    /// Samples per channel in one frame (blocks × subbands).
+    public let samplesPerFrame: Int
+    private let state: Mutex<State>
+
+    /// - Parameter a2dpConfiguration: the transport's `Configuration` (4 bytes of A2DP SBC capabilities).
+    public init(a2dpConfiguration: [UInt8], mtu: Int) throws(BluetoothAudioError) {
+        guard a2dpConfiguration.count == 4 else { throw BluetoothAudioError("SBC configuration has \(a2dpConfiguration.count) bytes, not 4") }
+        var sbc = sbc_t()
+        let result = a2dpConfiguration.withUnsafeBytes { sbc_init_a2dp(&sbc, MR_SBC_LE, $0.baseAddress, $0.count) }
+        guard result == 0 else { throw BluetoothAudioError("libsbc refused the SBC configuration \(a2dpConfiguration) (error \(result))") }
+        let codesize = sbc_get_codesize(&sbc)
+        let frameLength = sbc_get_frame_length(&sbc)
+        guard codesize > 0, frameLength > 0, 13 + frameLength <= mtu else {
+            sbc_finish(&sbc)
+            throw BluetoothAudioError("an SBC frame of \(frameLength) bytes does not fit an MTU of \(mtu)")
+        }
+        pcmBytesPerFrame = codesize
+        encodedFrameLength = frameLength
+        samplesPerFrame = codesize / 4  // stereo S16: 4 bytes per sample pair; mono streams are upmixed by the caller
+        self.mtu = mtu
+        state = Mutex(State(sbc: sbc))
+    }
+
+    deinit {
+        state.withLock { sbc_finish(&$0.sbc) }
+    }
+
+    public func packets(from pcm: [UInt8]) throws(BluetoothAudioError) -> [[UInt8]] {
+        try state.withLock { (state: inout State) throws(BluetoothAudioError) -> [[UInt8]] in
+            state.pending += pcm
+            var offset = 0
+            var output = [UInt8](repeating: 0, count: encodedFrameLength + 16)
+            while state.pending.count - offset >= pcmBytesPerFrame {
+                var written = 0
+                let consumed = state.pending.withUnsafeBytes { input in
+                    output.withUnsafeMutableBytes { out in
+                        sbc_encode(&state.sbc, input.baseAddress! + offset, pcmBytesPerFrame, out.baseAddress, out.count, &written)
+                    }
+                }
+                guard consumed > 0, written > 0 else { throw BluetoothAudioError("libsbc could not encode a frame (\(consumed))") }
+                state.frames.append(Array(output.prefix(written)))
+                offset += consumed
+            }
+            state.pending.removeFirst(offset)
+            var packets: [[UInt8]] = []
+            while state.frames.count >= framesPerPacket {
+                packets.append(Self.packet(&state, count: framesPerPacket, samplesPerFrame: samplesPerFrame))
+            }
+            return packets
+        }
+    }
+
+    public func flush() -> [[UInt8]] {
+        state.withLock { state in
+            state.frames.isEmpty ? [] : [Self.packet(&state, count: state.frames.count, samplesPerFrame: samplesPerFrame)]
+        }
+    }
+
+    /// Frames per packet: as many as fit the MTU after the headers (at most 15, the 4-bit frame count).
+    public var framesPerPacket: Int { max(1, min(15, (mtu - 13) / encodedFrameLength)) }
+
+    private static func packet(_ state: inout State, count: Int, samplesPerFrame: Int) -> [UInt8] {
+        var packet: [UInt8] = [0x80, 96]
+        packet += [UInt8(state.sequence >> 8), UInt8(state.sequence & 0xFF)]
+        packet += [24, 16, 8, 0].map { UInt8((state.timestamp >> UInt32($0)) & 0xFF) }
+        packet += [0, 0, 0, 1]  // SSRC
+        packet.append(UInt8(count))
+        for frame in state.frames.prefix(count) { packet += frame }
+        state.frames.removeFirst(count)
+        state.sequence &+= 1
+        state.timestamp &+= UInt32(count * samplesPerFrame)
+        return packet
+    }
+}
