@@ -242,7 +242,9 @@ public actor BlueZTransport: Transport {
                 }
                 logger.info("connect retry", metadata: ["device": "\(path)", "attempt": "\(attempt)", "error": "\(error.message)"])
                 if error.message.contains("le-connection-abort-by-local") {
-                    try await waitFor(path, events: events, timeout: .seconds(2)) { $0["Connected"]?.bool != true }
+                    // The aborted link reports Connected=true, then false: wait for that false,
+                    // not for a cache that may not have seen the true yet.
+                    try await waitFor(path, events: events, timeout: .seconds(2), checkCacheFirst: false) { $0["Connected"]?.bool != true }
                 }
                 try? await clock.sleep(for: delay)
                 delay = delay * 2
@@ -256,9 +258,9 @@ public actor BlueZTransport: Transport {
     /// Waits until `condition` holds for the device's properties.
     private func waitFor(
         _ path: DBusObjectPath, events: AsyncStream<BlueZObjectManager.Event>, timeout: Duration, failWhenDisconnected: Bool = false,
-        _ condition: @escaping @Sendable ([String: DBusValue]) -> Bool
+        checkCacheFirst: Bool = true, _ condition: @escaping @Sendable ([String: DBusValue]) -> Bool
     ) async throws(TransportError) {
-        if let properties = await objectManager.properties(of: path, BlueZ.device), condition(properties) { return }
+        if checkCacheFirst, let properties = await objectManager.properties(of: path, BlueZ.device), condition(properties) { return }
         let clock = self.clock
         let deadline = clock.now() + timeout
         let outcome: TransportError? = await withTaskGroup(of: TransportError?.self) { group in
@@ -266,6 +268,7 @@ public actor BlueZTransport: Transport {
                 for await event in events {
                     switch event {
                     case .changed(let changedPath, BlueZ.device, let changed) where changedPath == path:
+                        if !checkCacheFirst, changed["Connected"] == nil { continue }
                         if failWhenDisconnected, changed["Connected"]?.bool == false {
                             return TransportError(.connectionLost, "\(path) disconnected before its services were resolved")
                         }

@@ -100,6 +100,7 @@ struct BLESpeakerExtensionTests {
         // relative path (opcodes 0x00–0x03) is what a relative-only caller gets.
         let speaker = try #require(await rig.system.device(containing: route.key)?.members.first?.device)
         let ext = try #require(rig.extensions.value.first)
+        #expect(await eventually { await ext.isDeviceMuted(speaker) }, "the extension has seen its mute land")
         await ext.changeVolume(by: 2, for: speaker)
         #expect(await eventually { (try? await rig.volumeState())?.prefix(2) == [132, 0] }, "unmuted and two steps of 16 up")
         let writes = try await rig.mock.call("ControlPointWrites", [.objectPath(rig.speaker)]).first?.array?.compactMap(\.bytes) ?? []
