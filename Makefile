@@ -80,6 +80,7 @@ benchmarks: deps
 	.build/release/mediaroute-bench daemon .build-release/release/mediarouted
 	.build/release/mediaroute-bench push
 	.build/release/mediaroute-bench wifi
+	.build/release/mediaroute-bench bluez
 
 clean:
 	rm -rf .build

@@ -9,6 +9,7 @@ import MediaRouteTestSupport
 ///   mediaroute-bench daemon PATH/mediarouted   start-up to name, idle RSS and wake-ups
 ///   mediaroute-bench push                      the Now Playing push endpoint under wrk
 ///   mediaroute-bench wifi                      scan-dump parsing, and network change → SSDP search
+///   mediaroute-bench bluez                     1 000 mock BLE devices, next to bleak
 @main
 struct Bench {
     static func main() async throws {
@@ -19,8 +20,9 @@ struct Bench {
         case "clocksync": clockSync()
         case "push": try await push()
         case "wifi": try await wifi()
+        case "bluez": try await bluez()
         default:
-            print("usage: mediaroute-bench dbus | daemon PATH | clocksync | push | wifi")
+            print("usage: mediaroute-bench dbus | daemon PATH | clocksync | push | wifi | bluez")
         }
     }
 

@@ -1,0 +1,128 @@
+import BlueZTransport
+import DBus
+import Foundation
+import MediaRouteTestSupport
+import Transport
+
+/// Issue 5's figures: object-manager sync and event handling for 1 000 mock
+/// devices, next to bleak scanning the same mock in the same run.
+extension Bench {
+    static let template = "Tests/BlueZTransportTests/Mock/mediaroute_bluez.py"
+
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
+    /// A private bus with the mock and one adapter.
+    static func startMock() async throws -> (PrivateBus, ChildProcess, DBusConnection) {
+        let bus = try PrivateBus()
+        let mock = try ChildProcess(["/usr/bin/python3", "-m", "dbusmock", "--system", "--template", template, "-l", "/dev/null"],
+                                    environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        while (try? await connection.nameOwner(of: BlueZ.busName)) ?? nil == nil { try await Task.sleep(for: .milliseconds(20)) }
+        _ = try await connection.call(destination: BlueZ.busName, path: "/", interface: "org.mediaroute.BlueZMock", member: "AddAdapter",
+                                      [.string("hci0"), .string("00:11:22:33:44:55")])
+        return (bus, mock, connection)
+    }
+
+    static func addDevices(_ connection: DBusConnection, _ count: Int) async throws -> Double {
+        let reply = try await connection.call(
+            destination: BlueZ.busName, path: "/", interface: "org.mediaroute.BlueZMock", member: "AddDevices",
+            [.string("hci0"), .uint32(UInt32(count)), .string(BlueZ.volumeControlService)], timeout: .seconds(120))
+        return reply.first?.double ?? .nan
+    }
+
+    static func bluez() async throws {
+        guard FileManager.default.fileExists(atPath: template) else {
+            print("bluez: run from the repository root (needs \(template))")
+            return
+        }
+        let count = 1000
+        print("| case | client | devices reported | wall ms | mock's own ms | ratio | CPU µs per device |")
+        print("|---|---|---|---|---|---|---|")
+        for run in 0..<3 {
+            // 1. Devices arriving while discovering (InterfacesAdded).
+            do {
+                let (bus, mock, connection) = try await startMock()
+                defer { mock.kill(SIGKILL); mock.wait(); connection.close(); bus.stop() }
+                let manager = BlueZObjectManager(connection: connection)
+                try await manager.start()
+                let transport = BlueZTransport(objectManager: manager)
+                let reported = Locked(0)
+                let done = Locked<ContinuousClock.Instant?>(nil)
+                let discovery = Task {
+                    for await event in transport.discover() {
+                        if case .appeared = event {
+                            let total = reported.withLock { $0 += 1; return $0 }
+                            if total == count { done.withLock { $0 = .now } }
+                        }
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(200))
+                let cpu = cpuSeconds()
+                let start = ContinuousClock.now
+                let mockSeconds = try await addDevices(connection, count)
+                while done.value == nil && ContinuousClock.now - start < .seconds(60) { try await Task.sleep(for: .milliseconds(2)) }
+                let wall = milliseconds((done.value ?? .now) - start)
+                let cpuPerDevice = (cpuSeconds() - cpu) / Double(count) * 1e6
+                discovery.cancel()
+                print("| devices added while scanning, run \(run + 1) | MediaRoute | \(reported.value) | \(format(wall, 1)) | \(format(mockSeconds * 1000, 1)) | \(format(wall / (mockSeconds * 1000), 2)) | \(format(cpuPerDevice, 1)) |")
+            }
+            // 2. The same with bleak.
+            try await bleak(count: count, run: run, present: false)
+            // 3. Devices already there when the client starts.
+            do {
+                let (bus, mock, connection) = try await startMock()
+                defer { mock.kill(SIGKILL); mock.wait(); connection.close(); bus.stop() }
+                let mockSeconds = try await addDevices(connection, count)
+                let cpu = cpuSeconds()
+                let start = ContinuousClock.now
+                let manager = BlueZObjectManager(connection: connection)
+                try await manager.start()
+                let transport = BlueZTransport(objectManager: manager)
+                var reported = 0
+                for await event in transport.discover() {
+                    if case .appeared = event { reported += 1 }
+                    if reported == count { break }
+                }
+                let wall = milliseconds(ContinuousClock.now - start)
+                let cpuPerDevice = (cpuSeconds() - cpu) / Double(count) * 1e6
+                print("| 1 000 already present at start, run \(run + 1) | MediaRoute | \(reported) | \(format(wall, 1)) | (\(format(mockSeconds * 1000, 1)) to create) | – | \(format(cpuPerDevice, 1)) |")
+            }
+            try await bleak(count: count, run: run, present: true)
+        }
+    }
+
+    /// bleak in its own process against a fresh mock.
+    static func bleak(count: Int, run: Int, present: Bool) async throws {
+        let python = ProcessInfo.processInfo.environment["BLEAK_PYTHON"] ?? "/var/tmp/bleak-venv/bin/python"
+        guard FileManager.default.isExecutableFile(atPath: python) else {
+            print("| | bleak | skipped: no \(python) (python3 -m venv /var/tmp/bleak-venv && /var/tmp/bleak-venv/bin/pip install bleak) | | | | |")
+            return
+        }
+        let (bus, mock, connection) = try await startMock()
+        defer { mock.kill(SIGKILL); mock.wait(); connection.close(); bus.stop() }
+        var mockSeconds = Double.nan
+        if present { mockSeconds = try await addDevices(connection, count) }
+        let scanner = try LineCollector([python, "Benchmarks/bleak_scan.py", "\(count)", present ? "5" : "60"],
+                                        environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        defer { scanner.stop() }
+        while !scanner.lines.value.contains(where: { $0.1 == "ready" }) { try await Task.sleep(for: .milliseconds(5)) }
+        if !present { mockSeconds = try await addDevices(connection, count) }
+        var result: [String] = []
+        while result.count != 3 {
+            try await Task.sleep(for: .milliseconds(5))
+            result = scanner.lines.value.last.map { $0.1.split(separator: " ").map(String.init) } ?? []
+            if result.first == "ready" { result = [] }
+        }
+        let seen = Int(result[0]) ?? 0
+        let cpu = Double(result[1]) ?? .nan
+        let wall = (Double(result[2]) ?? .nan) * 1000
+        let label = present ? "1 000 already present at start, run \(run + 1)" : "devices added while scanning, run \(run + 1)"
+        let ratio = present ? "–" : format(wall / (mockSeconds * 1000), 2)
+        let mockCell = present ? "(\(format(mockSeconds * 1000, 1)) to create)" : format(mockSeconds * 1000, 1)
+        print("| \(label) | bleak | \(seen) | \(format(wall, 1)) | \(mockCell) | \(ratio) | \(seen > 0 ? format(cpu / Double(seen) * 1e6, 1) : "–") |")
+    }
+}
