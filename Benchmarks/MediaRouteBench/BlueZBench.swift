@@ -10,9 +10,15 @@ extension Bench {
     static let template = "Tests/BlueZTransportTests/Mock/mediaroute_bluez.py"
 
     static func cpuSeconds() -> Double {
+        let (user, system) = cpuSplit()
+        return user + system
+    }
+
+    /// User and system CPU seconds of this process.
+    static func cpuSplit() -> (Double, Double) {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        return (Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6, Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6)
     }
 
     /// A private bus with the mock and one adapter.
@@ -62,11 +68,16 @@ extension Bench {
                 }
                 try await Task.sleep(for: .milliseconds(200))
                 let cpu = cpuSeconds()
+                let split = cpuSplit()
                 let start = ContinuousClock.now
                 let mockSeconds = try await addDevices(connection, count)
                 while done.value == nil && ContinuousClock.now - start < .seconds(60) { try await Task.sleep(for: .milliseconds(2)) }
                 let wall = milliseconds((done.value ?? .now) - start)
                 let cpuPerDevice = (cpuSeconds() - cpu) / Double(count) * 1e6
+                let after = cpuSplit()
+                if ProcessInfo.processInfo.environment["BENCH_SPLIT"] != nil {
+                    print("user \(format((after.0 - split.0) / Double(count) * 1e6, 1)) µs, system \(format((after.1 - split.1) / Double(count) * 1e6, 1)) µs")
+                }
                 discovery.cancel()
                 print("| devices added while scanning, run \(run + 1) | MediaRoute | \(reported.value) | \(format(wall, 1)) | \(format(mockSeconds * 1000, 1)) | \(format(wall / (mockSeconds * 1000), 2)) | \(format(cpuPerDevice, 1)) |")
             }
