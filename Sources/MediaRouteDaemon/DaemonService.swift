@@ -11,6 +11,8 @@ import NowPlaying
 import NowPlayingPush
 import NowPlayingRouting
 import RouteSystem
+import BLESpeakerExtension
+import BlueZTransport
 import ServiceLifecycle
 import WiFiDisplayExtension
 import WiFiTransport
@@ -41,13 +43,16 @@ public struct DaemonService: Service {
     public let configuration: DaemonConfiguration
     /// Follow adapters through udev/sysfs (off: the scenario's devices are always reachable).
     public let followsAdapters: Bool
+    /// The bus BlueZ is on (nil: no BLE speakers).
+    public let bluezBus: DBusConnection.Bus?
     public let logger: Logger
 
     public init(
         bus: DBusConnection.Bus, busName: String = DaemonNames.busName, scenario: LoopbackScenario,
         nowPlaying: NowPlayingOptions = NowPlayingOptions(), configuration: DaemonConfiguration = DaemonConfiguration(),
-        followsAdapters: Bool = true, logger: Logger
+        followsAdapters: Bool = true, bluezBus: DBusConnection.Bus? = nil, logger: Logger
     ) {
+        self.bluezBus = bluezBus
         self.bus = bus
         self.busName = busName
         self.scenario = scenario
@@ -76,6 +81,25 @@ public struct DaemonService: Service {
             }
             let wifi = WiFiTransport(configuration: .init(interfaceIndexes: indexes, p2p: configuration.wifi.scanMode == .p2p), logger: logger)
             try await system.load { manager in WiFiDisplayExtension(transport: wifi, routingManager: manager, logger: logger) }
+        }
+        if let bluezBus, configuration.bluetooth.enabled {
+            // BLE speakers through BlueZ; the adapter is the configured one, or udev's primary controller.
+            do {
+                let bluez = try await DBusConnection.connect(to: bluezBus, logger: logger)
+                let manager = BlueZObjectManager(connection: bluez, logger: logger)
+                try await manager.start()
+                let primary = SysfsAdapterReader().records().compactMap { record -> String? in
+                    guard case .success(let settings) = AdapterSettings.resolve(record, configuration: configuration),
+                        settings.transport == .bluetooth, settings.enabled, settings.role == .primary
+                    else { return nil }
+                    return settings.name
+                }.first
+                let transport = BlueZTransport(
+                    objectManager: manager, configuration: .init(adapterName: configuration.bluetooth.preferredAdapter ?? primary), logger: logger)
+                try await system.load { routingManager in BLESpeakerExtension(transport: transport, routingManager: routingManager, logger: logger) }
+            } catch {
+                logger.error("BLE speakers unavailable: cannot reach BlueZ (\(error))")
+            }
         }
         let daemon = RoutingDaemon(system: system, connection: connection, logger: logger)
         // Now Playing comes up before the bus name is taken: owning the name means ready.

@@ -19,7 +19,7 @@ struct Daemon {
     static let usage = """
         USAGE: mediarouted [--bus system|session|ADDRESS] [--name NAME] [--scenario FILE] [--log-level LEVEL]
                            [--push-listen HOST:PORT|off] [--mpris on|off] [--mpris-name NAME]
-                           [--config FILE] [--adapters on|off] [--check-config]
+                           [--config FILE] [--adapters on|off] [--bluez-bus system|ADDRESS|off] [--check-config]
 
           --bus          the bus to publish on (default: system)
           --name         the well-known name to own (default: \(DaemonNames.busName))
@@ -31,6 +31,7 @@ struct Daemon {
           --config       the configuration file (default: /etc/mediaroute/mediaroute.conf, if present);
                          its [daemon] keys are these options' defaults
           --adapters     follow network interfaces and Bluetooth controllers through udev (default: on)
+          --bluez-bus    where BlueZ is, for BLE speakers (default: system with --bus system, else off)
           --check-config check the configuration file and the udev rules' MediaRoute properties, then exit
         """
 
@@ -64,7 +65,7 @@ struct Daemon {
         var given: [String: String] = [:]
         var checkOnly = false
         var arguments = CommandLine.arguments.dropFirst()
-        let valued = ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name", "--config", "--adapters"]
+        let valued = ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name", "--config", "--adapters", "--bluez-bus"]
         while let argument = arguments.popFirst() {
             if argument == "--help" || argument == "-h" {
                 print(usage)
@@ -119,9 +120,15 @@ struct Daemon {
             mpris: options["--mpris"] == "on", mprisBusName: options["--mpris-name"]!,
             push: pushConfiguration(options["--push-listen"]!))
         for problem in UdevRulesChecker.check() { logger.error("\(problem)") }
+        let bluezBus: DBusConnection.Bus? = switch options["--bluez-bus"] ?? (options["--bus"] == "system" ? "system" : "off") {
+        case "off": nil
+        case "system": .system
+        case "session": .session
+        case let address: .address(address)
+        }
         let service = DaemonService(
             bus: bus, busName: options["--name"]!, scenario: scenario, nowPlaying: nowPlaying, configuration: configuration,
-            followsAdapters: options["--adapters"] == "on", logger: logger)
+            followsAdapters: options["--adapters"] == "on", bluezBus: bluezBus, logger: logger)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],
