@@ -40,9 +40,8 @@ public actor BlueZObjectManager {
             DBusMatchRule(sender: BlueZ.busName, pathNamespace: BlueZ.root, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"),
         ])
         let owners = try await connection.nameOwnerChanges(of: BlueZ.busName)
-        tasks.append(Task { [weak self] in
-            for await signal in signals { await self?.handle(signal) }
-        })
+        // The loop runs on the actor: one hop per wake-up, not one per signal.
+        tasks.append(Task { await self.consume(signals) })
         tasks.append(Task { [weak self] in
             for await change in owners { await self?.ownerChanged(change) }
         })
@@ -90,6 +89,10 @@ public actor BlueZObjectManager {
             if let path, !(entry.key.isDescendant(of: path) && entry.key != path) { return nil }
             return entry.key
         }.sorted()
+    }
+
+    private func consume(_ signals: AsyncStream<DBusMessage>) async {
+        for await signal in signals { handle(signal) }
     }
 
     private func handle(_ signal: DBusMessage) {

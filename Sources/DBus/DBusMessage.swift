@@ -1,4 +1,5 @@
 import CDBus
+import Synchronization
 
 /// A D-Bus message as a Swift value. Messages cross threads only in this form;
 /// libdbus's own `DBusMessage` objects live and die on the connection's I/O thread.
@@ -257,6 +258,27 @@ extension DBusMessage {
         return String(cString: raw)
     }
 
+    /// The signature of a basic type code, without asking libdbus (which allocates).
+    private static func basicSignature(_ type: Int32) -> String? {
+        switch type {
+        case MR_DBUS_TYPE_BYTE: "y"
+        case MR_DBUS_TYPE_BOOLEAN: "b"
+        case MR_DBUS_TYPE_INT16: "n"
+        case MR_DBUS_TYPE_UINT16: "q"
+        case MR_DBUS_TYPE_INT32: "i"
+        case MR_DBUS_TYPE_UINT32: "u"
+        case MR_DBUS_TYPE_INT64: "x"
+        case MR_DBUS_TYPE_UINT64: "t"
+        case MR_DBUS_TYPE_DOUBLE: "d"
+        case MR_DBUS_TYPE_STRING: "s"
+        case MR_DBUS_TYPE_OBJECT_PATH: "o"
+        case MR_DBUS_TYPE_SIGNATURE: "g"
+        case MR_DBUS_TYPE_UNIX_FD: "h"
+        case MR_DBUS_TYPE_VARIANT: "v"
+        default: nil
+        }
+    }
+
     static func read(_ iterator: inout DBusMessageIter) -> DBusValue? {
         switch dbus_message_iter_get_arg_type(&iterator) {
         case MR_DBUS_TYPE_BYTE: return .byte(readBasic(&iterator, UInt8(0)))
@@ -270,29 +292,45 @@ extension DBusMessage {
         case MR_DBUS_TYPE_DOUBLE: return .double(readBasic(&iterator, Double(0)))
         case MR_DBUS_TYPE_STRING: return .string(readString(&iterator))
         case MR_DBUS_TYPE_OBJECT_PATH:
-            return DBusObjectPath(readString(&iterator)).map(DBusValue.objectPath)
+            // libdbus validated the message; checking the path again costs more than the rest.
+            return .objectPath(DBusObjectPath(validatedByLibdbus: readString(&iterator)))
         case MR_DBUS_TYPE_SIGNATURE: return .signature(readString(&iterator))
         case MR_DBUS_TYPE_UNIX_FD:
             // libdbus hands out a dup()ed descriptor that the reader owns.
             let fd = readBasic(&iterator, Int32(-1))
             return fd >= 0 ? .unixFD(DBusFileDescriptor(owning: fd)) : nil
         case MR_DBUS_TYPE_ARRAY:
-            let full = signature(of: &iterator)
-            let element = String(full.dropFirst())
+            let elementType = dbus_message_iter_get_element_type(&iterator)
             var sub = DBusMessageIter()
             dbus_message_iter_recurse(&iterator, &sub)
+            if elementType == MR_DBUS_TYPE_BYTE {
+                // Bytes in one call instead of one per element.
+                var pointer: UnsafeMutablePointer<UInt8>?
+                var count: Int32 = 0
+                withUnsafeMutablePointer(to: &pointer) { dbus_message_iter_get_fixed_array(&sub, $0, &count) }
+                let bytes = pointer.map { Array(UnsafeBufferPointer(start: $0, count: Int(count))) } ?? []
+                return .array(elementSignature: "y", bytes.map(DBusValue.byte))
+            }
+            if elementType == MR_DBUS_TYPE_DICT_ENTRY {
+                let (keySignature, valueSignature) = dictionarySignatures(&iterator)
+                var entries: [DBusDictEntry] = []
+                while dbus_message_iter_get_arg_type(&sub) != MR_DBUS_TYPE_INVALID {
+                    var pair = DBusMessageIter()
+                    dbus_message_iter_recurse(&sub, &pair)
+                    guard let key = read(&pair) else { return nil }
+                    dbus_message_iter_next(&pair)
+                    guard let value = read(&pair) else { return nil }
+                    entries.append(DBusDictEntry(key, value))
+                    dbus_message_iter_next(&sub)
+                }
+                return .dictionary(keySignature: keySignature, valueSignature: valueSignature, entries)
+            }
+            let element = basicSignature(elementType) ?? String(signature(of: &iterator).dropFirst())
             var items: [DBusValue] = []
             while dbus_message_iter_get_arg_type(&sub) != MR_DBUS_TYPE_INVALID {
                 guard let item = read(&sub) else { return nil }
                 items.append(item)
                 dbus_message_iter_next(&sub)
-            }
-            if element.hasPrefix("{"), let parts = dbusSplitSignature(String(element.dropFirst().dropLast())), parts.count == 2 {
-                let entries = items.compactMap { item -> DBusDictEntry? in
-                    guard case .structure(let pair) = item, pair.count == 2 else { return nil }
-                    return DBusDictEntry(pair[0], pair[1])
-                }
-                return .dictionary(keySignature: parts[0], valueSignature: parts[1], entries)
             }
             return .array(elementSignature: element, items)
         case MR_DBUS_TYPE_STRUCT, MR_DBUS_TYPE_DICT_ENTRY:
@@ -313,4 +351,23 @@ extension DBusMessage {
             return nil
         }
     }
+
+    /// Key and value signatures of a dictionary array, cached by the array's signature
+    /// (the same few — `a{sv}`, `a{sa{sv}}` — come again and again).
+    private static func dictionarySignatures(_ iterator: inout DBusMessageIter) -> (String, String) {
+        guard let raw = dbus_message_iter_get_signature(&iterator) else { return ("", "") }
+        defer { dbus_free(raw) }
+        let full = String(cString: raw)
+        if let cached = signatureCache.withLock({ $0[full] }) { return cached }
+        // "a{" key value "}"
+        let inner = String(full.dropFirst(2).dropLast())
+        let parts = dbusSplitSignature(inner) ?? []
+        let result = parts.count == 2 ? (parts[0], parts[1]) : ("", "")
+        signatureCache.withLock { cache in
+            if cache.count < 256 { cache[full] = result }
+        }
+        return result
+    }
+
+    private static let signatureCache = Mutex<[String: (String, String)]>([:])
 }

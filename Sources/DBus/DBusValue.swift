@@ -17,6 +17,11 @@ public struct DBusObjectPath: Sendable, Hashable, Comparable, CustomStringConver
         rawValue = value
     }
 
+    /// A path libdbus already validated (it checks every incoming message).
+    init(validatedByLibdbus rawValue: String) {
+        self.rawValue = rawValue
+    }
+
     public var description: String { rawValue }
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
