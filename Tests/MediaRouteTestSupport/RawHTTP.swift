@@ -18,6 +18,13 @@ public enum RawHTTP {
 
     /// Sends `request` to 127.0.0.1:`port` and reads `expecting` responses (or until the server closes).
     public static func exchange(port: Int, _ request: [UInt8], expecting: Int = 1, timeout: Int = 5) async throws -> [Response] {
+        try await exchangeReportingClose(port: port, request, expecting: expecting, timeout: timeout).responses
+    }
+
+    /// Also says whether the server closed the connection (EOF) rather than the client giving up.
+    public static func exchangeReportingClose(
+        port: Int, _ request: [UInt8], expecting: Int = 1, timeout: Int = 5
+    ) async throws -> (responses: [Response], closedByServer: Bool) {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
                 continuation.resume(with: Result { try blockingExchange(port: port, request, expecting: expecting, timeout: timeout) })
@@ -35,7 +42,7 @@ public enum RawHTTP {
         return response
     }
 
-    private static func blockingExchange(port: Int, _ request: [UInt8], expecting: Int, timeout: Int) throws -> [Response] {
+    private static func blockingExchange(port: Int, _ request: [UInt8], expecting: Int, timeout: Int) throws -> (responses: [Response], closedByServer: Bool) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket") }
         defer { close(fd) }
@@ -57,6 +64,7 @@ public enum RawHTTP {
         }
         var received: [UInt8] = []
         var responses: [Response] = []
+        var closedByServer = false
         var chunk = [UInt8](repeating: 0, count: 65536)
         while responses.count < expecting {
             if let (response, used) = parse(received) {
@@ -65,10 +73,11 @@ public enum RawHTTP {
                 continue
             }
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n == 0 || (n < 0 && errno == ECONNRESET) { closedByServer = true }
             if n <= 0 { break }
             received.append(contentsOf: chunk[0..<n])
         }
-        return responses
+        return (responses, closedByServer)
     }
 
     private static func parse(_ bytes: [UInt8]) -> (Response, Int)? {
