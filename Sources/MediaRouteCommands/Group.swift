@@ -59,6 +59,12 @@ extension MediaRouteCtl {
             await coordinators[0].play()
 
             let corrector = DriftCorrector()
+            // Right after the start, a device that joined late (its play command
+            // arrived late on a busy box) is moved into place at once: a trim at
+            // ≤ 500 ppm would take minutes to remove tens of milliseconds.
+            var joining = DriftCorrector()
+            joining.hardResync = 0.020
+            let settleUntil = clock.now() + .seconds(1)
             let end = clock.now() + .seconds(double: seconds)
             while clock.now() < end {
                 try? await clock.sleep(for: min(.milliseconds(500), end - clock.now()))
@@ -66,7 +72,8 @@ extension MediaRouteCtl {
                 var line = "  group at \(MediaRouteCommands.seconds(expected)):"
                 for member in members {
                     let offset = member.control.currentPlaybackPosition - expected
-                    switch corrector.correction(position: member.control.currentPlaybackPosition, expected: expected, groupRate: 1) {
+                    let policy = clock.now() <= settleUntil ? joining : corrector
+                    switch policy.correction(position: member.control.currentPlaybackPosition, expected: expected, groupRate: 1) {
                     case .trim(let rate): member.control.playbackSpeed = rate
                     case .seek(let target): member.control.seek(to: target)
                     case .none(let rate): if member.control.playbackSpeed != rate { member.control.playbackSpeed = rate }
