@@ -1,5 +1,6 @@
 import CUdev
 import Logging
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,6 +27,7 @@ final class UdevMonitor: Sendable {
     let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
     private let wakeFD: Int32
+    private let stopped = Atomic<Bool>(false)
     private let monitorFD: Int32
     // libudev handles are used by the monitor thread only after init; `stop()`
     // only writes the eventfd, and the thread frees them when it exits.
@@ -83,9 +85,13 @@ final class UdevMonitor: Sendable {
 
     /// Stops the thread; the event stream finishes.
     func stop() {
+        // Once only: the thread closes the eventfd when it ends, and its number may be reused.
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
     }
+
+    deinit { stop() }
 
     private final class MonitorThread {
         let handles: Handles

@@ -80,6 +80,7 @@ public struct NetworkChangeDecoder: Sendable {
 public final class NetworkChangeMonitor: Sendable {
     public let changes: AsyncStream<NetworkChange>
     private let wakeFD: Int32
+    private let stopped = Atomic<Bool>(false)
 
     private final class Sockets: @unchecked Sendable {
         // Safe: created in init, then used and freed by the monitor thread alone.
@@ -137,9 +138,13 @@ public final class NetworkChangeMonitor: Sendable {
 
     /// Stops the thread; ``changes`` finishes.
     public func stop() {
+        // Once only: the thread closes the eventfd when it ends, and its number may be reused.
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
     }
+
+    deinit { stop() }
 
     private final class Thread {
         let sockets: Sockets
