@@ -63,7 +63,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         var watcher: Task<Void, Never>?
         var linkWatcher: Task<Void, Never>?
         var link: BlueZLink?
-        var transportPath: DBusObjectPath?
+        var mediaTransport: BlueZMediaTransport?
         var transportWatcher: Task<Void, Never>?
         var streaming: Streaming?
     }
@@ -79,7 +79,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     private let routingManager: MediaDeviceRoutingManager
     private let logger: Logger
     private var discovery: Task<Void, Never>?
-    private var known: [String: MediaOutputDevice] = [:]
+    private var known = DiscoveredDevices()
     private var active: [UUID: Active] = [:]
     private var agent: BlueZAgent?
     private let prompts = PromptBridge()
@@ -126,18 +126,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     }
 
     private func handle(_ event: DiscoveryEvent) {
-        switch event {
-        case .appeared(let endpoint), .updated(let endpoint):
-            guard let device = Self.device(for: endpoint) else { return }
-            let isNew = known[device.id] == nil
-            known[device.id] = device
-            if isNew { routingManager.foundDevice(device) } else { routingManager.updateDevices([device]) }
-        case .lost(let id):
-            if let device = known.removeValue(forKey: id) { routingManager.lostDevice(device) }
-        case .failed(let error):
-            discovery = nil
-            routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "Bluetooth: \(error.message)"))
-        }
+        if known.apply(event, to: routingManager, failurePrefix: "Bluetooth: ", device: Self.device(for:)) != nil { discovery = nil }
     }
 
     // MARK: Activation
@@ -298,8 +287,8 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     public func setVolume(_ volume: Float, for device: MediaOutputDevice) {
         guard let id = session(of: device) else { return }
         let fraction = min(max(volume.isFinite ? volume : 0, 0), 1)
-        if active[id]?.controlPoint == nil, let transportPath = active[id]?.transportPath {
-            Task { await self.setTransportVolume(fraction, transportPath) }
+        if active[id]?.controlPoint == nil, let mediaTransport = active[id]?.mediaTransport {
+            Task { await self.setTransportVolume(fraction, mediaTransport) }
             return
         }
         let level = UInt8((fraction * 255).rounded())
@@ -316,28 +305,14 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
 
     private var transportVolume: [UUID: Float] = [:]
 
-    /// The Volume scale of a transport: 127 for A2DP, 255 for BAP (LE Audio).
-    static func volumeScale(uuid: String?) -> Float {
-        uuid?.lowercased() == BlueZ.audioSink ? 127 : 255
-    }
-
     /// Finds the device's MediaTransport1 and follows its Volume.
     private func followMediaTransport(_ id: UUID) async {
-        guard let path = active[id]?.path else { return }
-        let manager = transport.objectManager
-        let events = await manager.events()
-        guard let transportPath = await manager.paths(implementing: BlueZ.mediaTransport).first(where: { candidate in
-            candidate.isDescendant(of: path)
-        }) else { return }
-        active[id]?.transportPath = transportPath
-        let properties = await manager.properties(of: transportPath, BlueZ.mediaTransport) ?? [:]
-        let scale = Self.volumeScale(uuid: properties["UUID"]?.string)
-        if let raw = properties["Volume"]?.integer { transportVolume[id] = Float(raw) / scale }
+        guard let path = active[id]?.path, let mediaTransport = await transport.mediaTransport(of: path) else { return }
+        active[id]?.mediaTransport = mediaTransport
+        if let raw = mediaTransport.volume { transportVolume[id] = Float(raw) / mediaTransport.volumeScale }
+        let volumes = await transport.mediaTransportVolumes(mediaTransport)
         active[id]?.transportWatcher = Task {
-            for await event in events {
-                guard case .changed(transportPath, BlueZ.mediaTransport, let changed) = event, let raw = changed["Volume"]?.integer else { continue }
-                self.transportVolumeChanged(id, Float(raw) / scale)
-            }
+            for await volume in volumes { self.transportVolumeChanged(id, volume) }
         }
     }
 
@@ -348,13 +323,9 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         if changed { routingManager.volumeChanged(for: entry.device) }
     }
 
-    private func setTransportVolume(_ fraction: Float, _ transportPath: DBusObjectPath) async {
-        let properties = await transport.objectManager.properties(of: transportPath, BlueZ.mediaTransport) ?? [:]
-        let scale = Self.volumeScale(uuid: properties["UUID"]?.string)
+    private func setTransportVolume(_ fraction: Float, _ mediaTransport: BlueZMediaTransport) async {
         do {
-            _ = try await transport.objectManager.connection.call(
-                destination: BlueZ.busName, path: transportPath, interface: "org.freedesktop.DBus.Properties", member: "Set",
-                [.string(BlueZ.mediaTransport), .string("Volume"), .variant(.uint16(UInt16((fraction * scale).rounded())))])
+            try await transport.setVolume(fraction, on: mediaTransport)
         } catch {
             logger.warning("transport volume not set: \(error)")
         }
@@ -369,40 +340,37 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
 
     private func acquire(_ session: MediaOutputSession) async {
         guard let entry = active[session.id] else { return }
-        guard let transportPath = entry.transportPath else {
+        guard let mediaTransport = entry.mediaTransport else {
             routingManager.sessionFailed(session, error: MediaDeviceError(.unsupported, "\(entry.device.displayName) has no audio transport (MediaTransport1)"))
             return
         }
-        let properties = await transport.objectManager.properties(of: transportPath, BlueZ.mediaTransport) ?? [:]
-        let codec = BluetoothCodec(
-            a2dpCodec: UInt8(truncatingIfNeeded: properties["Codec"]?.integer ?? 0xFF),
-            bap: properties["UUID"]?.string?.lowercased() != BlueZ.audioSink)
+        let codec = BluetoothCodec(a2dpCodec: mediaTransport.codec, bap: !mediaTransport.isA2DP)
         do {
-            let reply = try await transport.objectManager.connection.call(
-                destination: BlueZ.busName, path: transportPath, interface: BlueZ.mediaTransport, member: "Acquire")
-            guard reply.count == 3, case .unixFD(let fd) = reply[0], let outgoing = reply[2].integer else {
-                throw MediaDeviceError(.sessionFailed, "Acquire: unexpected reply")
+            let (fd, mtu) = try await transport.acquire(mediaTransport)
+            let encoder: any BluetoothAudioEncoder
+            do {
+                encoder = try makeBluetoothAudioEncoder(codec: codec, configuration: mediaTransport.configuration, mtu: mtu)
+            } catch {
+                await transport.release(mediaTransport)
+                routingManager.sessionFailed(session, error: MediaDeviceError(.unsupported, error.description))
+                return
             }
-            let encoder = try makeBluetoothAudioEncoder(codec: codec, configuration: properties["Configuration"]?.bytes ?? [], mtu: Int(outgoing))
             guard case .acquiring(let waiting)? = active[session.id]?.streaming else { return }  // stopped meanwhile
             active[session.id]?.streaming = .ready(fd: fd, encoder: encoder)
             for buffer in waiting { receiveSamples(buffer, session: session) }
-        } catch let error as BluetoothAudioError {
-            _ = try? await transport.objectManager.connection.call(destination: BlueZ.busName, path: transportPath, interface: BlueZ.mediaTransport, member: "Release")
-            routingManager.sessionFailed(session, error: MediaDeviceError(.unsupported, error.description))
         } catch {
             routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(error)"))
         }
     }
 
     public func stopRealtimeSampleDelivery(session: MediaOutputSession) {
-        guard let transportPath = active[session.id]?.transportPath, let streaming = active[session.id]?.streaming else { return }
+        guard let mediaTransport = active[session.id]?.mediaTransport, let streaming = active[session.id]?.streaming else { return }
         if case .ready(let fd, let encoder) = streaming {
             for packet in encoder.flush() { Self.send(packet, to: fd) }
         }
         active[session.id]?.streaming = nil
-        let connection = transport.objectManager.connection
-        Task { _ = try? await connection.call(destination: BlueZ.busName, path: transportPath, interface: BlueZ.mediaTransport, member: "Release") }
+        let transport = self.transport
+        Task { await transport.release(mediaTransport) }
     }
 
     public func receiveSamples(_ buffer: SampleBuffer, session: MediaOutputSession) {

@@ -413,6 +413,80 @@ public actor BlueZTransport: Transport {
     }
 }
 
+// MARK: - MediaTransport1
+
+/// A device's audio transport (`org.bluez.MediaTransport1`): its codec and volume.
+public struct BlueZMediaTransport: Sendable, Hashable {
+    public var path: DBusObjectPath
+    /// The profile UUID (A2DP sink, or a BAP one for LE Audio).
+    public var uuid: String?
+    public var codec: UInt8
+    public var configuration: [UInt8]
+    /// `Volume` as BlueZ has it (0–127 for A2DP, 0–255 for BAP).
+    public var volume: Int?
+
+    /// Whether this is A2DP (classic) rather than LE Audio (BAP).
+    public var isA2DP: Bool { uuid?.lowercased() == BlueZ.audioSink }
+    /// The top of the `Volume` scale: 127 for A2DP, 255 for BAP.
+    public var volumeScale: Float { isA2DP ? 127 : 255 }
+
+    init(path: DBusObjectPath, properties: [String: DBusValue]) {
+        self.path = path
+        uuid = properties["UUID"]?.string
+        codec = UInt8(truncatingIfNeeded: properties["Codec"]?.integer ?? 0xFF)
+        configuration = properties["Configuration"]?.bytes ?? []
+        volume = properties["Volume"]?.integer.map(Int.init)
+    }
+}
+
+extension BlueZTransport {
+    /// The audio transport below a device, when the speaker has one.
+    public func mediaTransport(of device: DBusObjectPath) async -> BlueZMediaTransport? {
+        for path in await objectManager.paths(implementing: BlueZ.mediaTransport, below: device) {
+            if let properties = await objectManager.properties(of: path, BlueZ.mediaTransport) {
+                return BlueZMediaTransport(path: path, properties: properties)
+            }
+        }
+        return nil
+    }
+
+    /// `Volume` changes of an audio transport, as fractions of its scale.
+    public func mediaTransportVolumes(_ transport: BlueZMediaTransport) async -> AsyncStream<Float> {
+        let events = await objectManager.events()
+        return AsyncStream { continuation in
+            let task = Task {
+                for await event in events {
+                    guard case .changed(transport.path, BlueZ.mediaTransport, let changed) = event, let raw = changed["Volume"]?.integer else { continue }
+                    continuation.yield(Float(raw) / transport.volumeScale)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Sets `Volume` from a fraction 0.0–1.0 of the transport's scale.
+    public func setVolume(_ fraction: Float, on transport: BlueZMediaTransport) async throws(DBusError) {
+        let raw = UInt16((min(max(fraction, 0), 1) * transport.volumeScale).rounded())
+        _ = try await objectManager.connection.call(
+            destination: BlueZ.busName, path: transport.path, interface: "org.freedesktop.DBus.Properties", member: "Set",
+            [.string(BlueZ.mediaTransport), .string("Volume"), .variant(.uint16(raw))])
+    }
+
+    /// `Acquire`: the socket encoded audio goes to, and the MTU for writing.
+    public func acquire(_ transport: BlueZMediaTransport) async throws(DBusError) -> (fd: DBusFileDescriptor, writeMTU: Int) {
+        let reply = try await objectManager.connection.call(destination: BlueZ.busName, path: transport.path, interface: BlueZ.mediaTransport, member: "Acquire")
+        guard reply.count == 3, case .unixFD(let fd) = reply[0], let outgoing = reply[2].integer else {
+            throw DBusError(name: DBusError.failedName, message: "Acquire: unexpected reply")
+        }
+        return (fd, Int(outgoing))
+    }
+
+    public func release(_ transport: BlueZMediaTransport) async {
+        _ = try? await objectManager.connection.call(destination: BlueZ.busName, path: transport.path, interface: BlueZ.mediaTransport, member: "Release")
+    }
+}
+
 /// A connected BLE device as a transport connection: it ends (with
 /// `connectionLost`) when the link drops or the device goes away. GATT access is
 /// through ``BlueZTransport``'s characteristic methods, not messages.

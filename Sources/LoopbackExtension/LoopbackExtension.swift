@@ -38,7 +38,7 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
     private let logger: Logger
     private let requestTimeout: Duration
     private var discovery: Task<Void, Never>?
-    private var known: [String: MediaOutputDevice] = [:]
+    private var known = DiscoveredDevices()
     private var sessions: [UUID: SessionState] = [:]
     private var volumes: [String: (level: Float, muted: Bool)] = [:]
     /// Frames the speaker confirmed receiving, per session.
@@ -81,22 +81,13 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
     }
 
     private func handleDiscovery(_ event: DiscoveryEvent) {
-        switch event {
-        case .appeared(let endpoint), .updated(let endpoint):
-            guard let device = Self.device(for: endpoint) else {
-                logger.warning("ignoring endpoint without a name", metadata: ["endpoint": "\(endpoint.id)"])
-                return
-            }
-            let isNew = known[device.id] == nil
-            known[device.id] = device
-            if isNew { routingManager.foundDevice(device) } else { routingManager.updateDevices([device]) }
-        case .lost(let endpointID):
-            guard let device = known.removeValue(forKey: endpointID) else { return }
-            routingManager.lostDevice(device)
-        case .failed(let error):
-            discovery = nil
-            routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, error.message))
+        let logger = self.logger
+        let failed = known.apply(event, to: routingManager) { endpoint in
+            let device = Self.device(for: endpoint)
+            if device == nil { logger.warning("ignoring endpoint without a name", metadata: ["endpoint": "\(endpoint.id)"]) }
+            return device
         }
+        if failed != nil { discovery = nil }
     }
 
     /// The device a loopback endpoint stands for.

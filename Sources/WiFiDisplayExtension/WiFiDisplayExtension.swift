@@ -22,7 +22,7 @@ public actor WiFiDisplayExtension: MediaDeviceExtension {
     private let routingManager: MediaDeviceRoutingManager
     private let logger: Logger
     private var discovery: Task<Void, Never>?
-    private var known: [String: MediaOutputDevice] = [:]
+    private var known = DiscoveredDevices()
 
     public init(transport: any Transport, routingManager: MediaDeviceRoutingManager,
                 protocolType: MediaSharingProtocol = WiFiDisplayExtension.defaultProtocol,
@@ -67,18 +67,9 @@ public actor WiFiDisplayExtension: MediaDeviceExtension {
     }
 
     private func handle(_ event: DiscoveryEvent) {
-        switch event {
-        case .appeared(let endpoint), .updated(let endpoint):
-            guard let device = Self.device(for: endpoint) else { return }
-            let isNew = known[device.id] == nil
-            known[device.id] = device
-            if isNew { routingManager.foundDevice(device) } else { routingManager.updateDevices([device]) }
-        case .lost(let id):
-            if let device = known.removeValue(forKey: id) { routingManager.lostDevice(device) }
-        case .failed(let error):
+        if let error = known.apply(event, to: routingManager, failurePrefix: "Wi-Fi: ", device: Self.device(for:)) {
             discovery = nil
             logger.notice("Wi-Fi discovery unavailable: \(error.message)")
-            routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "Wi-Fi: \(error.message)"))
         }
     }
 

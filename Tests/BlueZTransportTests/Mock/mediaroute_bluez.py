@@ -296,12 +296,13 @@ def control_point(device_path, vcs, value):
     notify(vcs)
 
 
-def acquire_write(device_path):
+def recording_socket(device_path, key):
+    '''A socket pair: our end records every packet under STATE[device][key]; returns the client's fd.'''
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     state = STATE.setdefault(device_path, {})
-    state.setdefault('acquired', [])
+    state.setdefault(key, [])
     ours.setblocking(False)
-    state['acquired_socket'] = ours
+    state[key + '_socket'] = ours
 
     def readable(_fd, _condition):
         try:
@@ -310,37 +311,25 @@ def acquire_write(device_path):
             return True
         if not data:
             return False
-        state['acquired'].append(list(data))
+        state[key].append(list(data))
         return True
     GLib.io_add_watch(ours.fileno(), GLib.IO_IN | GLib.IO_HUP, readable)
     fd = dbus.types.UnixFd(theirs.fileno())
     theirs.close()
-    return (fd, dbus.UInt16(state.get('mtu', 64)))
+    return fd
+
+
+def acquire_write(device_path):
+    fd = recording_socket(device_path, 'acquired')
+    return (fd, dbus.UInt16(STATE[device_path].get('mtu', 64)))
 
 
 # --- MediaTransport1 ------------------------------------------------------
 
 def transport_acquire(device_path):
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    state = STATE.setdefault(device_path, {})
-    state.setdefault('transport_packets', [])
-    ours.setblocking(False)
-    state['transport_socket'] = ours
-
-    def readable(_fd, _condition):
-        try:
-            data = ours.recv(65536)
-        except BlockingIOError:
-            return True
-        if not data:
-            return False
-        state['transport_packets'].append(list(data))
-        return True
-    GLib.io_add_watch(ours.fileno(), GLib.IO_IN | GLib.IO_HUP, readable)
+    fd = recording_socket(device_path, 'transport_packets')
     set_props(device_path + '/fd0', TRANSPORT_IFACE, {'State': dbus.String('active', variant_level=1)})
-    fd = dbus.types.UnixFd(theirs.fileno())
-    theirs.close()
-    return (fd, dbus.UInt16(672), dbus.UInt16(state.get('omtu', 895)))
+    return (fd, dbus.UInt16(672), dbus.UInt16(STATE[device_path].get('omtu', 895)))
 
 
 def AddMediaTransport(self, path, codec, configuration, volume, uuid):

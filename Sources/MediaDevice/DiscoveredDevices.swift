@@ -1,0 +1,33 @@
+import Transport
+
+/// The devices an extension has reported from its transport's discovery.
+///
+/// Every extension turns discovery events into the same routing-manager calls:
+/// a new endpoint is `foundDevice`, a known one `updateDevices`, a lost one
+/// `lostDevice`, a failure `discoveryFailed`. This keeps that bookkeeping in one place.
+public struct DiscoveredDevices: Sendable {
+    private var known: [String: MediaOutputDevice] = [:]
+
+    public init() {}
+
+    /// Applies one discovery event; `device` makes a device of an endpoint (nil: not ours).
+    /// - Returns: the transport's error when discovery failed (and so ended).
+    @discardableResult
+    public mutating func apply(
+        _ event: DiscoveryEvent, to routingManager: MediaDeviceRoutingManager, failurePrefix: String = "",
+        device: (Endpoint) -> MediaOutputDevice?
+    ) -> TransportError? {
+        switch event {
+        case .appeared(let endpoint), .updated(let endpoint):
+            guard let device = device(endpoint) else { return nil }
+            let isNew = known.updateValue(device, forKey: device.id) == nil
+            if isNew { routingManager.foundDevice(device) } else { routingManager.updateDevices([device]) }
+        case .lost(let endpointID):
+            if let device = known.removeValue(forKey: endpointID) { routingManager.lostDevice(device) }
+        case .failed(let error):
+            routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, failurePrefix + error.message))
+            return error
+        }
+        return nil
+    }
+}
