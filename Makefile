@@ -26,10 +26,13 @@ build: deps
 demo: build
 	$(SWIFT) run mediaroutectl demo
 
-# Swift Testing runs the suites in parallel; the timeout keeps a hung test from hanging CI.
+# The suites run one after another: many talk to real peers (dbus-daemon, dbusmock,
+# playerctl, namespaces) in real time, and on a two-core machine running them all at
+# once starved some for seconds (~40 s serial vs ~12 s parallel here).
+# The timeout keeps a hung test from hanging CI.
 test: deps
 	$(SWIFT) build --build-tests
-	timeout $(TEST_TIMEOUT) $(SWIFT) test --disable-xctest
+	timeout $(TEST_TIMEOUT) $(SWIFT) test --disable-xctest --no-parallel
 
 # Release binaries: static Swift runtime and -Osize (the smallest resident set
 # measured for the daemon; see Docs/benchmarks.md).
