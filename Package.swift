@@ -32,8 +32,26 @@ let package = Package(
             name: "DBus",
             dependencies: ["CDBus", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
-        // LAN sockets (a UDP socket on its own reader thread so far; SSDP/mDNS come with issue 4).
-        .target(name: "LANTransport", dependencies: ["Transport", "MediaClock", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        // LAN sockets on swift-nio: SSDP discovery, bounded HTTP client and server, mDNS; and a UDP socket for clock sync.
+        .target(
+            name: "LANTransport",
+            dependencies: [
+                "Transport", "MediaClock", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict),
+        // libxml2, the C library: UPnP documents parsed with network, DTDs and entities off.
+        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        // UPnP documents as values: descriptions, SCPDs, SOAP, DIDL-Lite, LastChange, times.
+        .target(name: "UPnP", dependencies: ["CLibXML2"], swiftSettings: strict),
+        // UPnP/DLNA MediaRenderers (LAN TVs and speakers) as a MediaDeviceExtension.
+        .target(
+            name: "UPnPRendererExtension",
+            dependencies: [
+                "UPnP", "LANTransport", "MediaDevice", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         // Endpoint, Transport, Connection: the seam every transport implements.
         .target(name: "Transport", swiftSettings: strict),
         .target(
@@ -196,6 +214,9 @@ let package = Package(
             name: "BlueZTransportTests",
             dependencies: ["BlueZTransport", "BLESpeakerExtension", "BluetoothAudio", "DBus", "Transport", "MediaClock", "MediaDevice", "RouteSystem", "MediaRouteTestSupport"],
             exclude: ["Mock"]),
+        .testTarget(
+            name: "UPnPTests",
+            dependencies: ["UPnP", "LANTransport", "UPnPRendererExtension", "Transport", "MediaDevice", "RouteSystem", "MediaClock", "MediaRouteTestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),

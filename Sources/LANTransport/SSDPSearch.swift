@@ -11,6 +11,24 @@ public struct MulticastInterface: Sendable, Hashable {
     public var name: String
     public var index: Int32
     public var address: String
+    /// The length of the subnet prefix (24 for a /24).
+    public var prefixLength: Int
+
+    public init(name: String, index: Int32, address: String, prefixLength: Int = 32) {
+        self.name = name
+        self.index = index
+        self.address = address
+        self.prefixLength = prefixLength
+    }
+
+    /// Whether `host` (dotted IPv4) is on this interface's subnet.
+    public func contains(_ host: String) -> Bool {
+        var mine = in_addr()
+        var theirs = in_addr()
+        guard inet_pton(AF_INET, address, &mine) == 1, inet_pton(AF_INET, host, &theirs) == 1 else { return false }
+        let mask: UInt32 = prefixLength == 0 ? 0 : ~UInt32(0) << (32 - UInt32(min(prefixLength, 32)))
+        return UInt32(bigEndian: mine.s_addr) & mask == UInt32(bigEndian: theirs.s_addr) & mask
+    }
 
     /// The box's up, multicast-capable, non-loopback interfaces with an IPv4 address.
     public static func current() -> [MulticastInterface] {
@@ -27,7 +45,11 @@ public struct MulticastInterface: Sendable, Hashable {
             else { continue }
             let name = String(cString: entry.pointee.ifa_name)
             let address = raw.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UDPAddress($0.pointee).host }
-            found.append(MulticastInterface(name: name, index: Int32(if_nametoindex(name)), address: address))
+            var prefix = 32
+            if let mask = entry.pointee.ifa_netmask {
+                prefix = mask.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr.nonzeroBitCount }
+            }
+            found.append(MulticastInterface(name: name, index: Int32(if_nametoindex(name)), address: address, prefixLength: prefix))
         }
         return found
     }

@@ -1,0 +1,197 @@
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Transport
+
+/// An HTTP answer, with its body read in full (within the limit).
+public struct HTTPResponse: Sendable, Hashable {
+    public var status: Int
+    /// Header fields by lower-cased name (repeated fields joined with `, `).
+    public var headers: [String: String]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public subscript(header name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// What a device may cost us per request.
+public struct HTTPLimits: Sendable, Hashable {
+    /// Largest body read; a longer one fails the request.
+    public var maximumBodyBytes: Int
+    /// From connect to the last byte.
+    public var timeout: Duration
+    /// Redirects followed (only to the same host and port).
+    public var maximumRedirects: Int
+
+    public init(maximumBodyBytes: Int = 256 * 1024, timeout: Duration = .seconds(5), maximumRedirects: Int = 2) {
+        self.maximumBodyBytes = maximumBodyBytes
+        self.timeout = timeout
+        self.maximumRedirects = maximumRedirects
+    }
+}
+
+/// A small HTTP/1.1 client on swift-nio for talking to LAN devices: one
+/// connection per request, every read bounded, redirects only to the same host.
+public struct LANHTTPClient: Sendable {
+    private let group: any EventLoopGroup
+    private let logger: Logger
+
+    public init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, logger: Logger = Logger(label: "mediaroute.http")) {
+        self.group = group
+        self.logger = logger
+    }
+
+    /// Sends one request to `host:port` and reads the answer.
+    /// - Throws: ``TransportError``: `unreachable`/`connectionRefused` to connect,
+    ///   `timedOut`, `malformedMessage` for a bad or too large answer, `connectionLost`.
+    public func request(
+        _ method: String, host: String, port: UInt16, path: String, headers: [(String, String)] = [], body: [UInt8] = [],
+        limits: HTTPLimits = HTTPLimits()
+    ) async throws(TransportError) -> HTTPResponse {
+        var current = path
+        var redirects = 0
+        while true {
+            let response = try await once(method, host: host, port: port, path: current, headers: headers, body: body, limits: limits)
+            guard [301, 302, 303, 307, 308].contains(response.status), let location = response[header: "location"] else { return response }
+            guard redirects < limits.maximumRedirects else {
+                throw TransportError(.malformedMessage, "more than \(limits.maximumRedirects) redirects from \(host)")
+            }
+            redirects += 1
+            if location.hasPrefix("/") {
+                current = location
+            } else {
+                // Only to the same host and port: a device may not send us elsewhere.
+                let prefix = "http://\(host.contains(":") ? "[\(host)]" : host)"
+                let candidates = [prefix + ":\(port)/", port == 80 ? prefix + "/" : nil].compactMap { $0 }
+                guard let base = candidates.first(where: { location.lowercased().hasPrefix($0.lowercased()) }) else {
+                    logger.warning("redirect off the device's host refused", metadata: ["from": "\(host):\(port)", "to": "\(location.prefix(120))"])
+                    throw TransportError(.malformedMessage, "redirect from \(host) to another host refused")
+                }
+                current = "/" + location.dropFirst(base.count)
+            }
+        }
+    }
+
+    private func once(
+        _ method: String, host: String, port: UInt16, path: String, headers: [(String, String)], body: [UInt8], limits: HTTPLimits
+    ) async throws(TransportError) -> HTTPResponse {
+        let loop = group.next()
+        let promise = loop.makePromise(of: HTTPResponse.self)
+        let limit = limits.maximumBodyBytes
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: loop)
+                .connectTimeout(TimeAmount(limits.timeout))
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        try channel.pipeline.syncOperations.addHandler(ResponseCollector(limit: limit, promise: promise))
+                    }
+                }
+                .connect(host: host, port: Int(port)).get()
+        } catch let error as ChannelError {
+            promise.fail(error)
+            if case .connectTimeout = error { throw TransportError(.timedOut, "connecting to \(host):\(port)") }
+            throw TransportError(.unreachable, "\(host):\(port): \(error)")
+        } catch {
+            promise.fail(error)
+            let refused = "\(error)".contains("refused")
+            throw TransportError(refused ? .connectionRefused : .unreachable, "\(host):\(port): \(error)")
+        }
+        let timeout = loop.scheduleTask(in: TimeAmount(limits.timeout)) {
+            promise.fail(TransportError(.timedOut, "\(method) \(path) on \(host):\(port) took longer than \(limits.timeout)"))
+            channel.close(promise: nil)
+        }
+        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: path)
+        head.headers.add(name: "Host", value: port == 80 ? host : "\(host.contains(":") ? "[\(host)]" : host):\(port)")
+        head.headers.add(name: "Connection", value: "close")
+        head.headers.add(name: "User-Agent", value: "Linux UPnP/1.1 MediaRoute/0.1")
+        for (name, value) in headers { head.headers.add(name: name, value: value) }
+        if !body.isEmpty || method == "POST" { head.headers.add(name: "Content-Length", value: String(body.count)) }
+        channel.write(HTTPClientRequestPart.head(head), promise: nil)
+        if !body.isEmpty { channel.write(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body))), promise: nil) }
+        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+        defer {
+            timeout.cancel()
+            channel.close(promise: nil)
+        }
+        do {
+            return try await promise.futureResult.get()
+        } catch let error as TransportError {
+            throw error
+        } catch {
+            throw TransportError(.connectionLost, "\(method) \(path) on \(host):\(port): \(error)")
+        }
+    }
+}
+
+/// Gathers one response; fails it when the body outgrows the limit or the peer hangs up early.
+private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+
+    private let limit: Int
+    private let promise: EventLoopPromise<HTTPResponse>
+    private var response: HTTPResponse?
+
+    init(limit: Int, promise: EventLoopPromise<HTTPResponse>) {
+        self.limit = limit
+        self.promise = promise
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            var headers: [String: String] = [:]
+            for (name, value) in head.headers {
+                let key = name.lowercased()
+                headers[key] = headers[key].map { $0 + ", " + value } ?? value
+            }
+            if let length = headers["content-length"].flatMap({ Int($0) }), length > limit {
+                fail(context, TransportError(.malformedMessage, "answer of \(length) bytes (limit \(limit))"))
+                return
+            }
+            response = HTTPResponse(status: Int(head.status.code), headers: headers)
+        case .body(let buffer):
+            guard response != nil else { return }
+            guard response!.body.count + buffer.readableBytes <= limit else {
+                fail(context, TransportError(.malformedMessage, "answer longer than \(limit) bytes"))
+                return
+            }
+            response!.body.append(contentsOf: buffer.readableBytesView)
+        case .end:
+            if let response { promise.succeed(response) }
+            self.response = nil
+            context.close(promise: nil)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        promise.fail(TransportError(.connectionLost, "the device closed the connection before a whole answer"))
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        fail(context, TransportError(.malformedMessage, "bad HTTP answer: \(error)"))
+    }
+
+    private func fail(_ context: ChannelHandlerContext, _ error: TransportError) {
+        response = nil
+        promise.fail(error)
+        context.close(promise: nil)
+    }
+}
+
+extension TimeAmount {
+    /// The same span as a `Duration` (sub-nanosecond parts dropped).
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

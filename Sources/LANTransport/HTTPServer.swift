@@ -1,0 +1,209 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Transport
+
+/// A request a LAN device made to us (a GENA `NOTIFY`, a media fetch).
+public struct HTTPServerRequest: Sendable {
+    public var method: String
+    public var path: String
+    /// Header fields by lower-cased name.
+    public var headers: [String: String]
+    public var body: [UInt8]
+    /// The peer's IP address.
+    public var remoteHost: String?
+
+    public subscript(header name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// What to answer.
+public struct HTTPServerResponse: Sendable {
+    /// Where the body comes from.
+    public enum Body: Sendable {
+        case bytes([UInt8])
+        /// A byte range of a file (read in chunks as the peer takes them); `total` is the file size.
+        case file(path: String, range: ClosedRange<Int>?, total: Int)
+    }
+
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: Body
+
+    public init(status: Int, headers: [(String, String)] = [], body: Body = .bytes([])) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// A small HTTP/1.1 server on swift-nio for what devices fetch from us or send
+/// us: request bodies bounded, idle connections closed, keep-alive honoured.
+public final class LANHTTPServer: Sendable {
+    public typealias Handler = @Sendable (HTTPServerRequest) async -> HTTPServerResponse
+
+    /// The address and port the server listens on.
+    public let host: String
+    public let port: UInt16
+    private let channel: any Channel
+
+    /// Listens on `host` (an interface address; port 0 picks one).
+    /// - Throws: ``TransportError/Code/unavailable`` when it cannot bind.
+    public init(
+        host: String, port: UInt16 = 0, maximumRequestBytes: Int = 64 * 1024, idleTimeout: Duration = .seconds(30),
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, logger: Logger = Logger(label: "mediaroute.http"),
+        handler: @escaping Handler
+    ) async throws(TransportError) {
+        do {
+            channel = try await ServerBootstrap(group: group)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: TimeAmount(idleTimeout)))
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                        try channel.pipeline.syncOperations.addHandler(
+                            RequestHandler(maximumBytes: maximumRequestBytes, handler: handler, logger: logger))
+                    }
+                }
+                .bind(host: host, port: Int(port)).get()
+        } catch {
+            throw TransportError(.unavailable, "cannot listen on \(host):\(port): \(error)")
+        }
+        self.host = host
+        self.port = UInt16(channel.localAddress?.port ?? 0)
+    }
+
+    /// Stops listening (open connections finish their current answer).
+    public func close() async {
+        try? await channel.close()
+    }
+}
+
+private final class RequestHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let maximumBytes: Int
+    private let handler: LANHTTPServer.Handler
+    private let logger: Logger
+    private var request: HTTPServerRequest?
+    private var keepAlive = false
+    private var tooLarge = false
+
+    init(maximumBytes: Int, handler: @escaping LANHTTPServer.Handler, logger: Logger) {
+        self.maximumBytes = maximumBytes
+        self.handler = handler
+        self.logger = logger
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            var headers: [String: String] = [:]
+            for (name, value) in head.headers { headers[name.lowercased()] = value }
+            keepAlive = head.isKeepAlive
+            tooLarge = (headers["content-length"].flatMap { Int($0) } ?? 0) > maximumBytes
+            request = HTTPServerRequest(
+                method: head.method.rawValue, path: head.uri, headers: headers, body: [], remoteHost: context.remoteAddress?.ipAddress)
+        case .body(let buffer):
+            guard request != nil, !tooLarge else { return }
+            if request!.body.count + buffer.readableBytes > maximumBytes {
+                tooLarge = true
+                request!.body = []
+            } else {
+                request!.body.append(contentsOf: buffer.readableBytesView)
+            }
+        case .end:
+            guard let request else { return }
+            self.request = nil
+            if tooLarge {
+                keepAlive = false
+                respond(context: context, HTTPServerResponse(status: 413), head: request)
+                return
+            }
+            let handler = self.handler
+            let loop = context.eventLoop
+            let bound = NIOLoopBound((self, context), eventLoop: loop)
+            Task {
+                let response = await handler(request)
+                loop.execute {
+                    let (this, context) = bound.value
+                    this.respond(context: context, response, head: request)
+                }
+            }
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    private func respond(context: ChannelHandlerContext, _ response: HTTPServerResponse, head request: HTTPServerRequest) {
+        var head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: response.status))
+        for (name, value) in response.headers { head.headers.add(name: name, value: value) }
+        let keepAlive = self.keepAlive
+        head.headers.replaceOrAdd(name: "Connection", value: keepAlive ? "keep-alive" : "close")
+        switch response.body {
+        case .bytes(let bytes):
+            head.headers.replaceOrAdd(name: "Content-Length", value: String(request.method == "HEAD" ? 0 : bytes.count))
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            if !bytes.isEmpty && request.method != "HEAD" { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil) }
+            finish(context: context, keepAlive: keepAlive)
+        case .file(let path, let range, let total):
+            let span = range ?? 0...max(total - 1, 0)
+            let length = total == 0 ? 0 : span.count
+            head.headers.replaceOrAdd(name: "Content-Length", value: String(length))
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            guard request.method != "HEAD", length > 0 else {
+                finish(context: context, keepAlive: keepAlive)
+                return
+            }
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                logger.warning("served file vanished", metadata: ["path": "\(path)"])
+                context.close(promise: nil)
+                return
+            }
+            sendChunk(context: context, fd: fd, offset: span.lowerBound, remaining: length, keepAlive: keepAlive)
+        }
+    }
+
+    /// Writes the file 64 KiB at a time, reading the next chunk only when the
+    /// previous one is written, so a slow renderer costs one chunk of memory.
+    /// The `pread` of a local file is short; it runs on the event loop.
+    private func sendChunk(context: ChannelHandlerContext, fd: Int32, offset: Int, remaining: Int, keepAlive: Bool) {
+        var buffer = context.channel.allocator.buffer(capacity: min(remaining, 65_536))
+        let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: min(remaining, 65_536)) { raw in
+            max(pread(fd, raw.baseAddress, min(remaining, 65_536), off_t(offset)), 0)
+        }
+        guard count > 0 else {
+            Glibc.close(fd)
+            context.close(promise: nil)  // the file shrank: the length we promised cannot be kept
+            return
+        }
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer)))).whenComplete { result in
+            let (this, context) = bound.value
+            guard case .success = result, remaining - count > 0 else {
+                Glibc.close(fd)
+                if case .success = result { this.finish(context: context, keepAlive: keepAlive) }
+                return
+            }
+            this.sendChunk(context: context, fd: fd, offset: offset + count, remaining: remaining - count, keepAlive: keepAlive)
+        }
+    }
+
+    private func finish(context: ChannelHandlerContext, keepAlive: Bool) {
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+            if !keepAlive { context.close(promise: nil) }
+        }
+    }
+}

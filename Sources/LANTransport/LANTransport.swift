@@ -1,0 +1,423 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+import Transport
+
+/// The LAN transport: SSDP discovery of UPnP devices on every multicast
+/// interface, and bounded HTTP to the devices it found.
+///
+/// Endpoints are keyed by UDN. Their attributes carry what SSDP said and what
+/// the extension needs to reach the device: `location`, `server`, `target`,
+/// `maxAge`, and `interfaceAddress`, our address on the interface that faces it
+/// (for GENA callbacks and served media).
+public final class LANTransport: Transport {
+    public struct Configuration: Sendable {
+        /// What to search for.
+        public var searchTarget: String
+        /// Announcements accepted: targets starting with one of these.
+        public var acceptedTargetPrefixes: [String]
+        /// Seconds devices may wait before answering.
+        public var mx: Int
+        /// Hosts (IPv4 literals) searched by unicast as well, for networks that drop multicast.
+        public var manualHosts: [String]
+        /// Interface names to use; nil: every up, multicast-capable one.
+        public var interfaces: [String]?
+        /// Listen for `NOTIFY` on port 1900.
+        public var listensForNotifications: Bool
+        /// First re-search after this long, then doubling up to ``maximumSearchInterval``.
+        public var initialSearchInterval: Duration
+        public var maximumSearchInterval: Duration
+        /// The max-age assumed when an announcement has none.
+        public var defaultMaxAge: Int
+
+        public init(
+            searchTarget: String = "urn:schemas-upnp-org:device:MediaRenderer:1",
+            acceptedTargetPrefixes: [String] = ["urn:schemas-upnp-org:device:MediaRenderer:"],
+            mx: Int = 1, manualHosts: [String] = [], interfaces: [String]? = nil, listensForNotifications: Bool = true,
+            initialSearchInterval: Duration = .seconds(1), maximumSearchInterval: Duration = .seconds(60), defaultMaxAge: Int = 1800
+        ) {
+            self.searchTarget = searchTarget
+            self.acceptedTargetPrefixes = acceptedTargetPrefixes
+            self.mx = max(1, min(mx, 5))
+            self.manualHosts = manualHosts
+            self.interfaces = interfaces
+            self.listensForNotifications = listensForNotifications
+            self.initialSearchInterval = initialSearchInterval
+            self.maximumSearchInterval = maximumSearchInterval
+            self.defaultMaxAge = defaultMaxAge
+        }
+    }
+
+    public let name = "lan"
+    public let configuration: Configuration
+    /// HTTP to the devices (bounded reads).
+    public let http: LANHTTPClient
+    private let logger: Logger
+    private let runs = Mutex<[UInt64: SSDPDiscoveryRun]>([:])
+    private let nextRun = Atomic<UInt64>(0)
+
+    public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "mediaroute.lan")) {
+        self.configuration = configuration
+        self.logger = logger
+        self.http = LANHTTPClient(logger: logger)
+    }
+
+    public func discover() -> AsyncStream<DiscoveryEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: DiscoveryEvent.self)
+        let id = nextRun.add(1, ordering: .relaxed).newValue
+        let run = SSDPDiscoveryRun(configuration: configuration, continuation: continuation, logger: logger)
+        runs.withLock { $0[id] = run }
+        let task = Task { await run.start() }
+        continuation.onTermination = { [weak self] _ in
+            task.cancel()
+            self?.runs.withLock { _ = $0.removeValue(forKey: id) }
+            Task { await run.stop() }
+        }
+        return stream
+    }
+
+    /// The interface list changed: every running discovery opens sockets on new
+    /// interfaces and searches there at once, and drops those that are gone
+    /// (their devices are reported lost).
+    public func refreshInterfaces() {
+        for run in runs.withLock({ Array($0.values) }) { Task { await run.refresh() } }
+    }
+
+    /// LAN devices are reached with HTTP requests (``fetch(_:for:limits:)``), not a connection.
+    public func connect(to endpoint: Endpoint) async throws -> any Connection {
+        throw TransportError(.unavailable, "LAN devices are reached with HTTP requests, not a connection")
+    }
+
+    /// Sends one request to `url`, which must be on the endpoint's host.
+    /// - Throws: ``TransportError/Code/unreachable`` without any request when the URL
+    ///   points to another host; otherwise the errors of ``LANHTTPClient``.
+    public func fetch(
+        _ method: String = "GET", _ url: String, for endpoint: Endpoint, headers: [(String, String)] = [], body: [UInt8] = [],
+        limits: HTTPLimits = HTTPLimits()
+    ) async throws(TransportError) -> HTTPResponse {
+        guard case .ip(let host, _, _) = endpoint.address else { throw TransportError(.unreachable, "\(endpoint.id) is not a LAN endpoint") }
+        guard let target = HostPort(url: url), target.host == host else {
+            logger.warning("request to another host than the device's refused", metadata: ["device": "\(endpoint.id)", "url": "\(url.prefix(120))"])
+            throw TransportError(.unreachable, "\(url.prefix(120)) is not on \(endpoint.id)'s host \(host)")
+        }
+        return try await http.request(method, host: target.host, port: target.port, path: target.path, headers: headers, body: body, limits: limits)
+    }
+}
+
+/// `http://host[:port]/path` split for a request (IPv4 literal or name hosts).
+struct HostPort: Sendable, Hashable {
+    var host: String
+    var port: UInt16
+    var path: String
+
+    init?(url: String) {
+        guard url.count <= 2048, url.lowercased().hasPrefix("http://") else { return nil }
+        let rest = url.dropFirst(7)
+        let end = rest.firstIndex(of: "/") ?? rest.endIndex
+        let authority = rest[..<end]
+        guard !authority.isEmpty, !authority.contains("@"), !authority.contains("[") else { return nil }
+        if let colon = authority.lastIndex(of: ":") {
+            guard let port = UInt16(authority[authority.index(after: colon)...]), port > 0 else { return nil }
+            self.port = port
+            host = authority[..<colon].lowercased()
+        } else {
+            port = 80
+            host = authority.lowercased()
+        }
+        path = end == rest.endIndex ? "/" : String(rest[end...])
+        guard !host.isEmpty, path.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else { return nil }
+    }
+}
+
+/// One discovery: sockets per interface, the NOTIFY listener, the device table with expiry.
+actor SSDPDiscoveryRun {
+    private struct Known {
+        var endpoint: Endpoint
+        var expires: ContinuousClock.Instant
+    }
+
+    private let configuration: LANTransport.Configuration
+    private let continuation: AsyncStream<DiscoveryEvent>.Continuation
+    private let logger: Logger
+    private let group = MultiThreadedEventLoopGroup.singleton
+    private let datagrams: AsyncStream<Datagram>
+    private let datagramSink: AsyncStream<Datagram>.Continuation
+    private var searchSockets: [String: (interface: MulticastInterface, channel: any Channel)] = [:]
+    private var unicastSocket: (any Channel)?
+    private var listener: (any Channel)?
+    private var joined: Set<String> = []
+    private var known: [String: Known] = [:]
+    private var nextSearch = ContinuousClock.now
+    private var searchInterval: Duration
+    private var timer: Task<Void, Never>?
+    private var reader: Task<Void, Never>?
+    private var stopped = false
+
+    init(configuration: LANTransport.Configuration, continuation: AsyncStream<DiscoveryEvent>.Continuation, logger: Logger) {
+        self.configuration = configuration
+        self.continuation = continuation
+        self.logger = logger
+        self.searchInterval = configuration.initialSearchInterval
+        self.nextSearch = .now + configuration.initialSearchInterval
+        (datagrams, datagramSink) = AsyncStream.makeStream(of: Datagram.self, bufferingPolicy: .bufferingNewest(512))
+    }
+
+    func start() async {
+        let stream = datagrams
+        reader = Task { [weak self] in
+            for await datagram in stream {
+                guard let self else { return }
+                await self.handle(datagram)
+            }
+        }
+        if configuration.listensForNotifications { await openListener() }
+        if !configuration.manualHosts.isEmpty {
+            unicastSocket = try? await bindDatagram(host: "0.0.0.0", port: 0, interface: nil)
+        }
+        await refresh()
+        planTimer()
+    }
+
+    func stop() async {
+        stopped = true
+        timer?.cancel()
+        reader?.cancel()
+        datagramSink.finish()
+        for (_, socket) in searchSockets { try? await socket.channel.close() }
+        searchSockets = [:]
+        try? await unicastSocket?.close()
+        try? await listener?.close()
+        continuation.finish()
+    }
+
+    /// Opens sockets on new interfaces (searching there at once) and drops gone ones.
+    func refresh() async {
+        guard !stopped else { return }
+        let current = MulticastInterface.current().filter { configuration.interfaces?.contains($0.name) ?? true }
+        let names = Set(current.map(\.name))
+        for (name, socket) in searchSockets where !names.contains(name) || current.first(where: { $0.name == name }) != socket.interface {
+            try? await socket.channel.close()
+            searchSockets[name] = nil
+            joined.remove(name)
+            for (udn, entry) in known where entry.endpoint.interfaceName == name {
+                known[udn] = nil
+                continuation.yield(.lost(endpointID: udn))
+            }
+            logger.info("SSDP stopped on \(name)")
+        }
+        for interface in current where searchSockets[interface.name] == nil {
+            do {
+                let channel = try await bindDatagram(host: interface.address, port: 0, interface: interface)
+                searchSockets[interface.name] = (interface, channel)
+                if let listener, !joined.contains(interface.name) { await join(listener, interface) }
+                send(search(), on: channel, to: "239.255.255.250")
+                logger.debug("SSDP searching", metadata: ["interface": "\(interface.name)"])
+            } catch {
+                logger.warning("SSDP cannot use \(interface.name): \(error)")
+            }
+        }
+        searchManualHosts()
+    }
+
+    private func search() -> [UInt8] {
+        Array("""
+            M-SEARCH * HTTP/1.1\r
+            HOST: 239.255.255.250:1900\r
+            MAN: "ssdp:discover"\r
+            MX: \(configuration.mx)\r
+            ST: \(configuration.searchTarget)\r
+            USER-AGENT: Linux UPnP/1.1 MediaRoute/0.1\r
+            \r
+
+            """.utf8)
+    }
+
+    private func searchManualHosts() {
+        guard let unicastSocket else { return }
+        // Real renderers answer a unicast search only when it carries the multicast HOST header.
+        for host in configuration.manualHosts { send(search(), on: unicastSocket, to: host) }
+    }
+
+    private func searchEverywhere() {
+        for (_, socket) in searchSockets { send(search(), on: socket.channel, to: "239.255.255.250") }
+        searchManualHosts()
+    }
+
+    private nonisolated func send(_ bytes: [UInt8], on channel: any Channel, to host: String) {
+        guard let address = try? SocketAddress(ipAddress: host, port: 1900) else { return }
+        channel.writeAndFlush(AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: bytes)), promise: nil)
+    }
+
+    private func bindDatagram(host: String, port: Int, interface: MulticastInterface?) async throws -> any Channel {
+        let sink = datagramSink
+        let name = interface?.name
+        let channel = try await DatagramBootstrap(group: group)
+            .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(DatagramForwarder(sink: sink, interfaceName: name))
+                }
+            }
+            .bind(host: host, port: port).get()
+        if let interface, let provider = channel as? any SocketOptionProvider {
+            var address = in_addr()
+            inet_pton(AF_INET, interface.address, &address)
+            try await provider.setIPMulticastIF(address).get()
+            try await provider.setIPMulticastTTL(2).get()
+            try await provider.setIPMulticastLoop(0).get()
+        }
+        return channel
+    }
+
+    private func openListener() async {
+        do {
+            listener = try await bindDatagram(host: "0.0.0.0", port: 1900, interface: nil)
+        } catch {
+            logger.notice("not listening for SSDP NOTIFY (port 1900: \(error)); searching only")
+        }
+    }
+
+    private func join(_ listener: any Channel, _ interface: MulticastInterface) async {
+        guard let multicast = listener as? any MulticastChannel,
+            let group = try? SocketAddress(ipAddress: "239.255.255.250", port: 1900)
+        else { return }
+        let device = try? System.enumerateDevices().first { $0.name == interface.name && $0.address?.ipAddress == interface.address }
+        do {
+            try await multicast.joinGroup(group, device: device).get()
+            joined.insert(interface.name)
+        } catch {
+            logger.notice("cannot join the SSDP group on \(interface.name): \(error)")
+        }
+    }
+
+    private func handle(_ datagram: Datagram) {
+        guard !stopped else { return }
+        let message: SSDPMessage
+        do {
+            message = try SSDPMessage.parse(datagram.bytes)
+        } catch {
+            logger.debug("SSDP datagram ignored", metadata: ["from": "\(datagram.host)", "error": "\(error)"])
+            return
+        }
+        guard message.kind != .search, let udn = message.udn else { return }
+        if message.kind == .notify && message.notificationSubtype?.lowercased() == "ssdp:byebye" {
+            if known.removeValue(forKey: udn) != nil {
+                continuation.yield(.lost(endpointID: udn))
+                logger.info("SSDP byebye", metadata: ["udn": "\(udn)"])
+            }
+            return
+        }
+        let maxAge = message.maxAge ?? configuration.defaultMaxAge
+        let accepted = message.target.map { target in configuration.acceptedTargetPrefixes.contains { target.hasPrefix($0) } } ?? false
+        guard accepted else {
+            // Other announcements of a known device (root device, services) keep it alive.
+            if var entry = known[udn] {
+                entry.expires = max(entry.expires, .now + .seconds(maxAge))
+                known[udn] = entry
+            }
+            return
+        }
+        guard let location = message["LOCATION"], let target = HostPort(url: location) else {
+            logger.debug("SSDP announcement without a usable LOCATION", metadata: ["from": "\(datagram.host)"])
+            return
+        }
+        guard target.host == datagram.host else {
+            // Following it would make us a reflector: a device may only point at itself.
+            logger.warning(
+                "SSDP announcement ignored: LOCATION is on another host", metadata: ["from": "\(datagram.host)", "location": "\(location.prefix(120))"])
+            return
+        }
+        let interface = datagram.interfaceName.flatMap { name in searchSockets[name]?.interface }
+            ?? searchSockets.values.map(\.interface).first { $0.contains(datagram.host) }
+        guard let interface else {
+            logger.debug("SSDP answer from \(datagram.host) on no interface in use")
+            return
+        }
+        var attributes = [
+            "location": location, "target": message.target ?? "", "maxAge": String(maxAge), "interfaceAddress": interface.address,
+        ]
+        if let server = message["SERVER"] { attributes["server"] = String(server.prefix(200)) }
+        let endpoint = Endpoint(
+            id: udn, transport: "lan", address: .ip(host: datagram.host, port: target.port, interface: interface.name), attributes: attributes,
+            services: [message.target ?? ""])
+        let expires = ContinuousClock.now + .seconds(maxAge)
+        if let previous = known[udn] {
+            known[udn] = Known(endpoint: endpoint, expires: expires)
+            if previous.endpoint.address != endpoint.address || previous.endpoint.attributes["location"] != location {
+                continuation.yield(.updated(endpoint))
+            }
+        } else {
+            known[udn] = Known(endpoint: endpoint, expires: expires)
+            continuation.yield(.appeared(endpoint))
+            logger.info("UPnP device found", metadata: ["udn": "\(udn)", "location": "\(location)", "interface": "\(interface.name)"])
+        }
+        if expires < nextWake { planTimer() }
+    }
+
+    private var nextWake: ContinuousClock.Instant {
+        min(nextSearch, known.values.map(\.expires).min() ?? nextSearch)
+    }
+
+    private func planTimer() {
+        timer?.cancel()
+        guard !stopped else { return }
+        let wake = nextWake
+        timer = Task { [weak self] in
+            try? await Task.sleep(until: wake, clock: .continuous)
+            guard !Task.isCancelled else { return }
+            await self?.tick()
+        }
+    }
+
+    private func tick() {
+        let now = ContinuousClock.now
+        for (udn, entry) in known where entry.expires <= now {
+            known[udn] = nil
+            continuation.yield(.lost(endpointID: udn))
+            logger.info("UPnP device expired (max-age passed)", metadata: ["udn": "\(udn)"])
+        }
+        if nextSearch <= now {
+            searchEverywhere()
+            nextSearch = now + searchInterval
+            searchInterval = min(searchInterval * 2, configuration.maximumSearchInterval)
+        }
+        planTimer()
+    }
+}
+
+struct Datagram: Sendable {
+    var bytes: [UInt8]
+    var host: String
+    /// The interface of the search socket it arrived on (nil: the listener or the unicast socket).
+    var interfaceName: String?
+}
+
+private final class DatagramForwarder: ChannelInboundHandler {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+
+    let sink: AsyncStream<Datagram>.Continuation
+    let interfaceName: String?
+
+    init(sink: AsyncStream<Datagram>.Continuation, interfaceName: String?) {
+        self.sink = sink
+        self.interfaceName = interfaceName
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let envelope = unwrapInboundIn(data)
+        guard let host = envelope.remoteAddress.ipAddress, envelope.data.readableBytes <= SSDPMessage.maximumSize else { return }
+        sink.yield(Datagram(bytes: Array(envelope.data.readableBytesView), host: host, interfaceName: interfaceName))
+    }
+}
+
+extension Endpoint {
+    /// The interface name of an IP endpoint.
+    var interfaceName: String? {
+        if case .ip(_, _, let interface) = address { return interface }
+        return nil
+    }
+}
