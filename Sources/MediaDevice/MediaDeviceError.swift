@@ -39,10 +39,14 @@ public struct MediaDeviceError: Error, Sendable, Hashable, CustomStringConvertib
     public var code: Code
     /// A human-readable detail.
     public var message: String
+    /// The device protocol's own error code, when the device gave one (a UPnP
+    /// error code from a SOAP fault, a BlueZ error number).
+    public var protocolErrorCode: Int?
 
-    public init(_ code: Code, _ message: String = "") {
+    public init(_ code: Code, _ message: String = "", protocolErrorCode: Int? = nil) {
         self.code = code
         self.message = message
+        self.protocolErrorCode = protocolErrorCode
     }
 
     public var description: String {

@@ -1,0 +1,148 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LANTransport
+import Logging
+import Synchronization
+import UPnP
+
+/// One GENA event as it arrived: the subscription, its sequence number, the body.
+struct GENAEvent: Sendable {
+    var sid: String
+    var seq: Int
+    var body: [UInt8]
+}
+
+/// A file handed to a session, served to one renderer.
+struct ServedFile: Sendable {
+    var path: String
+    var mimeType: String
+    /// Only this host may fetch it (the renderer).
+    var allowedHost: String
+}
+
+/// What our HTTP servers answer: GENA `NOTIFY` to `/gena/TOKEN` and media to
+/// `/media/TOKEN/NAME`. Tokens are 128 random bits; nothing else is served.
+final class CallbackRoutes: Sendable {
+    private let events = Mutex<[String: AsyncStream<GENAEvent>.Continuation]>([:])
+    private let files = Mutex<[String: ServedFile]>([:])
+
+    static func token() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in
+            let value = generator.next() as UInt64
+            let hex = String(value, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+    }
+
+    func addEvents(_ continuation: AsyncStream<GENAEvent>.Continuation) -> String {
+        let token = Self.token()
+        events.withLock { $0[token] = continuation }
+        return token
+    }
+
+    func removeEvents(_ token: String) { events.withLock { _ = $0.removeValue(forKey: token) } }
+
+    func addFile(_ file: ServedFile) -> String {
+        let token = Self.token()
+        files.withLock { $0[token] = file }
+        return token
+    }
+
+    func removeFile(_ token: String) { files.withLock { _ = $0.removeValue(forKey: token) } }
+
+    var servedFileCount: Int { files.withLock { $0.count } }
+
+    func handle(_ request: HTTPServerRequest) -> HTTPServerResponse {
+        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true)
+        guard parts.count >= 2 else { return HTTPServerResponse(status: 404) }
+        let token = String(parts[1])
+        switch (parts[0], request.method) {
+        case ("gena", "NOTIFY"):
+            guard let continuation = events.withLock({ $0[token] }) else { return HTTPServerResponse(status: 412) }
+            guard request[header: "nt"] == "upnp:event", request[header: "nts"] == "upnp:propchange" else { return HTTPServerResponse(status: 400) }
+            guard let sid = request[header: "sid"], let seq = request[header: "seq"].flatMap({ Int($0) }), seq >= 0 else {
+                return HTTPServerResponse(status: 412)
+            }
+            continuation.yield(GENAEvent(sid: sid, seq: seq, body: request.body))
+            return HTTPServerResponse(status: 200)
+        case ("media", "GET"), ("media", "HEAD"):
+            guard parts.count == 3, let file = files.withLock({ $0[token] }) else { return HTTPServerResponse(status: 404) }
+            guard request.remoteHost == file.allowedHost else { return HTTPServerResponse(status: 403) }
+            return Self.serve(file, range: request[header: "range"])
+        default:
+            return HTTPServerResponse(status: 405)
+        }
+    }
+
+    static func serve(_ file: ServedFile, range: String?) -> HTTPServerResponse {
+        var info = stat()
+        guard stat(file.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return HTTPServerResponse(status: 404) }
+        let total = Int(info.st_size)
+        var headers: [(String, String)] = [
+            ("Content-Type", file.mimeType), ("Accept-Ranges", "bytes"), ("transferMode.dlna.org", "Streaming"),
+            ("contentFeatures.dlna.org", "DLNA.ORG_OP=01;DLNA.ORG_FLAGS=01700000000000000000000000000000"),
+        ]
+        guard let range else { return HTTPServerResponse(status: 200, headers: headers, body: .file(path: file.path, range: nil, total: total)) }
+        guard let span = ByteRange.parse(range, total: total) else {
+            headers.append(("Content-Range", "bytes */\(total)"))
+            return HTTPServerResponse(status: 416, headers: headers)
+        }
+        headers.append(("Content-Range", "bytes \(span.lowerBound)-\(span.upperBound)/\(total)"))
+        return HTTPServerResponse(status: 206, headers: headers, body: .file(path: file.path, range: span, total: total))
+    }
+}
+
+/// A `Range: bytes=…` header with one range (renderers seek with `bytes=N-`).
+enum ByteRange {
+    /// The satisfiable span, or nil (answer 416).
+    static func parse(_ header: String, total: Int) -> ClosedRange<Int>? {
+        let text = header.trimmedXMLSpace.lowercased()
+        guard text.hasPrefix("bytes="), total > 0 else { return nil }
+        let spec = text.dropFirst(6)
+        guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return nil }
+        let first = spec[..<dash]
+        let last = spec[spec.index(after: dash)...]
+        if first.isEmpty {
+            guard let suffix = Int(last), suffix > 0 else { return nil }
+            return max(total - suffix, 0)...(total - 1)
+        }
+        guard let start = Int(first), start >= 0, start < total else { return nil }
+        if last.isEmpty { return start...(total - 1) }
+        guard let end = Int(last), end >= start else { return nil }
+        return start...min(end, total - 1)
+    }
+}
+
+/// The HTTP servers, one per local address facing renderers, started on first use.
+actor CallbackServers {
+    let routes = CallbackRoutes()
+    private var servers: [String: LANHTTPServer] = [:]
+    private let logger: Logger
+
+    init(logger: Logger) { self.logger = logger }
+
+    /// `http://ADDRESS:PORT` of the server on `address`.
+    func base(on address: String) async throws(MediaDeviceErrorBox) -> String {
+        if let server = servers[address] { return "http://\(address):\(server.port)" }
+        let routes = self.routes
+        do {
+            let server = try await LANHTTPServer(host: address, logger: logger) { request in routes.handle(request) }
+            servers[address] = server
+            return "http://\(address):\(server.port)"
+        } catch {
+            throw MediaDeviceErrorBox(message: "cannot serve on \(address): \(error)")
+        }
+    }
+
+    func closeAll() async {
+        for server in servers.values { await server.close() }
+        servers = [:]
+    }
+}
+
+/// A server that could not start (wrapped so the actor method has one error type).
+struct MediaDeviceErrorBox: Error, Sendable {
+    var message: String
+}

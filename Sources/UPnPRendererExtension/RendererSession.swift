@@ -1,0 +1,367 @@
+import LANTransport
+import Logging
+import MediaClock
+import MediaDevice
+import Transport
+import UPnP
+
+/// What a running session tells its extension.
+enum RendererSessionReport: Sendable {
+    /// The session broke (device gone, watchdog); the extension reports `sessionFailed`.
+    case failed(MediaDeviceError)
+    /// The device changed its volume or mute (from an event).
+    case volume(level: Float?, muted: Bool?)
+}
+
+/// One playback on one renderer: the URI set and played, GENA subscriptions
+/// with renewal, position polling, commands from the ``PlaybackControl``, and
+/// a watchdog for renderers that say PLAYING but do not play.
+actor RendererSession {
+    private struct Subscription {
+        var kind: String
+        var url: HTTPURL
+        var sid: String
+        var timeout: Int
+        var nextSeq: Int = 0
+    }
+
+    let renderer: Renderer
+    let session: MediaOutputSession
+    let control: PlaybackControl
+    private let configuration: UPnPRendererExtension.Configuration
+    private let servers: CallbackServers
+    private let report: @Sendable (RendererSessionReport) -> Void
+    private let logger: Logger
+    private let clock = ContinuousClock()
+
+    private var subscriptions: [String: Subscription] = [:]
+    private var eventToken: String?
+    private var fileToken: String?
+    private var callbackURL: String?
+    private var tasks: [Task<Void, Never>] = []
+    private var deviceState: TransportState?
+    private var lastPosition: Double?
+    private var lastAdvance = ContinuousClock.now
+    private var consecutiveFailures = 0
+    private var finished = false
+    /// Whether events arrive (the initial event came and renewals work); else state is polled.
+    private(set) var eventsHealthy = false
+    /// Events received (for tests).
+    private(set) var eventCount = 0
+    private(set) var renewals = 0
+
+    init(
+        renderer: Renderer, session: MediaOutputSession, control: PlaybackControl, configuration: UPnPRendererExtension.Configuration,
+        servers: CallbackServers, logger: Logger, report: @escaping @Sendable (RendererSessionReport) -> Void
+    ) {
+        self.renderer = renderer
+        self.session = session
+        self.control = control
+        self.configuration = configuration
+        self.servers = servers
+        self.logger = logger
+        self.report = report
+    }
+
+    private var client: RendererClient { renderer.client }
+
+    /// Subscribes, sets the URI with DIDL-Lite metadata, plays, and starts the loops.
+    /// `fileToken` is the served file this session owns (removed when it ends).
+    func start(mediaURL: String, title: String, mimeType: String, fileToken: String?) async throws(MediaDeviceError) {
+        self.fileToken = fileToken
+        let (events, sink) = AsyncStream.makeStream(of: GENAEvent.self)
+        if let facing = renderer.endpoint.attributes["interfaceAddress"], let base = try? await servers.base(on: facing) {
+            let token = servers.routes.addEvents(sink)
+            eventToken = token
+            callbackURL = "\(base)/gena/\(token)"
+        }
+        // Subscriptions run next to SetAVTransportURI + Play: they are not needed to start.
+        async let subscribed: Void = subscribeAll()
+        let protocolInfo = ProtocolInfo.match(mimeType, in: renderer.sinks) ?? ProtocolInfo(contentFormat: mimeType)
+        if !renderer.sinks.isEmpty && ProtocolInfo.match(mimeType, in: renderer.sinks) == nil {
+            logger.notice("\(renderer.device.displayName) lists no sink for \(mimeType); trying anyway")
+        }
+        let metadata = DIDLLite.item(title: title, url: mediaURL, protocolInfo: protocolInfo)
+        do {
+            _ = try await client.call("AVTransport", "SetAVTransportURI", [("InstanceID", "0"), ("CurrentURI", mediaURL), ("CurrentURIMetaData", metadata)])
+            _ = try await client.call("AVTransport", "Play", [("InstanceID", "0"), ("Speed", "1")])
+        } catch {
+            await subscribed
+            await end()
+            throw error
+        }
+        control.update { snapshot in
+            snapshot.state = .loading
+            snapshot.metadata.title = title
+            snapshot.metadata.contentURL = nil
+        }
+        await subscribed
+        await refreshTransportState()
+        lastAdvance = clock.now
+        tasks.append(Task { await self.consumeEvents(events) })
+        tasks.append(Task { await self.consumeCommands() })
+        tasks.append(Task { await self.poll() })
+        tasks.append(Task { await self.renew() })
+    }
+
+    /// Queues the next URI where the renderer supports `SetNextAVTransportURI`.
+    func setNext(mediaURL: String, title: String, mimeType: String) async throws(MediaDeviceError) {
+        guard renderer.supportsNextURI else {
+            throw MediaDeviceError(.unsupported, "\(renderer.device.displayName) does not support SetNextAVTransportURI")
+        }
+        let protocolInfo = ProtocolInfo.match(mimeType, in: renderer.sinks) ?? ProtocolInfo(contentFormat: mimeType)
+        let metadata = DIDLLite.item(title: title, url: mediaURL, protocolInfo: protocolInfo)
+        _ = try await client.call("AVTransport", "SetNextAVTransportURI", [("InstanceID", "0"), ("NextURI", mediaURL), ("NextURIMetaData", metadata)])
+    }
+
+    /// Stops the device (unless it is gone), unsubscribes, stops serving, ends the loops.
+    func stop(deviceGone: Bool = false) async {
+        guard !finished else { return }
+        if !deviceGone { _ = try? await client.call("AVTransport", "Stop", [("InstanceID", "0")]) }
+        await end(unsubscribe: !deviceGone)
+    }
+
+    private func end(unsubscribe: Bool = true) async {
+        guard !finished else { return }
+        finished = true
+        for task in tasks { task.cancel() }
+        tasks = []
+        if unsubscribe {
+            for subscription in subscriptions.values {
+                _ = try? await renderer.client.transport.fetch(
+                    "UNSUBSCRIBE", subscription.url.description, for: renderer.endpoint, headers: [("SID", subscription.sid)],
+                    limits: configuration.httpLimits)
+            }
+        }
+        subscriptions = [:]
+        if let eventToken { servers.routes.removeEvents(eventToken) }
+        if let fileToken { servers.routes.removeFile(fileToken) }
+        eventToken = nil
+        fileToken = nil
+    }
+
+    var isFinished: Bool { finished }
+    var subscriptionIDs: [String: String] { subscriptions.mapValues(\.sid) }
+
+    // MARK: GENA
+
+    private func subscribeAll() async {
+        guard let callbackURL else { return }
+        for kind in ["AVTransport", "RenderingControl"] {
+            guard let url = renderer.description.service(kind)?.eventSubscriptionURL else { continue }
+            do {
+                let (sid, timeout) = try await subscribe(url, headers: [("CALLBACK", "<\(callbackURL)>"), ("NT", "upnp:event")])
+                subscriptions[kind] = Subscription(kind: kind, url: url, sid: sid, timeout: timeout)
+            } catch {
+                logger.notice("no \(kind) events from \(renderer.device.displayName), polling instead: \(error)")
+            }
+        }
+    }
+
+    private func subscribe(_ url: HTTPURL, headers: [(String, String)]) async throws(MediaDeviceError) -> (String, Int) {
+        let response: HTTPResponse
+        do {
+            response = try await renderer.client.transport.fetch(
+                "SUBSCRIBE", url.description, for: renderer.endpoint,
+                headers: headers + [("TIMEOUT", "Second-\(configuration.subscriptionTimeout)")], limits: configuration.httpLimits)
+        } catch {
+            throw RendererClient.deviceError(error, action: "SUBSCRIBE")
+        }
+        guard response.status == 200, let sid = response[header: "sid"], !sid.isEmpty, sid.count <= 256 else {
+            throw MediaDeviceError(.sessionFailed, "SUBSCRIBE answered HTTP \(response.status)", protocolErrorCode: response.status)
+        }
+        return (sid, Self.grantedTimeout(response[header: "timeout"]) ?? configuration.subscriptionTimeout)
+    }
+
+    /// `Second-N` (or `infinite`, taken as 30 min) as seconds.
+    static func grantedTimeout(_ header: String?) -> Int? {
+        guard let header = header?.trimmedXMLSpace.lowercased() else { return nil }
+        if header == "second-infinite" || header == "infinite" { return 1800 }
+        guard header.hasPrefix("second-"), let seconds = Int(header.dropFirst(7)), seconds > 0 else { return nil }
+        return min(seconds, 86_400)
+    }
+
+    /// Renews each subscription at half its granted time; a refused renewal
+    /// (e.g. 412 after the device restarted) subscribes afresh; failing that, polls.
+    private func renew() async {
+        while !Task.isCancelled && !finished {
+            let shortest = subscriptions.values.map(\.timeout).min() ?? configuration.subscriptionTimeout
+            try? await Task.sleep(for: .seconds(max(Double(shortest) / 2, 1)))
+            guard !Task.isCancelled, !finished else { return }
+            for (kind, subscription) in subscriptions {
+                do {
+                    let (_, timeout) = try await subscribe(subscription.url, headers: [("SID", subscription.sid)])
+                    subscriptions[kind]?.timeout = timeout
+                    renewals += 1
+                } catch {
+                    logger.notice("renewal of \(kind) events refused (\(error)); subscribing again")
+                    subscriptions[kind] = nil
+                    guard let callbackURL else { continue }
+                    if let (sid, timeout) = try? await subscribe(subscription.url, headers: [("CALLBACK", "<\(callbackURL)>"), ("NT", "upnp:event")]) {
+                        subscriptions[kind] = Subscription(kind: kind, url: subscription.url, sid: sid, timeout: timeout)
+                    } else {
+                        eventsHealthy = false
+                    }
+                }
+            }
+        }
+    }
+
+    private func consumeEvents(_ events: AsyncStream<GENAEvent>) async {
+        for await event in events {
+            guard !finished else { return }
+            guard let kind = subscriptions.first(where: { $0.value.sid == event.sid })?.key else {
+                logger.debug("event for an unknown subscription ignored")
+                continue
+            }
+            let expected = subscriptions[kind]!.nextSeq
+            if event.seq != expected && event.seq != 0 {
+                logger.notice("events from \(kind) skipped \(expected)…\(event.seq - 1); reading the state again")
+                await refreshTransportState()
+            }
+            subscriptions[kind]?.nextSeq = event.seq == UInt32.max ? 1 : event.seq + 1
+            eventCount += 1
+            eventsHealthy = true
+            do {
+                guard let change = try LastChange.parseNotify(event.body) else { continue }
+                apply(change)
+            } catch {
+                logger.notice("malformed event from \(renderer.device.displayName) ignored: \(error)")
+            }
+        }
+    }
+
+    private func apply(_ change: LastChange) {
+        if let state = change.transportState { applyState(state) }
+        if change.volume != nil || change.mute != nil {
+            let level = change.volume.map { renderer.level($0) }
+            control.update { snapshot in
+                if let level { snapshot.volume = level }
+                if let mute = change.mute { snapshot.isMuted = mute }
+            }
+            report(.volume(level: level, muted: change.mute))
+        }
+        if let duration = change.currentTrackDuration, duration > 0 {
+            control.update { $0.timeRange = 0...duration; $0.metadata.duration = duration }
+        }
+    }
+
+    private func applyState(_ state: TransportState) {
+        let previous = deviceState
+        deviceState = state
+        if state == .playing && previous != .playing { lastAdvance = clock.now }
+        control.update { snapshot in
+            switch state {
+            case .playing:
+                snapshot.state = .playing
+                snapshot.playbackSpeed = 1
+                snapshot.timestamp = SystemHostClock().now()
+            case .paused, .pausedRecording: snapshot.state = .paused
+            case .transitioning: snapshot.state = .buffering
+            case .stopped: snapshot.state = previous == .playing || snapshot.state == .ended ? .ended : .idle
+            case .noMediaPresent: snapshot.state = .idle
+            case .recording: snapshot.state = .playing
+            }
+        }
+    }
+
+    // MARK: Polling and the watchdog
+
+    private func refreshTransportState() async {
+        do {
+            let info = try await client.call("AVTransport", "GetTransportInfo", [("InstanceID", "0")])
+            consecutiveFailures = 0
+            if let text = info["CurrentTransportState"], let state = TransportState(rawValue: text) { applyState(state) }
+            if info["CurrentTransportStatus"] == "ERROR_OCCURRED" {
+                fail(MediaDeviceError(.sessionFailed, "\(renderer.device.displayName) reports ERROR_OCCURRED"))
+            }
+        } catch {
+            noteFailure(error)
+        }
+    }
+
+    private func poll() async {
+        while !Task.isCancelled && !finished {
+            try? await Task.sleep(for: configuration.pollInterval)
+            guard !Task.isCancelled, !finished else { return }
+            if !eventsHealthy { await refreshTransportState() }
+            guard !finished, deviceState == .playing || deviceState == .transitioning || deviceState == .paused else { continue }
+            do {
+                let info = try await client.call("AVTransport", "GetPositionInfo", [("InstanceID", "0")])
+                consecutiveFailures = 0
+                let position = info["RelTime"].flatMap(UPnPTime.parse)
+                let duration = info["TrackDuration"].flatMap(UPnPTime.parse)
+                if let position {
+                    if position != lastPosition { lastAdvance = clock.now }
+                    lastPosition = position
+                    control.update { snapshot in
+                        snapshot.position = position
+                        snapshot.timestamp = SystemHostClock().now()
+                        if let duration, duration > 0 {
+                            snapshot.timeRange = 0...duration
+                            snapshot.metadata.duration = duration
+                        }
+                    }
+                }
+            } catch {
+                noteFailure(error)
+            }
+            if deviceState == .playing, clock.now - lastAdvance > configuration.watchdog {
+                fail(MediaDeviceError(
+                    .sessionFailed,
+                    "\(renderer.device.displayName) says PLAYING but playback has not advanced for \(configuration.watchdog) (is the URL reachable from it?)"))
+            }
+        }
+    }
+
+    private func noteFailure(_ error: MediaDeviceError) {
+        consecutiveFailures += 1
+        logger.debug("renderer request failed (\(consecutiveFailures) in a row): \(error)")
+        if consecutiveFailures >= 3 && (error.code == .connectionFailed || error.code == .timedOut) {
+            fail(MediaDeviceError(.connectionFailed, "\(renderer.device.displayName) stopped answering: \(error.message)"))
+        }
+    }
+
+    private func fail(_ error: MediaDeviceError) {
+        guard !finished else { return }
+        logger.warning("session failed", metadata: ["device": "\(renderer.device.displayName)", "error": "\(error)"])
+        control.update { $0.state = .failed }
+        report(.failed(error))
+        Task { await self.stop(deviceGone: error.code == .connectionFailed) }
+    }
+
+    // MARK: Commands
+
+    private func consumeCommands() async {
+        for await command in control.commands {
+            guard !finished else { return }
+            do {
+                switch command {
+                case .play: _ = try await client.call("AVTransport", "Play", [("InstanceID", "0"), ("Speed", "1")])
+                case .pause: _ = try await client.call("AVTransport", "Pause", [("InstanceID", "0")])
+                case .seek(let position):
+                    _ = try await client.call("AVTransport", "Seek", [("InstanceID", "0"), ("Unit", "REL_TIME"), ("Target", UPnPTime.format(position))])
+                    lastAdvance = clock.now
+                    lastPosition = position
+                case .setSpeed(let speed):
+                    _ = try await client.call("AVTransport", "Play", [("InstanceID", "0"), ("Speed", speed == speed.rounded() ? String(Int(speed)) : String(speed))])
+                case .setVolume(let level):
+                    _ = try await client.call(
+                        "RenderingControl", "SetVolume", [("InstanceID", "0"), ("Channel", "Master"), ("DesiredVolume", String(renderer.deviceVolume(level)))])
+                    report(.volume(level: renderer.level(renderer.deviceVolume(level)), muted: nil))
+                case .setMuted(let muted):
+                    _ = try await client.call("RenderingControl", "SetMute", [("InstanceID", "0"), ("Channel", "Master"), ("DesiredMute", muted ? "1" : "0")])
+                    report(.volume(level: nil, muted: muted))
+                case .selectAudible, .selectLegible:
+                    logger.debug("track selection is not part of UPnP AVTransport; ignored")
+                case .stop:
+                    _ = try await client.call("AVTransport", "Stop", [("InstanceID", "0")])
+                }
+                if !eventsHealthy { await refreshTransportState() }
+            } catch {
+                logger.notice("\(command) on \(renderer.device.displayName) failed: \(error)")
+                await refreshTransportState()
+            }
+        }
+    }
+}

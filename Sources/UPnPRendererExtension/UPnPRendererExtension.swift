@@ -1,0 +1,320 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import LANTransport
+import Logging
+import MediaDevice
+import Transport
+import UPnP
+
+/// UPnP/DLNA MediaRenderers (most LAN TVs, many speakers) as a media device extension.
+///
+/// Discovery comes from the ``LANTransport`` (SSDP); each renderer's
+/// description, sinks and SCPDs are read from its own host before it is
+/// reported. Sessions set the URI with DIDL-Lite metadata and play; state comes
+/// from GENA events (polled when events do not arrive), the position is polled
+/// while playing, and a watchdog fails a session whose renderer says PLAYING
+/// without advancing. A `file://` URL is served from our own HTTP server on
+/// the interface facing the renderer, to that renderer only, while the session runs.
+public actor UPnPRendererExtension: MediaDeviceExtension {
+    /// Timings and limits.
+    public struct Configuration: Sendable {
+        /// How often the position (and, without events, the state) is read while a session runs.
+        public var pollInterval: Duration
+        /// How long a renderer may say PLAYING without advancing before the session fails.
+        public var watchdog: Duration
+        /// The GENA subscription time asked for, in seconds (the device may grant less).
+        public var subscriptionTimeout: Int
+        /// Limits of every request to a renderer.
+        public var httpLimits: HTTPLimits
+
+        public init(
+            pollInterval: Duration = .seconds(1), watchdog: Duration = .seconds(8), subscriptionTimeout: Int = 300,
+            httpLimits: HTTPLimits = HTTPLimits(maximumBodyBytes: 256 * 1024, timeout: .seconds(4), maximumRedirects: 0)
+        ) {
+            self.pollInterval = pollInterval
+            self.watchdog = watchdog
+            self.subscriptionTimeout = subscriptionTimeout
+            self.httpLimits = httpLimits
+        }
+    }
+
+    public static let protocolIdentifier = "org.mediaroute.upnp"
+    public nonisolated let protocolType = MediaSharingProtocol(protocolIdentifier, displayName: "UPnP/DLNA")
+    public nonisolated var supportsSimultaneousSessions: Bool { true }
+
+    private let transport: LANTransport
+    private let routingManager: MediaDeviceRoutingManager
+    private let configuration: Configuration
+    private let logger: Logger
+    private let servers: CallbackServers
+    private var discovery: Task<Void, Never>?
+    private var renderers: [String: Renderer] = [:]
+    /// Endpoint generations, so that a slow description read for an endpoint that
+    /// was lost (or changed) meanwhile is dropped.
+    private var generations: [String: Int] = [:]
+    private var active: Set<String> = []
+    private var sessions: [UUID: RendererSession] = [:]
+    private var volumes: [String: (level: Float, muted: Bool)] = [:]
+
+    public init(
+        transport: LANTransport, routingManager: MediaDeviceRoutingManager, configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "mediaroute.upnp")
+    ) {
+        self.transport = transport
+        self.routingManager = routingManager
+        self.configuration = configuration
+        self.logger = logger
+        self.servers = CallbackServers(logger: logger)
+    }
+
+    // MARK: Discovery
+
+    public func startDeviceDiscovery() {
+        guard discovery == nil else { return }
+        let events = transport.discover()
+        discovery = Task {
+            for await event in events { self.handle(event) }
+        }
+    }
+
+    public func stopDeviceDiscovery() {
+        discovery?.cancel()
+        discovery = nil
+    }
+
+    private func handle(_ event: DiscoveryEvent) {
+        switch event {
+        case .appeared(let endpoint), .updated(let endpoint):
+            let generation = (generations[endpoint.id] ?? 0) + 1
+            generations[endpoint.id] = generation
+            Task { await self.describe(endpoint, generation: generation) }
+        case .lost(let id):
+            generations[id] = (generations[id] ?? 0) + 1
+            guard let renderer = renderers.removeValue(forKey: id) else { return }
+            routingManager.lostDevice(renderer.device)
+            for (sessionID, session) in sessions where session.renderer.device.id == id {
+                sessions[sessionID] = nil
+                Task { await session.stop(deviceGone: true) }
+            }
+        case .failed(let error):
+            routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "LAN: \(error.message)"))
+        }
+    }
+
+    private func describe(_ endpoint: Endpoint, generation: Int) async {
+        do {
+            let renderer = try await Renderer.build(endpoint: endpoint, transport: transport, limits: configuration.httpLimits)
+            guard generations[endpoint.id] == generation else { return }
+            let isNew = renderers.updateValue(renderer, forKey: endpoint.id) == nil
+            if isNew { routingManager.foundDevice(renderer.device) } else { routingManager.updateDevices([renderer.device]) }
+            logger.info("renderer ready", metadata: ["name": "\(renderer.device.displayName)", "type": "\(renderer.device.deviceType)"])
+            Task { await self.readVolume(renderer) }
+        } catch {
+            logger.notice("device \(endpoint.id) not used: \(error)")
+        }
+    }
+
+    private func readVolume(_ renderer: Renderer) async {
+        async let volume = try? renderer.client.call("RenderingControl", "GetVolume", [("InstanceID", "0"), ("Channel", "Master")])
+        async let mute = try? renderer.client.call("RenderingControl", "GetMute", [("InstanceID", "0"), ("Channel", "Master")])
+        let level = await volume?["CurrentVolume"].flatMap { Int($0) }.map { renderer.level($0) }
+        let muted = await mute?["CurrentMute"].map { $0 == "1" || $0.lowercased() == "true" }
+        remember(renderer.device.id, level: level, muted: muted, announce: false)
+    }
+
+    private func remember(_ id: String, level: Float?, muted: Bool?, announce: Bool) {
+        var entry = volumes[id] ?? (1, false)
+        if let level { entry.level = level }
+        if let muted { entry.muted = muted }
+        volumes[id] = entry
+        if announce, let device = renderers[id]?.device { routingManager.volumeChanged(for: device) }
+    }
+
+    /// The devices reported so far (for tests and the CLI).
+    public var knownDevices: [MediaOutputDevice] { renderers.values.map(\.device) }
+
+    // MARK: Activation
+
+    public func activateDevice(_ device: MediaOutputDevice, session: MediaOutputSession, for deviceFeatures: MediaOutputDevice.Capabilities) {
+        guard let renderer = renderers[device.id] else {
+            routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.deviceNotFound, "\(device.displayName) is not on the LAN any more"))
+            return
+        }
+        Task {
+            // UPnP has no pairing: a renderer that answers is ready.
+            do throws(MediaDeviceError) {
+                _ = try await renderer.client.call("AVTransport", "GetTransportInfo", [("InstanceID", "0")])
+                self.markActive(device.id)
+                self.routingManager.activatedDevice(renderer.device, session: session)
+            } catch {
+                self.routingManager.failedToActivateDevice(device, session: session, error: error)
+            }
+        }
+    }
+
+    private func markActive(_ id: String) { active.insert(id) }
+
+    public func connectUsingPairingCode(_ pairingCode: String?, to device: MediaOutputDevice, session: MediaOutputSession) {}
+
+    public func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {
+        active.remove(device.id)
+        if let running = sessions.removeValue(forKey: session.id) {
+            Task { await running.stop() }
+        }
+    }
+
+    // MARK: Volume
+
+    public func setVolume(_ volume: Float, for device: MediaOutputDevice) {
+        guard let renderer = renderers[device.id] else { return }
+        let units = renderer.deviceVolume(volume)
+        remember(device.id, level: renderer.level(units), muted: nil, announce: false)
+        Task {
+            do {
+                _ = try await renderer.client.call("RenderingControl", "SetVolume", [("InstanceID", "0"), ("Channel", "Master"), ("DesiredVolume", String(units))])
+            } catch {
+                self.logger.notice("SetVolume on \(device.displayName) failed: \(error)")
+                await self.readVolume(renderer)
+                self.routingManager.volumeChanged(for: renderer.device)
+            }
+        }
+    }
+
+    public func volume(for device: MediaOutputDevice) -> Float { volumes[device.id]?.level ?? 1 }
+
+    public func changeVolume(by increments: Int, for device: MediaOutputDevice) {
+        setVolume(volume(for: device) + Float(increments) * 0.05, for: device)
+    }
+
+    public func muteDevice(_ device: MediaOutputDevice) { setMute(true, device) }
+    public func unmuteDevice(_ device: MediaOutputDevice) { setMute(false, device) }
+    public func isDeviceMuted(_ device: MediaOutputDevice) -> Bool { volumes[device.id]?.muted ?? false }
+
+    private func setMute(_ muted: Bool, _ device: MediaOutputDevice) {
+        guard let renderer = renderers[device.id] else { return }
+        remember(device.id, level: nil, muted: muted, announce: false)
+        Task {
+            _ = try? await renderer.client.call("RenderingControl", "SetMute", [("InstanceID", "0"), ("Channel", "Master"), ("DesiredMute", muted ? "1" : "0")])
+        }
+    }
+
+    // MARK: Sessions
+
+    public func startSession(_ session: MediaOutputSession, identifier: String?, url: URL) {
+        guard let renderer = renderers[session.deviceID] else {
+            routingManager.sessionFailed(session, error: MediaDeviceError(.deviceNotFound, "\(session.deviceID) is not on the LAN any more"))
+            return
+        }
+        Task { await self.run(session, renderer: renderer, identifier: identifier, url: url) }
+    }
+
+    private func run(_ session: MediaOutputSession, renderer: Renderer, identifier: String?, url: URL) async {
+        do throws(MediaDeviceError) {
+            let (mediaURL, mimeType, title, fileToken) = try await media(for: url, renderer: renderer)
+            let control = PlaybackControl()
+            let running = RendererSession(
+                renderer: renderer, session: session, control: control, configuration: configuration, servers: servers, logger: logger
+            ) { [weak self] report in
+                guard let self else { return }
+                Task { await self.handle(report, session: session) }
+            }
+            if let previous = sessions.updateValue(running, forKey: session.id) { await previous.stop() }
+            do throws(MediaDeviceError) {
+                try await running.start(mediaURL: mediaURL, title: title, mimeType: mimeType, fileToken: fileToken)
+            } catch {
+                if let fileToken { servers.routes.removeFile(fileToken) }
+                if sessions[session.id] === running { sessions[session.id] = nil }
+                throw error
+            }
+            routingManager.started(application: identifier, playbackControl: control, session: session)
+        } catch {
+            routingManager.sessionFailed(session, error: error)
+        }
+    }
+
+    /// The URL the renderer fetches: the URL itself, or our server's for a local file.
+    private func media(for url: URL, renderer: Renderer) async throws(MediaDeviceError) -> (String, String, String, String?) {
+        let text = url.absoluteString
+        let name = url.lastPathComponent.isEmpty ? text : url.lastPathComponent
+        guard url.isFileURL else {
+            guard text.lowercased().hasPrefix("http://") || text.lowercased().hasPrefix("https://") else {
+                throw MediaDeviceError(.invalidArgument, "a renderer plays http(s) URLs and local files, not \(url.scheme ?? text)")
+            }
+            return (text, MediaTypes.mimeType(forPath: url.path), name, nil)
+        }
+        let path = url.path
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, access(path, R_OK) == 0 else {
+            throw MediaDeviceError(.invalidArgument, "\(path) is not a readable file")
+        }
+        guard let facing = renderer.endpoint.attributes["interfaceAddress"], case .ip(let host, _, _) = renderer.endpoint.address else {
+            throw MediaDeviceError(.sessionFailed, "no local address faces \(renderer.device.displayName)")
+        }
+        let base: String
+        do {
+            base = try await servers.base(on: facing)
+        } catch {
+            throw MediaDeviceError(.sessionFailed, error.message)
+        }
+        let mimeType = MediaTypes.mimeType(forPath: path)
+        let token = servers.routes.addFile(ServedFile(path: path, mimeType: mimeType, allowedHost: host))
+        let encoded = name.utf8.map { byte -> String in
+            let safe = (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || "-._~".utf8.contains(byte)
+            return safe ? String(UnicodeScalar(byte)) : "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+        }.joined()
+        return ("\(base)/media/\(token)/\(encoded)", mimeType, name, token)
+    }
+
+    private func handle(_ report: RendererSessionReport, session: MediaOutputSession) {
+        switch report {
+        case .failed(let error):
+            guard sessions.removeValue(forKey: session.id) != nil else { return }
+            routingManager.sessionFailed(session, error: error)
+        case .volume(let level, let muted):
+            remember(session.deviceID, level: level, muted: muted, announce: true)
+        }
+    }
+
+    public func stopSession(_ session: MediaOutputSession) {
+        guard let running = sessions.removeValue(forKey: session.id) else { return }
+        Task {
+            await running.stop()
+            running.control.finish()
+        }
+    }
+
+    /// Queues `url` to play after the current item (`SetNextAVTransportURI`).
+    /// - Throws: ``MediaDeviceError/Code/unsupported`` when the renderer has no such action.
+    public func enqueue(_ url: URL, title: String? = nil, session: MediaOutputSession) async throws(MediaDeviceError) {
+        guard let running = sessions[session.id] else { throw MediaDeviceError(.deviceNotActive, "no session \(session)") }
+        let (mediaURL, mimeType, name, _) = try await media(for: url, renderer: running.renderer)
+        try await running.setNext(mediaURL: mediaURL, title: title ?? name, mimeType: mimeType)
+    }
+
+    /// The running session's GENA state (for tests and diagnostics).
+    public func eventStatus(of session: MediaOutputSession) async -> (healthy: Bool, events: Int, renewals: Int, subscriptions: [String: String])? {
+        guard let running = sessions[session.id] else { return nil }
+        return (await running.eventsHealthy, await running.eventCount, await running.renewals, await running.subscriptionIDs)
+    }
+
+    /// How many files are being served (for tests: zero once sessions end).
+    public var servedFileCount: Int { servers.routes.servedFileCount }
+
+    public func sendData(_ data: Data, toApplication applicationIdentifier: String, session: MediaOutputSession) {
+        logger.debug("UPnP renderers have no application data channel; \(data.count) bytes dropped")
+    }
+
+    /// Stops discovery and every session, and closes the servers.
+    public func shutdown() async {
+        stopDeviceDiscovery()
+        for running in sessions.values { await running.stop() }
+        sessions = [:]
+        await servers.closeAll()
+    }
+}
