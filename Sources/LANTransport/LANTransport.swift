@@ -33,13 +33,18 @@ public final class LANTransport: Transport {
         public var maximumSearchInterval: Duration
         /// The max-age assumed when an announcement has none.
         public var defaultMaxAge: Int
+        /// A cap on announced max-ages, for boxes that must notice a dead device
+        /// sooner than its announcements promise (re-searches keep live ones); nil: no cap.
+        public var maximumMaxAge: Int?
 
         public init(
             searchTarget: String = "urn:schemas-upnp-org:device:MediaRenderer:1",
             acceptedTargetPrefixes: [String] = ["urn:schemas-upnp-org:device:MediaRenderer:"],
             mx: Int = 1, manualHosts: [String] = [], interfaces: [String]? = nil, listensForNotifications: Bool = true,
-            initialSearchInterval: Duration = .seconds(1), maximumSearchInterval: Duration = .seconds(60), defaultMaxAge: Int = 1800
+            initialSearchInterval: Duration = .seconds(1), maximumSearchInterval: Duration = .seconds(60), defaultMaxAge: Int = 1800,
+            maximumMaxAge: Int? = nil
         ) {
+            self.maximumMaxAge = maximumMaxAge
             self.searchTarget = searchTarget
             self.acceptedTargetPrefixes = acceptedTargetPrefixes
             self.mx = max(1, min(mx, 5))
@@ -311,7 +316,7 @@ actor SSDPDiscoveryRun {
             }
             return
         }
-        let maxAge = message.maxAge ?? configuration.defaultMaxAge
+        let maxAge = min(message.maxAge ?? configuration.defaultMaxAge, configuration.maximumMaxAge ?? Int.max)
         let accepted = message.target.map { target in configuration.acceptedTargetPrefixes.contains { target.hasPrefix($0) } } ?? false
         guard accepted else {
             // Other announcements of a known device (root device, services) keep it alive.
@@ -333,6 +338,7 @@ actor SSDPDiscoveryRun {
         }
         let interface = datagram.interfaceName.flatMap { name in searchSockets[name]?.interface }
             ?? searchSockets.values.map(\.interface).first { $0.contains(datagram.host) }
+            ?? (configuration.manualHosts.contains(datagram.host) ? MulticastInterface.current().first { $0.contains(datagram.host) } : nil)
         guard let interface else {
             logger.debug("SSDP answer from \(datagram.host) on no interface in use")
             return

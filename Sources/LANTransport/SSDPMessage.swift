@@ -55,9 +55,9 @@ public struct SSDPMessage: Sendable, Hashable {
     public static func parse(_ bytes: [UInt8]) throws(TransportError) -> SSDPMessage {
         guard bytes.count <= maximumSize else { throw TransportError(.malformedMessage, "SSDP datagram of \(bytes.count) bytes") }
         guard bytes.allSatisfy({ $0 != 0 }) else { throw TransportError(.malformedMessage, "NUL byte in SSDP datagram") }
-        let text = String(decoding: bytes, as: UTF8.self)
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.hasSuffix("\r") ? line.dropLast() : line
+        // Lines split on bytes: as Characters, "\r\n" is one grapheme and never equals "\n".
+        var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map { line in
+            Substring(String(decoding: line.last == 0x0D ? line.dropLast() : line, as: UTF8.self))
         }[...]
         guard let start = lines.popFirst() else { throw TransportError(.malformedMessage, "empty SSDP datagram") }
         let kind: Kind

@@ -120,11 +120,13 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         }
     }
 
-    private func readVolume(_ renderer: Renderer) async {
+    private func readVolume(_ renderer: Renderer, fresh: Bool = true) async {
         async let volume = try? renderer.client.call("RenderingControl", "GetVolume", [("InstanceID", "0"), ("Channel", "Master")])
         async let mute = try? renderer.client.call("RenderingControl", "GetMute", [("InstanceID", "0"), ("Channel", "Master")])
         let level = await volume?["CurrentVolume"].flatMap { Int($0) }.map { renderer.level($0) }
         let muted = await mute?["CurrentMute"].map { $0 == "1" || $0.lowercased() == "true" }
+        // A level set (or evented) while these reads were out is newer than what they read.
+        guard volumes[renderer.device.id] == nil || !fresh else { return }
         remember(renderer.device.id, level: level, muted: muted, announce: false)
     }
 
@@ -180,7 +182,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
                 _ = try await renderer.client.call("RenderingControl", "SetVolume", [("InstanceID", "0"), ("Channel", "Master"), ("DesiredVolume", String(units))])
             } catch {
                 self.logger.notice("SetVolume on \(device.displayName) failed: \(error)")
-                await self.readVolume(renderer)
+                await self.readVolume(renderer, fresh: false)
                 self.routingManager.volumeChanged(for: renderer.device)
             }
         }

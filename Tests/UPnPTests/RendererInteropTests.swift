@@ -1,0 +1,282 @@
+import Foundation
+import LANTransport
+import Logging
+import MediaClock
+import MediaDevice
+import MediaRouteTestSupport
+import Testing
+import Transport
+import UPnP
+import UPnPRendererExtension
+
+/// What an extension reported, in order.
+final class RoutingLog: Sendable {
+    let events = Locked<[MediaDeviceRoutingEvent]>([])
+    var manager: MediaDeviceRoutingManager { MediaDeviceRoutingManager { [events] event in events.withLock { $0.append(event) } } }
+
+    func device(named name: String, timeout: Duration = .seconds(10)) async -> MediaOutputDevice? {
+        await first(timeout: timeout) { event in
+            if case .foundDevice(let device) = event, device.displayName == name { return device }
+            return nil
+        }
+    }
+
+    func first<T: Sendable>(timeout: Duration = .seconds(10), _ extract: @escaping @Sendable (MediaDeviceRoutingEvent) -> T?) async -> T? {
+        await eventually(timeout: timeout) { self.events.value.contains { extract($0) != nil } }
+        return events.value.lazy.compactMap(extract).first
+    }
+
+    func control(for session: MediaOutputSession, timeout: Duration = .seconds(10)) async -> PlaybackControl? {
+        await first(timeout: timeout) { event in
+            if case .started(_, let control, let started) = event, started == session { return control }
+            return nil
+        }
+    }
+
+    func failure(of session: MediaOutputSession, timeout: Duration = .seconds(10)) async -> MediaDeviceError? {
+        await first(timeout: timeout) { event in
+            if case .sessionFailed(let failed, let error) = event, failed == session { return error }
+            return nil
+        }
+    }
+
+    func lost(_ id: String, timeout: Duration = .seconds(10)) async -> Bool {
+        await first(timeout: timeout) { event in
+            if case .lostDevice(let device) = event, device.id == id { return true }
+            return nil
+        } ?? false
+    }
+
+    func activated(_ session: MediaOutputSession) async -> Bool {
+        await first { event in
+            if case .activatedDevice(_, let activated) = event, activated == session { return true }
+            return nil
+        } ?? false
+    }
+}
+
+/// Helpers shared by the renderer tests.
+enum Lab {
+    static let logger: Logger = {
+        var logger = Logger(label: "test.upnp")
+        logger.logLevel = ProcessInfo.processInfo.environment["UPNP_TEST_DEBUG"] != nil ? .debug : .info
+        return logger
+    }()
+
+    static func transport(_ lab: NamespaceLab, _ configure: (inout LANTransport.Configuration) -> Void = { _ in }) -> LANTransport {
+        var configuration = LANTransport.Configuration(interfaces: lab.rooms.map(\.outside))
+        configure(&configuration)
+        return LANTransport(configuration: configuration, logger: logger)
+    }
+
+    static func waitUntil(_ control: PlaybackControl, _ state: PlaybackSnapshot.State, timeout: Duration = .seconds(8)) async -> Bool {
+        await eventually(timeout: timeout) { control.playbackState == state }
+    }
+
+    /// Serves `path` at `/NAME` and 404 elsewhere, on the host side of a room (a media server like a NAS).
+    static func mediaServer(_ room: NamespaceLab.Room, file path: String) async throws -> LANHTTPServer {
+        let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        let name = "/" + URL(fileURLWithPath: path).lastPathComponent
+        return try await LANHTTPServer(host: room.hostAddress) { request in
+            guard request.path == name else { return HTTPServerResponse(status: 404) }
+            return HTTPServerResponse(status: 200, headers: [("Content-Type", "audio/wav")], body: .file(path: path, range: nil, total: size))
+        }
+    }
+}
+
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: NamespaceLab.renderersAvailable))
+struct GmediarenderTests {
+    @Test func discoveryDescriptionPlaybackEventsAndStop() async throws {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        try lab.gmediarender(in: room, name: "Lab TV", uuid: "0a1b2c3d-0000-4000-8000-000000000001")
+        let log = RoutingLog()
+        let upnp = UPnPRendererExtension(
+            transport: Lab.transport(lab), routingManager: log.manager,
+            configuration: .init(pollInterval: .milliseconds(300), subscriptionTimeout: 4), logger: Lab.logger)
+        await upnp.startDeviceDiscovery()
+        let found = await log.device(named: "Lab TV")
+        let device = try #require(found)
+        #expect(device.id == "uuid:0a1b2c3d-0000-4000-8000-000000000001")
+        #expect(device.capabilities.contains(.urlPlayback))
+        #expect(device.volumeControl == .absolute)
+        #expect(device.requiredNetworkEndpoints.first?.address == .ip(host: room.deviceAddress, port: 49494, interface: room.outside))
+
+        let session = MediaOutputSession(deviceID: device.id)
+        await upnp.activateDevice(device, session: session, for: .urlPlayback)
+        #expect(await log.activated(session))
+        let file = try lab.wavFile(seconds: 40)
+        await upnp.startSession(session, identifier: "test", url: URL(fileURLWithPath: file))
+        let started = await log.control(for: session)
+        let control = try #require(started)
+        #expect(await Lab.waitUntil(control, .playing), "the renderer reports PLAYING")
+        #expect(await eventually(timeout: .seconds(6)) { control.snapshot.position >= 2 }, "the polled position advances")
+        #expect(control.metadata.title == "tone.wav")
+        #expect(await upnp.servedFileCount == 1)
+
+        // GENA: subscribed to both services, the initial events came, and a renewal happened (4 s granted).
+        let status = try #require(await upnp.eventStatus(of: session))
+        #expect(status.subscriptions.keys.sorted() == ["AVTransport", "RenderingControl"])
+        #expect(status.healthy && status.events >= 2)
+
+        control.pause()
+        #expect(await Lab.waitUntil(control, .paused), "PAUSED_PLAYBACK arrives")
+        try await Task.sleep(for: .milliseconds(600))
+        // Seeking in a file we serve: the renderer fetches with Range.
+        control.seek(to: 20)
+        try await Task.sleep(for: .milliseconds(600))
+        control.play()
+        #expect(await Lab.waitUntil(control, .playing))
+        #expect(await eventually(timeout: .seconds(5)) { control.snapshot.position >= 20 && control.snapshot.position < 30 }, "position after the seek: \(control.snapshot.position)")
+
+        // Volume from our side reaches the device and comes back as an event.
+        control.volume = 0.3
+        #expect(await eventually { await upnp.volume(for: device) == 0.3 })
+        let renewed = await eventually(timeout: .seconds(5)) { (await upnp.eventStatus(of: session)?.renewals ?? 0) >= 1 }
+        #expect(renewed, "the 4 s subscription was renewed")
+        let sids = try #require(await upnp.eventStatus(of: session)?.subscriptions)
+
+        try await Task.sleep(for: .milliseconds(600))
+        await upnp.stopSession(session)
+        #expect(await eventually { await upnp.servedFileCount == 0 }, "the file is no longer served")
+        // Unsubscribed: renewing the old subscription is refused now.
+        let endpoint = device.requiredNetworkEndpoints[0]
+        let transport = Lab.transport(lab)
+        #expect(await eventually {
+            let renewal = try? await transport.fetch(
+                "SUBSCRIBE", "http://\(room.deviceAddress):49494/upnp/event/rendertransport1", for: endpoint,
+                headers: [("SID", sids["AVTransport"]!), ("TIMEOUT", "Second-60")])
+            return renewal?.status == 412
+        })
+        let info = try await soap(transport, endpoint, "GetTransportInfo")
+        #expect(info.contains("STOPPED"))
+        await upnp.shutdown()
+    }
+
+    @Test func byebyeOnSIGTERMAndExpiryAfterSIGKILL() async throws {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        let renderer = try lab.gmediarender(in: room, name: "Kitchen", uuid: "0a1b2c3d-0000-4000-8000-000000000002")
+        let log = RoutingLog()
+        // Announcements promise 100 s; a cap of 3 s with re-searches every second keeps a live device and drops a dead one soon.
+        let transport = Lab.transport(lab) { $0.maximumMaxAge = 3; $0.maximumSearchInterval = .seconds(1) }
+        let upnp = UPnPRendererExtension(transport: transport, routingManager: log.manager, logger: Lab.logger)
+        await upnp.startDeviceDiscovery()
+        let device = try #require(await log.device(named: "Kitchen"))
+        try await Task.sleep(for: .seconds(4))
+        #expect(await upnp.knownDevices.count == 1, "re-searches keep a live device past the capped max-age")
+        renderer.kill(SIGTERM)
+        renderer.wait()
+        #expect(await log.lost(device.id, timeout: .seconds(2)), "ssdp:byebye removes it at once")
+
+        let second = try lab.gmediarender(in: room, name: "Kitchen", uuid: "0a1b2c3d-0000-4000-8000-000000000002")
+        #expect(await eventually(timeout: .seconds(5)) { await upnp.knownDevices.count == 1 }, "found again")
+        let lostBefore = log.events.value.count
+        let killedAt = ContinuousClock.now
+        second.kill(SIGKILL)
+        second.wait()
+        #expect(await eventually(timeout: .seconds(6)) {
+            log.events.value.dropFirst(lostBefore).contains { if case .lostDevice = $0 { true } else { false } }
+        }, "no byebye after SIGKILL: it expires")
+        #expect(ContinuousClock.now - killedAt >= .seconds(1), "expiry, not an immediate loss")
+        await upnp.shutdown()
+    }
+
+    @Test func unicastSearchFindsAManualHost() async throws {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        try lab.gmediarender(in: room, name: "Den", uuid: "0a1b2c3d-0000-4000-8000-000000000003")
+        let log = RoutingLog()
+        // No multicast at all: no interfaces to search on, no NOTIFY listener; only the manual host.
+        let transport = Lab.transport(lab) { $0.interfaces = []; $0.listensForNotifications = false; $0.manualHosts = [room.deviceAddress] }
+        let upnp = UPnPRendererExtension(transport: transport, routingManager: log.manager, logger: Lab.logger)
+        await upnp.startDeviceDiscovery()
+        let device = try #require(await log.device(named: "Den"))
+        #expect(device.requiredNetworkEndpoints.first?.attributes["interfaceAddress"] == room.hostAddress)
+        await upnp.shutdown()
+    }
+
+    @Test func aURLThatIsNotThereIsCaughtByTheWatchdog() async throws {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        try lab.gmediarender(in: room, name: "Attic", uuid: "0a1b2c3d-0000-4000-8000-000000000004")
+        let server = try await Lab.mediaServer(room, file: try lab.wavFile(seconds: 5))
+        let log = RoutingLog()
+        let upnp = UPnPRendererExtension(
+            transport: Lab.transport(lab), routingManager: log.manager,
+            configuration: .init(pollInterval: .milliseconds(300), watchdog: .seconds(3)), logger: Lab.logger)
+        await upnp.startDeviceDiscovery()
+        let device = try #require(await log.device(named: "Attic"))
+        let session = MediaOutputSession(deviceID: device.id)
+        await upnp.activateDevice(device, session: session, for: .urlPlayback)
+        #expect(await log.activated(session))
+        await upnp.startSession(session, identifier: nil, url: URL(string: "http://\(room.hostAddress):\(server.port)/missing.wav")!)
+        let control = try #require(await log.control(for: session))
+        let failure = try #require(await log.failure(of: session, timeout: .seconds(10)))
+        #expect(failure.code == .sessionFailed)
+        #expect(failure.message.contains("has not advanced"))
+        #expect(control.playbackState == .failed)
+        await upnp.shutdown()
+        await server.close()
+    }
+
+    @Test func twoInterfacesEachFindTheirOwnRenderer() async throws {
+        let lab = try NamespaceLab(subnets: ["198.51.100", "203.0.113"])
+        try lab.gmediarender(in: lab.rooms[0], name: "Left", uuid: "0a1b2c3d-0000-4000-8000-000000000005")
+        try lab.gmediarender(in: lab.rooms[1], name: "Right", uuid: "0a1b2c3d-0000-4000-8000-000000000006")
+        let log = RoutingLog()
+        let upnp = UPnPRendererExtension(transport: Lab.transport(lab), routingManager: log.manager, logger: Lab.logger)
+        await upnp.startDeviceDiscovery()
+        let left = try #require(await log.device(named: "Left"))
+        let right = try #require(await log.device(named: "Right"))
+        for (device, room) in [(left, lab.rooms[0]), (right, lab.rooms[1])] {
+            let endpoint = try #require(device.requiredNetworkEndpoints.first)
+            #expect(endpoint.address == .ip(host: room.deviceAddress, port: 49494, interface: room.outside))
+            #expect(endpoint.attributes["interfaceAddress"] == room.hostAddress)
+        }
+        await upnp.shutdown()
+    }
+
+    @Test func volumeIsClampedToTheDeclaredRange() async throws {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        try lab.gmediarender(in: room, name: "Study", uuid: "0a1b2c3d-0000-4000-8000-000000000007")
+        let log = RoutingLog()
+        let transport = Lab.transport(lab)
+        let upnp = UPnPRendererExtension(transport: transport, routingManager: log.manager, logger: Lab.logger)
+        await upnp.startDeviceDiscovery()
+        let device = try #require(await log.device(named: "Study"))
+        let endpoint = device.requiredNetworkEndpoints[0]
+        await upnp.setVolume(1.5, for: device)  // gmediarender would take 150; we send the SCPD's maximum
+        #expect(await eventually {
+            (try? await soap(transport, endpoint, "GetVolume", service: "rendercontrol1", type: "RenderingControl", arguments: "<Channel>Master</Channel>"))?
+                .contains("<CurrentVolume>100</CurrentVolume>") == true
+        })
+        #expect(await upnp.volume(for: device) == 1)
+        await upnp.setVolume(0.25, for: device)
+        #expect(await eventually {
+            (try? await soap(transport, endpoint, "GetVolume", service: "rendercontrol1", type: "RenderingControl", arguments: "<Channel>Master</Channel>"))?
+                .contains("<CurrentVolume>25</CurrentVolume>") == true
+        })
+        await upnp.muteDevice(device)
+        #expect(await upnp.isDeviceMuted(device))
+        await upnp.shutdown()
+    }
+}
+
+/// A raw SOAP call with curl-like plainness, to check the device's side independently of the extension.
+func soap(
+    _ transport: LANTransport, _ endpoint: Endpoint, _ action: String, service: String = "rendertransport1", type: String = "AVTransport",
+    arguments: String = ""
+) async throws -> String {
+    guard case .ip(let host, let port, _) = endpoint.address else { return "" }
+    let serviceType = "urn:schemas-upnp-org:service:\(type):1"
+    let body = """
+        <?xml version="1.0"?><s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body>\
+        <u:\(action) xmlns:u="\(serviceType)"><InstanceID>0</InstanceID>\(arguments)</u:\(action)></s:Body></s:Envelope>
+        """
+    let response = try await transport.fetch(
+        "POST", "http://\(host):\(port)/upnp/control/\(service)", for: endpoint,
+        headers: [("Content-Type", "text/xml"), ("SOAPACTION", "\"\(serviceType)#\(action)\"")], body: Array(body.utf8))
+    return String(decoding: response.body, as: UTF8.self)
+}
