@@ -22,6 +22,10 @@ packages=(
   playerctl
   # The push endpoint benchmark's load generator (make benchmarks).
   wrk
+  # UPnP: libxml2 to parse device documents; gmediarender and rygel (Playbin) are the real renderers the
+  # LAN tests start in network namespaces (GStreamer's base/good plugins play and fetch the test media);
+  # gupnp-tools' gssdp-discover is a benchmark peer.
+  libxml2-dev gmediarender rygel rygel-playbin gstreamer1.0-plugins-base gstreamer1.0-plugins-good gupnp-tools
 )
 
 missing=()

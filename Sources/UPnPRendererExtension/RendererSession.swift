@@ -141,7 +141,11 @@ actor RendererSession {
     }
 
     var isFinished: Bool { finished }
-    var subscriptionIDs: [String: String] { subscriptions.mapValues(\.sid) }
+    var status: GENAStatus {
+        GENAStatus(
+            healthy: eventsHealthy, events: eventCount, renewals: renewals, subscriptions: subscriptions.mapValues(\.sid),
+            granted: subscriptions.mapValues(\.timeout))
+    }
 
     // MARK: GENA
 
@@ -152,6 +156,7 @@ actor RendererSession {
             do {
                 let (sid, timeout) = try await subscribe(url, headers: [("CALLBACK", "<\(callbackURL)>"), ("NT", "upnp:event")])
                 subscriptions[kind] = Subscription(kind: kind, url: url, sid: sid, timeout: timeout)
+                logger.debug("subscribed to \(kind) events", metadata: ["granted": "\(timeout) s"])
             } catch {
                 logger.notice("no \(kind) events from \(renderer.device.displayName), polling instead: \(error)")
             }

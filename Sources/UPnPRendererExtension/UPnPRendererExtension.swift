@@ -12,6 +12,18 @@ import MediaDevice
 import Transport
 import UPnP
 
+/// A session's event subscriptions, for diagnostics.
+public struct GENAStatus: Sendable, Hashable {
+    /// Events arrive (else the state is polled).
+    public var healthy: Bool
+    public var events: Int
+    public var renewals: Int
+    /// Subscription ids by service kind (`AVTransport`, `RenderingControl`).
+    public var subscriptions: [String: String]
+    /// The time each subscription was granted, in seconds.
+    public var granted: [String: Int]
+}
+
 /// UPnP/DLNA MediaRenderers (most LAN TVs, many speakers) as a media device extension.
 ///
 /// Discovery comes from the ``LANTransport`` (SSDP); each renderer's
@@ -300,9 +312,9 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
     }
 
     /// The running session's GENA state (for tests and diagnostics).
-    public func eventStatus(of session: MediaOutputSession) async -> (healthy: Bool, events: Int, renewals: Int, subscriptions: [String: String])? {
+    public func eventStatus(of session: MediaOutputSession) async -> GENAStatus? {
         guard let running = sessions[session.id] else { return nil }
-        return (await running.eventsHealthy, await running.eventCount, await running.renewals, await running.subscriptionIDs)
+        return await running.status
     }
 
     /// How many files are being served (for tests: zero once sessions end).

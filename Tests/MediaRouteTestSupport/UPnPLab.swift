@@ -41,8 +41,26 @@ public final class NamespaceLab: Sendable {
         return true
     }
 
-    /// Rooms on these /24 subnets (documentation ranges, unused on this host's own LAN).
-    public init(subnets: [String] = ["198.51.100"]) throws {
+    private static let nextSubnet = Locked(Int.random(in: 0..<200))
+
+    /// `count` /24 subnets of the shared address space 100.64.0.0/10, different for
+    /// every lab of this process (labs may run at once; a subnet on two host
+    /// interfaces would confuse routing).
+    public static func subnets(_ count: Int) -> [String] {
+        nextSubnet.withLock { next in
+            (0..<count).map { _ in
+                defer { next = (next + 1) % 250 }
+                return "100.\(64 + next / 250).\(next % 250 + 1)"
+            }
+        }
+    }
+
+    /// Rooms on these /24 subnets (by default one fresh subnet per room).
+    public convenience init(rooms: Int = 1) throws {
+        try self.init(subnets: Self.subnets(rooms))
+    }
+
+    public init(subnets: [String]) throws {
         let suffix = String(UUID().uuidString.prefix(4)).lowercased()
         directory = NSTemporaryDirectory() + "mrlab-\(suffix)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

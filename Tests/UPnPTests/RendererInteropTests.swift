@@ -108,7 +108,7 @@ struct GmediarenderTests {
         let file = try lab.wavFile(seconds: 40)
         await upnp.startSession(session, identifier: "test", url: URL(fileURLWithPath: file))
         let started = await log.control(for: session)
-        let control = try #require(started)
+        let control = try #require(started, "\(log.events.value.suffix(3))")
         #expect(await Lab.waitUntil(control, .playing), "the renderer reports PLAYING")
         #expect(await eventually(timeout: .seconds(6)) { control.snapshot.position >= 2 }, "the polled position advances")
         #expect(control.metadata.title == "tone.wav")
@@ -118,6 +118,7 @@ struct GmediarenderTests {
         let status = try #require(await upnp.eventStatus(of: session))
         #expect(status.subscriptions.keys.sorted() == ["AVTransport", "RenderingControl"])
         #expect(status.healthy && status.events >= 2)
+        #expect(status.granted == ["AVTransport": 4, "RenderingControl": 4])
 
         control.pause()
         #expect(await Lab.waitUntil(control, .paused), "PAUSED_PLAYBACK arrives")
@@ -221,7 +222,7 @@ struct GmediarenderTests {
     }
 
     @Test func twoInterfacesEachFindTheirOwnRenderer() async throws {
-        let lab = try NamespaceLab(subnets: ["198.51.100", "203.0.113"])
+        let lab = try NamespaceLab(rooms: 2)
         try lab.gmediarender(in: lab.rooms[0], name: "Left", uuid: "0a1b2c3d-0000-4000-8000-000000000005")
         try lab.gmediarender(in: lab.rooms[1], name: "Right", uuid: "0a1b2c3d-0000-4000-8000-000000000006")
         let log = RoutingLog()
@@ -279,4 +280,83 @@ func soap(
         "POST", "http://\(host):\(port)/upnp/control/\(service)", for: endpoint,
         headers: [("Content-Type", "text/xml"), ("SOAPACTION", "\"\(serviceType)#\(action)\"")], body: Array(body.utf8))
     return String(decoding: response.body, as: UTF8.self)
+}
+
+/// A SOAP call built from the device's own description, independent of the extension
+/// (to change the device "from its remote control" and to read its state).
+func deviceCall(
+    _ transport: LANTransport, _ endpoint: Endpoint, _ kind: String, _ action: String, _ arguments: [(String, String)] = []
+) async throws -> [String: String] {
+    let location = try #require(endpoint.attributes["location"].flatMap(HTTPURL.init))
+    let document = try await transport.fetch("GET", location.description, for: endpoint)
+    let description = try DeviceDescription.parse(document.body, location: location)
+    let service = try #require(description.service(kind))
+    let response = try await transport.fetch(
+        "POST", service.controlURL.description, for: endpoint,
+        headers: [("Content-Type", "text/xml; charset=\"utf-8\""), ("SOAPACTION", SOAP.actionHeader(action: action, serviceType: service.serviceType))],
+        body: SOAP.request(action: action, serviceType: service.serviceType, arguments: [("InstanceID", "0")] + arguments))
+    return try SOAP.response(status: response.status, body: response.body, action: action)
+}
+
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: NamespaceLab.renderersAvailable))
+struct RygelTests {
+    @Test func playbackWithEventsSeekVolumeAndByebye() async throws {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        let rygel = try lab.rygel(in: room, title: "Lab Speaker")
+        let log = RoutingLog()
+        let transport = Lab.transport(lab)
+        let upnp = UPnPRendererExtension(
+            transport: transport, routingManager: log.manager, configuration: .init(pollInterval: .milliseconds(300), subscriptionTimeout: 6),
+            logger: Lab.logger)
+        await upnp.startDeviceDiscovery()
+        let found = await log.device(named: "Lab Speaker", timeout: .seconds(20))
+        let device = try #require(found, "rygel log: \(lab.log("rygel-\(room.inside).log").suffix(600))")
+        #expect(device.deviceType == .speaker)
+        let endpoint = try #require(device.requiredNetworkEndpoints.first)
+
+        let session = MediaOutputSession(deviceID: device.id)
+        await upnp.activateDevice(device, session: session, for: .urlPlayback)
+        #expect(await log.activated(session))
+        await upnp.startSession(session, identifier: nil, url: URL(fileURLWithPath: try lab.wavFile(seconds: 40)))
+        let started = await log.control(for: session)
+        let control = try #require(started, "\(log.events.value.suffix(3))")
+        #expect(await Lab.waitUntil(control, .playing))
+        #expect(await eventually(timeout: .seconds(6)) { control.snapshot.position >= 1.5 })
+        // rygel reports milliseconds: positions are not whole seconds.
+        #expect(await eventually(timeout: .seconds(4)) { control.snapshot.position.rounded() != control.snapshot.position })
+        let status = try #require(await upnp.eventStatus(of: session))
+        #expect(status.healthy)
+
+        control.pause()
+        #expect(await Lab.waitUntil(control, .paused))
+        control.seek(to: 15)
+        try await Task.sleep(for: .milliseconds(500))
+        control.play()
+        #expect(await Lab.waitUntil(control, .playing))
+        #expect(await eventually(timeout: .seconds(6)) { control.snapshot.position >= 15 && control.snapshot.position < 25 }, "\(control.snapshot.position)")
+
+        // The device's own volume change arrives as a RenderingControl event.
+        let changes = log.events.value.count
+        _ = try await deviceCall(transport, endpoint, "RenderingControl", "SetVolume", [("Channel", "Master"), ("DesiredVolume", "40")])
+        #expect(await eventually { log.events.value.dropFirst(changes).contains { if case .volumeChanged = $0 { true } else { false } } })
+        #expect(await eventually { await upnp.volume(for: device) == 0.4 })
+        // Too loud is clamped to the SCPD's maximum (rygel refuses 150 with 501).
+        control.volume = 1.5
+        #expect(await eventually {
+            (try? await deviceCall(transport, endpoint, "RenderingControl", "GetVolume", [("Channel", "Master")]))?["CurrentVolume"] == "100"
+        })
+        // We asked for 6 s; rygel grants 300 s, and the granted time is what renewal follows.
+        #expect(await upnp.eventStatus(of: session)?.granted == ["AVTransport": 300, "RenderingControl": 300])
+        #expect(await upnp.eventStatus(of: session)?.renewals == 0)
+
+        await upnp.stopSession(session)
+        #expect(await eventually {
+            (try? await deviceCall(transport, endpoint, "AVTransport", "GetTransportInfo"))?["CurrentTransportState"] == "STOPPED"
+        })
+        rygel.kill(SIGTERM)
+        #expect(await log.lost(device.id, timeout: .seconds(5)), "byebye when rygel stops")
+        rygel.wait()
+        await upnp.shutdown()
+    }
 }
