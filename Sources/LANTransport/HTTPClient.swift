@@ -178,6 +178,10 @@ private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHa
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let parserError = error as? HTTPParserError, parserError == .invalidEOFState {
+            fail(context, TransportError(.connectionLost, "the device closed the connection in the middle of its answer"))
+            return
+        }
         fail(context, TransportError(.malformedMessage, "bad HTTP answer: \(error)"))
     }
 

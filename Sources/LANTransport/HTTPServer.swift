@@ -17,6 +17,14 @@ public struct HTTPServerRequest: Sendable {
     /// The peer's IP address.
     public var remoteHost: String?
 
+    public init(method: String, path: String, headers: [String: String] = [:], body: [UInt8] = [], remoteHost: String? = nil) {
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.body = body
+        self.remoteHost = remoteHost
+    }
+
     public subscript(header name: String) -> String? { headers[name.lowercased()] }
 }
 

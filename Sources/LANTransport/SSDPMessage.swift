@@ -55,6 +55,10 @@ public struct SSDPMessage: Sendable, Hashable {
     public static func parse(_ bytes: [UInt8]) throws(TransportError) -> SSDPMessage {
         guard bytes.count <= maximumSize else { throw TransportError(.malformedMessage, "SSDP datagram of \(bytes.count) bytes") }
         guard bytes.allSatisfy({ $0 != 0 }) else { throw TransportError(.malformedMessage, "NUL byte in SSDP datagram") }
+        let terminated = bytes.indices.contains { index in
+            bytes[index] == 0x0A && (bytes.dropFirst(index + 1).first == 0x0A || bytes.dropFirst(index + 1).starts(with: [0x0D, 0x0A]))
+        }
+        guard terminated else { throw TransportError(.malformedMessage, "SSDP header block not terminated") }
         // Lines split on bytes: as Characters, "\r\n" is one grapheme and never equals "\n".
         var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map { line in
             Substring(String(decoding: line.last == 0x0D ? line.dropLast() : line, as: UTF8.self))

@@ -33,6 +33,15 @@ public struct DeviceDescription: Sendable, Hashable {
     public var udn: String
     public var services: [ServiceReference]
 
+    public init(deviceType: String, friendlyName: String, manufacturer: String = "", modelName: String = "", udn: String, services: [ServiceReference] = []) {
+        self.deviceType = deviceType
+        self.friendlyName = friendlyName
+        self.manufacturer = manufacturer
+        self.modelName = modelName
+        self.udn = udn
+        self.services = services
+    }
+
     public func service(_ kind: String) -> ServiceReference? { services.first { $0.isKind(kind) } }
 
     /// Whether the device is a MediaRenderer with AVTransport and RenderingControl.

@@ -71,8 +71,10 @@ final class CallbackRoutes: Sendable {
             guard parts.count == 3, let file = files.withLock({ $0[token] }) else { return HTTPServerResponse(status: 404) }
             guard request.remoteHost == file.allowedHost else { return HTTPServerResponse(status: 403) }
             return Self.serve(file, range: request[header: "range"])
-        default:
+        case ("gena", _), ("media", _):
             return HTTPServerResponse(status: 405)
+        default:
+            return HTTPServerResponse(status: 404)
         }
     }
 

@@ -1,0 +1,250 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import LANTransport
+import MediaRouteTestSupport
+import Testing
+import Transport
+import UPnPRendererExtension
+
+@Suite struct SSDPMessageTests {
+    let answer = """
+        HTTP/1.1 200 OK\r
+        CACHE-CONTROL: max-age=100\r
+        EXT:\r
+        LOCATION: http://198.51.100.2:49494/description.xml\r
+        SERVER: Linux/6.1 UPnP/1.0 libupnp/1.8.4\r
+        ST: urn:schemas-upnp-org:device:MediaRenderer:1\r
+        USN: uuid:11111111-2222-3333-4444-555555555555::urn:schemas-upnp-org:device:MediaRenderer:1\r
+        \r
+
+        """
+
+    @Test func readsASearchAnswer() throws {
+        let message = try SSDPMessage.parse(Array(answer.utf8))
+        #expect(message.kind == .searchResponse)
+        #expect(message.maxAge == 100)
+        #expect(message.udn == "uuid:11111111-2222-3333-4444-555555555555")
+        #expect(message.target == "urn:schemas-upnp-org:device:MediaRenderer:1")
+        #expect(message["location"] == "http://198.51.100.2:49494/description.xml")
+        #expect(message["EXT"] == "")
+    }
+
+    @Test func readsNotifyWithOddSpacingAndBareNewlines() throws {
+        let notify = "NOTIFY * HTTP/1.1\nHost:239.255.255.250:1900\nnt:   upnp:rootdevice \nNTS: ssdp:byebye\nUSN: uuid:abc::upnp:rootdevice\ncache-control: no-cache, max-age = 30\n\n"
+        let message = try SSDPMessage.parse(Array(notify.utf8))
+        #expect(message.kind == .notify && message.notificationSubtype == "ssdp:byebye" && message.target == "upnp:rootdevice")
+        #expect(message.udn == "uuid:abc" && message.maxAge == 30)
+    }
+
+    @Test func malformedDatagramsAreTypedErrors() {
+        let bad: [[UInt8]] = [
+            [], Array("GET / HTTP/1.1\r\n\r\n".utf8), Array("HTTP/1.1 200 OK\r\nST: x\r\n".utf8),  // unterminated
+            Array("HTTP/1.1 200 OK\r\n: novalue\r\n\r\n".utf8), Array("HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n".utf8),
+            Array("HTTP/1.1 200 OK\r\nST: a\0b\r\n\r\n".utf8), [UInt8](repeating: 0x41, count: 9000),
+            Array(("HTTP/1.1 200 OK\r\n" + (0..<65).map { "H\($0): v\r\n" }.joined() + "\r\n").utf8),
+        ]
+        for bytes in bad {
+            #expect { try SSDPMessage.parse(bytes) } throws: { ($0 as? TransportError)?.code == .malformedMessage }
+        }
+        // Values that parse but are unusable are nil, not errors.
+        let odd = try? SSDPMessage.parse(Array("HTTP/1.1 200 OK\r\nCACHE-CONTROL: max-age=-5\r\nUSN: not-a-uuid\r\n\r\n".utf8))
+        #expect(odd?.maxAge == nil && odd?.udn == nil)
+        let capped = try? SSDPMessage.parse(Array("HTTP/1.1 200 OK\r\nCACHE-CONTROL: max-age=99999999\r\n\r\n".utf8))
+        #expect(capped?.maxAge == 86_400)
+    }
+
+    @Test func everyPrefixAndRandomBytesAreHandled() {
+        let bytes = Array(answer.utf8)
+        for length in 0..<bytes.count { _ = try? SSDPMessage.parse(Array(bytes.prefix(length))) }
+        var generator = SeededGenerator(seed: 7)
+        let alphabet = Array("HTTP/1.1 200OK\r\n:NOTIFY*-=,max-ageuuid:LOCATION".utf8) + [0, 0xFF, 0xC3]
+        for _ in 0..<3000 {
+            let count = Int.random(in: 0..<300, using: &generator)
+            _ = try? SSDPMessage.parse((0..<count).map { _ in alphabet.randomElement(using: &generator)! })
+        }
+    }
+}
+
+/// A TCP server on loopback that answers each connection with scripted bytes (or silence).
+final class ScriptedServer: Sendable {
+    let port: UInt16
+    private let fd: Int32
+    let accepted = Locked(0)
+
+    init(answers: [[UInt8]?], holdOpen: Duration = .zero) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        listen(fd, 8)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        self.fd = fd
+        port = UInt16(bigEndian: address.sin_port)
+        let accepted = self.accepted
+        Thread.detachNewThread {
+            for answer in answers {
+                let client = accept(fd, nil, nil)
+                guard client >= 0 else { return }
+                accepted.withLock { $0 += 1 }
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                _ = read(client, &buffer, buffer.count)
+                if let answer {
+                    _ = answer.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+                    // FIN, then drain: closing with unread request bytes would send a RST instead.
+                    shutdown(client, Int32(SHUT_WR))
+                    var timeout = timeval(tv_sec: 1, tv_usec: 0)
+                    setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                    while read(client, &buffer, buffer.count) > 0 {}
+                    close(client)
+                } else {
+                    Thread.sleep(forTimeInterval: 3)  // silence: the client must time out
+                    close(client)
+                }
+            }
+        }
+    }
+
+    deinit {
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+    }
+}
+
+@Suite struct LANHTTPClientTests {
+    let client = LANHTTPClient()
+    let limits = HTTPLimits(maximumBodyBytes: 1024, timeout: .milliseconds(500), maximumRedirects: 1)
+
+    func code(_ answer: String, limits: HTTPLimits? = nil) async throws -> TransportError.Code? {
+        let server = try ScriptedServer(answers: [Array(answer.utf8)])
+        do {
+            _ = try await client.request("GET", host: "127.0.0.1", port: server.port, path: "/", limits: limits ?? self.limits)
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+
+    @Test func readsAnAnswerWithinTheLimits() async throws {
+        let server = try ScriptedServer(answers: [Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-A: 1\r\n\r\nhello".utf8)])
+        let response = try await client.request("GET", host: "127.0.0.1", port: server.port, path: "/", limits: limits)
+        #expect(response.status == 200 && response.body == Array("hello".utf8) && response[header: "x-a"] == "1")
+    }
+
+    @Test func hostileAnswersAreTypedErrors() async throws {
+        #expect(try await code("HTTP/1.1 200 OK\r\nContent-Length: 999999\r\n\r\nx") == .malformedMessage, "declared too long")
+        let chunk = String(repeating: "y", count: 800)
+        #expect(try await code("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n320\r\n\(chunk)\r\n320\r\n\(chunk)\r\n0\r\n\r\n") == .malformedMessage, "grows too long")
+        #expect(try await code("SPDY/9 what\r\n\r\n") == .malformedMessage, "not HTTP")
+        #expect(try await code("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort") == .connectionLost, "closed mid-body")
+        #expect(try await code("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nshortened-later")  == nil)
+    }
+
+    @Test func silenceTimesOut() async throws {
+        let server = try ScriptedServer(answers: [nil])
+        let start = ContinuousClock.now
+        await #expect { try await client.request("GET", host: "127.0.0.1", port: server.port, path: "/", limits: limits) } throws: {
+            ($0 as? TransportError)?.code == .timedOut
+        }
+        #expect(ContinuousClock.now - start < .seconds(2))
+    }
+
+    @Test func refusedConnectionsAreTyped() async throws {
+        let port = try ScriptedServer(answers: []).port  // closed again at once
+        await #expect { try await client.request("GET", host: "127.0.0.1", port: port, path: "/", limits: limits) } throws: {
+            [.connectionRefused, .unreachable].contains(($0 as? TransportError)?.code)
+        }
+    }
+
+    @Test func redirectsStayOnTheHost() async throws {
+        let elsewhere = try ScriptedServer(answers: [Array("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".utf8)])
+        let server = try ScriptedServer(answers: [Array("HTTP/1.1 302 Found\r\nLocation: http://127.0.0.2:\(elsewhere.port)/x\r\nContent-Length: 0\r\n\r\n".utf8)])
+        await #expect { try await client.request("GET", host: "127.0.0.1", port: server.port, path: "/", limits: limits) } throws: {
+            ($0 as? TransportError)?.code == .malformedMessage
+        }
+        #expect(elsewhere.accepted.value == 0, "no request to the other host")
+        let same = try ScriptedServer(answers: [
+            Array("HTTP/1.1 301 Moved\r\nLocation: /real\r\nContent-Length: 0\r\n\r\n".utf8), Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8),
+        ])
+        let response = try await client.request("GET", host: "127.0.0.1", port: same.port, path: "/", limits: limits)
+        #expect(response.body == Array("ok".utf8))
+        let loop = try ScriptedServer(answers: Array(repeating: Array("HTTP/1.1 302 Found\r\nLocation: /again\r\nContent-Length: 0\r\n\r\n".utf8), count: 3))
+        await #expect { try await client.request("GET", host: "127.0.0.1", port: loop.port, path: "/", limits: limits) } throws: {
+            ($0 as? TransportError)?.code == .malformedMessage
+        }
+    }
+
+    @Test func fetchRefusesURLsOffTheEndpointsHost() async throws {
+        let elsewhere = try ScriptedServer(answers: [Array("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".utf8)])
+        let transport = LANTransport()
+        let endpoint = Endpoint(id: "uuid:x", transport: "lan", address: .ip(host: "127.0.0.2", port: 80, interface: "lo"))
+        await #expect { try await transport.fetch("GET", "http://127.0.0.1:\(elsewhere.port)/", for: endpoint) } throws: {
+            ($0 as? TransportError)?.code == .unreachable
+        }
+        #expect(elsewhere.accepted.value == 0)
+    }
+}
+
+@Suite(.serialized, .timeLimit(.minutes(1)), .enabled(if: NamespaceLab.isAvailable))
+struct SSDPAnnouncementTests {
+    /// Inside the room: an HTTP server with a hostile description, and NOTIFYs every 200 ms,
+    /// one pointing at another host (our side of the veth), one at itself.
+    static func announcer(room: NamespaceLab.Room, otherPort: UInt16) -> String {
+        """
+        import socket, threading, time, http.server
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                print("GET", self.path, flush=True)
+                body = b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;">]><root xmlns="urn:schemas-upnp-org:device-1-0">&b;</root>'
+                self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+            def log_message(self, *a): pass
+        server = http.server.HTTPServer(("\(room.deviceAddress)", 8080), H)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("\(room.deviceAddress)"))
+        def notify(uuid, location):
+            return ("NOTIFY * HTTP/1.1\\r\\nHOST: 239.255.255.250:1900\\r\\nCACHE-CONTROL: max-age=60\\r\\nLOCATION: " + location +
+                    "\\r\\nNT: urn:schemas-upnp-org:device:MediaRenderer:1\\r\\nNTS: ssdp:alive\\r\\nUSN: uuid:" + uuid +
+                    "::urn:schemas-upnp-org:device:MediaRenderer:1\\r\\n\\r\\n").encode()
+        print("ready", flush=True)
+        for _ in range(50):
+            s.sendto(notify("elsewhere", "http://\(room.hostAddress):\(otherPort)/description.xml"), ("239.255.255.250", 1900))
+            s.sendto(notify("hostile", "http://\(room.deviceAddress):8080/description.xml"), ("239.255.255.250", 1900))
+            time.sleep(0.2)
+        """
+    }
+
+    @Test func aLocationOnAnotherHostIsNeverFetchedAndAHostileDescriptionIsRefused() async throws {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        // Stands for "another host": if discovery followed the announcement, it would connect here.
+        let other = try ScriptedServer(answers: [Array("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".utf8)])
+        let transport = LANTransport(configuration: .init(interfaces: [room.outside]))
+        let events = Locked<[DiscoveryEvent]>([])
+        let follower = Task { for await event in transport.discover() { events.withLock { $0.append(event) } } }
+        defer { follower.cancel() }
+        try await Task.sleep(for: .milliseconds(200))
+        try lab.start(in: room, ["/usr/bin/python3", "-u", "-c", Self.announcer(room: room, otherPort: other.port)], log: "announcer.log")
+        // The self-hosted one is an endpoint (its description is the extension's business) …
+        #expect(await eventually { events.value.contains { if case .appeared(let endpoint) = $0 { endpoint.id == "uuid:hostile" } else { false } } })
+        try await Task.sleep(for: .seconds(1))
+        // … the one pointing elsewhere is dropped before any request.
+        #expect(!events.value.contains { if case .appeared(let endpoint) = $0 { endpoint.id == "uuid:elsewhere" } else { false } })
+        #expect(other.accepted.value == 0)
+
+        // The extension fetches the hostile description from the device itself, refuses it, reports nothing.
+        let log = RoutingLog()
+        let upnp = UPnPRendererExtension(transport: LANTransport(configuration: .init(interfaces: [room.outside])), routingManager: log.manager)
+        await upnp.startDeviceDiscovery()
+        #expect(await eventually { lab.log("announcer.log").contains("GET /description.xml") })
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(log.events.value.isEmpty, "\(log.events.value)")
+        #expect(other.accepted.value == 0)
+        await upnp.shutdown()
+    }
+}
