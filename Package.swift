@@ -145,7 +145,7 @@ let package = Package(
             name: "MediaRouteCommands",
             dependencies: [
                 "SystemRouting", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport",
-                "MediaClock", "DBus", "MediaRouteClient", "Coordination",
+                "MediaClock", "DBus", "MediaRouteClient", "Coordination", "LANTransport", "UPnPRendererExtension",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -178,6 +178,7 @@ let package = Package(
             dependencies: [
                 "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport",
                 "MediaClock", "NowPlaying", "NowPlayingRouting", "NowPlayingPush", "MPRIS", "BoxConfiguration", "AdapterInventory", "WiFiTransport", "WiFiDisplayExtension", "BlueZTransport", "BLESpeakerExtension",
+                "LANTransport", "UPnPRendererExtension",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -185,7 +186,7 @@ let package = Package(
         .executableTarget(
             name: "mediarouted",
             dependencies: [
-                "MediaRouteDaemon", "MediaRouteBusAPI", "DBus", "LoopbackTransport", "NowPlayingPush", "BoxConfiguration",
+                "MediaRouteDaemon", "MediaRouteBusAPI", "DBus", "LoopbackTransport", "NowPlayingPush", "BoxConfiguration", "LANTransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -216,7 +217,10 @@ let package = Package(
             exclude: ["Mock"]),
         .testTarget(
             name: "UPnPTests",
-            dependencies: ["UPnP", "LANTransport", "UPnPRendererExtension", "Transport", "MediaDevice", "RouteSystem", "MediaClock", "MediaRouteTestSupport"]),
+            dependencies: [
+                "UPnP", "LANTransport", "UPnPRendererExtension", "Transport", "MediaDevice", "RouteSystem", "MediaClock", "MediaRouteTestSupport",
+                "MediaRouteCommands", "WiFiTransport",
+            ]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),

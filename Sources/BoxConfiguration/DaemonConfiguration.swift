@@ -21,7 +21,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
 
     public init() {}
 
-    public static let daemonKeys = ["bus", "name", "log-level", "scenario", "push-listen", "mpris", "mpris-name"]
+    public static let daemonKeys = ["bus", "name", "log-level", "scenario", "push-listen", "mpris", "mpris-name", "lan"]
     static let transportKeys: [String: [String]] = [
         "lan": ["enabled", "role"],
         "wifi": ["enabled", "role", "scan-mode"],

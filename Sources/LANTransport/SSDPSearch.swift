@@ -150,6 +150,20 @@ public final class DiscoveryRestarter: Sendable {
         }
     }
 
+    /// Refreshes the transport's interface list on every link or address change:
+    /// new interfaces are searched at once, gone ones drop their devices.
+    public init(changes: AsyncStream<NetworkChange>, transport: LANTransport, logger: Logger = Logger(label: "mediaroute.lan")) {
+        task = Task {
+            for await change in changes {
+                switch change {
+                case .linkUp, .linkDown, .addressAdded, .addressRemoved, .wifiConnected, .wifiRoamed, .wifiDisconnected:
+                    logger.debug("LAN interfaces refreshed", metadata: ["after": "\(change)"])
+                    transport.refreshInterfaces()
+                }
+            }
+        }
+    }
+
     public func stop() { task.cancel() }
     deinit { task.cancel() }
 }

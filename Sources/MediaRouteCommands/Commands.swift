@@ -1,4 +1,5 @@
 import ArgumentParser
+import LANTransport
 import DBus
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -32,6 +33,21 @@ public struct CommonOptions: ParsableArguments {
     @Option(name: .long, help: "Talk to mediarouted on this bus: system, session, or a D-Bus address. Without it, or when no daemon runs there, the routing system runs in this process.")
     public var bus: String?
 
+    @Flag(name: .long, help: "In this process: also find UPnP/DLNA renderers (TVs, speakers) on the LAN.")
+    public var lan = false
+
+    @Option(name: .customLong("lan-interface"), help: "Search for renderers only on this interface (repeatable; implies --lan).")
+    public var lanInterfaces: [String] = []
+
+    @Option(name: .customLong("lan-host"), help: "Also search this renderer's IPv4 address by unicast (repeatable; implies --lan).")
+    public var lanHosts: [String] = []
+
+    /// The LAN discovery asked for, if any.
+    var lanConfiguration: LANTransport.Configuration? {
+        guard lan || !lanInterfaces.isEmpty || !lanHosts.isEmpty else { return nil }
+        return LANTransport.Configuration(manualHosts: lanHosts, interfaces: lanInterfaces.isEmpty ? nil : lanInterfaces)
+    }
+
     /// The scenario used when no file is given (a command may choose another built-in one).
     var builtInScenario: LoopbackScenario = .standard
 
@@ -58,7 +74,7 @@ public struct CommonOptions: ParsableArguments {
         } catch {
             throw CommandFailure("\(error)")
         }
-        return try await RoutingEnvironment.inProcess(scenario: scenario, logger: logger)
+        return try await RoutingEnvironment.inProcess(scenario: scenario, lan: lanConfiguration, logger: logger)
     }
 }
 
@@ -147,7 +163,7 @@ extension MediaRouteCtl {
         public static let configuration = CommandConfiguration(abstract: "Play a URL on a device.")
 
         @OptionGroup public var common: CommonOptions
-        @Argument(help: "The media URL.") public var url: String
+        @Argument(help: "The media URL, or a local file (served to the device while it plays).") public var url: String
         @Option(help: "The device's name.") public var to: String
         @Option(help: "The pairing code, if the device asks for one.") public var pin: String?
         @Option(help: "How long to let it play before stopping, in seconds.") public var seconds: Double = 3
@@ -158,8 +174,14 @@ extension MediaRouteCtl {
         public func run() async throws { try await run(console: StandardConsole()) }
 
         public func run(console: any Console) async throws {
-            guard let mediaURL = URL(string: url), mediaURL.scheme != nil else {
-                throw CommandFailure("\"\(url)\" is not a URL")
+            let mediaURL: URL
+            if let parsed = URL(string: url), parsed.scheme != nil {
+                mediaURL = parsed
+            } else if FileManager.default.fileExists(atPath: url) {
+                let absolute = url.hasPrefix("/") ? url : FileManager.default.currentDirectoryPath + "/" + url
+                mediaURL = URL(fileURLWithPath: absolute)
+            } else {
+                throw CommandFailure("\"\(url)\" is neither a URL nor a file")
             }
             let environment = try await common.environment(console: console)
             let route = try await activate(to, pin: pin, discoverySeconds: 5, environment: environment, console: console)

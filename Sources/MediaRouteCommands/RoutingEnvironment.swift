@@ -1,11 +1,13 @@
 import DBus
 import Logging
+import LANTransport
 import LoopbackExtension
 import MediaRouteClient
 import LoopbackTransport
 import MediaClock
 import RouteSystem
 import SystemRouting
+import UPnPRendererExtension
 
 /// The routing system `mediaroutectl` works with: `mediarouted` over D-Bus, or one
 /// hosted in this process with the loopback extension when no daemon runs.
@@ -17,14 +19,18 @@ public struct RoutingEnvironment: Sendable {
     public let usesDaemon: Bool
     private let close: @Sendable () async -> Void
 
-    /// A system in this process over the loopback transport.
+    /// A system in this process over the loopback transport, and UPnP renderers on the LAN when `lan` is given.
     public static func inProcess(
-        scenario: LoopbackScenario, clock: any HostClock = SystemHostClock(), logger: Logger
+        scenario: LoopbackScenario, lan: LANTransport.Configuration? = nil, clock: any HostClock = SystemHostClock(), logger: Logger
     ) async throws -> RoutingEnvironment {
         let system = RouteSystem(clock: clock, logger: logger)
         let transport = LoopbackTransport(scenario: scenario, clock: clock, logger: logger)
         try await system.load { manager in
             LoopbackExtension(transport: transport, routingManager: manager, clock: clock, logger: logger)
+        }
+        if let lan {
+            let lanTransport = LANTransport(configuration: lan, logger: logger)
+            try await system.load { manager in UPnPRendererExtension(transport: lanTransport, routingManager: manager, logger: logger) }
         }
         let controller = await SystemRouteController(system: system, applicationIdentifier: "org.mediaroute.ctl")
         return RoutingEnvironment(controller: controller, transport: transport, usesDaemon: false) { await system.shutdown() }

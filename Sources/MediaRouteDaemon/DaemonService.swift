@@ -13,6 +13,8 @@ import NowPlayingRouting
 import RouteSystem
 import BLESpeakerExtension
 import BlueZTransport
+import LANTransport
+import UPnPRendererExtension
 import ServiceLifecycle
 import WiFiDisplayExtension
 import WiFiTransport
@@ -45,14 +47,17 @@ public struct DaemonService: Service {
     public let followsAdapters: Bool
     /// The bus BlueZ is on (nil: no BLE speakers).
     public let bluezBus: DBusConnection.Bus?
+    /// UPnP/DLNA renderers on the LAN (nil: none).
+    public let lan: LANTransport.Configuration?
     public let logger: Logger
 
     public init(
         bus: DBusConnection.Bus, busName: String = DaemonNames.busName, scenario: LoopbackScenario,
         nowPlaying: NowPlayingOptions = NowPlayingOptions(), configuration: DaemonConfiguration = DaemonConfiguration(),
-        followsAdapters: Bool = true, bluezBus: DBusConnection.Bus? = nil, logger: Logger
+        followsAdapters: Bool = true, bluezBus: DBusConnection.Bus? = nil, lan: LANTransport.Configuration? = nil, logger: Logger
     ) {
         self.bluezBus = bluezBus
+        self.lan = lan
         self.bus = bus
         self.busName = busName
         self.scenario = scenario
@@ -100,6 +105,33 @@ public struct DaemonService: Service {
             } catch {
                 logger.error("BLE speakers unavailable: cannot reach BlueZ (\(error))")
             }
+        }
+        var lanRestarter: DiscoveryRestarter?
+        var networkMonitor: NetworkChangeMonitor?
+        if var lan, configuration.lan.enabled {
+            // UPnP renderers, on the interfaces udev marks as usable LAN or Wi-Fi adapters (all
+            // multicast interfaces without adapter following); rtnetlink changes refresh them.
+            if followsAdapters && lan.interfaces == nil {
+                lan.interfaces = SysfsAdapterReader().records().compactMap { record -> String? in
+                    guard case .success(let settings) = AdapterSettings.resolve(record, configuration: configuration),
+                        settings.transport == .lan || settings.transport == .wifi, settings.enabled
+                    else { return nil }
+                    return settings.name
+                }
+            }
+            let lanTransport = LANTransport(configuration: lan, logger: logger)
+            try await system.load { manager in UPnPRendererExtension(transport: lanTransport, routingManager: manager, logger: logger) }
+            do {
+                let monitor = try NetworkChangeMonitor(logger: logger)
+                networkMonitor = monitor
+                lanRestarter = DiscoveryRestarter(changes: monitor.changes, transport: lanTransport, logger: logger)
+            } catch {
+                logger.notice("LAN interfaces are not followed (no rtnetlink: \(error))")
+            }
+        }
+        defer {
+            lanRestarter?.stop()
+            networkMonitor?.stop()
         }
         let daemon = RoutingDaemon(system: system, connection: connection, logger: logger)
         // Now Playing comes up before the bus name is taken: owning the name means ready.

@@ -1,6 +1,7 @@
 import BoxConfiguration
 import DBus
 import Logging
+import LANTransport
 import LoopbackTransport
 import MediaRouteBusAPI
 import MediaRouteDaemon
@@ -19,7 +20,7 @@ struct Daemon {
     static let usage = """
         USAGE: mediarouted [--bus system|session|ADDRESS] [--name NAME] [--scenario FILE] [--log-level LEVEL]
                            [--push-listen HOST:PORT|off] [--mpris on|off] [--mpris-name NAME]
-                           [--config FILE] [--adapters on|off] [--bluez-bus system|ADDRESS|off] [--check-config]
+                           [--config FILE] [--adapters on|off] [--bluez-bus system|ADDRESS|off] [--lan on|off] [--check-config]
 
           --bus          the bus to publish on (default: system)
           --name         the well-known name to own (default: \(DaemonNames.busName))
@@ -32,6 +33,7 @@ struct Daemon {
                          its [daemon] keys are these options' defaults
           --adapters     follow network interfaces and Bluetooth controllers through udev (default: on)
           --bluez-bus    where BlueZ is, for BLE speakers (default: system with --bus system, else off)
+          --lan          find UPnP/DLNA renderers on the LAN (default: on with --bus system, else off)
           --check-config check the configuration file and the udev rules' MediaRoute properties, then exit
         """
 
@@ -65,7 +67,7 @@ struct Daemon {
         var given: [String: String] = [:]
         var checkOnly = false
         var arguments = CommandLine.arguments.dropFirst()
-        let valued = ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name", "--config", "--adapters", "--bluez-bus"]
+        let valued = ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name", "--config", "--adapters", "--bluez-bus", "--lan"]
         while let argument = arguments.popFirst() {
             if argument == "--help" || argument == "-h" {
                 print(usage)
@@ -126,9 +128,11 @@ struct Daemon {
         case "session": .session
         case let address: .address(address)
         }
+        let lan = options["--lan"] ?? (options["--bus"] == "system" ? "on" : "off")
+        guard lan == "on" || lan == "off" else { fail("--lan takes on or off") }
         let service = DaemonService(
             bus: bus, busName: options["--name"]!, scenario: scenario, nowPlaying: nowPlaying, configuration: configuration,
-            followsAdapters: options["--adapters"] == "on", bluezBus: bluezBus, logger: logger)
+            followsAdapters: options["--adapters"] == "on", bluezBus: bluezBus, lan: lan == "on" ? LANTransport.Configuration() : nil, logger: logger)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],

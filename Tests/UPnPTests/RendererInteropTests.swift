@@ -3,11 +3,13 @@ import LANTransport
 import Logging
 import MediaClock
 import MediaDevice
+import MediaRouteCommands
 import MediaRouteTestSupport
 import Testing
 import Transport
 import UPnP
 import UPnPRendererExtension
+import WiFiTransport
 
 /// What an extension reported, in order.
 final class RoutingLog: Sendable {
@@ -357,6 +359,47 @@ struct RygelTests {
         rygel.kill(SIGTERM)
         #expect(await log.lost(device.id, timeout: .seconds(5)), "byebye when rygel stops")
         rygel.wait()
+        await upnp.shutdown()
+    }
+}
+
+@Suite(.serialized, .timeLimit(.minutes(2)), .enabled(if: NamespaceLab.renderersAvailable))
+struct LANCommandAndInterfaceTests {
+    @Test func mediaroutectlPlaysALocalFileOnARenderer() async throws {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        try lab.gmediarender(in: room, name: "Hall TV", uuid: "0a1b2c3d-0000-4000-8000-000000000010")
+        let file = try lab.wavFile(seconds: 20, name: "song.wav")
+        let console = RecordingConsole()
+        let play = try MediaRouteCtl.Play.parse([file, "--to", "Hall TV", "--lan-interface", room.outside, "--seconds", "2.5"])
+        try await play.run(console: console)
+        #expect(console.lines.contains { $0.hasPrefix("Playing file://") && $0.hasSuffix("on Hall TV") }, "\(console.lines)")
+        #expect(console.lines.contains { $0.contains("playing") }, "the renderer reported playing: \(console.lines)")
+        #expect(console.lines.last == "Stopped.")
+        let missing = try MediaRouteCtl.Play.parse(["/no/such/file.mp3", "--to", "Hall TV", "--lan-interface", room.outside])
+        await #expect { try await missing.run(console: RecordingConsole()) } throws: { "\($0)".contains("neither a URL nor a file") }
+    }
+
+    @Test func theRefreshHookFollowsInterfacesComingAndGoing() async throws {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        try NamespaceLab.ip(["link", "set", room.outside, "down"])
+        try lab.gmediarender(in: room, name: "Late TV", uuid: "0a1b2c3d-0000-4000-8000-000000000011")
+        let monitor = try NetworkChangeMonitor()
+        defer { monitor.stop() }
+        let transport = Lab.transport(lab) { $0.initialSearchInterval = .seconds(30) }
+        let restarter = DiscoveryRestarter(changes: monitor.changes, transport: transport)
+        defer { restarter.stop() }
+        let log = RoutingLog()
+        let upnp = UPnPRendererExtension(transport: transport, routingManager: log.manager, logger: Lab.logger)
+        await upnp.startDeviceDiscovery()
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(await upnp.knownDevices.isEmpty, "the interface is down")
+        try NamespaceLab.ip(["link", "set", room.outside, "up"])
+        // Found through the hook's immediate search, long before the 30 s re-search.
+        let device = try #require(await log.device(named: "Late TV", timeout: .seconds(5)))
+        try NamespaceLab.ip(["link", "set", room.outside, "down"])
+        #expect(await log.lost(device.id, timeout: .seconds(5)), "devices of a gone interface are lost")
         await upnp.shutdown()
     }
 }
