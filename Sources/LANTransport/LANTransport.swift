@@ -33,6 +33,11 @@ public final class LANTransport: Transport {
         public var maximumSearchInterval: Duration
         /// The max-age assumed when an announcement has none.
         public var defaultMaxAge: Int
+        /// DNS-SD service types browsed over mDNS next to SSDP (e.g. `_airplay._tcp`,
+        /// `_raop._tcp`, `_googlecast._tcp`): reported as discovery-only endpoints.
+        public var browsedServiceTypes: [String]
+        /// The longest pause between mDNS queries (they start at 1 s and double).
+        public var maximumBrowseInterval: Duration
         /// A cap on announced max-ages, for boxes that must notice a dead device
         /// sooner than its announcements promise (re-searches keep live ones); nil: no cap.
         public var maximumMaxAge: Int?
@@ -42,9 +47,11 @@ public final class LANTransport: Transport {
             acceptedTargetPrefixes: [String] = ["urn:schemas-upnp-org:device:MediaRenderer:"],
             mx: Int = 1, manualHosts: [String] = [], interfaces: [String]? = nil, listensForNotifications: Bool = true,
             initialSearchInterval: Duration = .seconds(1), maximumSearchInterval: Duration = .seconds(60), defaultMaxAge: Int = 1800,
-            maximumMaxAge: Int? = nil
+            maximumMaxAge: Int? = nil, browsedServiceTypes: [String] = [], maximumBrowseInterval: Duration = .seconds(60)
         ) {
             self.maximumMaxAge = maximumMaxAge
+            self.browsedServiceTypes = browsedServiceTypes
+            self.maximumBrowseInterval = maximumBrowseInterval
             self.searchTarget = searchTarget
             self.acceptedTargetPrefixes = acceptedTargetPrefixes
             self.mx = max(1, min(mx, 5))
@@ -62,7 +69,7 @@ public final class LANTransport: Transport {
     /// HTTP to the devices (bounded reads).
     public let http: LANHTTPClient
     private let logger: Logger
-    private let runs = Mutex<[UInt64: SSDPDiscoveryRun]>([:])
+    private let runs = Mutex<[UInt64: (ssdp: SSDPDiscoveryRun, mdns: MDNSBrowseRun?)]>([:])
     private let nextRun = Atomic<UInt64>(0)
 
     public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "mediaroute.lan")) {
@@ -75,12 +82,35 @@ public final class LANTransport: Transport {
         let (stream, continuation) = AsyncStream.makeStream(of: DiscoveryEvent.self)
         let id = nextRun.add(1, ordering: .relaxed).newValue
         let run = SSDPDiscoveryRun(configuration: configuration, continuation: continuation, logger: logger)
-        runs.withLock { $0[id] = run }
-        let task = Task { await run.start() }
+        let browser = configuration.browsedServiceTypes.isEmpty ? nil : MDNSBrowseRun(
+            serviceTypes: configuration.browsedServiceTypes, interfaces: configuration.interfaces,
+            maximumQueryInterval: configuration.maximumBrowseInterval, continuation: continuation, logger: logger)
+        runs.withLock { $0[id] = (run, browser) }
+        let task = Task {
+            await run.start()
+            await browser?.start()
+        }
         continuation.onTermination = { [weak self] _ in
             task.cancel()
             self?.runs.withLock { _ = $0.removeValue(forKey: id) }
-            Task { await run.stop() }
+            Task {
+                await browser?.stop()
+                await run.stop()
+            }
+        }
+        return stream
+    }
+
+    /// Browses DNS-SD service types over mDNS alone (no SSDP).
+    public func browse(serviceTypes: [String]) -> AsyncStream<DiscoveryEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: DiscoveryEvent.self)
+        let browser = MDNSBrowseRun(
+            serviceTypes: serviceTypes, interfaces: configuration.interfaces, maximumQueryInterval: configuration.maximumBrowseInterval,
+            continuation: continuation, logger: logger)
+        let task = Task { await browser.start() }
+        continuation.onTermination = { _ in
+            task.cancel()
+            Task { await browser.stop() }
         }
         return stream
     }
@@ -89,7 +119,12 @@ public final class LANTransport: Transport {
     /// interfaces and searches there at once, and drops those that are gone
     /// (their devices are reported lost).
     public func refreshInterfaces() {
-        for run in runs.withLock({ Array($0.values) }) { Task { await run.refresh() } }
+        for run in runs.withLock({ Array($0.values) }) {
+            Task {
+                await run.ssdp.refresh()
+                await run.mdns?.refresh()
+            }
+        }
     }
 
     /// LAN devices are reached with HTTP requests (``fetch(_:for:limits:)``), not a connection.

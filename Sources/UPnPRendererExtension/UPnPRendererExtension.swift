@@ -103,6 +103,8 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
     private func handle(_ event: DiscoveryEvent) {
         switch event {
         case .appeared(let endpoint), .updated(let endpoint):
+            // mDNS endpoints (AirPlay, Cast) share the transport; renderers come from SSDP.
+            guard endpoint.attributes["location"] != nil else { return }
             let generation = (generations[endpoint.id] ?? 0) + 1
             generations[endpoint.id] = generation
             Task { await self.describe(endpoint, generation: generation) }

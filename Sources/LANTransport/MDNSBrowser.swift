@@ -1,0 +1,290 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import NIOCore
+import NIOPosix
+import Transport
+
+/// DNS-SD browsing over mDNS (RFC 6762/6763): PTR → SRV/TXT → A/AAAA for named
+/// service types, with known-answer suppression, TTL expiry and goodbyes.
+///
+/// Endpoints are keyed by the instance name (`Living Room._airplay._tcp.local`);
+/// their attributes are the TXT pairs plus `serviceType` and `interfaceAddress`.
+actor MDNSBrowseRun {
+    private struct CachedRecord {
+        var record: DNSRecord
+        var received: ContinuousClock.Instant
+        var expires: ContinuousClock.Instant
+    }
+
+    static let group = "224.0.0.251"
+
+    private let serviceTypes: [String]
+    private let interfaceNames: [String]?
+    private let continuation: AsyncStream<DiscoveryEvent>.Continuation
+    private let logger: Logger
+    private let maximumQueryInterval: Duration
+    private let datagrams: AsyncStream<Datagram>
+    private let datagramSink: AsyncStream<Datagram>.Continuation
+    private var listener: (any Channel)?
+    private var senders: [String: (interface: MulticastInterface, channel: any Channel)] = [:]
+    private var cache: [String: CachedRecord] = [:]
+    private var reported: [String: Endpoint] = [:]
+    private var queryInterval: Duration = .seconds(1)
+    private var nextQuery = ContinuousClock.now
+    private var timer: Task<Void, Never>?
+    private var reader: Task<Void, Never>?
+    private var stopped = false
+    /// Queries sent (for tests).
+    private(set) var queriesSent = 0
+
+    init(serviceTypes: [String], interfaces: [String]?, maximumQueryInterval: Duration, continuation: AsyncStream<DiscoveryEvent>.Continuation, logger: Logger) {
+        self.serviceTypes = serviceTypes.map { $0.hasSuffix(".local") ? $0 : $0 + ".local" }
+        self.interfaceNames = interfaces
+        self.maximumQueryInterval = maximumQueryInterval
+        self.continuation = continuation
+        self.logger = logger
+        self.nextQuery = .now + .seconds(1)
+        (datagrams, datagramSink) = AsyncStream.makeStream(of: Datagram.self, bufferingPolicy: .bufferingNewest(512))
+    }
+
+    func start() async {
+        let stream = datagrams
+        reader = Task { [weak self] in
+            for await datagram in stream {
+                guard let self else { return }
+                await self.handle(datagram)
+            }
+        }
+        do {
+            listener = try await bind(host: "0.0.0.0", interface: nil)
+        } catch {
+            logger.notice("mDNS browsing unavailable (port 5353: \(error))")
+            return
+        }
+        await refresh()
+        planTimer()
+    }
+
+    func stop() async {
+        stopped = true
+        timer?.cancel()
+        reader?.cancel()
+        datagramSink.finish()
+        for sender in senders.values { try? await sender.channel.close() }
+        senders = [:]
+        try? await listener?.close()
+    }
+
+    /// Joins the group and opens a sender on new interfaces, and queries there.
+    func refresh() async {
+        guard !stopped, let listener else { return }
+        let current = MulticastInterface.current().filter { interfaceNames?.contains($0.name) ?? true }
+        for (name, sender) in senders where !current.contains(sender.interface) {
+            try? await sender.channel.close()
+            senders[name] = nil
+        }
+        for interface in current where senders[interface.name] == nil {
+            do {
+                if let multicast = listener as? any MulticastChannel, let group = try? SocketAddress(ipAddress: Self.group, port: 5353) {
+                    let device = try? System.enumerateDevices().first { $0.name == interface.name && $0.address?.ipAddress == interface.address }
+                    try await multicast.joinGroup(group, device: device).get()
+                }
+                senders[interface.name] = (interface, try await bind(host: interface.address, interface: interface))
+            } catch {
+                logger.notice("mDNS cannot use \(interface.name): \(error)")
+            }
+        }
+        query()
+    }
+
+    private func bind(host: String, interface: MulticastInterface?) async throws -> any Channel {
+        let sink = datagramSink
+        let channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            .channelOption(ChannelOptions.Types.SocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: SO_REUSEPORT)), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(MDNSDatagramForwarder(sink: sink))
+                }
+            }
+            .bind(host: host, port: 5353).get()
+        if let interface, let provider = channel as? any SocketOptionProvider {
+            var address = in_addr()
+            inet_pton(AF_INET, interface.address, &address)
+            try await provider.setIPMulticastIF(address).get()
+            try await provider.setIPMulticastTTL(255).get()
+            try await provider.setIPMulticastLoop(0).get()
+        }
+        return channel
+    }
+
+    /// One query per interface: PTR for each type with the known answers
+    /// still above half their TTL, and SRV/TXT/A for instances not yet resolved.
+    private func query() {
+        let now = ContinuousClock.now
+        var message = DNSMessage(isResponse: false)
+        for type in serviceTypes { message.questions.append(DNSQuestion(name: type, type: .ptr)) }
+        for entry in cache.values {
+            guard case .ptr = entry.record.data, serviceTypes.contains(where: { $0.lowercased() == entry.record.name.lowercased() }) else { continue }
+            let lifetime = entry.expires - entry.received
+            if entry.expires - now > lifetime / 2 { message.answers.append(entry.record) }
+        }
+        for instance in instances() {
+            let records = resolution(of: instance)
+            if records.srv == nil { message.questions.append(DNSQuestion(name: instance, type: .srv)) }
+            if records.txt == nil { message.questions.append(DNSQuestion(name: instance, type: .txt)) }
+            if let srv = records.srv, case .srv(_, _, _, let target) = srv.data, records.address == nil {
+                message.questions.append(DNSQuestion(name: target, type: .a))
+            }
+        }
+        let bytes = message.encoded()
+        guard let group = try? SocketAddress(ipAddress: Self.group, port: 5353) else { return }
+        for sender in senders.values {
+            sender.channel.writeAndFlush(AddressedEnvelope(remoteAddress: group, data: ByteBuffer(bytes: bytes)), promise: nil)
+            queriesSent += 1
+        }
+    }
+
+    private func key(_ record: DNSRecord) -> String {
+        "\(record.name.lowercased())|\(record.type)|\(record.data)"
+    }
+
+    private func handle(_ datagram: Datagram) {
+        guard !stopped else { return }
+        let message: DNSMessage
+        do {
+            message = try DNSMessage.decode(datagram.bytes)
+        } catch {
+            logger.debug("mDNS datagram ignored", metadata: ["from": "\(datagram.host)", "error": "\(error)"])
+            return
+        }
+        guard message.isResponse else { return }
+        let now = ContinuousClock.now
+        var goodbyes = false
+        for record in message.records {
+            // A cache-flush record replaces what we hold for that name and type (RFC 6762 §10.2).
+            if record.cacheFlush && record.ttl > 0 {
+                for (existing, entry) in cache where entry.record.name.lowercased() == record.name.lowercased() && entry.record.type == record.type
+                    && entry.received < now - .seconds(1)
+                {
+                    cache[existing] = nil
+                }
+            }
+            if record.ttl == 0 {
+                cache[key(record)] = nil
+                goodbyes = true
+            } else {
+                cache[key(record)] = CachedRecord(record: record, received: now, expires: now + .seconds(Int(min(record.ttl, 86_400))))
+            }
+        }
+        if goodbyes { logger.debug("mDNS goodbye", metadata: ["from": "\(datagram.host)"]) }
+        let interface = senders.values.map(\.interface).first { $0.contains(datagram.host) }
+        publish(interface: interface)
+        planTimer()
+    }
+
+    private func instances() -> [String] {
+        cache.values.compactMap { entry -> String? in
+            guard case .ptr(let instance) = entry.record.data, serviceTypes.contains(where: { $0.lowercased() == entry.record.name.lowercased() }) else {
+                return nil
+            }
+            return instance
+        }
+    }
+
+    private func resolution(of instance: String) -> (srv: DNSRecord?, txt: DNSRecord?, address: String?, serviceType: String?) {
+        let name = instance.lowercased()
+        let records = cache.values.map(\.record)
+        let srv = records.first { $0.name.lowercased() == name && $0.type == DNSRecord.RecordType.srv.rawValue }
+        let txt = records.first { $0.name.lowercased() == name && $0.type == DNSRecord.RecordType.txt.rawValue }
+        var address: String?
+        if let srv, case .srv(_, _, _, let target) = srv.data {
+            for record in records where record.name.lowercased() == target.lowercased() {
+                if case .a(let ipv4) = record.data { address = ipv4 }
+            }
+        }
+        let type = records.first { record in
+            if case .ptr(let target) = record.data { return target.lowercased() == name }
+            return false
+        }?.name
+        return (srv, txt, address, type)
+    }
+
+    /// Reports instances that became resolvable or changed, and those that went.
+    private func publish(interface: MulticastInterface?) {
+        var seen: Set<String> = []
+        for instance in instances() {
+            let records = resolution(of: instance)
+            guard let srv = records.srv, case .srv(_, _, let port, _) = srv.data, let address = records.address else { continue }
+            seen.insert(instance)
+            var attributes: [String: String] = ["serviceType": records.serviceType ?? ""]
+            if case .txt(let strings) = records.txt?.data {
+                for string in strings.prefix(64) {
+                    let parts = string.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                    attributes[String(parts[0].prefix(64))] = parts.count == 2 ? String(parts[1].prefix(256)) : ""
+                }
+            }
+            let facing = interface ?? senders.values.map(\.interface).first { $0.contains(address) }
+            if let facing { attributes["interfaceAddress"] = facing.address }
+            let endpoint = Endpoint(
+                id: instance, transport: "lan", address: .ip(host: address, port: port, interface: facing?.name), attributes: attributes,
+                services: [records.serviceType ?? ""])
+            if let previous = reported[instance] {
+                if previous != endpoint {
+                    reported[instance] = endpoint
+                    continuation.yield(.updated(endpoint))
+                }
+            } else {
+                reported[instance] = endpoint
+                continuation.yield(.appeared(endpoint))
+                logger.info("mDNS service found", metadata: ["instance": "\(instance)", "address": "\(address):\(port)"])
+            }
+        }
+        for instance in reported.keys where !seen.contains(instance) {
+            reported[instance] = nil
+            continuation.yield(.lost(endpointID: instance))
+        }
+    }
+
+    private func planTimer() {
+        timer?.cancel()
+        guard !stopped else { return }
+        let wake = min(nextQuery, cache.values.map(\.expires).min() ?? nextQuery)
+        timer = Task { [weak self] in
+            try? await Task.sleep(until: wake, clock: .continuous)
+            guard !Task.isCancelled else { return }
+            await self?.tick()
+        }
+    }
+
+    private func tick() {
+        let now = ContinuousClock.now
+        let before = cache.count
+        cache = cache.filter { $0.value.expires > now }
+        if cache.count != before { publish(interface: nil) }
+        if nextQuery <= now {
+            query()
+            nextQuery = now + queryInterval
+            queryInterval = min(queryInterval * 2, maximumQueryInterval)
+        }
+        planTimer()
+    }
+
+    /// What the browser knows, for tests: reported endpoints and queries sent.
+    var snapshot: (endpoints: [Endpoint], queries: Int) { (Array(reported.values), queriesSent) }
+}
+
+private final class MDNSDatagramForwarder: ChannelInboundHandler {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+    let sink: AsyncStream<Datagram>.Continuation
+
+    init(sink: AsyncStream<Datagram>.Continuation) { self.sink = sink }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let envelope = unwrapInboundIn(data)
+        guard let host = envelope.remoteAddress.ipAddress, envelope.data.readableBytes <= 9000 else { return }
+        sink.yield(Datagram(bytes: Array(envelope.data.readableBytesView), host: host, interfaceName: nil))
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import LANTransport
+import MediaRouteTestSupport
+import Testing
+import Transport
+
+@Suite struct DNSMessageTests {
+    let response = DNSMessage(
+        isResponse: true,
+        answers: [DNSRecord(name: "_airplay._tcp.local", ttl: 4500, data: .ptr("Living Room._airplay._tcp.local"))],
+        additionals: [
+            DNSRecord(name: "Living Room._airplay._tcp.local", ttl: 120, data: .srv(priority: 0, weight: 0, port: 7000, target: "lr.local"), cacheFlush: true),
+            DNSRecord(name: "Living Room._airplay._tcp.local", ttl: 4500, data: .txt(["model=AppleTV3,2", "flag"]), cacheFlush: true),
+            DNSRecord(name: "lr.local", ttl: 120, data: .a("198.51.100.7"), cacheFlush: true),
+            DNSRecord(name: "lr.local", ttl: 120, data: .aaaa("fe80::1:2"), cacheFlush: true),
+        ])
+
+    @Test func roundTrips() throws {
+        let decoded = try DNSMessage.decode(response.encoded())
+        #expect(decoded.isResponse)
+        #expect(Array(decoded.records.map(\.data).prefix(4)) == Array(response.records.map(\.data).prefix(4)))
+        #expect(decoded.additionals.allSatisfy(\.cacheFlush) && !decoded.answers[0].cacheFlush)
+        #expect(decoded.additionals[3].data == .aaaa("fe80:0:0:0:0:0:1:2"))
+        let query = DNSMessage(isResponse: false, questions: [DNSQuestion(name: "_raop._tcp.local", type: .ptr, unicastResponse: true)])
+        #expect(try DNSMessage.decode(query.encoded()).questions == query.questions)
+    }
+
+    @Test func followsCompressionPointersButNotLoops() throws {
+        // Header: response, 0 questions, 2 answers. Name "a.local" at 12; the second record's name points at it.
+        var bytes: [UInt8] = [0, 0, 0x84, 0, 0, 0, 0, 2, 0, 0, 0, 0]
+        bytes += [1, 0x61, 5] + Array("local".utf8) + [0] + [0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 10, 0, 0, 1]
+        bytes += [0xC0, 12] + [0, 12, 0, 1, 0, 0, 0, 60, 0, 2, 0xC0, 12]
+        let message = try DNSMessage.decode(bytes)
+        #expect(message.answers.map(\.name) == ["a.local", "a.local"])
+        #expect(message.answers[1].data == .ptr("a.local"))
+        // A pointer to itself, and a pointer forward: refused.
+        var loop: [UInt8] = [0, 0, 0x84, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0xC0, 12, 0, 1, 0, 1, 0, 0, 0, 1, 0, 4, 1, 2, 3, 4]
+        #expect { try DNSMessage.decode(loop) } throws: { ($0 as? TransportError)?.code == .malformedMessage }
+        loop[13] = 20
+        #expect { try DNSMessage.decode(loop) } throws: { ($0 as? TransportError)?.code == .malformedMessage }
+    }
+
+    @Test func truncationsAndLiesAreTypedErrors() {
+        let bytes = response.encoded()
+        for length in 0..<bytes.count {
+            #expect { try DNSMessage.decode(Array(bytes.prefix(length))) } throws: { ($0 as? TransportError)?.code == .malformedMessage }
+        }
+        // Counts far beyond what the datagram holds.
+        #expect(throws: TransportError.self) { try DNSMessage.decode([0, 0, 0x84, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0]) }
+        // An A record of 5 bytes.
+        var wrong = DNSMessage(isResponse: true, answers: [DNSRecord(name: "x.local", ttl: 1, data: .other(type: 1, bytes: [1, 2, 3, 4, 5]))]).encoded()
+        #expect(throws: TransportError.self) { try DNSMessage.decode(wrong) }
+        // A name over 255 bytes.
+        wrong = DNSMessage(isResponse: true, answers: [DNSRecord(name: Array(repeating: String(repeating: "a", count: 60), count: 5).joined(separator: "."), ttl: 1, data: .a("1.2.3.4"))]).encoded()
+        #expect(throws: TransportError.self) { try DNSMessage.decode(wrong) }
+        var generator = SeededGenerator(seed: 99)
+        for _ in 0..<3000 {
+            var mutated = bytes
+            for _ in 0..<3 { mutated[Int.random(in: 0..<mutated.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator) }
+            _ = try? DNSMessage.decode(mutated)
+        }
+    }
+}
+
+@Suite(.serialized, .timeLimit(.minutes(1)), .enabled(if: NamespaceLab.isAvailable))
+struct MDNSBrowsingTests {
+    /// A minimal DNS-SD responder inside the room: answers PTR queries for `_airplay._tcp`
+    /// unless the query already knows the answer, then says goodbye.
+    static func responder(_ room: NamespaceLab.Room) -> String {
+        """
+        import socket, struct, time
+        ip = "\(room.deviceAddress)"
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("0.0.0.0", 5353))
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, socket.inet_aton("224.0.0.251") + socket.inet_aton(ip))
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(ip))
+        def name(n): return b"".join(bytes([len(l)]) + l.encode() for l in n.split(".")) + b"\\0"
+        def rr(n, t, ttl, data, flush=False): return name(n) + struct.pack(">HHIH", t, 0x8001 if flush else 1, ttl, len(data)) + data
+        def read_name(b, o):
+            labels = []
+            while b[o]: labels.append(b[o+1:o+1+b[o]].decode()); o += 1 + b[o]
+            return ".".join(labels), o + 1
+        inst = "Lab Speaker._airplay._tcp.local"
+        ptr = lambda ttl: rr("_airplay._tcp.local", 12, ttl, name(inst))
+        srv = rr(inst, 33, 120, struct.pack(">HHH", 0, 0, 7000) + name("lab.local"), True)
+        txt = rr(inst, 16, 4500, b"\\x0bmodel=Lab-1\\x05pk=ab", True)
+        a = rr("lab.local", 1, 120, socket.inet_aton(ip), True)
+        print("ready", flush=True)
+        answered = False
+        while True:
+            data, sender = s.recvfrom(9000)
+            flags, qd, an = struct.unpack(">HHH", data[2:8])
+            if flags & 0x8000: continue
+            o, qs = 12, []
+            for _ in range(qd):
+                n, o = read_name(data, o); qs.append((n, struct.unpack(">H", data[o:o+2])[0])); o += 4
+            known = 0
+            for _ in range(an):
+                n, o = read_name(data, o); t, c, ttl, l = struct.unpack(">HHIH", data[o:o+10]); o += 10
+                if t == 12 and data[o:o+l] == name(inst) and ttl > 2250: known += 1
+                o += l
+            print("QUERY", qs, "known", known, flush=True)
+            if ("_airplay._tcp.local", 12) not in qs: continue
+            if known:
+                print("SUPPRESSED", flush=True)
+                time.sleep(0.3)
+                s.sendto(struct.pack(">HHHHHH", 0, 0x8400, 0, 1, 0, 0) + ptr(0), ("224.0.0.251", 5353))
+                print("GOODBYE", flush=True)
+                continue
+            s.sendto(struct.pack(">HHHHHH", 0, 0x8400, 0, 1, 0, 3) + ptr(4500) + srv + txt + a, ("224.0.0.251", 5353))
+        """
+    }
+
+    @Test func browsesResolvesSuppressesKnownAnswersAndHonoursGoodbye() async throws {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        try lab.start(in: room, ["/usr/bin/python3", "-u", "-c", Self.responder(room)], log: "mdns.log")
+        try await Task.sleep(for: .milliseconds(300))
+        let transport = LANTransport(configuration: .init(interfaces: [room.outside]))
+        let events = Locked<[DiscoveryEvent]>([])
+        let follower = Task { for await event in transport.browse(serviceTypes: ["_airplay._tcp", "_googlecast._tcp"]) { events.withLock { $0.append(event) } } }
+        defer { follower.cancel() }
+        #expect(await eventually { events.value.contains { if case .appeared = $0 { true } else { false } } }, "\(lab.log("mdns.log"))")
+        let endpoint = try #require(events.value.lazy.compactMap { if case .appeared(let endpoint) = $0 { endpoint } else { nil } }.first)
+        #expect(endpoint.id == "Lab Speaker._airplay._tcp.local")
+        #expect(endpoint.address == .ip(host: room.deviceAddress, port: 7000, interface: room.outside))
+        #expect(endpoint.attributes["model"] == "Lab-1" && endpoint.attributes["pk"] == "ab")
+        #expect(endpoint.attributes["serviceType"] == "_airplay._tcp.local" && endpoint.attributes["interfaceAddress"] == room.hostAddress)
+        // The next query carries the PTR as a known answer, so the responder stays silent; then it says goodbye.
+        #expect(await eventually(timeout: .seconds(4)) { lab.log("mdns.log").contains("SUPPRESSED") }, "\(lab.log("mdns.log"))")
+        #expect(await eventually(timeout: .seconds(3)) { events.value.contains(.lost(endpointID: "Lab Speaker._airplay._tcp.local")) })
+    }
+}
