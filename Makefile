@@ -84,6 +84,8 @@ benchmarks: deps
 	.build/release/mediaroute-bench push
 	.build/release/mediaroute-bench wifi
 	.build/release/mediaroute-bench bluez
+	$(SWIFT) build -c release --product mediaroutectl
+	.build/release/mediaroute-bench upnp .build/release/mediaroutectl
 
 clean:
 	rm -rf .build

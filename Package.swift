@@ -194,8 +194,11 @@ let package = Package(
         // Benchmarks (release build): `make benchmarks`, figures in Docs/benchmarks.md.
         .executableTarget(
             name: "mediaroute-bench",
-            dependencies: ["DBus", "MediaRouteTestSupport", "Coordination", "NowPlaying", "NowPlayingPush", "WiFiTransport", "LANTransport", "Transport", "BlueZTransport"],
-            path: "Benchmarks/MediaRouteBench"),
+            dependencies: [
+                "DBus", "MediaRouteTestSupport", "Coordination", "NowPlaying", "NowPlayingPush", "WiFiTransport", "LANTransport", "Transport", "BlueZTransport",
+                "UPnPRendererExtension", "MediaDevice",
+            ],
+            path: "Benchmarks/MediaRouteBench", exclude: []),
         .testTarget(
             name: "MediaRouteDaemonTests",
             dependencies: ["MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "MediaRouteCommands", "SystemRouting", "DBus"]),

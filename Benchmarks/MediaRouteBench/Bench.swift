@@ -10,6 +10,7 @@ import MediaRouteTestSupport
 ///   mediaroute-bench push                      the Now Playing push endpoint under wrk
 ///   mediaroute-bench wifi                      scan-dump parsing, and network change → SSDP search
 ///   mediaroute-bench bluez                     1 000 mock BLE devices, next to bleak
+///   mediaroute-bench upnp [mediaroutectl]      gmediarender discovery and play, next to async_upnp_client and gssdp-discover
 @main
 struct Bench {
     static func main() async throws {
@@ -21,8 +22,10 @@ struct Bench {
         case "push": try await push()
         case "wifi": try await wifi()
         case "bluez": try await bluez()
+        case "http": try await http(host: arguments.dropFirst().first!, port: UInt16(arguments.dropFirst(2).first!)!, path: arguments.dropFirst(3).first ?? "/")
+        case "upnp": try await upnp(mediaroutectl: arguments.dropFirst().first ?? ".build/release/mediaroutectl")
         default:
-            print("usage: mediaroute-bench dbus | daemon PATH | clocksync | push | wifi | bluez")
+            print("usage: mediaroute-bench dbus | daemon PATH | clocksync | push | wifi | bluez | upnp [PATH/mediaroutectl]")
         }
     }
 

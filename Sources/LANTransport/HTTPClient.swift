@@ -78,6 +78,13 @@ public struct LANHTTPClient: Sendable {
         }
     }
 
+    /// An IP literal directly; a name through the resolver (NIO's resolver costs a thread
+    /// hop even for literals, and device URLs are nearly always literals).
+    private static func address(_ host: String, _ port: UInt16) throws -> SocketAddress {
+        if let literal = try? SocketAddress(ipAddress: host, port: Int(port)) { return literal }
+        return try SocketAddress.makeAddressResolvingHost(host, port: Int(port))
+    }
+
     private func once(
         _ method: String, host: String, port: UInt16, path: String, headers: [(String, String)], body: [UInt8], limits: HTTPLimits
     ) async throws(TransportError) -> HTTPResponse {
@@ -95,7 +102,7 @@ public struct LANHTTPClient: Sendable {
                         try channel.pipeline.syncOperations.addHandler(ResponseCollector(limit: limit, promise: promise))
                     }
                 }
-                .connect(host: host, port: Int(port)).get()
+                .connect(to: try Self.address(host, port)).get()
         } catch let error as ChannelError {
             promise.fail(error)
             if case .connectTimeout = error { throw TransportError(.timedOut, "connecting to \(host):\(port)") }

@@ -295,20 +295,25 @@ actor SSDPDiscoveryRun {
     private func bindDatagram(host: String, port: Int, interface: MulticastInterface?) async throws -> any Channel {
         let sink = datagramSink
         let name = interface?.name
-        let channel = try await DatagramBootstrap(group: group)
+        var bootstrap = DatagramBootstrap(group: group)
             .channelOption(.socketOption(.so_reuseaddr), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(DatagramForwarder(sink: sink, interfaceName: name))
                 }
             }
-            .bind(host: host, port: port).get()
+        if interface != nil {
+            // Set with the socket, not after it: each option set later is another event-loop hop.
+            bootstrap = bootstrap
+                .channelOption(.ipOption(.ip_multicast_ttl), value: 2)
+                .channelOption(.ipOption(.ip_multicast_loop), value: 0)
+        }
+        let channel = try await bootstrap.bind(host: host, port: port).get()
         if let interface, let provider = channel as? any SocketOptionProvider {
+            // IP_MULTICAST_IF takes an in_addr, which the integer channel options cannot carry.
             var address = in_addr()
             inet_pton(AF_INET, interface.address, &address)
             try await provider.setIPMulticastIF(address).get()
-            try await provider.setIPMulticastTTL(2).get()
-            try await provider.setIPMulticastLoop(0).get()
         }
         return channel
     }

@@ -19,11 +19,11 @@ struct Renderer: Sendable {
 
     var supportsNextURI: Bool { transportActions.contains("SetNextAVTransportURI") }
 
-    /// Reads the description at the endpoint's `LOCATION` (on its host only), then
-    /// its sinks and SCPDs in parallel.
+    /// Reads the description at the endpoint's `LOCATION` (on its host only).
+    /// Sinks and SCPDs come after, with ``withSinks(_:)`` and ``withServiceDescriptions()``.
     /// - Throws: ``MediaDeviceError/Code/unsupported`` when it is not a MediaRenderer with
     ///   AVTransport and RenderingControl; `connectionFailed`/`timedOut` when it cannot be read.
-    static func build(endpoint: Endpoint, transport: LANTransport, limits: HTTPLimits) async throws(MediaDeviceError) -> Renderer {
+    static func describe(endpoint: Endpoint, transport: LANTransport, limits: HTTPLimits) async throws(MediaDeviceError) -> Renderer {
         guard let locationText = endpoint.attributes["location"], let location = HTTPURL(locationText) else {
             throw MediaDeviceError(.discoveryFailed, "\(endpoint.id) has no usable LOCATION")
         }
@@ -44,22 +44,38 @@ struct Renderer: Sendable {
             throw MediaDeviceError(.unsupported, "\(description.friendlyName) is not a MediaRenderer with AVTransport and RenderingControl")
         }
         let client = RendererClient(transport: transport, endpoint: endpoint, description: description, limits: limits)
-        async let sinkList = try? client.call("ConnectionManager", "GetProtocolInfo")
-        async let renderingSCPD = try? client.get(description.service("RenderingControl")!.scpdURL)
-        async let transportSCPD = try? client.get(description.service("AVTransport")!.scpdURL)
-        let sinks = ProtocolInfo.parseList(await sinkList?["Sink"] ?? "")
-        let rendering = await renderingSCPD.flatMap { try? ServiceDescription.parse($0) } ?? ServiceDescription()
-        let avTransport = await transportSCPD.flatMap { try? ServiceDescription.parse($0) } ?? ServiceDescription()
-        let deviceType = Self.deviceType(description, sinks: sinks)
-        let canSetVolume = rendering.actions.isEmpty || rendering.actions.contains("SetVolume")
         guard let device = MediaOutputDevice(
-            id: description.udn, displayName: description.friendlyName, capabilities: .urlPlayback, deviceType: deviceType,
-            volumeControl: canSetVolume ? .absolute : .none, canMute: rendering.actions.isEmpty || rendering.actions.contains("SetMute"),
-            requiredNetworkEndpoints: [endpoint])
+            id: description.udn, displayName: description.friendlyName, capabilities: .urlPlayback,
+            deviceType: Self.deviceType(description, sinks: []), volumeControl: .absolute, canMute: true, requiredNetworkEndpoints: [endpoint])
         else { throw MediaDeviceError(.discoveryFailed, "\(endpoint.id) has no name") }
         return Renderer(
-            endpoint: endpoint, description: description, sinks: sinks, volumeRange: rendering.ranges["Volume"] ?? 0...100,
-            renderingActions: rendering.actions, transportActions: avTransport.actions, device: device, client: client)
+            endpoint: endpoint, description: description, sinks: [], volumeRange: 0...100, renderingActions: [], transportActions: [],
+            device: device, client: client)
+    }
+
+    /// `GetProtocolInfo`'s sinks; the device type follows them (video sinks: a TV).
+    func withSinks() async -> Renderer {
+        var renderer = self
+        let answer = try? await client.call("ConnectionManager", "GetProtocolInfo")
+        renderer.sinks = ProtocolInfo.parseList(answer?["Sink"] ?? "")
+        renderer.device.deviceType = Self.deviceType(description, sinks: renderer.sinks)
+        return renderer
+    }
+
+    /// The SCPDs: the volume range and which actions exist (volume and mute
+    /// control, SetNextAVTransportURI). An SCPD that cannot be read leaves the defaults.
+    func withServiceDescriptions() async -> Renderer {
+        var renderer = self
+        async let renderingSCPD = try? client.get(description.service("RenderingControl")!.scpdURL)
+        async let transportSCPD = try? client.get(description.service("AVTransport")!.scpdURL)
+        let rendering = await renderingSCPD.flatMap { try? ServiceDescription.parse($0) } ?? ServiceDescription()
+        let avTransport = await transportSCPD.flatMap { try? ServiceDescription.parse($0) } ?? ServiceDescription()
+        renderer.volumeRange = rendering.ranges["Volume"] ?? 0...100
+        renderer.renderingActions = rendering.actions
+        renderer.transportActions = avTransport.actions
+        renderer.device.volumeControl = rendering.actions.isEmpty || rendering.actions.contains("SetVolume") ? .absolute : .none
+        renderer.device.canMute = rendering.actions.isEmpty || rendering.actions.contains("SetMute")
+        return renderer
     }
 
     /// A TV when its name says so or it takes video; otherwise a speaker.

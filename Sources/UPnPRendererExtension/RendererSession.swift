@@ -65,7 +65,8 @@ actor RendererSession {
 
     private var client: RendererClient { renderer.client }
 
-    /// Subscribes, sets the URI with DIDL-Lite metadata, plays, and starts the loops.
+    /// Sets the URI with DIDL-Lite metadata, plays, reads the state once, and starts
+    /// the loops; GENA subscriptions are made meanwhile (playback does not wait for them).
     /// `fileToken` is the served file this session owns (removed when it ends).
     func start(mediaURL: String, title: String, mimeType: String, fileToken: String?) async throws(MediaDeviceError) {
         self.fileToken = fileToken
@@ -75,8 +76,11 @@ actor RendererSession {
             eventToken = token
             callbackURL = "\(base)/gena/\(token)"
         }
-        // Subscriptions run next to SetAVTransportURI + Play: they are not needed to start.
-        async let subscribed: Void = subscribeAll()
+        // Events that arrive before their subscription's SID is known wait in the stream.
+        tasks.append(Task {
+            await self.subscribeAll()
+            await self.consumeEvents(events)
+        })
         let protocolInfo = ProtocolInfo.match(mimeType, in: renderer.sinks) ?? ProtocolInfo(contentFormat: mimeType)
         if !renderer.sinks.isEmpty && ProtocolInfo.match(mimeType, in: renderer.sinks) == nil {
             logger.notice("\(renderer.device.displayName) lists no sink for \(mimeType); trying anyway")
@@ -86,19 +90,15 @@ actor RendererSession {
             _ = try await client.call("AVTransport", "SetAVTransportURI", [("InstanceID", "0"), ("CurrentURI", mediaURL), ("CurrentURIMetaData", metadata)])
             _ = try await client.call("AVTransport", "Play", [("InstanceID", "0"), ("Speed", "1")])
         } catch {
-            await subscribed
             await end()
             throw error
         }
         control.update { snapshot in
             snapshot.state = .loading
             snapshot.metadata.title = title
-            snapshot.metadata.contentURL = nil
         }
-        await subscribed
         await refreshTransportState()
         lastAdvance = clock.now
-        tasks.append(Task { await self.consumeEvents(events) })
         tasks.append(Task { await self.consumeCommands() })
         tasks.append(Task { await self.poll() })
         tasks.append(Task { await self.renew() })
@@ -151,19 +151,40 @@ actor RendererSession {
 
     private func subscribeAll() async {
         guard let callbackURL else { return }
-        for kind in ["AVTransport", "RenderingControl"] {
-            guard let url = renderer.description.service(kind)?.eventSubscriptionURL else { continue }
-            do {
-                let (sid, timeout) = try await subscribe(url, headers: [("CALLBACK", "<\(callbackURL)>"), ("NT", "upnp:event")])
+        let wanted = ["AVTransport", "RenderingControl"].compactMap { kind in
+            renderer.description.service(kind)?.eventSubscriptionURL.map { (kind, $0) }
+        }
+        let results = await withTaskGroup(of: (String, HTTPURL, Result<(String, Int), MediaDeviceError>).self) { group in
+            for (kind, url) in wanted {
+                group.addTask {
+                    do throws(MediaDeviceError) {
+                        return (kind, url, .success(try await self.subscribe(url, headers: [("CALLBACK", "<\(callbackURL)>"), ("NT", "upnp:event")])))
+                    } catch {
+                        return (kind, url, .failure(error))
+                    }
+                }
+            }
+            var results: [(String, HTTPURL, Result<(String, Int), MediaDeviceError>)] = []
+            for await result in group { results.append(result) }
+            return results
+        }
+        for (kind, url, result) in results {
+            switch result {
+            case .success(let (sid, timeout)):
+                guard !finished else {
+                    _ = try? await renderer.client.transport.fetch(
+                        "UNSUBSCRIBE", url.description, for: renderer.endpoint, headers: [("SID", sid)], limits: configuration.httpLimits)
+                    continue
+                }
                 subscriptions[kind] = Subscription(kind: kind, url: url, sid: sid, timeout: timeout)
                 logger.debug("subscribed to \(kind) events", metadata: ["granted": "\(timeout) s"])
-            } catch {
+            case .failure(let error):
                 logger.notice("no \(kind) events from \(renderer.device.displayName), polling instead: \(error)")
             }
         }
     }
 
-    private func subscribe(_ url: HTTPURL, headers: [(String, String)]) async throws(MediaDeviceError) -> (String, Int) {
+    nonisolated private func subscribe(_ url: HTTPURL, headers: [(String, String)]) async throws(MediaDeviceError) -> (String, Int) {
         let response: HTTPResponse
         do {
             response = try await renderer.client.transport.fetch(

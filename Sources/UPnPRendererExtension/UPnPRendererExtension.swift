@@ -121,17 +121,29 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         }
     }
 
+    /// Description, then sinks (the device is reported: its type depends on them),
+    /// with the SCPDs read meanwhile and applied as an update when they differ.
     private func describe(_ endpoint: Endpoint, generation: Int) async {
+        let described: Renderer
         do {
-            let renderer = try await Renderer.build(endpoint: endpoint, transport: transport, limits: configuration.httpLimits)
-            guard generations[endpoint.id] == generation else { return }
-            let isNew = renderers.updateValue(renderer, forKey: endpoint.id) == nil
-            if isNew { routingManager.foundDevice(renderer.device) } else { routingManager.updateDevices([renderer.device]) }
-            logger.info("renderer ready", metadata: ["name": "\(renderer.device.displayName)", "type": "\(renderer.device.deviceType)"])
-            Task { await self.readVolume(renderer) }
+            described = try await Renderer.describe(endpoint: endpoint, transport: transport, limits: configuration.httpLimits)
         } catch {
             logger.notice("device \(endpoint.id) not used: \(error)")
+            return
         }
+        async let detailed = described.withServiceDescriptions()
+        let renderer = await described.withSinks()
+        guard generations[endpoint.id] == generation else { return }
+        let isNew = renderers.updateValue(renderer, forKey: endpoint.id) == nil
+        if isNew { routingManager.foundDevice(renderer.device) } else { routingManager.updateDevices([renderer.device]) }
+        logger.info("renderer ready", metadata: ["name": "\(renderer.device.displayName)", "type": "\(renderer.device.deviceType)"])
+        var complete = await detailed
+        complete.sinks = renderer.sinks
+        complete.device.deviceType = renderer.device.deviceType
+        guard generations[endpoint.id] == generation else { return }
+        renderers[endpoint.id] = complete
+        if complete.device != renderer.device { routingManager.updateDevices([complete.device]) }
+        await readVolume(complete)
     }
 
     private func readVolume(_ renderer: Renderer, fresh: Bool = true) async {
