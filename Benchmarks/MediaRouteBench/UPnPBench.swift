@@ -64,21 +64,28 @@ extension Bench {
             firstReply.append(milliseconds(clock.now - start))
             try await Task.sleep(for: .milliseconds(200))
         }
+        // Events are awaited, not polled: a spinning waiter would take one of the two cores.
         var reported: [Double] = []
         var device: MediaOutputDevice?
         var extensionForPlay: UPnPRendererExtension?
-        let events = Locked<[MediaDeviceRoutingEvent]>([])
+        var routing = AsyncStream.makeStream(of: MediaDeviceRoutingEvent.self)
         for run in 0..<runs {
-            events.withLock { $0 = [] }
+            routing = AsyncStream.makeStream(of: MediaDeviceRoutingEvent.self)
+            let sink = routing.continuation
             let upnp = UPnPRendererExtension(
-                transport: LANTransport(configuration: configuration), routingManager: MediaDeviceRoutingManager { event in events.withLock { $0.append(event) } })
+                transport: LANTransport(configuration: configuration), routingManager: MediaDeviceRoutingManager { sink.yield($0) },
+                configuration: .init(usesEvents: ProcessInfo.processInfo.environment["UPNP_BENCH_NO_EVENTS"] == nil))
             let start = clock.now
             await upnp.startDeviceDiscovery()
-            while !events.value.contains(where: { if case .foundDevice = $0 { true } else { false } }) { await Task.yield() }
+            for await event in routing.stream {
+                if case .foundDevice(let found) = event {
+                    device = found
+                    break
+                }
+            }
             reported.append(milliseconds(clock.now - start))
             if run == runs - 1 {
                 extensionForPlay = upnp
-                if case .foundDevice(let found) = events.value.first { device = found }
             } else {
                 await upnp.shutdown()
                 try await Task.sleep(for: .milliseconds(200))
@@ -90,18 +97,20 @@ extension Bench {
         if let upnp = extensionForPlay, let device {
             for _ in 0..<runs {
                 let session = MediaOutputSession(deviceID: device.id)
-                events.withLock { $0 = [] }
                 let start = clock.now
                 await upnp.startSession(session, identifier: nil, url: URL(string: mediaURL)!)
                 var control: PlaybackControl?
-                while control?.playbackState != .playing {
-                    if control == nil, case .started(_, let started, _)? = events.value.first(where: { if case .started = $0 { true } else { false } }) {
+                for await event in routing.stream {
+                    if case .started(_, let started, let which) = event, which == session {
                         control = started
+                        break
                     }
-                    if events.value.contains(where: { if case .sessionFailed = $0 { true } else { false } }) { break }
-                    await Task.yield()
+                    if case .sessionFailed = event { break }
                 }
-                play.append(milliseconds(clock.now - start))
+                if let control {
+                    for await snapshot in control.changes() where snapshot.state == .playing { break }
+                    play.append(milliseconds(clock.now - start))
+                }
                 try await Task.sleep(for: .seconds(1))
                 await upnp.stopSession(session)
                 try await Task.sleep(for: .milliseconds(700))

@@ -71,16 +71,11 @@ actor RendererSession {
     func start(mediaURL: String, title: String, mimeType: String, fileToken: String?) async throws(MediaDeviceError) {
         self.fileToken = fileToken
         let (events, sink) = AsyncStream.makeStream(of: GENAEvent.self)
-        if let facing = renderer.endpoint.attributes["interfaceAddress"], let base = try? await servers.base(on: facing) {
+        if configuration.usesEvents, let facing = renderer.endpoint.attributes["interfaceAddress"], let base = try? await servers.base(on: facing) {
             let token = servers.routes.addEvents(sink)
             eventToken = token
             callbackURL = "\(base)/gena/\(token)"
         }
-        // Events that arrive before their subscription's SID is known wait in the stream.
-        tasks.append(Task {
-            await self.subscribeAll()
-            await self.consumeEvents(events)
-        })
         let protocolInfo = ProtocolInfo.match(mimeType, in: renderer.sinks) ?? ProtocolInfo(contentFormat: mimeType)
         if !renderer.sinks.isEmpty && ProtocolInfo.match(mimeType, in: renderer.sinks) == nil {
             logger.notice("\(renderer.device.displayName) lists no sink for \(mimeType); trying anyway")
@@ -97,7 +92,14 @@ actor RendererSession {
             snapshot.state = .loading
             snapshot.metadata.title = title
         }
-        await refreshTransportState()
+        await settle()
+        // Subscribed once playback has settled: on a renderer like gmediarender, SUBSCRIBE and
+        // its initial events compete with Play for the device's attention. Events that arrive
+        // before their subscription's SID is known wait in the stream.
+        tasks.append(Task {
+            await self.subscribeAll()
+            await self.consumeEvents(events)
+        })
         lastAdvance = clock.now
         tasks.append(Task { await self.consumeCommands() })
         tasks.append(Task { await self.poll() })
@@ -292,6 +294,24 @@ actor RendererSession {
     }
 
     // MARK: Polling and the watchdog
+
+    /// Reads the state right after Play, then again after 1, 2, 4 … ms, until the
+    /// renderer has left STOPPED/TRANSITIONING (at most ``settleLimit``): renderers
+    /// report PLAYING a few milliseconds after answering Play.
+    private func settle() async {
+        let deadline = clock.now + Self.settleLimit
+        var pause = Duration.milliseconds(1)
+        while true {
+            await refreshTransportState()
+            guard !finished, deviceState == nil || deviceState == .stopped || deviceState == .transitioning || deviceState == .noMediaPresent,
+                clock.now < deadline
+            else { return }
+            try? await Task.sleep(for: pause)
+            pause = min(pause * 2, .milliseconds(100))
+        }
+    }
+
+    static let settleLimit = Duration.seconds(2)
 
     private func refreshTransportState() async {
         do {

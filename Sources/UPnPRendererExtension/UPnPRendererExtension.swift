@@ -44,11 +44,15 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         public var subscriptionTimeout: Int
         /// Limits of every request to a renderer.
         public var httpLimits: HTTPLimits
+        /// Subscribe to GENA events (off: the state is polled, for renderers whose events are broken).
+        public var usesEvents: Bool
 
         public init(
             pollInterval: Duration = .seconds(1), watchdog: Duration = .seconds(8), subscriptionTimeout: Int = 300,
-            httpLimits: HTTPLimits = HTTPLimits(maximumBodyBytes: 256 * 1024, timeout: .seconds(4), maximumRedirects: 0)
+            httpLimits: HTTPLimits = HTTPLimits(maximumBodyBytes: 256 * 1024, timeout: .seconds(4), maximumRedirects: 0),
+            usesEvents: Bool = true
         ) {
+            self.usesEvents = usesEvents
             self.pollInterval = pollInterval
             self.watchdog = watchdog
             self.subscriptionTimeout = subscriptionTimeout
