@@ -118,6 +118,30 @@ extension Bench {
             await upnp.shutdown()
         }
 
+        // 2b. The wire: curl's own time for SetAVTransportURI, Play and GetTransportInfo.
+        var wire: [Double] = []
+        let control = "http://\(room.deviceAddress):49494/upnp/control/rendertransport1"
+        func curl(_ action: String, _ arguments: String) async throws -> Double {
+            let body = #"<?xml version="1.0"?><s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body>"#
+                + #"<u:\#(action) xmlns:u="urn:schemas-upnp-org:service:AVTransport:1"><InstanceID>0</InstanceID>\#(arguments)</u:\#(action)></s:Body></s:Envelope>"#
+            let (_, output) = try await ChildProcess.runOffPool([
+                "/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{time_total}", "-H", "Content-Type: text/xml",
+                "-H", "SOAPACTION: \"urn:schemas-upnp-org:service:AVTransport:1#\(action)\"", "-d", body, control,
+            ])
+            return (Double(output) ?? .nan) * 1000
+        }
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") {
+            for _ in 0..<runs {
+                var total = try await curl("SetAVTransportURI", "<CurrentURI>\(mediaURL)</CurrentURI><CurrentURIMetaData></CurrentURIMetaData>")
+                total += try await curl("Play", "<Speed>1</Speed>")
+                total += try await curl("GetTransportInfo", "")
+                wire.append(total)
+                try await Task.sleep(for: .seconds(1))
+                _ = try await curl("Stop", "")
+                try await Task.sleep(for: .milliseconds(700))
+            }
+        }
+
         // 3. gssdp-discover: process start → first renderer line.
         var gssdp: [Double] = []
         for _ in 0..<runs {
@@ -153,6 +177,7 @@ extension Bench {
         print("| M-SEARCH → first answer | \(format(median(firstReply), 2)) (\(list(firstReply))) | \(peer.map { format(median($0.first_reply), 2) } ?? "–") | \(format(median(gssdp), 1)) process start → line (\(list(gssdp))) | \(peer.map { format(median($0.first_reply) / median(firstReply), 1) } ?? "–") |")
         print("| discovery start → renderer reported, description parsed | \(format(median(reported), 2)) (\(list(reported))) | \(peer.map { format(median($0.device_built), 2) + " (" + list($0.device_built) + ")" } ?? "–") | – | \(peer.map { format(median($0.device_built) / median(reported), 1) } ?? "–") |")
         print("| SetAVTransportURI + Play → PLAYING | \(format(median(play), 2)) (\(list(play))) | \(peer.map { format(median($0.play), 2) + " (" + list($0.play) + ")" } ?? "–") | – | \(peer.map { format(median($0.play) / median(play), 1) } ?? "–") |")
+        print("| the wire: curl's time for SetAVTransportURI, Play, GetTransportInfo | \(format(median(wire), 2)) (\(list(wire))) | | | |")
         print("| peak RSS of the discovering process | \(ourRSS / 1024) MB (`mediaroutectl devices --lan-interface`) | \(peer.map { "\($0.peak_rss_kib / 1024) MB" } ?? "–") | – | \(peer.map { ourRSS > 0 ? format(Double($0.peak_rss_kib) / Double(ourRSS), 1) : "–" } ?? "–") |")
         await server.close()
     }

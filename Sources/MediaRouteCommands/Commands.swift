@@ -45,7 +45,9 @@ public struct CommonOptions: ParsableArguments {
     /// The LAN discovery asked for, if any.
     var lanConfiguration: LANTransport.Configuration? {
         guard lan || !lanInterfaces.isEmpty || !lanHosts.isEmpty else { return nil }
-        return LANTransport.Configuration(manualHosts: lanHosts, interfaces: lanInterfaces.isEmpty ? nil : lanInterfaces)
+        return LANTransport.Configuration(
+            manualHosts: lanHosts, interfaces: lanInterfaces.isEmpty ? nil : lanInterfaces,
+            browsedServiceTypes: LANTransport.discoveryOnlyServiceTypes)
     }
 
     /// The scenario used when no file is given (a command may choose another built-in one).

@@ -132,7 +132,7 @@ struct Daemon {
         guard lan == "on" || lan == "off" else { fail("--lan takes on or off") }
         let service = DaemonService(
             bus: bus, busName: options["--name"]!, scenario: scenario, nowPlaying: nowPlaying, configuration: configuration,
-            followsAdapters: options["--adapters"] == "on", bluezBus: bluezBus, lan: lan == "on" ? LANTransport.Configuration() : nil, logger: logger)
+            followsAdapters: options["--adapters"] == "on", bluezBus: bluezBus, lan: lan == "on" ? LANTransport.Configuration(browsedServiceTypes: LANTransport.discoveryOnlyServiceTypes) : nil, logger: logger)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],
