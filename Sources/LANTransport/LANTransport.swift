@@ -33,6 +33,9 @@ public final class LANTransport: Transport {
         public var maximumSearchInterval: Duration
         /// The max-age assumed when an announcement has none.
         public var defaultMaxAge: Int
+        /// How long a device that said `ssdp:byebye` is kept in case an `ssdp:alive`
+        /// follows: GUPnP devices (rygel) send byebye then alive when they start.
+        public var byebyeGrace: Duration
         /// DNS-SD service types browsed over mDNS next to SSDP (e.g. `_airplay._tcp`,
         /// `_raop._tcp`, `_googlecast._tcp`): reported as discovery-only endpoints.
         public var browsedServiceTypes: [String]
@@ -47,8 +50,10 @@ public final class LANTransport: Transport {
             acceptedTargetPrefixes: [String] = ["urn:schemas-upnp-org:device:MediaRenderer:"],
             mx: Int = 1, manualHosts: [String] = [], interfaces: [String]? = nil, listensForNotifications: Bool = true,
             initialSearchInterval: Duration = .seconds(1), maximumSearchInterval: Duration = .seconds(60), defaultMaxAge: Int = 1800,
-            maximumMaxAge: Int? = nil, browsedServiceTypes: [String] = [], maximumBrowseInterval: Duration = .seconds(60)
+            maximumMaxAge: Int? = nil, browsedServiceTypes: [String] = [], maximumBrowseInterval: Duration = .seconds(60),
+            byebyeGrace: Duration = .milliseconds(500)
         ) {
+            self.byebyeGrace = byebyeGrace
             self.maximumMaxAge = maximumMaxAge
             self.browsedServiceTypes = browsedServiceTypes
             self.maximumBrowseInterval = maximumBrowseInterval
@@ -194,6 +199,8 @@ actor SSDPDiscoveryRun {
     private var listener: (any Channel)?
     private var joined: Set<String> = []
     private var known: [String: Known] = [:]
+    /// Devices that said byebye, and when they are reported lost unless they announce again.
+    private var leaving: [String: ContinuousClock.Instant] = [:]
     private var nextSearch = ContinuousClock.now
     private var searchInterval: Duration
     private var timer: Task<Void, Never>?
@@ -248,6 +255,7 @@ actor SSDPDiscoveryRun {
             joined.remove(name)
             for (udn, entry) in known where entry.endpoint.interfaceName == name {
                 known[udn] = nil
+                leaving[udn] = nil
                 continuation.yield(.lost(endpointID: udn))
             }
             logger.info("SSDP stopped on \(name)")
@@ -353,11 +361,15 @@ actor SSDPDiscoveryRun {
         }
         guard message.kind != .search, let udn = message.udn else { return }
         if message.kind == .notify && message.notificationSubtype?.lowercased() == "ssdp:byebye" {
-            if known.removeValue(forKey: udn) != nil {
-                continuation.yield(.lost(endpointID: udn))
+            if known[udn] != nil && leaving[udn] == nil {
+                leaving[udn] = .now + configuration.byebyeGrace
                 logger.info("SSDP byebye", metadata: ["udn": "\(udn)"])
+                planTimer()
             }
             return
+        }
+        if message.kind == .searchResponse || message.notificationSubtype?.lowercased() != "ssdp:byebye" {
+            leaving[udn] = nil
         }
         let maxAge = min(message.maxAge ?? configuration.defaultMaxAge, configuration.maximumMaxAge ?? Int.max)
         let accepted = message.target.map { target in configuration.acceptedTargetPrefixes.contains { target.hasPrefix($0) } } ?? false
@@ -408,7 +420,7 @@ actor SSDPDiscoveryRun {
     }
 
     private var nextWake: ContinuousClock.Instant {
-        min(nextSearch, known.values.map(\.expires).min() ?? nextSearch)
+        min(nextSearch, known.values.map(\.expires).min() ?? nextSearch, leaving.values.min() ?? nextSearch)
     }
 
     private func planTimer() {
@@ -426,8 +438,13 @@ actor SSDPDiscoveryRun {
         let now = ContinuousClock.now
         for (udn, entry) in known where entry.expires <= now {
             known[udn] = nil
+            leaving[udn] = nil
             continuation.yield(.lost(endpointID: udn))
             logger.info("UPnP device expired (max-age passed)", metadata: ["udn": "\(udn)"])
+        }
+        for (udn, deadline) in leaving where deadline <= now {
+            leaving[udn] = nil
+            if known.removeValue(forKey: udn) != nil { continuation.yield(.lost(endpointID: udn)) }
         }
         if nextSearch <= now {
             searchEverywhere()

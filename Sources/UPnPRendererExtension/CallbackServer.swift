@@ -129,8 +129,16 @@ actor CallbackServers {
     func base(on address: String) async throws(MediaDeviceErrorBox) -> String {
         if let server = servers[address] { return "http://\(address):\(server.port)" }
         let routes = self.routes
+        let logger = self.logger
         do {
-            let server = try await LANHTTPServer(host: address, logger: logger) { request in routes.handle(request) }
+            let server = try await LANHTTPServer(host: address, logger: logger) { request in
+                let response = routes.handle(request)
+                logger.debug("served", metadata: [
+                    "request": "\(request.method) \(request.path.prefix(60))", "from": "\(request.remoteHost ?? "?")", "status": "\(response.status)",
+                    "range": "\(request[header: "range"] ?? "-")",
+                ])
+                return response
+            }
             servers[address] = server
             return "http://\(address):\(server.port)"
         } catch {

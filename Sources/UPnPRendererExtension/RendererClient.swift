@@ -10,6 +10,22 @@ struct RendererClient: Sendable {
     let endpoint: Endpoint
     let description: DeviceDescription
     let limits: HTTPLimits
+    /// Requests in flight to this device, at most two: small device web servers (libupnp's
+    /// among them) close connections they have no worker for, without an answer.
+    let gate = RequestGate(width: 2)
+
+    /// One request through the gate; a connection the device closed without answering is
+    /// tried once more after 50 ms (an overloaded device, not a dead one: that is refused).
+    func fetch(_ method: String, _ url: String, headers: [(String, String)] = [], body: [UInt8] = []) async throws(TransportError) -> HTTPResponse {
+        await gate.acquire()
+        defer { Task { await gate.release() } }
+        do {
+            return try await transport.fetch(method, url, for: endpoint, headers: headers, body: body, limits: limits)
+        } catch where error.code == .connectionLost {
+            try? await Task.sleep(for: .milliseconds(50))
+            return try await transport.fetch(method, url, for: endpoint, headers: headers, body: body, limits: limits)
+        }
+    }
 
     /// Calls `action` on the service of `kind` (`AVTransport`, `RenderingControl`, `ConnectionManager`).
     /// - Throws: ``MediaDeviceError``: `connectionFailed`/`timedOut` when the device
@@ -21,12 +37,12 @@ struct RendererClient: Sendable {
         let body = SOAP.request(action: action, serviceType: service.serviceType, arguments: arguments)
         let response: HTTPResponse
         do {
-            response = try await transport.fetch(
-                "POST", service.controlURL.description, for: endpoint,
+            response = try await fetch(
+                "POST", service.controlURL.description,
                 headers: [
                     ("Content-Type", "text/xml; charset=\"utf-8\""),
                     ("SOAPACTION", SOAP.actionHeader(action: action, serviceType: service.serviceType)),
-                ], body: body, limits: limits)
+                ], body: body)
         } catch {
             throw Self.deviceError(error, action: action)
         }
@@ -40,7 +56,7 @@ struct RendererClient: Sendable {
     /// Fetches a document from the device (its SCPDs).
     func get(_ url: HTTPURL) async throws(MediaDeviceError) -> [UInt8] {
         do {
-            let response = try await transport.fetch("GET", url.description, for: endpoint, limits: limits)
+            let response = try await fetch("GET", url.description)
             guard response.status == 200 else { throw MediaDeviceError(.connectionFailed, "HTTP \(response.status) for \(url.path)") }
             return response.body
         } catch let error as TransportError {
@@ -55,6 +71,31 @@ struct RendererClient: Sendable {
         case .timedOut: MediaDeviceError(.timedOut, "\(action): \(error.message)")
         case .malformedMessage: MediaDeviceError(.sessionFailed, "\(action): \(error.message)")
         default: MediaDeviceError(.connectionFailed, "\(action): \(error.message)")
+        }
+    }
+}
+
+/// An async semaphore: at most `width` holders at once, the rest wait in order.
+actor RequestGate {
+    private let width: Int
+    private var holders = 0
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(width: Int) { self.width = width }
+
+    func acquire() async {
+        if holders < width {
+            holders += 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty {
+            holders -= 1
+        } else {
+            waiting.removeFirst().resume()  // the slot passes straight to the next waiter
         }
     }
 }

@@ -130,9 +130,7 @@ actor RendererSession {
         tasks = []
         if unsubscribe {
             for subscription in subscriptions.values {
-                _ = try? await renderer.client.transport.fetch(
-                    "UNSUBSCRIBE", subscription.url.description, for: renderer.endpoint, headers: [("SID", subscription.sid)],
-                    limits: configuration.httpLimits)
+                _ = try? await client.fetch("UNSUBSCRIBE", subscription.url.description, headers: [("SID", subscription.sid)])
             }
         }
         subscriptions = [:]
@@ -174,8 +172,7 @@ actor RendererSession {
             switch result {
             case .success(let (sid, timeout)):
                 guard !finished else {
-                    _ = try? await renderer.client.transport.fetch(
-                        "UNSUBSCRIBE", url.description, for: renderer.endpoint, headers: [("SID", sid)], limits: configuration.httpLimits)
+                    _ = try? await client.fetch("UNSUBSCRIBE", url.description, headers: [("SID", sid)])
                     continue
                 }
                 subscriptions[kind] = Subscription(kind: kind, url: url, sid: sid, timeout: timeout)
@@ -189,9 +186,8 @@ actor RendererSession {
     nonisolated private func subscribe(_ url: HTTPURL, headers: [(String, String)]) async throws(MediaDeviceError) -> (String, Int) {
         let response: HTTPResponse
         do {
-            response = try await renderer.client.transport.fetch(
-                "SUBSCRIBE", url.description, for: renderer.endpoint,
-                headers: headers + [("TIMEOUT", "Second-\(configuration.subscriptionTimeout)")], limits: configuration.httpLimits)
+            response = try await renderer.client.fetch(
+                "SUBSCRIBE", url.description, headers: headers + [("TIMEOUT", "Second-\(configuration.subscriptionTimeout)")])
         } catch {
             throw RendererClient.deviceError(error, action: "SUBSCRIBE")
         }

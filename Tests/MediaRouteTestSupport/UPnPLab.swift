@@ -125,13 +125,19 @@ public final class NamespaceLab: Sendable {
     /// A log written by ``start(in:_:log:environment:)``.
     public func log(_ name: String) -> String { (try? String(contentsOfFile: directory + "/" + name, encoding: .utf8)) ?? "" }
 
-    /// gmediarender playing in real time into fake sinks.
+    /// gmediarender playing in real time into fake sinks, once it says it is ready
+    /// (commands sent while GStreamer is still starting can crash gmediarender 0.1).
     @discardableResult
     public func gmediarender(in room: Room, name: String, uuid: String, port: Int = 49494) throws -> ChildProcess {
-        try start(in: room, [
+        let log = "gmediarender-\(room.inside).log"
+        let process = try start(in: room, [
             "/usr/bin/gmediarender", "-I", room.inside, "-p", String(port), "-f", name, "-u", uuid,
             "--gstout-audiopipe=fakesink sync=true", "--gstout-videosink=fakesink",
-        ], log: "gmediarender-\(room.inside).log")
+        ], log: log)
+        for _ in 0..<500 where !self.log(log).contains("Ready for rendering") && process.isRunning {
+            usleep(10_000)
+        }
+        return process
     }
 
     /// rygel with only its Playbin renderer, on the room's interface.

@@ -247,4 +247,33 @@ struct SSDPAnnouncementTests {
         #expect(other.accepted.value == 0)
         await upnp.shutdown()
     }
+
+    @Test func byebyeThenAliveKeepsTheDeviceAndByebyeAloneRemovesIt() async throws {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        let transport = LANTransport(configuration: .init(interfaces: [room.outside], initialSearchInterval: .seconds(60)))
+        let events = Locked<[DiscoveryEvent]>([])
+        let follower = Task { for await event in transport.discover() { events.withLock { $0.append(event) } } }
+        defer { follower.cancel() }
+        try await Task.sleep(for: .milliseconds(200))
+        let script = """
+            import socket, time
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("\(room.deviceAddress)"))
+            def send(nts):
+                s.sendto(("NOTIFY * HTTP/1.1\\r\\nHOST: 239.255.255.250:1900\\r\\nCACHE-CONTROL: max-age=60\\r\\nLOCATION: http://\(room.deviceAddress):80/d.xml"
+                          "\\r\\nNT: urn:schemas-upnp-org:device:MediaRenderer:1\\r\\nNTS: " + nts + "\\r\\nUSN: uuid:restart::urn:schemas-upnp-org:device:MediaRenderer:1\\r\\n\\r\\n").encode(),
+                         ("239.255.255.250", 1900))
+            send("ssdp:alive"); time.sleep(0.5)
+            send("ssdp:byebye"); time.sleep(0.05); send("ssdp:alive")     # a GUPnP device starting again
+            time.sleep(1.5)
+            send("ssdp:byebye")                                              # and now leaving
+            print("done", flush=True)
+            """
+        try lab.start(in: room, ["/usr/bin/python3", "-u", "-c", script], log: "restart.log")
+        #expect(await eventually { events.value.contains { if case .appeared = $0 { true } else { false } } })
+        try await Task.sleep(for: .seconds(1.5))
+        #expect(!events.value.contains(.lost(endpointID: "uuid:restart")), "byebye followed by alive is a restart, not a loss")
+        #expect(await eventually(timeout: .seconds(3)) { events.value.contains(.lost(endpointID: "uuid:restart")) }, "\(lab.log("restart.log"))")
+    }
 }

@@ -91,7 +91,7 @@ struct GmediarenderTests {
     @Test func discoveryDescriptionPlaybackEventsAndStop() async throws {
         let lab = try NamespaceLab()
         let room = lab.rooms[0]
-        try lab.gmediarender(in: room, name: "Lab TV", uuid: "0a1b2c3d-0000-4000-8000-000000000001")
+        let renderer = try lab.gmediarender(in: room, name: "Lab TV", uuid: "0a1b2c3d-0000-4000-8000-000000000001")
         let log = RoutingLog()
         let upnp = UPnPRendererExtension(
             transport: Lab.transport(lab), routingManager: log.manager,
@@ -110,7 +110,8 @@ struct GmediarenderTests {
         let file = try lab.wavFile(seconds: 40)
         await upnp.startSession(session, identifier: "test", url: URL(fileURLWithPath: file))
         let started = await log.control(for: session)
-        let control = try #require(started, "\(log.events.value.suffix(3))")
+        let control = try #require(
+            started, "\(log.events.value.suffix(1)); gmediarender \(renderer.isRunning ? "running" : "exited \(renderer.wait())"): \(lab.log("gmediarender-\(room.inside).log").suffix(800))")
         #expect(await Lab.waitUntil(control, .playing), "the renderer reports PLAYING")
         #expect(await eventually(timeout: .seconds(6)) { control.snapshot.position >= 2 }, "the polled position advances")
         #expect(control.metadata.title == "tone.wav")
