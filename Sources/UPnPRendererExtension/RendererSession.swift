@@ -37,6 +37,8 @@ actor RendererSession {
     private var subscriptions: [String: Subscription] = [:]
     private var eventToken: String?
     private var fileToken: String?
+    /// Files queued with SetNextAVTransportURI, served until the session ends.
+    private var queuedFileTokens: [String] = []
     private var callbackURL: String?
     private var tasks: [Task<Void, Never>] = []
     private var deviceState: TransportState?
@@ -107,13 +109,14 @@ actor RendererSession {
     }
 
     /// Queues the next URI where the renderer supports `SetNextAVTransportURI`.
-    func setNext(mediaURL: String, title: String, mimeType: String) async throws(MediaDeviceError) {
+    func setNext(mediaURL: String, title: String, mimeType: String, fileToken: String? = nil) async throws(MediaDeviceError) {
         guard renderer.supportsNextURI else {
             throw MediaDeviceError(.unsupported, "\(renderer.device.displayName) does not support SetNextAVTransportURI")
         }
         let protocolInfo = ProtocolInfo.match(mimeType, in: renderer.sinks) ?? ProtocolInfo(contentFormat: mimeType)
         let metadata = DIDLLite.item(title: title, url: mediaURL, protocolInfo: protocolInfo)
         _ = try await client.call("AVTransport", "SetNextAVTransportURI", [("InstanceID", "0"), ("NextURI", mediaURL), ("NextURIMetaData", metadata)])
+        if let fileToken { queuedFileTokens.append(fileToken) }
     }
 
     /// Stops the device (unless it is gone), unsubscribes, stops serving, ends the loops.
@@ -136,6 +139,8 @@ actor RendererSession {
         subscriptions = [:]
         if let eventToken { servers.routes.removeEvents(eventToken) }
         if let fileToken { servers.routes.removeFile(fileToken) }
+        for token in queuedFileTokens { servers.routes.removeFile(token) }
+        queuedFileTokens = []
         eventToken = nil
         fileToken = nil
     }
@@ -210,7 +215,9 @@ actor RendererSession {
     private func renew() async {
         while !Task.isCancelled && !finished {
             let shortest = subscriptions.values.map(\.timeout).min() ?? configuration.subscriptionTimeout
-            try? await Task.sleep(for: .seconds(max(Double(shortest) / 2, 1)))
+            var interval = Duration.seconds(max(Double(shortest) / 2, 1))
+            if let limit = configuration.maximumRenewalInterval { interval = min(interval, limit) }
+            try? await Task.sleep(for: interval)
             guard !Task.isCancelled, !finished else { return }
             for (kind, subscription) in subscriptions {
                 do {

@@ -46,13 +46,16 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         public var httpLimits: HTTPLimits
         /// Subscribe to GENA events (off: the state is polled, for renderers whose events are broken).
         public var usesEvents: Bool
+        /// Renew subscriptions at least this often (they are renewed at half the granted time anyway).
+        public var maximumRenewalInterval: Duration?
 
         public init(
             pollInterval: Duration = .seconds(1), watchdog: Duration = .seconds(8), subscriptionTimeout: Int = 300,
             httpLimits: HTTPLimits = HTTPLimits(maximumBodyBytes: 256 * 1024, timeout: .seconds(4), maximumRedirects: 0),
-            usesEvents: Bool = true
+            usesEvents: Bool = true, maximumRenewalInterval: Duration? = nil
         ) {
             self.usesEvents = usesEvents
+            self.maximumRenewalInterval = maximumRenewalInterval
             self.pollInterval = pollInterval
             self.watchdog = watchdog
             self.subscriptionTimeout = subscriptionTimeout
@@ -325,8 +328,13 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
     /// - Throws: ``MediaDeviceError/Code/unsupported`` when the renderer has no such action.
     public func enqueue(_ url: URL, title: String? = nil, session: MediaOutputSession) async throws(MediaDeviceError) {
         guard let running = sessions[session.id] else { throw MediaDeviceError(.deviceNotActive, "no session \(session)") }
-        let (mediaURL, mimeType, name, _) = try await media(for: url, renderer: running.renderer)
-        try await running.setNext(mediaURL: mediaURL, title: title ?? name, mimeType: mimeType)
+        let (mediaURL, mimeType, name, fileToken) = try await media(for: url, renderer: running.renderer)
+        do throws(MediaDeviceError) {
+            try await running.setNext(mediaURL: mediaURL, title: title ?? name, mimeType: mimeType, fileToken: fileToken)
+        } catch {
+            if let fileToken { servers.routes.removeFile(fileToken) }
+            throw error
+        }
     }
 
     /// The running session's GENA state (for tests and diagnostics).

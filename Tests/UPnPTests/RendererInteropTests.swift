@@ -133,6 +133,12 @@ struct GmediarenderTests {
         #expect(await Lab.waitUntil(control, .playing))
         #expect(await eventually(timeout: .seconds(5)) { control.snapshot.position >= 20 && control.snapshot.position < 30 }, "position after the seek: \(control.snapshot.position)")
 
+        // A queue: the next item is set on the renderer and served until the session ends.
+        try await upnp.enqueue(URL(fileURLWithPath: try lab.wavFile(seconds: 5, name: "next.wav")), session: session)
+        let mediaInfo = try await deviceCall(Lab.transport(lab), device.requiredNetworkEndpoints[0], "AVTransport", "GetMediaInfo")
+        #expect(mediaInfo["NextURI"]?.hasSuffix("/next.wav") == true, "\(mediaInfo)")
+        #expect(await upnp.servedFileCount == 2)
+
         // Volume from our side reaches the device and comes back as an event.
         control.volume = 0.3
         #expect(await eventually { await upnp.volume(for: device) == 0.3 })
@@ -401,6 +407,75 @@ struct LANCommandAndInterfaceTests {
         let device = try #require(await log.device(named: "Late TV", timeout: .seconds(5)))
         try NamespaceLab.ip(["link", "set", room.outside, "down"])
         #expect(await log.lost(device.id, timeout: .seconds(5)), "devices of a gone interface are lost")
+        await upnp.shutdown()
+    }
+}
+
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: NamespaceLab.renderersAvailable))
+struct RygelDiscoveryAndFaultTests {
+    @Test func unicastTwoInterfacesRenewalUnsubscribeA404AndExpiry() async throws {
+        let lab = try NamespaceLab(rooms: 2)
+        try lab.rygel(in: lab.rooms[0], title: "Rygel Left")
+        let right = try lab.rygel(in: lab.rooms[1], title: "Rygel Right")
+        let log = RoutingLog()
+        let transport = Lab.transport(lab) { $0.maximumMaxAge = 3; $0.maximumSearchInterval = .seconds(1) }
+        let upnp = UPnPRendererExtension(
+            transport: transport, routingManager: log.manager,
+            configuration: .init(pollInterval: .milliseconds(300), watchdog: .seconds(3), maximumRenewalInterval: .seconds(2)), logger: Lab.logger)
+        await upnp.startDeviceDiscovery()
+        let leftFound = await log.device(named: "Rygel Left", timeout: .seconds(20))
+        let rightFound = await log.device(named: "Rygel Right", timeout: .seconds(20))
+        let left = try #require(leftFound)
+        let rightDevice = try #require(rightFound)
+        for (device, room) in [(left, lab.rooms[0]), (rightDevice, lab.rooms[1])] {
+            let endpoint = try #require(device.requiredNetworkEndpoints.first)
+            guard case .ip(let host, _, let interface) = endpoint.address else { Issue.record("not an IP endpoint"); continue }
+            #expect(host == room.deviceAddress && interface == room.outside && endpoint.attributes["interfaceAddress"] == room.hostAddress)
+        }
+
+        // Unicast only: no multicast interface, no NOTIFY listener.
+        let unicastLog = RoutingLog()
+        let unicast = UPnPRendererExtension(
+            transport: Lab.transport(lab) { $0.interfaces = []; $0.listensForNotifications = false; $0.manualHosts = [lab.rooms[0].deviceAddress] },
+            routingManager: unicastLog.manager, logger: Lab.logger)
+        await unicast.startDeviceDiscovery()
+        #expect(await unicastLog.device(named: "Rygel Left") != nil)
+        await unicast.shutdown()
+
+        // A URL that is not there: rygel checks it and refuses with a UPnP error, kept in the typed error.
+        let server = try await Lab.mediaServer(lab.rooms[0], file: try lab.wavFile(seconds: 3))
+        let missing = MediaOutputSession(deviceID: left.id)
+        await upnp.activateDevice(left, session: missing, for: .urlPlayback)
+        #expect(await log.activated(missing))
+        await upnp.startSession(missing, identifier: nil, url: URL(string: "http://\(lab.rooms[0].hostAddress):\(server.port)/missing.wav")!)
+        let failure = try #require(await log.failure(of: missing))
+        #expect(failure.code == .sessionFailed)
+        #expect(failure.protocolErrorCode == 716 || failure.message.contains("has not advanced"), "\(failure)")
+        await server.close()
+
+        // Renewal within the 300 s rygel grants (we renew every 2 s here), then unsubscribe on stop.
+        let session = MediaOutputSession(deviceID: left.id)
+        await upnp.activateDevice(left, session: session, for: .urlPlayback)
+        await upnp.startSession(session, identifier: nil, url: URL(fileURLWithPath: try lab.wavFile(seconds: 30, name: "long.wav")))
+        let control = try #require(await log.control(for: session))
+        #expect(await Lab.waitUntil(control, .playing))
+        #expect(await eventually(timeout: .seconds(5)) { (await upnp.eventStatus(of: session)?.renewals ?? 0) >= 2 }, "renewed")
+        let sid = try #require(await upnp.eventStatus(of: session)?.subscriptions["AVTransport"])
+        await upnp.stopSession(session)
+        let endpoint = left.requiredNetworkEndpoints[0]
+        let location = try #require(endpoint.attributes["location"].flatMap(HTTPURL.init))
+        let description = try DeviceDescription.parse(try await transport.fetch("GET", location.description, for: endpoint).body, location: location)
+        let eventURL = try #require(description.service("AVTransport")?.eventSubscriptionURL)
+        #expect(await eventually {
+            let renewal = try? await transport.fetch("SUBSCRIBE", eventURL.description, for: endpoint, headers: [("SID", sid), ("TIMEOUT", "Second-60")])
+            return renewal?.status == 412
+        }, "the old subscription is gone")
+
+        // SIGKILL: no byebye; the device expires.
+        right.kill(SIGKILL)
+        right.wait()
+        #expect(await log.lost(rightDevice.id, timeout: .seconds(6)))
+        #expect(await upnp.knownDevices.map(\.displayName) == ["Rygel Left"])
         await upnp.shutdown()
     }
 }
