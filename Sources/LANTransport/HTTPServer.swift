@@ -210,8 +210,9 @@ private final class RequestHandler: ChannelInboundHandler {
     }
 
     private func finish(context: ChannelHandlerContext, keepAlive: Bool) {
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-            if !keepAlive { context.close(promise: nil) }
+            if !keepAlive { bound.value.close(promise: nil) }
         }
     }
 }

@@ -24,7 +24,7 @@ struct ServedFile: Sendable {
 /// What our HTTP servers answer: GENA `NOTIFY` to `/gena/TOKEN` and media to
 /// `/media/TOKEN/NAME`. Tokens are 128 random bits; nothing else is served.
 final class CallbackRoutes: Sendable {
-    private let events = Mutex<[String: AsyncStream<GENAEvent>.Continuation]>([:])
+    private let events = Mutex<[String: (continuation: AsyncStream<GENAEvent>.Continuation, allowedHost: String)]>([:])
     private let files = Mutex<[String: ServedFile]>([:])
 
     static func token() -> String {
@@ -36,9 +36,10 @@ final class CallbackRoutes: Sendable {
         }.joined()
     }
 
-    func addEvents(_ continuation: AsyncStream<GENAEvent>.Continuation) -> String {
+    /// A callback path for events from `allowedHost` (the renderer) only.
+    func addEvents(_ continuation: AsyncStream<GENAEvent>.Continuation, from allowedHost: String) -> String {
         let token = Self.token()
-        events.withLock { $0[token] = continuation }
+        events.withLock { $0[token] = (continuation, allowedHost) }
         return token
     }
 
@@ -60,7 +61,8 @@ final class CallbackRoutes: Sendable {
         let token = String(parts[1])
         switch (parts[0], request.method) {
         case ("gena", "NOTIFY"):
-            guard let continuation = events.withLock({ $0[token] }) else { return HTTPServerResponse(status: 412) }
+            guard let (continuation, allowedHost) = events.withLock({ $0[token] }) else { return HTTPServerResponse(status: 412) }
+            guard request.remoteHost == allowedHost else { return HTTPServerResponse(status: 403) }
             guard request[header: "nt"] == "upnp:event", request[header: "nts"] == "upnp:propchange" else { return HTTPServerResponse(status: 400) }
             guard let sid = request[header: "sid"], let seq = request[header: "seq"].flatMap({ Int($0) }), seq >= 0 else {
                 return HTTPServerResponse(status: 412)

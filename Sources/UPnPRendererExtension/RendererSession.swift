@@ -73,8 +73,10 @@ actor RendererSession {
     func start(mediaURL: String, title: String, mimeType: String, fileToken: String?) async throws(MediaDeviceError) {
         self.fileToken = fileToken
         let (events, sink) = AsyncStream.makeStream(of: GENAEvent.self)
-        if configuration.usesEvents, let facing = renderer.endpoint.attributes["interfaceAddress"], let base = try? await servers.base(on: facing) {
-            let token = servers.routes.addEvents(sink)
+        if configuration.usesEvents, let facing = renderer.endpoint.attributes["interfaceAddress"],
+            case .ip(let host, _, _) = renderer.endpoint.address, let base = try? await servers.base(on: facing)
+        {
+            let token = servers.routes.addEvents(sink, from: host)
             eventToken = token
             callbackURL = "\(base)/gena/\(token)"
         }

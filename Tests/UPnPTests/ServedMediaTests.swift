@@ -46,12 +46,13 @@ import UPnP
     @Test func eventsNeedAKnownTokenAndTheGENAHeaders() async {
         let routes = CallbackRoutes()
         let (stream, sink) = AsyncStream.makeStream(of: GENAEvent.self)
-        let token = routes.addEvents(sink)
-        func notify(_ path: String, _ headers: [String: String]) -> Int {
-            routes.handle(HTTPServerRequest(method: "NOTIFY", path: path, headers: headers, body: Array("<x/>".utf8), remoteHost: "198.51.100.2")).status
+        let token = routes.addEvents(sink, from: "198.51.100.2")
+        func notify(_ path: String, _ headers: [String: String], from host: String = "198.51.100.2") -> Int {
+            routes.handle(HTTPServerRequest(method: "NOTIFY", path: path, headers: headers, body: Array("<x/>".utf8), remoteHost: host)).status
         }
         let good = ["nt": "upnp:event", "nts": "upnp:propchange", "sid": "uuid:s", "seq": "0"]
         #expect(notify("/gena/\(token)", good) == 200)
+        #expect(notify("/gena/\(token)", good, from: "198.51.100.66") == 403, "only the renderer may send its events")
         #expect(notify("/gena/\(CallbackRoutes.token())", good) == 412)
         #expect(notify("/gena/\(token)", good.merging(["nts": "upnp:other"]) { $1 }) == 400)
         #expect(notify("/gena/\(token)", good.merging(["seq": "-1"]) { $1 }) == 412)
