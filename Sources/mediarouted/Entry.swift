@@ -20,7 +20,7 @@ struct Daemon {
     static let usage = """
         USAGE: mediarouted [--bus system|session|ADDRESS] [--name NAME] [--scenario FILE] [--log-level LEVEL]
                            [--push-listen HOST:PORT|off] [--mpris on|off] [--mpris-name NAME]
-                           [--config FILE] [--adapters on|off] [--bluez-bus system|ADDRESS|off] [--lan on|off] [--check-config]
+                           [--config FILE] [--adapters on|off] [--bluez-bus system|ADDRESS|off] [--lan on|off] [--lan-interfaces IF,IF…] [--check-config]
 
           --bus          the bus to publish on (default: system)
           --name         the well-known name to own (default: \(DaemonNames.busName))
@@ -34,6 +34,7 @@ struct Daemon {
           --adapters     follow network interfaces and Bluetooth controllers through udev (default: on)
           --bluez-bus    where BlueZ is, for BLE speakers (default: system with --bus system, else off)
           --lan          find UPnP/DLNA renderers on the LAN (default: on with --bus system, else off)
+          --lan-interfaces  search only these interfaces (default: the usable LAN and Wi-Fi adapters)
           --check-config check the configuration file and the udev rules' MediaRoute properties, then exit
         """
 
@@ -67,7 +68,7 @@ struct Daemon {
         var given: [String: String] = [:]
         var checkOnly = false
         var arguments = CommandLine.arguments.dropFirst()
-        let valued = ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name", "--config", "--adapters", "--bluez-bus", "--lan"]
+        let valued = ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name", "--config", "--adapters", "--bluez-bus", "--lan", "--lan-interfaces"]
         while let argument = arguments.popFirst() {
             if argument == "--help" || argument == "-h" {
                 print(usage)
@@ -130,9 +131,13 @@ struct Daemon {
         }
         let lan = options["--lan"] ?? (options["--bus"] == "system" ? "on" : "off")
         guard lan == "on" || lan == "off" else { fail("--lan takes on or off") }
+        var lanConfiguration = LANTransport.Configuration(browsedServiceTypes: LANTransport.discoveryOnlyServiceTypes)
+        if let names = options["--lan-interfaces"] {
+            lanConfiguration.interfaces = names.split(separator: ",").map(String.init)
+        }
         let service = DaemonService(
             bus: bus, busName: options["--name"]!, scenario: scenario, nowPlaying: nowPlaying, configuration: configuration,
-            followsAdapters: options["--adapters"] == "on", bluezBus: bluezBus, lan: lan == "on" ? LANTransport.Configuration(browsedServiceTypes: LANTransport.discoveryOnlyServiceTypes) : nil, logger: logger)
+            followsAdapters: options["--adapters"] == "on", bluezBus: bluezBus, lan: lan == "on" ? lanConfiguration : nil, logger: logger)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],
