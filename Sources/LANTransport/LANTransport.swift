@@ -183,6 +183,8 @@ struct HostPort: Sendable, Hashable {
 
 /// One discovery: sockets per interface, the NOTIFY listener, the device table with expiry.
 actor SSDPDiscoveryRun {
+    static let maximumDevices = 512
+
     private struct Known {
         var endpoint: Endpoint
         var expires: ContinuousClock.Instant
@@ -412,6 +414,11 @@ actor SSDPDiscoveryRun {
                 continuation.yield(.updated(endpoint))
             }
         } else {
+            // A LAN can announce anything: the table is bounded (a flood of made-up devices is dropped).
+            guard known.count < Self.maximumDevices else {
+                logger.warning("SSDP device table full; announcement ignored", metadata: ["udn": "\(udn.prefix(60))", "from": "\(datagram.host)"])
+                return
+            }
             known[udn] = Known(endpoint: endpoint, expires: expires)
             continuation.yield(.appeared(endpoint))
             logger.info("UPnP device found", metadata: ["udn": "\(udn)", "location": "\(location)", "interface": "\(interface.name)"])

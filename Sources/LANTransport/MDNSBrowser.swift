@@ -19,6 +19,7 @@ actor MDNSBrowseRun {
     }
 
     static let group = "224.0.0.251"
+    static let maximumRecords = 4096
 
     private let serviceTypes: [String]
     private let interfaceNames: [String]?
@@ -175,6 +176,9 @@ actor MDNSBrowseRun {
             if record.ttl == 0 {
                 cache[key(record)] = nil
                 goodbyes = true
+            } else if cache.count >= Self.maximumRecords && cache[key(record)] == nil {
+                // Bounded: a responder flooding records cannot grow the cache without limit.
+                continue
             } else {
                 cache[key(record)] = CachedRecord(record: record, received: now, expires: now + .seconds(Int(min(record.ttl, 86_400))))
             }

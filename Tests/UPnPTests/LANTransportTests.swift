@@ -276,4 +276,29 @@ struct SSDPAnnouncementTests {
         #expect(!events.value.contains(.lost(endpointID: "uuid:restart")), "byebye followed by alive is a restart, not a loss")
         #expect(await eventually(timeout: .seconds(3)) { events.value.contains(.lost(endpointID: "uuid:restart")) }, "\(lab.log("restart.log"))")
     }
+
+    @Test func aFloodOfMadeUpDevicesIsBounded() async throws {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        let transport = LANTransport(configuration: .init(interfaces: [room.outside], initialSearchInterval: .seconds(60)))
+        let appeared = Locked(0)
+        let follower = Task { for await event in transport.discover() { if case .appeared = event { appeared.withLock { $0 += 1 } } } }
+        defer { follower.cancel() }
+        try await Task.sleep(for: .milliseconds(200))
+        let script = """
+            import socket, time
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("\(room.deviceAddress)"))
+            for i in range(700):
+                s.sendto(("NOTIFY * HTTP/1.1\\r\\nHOST: 239.255.255.250:1900\\r\\nCACHE-CONTROL: max-age=60\\r\\nLOCATION: http://\(room.deviceAddress):80/d.xml"
+                          "\\r\\nNT: urn:schemas-upnp-org:device:MediaRenderer:1\\r\\nNTS: ssdp:alive\\r\\nUSN: uuid:flood-%d\\r\\n\\r\\n" % i).encode(),
+                         ("239.255.255.250", 1900))
+                if i % 50 == 0: time.sleep(0.01)
+            print("sent", flush=True)
+            """
+        try lab.start(in: room, ["/usr/bin/python3", "-u", "-c", script], log: "flood.log")
+        #expect(await eventually { appeared.value >= 512 && lab.log("flood.log").contains("sent") })
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(appeared.value == 512, "the table stops at 512 devices")
+    }
 }
