@@ -122,34 +122,44 @@ enum ByteRange {
 /// The HTTP servers, one per local address facing renderers, started on first use.
 actor CallbackServers {
     let routes = CallbackRoutes()
-    private var servers: [String: LANHTTPServer] = [:]
+    /// One server per address; a start in progress is shared by concurrent callers
+    /// (the actor is reentrant across the bind), so no address gets two servers.
+    private var servers: [String: Task<LANHTTPServer, any Error>] = [:]
     private let logger: Logger
 
     init(logger: Logger) { self.logger = logger }
 
     /// `http://ADDRESS:PORT` of the server on `address`.
     func base(on address: String) async throws(MediaDeviceErrorBox) -> String {
-        if let server = servers[address] { return "http://\(address):\(server.port)" }
-        let routes = self.routes
-        let logger = self.logger
-        do {
-            let server = try await LANHTTPServer(host: address, logger: logger) { request in
-                let response = routes.handle(request)
-                logger.debug("served", metadata: [
-                    "request": "\(request.method) \(request.path.prefix(60))", "from": "\(request.remoteHost ?? "?")", "status": "\(response.status)",
-                    "range": "\(request[header: "range"] ?? "-")",
-                ])
-                return response
+        let start: Task<LANHTTPServer, any Error>
+        if let existing = servers[address] {
+            start = existing
+        } else {
+            let routes = self.routes
+            let logger = self.logger
+            start = Task {
+                try await LANHTTPServer(host: address, logger: logger) { request in
+                    let response = routes.handle(request)
+                    logger.debug("served", metadata: [
+                        "request": "\(request.method) \(request.path.prefix(60))", "from": "\(request.remoteHost ?? "?")",
+                        "status": "\(response.status)", "range": "\(request[header: "range"] ?? "-")",
+                    ])
+                    return response
+                }
             }
-            servers[address] = server
+            servers[address] = start
+        }
+        do {
+            let server = try await start.value
             return "http://\(address):\(server.port)"
         } catch {
+            servers[address] = nil  // the next session tries again
             throw MediaDeviceErrorBox(message: "cannot serve on \(address): \(error)")
         }
     }
 
     func closeAll() async {
-        for server in servers.values { await server.close() }
+        for start in servers.values { await (try? start.value)?.close() }
         servers = [:]
     }
 }
