@@ -2,7 +2,6 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
 import Transport
 
 /// An HTTP answer, with its body read in full (within the limit).
@@ -79,75 +78,6 @@ public struct LANHTTPClient: Sendable {
         }
     }
 
-    static func head(_ method: String, host: String, port: UInt16, path: String, headers: [(String, String)], bodyCount: Int) -> HTTPRequestHead {
-        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: path)
-        head.headers.add(name: "Host", value: port == 80 ? host : "\(host.contains(":") ? "[\(host)]" : host):\(port)")
-        head.headers.add(name: "Connection", value: "close")
-        head.headers.add(name: "User-Agent", value: "Linux UPnP/1.1 MediaRoute/0.1")
-        for (name, value) in headers { head.headers.add(name: name, value: value) }
-        if bodyCount > 0 || method == "POST" { head.headers.add(name: "Content-Length", value: String(bodyCount)) }
-        return head
-    }
-
-    /// Opens a connection now for a request that will be known soon (the next step
-    /// of a sequence such as SetAVTransportURI → Play): the request then goes out
-    /// on an established socket. Devices that close one connection per request
-    /// (libupnp) make each step pay a connect otherwise.
-    public func prepare(host: String, port: UInt16, limits: HTTPLimits = HTTPLimits()) -> PreparedHTTPConnection? {
-        guard let address = try? SocketAddress(ipAddress: host, port: Int(port)) else { return nil }
-        let loop = group.next()
-        let promise = loop.makePromise(of: HTTPResponse.self)
-        let limit = limits.maximumBodyBytes
-        let connection = ClientBootstrap(group: loop)
-            .connectTimeout(TimeAmount(limits.timeout))
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(ResponseCollector(limit: limit, promise: promise, request: nil, body: []))
-                }
-            }
-            .connect(to: address)
-        connection.whenFailure { promise.fail($0) }
-        return PreparedHTTPConnection(host: host, port: port, channel: connection, promise: promise)
-    }
-
-    /// Sends a request on a prepared connection; when that connection did not come up
-    /// or was closed meanwhile, on a new one.
-    public func request(
-        _ method: String, on prepared: PreparedHTTPConnection, path: String, headers: [(String, String)] = [], body: [UInt8] = [],
-        limits: HTTPLimits = HTTPLimits()
-    ) async throws(TransportError) -> HTTPResponse {
-        guard prepared.claim() else {
-            return try await request(method, host: prepared.host, port: prepared.port, path: path, headers: headers, body: body, limits: limits)
-        }
-        let head = Self.head(method, host: prepared.host, port: prepared.port, path: path, headers: headers, bodyCount: body.count)
-        let limit = limits.maximumBodyBytes
-        let promise = prepared.promise
-        let timeout = promise.futureResult.eventLoop.scheduleTask(in: TimeAmount(limits.timeout)) {
-            promise.fail(TransportError(.timedOut, "\(method) \(path) on \(prepared.host):\(prepared.port) took longer than \(limits.timeout)"))
-            prepared.close()
-        }
-        prepared.channel.whenSuccess { channel in
-            channel.eventLoop.execute {
-                guard let collector = try? channel.pipeline.syncOperations.handler(type: ResponseCollector.self) else { return }
-                collector.start(head, body: body, limit: limit)
-            }
-        }
-        defer {
-            timeout.cancel()
-            prepared.close()
-        }
-        do {
-            return try await promise.futureResult.get()
-        } catch let error as TransportError where error.code != .connectionLost || !error.message.contains("prepared") {
-            throw error
-        } catch {
-            // The prepared socket never carried the request: send it the ordinary way.
-            return try await request(method, host: prepared.host, port: prepared.port, path: path, headers: headers, body: body, limits: limits)
-        }
-    }
-
     /// An IP literal directly; a name through the resolver (NIO's resolver costs a thread
     /// hop even for literals, and device URLs are nearly always literals).
     private static func address(_ host: String, _ port: UInt16) throws -> SocketAddress {
@@ -161,7 +91,12 @@ public struct LANHTTPClient: Sendable {
         let loop = group.next()
         let promise = loop.makePromise(of: HTTPResponse.self)
         let limit = limits.maximumBodyBytes
-        let head = Self.head(method, host: host, port: port, path: path, headers: headers, bodyCount: body.count)
+        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: path)
+        head.headers.add(name: "Host", value: port == 80 ? host : "\(host.contains(":") ? "[\(host)]" : host):\(port)")
+        head.headers.add(name: "Connection", value: "close")
+        head.headers.add(name: "User-Agent", value: "Linux UPnP/1.1 MediaRoute/0.1")
+        for (name, value) in headers { head.headers.add(name: name, value: value) }
+        if !body.isEmpty || method == "POST" { head.headers.add(name: "Content-Length", value: String(body.count)) }
         let address: SocketAddress
         do {
             address = try Self.address(host, port)
@@ -207,82 +142,30 @@ public struct LANHTTPClient: Sendable {
     }
 }
 
-/// A connection opened ahead of its request (see ``LANHTTPClient/prepare(host:port:limits:)``).
-/// Used once; closed when used or dropped.
-public final class PreparedHTTPConnection: Sendable {
-    public let host: String
-    public let port: UInt16
-    let channel: EventLoopFuture<any Channel>
-    let promise: EventLoopPromise<HTTPResponse>
-    private let claimed = Atomic<Bool>(false)
-
-    init(host: String, port: UInt16, channel: EventLoopFuture<any Channel>, promise: EventLoopPromise<HTTPResponse>) {
-        self.host = host
-        self.port = port
-        self.channel = channel
-        self.promise = promise
-    }
-
-    /// Takes the connection for a request; false when it was already used.
-    func claim() -> Bool { !claimed.exchange(true, ordering: .acquiringAndReleasing) }
-
-    func close() { channel.whenSuccess { $0.close(promise: nil) } }
-
-    deinit {
-        if !claimed.load(ordering: .acquiring) {
-            promise.fail(TransportError(.closed, "prepared connection not used"))
-            close()
-        }
-    }
-}
-
 /// Gathers one response; fails it when the body outgrows the limit or the peer hangs up early.
 private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
 
     typealias OutboundOut = HTTPClientRequestPart
 
-    private var limit: Int
+    private let limit: Int
     private let promise: EventLoopPromise<HTTPResponse>
-    /// nil for a prepared connection until ``start(_:body:limit:)``.
-    private var request: HTTPRequestHead?
-    private var body: [UInt8]
+    private let request: HTTPRequestHead
+    private let body: [UInt8]
     private var response: HTTPResponse?
-    private var context: ChannelHandlerContext?
 
-    init(limit: Int, promise: EventLoopPromise<HTTPResponse>, request: HTTPRequestHead?, body: [UInt8]) {
+    init(limit: Int, promise: EventLoopPromise<HTTPResponse>, request: HTTPRequestHead, body: [UInt8]) {
         self.limit = limit
         self.promise = promise
         self.request = request
         self.body = body
     }
 
-    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
-    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
-
     func channelActive(context: ChannelHandlerContext) {
-        if request != nil { write(context) }
-        context.fireChannelActive()
-    }
-
-    /// The request of a prepared connection (on its event loop).
-    func start(_ request: HTTPRequestHead, body: [UInt8], limit: Int) {
-        self.request = request
-        self.body = body
-        self.limit = limit
-        guard let context else { return }
-        if context.channel.isActive {
-            write(context)
-        } else {
-            fail(context, TransportError(.connectionLost, "the prepared connection closed before its request"))
-        }
-    }
-
-    private func write(_ context: ChannelHandlerContext) {
-        guard let request else { return }
         context.write(wrapOutboundOut(.head(request)), promise: nil)
         if !body.isEmpty { context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -313,8 +196,7 @@ private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHa
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        promise.fail(TransportError(.connectionLost, request == nil
-            ? "the prepared connection closed before its request" : "the device closed the connection before a whole answer"))
+        promise.fail(TransportError(.connectionLost, "the device closed the connection before a whole answer"))
         context.fireChannelInactive()
     }
 

@@ -30,30 +30,19 @@ struct RendererClient: Sendable {
     /// Calls `action` on the service of `kind` (`AVTransport`, `RenderingControl`, `ConnectionManager`).
     /// - Throws: ``MediaDeviceError``: `connectionFailed`/`timedOut` when the device
     ///   cannot be reached, `sessionFailed` with the UPnP error code for a fault.
-    /// A connection to the control URL of `kind`, opened now for a call made soon.
-    func prepare(_ kind: String) -> PreparedHTTPConnection? {
-        guard let url = description.service(kind)?.controlURL, case .ip(let host, _, _) = endpoint.address, url.host == host else { return nil }
-        return transport.http.prepare(host: host, port: url.port, limits: limits)
-    }
-
-    func call(
-        _ kind: String, _ action: String, _ arguments: [(String, String)] = [], on prepared: PreparedHTTPConnection? = nil
-    ) async throws(MediaDeviceError) -> [String: String] {
+    func call(_ kind: String, _ action: String, _ arguments: [(String, String)] = []) async throws(MediaDeviceError) -> [String: String] {
         guard let service = description.service(kind) else {
             throw MediaDeviceError(.unsupported, "\(description.friendlyName) has no \(kind) service")
         }
         let body = SOAP.request(action: action, serviceType: service.serviceType, arguments: arguments)
-        let headers = [
-            ("Content-Type", "text/xml; charset=\"utf-8\""),
-            ("SOAPACTION", SOAP.actionHeader(action: action, serviceType: service.serviceType)),
-        ]
         let response: HTTPResponse
         do {
-            if let prepared, prepared.host == service.controlURL.host, prepared.port == service.controlURL.port {
-                response = try await transport.http.request("POST", on: prepared, path: service.controlURL.path, headers: headers, body: body, limits: limits)
-            } else {
-                response = try await fetch("POST", service.controlURL.description, headers: headers, body: body)
-            }
+            response = try await fetch(
+                "POST", service.controlURL.description,
+                headers: [
+                    ("Content-Type", "text/xml; charset=\"utf-8\""),
+                    ("SOAPACTION", SOAP.actionHeader(action: action, serviceType: service.serviceType)),
+                ], body: body)
         } catch {
             throw Self.deviceError(error, action: action)
         }

@@ -85,14 +85,9 @@ actor RendererSession {
             logger.notice("\(renderer.device.displayName) lists no sink for \(mimeType); trying anyway")
         }
         let metadata = DIDLLite.item(title: title, url: mediaURL, protocolInfo: protocolInfo)
-        // Each next step's connection is opened while the step before it runs: the renderer
-        // closes every connection after one answer, and a connect per step adds up.
-        let playConnection = client.prepare("AVTransport")
-        let stateConnection: PreparedHTTPConnection?
         do {
             _ = try await client.call("AVTransport", "SetAVTransportURI", [("InstanceID", "0"), ("CurrentURI", mediaURL), ("CurrentURIMetaData", metadata)])
-            stateConnection = client.prepare("AVTransport")
-            _ = try await client.call("AVTransport", "Play", [("InstanceID", "0"), ("Speed", "1")], on: playConnection)
+            _ = try await client.call("AVTransport", "Play", [("InstanceID", "0"), ("Speed", "1")])
         } catch {
             await end()
             throw error
@@ -101,7 +96,7 @@ actor RendererSession {
             snapshot.state = .loading
             snapshot.metadata.title = title
         }
-        await settle(first: stateConnection)
+        await settle()
         // Subscribed once playback has settled: on a renderer like gmediarender, SUBSCRIBE and
         // its initial events compete with Play for the device's attention. Events that arrive
         // before their subscription's SID is known wait in the stream.
@@ -308,13 +303,11 @@ actor RendererSession {
     /// Reads the state right after Play, then again after 1, 2, 4 … ms, until the
     /// renderer has left STOPPED/TRANSITIONING (at most ``settleLimit``): renderers
     /// report PLAYING a few milliseconds after answering Play.
-    private func settle(first prepared: PreparedHTTPConnection?) async {
+    private func settle() async {
         let deadline = clock.now + Self.settleLimit
         var pause = Duration.milliseconds(1)
-        var prepared = prepared
         while true {
-            await refreshTransportState(on: prepared)
-            prepared = nil
+            await refreshTransportState()
             guard !finished, deviceState == nil || deviceState == .stopped || deviceState == .transitioning || deviceState == .noMediaPresent,
                 clock.now < deadline
             else { return }
@@ -325,9 +318,9 @@ actor RendererSession {
 
     static let settleLimit = Duration.seconds(2)
 
-    private func refreshTransportState(on prepared: PreparedHTTPConnection? = nil) async {
+    private func refreshTransportState() async {
         do {
-            let info = try await client.call("AVTransport", "GetTransportInfo", [("InstanceID", "0")], on: prepared)
+            let info = try await client.call("AVTransport", "GetTransportInfo", [("InstanceID", "0")])
             consecutiveFailures = 0
             if let text = info["CurrentTransportState"], let state = TransportState(rawValue: text) { applyState(state) }
             if info["CurrentTransportStatus"] == "ERROR_OCCURRED" {

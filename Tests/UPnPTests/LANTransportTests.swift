@@ -179,16 +179,6 @@ final class ScriptedServer: Sendable {
         }
     }
 
-    @Test func aPreparedConnectionCarriesTheNextRequest() async throws {
-        let server = try ScriptedServer(answers: [Array("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nnext".utf8)])
-        let prepared = try #require(client.prepare(host: "127.0.0.1", port: server.port, limits: limits))
-        #expect(await eventually { server.accepted.value == 1 }, "connected before the request is known")
-        let response = try await client.request("POST", on: prepared, path: "/control", body: Array("<x/>".utf8), limits: limits)
-        #expect(response.body == Array("next".utf8))
-        #expect(server.accepted.value == 1, "the request went out on the prepared connection")
-        #expect(client.prepare(host: "printer.local", port: 80) == nil, "only IP literals are prepared")
-    }
-
     @Test func fetchRefusesURLsOffTheEndpointsHost() async throws {
         let elsewhere = try ScriptedServer(answers: [Array("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".utf8)])
         let transport = LANTransport()
