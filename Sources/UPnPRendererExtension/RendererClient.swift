@@ -1,6 +1,7 @@
 import LANTransport
 import Logging
 import MediaDevice
+import Synchronization
 import Transport
 import UPnP
 
@@ -18,7 +19,7 @@ struct RendererClient: Sendable {
     /// tried once more after 50 ms (an overloaded device, not a dead one: that is refused).
     func fetch(_ method: String, _ url: String, headers: [(String, String)] = [], body: [UInt8] = []) async throws(TransportError) -> HTTPResponse {
         await gate.acquire()
-        defer { Task { await gate.release() } }
+        defer { gate.release() }
         do {
             return try await transport.fetch(method, url, for: endpoint, headers: headers, body: body, limits: limits)
         } catch where error.code == .connectionLost {
@@ -76,26 +77,47 @@ struct RendererClient: Sendable {
 }
 
 /// An async semaphore: at most `width` holders at once, the rest wait in order.
-actor RequestGate {
+/// The uncontended path takes a lock and no task hop (it sits on every request).
+final class RequestGate: Sendable {
+    private struct State {
+        var holders = 0
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+
     private let width: Int
-    private var holders = 0
-    private var waiting: [CheckedContinuation<Void, Never>] = []
+    private let state = Mutex(State())
 
     init(width: Int) { self.width = width }
 
     func acquire() async {
-        if holders < width {
-            holders += 1
-            return
+        let admitted = state.withLock { state -> Bool in
+            guard state.holders < width else { return false }
+            state.holders += 1
+            return true
         }
-        await withCheckedContinuation { waiting.append($0) }
+        if admitted { return }
+        await withCheckedContinuation { continuation in
+            // Re-checked under the lock: a release may have come in between.
+            let admittedNow = state.withLock { state -> Bool in
+                if state.holders < width {
+                    state.holders += 1
+                    return true
+                }
+                state.waiting.append(continuation)
+                return false
+            }
+            if admittedNow { continuation.resume() }
+        }
     }
 
     func release() {
-        if waiting.isEmpty {
-            holders -= 1
-        } else {
-            waiting.removeFirst().resume()  // the slot passes straight to the next waiter
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.waiting.isEmpty {
+                state.holders -= 1
+                return nil
+            }
+            return state.waiting.removeFirst()  // the slot passes straight to the next waiter
         }
+        next?.resume()
     }
 }

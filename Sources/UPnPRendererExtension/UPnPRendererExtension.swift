@@ -129,7 +129,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
     }
 
     /// Description, then sinks (the device is reported: its type depends on them),
-    /// with the SCPDs read meanwhile and applied as an update when they differ.
+    /// then the SCPDs, applied as an update when they change the device.
     private func describe(_ endpoint: Endpoint, generation: Int) async {
         let described: Renderer
         do {
@@ -138,15 +138,13 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
             logger.notice("device \(endpoint.id) not used: \(error)")
             return
         }
-        async let detailed = described.withServiceDescriptions()
+        // Sinks first: the device type depends on them, and the renderer takes two requests at a time.
         let renderer = await described.withSinks()
         guard generations[endpoint.id] == generation else { return }
         let isNew = renderers.updateValue(renderer, forKey: endpoint.id) == nil
         if isNew { routingManager.foundDevice(renderer.device) } else { routingManager.updateDevices([renderer.device]) }
         logger.info("renderer ready", metadata: ["name": "\(renderer.device.displayName)", "type": "\(renderer.device.deviceType)"])
-        var complete = await detailed
-        complete.sinks = renderer.sinks
-        complete.device.deviceType = renderer.device.deviceType
+        let complete = await renderer.withServiceDescriptions()
         guard generations[endpoint.id] == generation else { return }
         renderers[endpoint.id] = complete
         if complete.device != renderer.device { routingManager.updateDevices([complete.device]) }
