@@ -193,9 +193,7 @@ actor SSDPDiscoveryRun {
     private let configuration: LANTransport.Configuration
     private let continuation: AsyncStream<DiscoveryEvent>.Continuation
     private let logger: Logger
-    private let group = MultiThreadedEventLoopGroup.singleton
-    private let datagrams: AsyncStream<Datagram>
-    private let datagramSink: AsyncStream<Datagram>.Continuation
+    private let sockets = MulticastSockets(maximumDatagram: SSDPMessage.maximumSize)
     private var searchSockets: [String: (interface: MulticastInterface, channel: any Channel)] = [:]
     private var unicastSocket: (any Channel)?
     private var listener: (any Channel)?
@@ -215,11 +213,10 @@ actor SSDPDiscoveryRun {
         self.logger = logger
         self.searchInterval = configuration.initialSearchInterval
         self.nextSearch = .now + configuration.initialSearchInterval
-        (datagrams, datagramSink) = AsyncStream.makeStream(of: Datagram.self, bufferingPolicy: .bufferingNewest(512))
     }
 
     func start() async {
-        let stream = datagrams
+        let stream = sockets.datagrams
         reader = Task { [weak self] in
             for await datagram in stream {
                 guard let self else { return }
@@ -238,7 +235,7 @@ actor SSDPDiscoveryRun {
         stopped = true
         timer?.cancel()
         reader?.cancel()
-        datagramSink.finish()
+        sockets.finish()
         for (_, socket) in searchSockets { try? await socket.channel.close() }
         searchSockets = [:]
         try? await unicastSocket?.close()
@@ -300,35 +297,12 @@ actor SSDPDiscoveryRun {
         searchManualHosts()
     }
 
-    private nonisolated func send(_ bytes: [UInt8], on channel: any Channel, to host: String) {
-        guard let address = try? SocketAddress(ipAddress: host, port: 1900) else { return }
-        channel.writeAndFlush(AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: bytes)), promise: nil)
+    private func send(_ bytes: [UInt8], on channel: any Channel, to host: String) {
+        sockets.send(bytes, on: channel, to: host, port: 1900)
     }
 
     private func bindDatagram(host: String, port: Int, interface: MulticastInterface?) async throws -> any Channel {
-        let sink = datagramSink
-        let name = interface?.name
-        var bootstrap = DatagramBootstrap(group: group)
-            .channelOption(.socketOption(.so_reuseaddr), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(DatagramForwarder(sink: sink, interfaceName: name))
-                }
-            }
-        if interface != nil {
-            // Set with the socket, not after it: each option set later is another event-loop hop.
-            bootstrap = bootstrap
-                .channelOption(.ipOption(.ip_multicast_ttl), value: 2)
-                .channelOption(.ipOption(.ip_multicast_loop), value: 0)
-        }
-        let channel = try await bootstrap.bind(host: host, port: port).get()
-        if let interface, let provider = channel as? any SocketOptionProvider {
-            // IP_MULTICAST_IF takes an in_addr, which the integer channel options cannot carry.
-            var address = in_addr()
-            inet_pton(AF_INET, interface.address, &address)
-            try await provider.setIPMulticastIF(address).get()
-        }
-        return channel
+        try await sockets.bind(host: host, port: port, sendingOn: interface, ttl: 2)
     }
 
     private func openListener() async {
@@ -340,12 +314,8 @@ actor SSDPDiscoveryRun {
     }
 
     private func join(_ listener: any Channel, _ interface: MulticastInterface) async {
-        guard let multicast = listener as? any MulticastChannel,
-            let group = try? SocketAddress(ipAddress: "239.255.255.250", port: 1900)
-        else { return }
-        let device = try? System.enumerateDevices().first { $0.name == interface.name && $0.address?.ipAddress == interface.address }
         do {
-            try await multicast.joinGroup(group, device: device).get()
+            try await sockets.join(listener, group: "239.255.255.250", port: 1900, on: interface)
             joined.insert(interface.name)
         } catch {
             logger.notice("cannot join the SSDP group on \(interface.name): \(error)")
@@ -459,31 +429,6 @@ actor SSDPDiscoveryRun {
             searchInterval = min(searchInterval * 2, configuration.maximumSearchInterval)
         }
         planTimer()
-    }
-}
-
-struct Datagram: Sendable {
-    var bytes: [UInt8]
-    var host: String
-    /// The interface of the search socket it arrived on (nil: the listener or the unicast socket).
-    var interfaceName: String?
-}
-
-private final class DatagramForwarder: ChannelInboundHandler {
-    typealias InboundIn = AddressedEnvelope<ByteBuffer>
-
-    let sink: AsyncStream<Datagram>.Continuation
-    let interfaceName: String?
-
-    init(sink: AsyncStream<Datagram>.Continuation, interfaceName: String?) {
-        self.sink = sink
-        self.interfaceName = interfaceName
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let envelope = unwrapInboundIn(data)
-        guard let host = envelope.remoteAddress.ipAddress, envelope.data.readableBytes <= SSDPMessage.maximumSize else { return }
-        sink.yield(Datagram(bytes: Array(envelope.data.readableBytesView), host: host, interfaceName: interfaceName))
     }
 }
 

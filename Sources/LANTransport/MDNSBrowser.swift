@@ -26,8 +26,7 @@ actor MDNSBrowseRun {
     private let continuation: AsyncStream<DiscoveryEvent>.Continuation
     private let logger: Logger
     private let maximumQueryInterval: Duration
-    private let datagrams: AsyncStream<Datagram>
-    private let datagramSink: AsyncStream<Datagram>.Continuation
+    private let sockets = MulticastSockets(maximumDatagram: 9000)
     private var listener: (any Channel)?
     private var senders: [String: (interface: MulticastInterface, channel: any Channel)] = [:]
     private var cache: [String: CachedRecord] = [:]
@@ -47,11 +46,10 @@ actor MDNSBrowseRun {
         self.continuation = continuation
         self.logger = logger
         self.nextQuery = .now + .seconds(1)
-        (datagrams, datagramSink) = AsyncStream.makeStream(of: Datagram.self, bufferingPolicy: .bufferingNewest(512))
     }
 
     func start() async {
-        let stream = datagrams
+        let stream = sockets.datagrams
         reader = Task { [weak self] in
             for await datagram in stream {
                 guard let self else { return }
@@ -59,7 +57,7 @@ actor MDNSBrowseRun {
             }
         }
         do {
-            listener = try await bind(host: "0.0.0.0", interface: nil)
+            listener = try await sockets.bind(host: "0.0.0.0", port: 5353, sendingOn: nil, ttl: 255, reusePort: true)
         } catch {
             logger.notice("mDNS browsing unavailable (port 5353: \(error))")
             return
@@ -72,7 +70,7 @@ actor MDNSBrowseRun {
         stopped = true
         timer?.cancel()
         reader?.cancel()
-        datagramSink.finish()
+        sockets.finish()
         for sender in senders.values { try? await sender.channel.close() }
         senders = [:]
         try? await listener?.close()
@@ -88,37 +86,13 @@ actor MDNSBrowseRun {
         }
         for interface in current where senders[interface.name] == nil {
             do {
-                if let multicast = listener as? any MulticastChannel, let group = try? SocketAddress(ipAddress: Self.group, port: 5353) {
-                    let device = try? System.enumerateDevices().first { $0.name == interface.name && $0.address?.ipAddress == interface.address }
-                    try await multicast.joinGroup(group, device: device).get()
-                }
-                senders[interface.name] = (interface, try await bind(host: interface.address, interface: interface))
+                try await sockets.join(listener, group: Self.group, port: 5353, on: interface)
+                senders[interface.name] = (interface, try await sockets.bind(host: interface.address, port: 5353, sendingOn: interface, ttl: 255, reusePort: true))
             } catch {
                 logger.notice("mDNS cannot use \(interface.name): \(error)")
             }
         }
         query()
-    }
-
-    private func bind(host: String, interface: MulticastInterface?) async throws -> any Channel {
-        let sink = datagramSink
-        let channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelOption(.socketOption(.so_reuseaddr), value: 1)
-            .channelOption(ChannelOptions.Types.SocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: SO_REUSEPORT)), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(MDNSDatagramForwarder(sink: sink))
-                }
-            }
-            .bind(host: host, port: 5353).get()
-        if let interface, let provider = channel as? any SocketOptionProvider {
-            var address = in_addr()
-            inet_pton(AF_INET, interface.address, &address)
-            try await provider.setIPMulticastIF(address).get()
-            try await provider.setIPMulticastTTL(255).get()
-            try await provider.setIPMulticastLoop(0).get()
-        }
-        return channel
     }
 
     /// One query per interface: PTR for each type with the known answers
@@ -141,9 +115,8 @@ actor MDNSBrowseRun {
             }
         }
         let bytes = message.encoded()
-        guard let group = try? SocketAddress(ipAddress: Self.group, port: 5353) else { return }
         for sender in senders.values {
-            sender.channel.writeAndFlush(AddressedEnvelope(remoteAddress: group, data: ByteBuffer(bytes: bytes)), promise: nil)
+            sockets.send(bytes, on: sender.channel, to: Self.group, port: 5353)
             queriesSent += 1
         }
     }
@@ -278,17 +251,4 @@ actor MDNSBrowseRun {
 
     /// What the browser knows, for tests: reported endpoints and queries sent.
     var snapshot: (endpoints: [Endpoint], queries: Int) { (Array(reported.values), queriesSent) }
-}
-
-private final class MDNSDatagramForwarder: ChannelInboundHandler {
-    typealias InboundIn = AddressedEnvelope<ByteBuffer>
-    let sink: AsyncStream<Datagram>.Continuation
-
-    init(sink: AsyncStream<Datagram>.Continuation) { self.sink = sink }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let envelope = unwrapInboundIn(data)
-        guard let host = envelope.remoteAddress.ipAddress, envelope.data.readableBytes <= 9000 else { return }
-        sink.yield(Datagram(bytes: Array(envelope.data.readableBytesView), host: host, interfaceName: nil))
-    }
 }

@@ -1,0 +1,98 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import NIOCore
+import NIOPosix
+
+/// One datagram as a discovery run sees it.
+struct Datagram: Sendable {
+    var bytes: [UInt8]
+    var host: String
+    /// The interface of the socket it arrived on, when that socket is bound to one
+    /// (nil: a listener on every interface, or the unicast socket).
+    var interfaceName: String?
+}
+
+/// The UDP sockets of one discovery protocol (SSDP, mDNS): every socket feeds
+/// one stream of datagrams, and a socket bound to an interface sends its
+/// multicast out of that interface only.
+struct MulticastSockets: Sendable {
+    let datagrams: AsyncStream<Datagram>
+    private let sink: AsyncStream<Datagram>.Continuation
+    private let maximumDatagram: Int
+
+    /// Datagrams longer than `maximumDatagram` are dropped where they arrive.
+    init(maximumDatagram: Int) {
+        self.maximumDatagram = maximumDatagram
+        (datagrams, sink) = AsyncStream.makeStream(of: Datagram.self, bufferingPolicy: .bufferingNewest(512))
+    }
+
+    /// Binds `host:port`; with `interface`, multicast goes out there with `ttl` and without loopback.
+    /// `reusePort` lets another daemon (Avahi on 5353) share the port.
+    func bind(host: String, port: Int, sendingOn interface: MulticastInterface?, ttl: Int, reusePort: Bool = false) async throws -> any Channel {
+        let sink = self.sink
+        let limit = maximumDatagram
+        let name = interface?.name
+        var bootstrap = DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(DatagramForwarder(sink: sink, interfaceName: name, maximumSize: limit))
+                }
+            }
+        if reusePort {
+            bootstrap = bootstrap.channelOption(ChannelOptions.Types.SocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: SO_REUSEPORT)), value: 1)
+        }
+        if interface != nil {
+            // Set with the socket, not after it: each option set later is another event-loop hop.
+            bootstrap = bootstrap
+                .channelOption(.ipOption(.ip_multicast_ttl), value: ttl)
+                .channelOption(.ipOption(.ip_multicast_loop), value: 0)
+        }
+        let channel = try await bootstrap.bind(host: host, port: port).get()
+        if let interface, let provider = channel as? any SocketOptionProvider {
+            // IP_MULTICAST_IF takes an in_addr, which the integer channel options cannot carry.
+            var address = in_addr()
+            inet_pton(AF_INET, interface.address, &address)
+            try await provider.setIPMulticastIF(address).get()
+        }
+        return channel
+    }
+
+    /// Joins `group` on `interface` with a listener socket.
+    func join(_ listener: any Channel, group: String, port: Int, on interface: MulticastInterface) async throws {
+        guard let multicast = listener as? any MulticastChannel else { return }
+        let address = try SocketAddress(ipAddress: group, port: port)
+        let device = try? System.enumerateDevices().first { $0.name == interface.name && $0.address?.ipAddress == interface.address }
+        try await multicast.joinGroup(address, device: device).get()
+    }
+
+    /// Sends `bytes` to `host:port` (nothing for a host that is not an IP literal).
+    func send(_ bytes: [UInt8], on channel: any Channel, to host: String, port: Int) {
+        guard let address = try? SocketAddress(ipAddress: host, port: port) else { return }
+        channel.writeAndFlush(AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: bytes)), promise: nil)
+    }
+
+    /// Ends the datagram stream.
+    func finish() { sink.finish() }
+}
+
+private final class DatagramForwarder: ChannelInboundHandler {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+
+    let sink: AsyncStream<Datagram>.Continuation
+    let interfaceName: String?
+    let maximumSize: Int
+
+    init(sink: AsyncStream<Datagram>.Continuation, interfaceName: String?, maximumSize: Int) {
+        self.sink = sink
+        self.interfaceName = interfaceName
+        self.maximumSize = maximumSize
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let envelope = unwrapInboundIn(data)
+        guard let host = envelope.remoteAddress.ipAddress, envelope.data.readableBytes <= maximumSize else { return }
+        sink.yield(Datagram(bytes: Array(envelope.data.readableBytesView), host: host, interfaceName: interfaceName))
+    }
+}
