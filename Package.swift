@@ -44,7 +44,7 @@ let package = Package(
         // libxml2, the C library: UPnP documents parsed with network, DTDs and entities off.
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         // UPnP documents as values: descriptions, SCPDs, SOAP, DIDL-Lite, LastChange, times.
-        .target(name: "UPnP", dependencies: ["CLibXML2"], swiftSettings: strict),
+        .target(name: "UPnP", dependencies: ["CLibXML2", "Transport"], swiftSettings: strict),
         // UPnP/DLNA MediaRenderers (LAN TVs and speakers) as a MediaDeviceExtension.
         .target(
             name: "UPnPRendererExtension",

@@ -51,7 +51,7 @@ public final class LANTransport: Transport {
             mx: Int = 1, manualHosts: [String] = [], interfaces: [String]? = nil, listensForNotifications: Bool = true,
             initialSearchInterval: Duration = .seconds(1), maximumSearchInterval: Duration = .seconds(60), defaultMaxAge: Int = 1800,
             maximumMaxAge: Int? = nil, browsedServiceTypes: [String] = [], maximumBrowseInterval: Duration = .seconds(60),
-            byebyeGrace: Duration = .milliseconds(500)
+            byebyeGrace: Duration = .milliseconds(1500)
         ) {
             self.byebyeGrace = byebyeGrace
             self.maximumMaxAge = maximumMaxAge
@@ -148,36 +148,11 @@ public final class LANTransport: Transport {
         limits: HTTPLimits = HTTPLimits()
     ) async throws(TransportError) -> HTTPResponse {
         guard case .ip(let host, _, _) = endpoint.address else { throw TransportError(.unreachable, "\(endpoint.id) is not a LAN endpoint") }
-        guard let target = HostPort(url: url), target.host == host else {
+        guard let target = HTTPURL(url), target.host == host.lowercased() else {
             logger.warning("request to another host than the device's refused", metadata: ["device": "\(endpoint.id)", "url": "\(url.prefix(120))"])
             throw TransportError(.unreachable, "\(url.prefix(120)) is not on \(endpoint.id)'s host \(host)")
         }
         return try await http.request(method, host: target.host, port: target.port, path: target.path, headers: headers, body: body, limits: limits)
-    }
-}
-
-/// `http://host[:port]/path` split for a request (IPv4 literal or name hosts).
-struct HostPort: Sendable, Hashable {
-    var host: String
-    var port: UInt16
-    var path: String
-
-    init?(url: String) {
-        guard url.count <= 2048, url.lowercased().hasPrefix("http://") else { return nil }
-        let rest = url.dropFirst(7)
-        let end = rest.firstIndex(of: "/") ?? rest.endIndex
-        let authority = rest[..<end]
-        guard !authority.isEmpty, !authority.contains("@"), !authority.contains("[") else { return nil }
-        if let colon = authority.lastIndex(of: ":") {
-            guard let port = UInt16(authority[authority.index(after: colon)...]), port > 0 else { return nil }
-            self.port = port
-            host = authority[..<colon].lowercased()
-        } else {
-            port = 80
-            host = authority.lowercased()
-        }
-        path = end == rest.endIndex ? "/" : String(rest[end...])
-        guard !host.isEmpty, path.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else { return nil }
     }
 }
 
@@ -353,7 +328,7 @@ actor SSDPDiscoveryRun {
             }
             return
         }
-        guard let location = message["LOCATION"], let target = HostPort(url: location) else {
+        guard let location = message["LOCATION"], let target = HTTPURL(location) else {
             logger.debug("SSDP announcement without a usable LOCATION", metadata: ["from": "\(datagram.host)"])
             return
         }

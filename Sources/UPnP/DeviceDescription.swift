@@ -1,3 +1,5 @@
+import Transport
+
 /// The namespaces of UPnP documents.
 public enum UPnPNamespace {
     public static let device = "urn:schemas-upnp-org:device-1-0"

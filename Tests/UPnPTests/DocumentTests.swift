@@ -1,4 +1,5 @@
 import Testing
+import Transport
 import UPnP
 
 let gmediarenderDescription = """

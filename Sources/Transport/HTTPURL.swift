@@ -16,7 +16,7 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses an absolute `http://host[:port][/path]`; nil for anything else.
     public init?(_ text: String) {
-        let text = text.trimmedXMLSpace
+        let text = text.trimmingURLSpace
         guard text.count <= 2048, text.lowercased().hasPrefix("http://") else { return nil }
         let rest = text.dropFirst(7)
         let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
@@ -45,7 +45,7 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
 
     /// `reference` resolved against this URL: absolute, host-relative (`/x`) or path-relative (`x`).
     public func resolve(_ reference: String) -> HTTPURL? {
-        let reference = reference.trimmedXMLSpace
+        let reference = reference.trimmingURLSpace
         if reference.lowercased().hasPrefix("http://") { return HTTPURL(reference) }
         guard !reference.contains("://"), !reference.hasPrefix("//"),
             reference.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != "\0" })
@@ -63,4 +63,13 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "http://\(authority)\(path)" }
+}
+
+extension String {
+    /// Without leading and trailing spaces, tabs and line breaks (as URLs arrive in headers and XML).
+    fileprivate var trimmingURLSpace: String {
+        let space: Set<Character> = [" ", "\t", "\r", "\n", "\r\n"]
+        guard let start = firstIndex(where: { !space.contains($0) }), let end = lastIndex(where: { !space.contains($0) }) else { return "" }
+        return String(self[start...end])
+    }
 }
