@@ -80,6 +80,8 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
     private var active: Set<String> = []
     private var sessions: [UUID: RendererSession] = [:]
     private var volumes: [String: (level: Float, muted: Bool)] = [:]
+    /// The last volume or mute change sent to each device; the next one waits for it.
+    private var volumeChanges: [String: Task<Void, Never>] = [:]
 
     public init(
         transport: LANTransport, routingManager: MediaDeviceRoutingManager, configuration: Configuration = Configuration(),
@@ -208,7 +210,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         guard let renderer = renderers[device.id] else { return }
         let units = renderer.deviceVolume(volume)
         remember(device.id, level: renderer.level(units), muted: nil, announce: false)
-        Task {
+        inOrder(device.id) {
             do {
                 _ = try await renderer.client.call("RenderingControl", "SetVolume", [("InstanceID", "0"), ("Channel", "Master"), ("DesiredVolume", String(units))])
             } catch {
@@ -216,6 +218,16 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
                 await self.readVolume(renderer, fresh: false)
                 self.routingManager.volumeChanged(for: renderer.device)
             }
+        }
+    }
+
+    /// Runs `body` after every earlier volume or mute change of the device has finished:
+    /// a change retried after a dropped connection must not land after a newer one.
+    private func inOrder(_ id: String, _ body: @escaping @Sendable () async -> Void) {
+        let previous = volumeChanges[id]
+        volumeChanges[id] = Task {
+            await previous?.value
+            await body()
         }
     }
 
@@ -232,7 +244,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
     private func setMute(_ muted: Bool, _ device: MediaOutputDevice) {
         guard let renderer = renderers[device.id] else { return }
         remember(device.id, level: nil, muted: muted, announce: false)
-        Task {
+        inOrder(device.id) {
             _ = try? await renderer.client.call("RenderingControl", "SetMute", [("InstanceID", "0"), ("Channel", "Master"), ("DesiredMute", muted ? "1" : "0")])
         }
     }
