@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
+        // Swift concurrency executors without periodic wake-ups (no libdispatch pool), for the daemon.
+        .target(name: "MediaRouteExecutors", swiftSettings: strict),
         // Time, injectable: the real monotonic clock and a manual one for simulations.
         .target(name: "MediaClock", swiftSettings: strict),
         // libdbus-1, the C library: BlueZ and MPRIS need its unix-fd passing and object export.
@@ -187,6 +189,7 @@ let package = Package(
             name: "mediarouted",
             dependencies: [
                 "MediaRouteDaemon", "MediaRouteBusAPI", "DBus", "LoopbackTransport", "NowPlayingPush", "BoxConfiguration", "LANTransport",
+                "MediaRouteExecutors",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -226,6 +229,7 @@ let package = Package(
             ]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
+        .testTarget(name: "MediaRouteExecutorsTests", dependencies: ["MediaRouteExecutors"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
         .testTarget(name: "LoopbackTransportTests", dependencies: ["MediaRouteTestSupport", "LoopbackTransport", "Transport", "MediaClock"]),
         .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "MediaClock", "Transport"]),

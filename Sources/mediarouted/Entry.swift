@@ -5,6 +5,7 @@ import LANTransport
 import LoopbackTransport
 import MediaRouteBusAPI
 import MediaRouteDaemon
+import MediaRouteExecutors
 import NowPlayingPush
 import ServiceLifecycle
 #if canImport(Glibc)
@@ -60,7 +61,18 @@ struct Daemon {
         text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
     }
 
-    static func main() async {
+    /// Swift concurrency runs on ``QuietExecutors`` here, not on libdispatch's
+    /// pool, whose monitor would wake the idle daemon every second.
+    static func main() {
+        QuietExecutors.install()
+        Task {
+            await run()
+            exit(0)
+        }
+        QuietExecutors.runMainThread()
+    }
+
+    static func run() async {
         var options = [
             "--bus": "system", "--name": DaemonNames.busName, "--log-level": "info", "--push-listen": "127.0.0.1:7390",
             "--mpris": "on", "--mpris-name": "org.mpris.MediaPlayer2.mediaroute", "--adapters": "on",

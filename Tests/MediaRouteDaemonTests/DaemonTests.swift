@@ -16,9 +16,9 @@ final class RunningDaemon: Sendable {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mediarouted").path
     }
 
-    init() async throws {
+    init(_ extraArguments: [String] = []) async throws {
         bus = try PrivateBus()
-        process = try ChildProcess([Self.binary, "--bus", bus.address, "--log-level", "warning", "--push-listen", "127.0.0.1:0"])
+        process = try ChildProcess([Self.binary, "--bus", bus.address, "--log-level", "warning", "--push-listen", "127.0.0.1:0"] + extraArguments)
         let probe = try await DBusConnection.connect(to: .address(bus.address))
         defer { probe.close() }
         let up = await eventually(timeout: .seconds(10)) { (try? await probe.nameOwner(of: DaemonNames.busName)) ?? nil != nil }
@@ -210,6 +210,35 @@ func client(_ daemon: RunningDaemon, agent: ScriptedPairingAgent) async throws -
         #expect(await eventually { observer.events.value.last == "deactivate:Kitchen Speaker" }, "\(observer.events.value)")
         #expect(await eventually { await backend.isDaemonGone })
         await #expect(throws: MediaDeviceError.self) { _ = try await controller.activate(deviceNamed: "Kitchen Speaker") }
+    }
+
+    /// The daemon's threads sleep until there is work: no timer fires while idle
+    /// (libdispatch's worker-pool monitor did, once a second, before QuietExecutors).
+    @Test func anIdleDaemonDoesNotWakeUp() async throws {
+        // Not following udev: other tests' network namespaces come and go meanwhile, and those events are work.
+        let daemon = try await RunningDaemon(["--adapters", "off"])
+        let client = try await DBusConnection.connect(to: .address(daemon.bus.address))
+        _ = try await client.call(destination: DaemonNames.busName, path: DaemonNames.root, interface: DaemonNames.manager,
+                                  member: "StartDiscovery")
+        client.close()
+        /// Context switches so far of each of the daemon's threads, by thread id.
+        func contextSwitches() throws -> [String: Int] {
+            var counts: [String: Int] = [:]
+            for task in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.process.pid)/task") {
+                guard let status = try? String(contentsOfFile: "/proc/\(daemon.process.pid)/task/\(task)/status", encoding: .utf8) else { continue }
+                counts[task] = status.split(separator: "\n").filter { $0.contains("ctxt_switches") }
+                    .compactMap { $0.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } }.reduce(0, +)
+            }
+            return counts
+        }
+        // Let the client's departure (discovery stops) settle first.
+        try await Task.sleep(for: .seconds(1))
+        let before = try contextSwitches()
+        try await Task.sleep(for: .seconds(3))
+        let after = try contextSwitches()
+        // A thread that started or ended in between (libdispatch retires idle threads after 5 s) is not idling.
+        let woken = after.filter { before[$0.key] != nil && $0.value != before[$0.key] }
+        #expect(woken.values.reduce(0, +) - woken.keys.compactMap { before[$0] }.reduce(0, +) <= 1, "wake-ups in 3 s of idling, by thread: \(before) → \(after)")
     }
 
     @Test func noDaemonIsAClearError() async throws {
