@@ -18,14 +18,45 @@ public actor BlueZObjectManager {
         case restarted
     }
 
+    /// A synchronous observer: called with each event and the cache after it,
+    /// on the D-Bus I/O thread, with the cache locked. It must return quickly
+    /// and must not call back into the manager.
+    public typealias Handler = @Sendable (Event, _ objects: [DBusObjectPath: BlueZInterfaces]) -> Void
+
+    fileprivate enum Observer {
+        case stream(AsyncStream<Event>.Continuation)
+        case handler(Handler)
+    }
+
+    /// The cache and its observers. Signals update it on the D-Bus I/O thread as
+    /// they arrive (no hand-off per signal: a burst of 1 000 devices costs one
+    /// wake-up per device, not four); the actor's own work (resync) takes the same lock.
+    fileprivate struct State {
+        var objects: [DBusObjectPath: BlueZInterfaces] = [:]
+        var observers: [UInt64: Observer] = [:]
+        var nextObserver: UInt64 = 0
+        var eventsHandled = 0
+
+        func publish(_ event: Event) {
+            for observer in observers.values {
+                switch observer {
+                case .stream(let continuation): continuation.yield(event)
+                case .handler(let handler): handler(event, objects)
+                }
+            }
+        }
+    }
+
     public nonisolated let connection: DBusConnection
     private let logger: Logger
-    private(set) public var objects: [DBusObjectPath: BlueZInterfaces] = [:]
-    private var observers: [UInt64: AsyncStream<Event>.Continuation] = [:]
-    private var nextObserver: UInt64 = 0
-    private var tasks: [Task<Void, Never>] = []
-    /// Events handled (for the benchmark).
-    public private(set) var eventsHandled = 0
+    private nonisolated let state = SharedState()
+    private var subscription: DBusSignalSubscription?
+
+    /// Every object BlueZ has, by path.
+    public var objects: [DBusObjectPath: BlueZInterfaces] { state.withLock { $0.objects } }
+
+    /// Signals handled (for the benchmark).
+    public var eventsHandled: Int { state.withLock { $0.eventsHandled } }
 
     public init(connection: DBusConnection, logger: Logger = Logger(label: "mediaroute.bluez")) {
         self.connection = connection
@@ -33,123 +64,148 @@ public actor BlueZObjectManager {
     }
 
     /// Subscribes, then reads every object (so nothing that appears in between is missed).
+    ///
+    /// Signals, `org.bluez`'s owner changes and `GetManagedObjects` replies all
+    /// reach the cache on the D-Bus I/O thread in the order they arrived, so a
+    /// full read never undoes a signal sent after it.
     public func start() async throws(DBusError) {
-        let signals = try await connection.signals(matchingAny: [
+        let logger = logger
+        subscription = try await connection.handleSignals(matchingAny: [
             DBusMatchRule(sender: BlueZ.busName, path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded"),
             DBusMatchRule(sender: BlueZ.busName, path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"),
             DBusMatchRule(sender: BlueZ.busName, pathNamespace: BlueZ.root, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"),
-        ])
-        let owners = try await connection.nameOwnerChanges(of: BlueZ.busName)
-        // The loop runs on the actor: one hop per wake-up, not one per signal.
-        tasks.append(Task { await self.consume(signals) })
-        tasks.append(Task { [weak self] in
-            for await change in owners { await self?.ownerChanged(change) }
-        })
+            DBusNameOwnerChange.matchRule(for: BlueZ.busName),
+        ]) { [weak self, state] signal in
+            guard let change = DBusNameOwnerChange(signal) else {
+                state.withLock { Self.handle(signal, &$0) }
+                return
+            }
+            if change.oldOwner != nil {
+                logger.warning("bluetoothd left the bus")
+                state.withLock { Self.vanish(&$0) }
+            }
+            if change.newOwner != nil {
+                Task { await self?.restarted() }
+            }
+        }
         if try await connection.nameOwner(of: BlueZ.busName) != nil {
             try await resync()
         }
     }
 
     public func stop() {
-        for task in tasks { task.cancel() }
-        tasks.removeAll()
-        for continuation in observers.values { continuation.finish() }
-        observers.removeAll()
+        subscription?.cancel()
+        subscription = nil
+        let observers = state.withLock { state in
+            defer { state.observers.removeAll() }
+            return state.observers.values
+        }
+        for case .stream(let continuation) in observers { continuation.finish() }
     }
 
     /// Changes from now on (call ``objects`` for the state so far).
     public func events() -> AsyncStream<Event> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
-        nextObserver += 1
-        let key = nextObserver
-        observers[key] = continuation
-        continuation.onTermination = { [weak self] _ in Task { await self?.removeObserver(key) } }
-        return stream
+        snapshotAndEvents().1
     }
 
     /// The state so far and the changes after it, with nothing lost in between.
     public func snapshotAndEvents() -> ([DBusObjectPath: BlueZInterfaces], AsyncStream<Event>) {
-        (objects, events())
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
+        let (key, objects) = addObserver(.stream(continuation))
+        continuation.onTermination = { [state] _ in _ = state.withLock { $0.observers.removeValue(forKey: key) } }
+        return (objects, stream)
     }
 
-    private func removeObserver(_ key: UInt64) { observers.removeValue(forKey: key) }
+    /// The state so far, and `handler` called synchronously for every change
+    /// after it (see ``Handler``) until the observation is cancelled.
+    public nonisolated func snapshotAndObserve(_ handler: @escaping Handler) -> ([DBusObjectPath: BlueZInterfaces], BlueZObservation) {
+        let (key, objects) = addObserver(.handler(handler))
+        return (objects, BlueZObservation { [state] in _ = state.withLock { $0.observers.removeValue(forKey: key) } })
+    }
 
-    private func publish(_ event: Event) {
-        for continuation in observers.values { continuation.yield(event) }
+    private nonisolated func addObserver(_ observer: Observer) -> (UInt64, [DBusObjectPath: BlueZInterfaces]) {
+        state.withLock { state in
+            state.nextObserver += 1
+            state.observers[state.nextObserver] = observer
+            return (state.nextObserver, state.objects)
+        }
     }
 
     public func properties(of path: DBusObjectPath, _ interface: String) -> [String: DBusValue]? {
-        objects[path]?[interface]
+        state.withLock { $0.objects[path]?[interface] }
     }
 
     /// Objects implementing `interface`, optionally below `path`.
     public func paths(implementing interface: String, below path: DBusObjectPath? = nil) -> [DBusObjectPath] {
-        objects.compactMap { entry -> DBusObjectPath? in
-            guard entry.value[interface] != nil else { return nil }
-            if let path, !(entry.key.isDescendant(of: path) && entry.key != path) { return nil }
-            return entry.key
+        state.withLock { state in
+            state.objects.compactMap { entry -> DBusObjectPath? in
+                guard entry.value[interface] != nil else { return nil }
+                if let path, !(entry.key.isDescendant(of: path) && entry.key != path) { return nil }
+                return entry.key
+            }
         }.sorted()
     }
 
-    private func consume(_ signals: AsyncStream<DBusMessage>) async {
-        for await signal in signals { handle(signal) }
-    }
-
-    private func handle(_ signal: DBusMessage) {
-        eventsHandled += 1
+    /// One signal into the cache, then to the observers; on the D-Bus I/O thread, lock held.
+    private static func handle(_ signal: DBusMessage, _ state: inout State) {
+        state.eventsHandled += 1
         switch signal.member {
         case "InterfacesAdded":
             guard signal.body.count == 2, let path = signal.body[0].objectPath else { return }
             let added = signal.body[1].interfaces
-            objects[path, default: [:]].merge(added) { _, new in new }
-            publish(.added(path, added))
+            state.objects[path, default: [:]].merge(added) { _, new in new }
+            state.publish(.added(path, added))
         case "InterfacesRemoved":
             guard signal.body.count == 2, let path = signal.body[0].objectPath else { return }
             let names = (signal.body[1].array ?? []).compactMap(\.string)
-            for name in names { objects[path]?.removeValue(forKey: name) }
-            if objects[path]?.isEmpty == true { objects.removeValue(forKey: path) }
-            publish(.removed(path, interfaces: names))
+            for name in names { state.objects[path]?.removeValue(forKey: name) }
+            if state.objects[path]?.isEmpty == true { state.objects.removeValue(forKey: path) }
+            state.publish(.removed(path, interfaces: names))
         case "PropertiesChanged":
             guard signal.body.count >= 2, let path = signal.path, let interface = signal.body[0].string,
                 let changed = signal.body[1].dictionary?.mapValues(\.unwrapped)
             else { return }
             // Changes for an object we do not know (yet) are dropped, like BlueZ clients do.
-            guard objects[path]?[interface] != nil else { return }
-            objects[path]?[interface]?.merge(changed) { _, new in new }
+            guard state.objects[path]?[interface] != nil else { return }
+            state.objects[path]?[interface]?.merge(changed) { _, new in new }
             if signal.body.count == 3 {
-                for name in (signal.body[2].array ?? []).compactMap(\.string) { objects[path]?[interface]?.removeValue(forKey: name) }
+                for name in (signal.body[2].array ?? []).compactMap(\.string) { state.objects[path]?[interface]?.removeValue(forKey: name) }
             }
-            publish(.changed(path, interface: interface, changed))
+            state.publish(.changed(path, interface: interface, changed))
         default:
             break
         }
     }
 
-    private func ownerChanged(_ change: DBusNameOwnerChange) async {
-        if change.oldOwner != nil {
-            logger.warning("bluetoothd left the bus")
-            let gone = objects
-            objects.removeAll()
-            for (path, interfaces) in gone.sorted(by: { $0.key.rawValue.count > $1.key.rawValue.count }) {
-                publish(.removed(path, interfaces: Array(interfaces.keys)))
-            }
-            publish(.vanished)
+    /// BlueZ left: every object is reported removed (deepest first), then ``Event/vanished``.
+    private static func vanish(_ state: inout State) {
+        let gone = state.objects
+        state.objects.removeAll()
+        for (path, interfaces) in gone.sorted(by: { $0.key.rawValue.count > $1.key.rawValue.count }) {
+            state.publish(.removed(path, interfaces: Array(interfaces.keys)))
         }
-        if change.newOwner != nil {
-            logger.notice("bluetoothd is on the bus: reading its objects again")
-            do {
-                try await resync()
-                publish(.restarted)
-            } catch {
-                logger.error("cannot read BlueZ's objects: \(error)")
-            }
+        state.publish(.vanished)
+    }
+
+    private func restarted() async {
+        logger.notice("bluetoothd is on the bus: reading its objects again")
+        do {
+            try await resync()
+            state.withLock { $0.publish(.restarted) }
+        } catch {
+            logger.error("cannot read BlueZ's objects: \(error)")
         }
     }
 
-    /// Reads every object and reports what differs from the cache.
+    /// Reads every object; the reply replaces the cache (on the I/O thread, in
+    /// order with the signals) and what differs is reported.
     private func resync() async throws(DBusError) {
-        let reply = try await connection.call(
-            destination: BlueZ.busName, path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
+        _ = try await connection.call(
+            destination: BlueZ.busName, path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects",
+            replyHandler: { [state] body in state.withLock { Self.replace(with: body, &$0) } })
+    }
+
+    private static func replace(with reply: [DBusValue], _ state: inout State) {
         var fresh: [DBusObjectPath: BlueZInterfaces] = [:]
         if case .dictionary(_, _, let entries)? = reply.first {
             for entry in entries {
@@ -157,13 +213,30 @@ public actor BlueZObjectManager {
                 fresh[path] = entry.value.interfaces
             }
         }
-        let old = objects
-        objects = fresh
+        let old = state.objects
+        state.objects = fresh
         for (path, interfaces) in old where fresh[path] == nil {
-            publish(.removed(path, interfaces: Array(interfaces.keys)))
+            state.publish(.removed(path, interfaces: Array(interfaces.keys)))
         }
         for (path, interfaces) in fresh.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where old[path] == nil {
-            publish(.added(path, interfaces))
+            state.publish(.added(path, interfaces))
         }
+    }
+}
+
+/// A ``BlueZObjectManager/snapshotAndObserve(_:)`` observation: ``DBusSignalSubscription/cancel()``
+/// (or releasing it) stops the handler.
+public typealias BlueZObservation = DBusSignalSubscription
+
+/// The manager's state in a reference, so the signal handler and observations can hold it.
+private final class SharedState: Sendable {
+    let lock: Mutex<BlueZObjectManager.State>
+
+    init() {
+        lock = Mutex(BlueZObjectManager.State())
+    }
+
+    func withLock<T>(_ body: (inout BlueZObjectManager.State) -> T) -> T {
+        lock.withLock { body(&$0) }
     }
 }

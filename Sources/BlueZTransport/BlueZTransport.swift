@@ -1,6 +1,7 @@
 import DBus
 import Logging
 import MediaClock
+import Synchronization
 import Transport
 
 /// BLE devices through BlueZ: discovery with our own filter, connection with the
@@ -78,7 +79,7 @@ public actor BlueZTransport: Transport {
     // MARK: Discovery
 
     /// Whether a device passes our own filter (BlueZ merged other clients' filters into its own).
-    public func matches(_ properties: [String: DBusValue]) -> Bool {
+    public nonisolated func matches(_ properties: [String: DBusValue]) -> Bool {
         let uuids = Set((properties["UUIDs"]?.array ?? []).compactMap { $0.string?.lowercased() })
         guard !uuids.isDisjoint(with: configuration.serviceUUIDs) else { return false }
         if let threshold = configuration.rssiThreshold, let rssi = properties["RSSI"]?.integer, rssi < Int64(threshold) { return false }
@@ -126,70 +127,85 @@ public actor BlueZTransport: Transport {
         _ = try? await connection.call(destination: BlueZ.busName, path: adapter, interface: BlueZ.adapter, member: "SetDiscoveryFilter", [.properties([:])])
     }
 
+    /// Devices are judged as BlueZ's signals arrive, on the D-Bus I/O thread
+    /// (``BlueZObjectManager/snapshotAndObserve(_:)``), and reported from there:
+    /// a burst of devices costs no task hand-offs. Adapter changes, which need
+    /// D-Bus calls, go to this task.
     private func runDiscovery(_ continuation: AsyncStream<DiscoveryEvent>.Continuation) async {
-        let (objects, events) = await objectManager.snapshotAndEvents()
-        var adapter = await self.adapter()
-        // Reported devices: path → endpoint id.
-        var reported: [DBusObjectPath: String] = [:]
-        func consider(_ path: DBusObjectPath, _ properties: [String: DBusValue]) {
-            guard let adapter, path.isDescendant(of: adapter), let endpoint = Self.endpoint(path: path, properties: properties) else { return }
-            if matches(properties) {
-                continuation.yield(reported.updateValue(endpoint.id, forKey: path) == nil ? .appeared(endpoint) : .updated(endpoint))
-            } else if reported.removeValue(forKey: path) != nil {
-                continuation.yield(.lost(endpointID: endpoint.id))
-            }
-        }
-        func loseAll() {
-            for id in reported.values.sorted() { continuation.yield(.lost(endpointID: id)) }
-            reported.removeAll()
-        }
-        if let adapter { await startDiscovery(on: adapter) } else { logger.notice("no Bluetooth adapter yet; waiting for one") }
-        // Devices already present are reported at once (bleak waits for an RSSI change).
-        for (path, interfaces) in objects.sorted(by: { $0.key < $1.key }) {
-            if let device = interfaces[BlueZ.device] { consider(path, device) }
-        }
-        for await event in events {
-            if Task.isCancelled { break }
+        let reporter = DiscoveryReporter(transport: self, continuation: continuation)
+        let (adapterEvents, adapterContinuation) = AsyncStream.makeStream(of: BlueZObjectManager.Event.self)
+        let (_, observation) = objectManager.snapshotAndObserve { event, objects in
             switch event {
             case .added(let path, let interfaces):
-                if let device = interfaces[BlueZ.device] { consider(path, device) }
-                if interfaces[BlueZ.adapter] != nil, adapter == nil || configuration.adapterName.map({ path.rawValue.hasSuffix("/" + $0) }) == true {
-                    adapter = path
-                    await startDiscovery(on: path)
-                    for devicePath in await objectManager.paths(implementing: BlueZ.device, below: path) {
-                        if let properties = await objectManager.properties(of: devicePath, BlueZ.device) { consider(devicePath, properties) }
-                    }
-                }
+                if let device = interfaces[BlueZ.device] { reporter.consider(path, device) }
+                if interfaces[BlueZ.adapter] != nil { adapterContinuation.yield(event) }
             case .changed(let path, let interface, let changed):
                 if interface == BlueZ.device, changed.keys.contains(where: { ["RSSI", "UUIDs", "Name", "Alias", "Paired"].contains($0) }),
-                    let properties = await objectManager.properties(of: path, BlueZ.device) {
-                    consider(path, properties)
-                } else if interface == BlueZ.adapter, path == adapter, let powered = changed["Powered"]?.bool {
+                    let properties = objects[path]?[BlueZ.device] {
+                    reporter.consider(path, properties)
+                } else if interface == BlueZ.adapter {
+                    adapterContinuation.yield(event)
+                }
+            case .removed(let path, let interfaces):
+                if interfaces.contains(BlueZ.device) { reporter.lose(path) }
+                if interfaces.contains(BlueZ.adapter) { adapterContinuation.yield(event) }
+            case .vanished, .restarted:
+                adapterContinuation.yield(event)
+            }
+        }
+        defer { observation.cancel() }
+        func considerDevices(below adapter: DBusObjectPath) async {
+            for (path, interfaces) in await objectManager.objects.sorted(by: { $0.key < $1.key }) {
+                if let device = interfaces[BlueZ.device] { reporter.consider(path, device) }
+            }
+        }
+        var adapter = await self.adapter()
+        // From here the observer reports devices of this adapter; those already
+        // in the cache are reported at once (bleak waits for an RSSI change).
+        reporter.setAdapter(adapter)
+        if let adapter {
+            await startDiscovery(on: adapter)
+            await considerDevices(below: adapter)
+        } else {
+            logger.notice("no Bluetooth adapter yet; waiting for one")
+        }
+        for await event in adapterEvents {
+            if Task.isCancelled { break }
+            switch event {
+            case .added(let path, _):
+                if adapter == nil || configuration.adapterName.map({ path.rawValue.hasSuffix("/" + $0) }) == true {
+                    adapter = path
+                    reporter.setAdapter(path)
+                    await startDiscovery(on: path)
+                    await considerDevices(below: path)
+                }
+            case .changed(let path, _, let changed):
+                if path == adapter, let powered = changed["Powered"]?.bool {
                     if powered {
                         await startDiscovery(on: path)
                     } else {
                         logger.notice("adapter powered off", metadata: ["adapter": "\(path)"])
                     }
                 }
-            case .removed(let path, let interfaces):
-                if interfaces.contains(BlueZ.device), let id = reported.removeValue(forKey: path) {
-                    continuation.yield(.lost(endpointID: id))
-                }
-                if interfaces.contains(BlueZ.adapter), path == adapter {
+            case .removed(let path, _):
+                if path == adapter {
                     logger.warning("adapter removed", metadata: ["adapter": "\(path)"])
-                    loseAll()
+                    reporter.loseAll()
                     adapter = await self.adapter()
-                    if let adapter { await startDiscovery(on: adapter) }
+                    reporter.setAdapter(adapter)
+                    if let adapter {
+                        await startDiscovery(on: adapter)
+                        await considerDevices(below: adapter)
+                    }
                 }
             case .vanished:
-                loseAll()
+                reporter.loseAll()
             case .restarted:
                 adapter = await self.adapter()
+                reporter.setAdapter(adapter)
                 if let adapter {
                     await startDiscovery(on: adapter)
-                    for path in await objectManager.paths(implementing: BlueZ.device, below: adapter) {
-                        if let properties = await objectManager.properties(of: path, BlueZ.device) { consider(path, properties) }
-                    }
+                    await considerDevices(below: adapter)
                 }
             }
         }
@@ -268,7 +284,13 @@ public actor BlueZTransport: Transport {
                 for await event in events {
                     switch event {
                     case .changed(let changedPath, BlueZ.device, let changed) where changedPath == path:
-                        if !checkCacheFirst, changed["Connected"] == nil { continue }
+                        if !checkCacheFirst {
+                            // Judge each Connected change by itself: the cache may already be past
+                            // it, and an earlier change judged by the cache would leave this one
+                            // queued for the next wait.
+                            if changed["Connected"] != nil, condition(changed) { return nil }
+                            continue
+                        }
                         if failWhenDisconnected, changed["Connected"]?.bool == false {
                             return TransportError(.connectionLost, "\(path) disconnected before its services were resolved")
                         }
@@ -531,5 +553,56 @@ public final class BlueZLink: Connection {
     public func close() async {
         watcher.cancel()
         await transport.disconnectDevice(path)
+    }
+}
+
+/// What one discovery has reported, shared by the D-Bus I/O thread (devices as
+/// signals arrive) and the discovery task (adapter changes).
+private final class DiscoveryReporter: Sendable {
+    private struct State {
+        var adapter: DBusObjectPath?
+        /// Reported devices: path → endpoint id.
+        var reported: [DBusObjectPath: String] = [:]
+    }
+
+    private let transport: BlueZTransport
+    private let continuation: AsyncStream<DiscoveryEvent>.Continuation
+    private let state = Mutex(State())
+
+    init(transport: BlueZTransport, continuation: AsyncStream<DiscoveryEvent>.Continuation) {
+        self.transport = transport
+        self.continuation = continuation
+    }
+
+    func setAdapter(_ adapter: DBusObjectPath?) {
+        state.withLock { $0.adapter = adapter }
+    }
+
+    /// Reports a device below the adapter that passes our filter (appeared or
+    /// updated), or its loss when it no longer does.
+    func consider(_ path: DBusObjectPath, _ properties: [String: DBusValue]) {
+        state.withLock { state in
+            guard let adapter = state.adapter, path.isDescendant(of: adapter),
+                let endpoint = BlueZTransport.endpoint(path: path, properties: properties)
+            else { return }
+            if transport.matches(properties) {
+                continuation.yield(state.reported.updateValue(endpoint.id, forKey: path) == nil ? .appeared(endpoint) : .updated(endpoint))
+            } else if state.reported.removeValue(forKey: path) != nil {
+                continuation.yield(.lost(endpointID: endpoint.id))
+            }
+        }
+    }
+
+    func lose(_ path: DBusObjectPath) {
+        state.withLock { state in
+            if let id = state.reported.removeValue(forKey: path) { continuation.yield(.lost(endpointID: id)) }
+        }
+    }
+
+    func loseAll() {
+        state.withLock { state in
+            for id in state.reported.values.sorted() { continuation.yield(.lost(endpointID: id)) }
+            state.reported.removeAll()
+        }
     }
 }

@@ -69,6 +69,19 @@ public struct DBusNameOwnerChange: Sendable, Hashable {
         self.oldOwner = oldOwner
         self.newOwner = newOwner
     }
+
+    /// The change a `NameOwnerChanged` signal reports (nil for anything else).
+    public init?(_ signal: DBusMessage) {
+        guard signal.member == "NameOwnerChanged", signal.body.count == 3, let name = signal.body[0].string else { return nil }
+        self.init(name: name, oldOwner: signal.body[1].string.flatMap { $0.isEmpty ? nil : $0 },
+                  newOwner: signal.body[2].string.flatMap { $0.isEmpty ? nil : $0 })
+    }
+
+    /// The match rule for changes of `name`'s owner.
+    public static func matchRule(for name: String) -> DBusMatchRule {
+        DBusMatchRule(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                      member: "NameOwnerChanged", arg0: name)
+    }
 }
 
 /// A connection to a message bus (system, session, or a private address).
@@ -126,13 +139,19 @@ public final class DBusConnection: Sendable {
 
     /// Calls a method and returns the reply's body.
     /// - Throws: ``DBusError`` — the peer's error (its name kept), `Timeout`, `Disconnected`, `NoReply`.
+    ///
+    /// `replyHandler`, when given, gets a successful reply's body on the
+    /// connection's I/O thread before this call returns: in the order the reply
+    /// arrived among signals, so a cache that ``handleSignals(matchingAny:finished:_:)``
+    /// keeps current can take a full read without losing a signal sent after it.
     public func call(
         destination: String?, path: DBusObjectPath, interface: String?, member: String,
-        _ arguments: [DBusValue] = [], timeout: Duration = DBusConnection.defaultTimeout
+        _ arguments: [DBusValue] = [], timeout: Duration = DBusConnection.defaultTimeout,
+        replyHandler: (@Sendable ([DBusValue]) -> Void)? = nil
     ) async throws(DBusError) -> [DBusValue] {
         let message = DBusMessage.methodCall(
             destination: destination, path: path, interface: interface, member: member, body: arguments)
-        let reply = try await core.sendWithReply(message, timeout: timeout)
+        let reply = try await core.sendWithReply(message, timeout: timeout, replyHandler: replyHandler)
         if let error = reply.error { throw error }
         return reply.body
     }
@@ -159,6 +178,24 @@ public final class DBusConnection: Sendable {
     /// (one stream keeps, say, a peer's signals and its `NameOwnerChanged` in order).
     /// Give disjoint rules: a signal matching two rules is delivered twice.
     public func signals(matchingAny rules: [DBusMatchRule]) async throws(DBusError) -> AsyncStream<DBusMessage> {
+        let (stream, continuation) = AsyncStream.makeStream(of: DBusMessage.self)
+        let subscription = try await handleSignals(matchingAny: rules, finished: { continuation.finish() }) { continuation.yield($0) }
+        continuation.onTermination = { _ in subscription.cancel() }
+        return stream
+    }
+
+    /// Calls `handler` for each signal matching any of `rules`, on the
+    /// connection's I/O thread, in arrival order, until the subscription is
+    /// cancelled or the connection closes (then `finished` is called once).
+    ///
+    /// For consumers that must keep up with bursts (BlueZ's object manager with
+    /// hundreds of devices): no task or thread hand-off per signal. The handler
+    /// must return quickly and must not wait on this connection — its replies
+    /// arrive on the same thread. Keep the returned subscription: releasing it cancels.
+    public func handleSignals(
+        matchingAny rules: [DBusMatchRule], finished: @escaping @Sendable () -> Void = {},
+        _ handler: @escaping @Sendable (DBusMessage) -> Void
+    ) async throws(DBusError) -> DBusSignalSubscription {
         for rule in rules {
             if let sender = rule.sender, !sender.hasPrefix(":"), sender != "org.freedesktop.DBus" {
                 try await core.watchOwner(of: sender, connection: self)
@@ -167,9 +204,17 @@ public final class DBusConnection: Sendable {
                 destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
                 member: "AddMatch", [.string(rule.ruleString)])
         }
-        let (stream, continuation) = AsyncStream.makeStream(of: DBusMessage.self)
-        let ids = rules.map { core.addSubscription($0, continuation) }
-        continuation.onTermination = { [weak self] _ in
+        // `finished` once, however many rules, whether the connection ends or the subscription is cancelled.
+        let remaining = Mutex(rules.count)
+        let finishOnce: @Sendable () -> Void = {
+            if remaining.withLock({ count -> Bool in
+                guard count > 0 else { return false }
+                count -= 1
+                return count == 0
+            }) { finished() }
+        }
+        let ids = rules.map { core.addSubscription($0, deliver: handler, finish: finishOnce) }
+        return DBusSignalSubscription { [weak self] in
             guard let self else { return }
             for (id, rule) in zip(ids, rules) {
                 self.core.removeSubscription(id)
@@ -177,22 +222,17 @@ public final class DBusConnection: Sendable {
                     destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
                     member: "RemoveMatch", body: [.string(rule.ruleString)]))
             }
+            if remaining.withLock({ count -> Bool in defer { count = 0 }; return count > 0 }) { finished() }
         }
-        return stream
     }
 
     /// Owner changes of one name (a peer that restarts shows as lost, then a new owner).
     public func nameOwnerChanges(of name: String) async throws(DBusError) -> AsyncStream<DBusNameOwnerChange> {
-        let signals = try await self.signals(matching: DBusMatchRule(
-            sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-            member: "NameOwnerChanged", arg0: name))
+        let signals = try await self.signals(matching: DBusNameOwnerChange.matchRule(for: name))
         return AsyncStream { continuation in
             let task = Task {
                 for await signal in signals {
-                    guard signal.body.count == 3 else { continue }
-                    let old = signal.body[1].string.flatMap { $0.isEmpty ? nil : $0 }
-                    let new = signal.body[2].string.flatMap { $0.isEmpty ? nil : $0 }
-                    continuation.yield(DBusNameOwnerChange(name: name, oldOwner: old, newOwner: new))
+                    if let change = DBusNameOwnerChange(signal) { continuation.yield(change) }
                 }
                 continuation.finish()
             }
@@ -383,5 +423,30 @@ public final class DBusConnection: Sendable {
         default:
             throw DBusError(name: DBusError.unknownMethodName, message: "no method \(member) on org.freedesktop.DBus.Properties")
         }
+    }
+}
+
+/// A ``DBusConnection/handleSignals(matchingAny:finished:_:)`` subscription;
+/// ``cancel()`` (or releasing it) stops the handler and removes the match rules
+/// from the bus. Also usable for other synchronous observations built on one.
+public final class DBusSignalSubscription: Sendable {
+    private let onCancel: Mutex<(@Sendable () -> Void)?>
+
+    /// `onCancel` runs once, on the first ``cancel()`` or on release.
+    public init(onCancel: @escaping @Sendable () -> Void) {
+        self.onCancel = Mutex(onCancel)
+    }
+
+    /// Idempotent.
+    public func cancel() {
+        let action = onCancel.withLock { action -> (@Sendable () -> Void)? in
+            defer { action = nil }
+            return action
+        }
+        action?()
+    }
+
+    deinit {
+        cancel()
     }
 }

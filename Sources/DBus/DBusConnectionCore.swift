@@ -16,7 +16,10 @@ final class DBusConnectionCore: Sendable {
 
     private struct Subscription {
         let rule: DBusMatchRule
-        let continuation: AsyncStream<DBusMessage>.Continuation
+        /// Called on the I/O thread for each matching signal, in arrival order.
+        let deliver: @Sendable (DBusMessage) -> Void
+        /// Called once when the connection ends.
+        let finish: @Sendable () -> Void
     }
 
     private struct State {
@@ -24,6 +27,8 @@ final class DBusConnectionCore: Sendable {
         var nextCallID: UInt64 = 0
         /// Calls waiting for a reply, by call id.
         var pending: [UInt64: CheckedContinuation<DBusMessage, any Error>] = [:]
+        /// Called on the I/O thread with a successful reply, before its caller resumes.
+        var replyHandlers: [UInt64: @Sendable ([DBusValue]) -> Void] = [:]
         /// When each pending call times out, with what to say; the I/O thread's poll
         /// sleeps until the earliest, so an idle connection has no timers at all.
         var deadlines: [UInt64: (at: ContinuousClock.Instant, what: String)] = [:]
@@ -108,7 +113,9 @@ final class DBusConnectionCore: Sendable {
         if accepted { wake() }
     }
 
-    func sendWithReply(_ message: DBusMessage, timeout: Duration) async throws(DBusError) -> DBusMessage {
+    func sendWithReply(
+        _ message: DBusMessage, timeout: Duration, replyHandler: (@Sendable ([DBusValue]) -> Void)? = nil
+    ) async throws(DBusError) -> DBusMessage {
         let id = state.withLock { state -> UInt64 in
             state.nextCallID += 1
             return state.nextCallID
@@ -120,6 +127,7 @@ final class DBusConnectionCore: Sendable {
                 let accepted = state.withLock { state -> Bool in
                     guard !state.stopped, state.connected else { return false }
                     state.pending[id] = continuation
+                    if let replyHandler { state.replyHandlers[id] = replyHandler }
                     state.deadlines[id] = (deadline, what)
                     state.commands.append(.send(message, callID: id))
                     return true
@@ -141,6 +149,7 @@ final class DBusConnectionCore: Sendable {
         let continuation = state.withLock { state -> CheckedContinuation<DBusMessage, any Error>? in
             state.callBySerial = state.callBySerial.filter { $0.value != callID }
             state.deadlines[callID] = nil
+            state.replyHandlers[callID] = nil
             return state.pending.removeValue(forKey: callID)
         }
         continuation?.resume(throwing: error)
@@ -158,15 +167,15 @@ final class DBusConnectionCore: Sendable {
 
     // MARK: Subscriptions and names
 
-    func addSubscription(_ rule: DBusMatchRule, _ continuation: AsyncStream<DBusMessage>.Continuation) -> UInt64 {
+    func addSubscription(_ rule: DBusMatchRule, deliver: @escaping @Sendable (DBusMessage) -> Void, finish: @escaping @Sendable () -> Void) -> UInt64 {
         let (id, stopped) = state.withLock { state -> (UInt64, Bool) in
             state.nextSubscription += 1
             if !state.stopped {
-                state.subscriptions[state.nextSubscription] = Subscription(rule: rule, continuation: continuation)
+                state.subscriptions[state.nextSubscription] = Subscription(rule: rule, deliver: deliver, finish: finish)
             }
             return (state.nextSubscription, state.stopped)
         }
-        if stopped { continuation.finish() }
+        if stopped { finish() }
         return id
     }
 
@@ -338,11 +347,12 @@ final class DBusConnectionCore: Sendable {
         let message = DBusMessage(cMessage: cMessage)
         switch message.kind {
         case .methodReturn, .error:
-            let continuation = state.withLock { state -> CheckedContinuation<DBusMessage, any Error>? in
-                guard let callID = state.callBySerial.removeValue(forKey: message.replySerial) else { return nil }
+            let (continuation, replyHandler) = state.withLock { state -> (CheckedContinuation<DBusMessage, any Error>?, (@Sendable ([DBusValue]) -> Void)?) in
+                guard let callID = state.callBySerial.removeValue(forKey: message.replySerial) else { return (nil, nil) }
                 state.deadlines[callID] = nil
-                return state.pending.removeValue(forKey: callID)
+                return (state.pending.removeValue(forKey: callID), state.replyHandlers.removeValue(forKey: callID))
             }
+            if let replyHandler, message.kind == .methodReturn { replyHandler(message.body) }
             continuation?.resume(returning: message)
             return DBUS_HANDLER_RESULT_HANDLED
         case .signal:
@@ -359,7 +369,7 @@ final class DBusConnectionCore: Sendable {
     }
 
     private func deliver(_ signal: DBusMessage) {
-        let targets = state.withLock { state -> [AsyncStream<DBusMessage>.Continuation] in
+        let targets = state.withLock { state -> [@Sendable (DBusMessage) -> Void] in
             if signal.sender == "org.freedesktop.DBus", signal.member == "NameOwnerChanged", signal.body.count == 3,
                 let name = signal.body[0].string, state.owners[name] != nil || state.subscriptions.values.contains(where: { $0.rule.sender == name })
             {
@@ -368,10 +378,10 @@ final class DBusConnectionCore: Sendable {
             }
             return state.subscriptions.values.compactMap { subscription in
                 let owner = subscription.rule.sender.flatMap { state.owners[$0] }
-                return subscription.rule.matches(signal, ownerOfSender: owner) ? subscription.continuation : nil
+                return subscription.rule.matches(signal, ownerOfSender: owner) ? subscription.deliver : nil
             }
         }
-        for target in targets { target.yield(signal) }
+        for target in targets { target(signal) }
     }
 
     private func shutDown(reason: String) {
@@ -381,6 +391,7 @@ final class DBusConnectionCore: Sendable {
             state.commands.removeAll()
             defer {
                 state.pending.removeAll()
+                state.replyHandlers.removeAll()
                 state.deadlines.removeAll()
                 state.callBySerial.removeAll()
                 state.subscriptions.removeAll()
@@ -388,7 +399,7 @@ final class DBusConnectionCore: Sendable {
             return (Array(state.pending.values), Array(state.subscriptions.values))
         }
         for continuation in pending { continuation.resume(throwing: DBusError.disconnected(reason)) }
-        for subscription in subscriptions { subscription.continuation.finish() }
+        for subscription in subscriptions { subscription.finish() }
     }
 }
 

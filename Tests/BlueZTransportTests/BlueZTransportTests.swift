@@ -154,10 +154,13 @@ struct BlueZTransportTests {
         try await mock.addAdapter("hci1", address: "00:11:22:33:44:66")
         try await mock.addDevice("AA:00:00:00:00:09", name: "Den Speaker", adapter: "hci1")
         #expect(await eventually { log.appeared.last?.id == "AA:00:00:00:00:09" })
-        let discovering = try await mock.connection.call(
-            destination: BlueZ.busName, path: "/org/bluez/hci1", interface: "org.freedesktop.DBus.Properties", member: "Get",
-            [.string(BlueZ.adapter), .string("Discovering")])
-        #expect(discovering.first?.unwrapped == .bool(true))
+        // Devices are reported as their signals arrive; StartDiscovery on the new adapter may still be on its way.
+        #expect(await eventually {
+            let discovering = try? await mock.connection.call(
+                destination: BlueZ.busName, path: "/org/bluez/hci1", interface: "org.freedesktop.DBus.Properties", member: "Get",
+                [.string(BlueZ.adapter), .string("Discovering")])
+            return discovering?.first?.unwrapped == .bool(true)
+        })
     }
 
     @Test func aRestartedBlueZIsReadAgain() async throws {
