@@ -240,6 +240,57 @@ func call(_ connection: DBusConnection, _ destination: String, _ member: String,
         #expect(first?.sender == server.uniqueName)
     }
 
+    @Test func synchronousHandlersGetSignalsAndRepliesInArrivalOrder() async throws {
+        let server = try await server()
+        let client = try await DBusConnection.connect(to: .address(bus.address))
+        let log = Locked<[String]>([])
+        let finished = Locked(0)
+        let subscription = try await client.handleSignals(
+            matchingAny: [DBusMatchRule(sender: "org.mediaroute.Test", interface: "org.mediaroute.Test1", member: "Ping")],
+            finished: { finished.withLock { $0 += 1 } }
+        ) { signal in
+            log.withLock { $0.append("ping \(signal.body.first?.integer ?? -1)") }
+        }
+        // The server sends Ping 1 before it sees the call, so the bus delivers it before the reply.
+        server.emitSignal(path: "/test", interface: "org.mediaroute.Test1", member: "Ping", [.uint32(1)])
+        let sum = try await client.call(destination: "org.mediaroute.Test", path: "/test", interface: "org.mediaroute.Test1", member: "Add",
+                                        [.int32(2), .int32(3)], replyHandler: { body in
+            log.withLock { $0.append("reply \(body.first?.integer ?? -1)") }
+        })
+        #expect(sum == [.int32(5)])
+        // The reply handler ran before the call returned, after the signal that preceded it.
+        #expect(log.value == ["ping 1", "reply 5"])
+        server.emitSignal(path: "/test", interface: "org.mediaroute.Test1", member: "Ping", [.uint32(2)])
+        #expect(await eventually { log.value.count == 3 })
+        #expect(log.value.last == "ping 2")
+        subscription.cancel()
+        subscription.cancel()
+        #expect(finished.value == 1)
+        server.emitSignal(path: "/test", interface: "org.mediaroute.Test1", member: "Ping", [.uint32(3)])
+        _ = try await call(client, "org.mediaroute.Test", "Add", [.int32(0), .int32(0)])
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(log.value.count == 3, "no signal after cancel: \(log.value)")
+        // A failed call does not run its reply handler.
+        await #expect(throws: DBusError.self) {
+            _ = try await client.call(destination: "org.mediaroute.Test", path: "/test", interface: "org.mediaroute.Test1", member: "Fail",
+                                      replyHandler: { _ in log.withLock { $0.append("reply to a failure") } })
+        }
+        #expect(!log.value.contains("reply to a failure"))
+    }
+
+    @Test func closingTheConnectionFinishesSynchronousHandlersOnce() async throws {
+        let client = try await DBusConnection.connect(to: .address(bus.address))
+        let finished = Locked(0)
+        let subscription = try await client.handleSignals(
+            matchingAny: [DBusMatchRule(interface: "org.mediaroute.Nothing"), DBusMatchRule(interface: "org.mediaroute.Other")],
+            finished: { finished.withLock { $0 += 1 } }) { _ in }
+        client.close()
+        #expect(await eventually { finished.value == 1 })
+        subscription.cancel()
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(finished.value == 1)
+    }
+
     @Test func nameOwnerChangedShowsAPeerLeaving() async throws {
         let server = try await server()
         let watcher = try await DBusConnection.connect(to: .address(bus.address))
