@@ -92,6 +92,7 @@ uninstall:
 benchmarks: deps .build-release/order-stamp
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediarouted
 	$(SWIFT) build -c release --product mediaroute-bench
+	$(SWIFT) build -c release --product dbus-signal-floor
 	.build/release/mediaroute-bench clocksync
 	.build/release/mediaroute-bench dbus
 	.build/release/mediaroute-bench daemon .build-release/release/mediarouted

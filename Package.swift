@@ -202,6 +202,8 @@ let package = Package(
                 "UPnPRendererExtension", "MediaDevice",
             ],
             path: "Benchmarks/MediaRouteBench", exclude: []),
+        // The libdbus floor next to the BlueZ benchmark: a C client that only receives and walks the signals.
+        .executableTarget(name: "dbus-signal-floor", dependencies: ["CDBus"], path: "Benchmarks/DBusSignalFloor"),
         .testTarget(
             name: "MediaRouteDaemonTests",
             dependencies: ["MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "MediaRouteCommands", "SystemRouting", "DBus"]),

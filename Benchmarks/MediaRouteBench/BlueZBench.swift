@@ -81,8 +81,9 @@ extension Bench {
                 discovery.cancel()
                 print("| devices added while scanning, run \(run + 1) | MediaRoute | \(reported.value) | \(format(wall, 1)) | \(format(mockSeconds * 1000, 1)) | \(format(wall / (mockSeconds * 1000), 2)) | \(format(cpuPerDevice, 1)) |")
             }
-            // 2. The same with bleak.
+            // 2. The same with bleak, and with a C client doing nothing but libdbus's own work.
             try await bleak(count: count, run: run, present: false)
+            try await libdbusFloor(count: count, run: run)
             // 3. Devices already there when the client starts.
             do {
                 let (bus, mock, connection) = try await startMock()
@@ -104,6 +105,31 @@ extension Bench {
             }
             try await bleak(count: count, run: run, present: true)
         }
+    }
+
+    /// `dbus-signal-floor` (Benchmarks/DBusSignalFloor): what libdbus alone
+    /// costs per signal here — receive, validate, iterate every value.
+    static func libdbusFloor(count: Int, run: Int) async throws {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("dbus-signal-floor").path
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            print("| | libdbus alone (C) | skipped: no \(binary) (swift build -c release --product dbus-signal-floor) | | | | |")
+            return
+        }
+        let (bus, mock, connection) = try await startMock()
+        defer { mock.kill(SIGKILL); mock.wait(); connection.close(); bus.stop() }
+        let client = try LineCollector([binary, "\(count)"], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        defer { client.stop() }
+        while !client.lines.value.contains(where: { $0.1 == "ready" }) { try await Task.sleep(for: .milliseconds(5)) }
+        let mockSeconds = try await addDevices(connection, count)
+        var result: [String] = []
+        while result.count != 2 {
+            try await Task.sleep(for: .milliseconds(5))
+            result = client.lines.value.last.map { $0.1.split(separator: " ").map(String.init) } ?? []
+            if result.first == "ready" { result = [] }
+        }
+        let seen = Int(result[0]) ?? 0
+        let cpu = Double(result[1]) ?? .nan
+        print("| devices added while scanning, run \(run + 1) | libdbus alone (C: receive + walk every value) | \(seen + 1) | – | \(format(mockSeconds * 1000, 1)) | – | \(seen > 0 ? format(cpu / Double(seen) * 1e6, 1) : "–") |")
     }
 
     /// bleak in its own process against a fresh mock.
