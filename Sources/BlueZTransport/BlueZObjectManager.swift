@@ -112,12 +112,16 @@ public actor BlueZObjectManager {
     public func snapshotAndEvents() -> ([DBusObjectPath: BlueZInterfaces], AsyncStream<Event>) {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
         let (key, objects) = addObserver(.stream(continuation))
-        continuation.onTermination = { [state] _ in _ = state.withLock { $0.observers.removeValue(forKey: key) } }
+        // Not here and now: the runtime calls this with the cancelled task's status locked, and
+        // `publish` resumes waiting tasks with our lock held; taking our lock here could deadlock.
+        continuation.onTermination = { [state] _ in Task { _ = state.withLock { $0.observers.removeValue(forKey: key) } } }
         return (objects, stream)
     }
 
     /// The state so far, and `handler` called synchronously for every change
-    /// after it (see ``Handler``) until the observation is cancelled.
+    /// after it (see ``Handler``) until the observation is cancelled. Cancel it
+    /// from task code, not from a cancellation or termination handler (those run
+    /// with a task's status locked, while `handler` may be resuming that task).
     public nonisolated func snapshotAndObserve(_ handler: @escaping Handler) -> ([DBusObjectPath: BlueZInterfaces], BlueZObservation) {
         let (key, objects) = addObserver(.handler(handler))
         return (objects, BlueZObservation { [state] in _ = state.withLock { $0.observers.removeValue(forKey: key) } })

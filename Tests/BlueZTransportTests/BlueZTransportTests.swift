@@ -163,6 +163,39 @@ struct BlueZTransportTests {
         })
     }
 
+    /// Signals are published on the D-Bus I/O thread with the cache locked while
+    /// consumers come and go: a consumer cancelled mid-burst once deadlocked
+    /// (its stream's termination handler took the cache lock under the task's
+    /// status lock while the I/O thread, holding the cache lock, was resuming it).
+    @Test func eventConsumersCanBeCancelledDuringABurst() async throws {
+        let mock = try await BlueZMock()
+        defer { Task { await mock.stop() } }
+        try await mock.addAdapter()
+        let manager = BlueZObjectManager(connection: mock.connection)
+        try await manager.start()
+        let burst = Task {
+            try await mock.connection.call(
+                destination: BlueZ.busName, path: "/", interface: "org.mediaroute.BlueZMock", member: "AddDevices",
+                [.string("hci0"), .uint32(400), .string(BlueZ.volumeControlService)], timeout: .seconds(60))
+        }
+        var consumed = 0
+        while await manager.paths(implementing: BlueZ.device).count < 400 {
+            let consumers = (0..<8).map { _ in
+                Task {
+                    var seen = 0
+                    for await _ in await manager.events() { seen += 1 }
+                    return seen
+                }
+            }
+            try await Task.sleep(for: .milliseconds(2))
+            for consumer in consumers { consumer.cancel() }
+            for consumer in consumers { consumed += await consumer.value }
+        }
+        _ = try await burst.value
+        #expect(await manager.paths(implementing: BlueZ.device).count == 400)
+        #expect(consumed > 0, "the consumers saw part of the burst")
+    }
+
     @Test func aRestartedBlueZIsReadAgain() async throws {
         let mock = try await BlueZMock()
         defer { Task { await mock.stop() } }
