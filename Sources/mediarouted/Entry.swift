@@ -134,7 +134,10 @@ struct Daemon {
         let nowPlaying = DaemonService.NowPlayingOptions(
             mpris: options["--mpris"] == "on", mprisBusName: options["--mpris-name"]!,
             push: pushConfiguration(options["--push-listen"]!))
-        for problem in UdevRulesChecker.check() { logger.error("\(problem)") }
+        // Reading every udev rules file only produces log lines: not on the way to the bus name.
+        Task.detached(priority: .background) {
+            for problem in UdevRulesChecker.check() { logger.error("\(problem)") }
+        }
         let bluezBus: DBusConnection.Bus? = switch options["--bluez-bus"] ?? (options["--bus"] == "system" ? "system" : "off") {
         case "off": nil
         case "system": .system
