@@ -36,10 +36,18 @@ public typealias BlueZInterfaces = [String: [String: DBusValue]]
 
 extension DBusValue {
     /// `a{sa{sv}}` as interface → properties.
+    /// One pass over the entries, tables sized up front: this runs for every
+    /// device BlueZ announces, on the D-Bus I/O thread.
     var interfaces: BlueZInterfaces {
-        var result: BlueZInterfaces = [:]
-        for (name, properties) in dictionary ?? [:] {
-            result[name] = (properties.dictionary ?? [:]).mapValues(\.unwrapped)
+        guard case .dictionary(_, _, let entries) = unwrapped else { return [:] }
+        var result = BlueZInterfaces(minimumCapacity: entries.count)
+        for entry in entries {
+            guard let name = entry.key.string, case .dictionary(_, _, let properties) = entry.value.unwrapped else { continue }
+            var values = [String: DBusValue](minimumCapacity: properties.count)
+            for property in properties {
+                if let key = property.key.string { values[key] = property.value.unwrapped }
+            }
+            result[name] = values
         }
         return result
     }

@@ -200,7 +200,7 @@ public indirect enum DBusValue: Sendable, Hashable {
     /// A dictionary with string-like keys (`a{sv}`, `a{oa{sv}}`, …) as a Swift dictionary.
     public var dictionary: [String: DBusValue]? {
         guard case .dictionary(_, _, let entries) = unwrapped else { return nil }
-        var result: [String: DBusValue] = [:]
+        var result = [String: DBusValue](minimumCapacity: entries.count)
         for entry in entries {
             guard let key = entry.key.string else { return nil }
             result[key] = entry.value
