@@ -16,6 +16,7 @@ final class WorkerPoolExecutor: TaskExecutor, SchedulingExecutor, @unchecked Sen
     private let lock = ConditionLock()
     private var queue = JobQueue<UnownedJob>()
     private var jobsRun: UInt64 = 0
+    private var timersScheduled: UInt64 = 0
     /// How many threads run jobs.
     let threadCount: Int
 
@@ -42,6 +43,9 @@ final class WorkerPoolExecutor: TaskExecutor, SchedulingExecutor, @unchecked Sen
     /// Jobs run so far (for tests and diagnostics).
     var completedJobs: UInt64 { lock.withLock { jobsRun } }
 
+    /// Jobs that were given a deadline (`Task.sleep`), so far.
+    var scheduledTimers: UInt64 { lock.withLock { timersScheduled } }
+
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         lock.withLock {
@@ -63,6 +67,7 @@ final class WorkerPoolExecutor: TaskExecutor, SchedulingExecutor, @unchecked Sen
     private func schedule(_ job: UnownedJob, after delay: Duration?) {
         lock.withLock {
             if let delay {
+                timersScheduled &+= 1
                 queue.append(job, at: .after(delay))
             } else {
                 queue.append(job)

@@ -60,6 +60,27 @@ private final class RunThread: Sendable {
         #expect(pool.completedJobs > before)
     }
 
+    /// `Task.sleep` lands in the pool's timer heap; each sleeper wakes no earlier than asked.
+    @Test func sleepsOnAPoolWakeAfterTheirDelay() async throws {
+        let pool = WorkerPoolExecutor(threads: 2)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let woken = try await withThrowingTaskGroup(of: Duration.self) { group in
+            for delay in [30, 10, 20] {
+                group.addTask(executorPreference: pool) {
+                    try await Task.sleep(for: .milliseconds(delay))
+                    return clock.now - start
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(woken.count == 3)
+        #expect(woken.allSatisfy { $0 >= .milliseconds(10) })
+        #expect(woken.max()! >= .milliseconds(30))
+        // The sleeps were this pool's timers (a task's executor preference takes its sleeps too).
+        #expect(pool.scheduledTimers == 3)
+    }
+
     @Test func theMainExecutorRunsActorJobsOnItsThreadUntilStopped() async throws {
         let loop = MainThreadExecutor()
         let runner = RunThread(loop: loop)
