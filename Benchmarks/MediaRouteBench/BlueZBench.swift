@@ -107,6 +107,20 @@ extension Bench {
         }
     }
 
+    /// Until a peer client (bleak, the libdbus floor) prints "ready".
+    static func waitForReady(_ client: LineCollector) async throws {
+        while !client.lines.value.contains(where: { $0.1 == "ready" }) { try await Task.sleep(for: .milliseconds(5)) }
+    }
+
+    /// The peer client's result line: `fields` numbers separated by spaces.
+    static func waitForResult(_ client: LineCollector, fields: Int) async throws -> [String] {
+        while true {
+            try await Task.sleep(for: .milliseconds(5))
+            let result = client.lines.value.last.map { $0.1.split(separator: " ").map(String.init) } ?? []
+            if result.count == fields && result.first != "ready" { return result }
+        }
+    }
+
     /// `dbus-signal-floor` (Benchmarks/DBusSignalFloor): what libdbus alone
     /// costs per signal here — receive, validate, iterate every value.
     static func libdbusFloor(count: Int, run: Int) async throws {
@@ -119,14 +133,9 @@ extension Bench {
         defer { mock.kill(SIGKILL); mock.wait(); connection.close(); bus.stop() }
         let client = try LineCollector([binary, "\(count)"], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
         defer { client.stop() }
-        while !client.lines.value.contains(where: { $0.1 == "ready" }) { try await Task.sleep(for: .milliseconds(5)) }
+        try await waitForReady(client)
         let mockSeconds = try await addDevices(connection, count)
-        var result: [String] = []
-        while result.count != 2 {
-            try await Task.sleep(for: .milliseconds(5))
-            result = client.lines.value.last.map { $0.1.split(separator: " ").map(String.init) } ?? []
-            if result.first == "ready" { result = [] }
-        }
+        let result = try await waitForResult(client, fields: 2)
         let seen = Int(result[0]) ?? 0
         let cpu = Double(result[1]) ?? .nan
         print("| devices added while scanning, run \(run + 1) | libdbus alone (C: receive + walk every value) | \(seen + 1) | – | \(format(mockSeconds * 1000, 1)) | – | \(seen > 0 ? format(cpu / Double(seen) * 1e6, 1) : "–") |")
@@ -146,14 +155,9 @@ extension Bench {
         let scanner = try LineCollector([python, "Benchmarks/bleak_scan.py", "\(count)", present ? "5" : "60"],
                                         environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
         defer { scanner.stop() }
-        while !scanner.lines.value.contains(where: { $0.1 == "ready" }) { try await Task.sleep(for: .milliseconds(5)) }
+        try await waitForReady(scanner)
         if !present { mockSeconds = try await addDevices(connection, count) }
-        var result: [String] = []
-        while result.count != 3 {
-            try await Task.sleep(for: .milliseconds(5))
-            result = scanner.lines.value.last.map { $0.1.split(separator: " ").map(String.init) } ?? []
-            if result.first == "ready" { result = [] }
-        }
+        let result = try await waitForResult(scanner, fields: 3)
         let seen = Int(result[0]) ?? 0
         let cpu = Double(result[1]) ?? .nan
         let wall = (Double(result[2]) ?? .nan) * 1000

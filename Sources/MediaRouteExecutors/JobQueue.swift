@@ -71,11 +71,3 @@ struct JobQueue<Job> {
         return job
     }
 }
-
-extension Duration {
-    /// A clock's duration as a `Duration`, for the clocks whose durations are
-    /// one (`ContinuousClock`, `SuspendingClock`, and most others); nil otherwise.
-    static func converting<D: DurationProtocol>(_ duration: D) -> Duration? {
-        duration as? Duration
-    }
-}

@@ -2,70 +2,45 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// The main actor's executor for `mediarouted`: jobs run on the thread that
 /// calls ``run()`` (the process's main thread), which sleeps on a condition
 /// variable when there is nothing to do — no libdispatch main queue, no timers.
-final class MainThreadExecutor: MainExecutor, SchedulingExecutor, @unchecked Sendable {
-    // @unchecked: `queue`, `stopped` and `thread` are only read or written with
-    // `lock` held; `lock` is a constant.
-    private let lock = ConditionLock()
-    private var queue = JobQueue<UnownedJob>()
-    private var stopped = false
+final class MainThreadExecutor: MainExecutor, SchedulingExecutor, Sendable {
+    private let jobs = JobBoard()
     /// The thread inside ``run()``.
-    private var thread: pthread_t?
+    private let thread = Mutex<pthread_t?>(nil)
 
     init() {}
 
     var isMainExecutor: Bool { true }
 
     func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        lock.withLock {
-            queue.append(job)
-            lock.signal()
-        }
+        jobs.add(UnownedJob(job))
     }
 
     func enqueue<C: Clock>(_ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C) {
-        schedule(UnownedJob(job), after: Duration.converting(clock.now.duration(to: instant)))
+        jobs.add(UnownedJob(job), after: JobBoard.delay(until: instant, on: clock))
     }
 
     func enqueue<C: Clock>(_ job: consuming ExecutorJob, after delay: C.Duration, tolerance: C.Duration?, clock: C) {
-        schedule(UnownedJob(job), after: Duration.converting(delay))
-    }
-
-    private func schedule(_ job: UnownedJob, after delay: Duration?) {
-        lock.withLock {
-            if let delay { queue.append(job, at: .after(delay)) } else { queue.append(job) }
-            lock.signal()
-        }
+        jobs.add(UnownedJob(job), after: delay as? Duration)
     }
 
     /// Runs main-actor jobs on the calling thread until ``stop()``.
     func run() throws {
         let executor = asUnownedSerialExecutor()
-        lock.lock()
-        stopped = false
-        thread = pthread_self()
-        while !stopped {
-            if let job = queue.next(at: .now) {
-                lock.unlock()
-                job.runSynchronously(on: executor)
-                lock.lock()
-            } else {
-                lock.wait(until: queue.nextDeadline)
-            }
+        jobs.restart()
+        thread.withLock { $0 = pthread_self() }
+        defer { thread.withLock { $0 = nil } }
+        while let job = jobs.next() {
+            job.runSynchronously(on: executor)
         }
-        thread = nil
-        lock.unlock()
     }
 
     func stop() {
-        lock.withLock {
-            stopped = true
-            lock.signal()
-        }
+        jobs.stop()
     }
 
     /// Main-actor code runs only on the thread inside ``run()``.
@@ -76,6 +51,6 @@ final class MainThreadExecutor: MainExecutor, SchedulingExecutor, @unchecked Sen
     func isIsolatingCurrentContext() -> Bool? { onRunThread }
 
     private var onRunThread: Bool {
-        lock.withLock { thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+        thread.withLock { $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
     }
 }

@@ -10,13 +10,8 @@ import Glibc
 /// The stock executor runs on libdispatch's worker pool, whose Linux monitor
 /// re-arms a one-second timer for the life of the process: an idle daemon woke
 /// up once a second for nothing. Here an idle process has no timer armed at all.
-final class WorkerPoolExecutor: TaskExecutor, SchedulingExecutor, @unchecked Sendable {
-    // @unchecked: `queue` and `jobsRun` are only read or written with `lock` held;
-    // `lock` and `threadCount` are constants.
-    private let lock = ConditionLock()
-    private var queue = JobQueue<UnownedJob>()
-    private var jobsRun: UInt64 = 0
-    private var timersScheduled: UInt64 = 0
+final class WorkerPoolExecutor: TaskExecutor, SchedulingExecutor, Sendable {
+    private let jobs = JobBoard()
     /// How many threads run jobs.
     let threadCount: Int
 
@@ -41,55 +36,27 @@ final class WorkerPoolExecutor: TaskExecutor, SchedulingExecutor, @unchecked Sen
     }
 
     /// Jobs run so far (for tests and diagnostics).
-    var completedJobs: UInt64 { lock.withLock { jobsRun } }
+    var completedJobs: UInt64 { jobs.completedJobs }
 
     /// Jobs that were given a deadline (`Task.sleep`), so far.
-    var scheduledTimers: UInt64 { lock.withLock { timersScheduled } }
+    var scheduledTimers: UInt64 { jobs.scheduledTimers }
 
     func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        lock.withLock {
-            queue.append(job)
-            lock.signal()
-        }
+        jobs.add(UnownedJob(job))
     }
 
     func enqueue<C: Clock>(_ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C) {
-        schedule(UnownedJob(job), after: Duration.converting(clock.now.duration(to: instant)))
+        jobs.add(UnownedJob(job), after: JobBoard.delay(until: instant, on: clock))
     }
 
     func enqueue<C: Clock>(_ job: consuming ExecutorJob, after delay: C.Duration, tolerance: C.Duration?, clock: C) {
-        schedule(UnownedJob(job), after: Duration.converting(delay))
-    }
-
-    /// A delay in a clock whose durations are not `Duration` cannot be measured
-    /// here; such a job runs at once, as a spurious wake-up would.
-    private func schedule(_ job: UnownedJob, after delay: Duration?) {
-        lock.withLock {
-            if let delay {
-                timersScheduled &+= 1
-                queue.append(job, at: .after(delay))
-            } else {
-                queue.append(job)
-            }
-            lock.signal()
-        }
+        jobs.add(UnownedJob(job), after: delay as? Duration)
     }
 
     private func work() {
         let executor = asUnownedTaskExecutor()
-        lock.lock()
-        while true {
-            if let job = queue.next(at: .now) {
-                jobsRun &+= 1
-                // Another job may be waiting too: let a sleeping worker take it.
-                if !queue.isEmpty { lock.signal() }
-                lock.unlock()
-                job.runSynchronously(on: executor)
-                lock.lock()
-            } else {
-                lock.wait(until: queue.nextDeadline)
-            }
+        while let job = jobs.next() {
+            job.runSynchronously(on: executor)
         }
     }
 }
