@@ -1,6 +1,8 @@
 # The two commands of the README: `make demo` and `make test`.
 SWIFT ?= swift
 TEST_TIMEOUT ?= 1200
+# Compiles the release link's one C object; the Swift toolchain brings clang.
+RELEASE_CC ?= clang
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -41,17 +43,27 @@ test: deps
 # section of its own so it can move), relative relocations packed (RELR: the
 # loader reads 11 KB instead of 1.3 MB) and no dynamic symbol table of its own
 # (the loader searched 1.2 MB of it for every symbol of every library).
+# The C libraries (libdbus, libnl, libsbc, libxml2 with ICU, libstdc++) are linked
+# from their static archives by Packaging/static-link/ld-static-system-libs,
+# which says why; no-socket-activation.c answers libdbus's two libsystemd calls.
 ORDER_FILE = $(CURDIR)/Packaging/mediarouted.order
+STATIC_LINK = $(CURDIR)/Packaging/static-link
 RELEASE_FLAGS = -c release --static-swift-stdlib -Xswiftc -Osize --scratch-path .build-release \
 	-Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld \
+	-Xswiftc -ld-path=$(STATIC_LINK)/ld-static-system-libs \
+	-Xlinker $(CURDIR)/.build-release/no-socket-activation.o \
 	-Xlinker --symbol-ordering-file=$(ORDER_FILE) -Xlinker --no-warn-symbol-ordering \
 	-Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic
 
-release: deps .build-release/order-stamp
+release: deps .build-release/order-stamp .build-release/no-socket-activation.o
 	$(SWIFT) build $(RELEASE_FLAGS)
 
+.build-release/no-socket-activation.o: $(STATIC_LINK)/no-socket-activation.c
+	mkdir -p .build-release
+	$(RELEASE_CC) -O2 -fPIC -c $< -o $@
+
 # SwiftPM does not see the order file: a new one relinks by removing the binaries.
-.build-release/order-stamp: $(ORDER_FILE)
+.build-release/order-stamp: $(ORDER_FILE) $(STATIC_LINK)/ld-static-system-libs
 	rm -f .build-release/release/mediarouted .build-release/release/mediaroutectl
 	mkdir -p .build-release && touch $@
 
