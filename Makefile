@@ -17,7 +17,7 @@ DOCDIR ?= $(PREFIX)/share/doc/mediaroute
 # The binaries `install-files` copies (`install` builds them first).
 BINARIES ?= .build-release/release
 
-.PHONY: deps build demo test release install install-files uninstall benchmarks clean
+.PHONY: deps build demo test release release-flags install install-files uninstall benchmarks clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -37,33 +37,42 @@ test: deps
 	timeout $(TEST_TIMEOUT) $(SWIFT) test --disable-xctest --no-parallel
 
 # Release binaries: static Swift runtime and -Osize (the smallest resident set
-# measured for the daemon; see Docs/benchmarks.md). Linked by lld with the
-# functions the daemon runs from start-up to idle placed together
-# (Packaging/mediarouted.order, from scripts/order-file.sh; each function in a
-# section of its own so it can move), relative relocations packed (RELR: the
-# loader reads 11 KB instead of 1.3 MB) and no dynamic symbol table of its own
-# (the loader searched 1.2 MB of it for every symbol of every library).
-# The C libraries (libdbus, libnl, libsbc, libxml2 with ICU, libstdc++) are linked
-# from their static archives by Packaging/static-link/ld-static-system-libs,
-# which says why; no-socket-activation.c answers libdbus's two libsystemd calls.
+# measured for the daemon; see Docs/benchmarks.md), linked by lld so that the
+# code the daemon runs from start-up to idle sits together (the kernel maps 64 KB
+# around every code page a process touches):
+# - each function in a section of its own, placed by Packaging/mediarouted.order
+#   (scripts/order-file.sh writes it from a profile of the daemon);
+# - Packaging/link/private-functions.ld gathers Swift's private helpers, which
+#   have no symbol the order could name;
+# - the C libraries (libdbus, libnl, libsbc, libxml2 with ICU, libstdc++) come
+#   from their static archives (Packaging/link/ld-static-system-libs says why;
+#   no-socket-activation.c answers libdbus's two libsystemd calls);
+# - relative relocations packed (RELR: the loader reads 11 KB instead of 1.3 MB)
+#   and no dynamic symbol table of its own (the loader searched 1.2 MB of it for
+#   every symbol of every library).
 ORDER_FILE = $(CURDIR)/Packaging/mediarouted.order
-STATIC_LINK = $(CURDIR)/Packaging/static-link
+RELEASE_LINK = $(CURDIR)/Packaging/link
 RELEASE_FLAGS = -c release --static-swift-stdlib -Xswiftc -Osize --scratch-path .build-release \
 	-Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld \
-	-Xswiftc -ld-path=$(STATIC_LINK)/ld-static-system-libs \
+	-Xswiftc -ld-path=$(RELEASE_LINK)/ld-static-system-libs \
 	-Xlinker $(CURDIR)/.build-release/no-socket-activation.o \
+	-Xlinker -T -Xlinker $(RELEASE_LINK)/private-functions.ld \
 	-Xlinker --symbol-ordering-file=$(ORDER_FILE) -Xlinker --no-warn-symbol-ordering \
 	-Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic
 
 release: deps .build-release/order-stamp .build-release/no-socket-activation.o
 	$(SWIFT) build $(RELEASE_FLAGS)
 
-.build-release/no-socket-activation.o: $(STATIC_LINK)/no-socket-activation.c
+# For scripts/order-file.sh, which links the daemon once more with a link map.
+release-flags:
+	@echo $(RELEASE_FLAGS)
+
+.build-release/no-socket-activation.o: $(RELEASE_LINK)/no-socket-activation.c
 	mkdir -p .build-release
 	$(RELEASE_CC) -O2 -fPIC -c $< -o $@
 
-# SwiftPM does not see the order file: a new one relinks by removing the binaries.
-.build-release/order-stamp: $(ORDER_FILE) $(STATIC_LINK)/ld-static-system-libs
+# SwiftPM does not see the linker's inputs: a change to them relinks by removing the binaries.
+.build-release/order-stamp: $(ORDER_FILE) $(RELEASE_LINK)/ld-static-system-libs $(RELEASE_LINK)/private-functions.ld
 	rm -f .build-release/release/mediarouted .build-release/release/mediaroutectl
 	mkdir -p .build-release && touch $@
 
@@ -101,7 +110,7 @@ uninstall:
 	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 # The figures of Docs/benchmarks.md.
-benchmarks: deps .build-release/order-stamp
+benchmarks: deps .build-release/order-stamp .build-release/no-socket-activation.o
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediarouted
 	$(SWIFT) build -c release --product mediaroute-bench
 	$(SWIFT) build -c release --product dbus-signal-floor

@@ -1,19 +1,25 @@
 #!/bin/sh
 # Regenerates Packaging/mediarouted.order, the link order of the release daemon
-# (see Makefile RELEASE_FLAGS and Docs/benchmarks.md): runs the release
-# mediarouted under callgrind on a private bus, asks it to discover (as the
-# daemon benchmark does), lets it idle, and lists the functions it ran.
-# Needs valgrind, dbus-daemon, busctl, binutils. Run after larger changes;
-# names that no longer exist are ignored by the linker.
+# (see Makefile RELEASE_FLAGS and Docs/benchmarks.md): links the release
+# mediarouted with a link map, runs it under callgrind on a private bus, asks it
+# to discover (as the daemon benchmark does), lets it idle, and lists the
+# sections whose code ran (scripts/order-file.py). Needs valgrind, dbus-daemon,
+# busctl, binutils and no other mediarouted running (its push endpoint's port).
+# Run after larger changes; names that no longer exist are ignored by the linker.
 set -eu
 cd "$(dirname "$0")/.."
 make release
 work=$(mktemp -d)
 trap 'kill $(cat "$work/bus.pid") 2>/dev/null; rm -rf "$work"' EXIT
+# The map must describe the profiled binary: link it once more with one.
+rm -f .build-release/release/mediarouted
+# shellcheck disable=SC2046 # the flags are words
+swift build $(make -s release-flags) --product mediarouted -Xlinker -Map="$work/map" -Xlinker --no-demangle
 # valgrind 3.19 cannot read the DWARF 5 that swiftc writes: profile a copy without it.
 strip --strip-debug -o "$work/mediarouted" .build-release/release/mediarouted
 address=$(dbus-daemon --session --print-address --fork --print-pid 3 3>"$work/bus.pid" | head -1)
-valgrind --tool=callgrind --callgrind-out-file="$work/profile" "$work/mediarouted" --bus "$address" --log-level error &
+valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$work/profile" \
+    "$work/mediarouted" --bus "$address" --log-level error 2>"$work/log" &
 daemon=$!
 for _ in $(seq 1 300); do
     busctl --address="$address" status org.mediaroute >/dev/null 2>&1 && break
@@ -23,6 +29,13 @@ busctl --address="$address" call org.mediaroute /org/mediaroute org.mediaroute.M
 sleep 15
 kill -INT $daemon
 wait $daemon || true
-mkdir -p Packaging
-python3 scripts/order-file.py "$work/profile" "$work/mediarouted" > Packaging/mediarouted.order
-echo "Packaging/mediarouted.order: $(wc -l < Packaging/mediarouted.order) functions"
+# A profile of a daemon that failed to start a part (e.g. its push port taken) lacks that part's code.
+if grep "error mediarouted" "$work/log"; then
+    echo "order-file.sh: the profiled daemon reported errors; nothing written" >&2
+    exit 1
+fi
+python3 scripts/order-file.py "$work/profile" "$work/map" mediarouted > "$work/order"
+mv "$work/order" Packaging/mediarouted.order
+echo "Packaging/mediarouted.order: $(wc -l < Packaging/mediarouted.order) symbols"
+# The next `make release` relinks without the map, in the new order.
+make release
