@@ -1,0 +1,36 @@
+#!/bin/sh
+# Checks the release daemon that `make install` installs (CI runs it after `make release`):
+# it needs no C library of ours at run time (they are linked in, Packaging/link), it takes
+# its name on a private bus, answers a discovery with the loopback devices, and stops
+# cleanly on SIGTERM.
+set -eu
+cd "$(dirname "$0")/.."
+binary=.build-release/release/mediarouted
+fail() { echo "release-smoke: $*" >&2; exit 1; }
+
+libraries=$(ldd "$binary")
+for library in libdbus-1 libxml2 libnl-3 libsbc libstdc++ libsystemd libicuuc; do
+    case "$libraries" in *"$library"*) fail "$binary still loads $library" ;; esac
+done
+
+work=$(mktemp -d)
+trap 'kill $(cat "$work/bus.pid") 2>/dev/null; kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
+daemon=""
+address=$(dbus-daemon --session --print-address --fork --print-pid 3 3>"$work/bus.pid" | head -1)
+"$binary" --bus "$address" --push-listen off --log-level error &
+daemon=$!
+for _ in $(seq 1 100); do
+    busctl --address="$address" status org.mediaroute >/dev/null 2>&1 && break
+    sleep 0.1
+done
+busctl --address="$address" status org.mediaroute >/dev/null 2>&1 || fail "no org.mediaroute on the bus"
+busctl --address="$address" call org.mediaroute /org/mediaroute org.mediaroute.Manager1 StartDiscovery
+sleep 1
+objects=$(busctl --address="$address" call org.mediaroute /org/mediaroute org.freedesktop.DBus.ObjectManager GetManagedObjects)
+case "$objects" in *org.mediaroute.Device1*) ;; *) fail "no devices after StartDiscovery: $objects" ;; esac
+kill -TERM "$daemon"
+status=0
+wait "$daemon" || status=$?
+daemon=""
+[ "$status" -eq 0 ] || fail "exit status $status after SIGTERM"
+echo "release-smoke: $binary ok"
