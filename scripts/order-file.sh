@@ -10,19 +10,23 @@ set -eu
 cd "$(dirname "$0")/.."
 make release
 work=$(mktemp -d)
-trap 'kill $(cat "$work/bus.pid") 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $(cat "$work/bus.pid") 2>/dev/null || true; rm -rf "$work"' EXIT
 # The map must describe the profiled binary: link it once more with one.
 rm -f .build-release/release/mediarouted
 # shellcheck disable=SC2046 # the flags are words
 swift build $(make -s release-flags) --product mediarouted -Xlinker -Map="$work/map" -Xlinker --no-demangle
 # valgrind 3.19 cannot read the DWARF 5 that swiftc writes: profile a copy without it.
 strip --strip-debug -o "$work/mediarouted" .build-release/release/mediarouted
+# `busctl status` also reads the owner's credentials, which a chroot may not give.
+has_name() {
+    busctl --address="$address" call org.freedesktop.DBus / org.freedesktop.DBus NameHasOwner s org.mediaroute 2>/dev/null | grep -q true
+}
 address=$(dbus-daemon --session --print-address --fork --print-pid 3 3>"$work/bus.pid" | head -1)
 valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$work/profile" \
     "$work/mediarouted" --bus "$address" --log-level error 2>"$work/log" &
 daemon=$!
 for _ in $(seq 1 300); do
-    busctl --address="$address" status org.mediaroute >/dev/null 2>&1 && break
+    has_name && break
     sleep 0.1
 done
 busctl --address="$address" call org.mediaroute /org/mediaroute org.mediaroute.Manager1 StartDiscovery

@@ -14,16 +14,25 @@ for library in libdbus-1 libxml2 libnl-3 libsbc libstdc++ libsystemd libicuuc; d
 done
 
 work=$(mktemp -d)
-trap 'kill $(cat "$work/bus.pid") 2>/dev/null; kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
 daemon=""
+cleanup() {
+    kill "$(cat "$work/bus.pid")" 2>/dev/null || true
+    [ -z "$daemon" ] || kill "$daemon" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+# `busctl status` also reads the owner's credentials, which a chroot may not give.
+has_name() {
+    busctl --address="$address" call org.freedesktop.DBus / org.freedesktop.DBus NameHasOwner s org.mediaroute 2>/dev/null | grep -q true
+}
 address=$(dbus-daemon --session --print-address --fork --print-pid 3 3>"$work/bus.pid" | head -1)
 "$binary" --bus "$address" --push-listen off --log-level error &
 daemon=$!
 for _ in $(seq 1 100); do
-    busctl --address="$address" status org.mediaroute >/dev/null 2>&1 && break
+    has_name && break
     sleep 0.1
 done
-busctl --address="$address" status org.mediaroute >/dev/null 2>&1 || fail "no org.mediaroute on the bus"
+has_name || fail "no org.mediaroute on the bus"
 busctl --address="$address" call org.mediaroute /org/mediaroute org.mediaroute.Manager1 StartDiscovery
 sleep 1
 objects=$(busctl --address="$address" call org.mediaroute /org/mediaroute org.freedesktop.DBus.ObjectManager GetManagedObjects)
