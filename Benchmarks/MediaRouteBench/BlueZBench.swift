@@ -69,6 +69,7 @@ extension Bench {
                 try await Task.sleep(for: .milliseconds(200))
                 let cpu = cpuSeconds()
                 let split = cpuSplit()
+                let switches = contextSwitches(getpid())
                 let start = ContinuousClock.now
                 let mockSeconds = try await addDevices(connection, count)
                 while done.value == nil && ContinuousClock.now - start < .seconds(60) { try await Task.sleep(for: .milliseconds(2)) }
@@ -76,7 +77,8 @@ extension Bench {
                 let cpuPerDevice = (cpuSeconds() - cpu) / Double(count) * 1e6
                 let after = cpuSplit()
                 if ProcessInfo.processInfo.environment["BENCH_SPLIT"] != nil {
-                    print("user \(format((after.0 - split.0) / Double(count) * 1e6, 1)) µs, system \(format((after.1 - split.1) / Double(count) * 1e6, 1)) µs")
+                    let perDevice = wakeups(from: switches, to: contextSwitches(getpid())) / Double(count)
+                    print("user \(format((after.0 - split.0) / Double(count) * 1e6, 1)) µs, system \(format((after.1 - split.1) / Double(count) * 1e6, 1)) µs, \(format(perDevice, 2)) context switches per device")
                 }
                 discovery.cancel()
                 print("| devices added while scanning, run \(run + 1) | MediaRoute | \(reported.value) | \(format(wall, 1)) | \(format(mockSeconds * 1000, 1)) | \(format(wall / (mockSeconds * 1000), 2)) | \(format(cpuPerDevice, 1)) |")
