@@ -83,6 +83,8 @@ extension Bench {
                 discovery.cancel()
                 print("| devices added while scanning, run \(run + 1) | MediaRoute | \(reported.value) | \(format(wall, 1)) | \(format(mockSeconds * 1000, 1)) | \(format(wall / (mockSeconds * 1000), 2)) | \(format(cpuPerDevice, 1)) |")
             }
+            // BENCH_ONLY_MEDIAROUTE: the first case alone, for profiling.
+            if ProcessInfo.processInfo.environment["BENCH_ONLY_MEDIAROUTE"] != nil { continue }
             // 2. The same with bleak, and with a C client doing nothing but libdbus's own work.
             try await bleak(count: count, run: run, present: false)
             try await libdbusFloor(count: count, run: run)
