@@ -33,17 +33,16 @@ sections = []  # [address, size, is_own_section, [symbol names]]
 in_text = False
 with open(map_path, errors="replace") as lines:
     for line in lines:
+        # Columns: VMA LMA Size Align, then an output section after one space, an input
+        # section after 9 (path:(section)), a symbol after 17.
+        output_section = re.match(r"^\s*[0-9a-f]+\s+[0-9a-f]+\s+[0-9a-f]+\s+\d+ (\S.*)$", line)
+        if output_section:
+            in_text = output_section.group(1).strip() == ".text"
+            continue
         fields = line.split()
-        if len(fields) < 5:
+        if not in_text or len(fields) < 5:
             continue
         name = " ".join(fields[4:])
-        if line[:50].strip() and len(line) - len(line.lstrip()) < 30 and ":(" not in name:
-            # An output section line ("... .text") starts or ends the region we read.
-            if re.match(r"^\s*[0-9a-f]+\s+[0-9a-f]+\s+[0-9a-f]+\s+\d+ \S", line):
-                in_text = name == ".text"
-                continue
-        if not in_text:
-            continue
         if ":(" in name:
             section_name = name[name.rindex(":(") + 2:-1]
             sections.append([int(fields[0], 16), int(fields[2], 16), section_name != ".text", []])
