@@ -21,9 +21,10 @@ strip --strip-debug -o "$work/mediarouted" .build-release/release/mediarouted
 has_name() {
     busctl --address="$address" call org.freedesktop.DBus / org.freedesktop.DBus NameHasOwner s org.mediaroute 2>/dev/null | grep -q true
 }
+# With the LAN extension on, as on the system bus, so that its start-up code is placed too.
 address=$(dbus-daemon --session --print-address --fork --print-pid 3 3>"$work/bus.pid" | head -1)
 valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$work/profile" \
-    "$work/mediarouted" --bus "$address" --log-level error 2>"$work/log" &
+    "$work/mediarouted" --bus "$address" --lan on --log-level error 2>"$work/log" &
 daemon=$!
 for _ in $(seq 1 300); do
     has_name && break
