@@ -2,54 +2,71 @@
 import Glibc
 #endif
 
-/// A pthread mutex with one condition variable that waits on `CLOCK_MONOTONIC`.
+/// A pthread mutex with two condition variables that wait on `CLOCK_MONOTONIC`:
+/// one for threads sleeping until signalled, one for threads sleeping until a
+/// deadline, so a signal can choose which kind of sleeper it wakes.
 ///
 /// The executors need a lock a thread can sleep on until work arrives or a
 /// deadline passes; `Synchronization.Mutex` has no condition variable. The
 /// pthread objects live in heap memory of their own because pthread objects must
 /// not move, and a class's stored properties have no address guarantee.
 final class ConditionLock: @unchecked Sendable {
-    // @unchecked: the two pointers are written once in init and freed in deinit;
+    // @unchecked: the pointers are written once in init and freed in deinit;
     // everything else goes through the pthread calls, which are thread-safe.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    /// [0]: sleepers without a deadline, [1]: sleepers with one.
+    private let conditions: UnsafeMutablePointer<pthread_cond_t>
+
+    /// The sleepers a ``signal(_:)`` wakes one of.
+    enum Sleepers {
+        /// Threads in `wait(until: nil)`.
+        case untimed
+        /// Threads in `wait(until:)` with a deadline.
+        case timed
+    }
 
     init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
-        condition = .allocate(capacity: 1)
-        condition.initialize(to: pthread_cond_t())
+        conditions = .allocate(capacity: 2)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
         pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(condition, &attributes)
+        for index in 0..<2 {
+            (conditions + index).initialize(to: pthread_cond_t())
+            pthread_cond_init(conditions + index, &attributes)
+        }
         pthread_condattr_destroy(&attributes)
     }
 
     deinit {
-        pthread_cond_destroy(condition)
+        for index in 0..<2 { pthread_cond_destroy(conditions + index) }
         pthread_mutex_destroy(mutex)
-        condition.deallocate()
+        conditions.deallocate()
         mutex.deallocate()
     }
 
     func lock() { pthread_mutex_lock(mutex) }
     func unlock() { pthread_mutex_unlock(mutex) }
 
-    /// Wakes one waiter; call with the lock held.
-    func signal() { pthread_cond_signal(condition) }
+    /// Wakes one sleeper of the kind given. Callable without the lock: a sleeper
+    /// its owner counted under the lock is already inside `wait`, which released
+    /// the lock atomically.
+    func signal(_ sleepers: Sleepers) {
+        pthread_cond_signal(conditions + (sleepers == .untimed ? 0 : 1))
+    }
 
     /// Sleeps (lock held, released while asleep) until signalled or, with a
     /// deadline, until `CLOCK_MONOTONIC` reaches it. Wakes spuriously at times:
     /// callers re-check their state.
     func wait(until deadline: MonotonicInstant?) {
         guard let deadline else {
-            pthread_cond_wait(condition, mutex)
+            pthread_cond_wait(conditions, mutex)
             return
         }
         var time = timespec(tv_sec: Int(deadline.nanoseconds / 1_000_000_000), tv_nsec: Int(deadline.nanoseconds % 1_000_000_000))
-        pthread_cond_timedwait(condition, mutex, &time)
+        pthread_cond_timedwait(conditions + 1, mutex, &time)
     }
 
     func withLock<T>(_ body: () throws -> T) rethrows -> T {

@@ -13,6 +13,11 @@ struct JobQueue<Job> {
     /// The earliest deadline, or nil when no timer is waiting.
     var nextDeadline: MonotonicInstant? { timers.first?.deadline }
 
+    /// Whether ``next(at:)`` would return a job at `now`.
+    func hasDue(at now: MonotonicInstant) -> Bool {
+        readHead < ready.count || timers.first.map { $0.deadline <= now } ?? false
+    }
+
     mutating func append(_ job: Job) {
         ready.append(job)
     }

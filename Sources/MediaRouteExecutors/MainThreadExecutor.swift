@@ -8,7 +8,7 @@ import Synchronization
 /// calls ``run()`` (the process's main thread), which sleeps on a condition
 /// variable when there is nothing to do — no libdispatch main queue, no timers.
 final class MainThreadExecutor: MainExecutor, SchedulingExecutor, Sendable {
-    private let jobs = JobBoard()
+    private let jobs = JobBoard<UnownedJob>()
     /// The thread inside ``run()``.
     private let thread = Mutex<pthread_t?>(nil)
 
@@ -21,7 +21,7 @@ final class MainThreadExecutor: MainExecutor, SchedulingExecutor, Sendable {
     }
 
     func enqueue<C: Clock>(_ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C) {
-        jobs.add(UnownedJob(job), after: JobBoard.delay(until: instant, on: clock))
+        jobs.add(UnownedJob(job), after: JobBoard<UnownedJob>.delay(until: instant, on: clock))
     }
 
     func enqueue<C: Clock>(_ job: consuming ExecutorJob, after delay: C.Duration, tolerance: C.Duration?, clock: C) {

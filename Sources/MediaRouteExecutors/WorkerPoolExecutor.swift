@@ -11,7 +11,7 @@ import Glibc
 /// re-arms a one-second timer for the life of the process: an idle daemon woke
 /// up once a second for nothing. Here an idle process has no timer armed at all.
 final class WorkerPoolExecutor: TaskExecutor, SchedulingExecutor, Sendable {
-    private let jobs = JobBoard()
+    private let jobs = JobBoard<UnownedJob>()
     /// How many threads run jobs.
     let threadCount: Int
 
@@ -46,7 +46,7 @@ final class WorkerPoolExecutor: TaskExecutor, SchedulingExecutor, Sendable {
     }
 
     func enqueue<C: Clock>(_ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C) {
-        jobs.add(UnownedJob(job), after: JobBoard.delay(until: instant, on: clock))
+        jobs.add(UnownedJob(job), after: JobBoard<UnownedJob>.delay(until: instant, on: clock))
     }
 
     func enqueue<C: Clock>(_ job: consuming ExecutorJob, after delay: C.Duration, tolerance: C.Duration?, clock: C) {
