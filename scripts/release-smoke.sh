@@ -1,17 +1,21 @@
 #!/bin/sh
-# Checks the release daemon that `make install` installs (CI runs it after `make release`):
-# it needs no C library of ours at run time (they are linked in, Packaging/link), it takes
-# its name on a private bus, answers a discovery with the loopback devices, and stops
-# cleanly on SIGTERM.
+# Checks the release binaries that `make install` installs (CI runs it after `make release`):
+# they need no C library of ours at run time (they are linked in, Packaging/link); the daemon
+# takes its name on a private bus, answers a discovery with the loopback devices, and stops
+# cleanly on SIGTERM; mediaroutectl runs its demo to the end.
 set -eu
 cd "$(dirname "$0")/.."
 binary=.build-release/release/mediarouted
+control=.build-release/release/mediaroutectl
 fail() { echo "release-smoke: $*" >&2; exit 1; }
 
-libraries=$(ldd "$binary")
-for library in libdbus-1 libxml2 libnl-3 libsbc libstdc++ libsystemd libicuuc; do
-    case "$libraries" in *"$library"*) fail "$binary still loads $library" ;; esac
+for file in "$binary" "$control"; do
+    libraries=$(ldd "$file")
+    for library in libdbus-1 libxml2 libnl-3 libsbc libstdc++ libsystemd libicuuc; do
+        case "$libraries" in *"$library"*) fail "$file still loads $library" ;; esac
+    done
 done
+"$control" demo | tail -1 | grep -q "Demo finished." || fail "$control demo did not finish"
 
 work=$(mktemp -d)
 daemon=""
@@ -42,4 +46,4 @@ status=0
 wait "$daemon" || status=$?
 daemon=""
 [ "$status" -eq 0 ] || fail "exit status $status after SIGTERM"
-echo "release-smoke: $binary ok"
+echo "release-smoke: $binary and $control ok"
