@@ -64,6 +64,8 @@ private final class Consumers: Sendable {
         for (job, delay) in delays.enumerated() {
             consumers.board.add(job, after: .milliseconds(delay))
         }
+        // The wake-ups the adds cause (a sleeper taking the watch) are not counted.
+        try await Task.sleep(for: .milliseconds(5))
         let before = consumers.board.threadWakeUps
         try await consumers.waitUntil(taken: delays.count)
         let taken = consumers.taken.withLock { $0 }
@@ -72,8 +74,8 @@ private final class Consumers: Sendable {
         for entry in taken {
             #expect(entry.at - start >= .milliseconds(delays[entry.job]), "job \(entry.job) ran early")
         }
-        // Four distinct deadlines: about two wake-ups each (the watcher, and the sleeper
-        // taking the watch over), where every thread waking for every deadline made 12 or more.
+        // Four distinct deadlines: two wake-ups each (the watcher, and the sleeper taking
+        // the watch over), where every thread waking for every deadline made 12 or more.
         let wakeUps = consumers.board.threadWakeUps - before
         #expect(wakeUps <= 10, "\(wakeUps) wake-ups for 5 timers")
         try await consumers.stop()
@@ -90,6 +92,40 @@ private final class Consumers: Sendable {
         let taken = consumers.taken.withLock { $0 }
         #expect(taken.map(\.job) == [1])
         #expect(taken.first.map { $0.at - start < .seconds(2) } == true)
+        try await consumers.stop()
+    }
+
+    /// Jobs and timers from several producers at once: every one is taken exactly
+    /// once and no timer before its deadline (a lost wake-up would leave some behind).
+    @Test func concurrentJobsAndTimersAreAllTakenOnTime() async throws {
+        let consumers = Consumers(threads: 3)
+        let start = ContinuousClock.now
+        let perProducer = 500
+        // Half the jobs get a random delay up to 30 ms.
+        var generator = SystemRandomNumberGenerator()
+        let plan: [[(job: Int, delay: Duration?)]] = (0..<4).map { producer in
+            (0..<perProducer).map { index in
+                (producer * perProducer + index, Bool.random(using: &generator) ? .microseconds(Int.random(in: 0...30_000, using: &generator)) : nil)
+            }
+        }
+        let board = consumers.board
+        await withTaskGroup(of: Void.self) { group in
+            for jobs in plan {
+                group.addTask {
+                    for (index, entry) in jobs.enumerated() {
+                        board.add(entry.job, after: entry.delay)
+                        if index % 50 == 0 { try? await Task.sleep(for: .milliseconds(1)) }
+                    }
+                }
+            }
+        }
+        try await consumers.waitUntil(taken: 4 * perProducer)
+        let taken = consumers.taken.withLock { $0 }
+        #expect(taken.count == 4 * perProducer)
+        #expect(Set(taken.map(\.job)) == Set(0..<(4 * perProducer)))
+        let timers = Dictionary(uniqueKeysWithValues: plan.joined().compactMap { entry in entry.delay.map { (entry.job, $0) } })
+        let early = taken.filter { entry in timers[entry.job].map { entry.at - start < $0 } ?? false }
+        #expect(early.isEmpty, "\(early.count) timers ran early")
         try await consumers.stop()
     }
 
