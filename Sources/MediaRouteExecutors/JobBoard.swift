@@ -42,8 +42,7 @@ final class JobBoard<Job>: @unchecked Sendable {
         let wake = lock.withLock { () -> ConditionLock.Sleepers? in
             guard let delay else {
                 queue.append(job)
-                // The deadline's watcher only when no one else sleeps: it would hand its watch on.
-                return untimedSleepers > 0 ? .untimed : timedSleepers > 0 ? .timed : nil
+                return sleeperForAJob
             }
             timersScheduled &+= 1
             let deadline = MonotonicInstant.after(delay)
@@ -56,6 +55,12 @@ final class JobBoard<Job>: @unchecked Sendable {
         if let wake { lock.signal(wake) }
     }
 
+    /// Who wakes for a job that is due: a thread that does not watch a deadline, the
+    /// watcher only when no one else sleeps (it would hand its watch on). Lock held.
+    private var sleeperForAJob: ConditionLock.Sleepers? {
+        untimedSleepers > 0 ? .untimed : timedSleepers > 0 ? .timed : nil
+    }
+
     /// The next due job, sleeping until there is one; nil once ``stop()`` was called.
     func next() -> Job? {
         lock.lock()
@@ -66,7 +71,7 @@ final class JobBoard<Job>: @unchecked Sendable {
                 var wake: ConditionLock.Sleepers?
                 if queue.hasDue(at: now) {
                     // Another job is due too: a sleeper takes it.
-                    wake = untimedSleepers > 0 ? .untimed : timedSleepers > 0 ? .timed : nil
+                    wake = sleeperForAJob
                 } else if queue.nextDeadline != nil, watchedDeadline == nil, untimedSleepers > 0 {
                     // No one watches the next deadline while this thread runs its job.
                     wake = .untimed
