@@ -58,7 +58,8 @@ extension Bench {
                 let transport = BlueZTransport(objectManager: manager)
                 let reported = Locked(0)
                 let done = Locked<ContinuousClock.Instant?>(nil)
-                let discovery = Task {
+                // The consumer runs on the thread that reads BlueZ's signals (no hand-off per device).
+                let discovery = Task(executorPreference: manager.signalExecutor ?? globalConcurrentExecutor) {
                     for await event in transport.discover() {
                         if case .appeared = event {
                             let total = reported.withLock { $0 += 1; return $0 }
@@ -71,10 +72,12 @@ extension Bench {
                 let split = cpuSplit()
                 let switches = contextSwitches(getpid())
                 let start = ContinuousClock.now
+                perfControl("enable")
                 let mockSeconds = try await addDevices(connection, count)
                 while done.value == nil && ContinuousClock.now - start < .seconds(60) { try await Task.sleep(for: .milliseconds(2)) }
                 let wall = milliseconds((done.value ?? .now) - start)
                 let cpuPerDevice = (cpuSeconds() - cpu) / Double(count) * 1e6
+                perfControl("disable")
                 let after = cpuSplit()
                 if ProcessInfo.processInfo.environment["BENCH_SPLIT"] != nil {
                     let perDevice = wakeups(from: switches, to: contextSwitches(getpid())) / Double(count)
@@ -109,6 +112,14 @@ extension Bench {
             }
             try await bleak(count: count, run: run, present: true)
         }
+    }
+
+    /// With `BENCH_PERF_CONTROL=FIFO`, tells `perf record --control=fifo:FIFO -D -1`
+    /// to sample only while devices are being added (not the set-up and tear-down).
+    static func perfControl(_ command: String) {
+        guard let fifo = ProcessInfo.processInfo.environment["BENCH_PERF_CONTROL"], let handle = FileHandle(forWritingAtPath: fifo) else { return }
+        handle.write(Data((command + "\n").utf8))
+        try? handle.close()
     }
 
     /// Until a peer client (bleak, the libdbus floor) prints "ready".

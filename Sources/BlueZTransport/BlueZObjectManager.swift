@@ -36,6 +36,8 @@ public actor BlueZObjectManager {
         var observers: [UInt64: Observer] = [:]
         var nextObserver: UInt64 = 0
         var eventsHandled = 0
+        /// The connection the stream is read on, when it is not ``connection``.
+        var signalConnection: DBusSignalConnection?
 
         func publish(_ event: Event) {
             for observer in observers.values {
@@ -47,10 +49,21 @@ public actor BlueZObjectManager {
         }
     }
 
+    /// The connection for calls to BlueZ (and, with `ownSignalConnection` off, for its signals).
     public nonisolated let connection: DBusConnection
+    private let ownSignalConnection: Bool
     private let logger: Logger
     private nonisolated let state = SharedState()
     private var subscription: DBusSignalSubscription?
+    /// Where the object-manager stream is read: a ``DBusSignalConnection`` of
+    /// our own, or ``connection`` when that cannot be opened.
+    private var source: (any DBusSignalSource)?
+
+    /// The thread that reads BlueZ's signals, as an executor: a task consuming
+    /// events or discovery that prefers it (`Task(executorPreference:)`) runs
+    /// between reads, with no thread hand-off per event. Nil before ``start()``
+    /// or when the stream is read on ``connection``.
+    public nonisolated var signalExecutor: (any TaskExecutor)? { state.withLock { $0.signalConnection } }
 
     /// Every object BlueZ has, by path.
     public var objects: [DBusObjectPath: BlueZInterfaces] { state.withLock { $0.objects } }
@@ -58,9 +71,17 @@ public actor BlueZObjectManager {
     /// Signals handled (for the benchmark).
     public var eventsHandled: Int { state.withLock { $0.eventsHandled } }
 
-    public init(connection: DBusConnection, logger: Logger = Logger(label: "mediaroute.bluez")) {
+    /// - Parameter ownSignalConnection: read BlueZ's signals on a second
+    ///   connection with MediaRoute's own message reader (``DBusSignalConnection``:
+    ///   a third of libdbus's cost per signal); off, they are read on `connection`.
+    public init(connection: DBusConnection, ownSignalConnection: Bool = true, logger: Logger = Logger(label: "mediaroute.bluez")) {
         self.connection = connection
+        self.ownSignalConnection = ownSignalConnection
         self.logger = logger
+    }
+
+    deinit {
+        state.withLock { $0.signalConnection }?.close()
     }
 
     /// Subscribes, then reads every object (so nothing that appears in between is missed).
@@ -70,12 +91,14 @@ public actor BlueZObjectManager {
     /// full read never undoes a signal sent after it.
     public func start() async throws(DBusError) {
         let logger = logger
-        subscription = try await connection.handleSignals(matchingAny: [
+        let source = await openSource()
+        self.source = source
+        subscription = try await source.handleSignals(matchingAny: [
             DBusMatchRule(sender: BlueZ.busName, path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded"),
             DBusMatchRule(sender: BlueZ.busName, path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"),
             DBusMatchRule(sender: BlueZ.busName, pathNamespace: BlueZ.root, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"),
             DBusNameOwnerChange.matchRule(for: BlueZ.busName),
-        ]) { [weak self, state] signal in
+        ], finished: {}) { [weak self, state] signal in
             guard let change = DBusNameOwnerChange(signal) else {
                 state.withLock { Self.handle(signal, &$0) }
                 return
@@ -88,14 +111,39 @@ public actor BlueZObjectManager {
                 Task { await self?.restarted() }
             }
         }
-        if try await connection.nameOwner(of: BlueZ.busName) != nil {
+        if try await source.nameOwner(of: BlueZ.busName) != nil {
             try await resync()
         }
+    }
+
+    private func openSource() async -> any DBusSignalSource {
+        guard ownSignalConnection else { return connection }
+        do {
+            let own = try await DBusSignalConnection.connect(to: connection.bus, logger: logger)
+            state.withLock { $0.signalConnection = own }
+            return own
+        } catch {
+            logger.notice("reading BlueZ's signals on the shared connection: \(error)")
+            return connection
+        }
+    }
+
+    /// Returns once every signal BlueZ sent before now is in the cache: a
+    /// `Peer.Ping` to BlueZ on the stream's connection, whose reply comes after
+    /// them. Needed after a call on ``connection`` whose effects (say
+    /// `Connected`) are signalled on the other connection.
+    public func synchronize() async {
+        guard let source, source !== connection else { return }
+        _ = try? await source.call(
+            destination: BlueZ.busName, path: "/", interface: "org.freedesktop.DBus.Peer", member: "Ping", [],
+            timeout: .seconds(5), replyHandler: nil)
     }
 
     public func stop() {
         subscription?.cancel()
         subscription = nil
+        state.withLock { state in defer { state.signalConnection = nil }; return state.signalConnection }?.close()
+        source = nil
         let observers = state.withLock { state in
             defer { state.observers.removeAll() }
             return state.observers.values
@@ -204,9 +252,10 @@ public actor BlueZObjectManager {
     /// Reads every object; the reply replaces the cache (on the I/O thread, in
     /// order with the signals) and what differs is reported.
     private func resync() async throws(DBusError) {
-        _ = try await connection.call(
-            destination: BlueZ.busName, path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects",
-            replyHandler: { [state] body in state.withLock { Self.replace(with: body, &$0) } })
+        guard let source else { return }
+        _ = try await source.call(
+            destination: BlueZ.busName, path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects", [],
+            timeout: DBusConnection.defaultTimeout, replyHandler: { [state] body in state.withLock { Self.replace(with: body, &$0) } })
     }
 
     private static func replace(with reply: [DBusValue], _ state: inout State) {

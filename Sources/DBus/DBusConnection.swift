@@ -102,14 +102,18 @@ public final class DBusConnection: Sendable {
 
     let core: DBusConnectionCore
 
+    /// The bus this connection is on.
+    public let bus: Bus
+
     /// This connection's unique name on the bus (e.g. `:1.42`).
     public var uniqueName: String { core.uniqueName }
 
     /// The default time a call may take.
     public static let defaultTimeout: Duration = .seconds(25)
 
-    private init(core: DBusConnectionCore) {
+    private init(core: DBusConnectionCore, bus: Bus) {
         self.core = core
+        self.bus = bus
     }
 
     /// Connects and registers with the bus.
@@ -117,7 +121,7 @@ public final class DBusConnection: Sendable {
     public static func connect(to bus: Bus, logger: Logger = Logger(label: "mediaroute.dbus")) async throws -> DBusConnection {
         let core = DBusConnectionCore(logger: logger)
         try await core.start(bus)
-        let connection = DBusConnection(core: core)
+        let connection = DBusConnection(core: core, bus: bus)
         core.attach(connection)
         try await connection.installNameTracking()
         return connection
@@ -196,34 +200,7 @@ public final class DBusConnection: Sendable {
         matchingAny rules: [DBusMatchRule], finished: @escaping @Sendable () -> Void = {},
         _ handler: @escaping @Sendable (DBusMessage) -> Void
     ) async throws(DBusError) -> DBusSignalSubscription {
-        for rule in rules {
-            if let sender = rule.sender, !sender.hasPrefix(":"), sender != "org.freedesktop.DBus" {
-                try await core.watchOwner(of: sender, connection: self)
-            }
-            _ = try await call(
-                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                member: "AddMatch", [.string(rule.ruleString)])
-        }
-        // `finished` once, however many rules, whether the connection ends or the subscription is cancelled.
-        let remaining = Mutex(rules.count)
-        let finishOnce: @Sendable () -> Void = {
-            if remaining.withLock({ count -> Bool in
-                guard count > 0 else { return false }
-                count -= 1
-                return count == 0
-            }) { finished() }
-        }
-        let ids = rules.map { core.addSubscription($0, deliver: handler, finish: finishOnce) }
-        return DBusSignalSubscription { [weak self] in
-            guard let self else { return }
-            for (id, rule) in zip(ids, rules) {
-                self.core.removeSubscription(id)
-                self.core.enqueue(.methodCall(
-                    destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                    member: "RemoveMatch", body: [.string(rule.ruleString)]))
-            }
-            if remaining.withLock({ count -> Bool in defer { count = 0 }; return count > 0 }) { finished() }
-        }
+        try await subscribe(matchingAny: rules, finished: finished, handler)
     }
 
     /// Owner changes of one name (a peer that restarts shows as lost, then a new owner).
@@ -262,14 +239,7 @@ public final class DBusConnection: Sendable {
 
     /// The unique name owning `name`, or nil when nobody does.
     public func nameOwner(of name: String) async throws(DBusError) -> String? {
-        do {
-            return try await call(
-                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                member: "GetNameOwner", [.string(name)]
-            ).first?.string
-        } catch where error.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
-            return nil
-        }
+        try await lookUpOwner(of: name)
     }
 
     private func installNameTracking() async throws(DBusError) {
@@ -448,5 +418,19 @@ public final class DBusSignalSubscription: Sendable {
 
     deinit {
         cancel()
+    }
+}
+
+extension DBusConnection: DBusSignalRouting {
+    func addSubscription(_ rule: DBusMatchRule, deliver: @escaping @Sendable (DBusMessage) -> Void, finish: @escaping @Sendable () -> Void) -> UInt64 {
+        core.addSubscription(rule, deliver: deliver, finish: finish)
+    }
+
+    func removeSubscription(_ id: UInt64) {
+        core.removeSubscription(id)
+    }
+
+    func recordOwner(_ owner: String?, of name: String) {
+        core.recordOwner(owner, of: name)
     }
 }

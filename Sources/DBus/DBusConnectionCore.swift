@@ -14,14 +14,6 @@ final class DBusConnectionCore: Sendable {
         case stop
     }
 
-    private struct Subscription {
-        let rule: DBusMatchRule
-        /// Called on the I/O thread for each matching signal, in arrival order.
-        let deliver: @Sendable (DBusMessage) -> Void
-        /// Called once when the connection ends.
-        let finish: @Sendable () -> Void
-    }
-
     private struct State {
         var commands: [Command] = []
         var nextCallID: UInt64 = 0
@@ -34,10 +26,7 @@ final class DBusConnectionCore: Sendable {
         var deadlines: [UInt64: (at: ContinuousClock.Instant, what: String)] = [:]
         /// Serial of a sent call → its call id.
         var callBySerial: [UInt32: UInt64] = [:]
-        var subscriptions: [UInt64: Subscription] = [:]
-        var nextSubscription: UInt64 = 0
-        /// Current owners of the well-known names that subscriptions match on.
-        var owners: [String: String] = [:]
+        var routes = DBusSignalRoutes()
         var objects: [DBusObjectPath: DBusObject] = [:]
         var uniqueName = ""
         var connected = false
@@ -168,26 +157,18 @@ final class DBusConnectionCore: Sendable {
     // MARK: Subscriptions and names
 
     func addSubscription(_ rule: DBusMatchRule, deliver: @escaping @Sendable (DBusMessage) -> Void, finish: @escaping @Sendable () -> Void) -> UInt64 {
-        let (id, stopped) = state.withLock { state -> (UInt64, Bool) in
-            state.nextSubscription += 1
-            if !state.stopped {
-                state.subscriptions[state.nextSubscription] = Subscription(rule: rule, deliver: deliver, finish: finish)
-            }
-            return (state.nextSubscription, state.stopped)
-        }
+        let subscription = DBusSignalRoutes.Subscription(rule: rule, deliver: deliver, finish: finish)
+        let (id, stopped) = state.withLock { state in (state.routes.add(subscription, accepting: !state.stopped), state.stopped) }
         if stopped { finish() }
         return id
     }
 
     func removeSubscription(_ id: UInt64) {
-        state.withLock { _ = $0.subscriptions.removeValue(forKey: id) }
+        state.withLock { $0.routes.remove(id) }
     }
 
-    func watchOwner(of name: String, connection: DBusConnection) async throws(DBusError) {
-        let owner = try await connection.nameOwner(of: name)
-        state.withLock { state in
-            if state.owners[name] == nil, let owner { state.owners[name] = owner }
-        }
+    func recordOwner(_ owner: String?, of name: String) {
+        state.withLock { $0.routes.record(owner, of: name) }
     }
 
     // MARK: Objects
@@ -369,19 +350,7 @@ final class DBusConnectionCore: Sendable {
     }
 
     private func deliver(_ signal: DBusMessage) {
-        let targets = state.withLock { state -> [@Sendable (DBusMessage) -> Void] in
-            if signal.sender == "org.freedesktop.DBus", signal.member == "NameOwnerChanged", signal.body.count == 3,
-                let name = signal.body[0].string, state.owners[name] != nil || state.subscriptions.values.contains(where: { $0.rule.sender == name })
-            {
-                let newOwner = signal.body[2].string ?? ""
-                state.owners[name] = newOwner.isEmpty ? nil : newOwner
-            }
-            return state.subscriptions.values.compactMap { subscription in
-                let owner = subscription.rule.sender.flatMap { state.owners[$0] }
-                return subscription.rule.matches(signal, ownerOfSender: owner) ? subscription.deliver : nil
-            }
-        }
-        for target in targets { target(signal) }
+        for handler in state.withLock({ $0.routes.handlers(for: signal) }) { handler(signal) }
     }
 
     private func shutDown(reason: String) {
@@ -394,9 +363,8 @@ final class DBusConnectionCore: Sendable {
                 state.replyHandlers.removeAll()
                 state.deadlines.removeAll()
                 state.callBySerial.removeAll()
-                state.subscriptions.removeAll()
             }
-            return (Array(state.pending.values), Array(state.subscriptions.values))
+            return (Array(state.pending.values), state.routes.removeAll())
         }
         for continuation in pending { continuation.resume(throwing: DBusError.disconnected(reason)) }
         for subscription in subscriptions { subscription.finish() }

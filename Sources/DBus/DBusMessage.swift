@@ -293,7 +293,7 @@ extension DBusMessage {
         case MR_DBUS_TYPE_STRING: return .string(readString(&iterator))
         case MR_DBUS_TYPE_OBJECT_PATH:
             // libdbus validated the message; checking the path again costs more than the rest.
-            return .objectPath(DBusObjectPath(validatedByLibdbus: readString(&iterator)))
+            return .objectPath(DBusObjectPath(validated: readString(&iterator)))
         case MR_DBUS_TYPE_SIGNATURE: return .signature(readString(&iterator))
         case MR_DBUS_TYPE_UNIX_FD:
             // libdbus hands out a dup()ed descriptor that the reader owns.

@@ -17,8 +17,8 @@ public struct DBusObjectPath: Sendable, Hashable, Comparable, CustomStringConver
         rawValue = value
     }
 
-    /// A path libdbus already validated (it checks every incoming message).
-    init(validatedByLibdbus rawValue: String) {
+    /// A path already validated (by libdbus or ``DBusWireReader``, which check every incoming message).
+    init(validated rawValue: String) {
         self.rawValue = rawValue
     }
 

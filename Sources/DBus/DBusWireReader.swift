@@ -1,0 +1,417 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why bytes are not a D-Bus message.
+public struct DBusWireError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What was wrong, e.g. "string is not UTF-8".
+    public let reason: String
+    /// Byte offset from the start of the message where it was found.
+    public let offset: Int
+
+    public var description: String { "malformed D-Bus message at byte \(offset): \(reason)" }
+}
+
+/// Reads D-Bus messages from their wire bytes, as the D-Bus specification
+/// marshals them, into ``DBusMessage`` values.
+///
+/// Why this exists next to libdbus: ``DBusSignalConnection`` receives BlueZ's
+/// object-manager stream with it, where libdbus's own loader cost three times
+/// what reading the socket did (see Docs/benchmarks.md). It checks what a
+/// receiver must not trust: every length against the bytes there are and
+/// against ``maximumMessageSize``, alignment padding being zero, signatures
+/// (grammar, 255 bytes, 32 levels of arrays and of structures), nesting depth,
+/// booleans, strings (UTF-8, no NUL, terminated), object paths, header field
+/// types and the fields each message type requires. Unix file descriptors are
+/// refused: the connection reading with it does not negotiate them.
+public enum DBusWireReader {
+    /// The bus daemon's own limit on the system bus.
+    public static let maximumMessageSize = 32 << 20
+    /// The specification's limit on an array's length in bytes.
+    static let maximumArrayLength = 64 << 20
+    /// The specification's limit on container nesting in a value.
+    static let maximumDepth = 64
+
+    /// The length of the whole message whose first 16 bytes are `fixedHeader`.
+    /// - Throws: ``DBusWireError`` when those bytes cannot start a message or it would exceed `limit`.
+    public static func messageLength(fixedHeader: UnsafeRawBufferPointer, limit: Int = maximumMessageSize) throws(DBusWireError) -> Int {
+        guard fixedHeader.count >= 16 else { throw DBusWireError(reason: "fewer than 16 bytes", offset: fixedHeader.count) }
+        let bigEndian: Bool
+        switch fixedHeader[0] {
+        case UInt8(ascii: "l"): bigEndian = false
+        case UInt8(ascii: "B"): bigEndian = true
+        default: throw DBusWireError(reason: "unknown byte order \(fixedHeader[0])", offset: 0)
+        }
+        guard fixedHeader[3] == 1 else { throw DBusWireError(reason: "protocol version \(fixedHeader[3])", offset: 3) }
+        let bodyLength = Int(load32(fixedHeader, 4, bigEndian))
+        let fieldsLength = Int(load32(fixedHeader, 12, bigEndian))
+        guard bodyLength <= limit, fieldsLength <= limit else { throw DBusWireError(reason: "larger than \(limit) bytes", offset: 4) }
+        let total = align(16 + fieldsLength, 8) + bodyLength
+        guard total <= limit else { throw DBusWireError(reason: "larger than \(limit) bytes", offset: 4) }
+        return total
+    }
+
+    /// The message in `bytes` (exactly one whole message); nil for a message
+    /// type this version of the protocol does not know (receivers ignore those).
+    public static func decode(_ bytes: UnsafeRawBufferPointer, limit: Int = maximumMessageSize) throws(DBusWireError) -> DBusMessage? {
+        let length = try messageLength(fixedHeader: bytes, limit: limit)
+        guard length == bytes.count else {
+            throw DBusWireError(reason: "\(bytes.count) bytes for a message of \(length)", offset: 0)
+        }
+        var cursor = Cursor(bytes: bytes, bigEndian: bytes[0] == UInt8(ascii: "B"))
+        cursor.offset = 1
+        let type = try cursor.byte()
+        let flags = try cursor.byte()
+        cursor.offset = 8
+        let serial = try cursor.uint32()
+        guard serial != 0 else { throw DBusWireError(reason: "serial 0", offset: 8) }
+
+        var message: DBusMessage
+        switch type {
+        case 1: message = DBusMessage(kind: .methodCall)
+        case 2: message = DBusMessage(kind: .methodReturn)
+        case 3: message = DBusMessage(kind: .error)
+        case 4: message = DBusMessage(kind: .signal)
+        case 0: throw DBusWireError(reason: "message type 0", offset: 1)
+        default: return nil
+        }
+        message.serial = serial
+        message.noReplyExpected = flags & 0x1 != 0
+
+        // Header fields: a(yv), each a code and a variant of the type the code requires.
+        var signature: [UInt8] = []
+        cursor.offset = 12
+        let fieldsEnd = try cursor.arrayEnd(elementAlignment: 8)
+        cursor.end = fieldsEnd
+        while cursor.offset < fieldsEnd {
+            try cursor.align(8)
+            let codeOffset = cursor.offset
+            let code = try cursor.byte()
+            let valueSignature = try cursor.signatureBytes()
+            func expect(_ type: UInt8) throws(DBusWireError) {
+                guard valueSignature.count == 1, valueSignature[0] == type else {
+                    throw DBusWireError(reason: "header field \(code) is not of type \(Character(UnicodeScalar(type)))", offset: codeOffset)
+                }
+            }
+            switch code {
+            case 1:
+                try expect(UInt8(ascii: "o"))
+                message.path = try cursor.objectPath()
+            case 2:
+                try expect(UInt8(ascii: "s"))
+                message.interface = try cursor.string()
+            case 3:
+                try expect(UInt8(ascii: "s"))
+                message.member = try cursor.string()
+            case 4:
+                try expect(UInt8(ascii: "s"))
+                message.errorName = try cursor.string()
+            case 5:
+                try expect(UInt8(ascii: "u"))
+                message.replySerial = try cursor.uint32()
+            case 6:
+                try expect(UInt8(ascii: "s"))
+                message.destination = try cursor.string()
+            case 7:
+                try expect(UInt8(ascii: "s"))
+                message.sender = try cursor.string()
+            case 8:
+                try expect(UInt8(ascii: "g"))
+                signature = try cursor.signatureBytes()
+            case 9:
+                try expect(UInt8(ascii: "u"))
+                if try cursor.uint32() != 0 { throw DBusWireError(reason: "file descriptors were not negotiated", offset: codeOffset) }
+            case 0:
+                throw DBusWireError(reason: "header field code 0", offset: codeOffset)
+            default:
+                // Unknown fields are skipped, as the specification asks.
+                _ = try cursor.value(valueSignature[...], depth: 1)
+            }
+        }
+        cursor.end = bytes.count
+        try cursor.align(8)
+        try requireFields(of: message)
+
+        // The body: complete types one after another, filling it exactly.
+        var body: [DBusValue] = []
+        var rest = signature[...]
+        while !rest.isEmpty {
+            let typeEnd = try completeTypeEnd(rest, arrayDepth: 0, structDepth: 0, offset: cursor.offset)
+            body.append(try cursor.value(rest[rest.startIndex..<typeEnd], depth: 0))
+            rest = rest[typeEnd...]
+        }
+        guard cursor.offset == bytes.count else {
+            throw DBusWireError(reason: "\(bytes.count - cursor.offset) bytes after the body", offset: cursor.offset)
+        }
+        message.body = body
+        return message
+    }
+
+    private static func requireFields(of message: DBusMessage) throws(DBusWireError) {
+        let missing: String? =
+            switch message.kind {
+            case .methodCall: message.path == nil ? "PATH" : message.member == nil ? "MEMBER" : nil
+            case .signal: message.path == nil ? "PATH" : message.interface == nil ? "INTERFACE" : message.member == nil ? "MEMBER" : nil
+            case .methodReturn: message.replySerial == 0 ? "REPLY_SERIAL" : nil
+            case .error: message.replySerial == 0 ? "REPLY_SERIAL" : message.errorName == nil ? "ERROR_NAME" : nil
+            }
+        if let missing { throw DBusWireError(reason: "no \(missing) header field", offset: 12) }
+    }
+
+    // MARK: Signatures
+
+    /// Where the complete type starting `signature` ends; checks its grammar and nesting.
+    static func completeTypeEnd(_ signature: ArraySlice<UInt8>, arrayDepth: Int, structDepth: Int, offset: Int) throws(DBusWireError) -> Int {
+        var index = signature.startIndex
+        guard index < signature.endIndex else { throw DBusWireError(reason: "signature ends inside a type", offset: offset) }
+        let code = signature[index]
+        index += 1
+        switch code {
+        case UInt8(ascii: "y"), UInt8(ascii: "b"), UInt8(ascii: "n"), UInt8(ascii: "q"), UInt8(ascii: "i"), UInt8(ascii: "u"),
+            UInt8(ascii: "x"), UInt8(ascii: "t"), UInt8(ascii: "d"), UInt8(ascii: "s"), UInt8(ascii: "o"), UInt8(ascii: "g"),
+            UInt8(ascii: "h"), UInt8(ascii: "v"):
+            return index
+        case UInt8(ascii: "a"):
+            guard arrayDepth < 32 else { throw DBusWireError(reason: "arrays nested deeper than 32", offset: offset) }
+            if index < signature.endIndex, signature[index] == UInt8(ascii: "{") {
+                index += 1
+                guard index < signature.endIndex, isBasic(signature[index]) else {
+                    throw DBusWireError(reason: "dictionary key is not a basic type", offset: offset)
+                }
+                index += 1
+                index = try completeTypeEnd(signature[index...], arrayDepth: arrayDepth + 1, structDepth: structDepth + 1, offset: offset)
+                guard index < signature.endIndex, signature[index] == UInt8(ascii: "}") else {
+                    throw DBusWireError(reason: "dictionary entry is not one key and one value", offset: offset)
+                }
+                guard structDepth < 32 else { throw DBusWireError(reason: "structures nested deeper than 32", offset: offset) }
+                return index + 1
+            }
+            return try completeTypeEnd(signature[index...], arrayDepth: arrayDepth + 1, structDepth: structDepth, offset: offset)
+        case UInt8(ascii: "("):
+            guard structDepth < 32 else { throw DBusWireError(reason: "structures nested deeper than 32", offset: offset) }
+            var fields = 0
+            while index < signature.endIndex, signature[index] != UInt8(ascii: ")") {
+                index = try completeTypeEnd(signature[index...], arrayDepth: arrayDepth, structDepth: structDepth + 1, offset: offset)
+                fields += 1
+            }
+            guard index < signature.endIndex, fields > 0 else { throw DBusWireError(reason: "empty or unclosed structure", offset: offset) }
+            return index + 1
+        default:
+            throw DBusWireError(reason: "invalid type code \(code) in a signature", offset: offset)
+        }
+    }
+
+    static func isBasic(_ code: UInt8) -> Bool {
+        switch code {
+        case UInt8(ascii: "y"), UInt8(ascii: "b"), UInt8(ascii: "n"), UInt8(ascii: "q"), UInt8(ascii: "i"), UInt8(ascii: "u"),
+            UInt8(ascii: "x"), UInt8(ascii: "t"), UInt8(ascii: "d"), UInt8(ascii: "s"), UInt8(ascii: "o"), UInt8(ascii: "g"),
+            UInt8(ascii: "h"):
+            true
+        default: false
+        }
+    }
+
+    static func alignment(of code: UInt8) -> Int {
+        switch code {
+        case UInt8(ascii: "y"), UInt8(ascii: "g"), UInt8(ascii: "v"): 1
+        case UInt8(ascii: "n"), UInt8(ascii: "q"): 2
+        case UInt8(ascii: "x"), UInt8(ascii: "t"), UInt8(ascii: "d"), UInt8(ascii: "("), UInt8(ascii: "{"): 8
+        default: 4
+        }
+    }
+
+    static func align(_ offset: Int, _ alignment: Int) -> Int { (offset + alignment - 1) & ~(alignment - 1) }
+
+    static func load32(_ bytes: UnsafeRawBufferPointer, _ offset: Int, _ bigEndian: Bool) -> UInt32 {
+        let raw = bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+        return bigEndian ? UInt32(bigEndian: raw) : UInt32(littleEndian: raw)
+    }
+
+    // MARK: Values
+
+    /// A position in one message; offsets count from the message's first byte,
+    /// which is what alignment is relative to.
+    struct Cursor {
+        let bytes: UnsafeRawBufferPointer
+        let bigEndian: Bool
+        var offset = 0
+        var end: Int
+
+        init(bytes: UnsafeRawBufferPointer, bigEndian: Bool) {
+            self.bytes = bytes
+            self.bigEndian = bigEndian
+            end = bytes.count
+        }
+
+        func failure(_ reason: String) -> DBusWireError { DBusWireError(reason: reason, offset: offset) }
+
+        mutating func align(_ alignment: Int) throws(DBusWireError) {
+            let padded = DBusWireReader.align(offset, alignment)
+            guard padded <= end else { throw failure("truncated in padding") }
+            while offset < padded {
+                guard bytes[offset] == 0 else { throw failure("non-zero padding") }
+                offset += 1
+            }
+        }
+
+        mutating func need(_ count: Int) throws(DBusWireError) {
+            guard count <= end - offset else { throw failure("truncated") }
+        }
+
+        mutating func byte() throws(DBusWireError) -> UInt8 {
+            try need(1)
+            defer { offset += 1 }
+            return bytes[offset]
+        }
+
+        mutating func fixed<T: FixedWidthInteger>(_: T.Type) throws(DBusWireError) -> T {
+            try align(MemoryLayout<T>.size)
+            try need(MemoryLayout<T>.size)
+            let raw = bytes.loadUnaligned(fromByteOffset: offset, as: T.self)
+            offset += MemoryLayout<T>.size
+            return bigEndian ? T(bigEndian: raw) : T(littleEndian: raw)
+        }
+
+        mutating func uint32() throws(DBusWireError) -> UInt32 { try fixed(UInt32.self) }
+
+        /// Bytes of `count` followed by a NUL, with no NUL inside.
+        mutating func terminated(_ count: Int) throws(DBusWireError) -> UnsafeRawBufferPointer {
+            guard count < end - offset else { throw failure("string runs past the end") }
+            let text = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
+            guard bytes[offset + count] == 0 else { throw failure("string is not NUL-terminated") }
+            if count > 0, memchr(text.baseAddress!, 0, count) != nil { throw failure("string contains NUL") }
+            offset += count + 1
+            return text
+        }
+
+        mutating func string() throws(DBusWireError) -> String {
+            let length = Int(try uint32())
+            let start = offset
+            let text = try terminated(length)
+            guard let string = String(validating: text, as: UTF8.self) else {
+                throw DBusWireError(reason: "string is not UTF-8", offset: start)
+            }
+            return string
+        }
+
+        mutating func objectPath() throws(DBusWireError) -> DBusObjectPath {
+            let length = Int(try uint32())
+            let start = offset
+            let text = try terminated(length)
+            guard Self.isObjectPath(text) else { throw DBusWireError(reason: "invalid object path", offset: start) }
+            return DBusObjectPath(validated: String(decoding: text, as: UTF8.self))
+        }
+
+        static func isObjectPath(_ text: UnsafeRawBufferPointer) -> Bool {
+            guard text.first == UInt8(ascii: "/") else { return false }
+            if text.count == 1 { return true }
+            var previousWasSlash = true
+            for byte in text.dropFirst() {
+                if byte == UInt8(ascii: "/") {
+                    if previousWasSlash { return false }
+                    previousWasSlash = true
+                } else {
+                    let allowed = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F
+                    if !allowed { return false }
+                    previousWasSlash = false
+                }
+            }
+            return !previousWasSlash
+        }
+
+        /// A signature's bytes, checked to be complete types only.
+        mutating func signatureBytes() throws(DBusWireError) -> [UInt8] {
+            let length = Int(try byte())
+            let start = offset
+            let text = try terminated(length)
+            let signature = [UInt8](text)
+            var index = 0
+            while index < signature.count {
+                index = try completeTypeEnd(signature[index...], arrayDepth: 0, structDepth: 0, offset: start)
+            }
+            return signature
+        }
+
+        /// Where an array's elements end, after its length and the padding before the first element.
+        mutating func arrayEnd(elementAlignment: Int) throws(DBusWireError) -> Int {
+            let length = Int(try uint32())
+            guard length <= maximumArrayLength else { throw failure("array of \(length) bytes") }
+            try align(elementAlignment)
+            guard length <= end - offset else { throw failure("array runs past the end") }
+            return offset + length
+        }
+
+        /// One value of the complete type `type` (already checked by ``completeTypeEnd``).
+        mutating func value(_ type: ArraySlice<UInt8>, depth: Int) throws(DBusWireError) -> DBusValue {
+            let code = type[type.startIndex]
+            switch code {
+            case UInt8(ascii: "y"): return .byte(try byte())
+            case UInt8(ascii: "b"):
+                switch try uint32() {
+                case 0: return .bool(false)
+                case 1: return .bool(true)
+                default: throw DBusWireError(reason: "boolean other than 0 or 1", offset: offset - 4)
+                }
+            case UInt8(ascii: "n"): return .int16(try fixed(Int16.self))
+            case UInt8(ascii: "q"): return .uint16(try fixed(UInt16.self))
+            case UInt8(ascii: "i"): return .int32(try fixed(Int32.self))
+            case UInt8(ascii: "u"): return .uint32(try uint32())
+            case UInt8(ascii: "x"): return .int64(try fixed(Int64.self))
+            case UInt8(ascii: "t"): return .uint64(try fixed(UInt64.self))
+            case UInt8(ascii: "d"): return .double(Double(bitPattern: try fixed(UInt64.self)))
+            case UInt8(ascii: "s"): return .string(try string())
+            case UInt8(ascii: "o"): return .objectPath(try objectPath())
+            case UInt8(ascii: "g"): return .signature(String(decoding: try signatureBytes(), as: UTF8.self))
+            case UInt8(ascii: "h"): throw failure("file descriptors were not negotiated")
+            case UInt8(ascii: "v"):
+                guard depth < maximumDepth else { throw failure("values nested deeper than \(maximumDepth)") }
+                let signatureOffset = offset
+                let inner = try signatureBytes()
+                guard !inner.isEmpty,
+                    try completeTypeEnd(inner[...], arrayDepth: 0, structDepth: 0, offset: signatureOffset) == inner.count
+                else { throw DBusWireError(reason: "variant signature is not one complete type", offset: signatureOffset) }
+                return .variant(try value(inner[...], depth: depth + 1))
+            case UInt8(ascii: "("):
+                guard depth < maximumDepth else { throw failure("values nested deeper than \(maximumDepth)") }
+                try align(8)
+                var fields: [DBusValue] = []
+                var index = type.startIndex + 1
+                while type[index] != UInt8(ascii: ")") {
+                    let fieldEnd = try completeTypeEnd(type[index...], arrayDepth: 0, structDepth: 0, offset: offset)
+                    fields.append(try value(type[index..<fieldEnd], depth: depth + 1))
+                    index = fieldEnd
+                }
+                return .structure(fields)
+            default:
+                return try array(type, depth: depth)
+            }
+        }
+
+        private mutating func array(_ type: ArraySlice<UInt8>, depth: Int) throws(DBusWireError) -> DBusValue {
+            guard depth < maximumDepth else { throw failure("values nested deeper than \(maximumDepth)") }
+            let element = type[(type.startIndex + 1)...]
+            let elementCode = element[element.startIndex]
+            let arrayEnd = try arrayEnd(elementAlignment: alignment(of: elementCode))
+            let outerEnd = end
+            end = arrayEnd
+            defer { end = outerEnd }
+            if elementCode == UInt8(ascii: "{") {
+                let keyType = element[(element.startIndex + 1)..<(element.startIndex + 2)]
+                let valueType = element[(element.startIndex + 2)..<(element.endIndex - 1)]
+                var entries: [DBusDictEntry] = []
+                while offset < arrayEnd {
+                    try align(8)
+                    let key = try value(keyType, depth: depth + 2)
+                    entries.append(DBusDictEntry(key, try value(valueType, depth: depth + 2)))
+                }
+                return .dictionary(
+                    keySignature: String(decoding: keyType, as: UTF8.self), valueSignature: String(decoding: valueType, as: UTF8.self), entries)
+            }
+            var values: [DBusValue] = []
+            while offset < arrayEnd {
+                values.append(try value(element, depth: depth + 1))
+            }
+            return .array(elementSignature: String(decoding: element, as: UTF8.self), values)
+        }
+    }
+}
