@@ -14,6 +14,13 @@ extension Bench {
         return user + system
     }
 
+    /// Minor page faults of this process so far.
+    static func minorFaults() -> Int {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return usage.ru_minflt
+    }
+
     /// User and system CPU seconds of this process.
     static func cpuSplit() -> (Double, Double) {
         var usage = rusage()
@@ -58,12 +65,17 @@ extension Bench {
                 let transport = BlueZTransport(objectManager: manager)
                 let reported = Locked(0)
                 let done = Locked<ContinuousClock.Instant?>(nil)
+                // The consumer says when the last device came: no polling in the measured window.
+                let (finished, finish) = AsyncStream.makeStream(of: Void.self)
                 // The consumer runs on the thread that reads BlueZ's signals (no hand-off per device).
                 let discovery = Task(executorPreference: manager.signalExecutor ?? globalConcurrentExecutor) {
                     for await event in transport.discover() {
                         if case .appeared = event {
                             let total = reported.withLock { $0 += 1; return $0 }
-                            if total == count { done.withLock { $0 = .now } }
+                            if total == count {
+                                done.withLock { $0 = .now }
+                                finish.finish()
+                            }
                         }
                     }
                 }
@@ -71,17 +83,24 @@ extension Bench {
                 let cpu = cpuSeconds()
                 let split = cpuSplit()
                 let switches = contextSwitches(getpid())
+                let faults = minorFaults()
                 let start = ContinuousClock.now
                 perfControl("enable")
                 let mockSeconds = try await addDevices(connection, count)
-                while done.value == nil && ContinuousClock.now - start < .seconds(60) { try await Task.sleep(for: .milliseconds(2)) }
+                let timeout = Task {
+                    try await Task.sleep(for: .seconds(60))
+                    finish.finish()
+                }
+                for await _ in finished {}
+                timeout.cancel()
                 let wall = milliseconds((done.value ?? .now) - start)
                 let cpuPerDevice = (cpuSeconds() - cpu) / Double(count) * 1e6
                 perfControl("disable")
                 let after = cpuSplit()
                 if ProcessInfo.processInfo.environment["BENCH_SPLIT"] != nil {
                     let perDevice = wakeups(from: switches, to: contextSwitches(getpid())) / Double(count)
-                    print("user \(format((after.0 - split.0) / Double(count) * 1e6, 1)) µs, system \(format((after.1 - split.1) / Double(count) * 1e6, 1)) µs, \(format(perDevice, 2)) context switches per device")
+                    let faultsPerDevice = Double(minorFaults() - faults) / Double(count)
+                    print("user \(format((after.0 - split.0) / Double(count) * 1e6, 1)) µs, system \(format((after.1 - split.1) / Double(count) * 1e6, 1)) µs, \(format(perDevice, 2)) context switches, \(format(faultsPerDevice, 2)) page faults per device")
                 }
                 discovery.cancel()
                 print("| devices added while scanning, run \(run + 1) | MediaRoute | \(reported.value) | \(format(wall, 1)) | \(format(mockSeconds * 1000, 1)) | \(format(wall / (mockSeconds * 1000), 2)) | \(format(cpuPerDevice, 1)) |")
@@ -120,6 +139,47 @@ extension Bench {
         guard let fifo = ProcessInfo.processInfo.environment["BENCH_PERF_CONTROL"], let handle = FileHandle(forWritingAtPath: fifo) else { return }
         handle.write(Data((command + "\n").utf8))
         try? handle.close()
+    }
+
+    /// The user-space part of one device without the bus: an `InterfacesAdded`
+    /// as the mock sends it, read by ``DBusWireReader``, then judged and made an
+    /// endpoint as discovery does. Deterministic, for tuning.
+    static func bluezDecode() throws {
+        let properties: [String: DBusValue] = [
+            "Address": .string("02:00:00:00:01:2A"), "AddressType": .string("random"), "Name": .string("Speaker 298"),
+            "Alias": .string("Speaker 298"), "Adapter": .objectPath("/org/bluez/hci0"), "Paired": .bool(false), "Bonded": .bool(false),
+            "Trusted": .bool(false), "Blocked": .bool(false), "Connected": .bool(false), "ServicesResolved": .bool(false),
+            "LegacyPairing": .bool(false), "UUIDs": .strings([BlueZ.volumeControlService]), "RSSI": .int16(-58),
+            "ManufacturerData": .dictionary(keySignature: "q", valueSignature: "v", [DBusDictEntry(.uint16(0x004C), .variant(.bytes([1, 2])))]),
+            "ServiceData": .dictionary(keySignature: "s", valueSignature: "v", []), "AdvertisingFlags": .bytes([6]),
+        ]
+        var message = DBusMessage.signal(
+            path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded",
+            body: [.objectPath("/org/bluez/hci0/dev_02_00_00_00_01_2A"),
+                   .dictionary(keySignature: "s", valueSignature: "a{sv}", [DBusDictEntry(.string(BlueZ.device), .properties(properties))])])
+        message.sender = ":1.7"
+        let bytes = try message.marshalled()
+        let transport = BlueZTransport.Configuration()
+        _ = transport
+        let count = 200_000
+        var start = cpuSeconds()
+        var seen = 0
+        for _ in 0..<count {
+            let decoded = try bytes.withUnsafeBytes { try DBusWireReader.decode($0) }
+            seen += decoded?.body.count ?? 0
+        }
+        let decodeOnly = (cpuSeconds() - start) / Double(count) * 1e6
+        start = cpuSeconds()
+        for _ in 0..<count {
+            let decoded = try bytes.withUnsafeBytes { try DBusWireReader.decode($0) }
+            guard let body = decoded?.body, body.count == 2, let path = body[0].objectPath,
+                let device = body[1].dictionary?[BlueZ.device]?.dictionary?.mapValues(\.unwrapped),
+                BlueZTransport.endpoint(path: path, properties: device) != nil
+            else { continue }
+            seen += 1
+        }
+        let withEndpoint = (cpuSeconds() - start) / Double(count) * 1e6
+        print("\(bytes.count)-byte InterfacesAdded: decode \(format(decodeOnly, 2)) µs, decode + endpoint \(format(withEndpoint, 2)) µs (\(seen))")
     }
 
     /// Until a peer client (bleak, the libdbus floor) prints "ready".

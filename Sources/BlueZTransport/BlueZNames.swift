@@ -27,6 +27,11 @@ public enum BlueZ {
     public static let audioStreamControl = uuid(0x184E)
     public static let audioSink = uuid(0x110B)
 
+    /// A UUID in lower case; BlueZ writes them so, and then no copy is made.
+    public static func lowercased(_ uuid: String) -> String {
+        uuid.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? uuid.lowercased() : uuid
+    }
+
     /// `org.bluez.Error.X` names.
     public static func isError(_ error: DBusError, _ short: String) -> Bool { error.name == "org.bluez.Error." + short }
 }

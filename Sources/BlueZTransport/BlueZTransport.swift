@@ -80,8 +80,9 @@ public actor BlueZTransport: Transport {
 
     /// Whether a device passes our own filter (BlueZ merged other clients' filters into its own).
     public nonisolated func matches(_ properties: [String: DBusValue]) -> Bool {
-        let uuids = Set((properties["UUIDs"]?.array ?? []).compactMap { $0.string?.lowercased() })
-        guard !uuids.isDisjoint(with: configuration.serviceUUIDs) else { return false }
+        let wanted = configuration.serviceUUIDs
+        let uuids = properties["UUIDs"]?.array ?? []
+        guard uuids.contains(where: { $0.string.map { wanted.contains(BlueZ.lowercased($0)) } ?? false }) else { return false }
         if let threshold = configuration.rssiThreshold, let rssi = properties["RSSI"]?.integer, rssi < Int64(threshold) { return false }
         return true
     }
@@ -89,7 +90,7 @@ public actor BlueZTransport: Transport {
     /// The endpoint of a device object.
     public static func endpoint(path: DBusObjectPath, properties: [String: DBusValue]) -> Endpoint? {
         guard let address = properties["Address"]?.string else { return nil }
-        let adapter = properties["Adapter"]?.string.flatMap { $0.split(separator: "/").last.map(String.init) } ?? ""
+        let adapter = properties["Adapter"]?.string.map { path in path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path } ?? ""
         var attributes = ["path": path.rawValue]
         if let name = properties["Alias"]?.string ?? properties["Name"]?.string { attributes["name"] = name }
         if let type = properties["AddressType"]?.string { attributes["addressType"] = type }
@@ -97,7 +98,7 @@ public actor BlueZTransport: Transport {
         return Endpoint(
             id: address, transport: "bluez", address: .bluetooth(address: address, adapter: adapter),
             signalStrength: properties["RSSI"]?.integer.map { Int($0) }, attributes: attributes,
-            services: (properties["UUIDs"]?.array ?? []).compactMap { $0.string?.lowercased() })
+            services: (properties["UUIDs"]?.array ?? []).compactMap { $0.string.map(BlueZ.lowercased) })
     }
 
     public nonisolated func discover() -> AsyncStream<DiscoveryEvent> {

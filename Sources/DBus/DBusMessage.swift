@@ -82,6 +82,21 @@ public struct DBusMessage: Sendable {
 // MARK: - Conversion to and from libdbus (I/O thread only)
 
 extension DBusMessage {
+    /// The message's wire bytes, little-endian, as libdbus marshals it with `serial`.
+    /// - Throws: ``DBusError`` when a value cannot be marshalled.
+    public func marshalled(serial: UInt32 = 1) throws(DBusError) -> [UInt8] {
+        let cMessage = try makeCMessage()
+        defer { dbus_message_unref(cMessage) }
+        dbus_message_set_serial(cMessage, serial)
+        var buffer: UnsafeMutablePointer<CChar>?
+        var length: Int32 = 0
+        guard dbus_message_marshal(cMessage, &buffer, &length) != 0, let buffer else {
+            throw DBusError(name: "org.freedesktop.DBus.Error.NoMemory", message: "cannot marshal \(member ?? "message")")
+        }
+        defer { dbus_free(buffer) }
+        return Array(UnsafeRawBufferPointer(start: buffer, count: Int(length)))
+    }
+
     /// Builds a libdbus message; the caller owns the returned reference.
     func makeCMessage() throws(DBusError) -> OpaquePointer {
         let pointer: OpaquePointer?
@@ -98,6 +113,7 @@ extension DBusMessage {
         guard let message = pointer else { throw DBusError(name: "org.freedesktop.DBus.Error.NoMemory", message: "out of memory") }
         var ok = true
         if let path { ok = ok && dbus_message_set_path(message, path.rawValue) != 0 }
+        if let sender { ok = ok && dbus_message_set_sender(message, sender) != 0 }
         if let interface { ok = ok && dbus_message_set_interface(message, interface) != 0 }
         if let member { ok = ok && dbus_message_set_member(message, member) != 0 }
         if let destination { ok = ok && dbus_message_set_destination(message, destination) != 0 }

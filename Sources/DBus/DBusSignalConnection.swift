@@ -46,11 +46,13 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
     /// The next serial; taken with the write, so serials go out in order.
     private let writer = Mutex<UInt32>(1)
     private let limit: Int
+    private let coalescing: Duration
     private let logger: Logger
 
-    private init(socket: Int32, limit: Int, logger: Logger) {
+    private init(socket: Int32, limit: Int, coalescing: Duration, logger: Logger) {
         self.socket = socket
         self.limit = limit
+        self.coalescing = coalescing
         self.logger = logger
         wakeFD = mr_wake_fd()
     }
@@ -67,14 +69,18 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
     public var isConnected: Bool { state.withLock { !$0.ended && !$0.stopping } }
 
     /// Connects to `bus` and registers (`Hello`).
-    /// - Parameter maximumMessageSize: larger incoming messages end the connection.
+    /// - Parameters:
+    ///   - maximumMessageSize: larger incoming messages end the connection.
+    ///   - coalescing: while messages keep coming, the socket is read at most
+    ///     this often (everything waiting is read each time); the first message
+    ///     after a quiet spell is read at once. Zero reads every message as it comes.
     /// - Throws: ``DBusError`` when the bus cannot be reached or its address is not a unix socket.
     public static func connect(
         to bus: DBusConnection.Bus, maximumMessageSize: Int = DBusWireReader.maximumMessageSize,
-        logger: Logger = Logger(label: "mediaroute.dbus.signals")
+        coalescing: Duration = .milliseconds(2), logger: Logger = Logger(label: "mediaroute.dbus.signals")
     ) async throws(DBusError) -> DBusSignalConnection {
         let socket = try openSocket(bus)
-        let connection = DBusSignalConnection(socket: socket, limit: maximumMessageSize, logger: logger)
+        let connection = DBusSignalConnection(socket: socket, limit: maximumMessageSize, coalescing: coalescing, logger: logger)
         do {
             try await connection.start()
         } catch {
@@ -332,12 +338,31 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         var buffer = ReadBuffer(initial: leftover)
         defer { buffer.deallocate() }
         var reason = "the connection was closed"
+        var descriptors = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        // After a read that found messages, the next one waits until then, so a
+        // burst is read in batches: one wake-up and warm caches for several
+        // messages. The first message after a quiet spell is read at once.
+        var nextRead: ContinuousClock.Instant?
         loop: while true {
             runJobs()
             if state.withLock({ $0.stopping }) { break }
-            var descriptors = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
-            let ready = state.withLock { $0.jobs.isEmpty } ? poll(&descriptors, 2, expireCalls()) : poll(&descriptors, 2, 0)
-            if ready < 0 && errno != EINTR {
+            var timeout = state.withLock { $0.jobs.isEmpty } ? expireCalls() : 0
+            var watchSocket = true
+            if let due = nextRead {
+                let now = ContinuousClock.now
+                if now < due {
+                    watchSocket = false
+                    let wait = Self.milliseconds(until: due, from: now)
+                    timeout = timeout < 0 ? wait : min(timeout, wait)
+                } else {
+                    nextRead = nil
+                    timeout = 0
+                }
+            }
+            descriptors[0].fd = watchSocket ? socket : -1
+            descriptors[0].revents = 0
+            descriptors[1].revents = 0
+            if poll(&descriptors, 2, timeout) < 0 && errno != EINTR {
                 reason = "poll failed: errno \(errno)"
                 break
             }
@@ -345,7 +370,7 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
                 var value: UInt64 = 0
                 _ = read(wakeFD, &value, 8)
             }
-            guard descriptors[0].revents != 0 else { continue }
+            guard watchSocket, descriptors[0].revents != 0 else { continue }
             switch buffer.fill(from: socket) {
             case .closed:
                 reason = "the bus closed the connection"
@@ -360,6 +385,7 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
                 while let message = try buffer.nextMessage(limit: limit) {
                     if let message { dispatch(message) }
                 }
+                if coalescing > .zero { nextRead = .now + coalescing }
             } catch {
                 reason = "\(error)"
                 logger.error("closing the signal connection: \(error)")
@@ -400,6 +426,12 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         }
     }
 
+    /// Whole milliseconds from `now` until `instant`, rounded up (a poll timeout).
+    private static func milliseconds(until instant: ContinuousClock.Instant, from now: ContinuousClock.Instant) -> Int32 {
+        let (seconds, attoseconds) = (instant - now).components
+        return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+    }
+
     /// Fails overdue calls; returns the poll timeout until the next deadline (-1: none).
     private func expireCalls() -> Int32 {
         let now = ContinuousClock.now
@@ -409,8 +441,7 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         }
         for pending in overdue { pending.continuation.resume(throwing: DBusError.timeout(pending.what)) }
         guard let next = state.withLock({ $0.pending.values.map(\.deadline).min() }) else { return -1 }
-        let (seconds, attoseconds) = (next - now).components
-        return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+        return Self.milliseconds(until: next, from: now)
     }
 
     private func end(reason: String) {

@@ -39,7 +39,11 @@ public struct DBusObjectPath: Sendable, Hashable, Comparable, CustomStringConver
 
     /// Whether `self` is `ancestor` or below it.
     public func isDescendant(of ancestor: DBusObjectPath) -> Bool {
-        ancestor.rawValue == "/" || rawValue == ancestor.rawValue || rawValue.hasPrefix(ancestor.rawValue + "/")
+        if ancestor.rawValue == "/" { return true }
+        let path = rawValue.utf8
+        let prefix = ancestor.rawValue.utf8
+        guard path.count >= prefix.count, path.starts(with: prefix) else { return false }
+        return path.count == prefix.count || path[path.index(path.startIndex, offsetBy: prefix.count)] == UInt8(ascii: "/")
     }
 
     /// A child path with one more element (characters outside `[A-Za-z0-9_]` become `_`).

@@ -25,6 +25,9 @@ public struct DBusWireError: Error, Sendable, Hashable, CustomStringConvertible 
 /// types and the fields each message type requires. Unix file descriptors are
 /// refused: the connection reading with it does not negotiate them.
 public enum DBusWireReader {
+    /// Signatures are read where they lie in the message: no copies.
+    typealias Signature = Slice<UnsafeRawBufferPointer>
+
     /// The bus daemon's own limit on the system bus.
     public static let maximumMessageSize = 32 << 20
     /// The specification's limit on an array's length in bytes.
@@ -79,7 +82,7 @@ public enum DBusWireReader {
         message.noReplyExpected = flags & 0x1 != 0
 
         // Header fields: a(yv), each a code and a variant of the type the code requires.
-        var signature: [UInt8] = []
+        var signature = bytes[0..<0]
         cursor.offset = 12
         let fieldsEnd = try cursor.arrayEnd(elementAlignment: 8)
         cursor.end = fieldsEnd
@@ -89,7 +92,7 @@ public enum DBusWireReader {
             let code = try cursor.byte()
             let valueSignature = try cursor.signatureBytes()
             func expect(_ type: UInt8) throws(DBusWireError) {
-                guard valueSignature.count == 1, valueSignature[0] == type else {
+                guard valueSignature.count == 1, valueSignature.first == type else {
                     throw DBusWireError(reason: "header field \(code) is not of type \(Character(UnicodeScalar(type)))", offset: codeOffset)
                 }
             }
@@ -125,7 +128,7 @@ public enum DBusWireReader {
                 throw DBusWireError(reason: "header field code 0", offset: codeOffset)
             default:
                 // Unknown fields are skipped, as the specification asks.
-                _ = try cursor.value(valueSignature[...], depth: 1)
+                _ = try cursor.value(valueSignature, depth: 1)
             }
         }
         cursor.end = bytes.count
@@ -134,7 +137,7 @@ public enum DBusWireReader {
 
         // The body: complete types one after another, filling it exactly.
         var body: [DBusValue] = []
-        var rest = signature[...]
+        var rest = signature
         while !rest.isEmpty {
             let typeEnd = try completeTypeEnd(rest, arrayDepth: 0, structDepth: 0, offset: cursor.offset)
             body.append(try cursor.value(rest[rest.startIndex..<typeEnd], depth: 0))
@@ -161,7 +164,7 @@ public enum DBusWireReader {
     // MARK: Signatures
 
     /// Where the complete type starting `signature` ends; checks its grammar and nesting.
-    static func completeTypeEnd(_ signature: ArraySlice<UInt8>, arrayDepth: Int, structDepth: Int, offset: Int) throws(DBusWireError) -> Int {
+    static func completeTypeEnd(_ signature: Signature, arrayDepth: Int, structDepth: Int, offset: Int) throws(DBusWireError) -> Int {
         var index = signature.startIndex
         guard index < signature.endIndex else { throw DBusWireError(reason: "signature ends inside a type", offset: offset) }
         let code = signature[index]
@@ -288,7 +291,10 @@ public enum DBusWireReader {
             let length = Int(try uint32())
             let start = offset
             let text = try terminated(length)
-            guard let string = String(validating: text, as: UTF8.self) else {
+            // ASCII needs no validation; otherwise the stdlib's C-string reader
+            // (fast, non-generic) validates, the NUL after the text ending it.
+            if Self.isASCII(text) { return String(decoding: text, as: UTF8.self) }
+            guard let string = String(validatingCString: text.baseAddress!.assumingMemoryBound(to: CChar.self)) else {
                 throw DBusWireError(reason: "string is not UTF-8", offset: start)
             }
             return string
@@ -300,6 +306,20 @@ public enum DBusWireReader {
             let text = try terminated(length)
             guard Self.isObjectPath(text) else { throw DBusWireError(reason: "invalid object path", offset: start) }
             return DBusObjectPath(validated: String(decoding: text, as: UTF8.self))
+        }
+
+        static func isASCII(_ text: UnsafeRawBufferPointer) -> Bool {
+            var index = 0
+            // Eight bytes at a time: no byte of ASCII has its high bit set.
+            while index + 8 <= text.count {
+                if text.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+                index += 8
+            }
+            while index < text.count {
+                if text[index] & 0x80 != 0 { return false }
+                index += 1
+            }
+            return true
         }
 
         static func isObjectPath(_ text: UnsafeRawBufferPointer) -> Bool {
@@ -320,13 +340,13 @@ public enum DBusWireReader {
         }
 
         /// A signature's bytes, checked to be complete types only.
-        mutating func signatureBytes() throws(DBusWireError) -> [UInt8] {
+        mutating func signatureBytes() throws(DBusWireError) -> Signature {
             let length = Int(try byte())
             let start = offset
-            let text = try terminated(length)
-            let signature = [UInt8](text)
-            var index = 0
-            while index < signature.count {
+            _ = try terminated(length)
+            let signature = bytes[start..<(start + length)]
+            var index = start
+            while index < signature.endIndex {
                 index = try completeTypeEnd(signature[index...], arrayDepth: 0, structDepth: 0, offset: start)
             }
             return signature
@@ -342,7 +362,7 @@ public enum DBusWireReader {
         }
 
         /// One value of the complete type `type` (already checked by ``completeTypeEnd``).
-        mutating func value(_ type: ArraySlice<UInt8>, depth: Int) throws(DBusWireError) -> DBusValue {
+        mutating func value(_ type: Signature, depth: Int) throws(DBusWireError) -> DBusValue {
             let code = type[type.startIndex]
             switch code {
             case UInt8(ascii: "y"): return .byte(try byte())
@@ -368,9 +388,9 @@ public enum DBusWireReader {
                 let signatureOffset = offset
                 let inner = try signatureBytes()
                 guard !inner.isEmpty,
-                    try completeTypeEnd(inner[...], arrayDepth: 0, structDepth: 0, offset: signatureOffset) == inner.count
+                    try completeTypeEnd(inner, arrayDepth: 0, structDepth: 0, offset: signatureOffset) == inner.endIndex
                 else { throw DBusWireError(reason: "variant signature is not one complete type", offset: signatureOffset) }
-                return .variant(try value(inner[...], depth: depth + 1))
+                return .variant(try value(inner, depth: depth + 1))
             case UInt8(ascii: "("):
                 guard depth < maximumDepth else { throw failure("values nested deeper than \(maximumDepth)") }
                 try align(8)
@@ -387,7 +407,7 @@ public enum DBusWireReader {
             }
         }
 
-        private mutating func array(_ type: ArraySlice<UInt8>, depth: Int) throws(DBusWireError) -> DBusValue {
+        private mutating func array(_ type: Signature, depth: Int) throws(DBusWireError) -> DBusValue {
             guard depth < maximumDepth else { throw failure("values nested deeper than \(maximumDepth)") }
             let element = type[(type.startIndex + 1)...]
             let elementCode = element[element.startIndex]
