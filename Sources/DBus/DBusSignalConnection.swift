@@ -35,6 +35,7 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         var pending: [UInt32: Pending] = [:]
         var jobs: [UnownedJob] = []
         var thread: pthread_t?
+        var statistics = Statistics()
         var uniqueName = ""
         var stopping = false
         var ended = false
@@ -61,6 +62,17 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         Glibc.close(socket)
         Glibc.close(wakeFD)
     }
+
+    /// What the connection has read so far.
+    public struct Statistics: Sendable, Hashable {
+        /// Reads from the socket that returned bytes.
+        public var reads = 0
+        /// Messages decoded from them.
+        public var messages = 0
+    }
+
+    /// What the connection has read so far (a burst read in batches shows fewer reads than messages).
+    public var statistics: Statistics { state.withLock { $0.statistics } }
 
     /// This connection's unique name on the bus.
     public var uniqueName: String { state.withLock { $0.uniqueName } }
@@ -382,8 +394,14 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
                 break
             }
             do {
+                var messages = 0
                 while let message = try buffer.nextMessage(limit: limit) {
+                    messages += 1
                     if let message { dispatch(message) }
+                }
+                state.withLock { state in
+                    state.statistics.reads += 1
+                    state.statistics.messages += messages
                 }
                 if coalescing > .zero { nextRead = .now + coalescing }
             } catch {

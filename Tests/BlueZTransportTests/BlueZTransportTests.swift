@@ -20,20 +20,24 @@ final class DiscoveryLog: Sendable {
 
 @Suite(.timeLimit(.minutes(1)), .enabled(if: BlueZMock.available))
 struct BlueZTransportTests {
-    func makeTransport(_ mock: BlueZMock, _ configuration: BlueZTransport.Configuration = .init(retryDelay: .milliseconds(20))) async throws -> BlueZTransport {
-        let manager = BlueZObjectManager(connection: mock.connection)
+    func makeTransport(
+        _ mock: BlueZMock, _ configuration: BlueZTransport.Configuration = .init(retryDelay: .milliseconds(20)), ownSignalConnection: Bool = true
+    ) async throws -> BlueZTransport {
+        let manager = BlueZObjectManager(connection: mock.connection, ownSignalConnection: ownSignalConnection)
         try await manager.start()
+        // BlueZ's signals are read on a second connection of our own, or on the shared one when told so.
+        #expect((manager.signalExecutor != nil) == ownSignalConnection)
         return BlueZTransport(objectManager: manager, configuration: configuration)
     }
 
-    @Test func devicesPresentAtStartAreReportedAndOurFilterIsApplied() async throws {
+    @Test(arguments: [true, false]) func devicesPresentAtStartAreReportedAndOurFilterIsApplied(ownSignalConnection: Bool) async throws {
         let mock = try await BlueZMock()
         defer { Task { await mock.stop() } }
         try await mock.addAdapter()
         let speaker = try await mock.addDevice("AA:00:00:00:00:01", name: "Kitchen Speaker", rssi: -50)
         try await mock.addDevice("AA:00:00:00:00:02", name: "Heart Rate", uuids: [BlueZ.uuid(0x180D)], rssi: -40)
         try await mock.addDevice("AA:00:00:00:00:03", name: "Far Speaker", rssi: -95)
-        let transport = try await makeTransport(mock)
+        let transport = try await makeTransport(mock, ownSignalConnection: ownSignalConnection)
         let log = DiscoveryLog(transport.discover())
         #expect(await eventually { log.appeared.count == 1 })
         let endpoint = try #require(log.appeared.first)
@@ -196,12 +200,12 @@ struct BlueZTransportTests {
         #expect(consumed > 0, "the consumers saw part of the burst")
     }
 
-    @Test func aRestartedBlueZIsReadAgain() async throws {
+    @Test(arguments: [true, false]) func aRestartedBlueZIsReadAgain(ownSignalConnection: Bool) async throws {
         let mock = try await BlueZMock()
         defer { Task { await mock.stop() } }
         try await mock.addAdapter()
         try await mock.addDevice("AA:00:00:00:00:01", name: "Kitchen Speaker")
-        let transport = try await makeTransport(mock)
+        let transport = try await makeTransport(mock, ownSignalConnection: ownSignalConnection)
         let log = DiscoveryLog(transport.discover())
         defer { log.task.cancel() }
         #expect(await eventually { log.appeared.count == 1 })
