@@ -205,7 +205,11 @@ public actor BlueZObjectManager {
         case "InterfacesAdded":
             guard signal.body.count == 2, let path = signal.body[0].objectPath else { return }
             let added = signal.body[1].interfaces
-            state.objects[path, default: [:]].merge(added) { _, new in new }
+            if state.objects[path] == nil {
+                state.objects[path] = added
+            } else {
+                state.objects[path]?.merge(added) { _, new in new }
+            }
             state.publish(.added(path, added))
         case "InterfacesRemoved":
             guard signal.body.count == 2, let path = signal.body[0].objectPath else { return }

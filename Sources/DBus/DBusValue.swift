@@ -91,7 +91,7 @@ public struct DBusDictEntry: Sendable, Hashable {
 }
 
 /// A D-Bus value of any type, with its signature.
-public indirect enum DBusValue: Sendable, Hashable {
+public enum DBusValue: Sendable, Hashable {
     case byte(UInt8)
     case bool(Bool)
     case int16(Int16)
@@ -106,11 +106,11 @@ public indirect enum DBusValue: Sendable, Hashable {
     case signature(String)
     case unixFD(DBusFileDescriptor)
     /// An array of values of one type; `elementSignature` is needed when it is empty.
-    case array(elementSignature: String, [DBusValue])
+    indirect case array(elementSignature: String, [DBusValue])
     /// A dictionary `a{kv}`.
-    case dictionary(keySignature: String, valueSignature: String, [DBusDictEntry])
-    case structure([DBusValue])
-    case variant(DBusValue)
+    indirect case dictionary(keySignature: String, valueSignature: String, [DBusDictEntry])
+    indirect case structure([DBusValue])
+    indirect case variant(DBusValue)
 
     /// The value's D-Bus type signature.
     public var signature: String {
