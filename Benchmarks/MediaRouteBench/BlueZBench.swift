@@ -173,7 +173,7 @@ extension Bench {
         for _ in 0..<count {
             let decoded = try bytes.withUnsafeBytes { try DBusWireReader.decode($0) }
             guard let body = decoded?.body, body.count == 2, let path = body[0].objectPath,
-                let device = body[1].dictionary?[BlueZ.device]?.dictionary?.mapValues(\.unwrapped),
+                let deviceValue = body[1].dictionary?[BlueZ.device], let device = BlueZProperties(deviceValue),
                 BlueZTransport.endpoint(path: path, properties: device) != nil
             else { continue }
             seen += 1

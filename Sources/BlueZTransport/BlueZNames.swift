@@ -36,23 +36,18 @@ public enum BlueZ {
     public static func isError(_ error: DBusError, _ short: String) -> Bool { error.name == "org.bluez.Error." + short }
 }
 
-/// Property dictionaries of one object: interface → property → value.
-public typealias BlueZInterfaces = [String: [String: DBusValue]]
+/// The properties of one object: interface → properties.
+public typealias BlueZInterfaces = [String: BlueZProperties]
 
 extension DBusValue {
-    /// `a{sa{sv}}` as interface → properties.
-    /// One pass over the entries, tables sized up front: this runs for every
-    /// device BlueZ announces, on the D-Bus I/O thread.
+    /// `a{sa{sv}}` as interface → properties, in one pass: this runs for every
+    /// device BlueZ announces, on the thread reading its signals.
     var interfaces: BlueZInterfaces {
         guard case .dictionary(_, _, let entries) = unwrapped else { return [:] }
         var result = BlueZInterfaces(minimumCapacity: entries.count)
         for entry in entries {
-            guard let name = entry.key.string, case .dictionary(_, _, let properties) = entry.value.unwrapped else { continue }
-            var values = [String: DBusValue](minimumCapacity: properties.count)
-            for property in properties {
-                if let key = property.key.string { values[key] = property.value.unwrapped }
-            }
-            result[name] = values
+            guard let name = entry.key.string, let properties = BlueZProperties(entry.value) else { continue }
+            result[name] = properties
         }
         return result
     }

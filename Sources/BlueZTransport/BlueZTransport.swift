@@ -79,7 +79,7 @@ public actor BlueZTransport: Transport {
     // MARK: Discovery
 
     /// Whether a device passes our own filter (BlueZ merged other clients' filters into its own).
-    public nonisolated func matches(_ properties: [String: DBusValue]) -> Bool {
+    public nonisolated func matches(_ properties: BlueZProperties) -> Bool {
         let wanted = configuration.serviceUUIDs
         let uuids = properties["UUIDs"]?.array ?? []
         guard uuids.contains(where: { $0.string.map { wanted.contains(BlueZ.lowercased($0)) } ?? false }) else { return false }
@@ -88,7 +88,7 @@ public actor BlueZTransport: Transport {
     }
 
     /// The endpoint of a device object.
-    public static func endpoint(path: DBusObjectPath, properties: [String: DBusValue]) -> Endpoint? {
+    public static func endpoint(path: DBusObjectPath, properties: BlueZProperties) -> Endpoint? {
         guard let address = properties["Address"]?.string else { return nil }
         let adapter = properties["Adapter"]?.string.map { path in path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path } ?? ""
         var attributes = ["path": path.rawValue]
@@ -275,7 +275,7 @@ public actor BlueZTransport: Transport {
     /// Waits until `condition` holds for the device's properties.
     private func waitFor(
         _ path: DBusObjectPath, events: AsyncStream<BlueZObjectManager.Event>, timeout: Duration, failWhenDisconnected: Bool = false,
-        checkCacheFirst: Bool = true, _ condition: @escaping @Sendable ([String: DBusValue]) -> Bool
+        checkCacheFirst: Bool = true, _ condition: @escaping @Sendable (BlueZProperties) -> Bool
     ) async throws(TransportError) {
         if checkCacheFirst, let properties = await objectManager.properties(of: path, BlueZ.device), condition(properties) { return }
         let clock = self.clock
@@ -289,7 +289,7 @@ public actor BlueZTransport: Transport {
                             // Judge each Connected change by itself: the cache may already be past
                             // it, and an earlier change judged by the cache would leave this one
                             // queued for the next wait.
-                            if changed["Connected"] != nil, condition(changed) { return nil }
+                            if changed["Connected"] != nil, condition(BlueZProperties(changed)) { return nil }
                             continue
                         }
                         if failWhenDisconnected, changed["Connected"]?.bool == false {
@@ -453,7 +453,7 @@ public struct BlueZMediaTransport: Sendable, Hashable {
     /// The top of the `Volume` scale: 127 for A2DP, 255 for BAP.
     public var volumeScale: Float { isA2DP ? 127 : 255 }
 
-    init(path: DBusObjectPath, properties: [String: DBusValue]) {
+    init(path: DBusObjectPath, properties: BlueZProperties) {
         self.path = path
         uuid = properties["UUID"]?.string
         codec = UInt8(truncatingIfNeeded: properties["Codec"]?.integer ?? 0xFF)
@@ -581,7 +581,7 @@ private final class DiscoveryReporter: Sendable {
 
     /// Reports a device below the adapter that passes our filter (appeared or
     /// updated), or its loss when it no longer does.
-    func consider(_ path: DBusObjectPath, _ properties: [String: DBusValue]) {
+    func consider(_ path: DBusObjectPath, _ properties: BlueZProperties) {
         state.withLock { state in
             guard let adapter = state.adapter, path.isDescendant(of: adapter),
                 let endpoint = BlueZTransport.endpoint(path: path, properties: properties)

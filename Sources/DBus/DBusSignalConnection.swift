@@ -352,14 +352,18 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         var reason = "the connection was closed"
         var descriptors = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
         // After a read that found messages, the next one waits until then, so a
-        // burst is read in batches: one wake-up and warm caches for several
-        // messages. The first message after a quiet spell is read at once.
+        // burst of signals is read in batches: one wake-up and warm caches for
+        // several messages. The first message after a quiet spell, the rest of a
+        // message that came in pieces, and replies to calls are read at once.
         var nextRead: ContinuousClock.Instant?
         loop: while true {
             runJobs()
             if state.withLock({ $0.stopping }) { break }
-            var timeout = state.withLock { $0.jobs.isEmpty } ? expireCalls() : 0
+            let (idle, calling) = state.withLock { ($0.jobs.isEmpty, !$0.pending.isEmpty) }
+            var timeout = idle ? expireCalls() : 0
             var watchSocket = true
+            // A caller waits for a reply: no coalescing until it has it.
+            if calling { nextRead = nil }
             if let due = nextRead {
                 let now = ContinuousClock.now
                 if now < due {
@@ -403,7 +407,8 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
                     state.statistics.reads += 1
                     state.statistics.messages += messages
                 }
-                if coalescing > .zero { nextRead = .now + coalescing }
+                // Part of a message still to come (a large reply arrives in pieces): read on at once.
+                if coalescing > .zero, messages > 0, buffer.isEmpty { nextRead = .now + coalescing }
             } catch {
                 reason = "\(error)"
                 logger.error("closing the signal connection: \(error)")
@@ -491,6 +496,9 @@ private struct ReadBuffer {
     }
 
     func deallocate() { storage.deallocate() }
+
+    /// Whether every byte read has been taken as a message.
+    var isEmpty: Bool { start == count }
 
     /// One read of whatever the socket has.
     mutating func fill(from socket: Int32) -> FillResult {
