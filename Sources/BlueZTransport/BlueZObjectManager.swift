@@ -139,17 +139,6 @@ public actor BlueZObjectManager {
         }
     }
 
-    /// Returns once every signal BlueZ sent before now is in the cache: a
-    /// `Peer.Ping` to BlueZ on the stream's connection, whose reply comes after
-    /// them. Needed after a call on ``connection`` whose effects (say
-    /// `Connected`) are signalled on the other connection.
-    public func synchronize() async {
-        guard let source, source !== connection else { return }
-        _ = try? await source.call(
-            destination: BlueZ.busName, path: "/", interface: "org.freedesktop.DBus.Peer", member: "Ping", [],
-            timeout: .seconds(5), replyHandler: nil)
-    }
-
     public func stop() {
         subscription?.cancel()
         subscription = nil

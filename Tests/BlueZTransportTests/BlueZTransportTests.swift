@@ -175,7 +175,8 @@ struct BlueZTransportTests {
         let mock = try await BlueZMock()
         defer { Task { await mock.stop() } }
         try await mock.addAdapter()
-        let manager = BlueZObjectManager(connection: mock.connection)
+        // Signals read one by one, as they come: consumers live 2 ms each.
+        let manager = BlueZObjectManager(connection: mock.connection, signalCoalescing: .zero)
         try await manager.start()
         let burst = Task {
             try await mock.connection.call(
