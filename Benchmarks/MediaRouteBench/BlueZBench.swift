@@ -162,16 +162,17 @@ extension Bench {
         let transport = BlueZTransport.Configuration()
         _ = transport
         let count = 200_000
+        let strings = DBusStringTable()
         var start = cpuSeconds()
         var seen = 0
         for _ in 0..<count {
-            let decoded = try bytes.withUnsafeBytes { try DBusWireReader.decode($0) }
+            let decoded = try bytes.withUnsafeBytes { try DBusWireReader.decode($0, strings: strings) }
             seen += decoded?.body.count ?? 0
         }
         let decodeOnly = (cpuSeconds() - start) / Double(count) * 1e6
         start = cpuSeconds()
         for _ in 0..<count {
-            let decoded = try bytes.withUnsafeBytes { try DBusWireReader.decode($0) }
+            let decoded = try bytes.withUnsafeBytes { try DBusWireReader.decode($0, strings: strings) }
             guard let body = decoded?.body, body.count == 2, let path = body[0].objectPath,
                 let deviceValue = body[1].dictionary?[BlueZ.device], let device = BlueZProperties(deviceValue),
                 BlueZTransport.endpoint(path: path, properties: device) != nil

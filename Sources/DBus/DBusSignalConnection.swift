@@ -349,6 +349,7 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
     private func run(leftover: [UInt8]) {
         var buffer = ReadBuffer(initial: leftover)
         defer { buffer.deallocate() }
+        let strings = DBusStringTable()
         var reason = "the connection was closed"
         var descriptors = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
         // After a read that found messages, the next one waits until then, so a
@@ -399,7 +400,7 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
             }
             do {
                 var messages = 0
-                while let message = try buffer.nextMessage(limit: limit) {
+                while let message = try buffer.nextMessage(limit: limit, strings: strings) {
                     messages += 1
                     if let message { dispatch(message) }
                 }
@@ -526,14 +527,14 @@ private struct ReadBuffer {
 
     /// The next whole message: nil when more bytes are needed, `.some(nil)` for
     /// one of a type nobody knows (skipped).
-    mutating func nextMessage(limit: Int) throws(DBusWireError) -> DBusMessage?? {
+    mutating func nextMessage(limit: Int, strings: DBusStringTable) throws(DBusWireError) -> DBusMessage?? {
         guard count - start >= 16 else { return nil }
         let length = try DBusWireReader.messageLength(fixedHeader: UnsafeRawBufferPointer(rebasing: storage[start..<(start + 16)]), limit: limit)
         guard count - start >= length else {
             if length > storage.count { grow(to: max(length, storage.count * 2)) }
             return nil
         }
-        let message = try DBusWireReader.decode(UnsafeRawBufferPointer(rebasing: storage[start..<(start + length)]), limit: limit)
+        let message = try DBusWireReader.decode(UnsafeRawBufferPointer(rebasing: storage[start..<(start + length)]), limit: limit, strings: strings)
         start += length
         return .some(message)
     }

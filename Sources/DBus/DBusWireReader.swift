@@ -56,12 +56,15 @@ public enum DBusWireReader {
 
     /// The message in `bytes` (exactly one whole message); nil for a message
     /// type this version of the protocol does not know (receivers ignore those).
-    public static func decode(_ bytes: UnsafeRawBufferPointer, limit: Int = maximumMessageSize) throws(DBusWireError) -> DBusMessage? {
+    /// - Parameter strings: shares strings that recur from message to message.
+    public static func decode(
+        _ bytes: UnsafeRawBufferPointer, limit: Int = maximumMessageSize, strings: DBusStringTable? = nil
+    ) throws(DBusWireError) -> DBusMessage? {
         let length = try messageLength(fixedHeader: bytes, limit: limit)
         guard length == bytes.count else {
             throw DBusWireError(reason: "\(bytes.count) bytes for a message of \(length)", offset: 0)
         }
-        var cursor = Cursor(bytes: bytes, bigEndian: bytes[0] == UInt8(ascii: "B"))
+        var cursor = Cursor(bytes: bytes, bigEndian: bytes[0] == UInt8(ascii: "B"), strings: strings)
         cursor.offset = 1
         let type = try cursor.byte()
         let flags = try cursor.byte()
@@ -237,12 +240,14 @@ public enum DBusWireReader {
     struct Cursor {
         let bytes: UnsafeRawBufferPointer
         let bigEndian: Bool
+        let strings: DBusStringTable?
         var offset = 0
         var end: Int
 
-        init(bytes: UnsafeRawBufferPointer, bigEndian: Bool) {
+        init(bytes: UnsafeRawBufferPointer, bigEndian: Bool, strings: DBusStringTable?) {
             self.bytes = bytes
             self.bigEndian = bigEndian
+            self.strings = strings
             end = bytes.count
         }
 
@@ -278,48 +283,57 @@ public enum DBusWireReader {
         mutating func uint32() throws(DBusWireError) -> UInt32 { try fixed(UInt32.self) }
 
         /// Bytes of `count` followed by a NUL, with no NUL inside.
-        mutating func terminated(_ count: Int) throws(DBusWireError) -> UnsafeRawBufferPointer {
+        /// `count` bytes followed by a NUL, with no NUL inside; whether they are all ASCII.
+        mutating func terminated(_ count: Int) throws(DBusWireError) -> (text: UnsafeRawBufferPointer, isASCII: Bool) {
             guard count < end - offset else { throw failure("string runs past the end") }
             let text = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
             guard bytes[offset + count] == 0 else { throw failure("string is not NUL-terminated") }
-            if count > 0, memchr(text.baseAddress!, 0, count) != nil { throw failure("string contains NUL") }
+            let (hasNUL, isASCII) = Self.scan(text)
+            if hasNUL { throw failure("string contains NUL") }
             offset += count + 1
-            return text
+            return (text, isASCII)
         }
 
         mutating func string() throws(DBusWireError) -> String {
             let length = Int(try uint32())
             let start = offset
-            let text = try terminated(length)
-            // ASCII needs no validation; otherwise the stdlib's C-string reader
-            // (fast, non-generic) validates, the NUL after the text ending it.
-            if Self.isASCII(text) { return String(decoding: text, as: UTF8.self) }
+            let (text, isASCII) = try terminated(length)
+            if isASCII { return strings?.string(text) ?? String(decoding: text, as: UTF8.self) }
+            // The stdlib's C-string reader validates (non-generic, fast); the NUL after the text ends it.
             guard let string = String(validatingCString: text.baseAddress!.assumingMemoryBound(to: CChar.self)) else {
                 throw DBusWireError(reason: "string is not UTF-8", offset: start)
             }
             return string
         }
 
-        mutating func objectPath() throws(DBusWireError) -> DBusObjectPath {
-            let length = Int(try uint32())
-            let start = offset
-            let text = try terminated(length)
-            guard Self.isObjectPath(text) else { throw DBusWireError(reason: "invalid object path", offset: start) }
-            return DBusObjectPath(validated: String(decoding: text, as: UTF8.self))
-        }
-
-        static func isASCII(_ text: UnsafeRawBufferPointer) -> Bool {
+        /// Whether `text` holds a NUL, and whether it is all ASCII, in one pass of eight bytes at a time.
+        static func scan(_ text: UnsafeRawBufferPointer) -> (hasNUL: Bool, isASCII: Bool) {
+            let high: UInt64 = 0x8080_8080_8080_8080
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            var highBits: UInt64 = 0
             var index = 0
-            // Eight bytes at a time: no byte of ASCII has its high bit set.
             while index + 8 <= text.count {
-                if text.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+                let word = text.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                // A zero byte, the classic way: borrowing from it sets its high bit.
+                if (word &- ones) & ~word & high != 0 { return (true, false) }
+                highBits |= word & high
                 index += 8
             }
             while index < text.count {
-                if text[index] & 0x80 != 0 { return false }
+                let byte = text[index]
+                if byte == 0 { return (true, false) }
+                highBits |= UInt64(byte & 0x80)
                 index += 1
             }
-            return true
+            return (false, highBits == 0)
+        }
+
+        mutating func objectPath() throws(DBusWireError) -> DBusObjectPath {
+            let length = Int(try uint32())
+            let start = offset
+            let text = try terminated(length).text
+            guard Self.isObjectPath(text) else { throw DBusWireError(reason: "invalid object path", offset: start) }
+            return DBusObjectPath(validated: strings?.string(text) ?? String(decoding: text, as: UTF8.self))
         }
 
         static func isObjectPath(_ text: UnsafeRawBufferPointer) -> Bool {
@@ -433,5 +447,32 @@ public enum DBusWireReader {
             }
             return .array(elementSignature: String(decoding: element, as: UTF8.self), values)
         }
+    }
+}
+
+/// Strings that recur message after message — interface and property names,
+/// UUIDs, a sender's name — kept once and shared, rather than allocated and
+/// freed for every message. Fixed size (512 strings of 16 to 64 bytes; shorter
+/// ones are stored inline by `String` anyway): a peer sending only new strings
+/// just replaces entries. For one reading thread: not `Sendable`.
+public final class DBusStringTable {
+    private var slots = [String?](repeating: nil, count: 512)
+
+    public init() {}
+
+    /// `text` (valid UTF-8) as a string, the same one as last time when it recurs.
+    public func string(_ text: UnsafeRawBufferPointer) -> String {
+        guard text.count >= 16, text.count <= 64 else { return String(decoding: text, as: UTF8.self) }
+        var hash: UInt32 = 2_166_136_261
+        for byte in text { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        let slot = Int(hash & 511)
+        if let known = slots[slot],
+            known.utf8.withContiguousStorageIfAvailable({ $0.count == text.count && memcmp($0.baseAddress!, text.baseAddress!, text.count) == 0 }) == true
+        {
+            return known
+        }
+        let fresh = String(decoding: text, as: UTF8.self)
+        slots[slot] = fresh
+        return fresh
     }
 }

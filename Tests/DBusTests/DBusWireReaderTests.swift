@@ -296,3 +296,42 @@ struct DBusWireReaderTests {
         #expect(message.body == [.uint32(5)])
     }
 }
+
+struct DBusStringTableTests {
+    @Test func recurringStringsAreSharedAndDifferentOnesStayDifferent() throws {
+        let table = DBusStringTable()
+        func string(_ text: String) -> String {
+            Array(text.utf8).withUnsafeBytes { table.string($0) }
+        }
+        let uuid = "0000184e-0000-1000-8000-00805f9b34fb"
+        let first = string(uuid)
+        let second = string(uuid)
+        #expect(first == uuid && second == uuid)
+        // The same storage: the second read allocated nothing.
+        let same = first.utf8.withContiguousStorageIfAvailable { a in second.utf8.withContiguousStorageIfAvailable { b in a.baseAddress == b.baseAddress } }
+        #expect(same == true)
+        // Many different strings (colliding in the 512 slots) each come back as themselves.
+        for index in 0..<5_000 {
+            let text = "org.example.Interface\(index)"
+            #expect(string(text) == text)
+        }
+        #expect(string(uuid) == uuid)
+        // Short and long strings pass through.
+        #expect(string("short") == "short")
+        let long = String(repeating: "x", count: 100)
+        #expect(string(long) == long)
+    }
+
+    @Test func decodingWithATableGivesTheSameMessages() throws {
+        let table = DBusStringTable()
+        var message = DBusMessage.signal(path: "/org/bluez/hci0/dev_AA", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded", body: everyKindOfValue)
+        message.sender = ":1.42"
+        let bytes = try message.marshalled()
+        for _ in 0..<3 {
+            let decoded = try #require(try bytes.withUnsafeBytes { try DBusWireReader.decode($0, strings: table) })
+            #expect(decoded.body == everyKindOfValue)
+            #expect(decoded.interface == "org.freedesktop.DBus.ObjectManager")
+            #expect(decoded.path == "/org/bluez/hci0/dev_AA")
+        }
+    }
+}
