@@ -139,6 +139,22 @@ public actor BlueZObjectManager {
         }
     }
 
+    /// Returns once every signal BlueZ sent before now is in the cache: a
+    /// `Peer.Ping` to BlueZ on the signals' connection, whose reply comes after
+    /// them. Call it after a call on ``connection`` whose effects (`Paired`,
+    /// `Connected`) are signalled on the other connection and read from the
+    /// cache next; on one connection it returns at once.
+    public func synchronize() async {
+        guard let source, source !== connection else { return }
+        do {
+            _ = try await source.call(
+                destination: BlueZ.busName, path: "/", interface: "org.freedesktop.DBus.Peer", member: "Ping", [],
+                timeout: .seconds(5), replyHandler: nil)
+        } catch {
+            logger.debug("BlueZ did not answer a ping: \(error)")
+        }
+    }
+
     public func stop() {
         subscription?.cancel()
         subscription = nil

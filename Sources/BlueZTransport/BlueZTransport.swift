@@ -250,6 +250,8 @@ public actor BlueZTransport: Transport {
             do {
                 if await objectManager.properties(of: path, BlueZ.device)?["Connected"]?.bool != true {
                     _ = try await connection.call(destination: BlueZ.busName, path: path, interface: BlueZ.device, member: "Connect", timeout: .seconds(30))
+                    // BlueZ's signals are read on another connection: let them catch up with the reply.
+                    await objectManager.synchronize()
                 }
                 break
             } catch {
@@ -319,6 +321,7 @@ public actor BlueZTransport: Transport {
 
     public func disconnectDevice(_ path: DBusObjectPath) async {
         _ = try? await connection.call(destination: BlueZ.busName, path: path, interface: BlueZ.device, member: "Disconnect")
+        await objectManager.synchronize()
     }
 
     // MARK: Pairing
@@ -338,6 +341,8 @@ public actor BlueZTransport: Transport {
         _ = try? await connection.call(
             destination: BlueZ.busName, path: path, interface: "org.freedesktop.DBus.Properties", member: "Set",
             [.string(BlueZ.device), .string("Trusted"), .variant(.bool(true))])
+        // When this returns, the cache shows Paired and Trusted.
+        await objectManager.synchronize()
     }
 
     // MARK: GATT

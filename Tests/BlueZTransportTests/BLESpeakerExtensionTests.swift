@@ -32,7 +32,9 @@ struct BLESpeakerExtensionTests {
         try await mock.call("AddVolumeControl", [.objectPath(speaker), .byte(100), .bool(false), .byte(16)])
         try await mock.call("SetPairing", [.objectPath(speaker), .string(pairing.method), .string(pairing.code)])
         if !connectScript.isEmpty { try await mock.call("SetConnectScript", [.objectPath(speaker), .strings(connectScript)]) }
-        let manager = BlueZObjectManager(connection: mock.connection)
+        // Signals held back up to 300 ms in a burst: what the cache shows right after
+        // pairing or connecting must not depend on how soon they are read.
+        let manager = BlueZObjectManager(connection: mock.connection, signalCoalescing: .milliseconds(300))
         try await manager.start()
         let transport = BlueZTransport(objectManager: manager, configuration: .init(retryDelay: .milliseconds(20)))
         let system = RouteSystem()
