@@ -55,7 +55,7 @@ public actor BlueZObjectManager {
     private let signalCoalescing: Duration
     private let logger: Logger
     private nonisolated let state = SharedState()
-    private var subscription: DBusSignalSubscription?
+    private var subscriptions: [DBusSignalSubscription] = []
     /// Where the object-manager stream is read: a ``DBusSignalConnection`` of
     /// our own, or ``connection`` when that cannot be opened.
     private var source: (any DBusSignalSource)?
@@ -104,12 +104,29 @@ public actor BlueZObjectManager {
         let logger = logger
         let source = await openSource()
         self.source = source
-        subscription = try await source.handleSignals(matchingAny: [
-            DBusMatchRule(sender: BlueZ.busName, path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded"),
+        let added = DBusMatchRule(sender: BlueZ.busName, path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded")
+        var rules = [
             DBusMatchRule(sender: BlueZ.busName, path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"),
             DBusMatchRule(sender: BlueZ.busName, pathNamespace: BlueZ.root, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"),
             DBusNameOwnerChange.matchRule(for: BlueZ.busName),
-        ], finished: {}) { [weak self, state] signal in
+        ]
+        if let own = source as? DBusSignalConnection {
+            // The hot signal, read straight into the cache's types (one on the same
+            // connection as the rest, so everything still applies in arrival order).
+            subscriptions.append(try await own.handleRawSignals(matchingAny: [added]) { [state] header, body throws(DBusWireError) in
+                guard body.hasSignature("oa{sa{sv}}") else {
+                    var message = header
+                    message.body = try body.values()
+                    state.withLock { Self.handle(message, &$0) }
+                    return
+                }
+                let (path, interfaces) = try body.read { reader throws(DBusWireError) in try Self.readInterfacesAdded(&reader) }
+                state.withLock { Self.add(interfaces, at: path, &$0) }
+            })
+        } else {
+            rules.insert(added, at: 0)
+        }
+        subscriptions.append(try await source.handleSignals(matchingAny: rules, finished: {}) { [weak self, state] signal in
             guard let change = DBusNameOwnerChange(signal) else {
                 state.withLock { Self.handle(signal, &$0) }
                 return
@@ -121,7 +138,7 @@ public actor BlueZObjectManager {
             if change.newOwner != nil {
                 Task { await self?.restarted() }
             }
-        }
+        })
         if try await source.nameOwner(of: BlueZ.busName) != nil {
             try await resync()
         }
@@ -156,8 +173,8 @@ public actor BlueZObjectManager {
     }
 
     public func stop() {
-        subscription?.cancel()
-        subscription = nil
+        for subscription in subscriptions { subscription.cancel() }
+        subscriptions.removeAll()
         state.withLock { state in defer { state.signalConnection = nil }; return state.signalConnection }?.close()
         source = nil
         let observers = state.withLock { state in
@@ -215,18 +232,39 @@ public actor BlueZObjectManager {
     }
 
     /// One signal into the cache, then to the observers; on the D-Bus I/O thread, lock held.
-    private static func handle(_ signal: DBusMessage, _ state: inout State) {
+    /// `oa{sa{sv}}` read value by value into the cache's types: no `DBusValue`
+    /// tree to build, convert and free for each device.
+    private static func readInterfacesAdded(_ reader: inout DBusBodyReader) throws(DBusWireError) -> (DBusObjectPath, BlueZInterfaces) {
+        let path = try reader.objectPath()
+        var interfaces = BlueZInterfaces()
+        try reader.dictionary { reader throws(DBusWireError) in
+            let name = try reader.string()
+            var entries: [BlueZProperties.Entry] = []
+            try reader.dictionary { reader throws(DBusWireError) in
+                let property = try reader.string()
+                entries.append(BlueZProperties.Entry(name: property, value: try reader.variant()))
+            }
+            interfaces[name] = BlueZProperties(uniquing: entries)
+        }
+        return (path, interfaces)
+    }
+
+    private static func add(_ added: BlueZInterfaces, at path: DBusObjectPath, _ state: inout State) {
         state.eventsHandled += 1
+        if state.objects[path] == nil {
+            state.objects[path] = added
+        } else {
+            state.objects[path]?.merge(added) { _, new in new }
+        }
+        state.publish(.added(path, added))
+    }
+
+    private static func handle(_ signal: DBusMessage, _ state: inout State) {
+        if signal.member != "InterfacesAdded" { state.eventsHandled += 1 }
         switch signal.member {
         case "InterfacesAdded":
             guard signal.body.count == 2, let path = signal.body[0].objectPath else { return }
-            let added = signal.body[1].interfaces
-            if state.objects[path] == nil {
-                state.objects[path] = added
-            } else {
-                state.objects[path]?.merge(added) { _, new in new }
-            }
-            state.publish(.added(path, added))
+            add(signal.body[1].interfaces, at: path, &state)
         case "InterfacesRemoved":
             guard signal.body.count == 2, let path = signal.body[0].objectPath else { return }
             let names = (signal.body[1].array ?? []).compactMap(\.string)

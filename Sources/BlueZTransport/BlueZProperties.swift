@@ -12,6 +12,12 @@ public struct BlueZProperties: Sendable, Hashable, Sequence, ExpressibleByDictio
     public struct Entry: Sendable, Hashable {
         public let name: String
         public var value: DBusValue
+
+        /// A property; a variant `value` is unwrapped.
+        public init(name: String, value: DBusValue) {
+            self.name = name
+            self.value = value.unwrapped
+        }
     }
 
     public private(set) var entries: [Entry]
@@ -30,22 +36,32 @@ public struct BlueZProperties: Sendable, Hashable, Sequence, ExpressibleByDictio
     /// A name given twice keeps its last value, as a dictionary would.
     public init?(_ value: DBusValue) {
         guard case .dictionary(_, _, let pairs) = value.unwrapped else { return nil }
-        var entries: [Entry] = []
-        entries.reserveCapacity(pairs.count)
+        self.init(uniquing: pairs.compactMap { pair in pair.key.string.map { Entry(name: $0, value: pair.value.unwrapped) } })
+    }
+
+    /// `entries` as they came; a name given twice keeps its last value, as a dictionary would.
+    public init(uniquing entries: [Entry]) {
+        // The usual case, a few names all different: taken as they are.
+        if entries.count <= 32,
+            !entries.indices.contains(where: { index in entries[..<index].contains { $0.name == entries[index].name } })
+        {
+            self.entries = entries
+            return
+        }
         // A scan finds a repeated name among a few; a long (hostile) list gets an index instead.
-        var index: [String: Int]? = pairs.count > 32 ? [:] : nil
-        for pair in pairs {
-            guard let name = pair.key.string else { continue }
-            let entry = Entry(name: name, value: pair.value.unwrapped)
-            let existing = index != nil ? index![name] : entries.firstIndex { $0.name == name }
+        var unique: [Entry] = []
+        unique.reserveCapacity(entries.count)
+        var index: [String: Int]? = entries.count > 32 ? [:] : nil
+        for entry in entries {
+            let existing = index != nil ? index![entry.name] : unique.firstIndex { $0.name == entry.name }
             if let existing {
-                entries[existing] = entry
+                unique[existing] = entry
             } else {
-                index?[name] = entries.count
-                entries.append(entry)
+                index?[entry.name] = unique.count
+                unique.append(entry)
             }
         }
-        self.entries = entries
+        self.entries = unique
     }
 
     public subscript(name: String) -> DBusValue? {

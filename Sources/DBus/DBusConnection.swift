@@ -200,7 +200,7 @@ public final class DBusConnection: Sendable {
         matchingAny rules: [DBusMatchRule], finished: @escaping @Sendable () -> Void = {},
         _ handler: @escaping @Sendable (DBusMessage) -> Void
     ) async throws(DBusError) -> DBusSignalSubscription {
-        try await subscribe(matchingAny: rules, finished: finished, handler)
+        try await subscribe(matchingAny: rules, finished: finished, delivery: .decoded(handler))
     }
 
     /// Owner changes of one name (a peer that restarts shows as lost, then a new owner).
@@ -422,8 +422,8 @@ public final class DBusSignalSubscription: Sendable {
 }
 
 extension DBusConnection: DBusSignalRouting {
-    func addSubscription(_ rule: DBusMatchRule, deliver: @escaping @Sendable (DBusMessage) -> Void, finish: @escaping @Sendable () -> Void) -> UInt64 {
-        core.addSubscription(rule, deliver: deliver, finish: finish)
+    func addSubscription(_ rule: DBusMatchRule, delivery: DBusSignalRoutes.Delivery, finish: @escaping @Sendable () -> Void) -> UInt64 {
+        core.addSubscription(rule, delivery: delivery, finish: finish)
     }
 
     func removeSubscription(_ id: UInt64) {

@@ -156,8 +156,8 @@ final class DBusConnectionCore: Sendable {
 
     // MARK: Subscriptions and names
 
-    func addSubscription(_ rule: DBusMatchRule, deliver: @escaping @Sendable (DBusMessage) -> Void, finish: @escaping @Sendable () -> Void) -> UInt64 {
-        let subscription = DBusSignalRoutes.Subscription(rule: rule, deliver: deliver, finish: finish)
+    func addSubscription(_ rule: DBusMatchRule, delivery: DBusSignalRoutes.Delivery, finish: @escaping @Sendable () -> Void) -> UInt64 {
+        let subscription = DBusSignalRoutes.Subscription(rule: rule, delivery: delivery, finish: finish)
         let (id, stopped) = state.withLock { state in (state.routes.add(subscription, accepting: !state.stopped), state.stopped) }
         if stopped { finish() }
         return id
@@ -350,7 +350,10 @@ final class DBusConnectionCore: Sendable {
     }
 
     private func deliver(_ signal: DBusMessage) {
-        for handler in state.withLock({ $0.routes.handlers(for: signal) }) { handler(signal) }
+        for delivery in state.withLock({ $0.routes.handlers(for: signal) }) {
+            // Raw bodies are offered by DBusSignalConnection only; nothing subscribes so here.
+            if case .decoded(let handler) = delivery { handler(signal) }
+        }
     }
 
     private func shutDown(reason: String) {

@@ -117,7 +117,21 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         matchingAny rules: [DBusMatchRule], finished: @escaping @Sendable () -> Void = {},
         _ handler: @escaping @Sendable (DBusMessage) -> Void
     ) async throws(DBusError) -> DBusSignalSubscription {
-        try await subscribe(matchingAny: rules, finished: finished, handler)
+        try await subscribe(matchingAny: rules, finished: finished, delivery: .decoded(handler))
+    }
+
+    /// Like ``handleSignals(matchingAny:finished:_:)``, but `handler` gets the
+    /// header fields (`body` empty) and the body still on the wire, valid during
+    /// the call: a consumer that knows the signature reads it straight into its
+    /// own types (``DBusWireBody/read(_:)``) instead of a `DBusValue` tree. An
+    /// error it throws (a malformed body) ends the connection, as any malformed
+    /// message does. Rules on arguments (`arg0`) are not supported here.
+    public func handleRawSignals(
+        matchingAny rules: [DBusMatchRule], finished: @escaping @Sendable () -> Void = {},
+        _ handler: @escaping @Sendable (DBusMessage, DBusWireBody) throws(DBusWireError) -> Void
+    ) async throws(DBusError) -> DBusSignalSubscription {
+        guard rules.allSatisfy({ $0.arg0 == nil }) else { throw DBusError.invalidArgs("raw signal handlers cannot match on arguments") }
+        return try await subscribe(matchingAny: rules, finished: finished, delivery: .raw(handler))
     }
 
     public func call(
@@ -166,8 +180,8 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         }
     }
 
-    func addSubscription(_ rule: DBusMatchRule, deliver: @escaping @Sendable (DBusMessage) -> Void, finish: @escaping @Sendable () -> Void) -> UInt64 {
-        let subscription = DBusSignalRoutes.Subscription(rule: rule, deliver: deliver, finish: finish)
+    func addSubscription(_ rule: DBusMatchRule, delivery: DBusSignalRoutes.Delivery, finish: @escaping @Sendable () -> Void) -> UInt64 {
+        let subscription = DBusSignalRoutes.Subscription(rule: rule, delivery: delivery, finish: finish)
         let (id, ended) = state.withLock { state in (state.routes.add(subscription, accepting: !state.ended), state.ended) }
         if ended { finish() }
         return id
@@ -402,7 +416,7 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
                 var messages = 0
                 while let message = try buffer.nextMessage(limit: limit, strings: strings) {
                     messages += 1
-                    if let message { dispatch(message) }
+                    if let (header, body) = message { try dispatch(header, body) }
                 }
                 state.withLock { state in
                     state.statistics.reads += 1
@@ -431,14 +445,39 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         }
     }
 
-    private func dispatch(_ message: DBusMessage) {
+    /// One message: header fields decoded, the body decoded only for whoever needs it.
+    private func dispatch(_ header: DBusMessage, _ body: DBusWireBody) throws(DBusWireError) {
+        var message = header
         switch message.kind {
         case .methodReturn, .error:
             guard let pending = state.withLock({ $0.pending.removeValue(forKey: message.replySerial) }) else { return }
+            do {
+                message.body = try body.values()
+            } catch {
+                pending.continuation.resume(throwing: DBusError.disconnected("\(error)"))
+                throw error
+            }
             if message.kind == .methodReturn { pending.replyHandler?(message.body) }
             pending.continuation.resume(returning: message)
         case .signal:
-            for handler in state.withLock({ $0.routes.handlers(for: message) }) { handler(message) }
+            // The bus's own signals (owner changes) and rules on arguments need the body to be routed.
+            var decoded = false
+            if message.sender == "org.freedesktop.DBus" || state.withLock({ $0.routes.needsBody(toRoute: message) }) {
+                message.body = try body.values()
+                decoded = true
+            }
+            for delivery in state.withLock({ $0.routes.handlers(for: message) }) {
+                switch delivery {
+                case .raw(let handler):
+                    try handler(message, body)
+                case .decoded(let handler):
+                    if !decoded {
+                        message.body = try body.values()
+                        decoded = true
+                    }
+                    handler(message)
+                }
+            }
         case .methodCall:
             // Nothing is exported here; answer so a caller does not wait (libdbus answers Peer.Ping itself).
             guard !message.noReplyExpected else { return }
@@ -527,14 +566,14 @@ private struct ReadBuffer {
 
     /// The next whole message: nil when more bytes are needed, `.some(nil)` for
     /// one of a type nobody knows (skipped).
-    mutating func nextMessage(limit: Int, strings: DBusStringTable) throws(DBusWireError) -> DBusMessage?? {
+    mutating func nextMessage(limit: Int, strings: DBusStringTable) throws(DBusWireError) -> (DBusMessage, DBusWireBody)?? {
         guard count - start >= 16 else { return nil }
         let length = try DBusWireReader.messageLength(fixedHeader: UnsafeRawBufferPointer(rebasing: storage[start..<(start + 16)]), limit: limit)
         guard count - start >= length else {
             if length > storage.count { grow(to: max(length, storage.count * 2)) }
             return nil
         }
-        let message = try DBusWireReader.decode(UnsafeRawBufferPointer(rebasing: storage[start..<(start + length)]), limit: limit, strings: strings)
+        let message = try DBusWireReader.decodeHeader(UnsafeRawBufferPointer(rebasing: storage[start..<(start + length)]), limit: limit, strings: strings)
         start += length
         return .some(message)
     }

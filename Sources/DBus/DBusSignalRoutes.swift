@@ -22,7 +22,7 @@ public protocol DBusSignalSource: AnyObject, Sendable {
 
 /// The connection side of ``DBusSignalSource``: what `handleSignals` is built on.
 protocol DBusSignalRouting: DBusSignalSource {
-    func addSubscription(_ rule: DBusMatchRule, deliver: @escaping @Sendable (DBusMessage) -> Void, finish: @escaping @Sendable () -> Void) -> UInt64
+    func addSubscription(_ rule: DBusMatchRule, delivery: DBusSignalRoutes.Delivery, finish: @escaping @Sendable () -> Void) -> UInt64
     func removeSubscription(_ id: UInt64)
     /// Records the current owner of `name`, unless a `NameOwnerChanged` already did.
     func recordOwner(_ owner: String?, of name: String)
@@ -31,8 +31,7 @@ protocol DBusSignalRouting: DBusSignalSource {
 
 extension DBusSignalRouting {
     func subscribe(
-        matchingAny rules: [DBusMatchRule], finished: @escaping @Sendable () -> Void,
-        _ handler: @escaping @Sendable (DBusMessage) -> Void
+        matchingAny rules: [DBusMatchRule], finished: @escaping @Sendable () -> Void, delivery: DBusSignalRoutes.Delivery
     ) async throws(DBusError) -> DBusSignalSubscription {
         for rule in rules {
             if let sender = rule.sender, !sender.hasPrefix(":"), sender != "org.freedesktop.DBus" {
@@ -51,7 +50,7 @@ extension DBusSignalRouting {
                 return count == 0
             }) { finished() }
         }
-        let ids = rules.map { addSubscription($0, deliver: handler, finish: finishOnce) }
+        let ids = rules.map { addSubscription($0, delivery: delivery, finish: finishOnce) }
         return DBusSignalSubscription { [weak self] in
             guard let self else { return }
             for (id, rule) in zip(ids, rules) {
@@ -79,10 +78,18 @@ extension DBusSignalRouting {
 /// Signal subscriptions and the owners of the well-known names they match on;
 /// kept under a connection's lock, used on its I/O thread.
 struct DBusSignalRoutes {
+    /// How a subscriber takes its signals, on the I/O thread, in arrival order.
+    enum Delivery: Sendable {
+        /// The whole message, body decoded.
+        case decoded(@Sendable (DBusMessage) -> Void)
+        /// The header fields and the body still on the wire (``DBusSignalConnection`` only);
+        /// a malformed body ends the connection.
+        case raw(@Sendable (DBusMessage, DBusWireBody) throws(DBusWireError) -> Void)
+    }
+
     struct Subscription {
         let rule: DBusMatchRule
-        /// Called on the I/O thread for each matching signal, in arrival order.
-        let deliver: @Sendable (DBusMessage) -> Void
+        let delivery: Delivery
         /// Called once when the connection ends.
         let finish: @Sendable () -> Void
     }
@@ -107,8 +114,20 @@ struct DBusSignalRoutes {
         if owners[name] == nil, let owner { owners[name] = owner }
     }
 
-    /// Follows `NameOwnerChanged` for watched names; returns the handlers `signal` goes to.
-    mutating func handlers(for signal: DBusMessage) -> [@Sendable (DBusMessage) -> Void] {
+    /// Whether routing `header` (a signal whose body is not decoded yet) needs
+    /// its body: a rule on the first argument matches it otherwise.
+    func needsBody(toRoute header: DBusMessage) -> Bool {
+        subscriptions.values.contains { subscription in
+            guard subscription.rule.arg0 != nil else { return false }
+            var rule = subscription.rule
+            rule.arg0 = nil
+            return rule.matches(header, ownerOfSender: rule.sender.flatMap { owners[$0] })
+        }
+    }
+
+    /// Follows `NameOwnerChanged` for watched names (its body must be decoded);
+    /// returns the deliveries `signal` goes to.
+    mutating func handlers(for signal: DBusMessage) -> [Delivery] {
         if signal.sender == "org.freedesktop.DBus", signal.member == "NameOwnerChanged", signal.body.count == 3,
             let name = signal.body[0].string, owners[name] != nil || subscriptions.values.contains(where: { $0.rule.sender == name })
         {
@@ -117,7 +136,7 @@ struct DBusSignalRoutes {
         }
         return subscriptions.values.compactMap { subscription in
             let owner = subscription.rule.sender.flatMap { owners[$0] }
-            return subscription.rule.matches(signal, ownerOfSender: owner) ? subscription.deliver : nil
+            return subscription.rule.matches(signal, ownerOfSender: owner) ? subscription.delivery : nil
         }
     }
 

@@ -60,6 +60,18 @@ public enum DBusWireReader {
     public static func decode(
         _ bytes: UnsafeRawBufferPointer, limit: Int = maximumMessageSize, strings: DBusStringTable? = nil
     ) throws(DBusWireError) -> DBusMessage? {
+        guard var (message, body) = try decodeHeader(bytes, limit: limit, strings: strings) else { return nil }
+        message.body = try body.values()
+        return message
+    }
+
+    /// The message's header fields (its `body` left empty) and its body, still
+    /// on the wire, to be read with ``DBusWireBody/values()`` or, for a known
+    /// signature, ``DBusWireBody/read(_:)`` without building a `DBusValue` tree.
+    /// The body reads `bytes`, which must stay valid while it is used.
+    public static func decodeHeader(
+        _ bytes: UnsafeRawBufferPointer, limit: Int = maximumMessageSize, strings: DBusStringTable? = nil
+    ) throws(DBusWireError) -> (DBusMessage, DBusWireBody)? {
         let length = try messageLength(fixedHeader: bytes, limit: limit)
         guard length == bytes.count else {
             throw DBusWireError(reason: "\(bytes.count) bytes for a message of \(length)", offset: 0)
@@ -138,19 +150,7 @@ public enum DBusWireReader {
         try cursor.align(8)
         try requireFields(of: message)
 
-        // The body: complete types one after another, filling it exactly.
-        var body: [DBusValue] = []
-        var rest = signature
-        while !rest.isEmpty {
-            let typeEnd = try completeTypeEnd(rest, arrayDepth: 0, structDepth: 0, offset: cursor.offset)
-            body.append(try cursor.value(rest[rest.startIndex..<typeEnd], depth: 0))
-            rest = rest[typeEnd...]
-        }
-        guard cursor.offset == bytes.count else {
-            throw DBusWireError(reason: "\(bytes.count - cursor.offset) bytes after the body", offset: cursor.offset)
-        }
-        message.body = body
-        return message
+        return (message, DBusWireBody(cursor: cursor, signature: signature))
     }
 
     private static func requireFields(of message: DBusMessage) throws(DBusWireError) {
@@ -474,5 +474,88 @@ public final class DBusStringTable {
         let fresh = String(decoding: text, as: UTF8.self)
         slots[slot] = fresh
         return fresh
+    }
+}
+
+/// A message body as it came off the wire (see ``DBusWireReader/decodeHeader(_:limit:strings:)``).
+/// It reads the message's bytes: use it only while they are valid (in a
+/// ``DBusSignalConnection`` raw handler, during the call).
+public struct DBusWireBody {
+    fileprivate let cursor: DBusWireReader.Cursor
+    fileprivate let signatureBytes: DBusWireReader.Signature
+
+    fileprivate init(cursor: DBusWireReader.Cursor, signature: DBusWireReader.Signature) {
+        self.cursor = cursor
+        signatureBytes = signature
+    }
+
+    /// The body's signature, e.g. `oa{sa{sv}}`.
+    public var signature: String { String(decoding: signatureBytes, as: UTF8.self) }
+
+    /// Whether the signature is exactly `text` (no string made).
+    public func hasSignature(_ text: StaticString) -> Bool {
+        signatureBytes.count == text.utf8CodeUnitCount
+            && zip(signatureBytes, UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)).allSatisfy { $0 == $1 }
+    }
+
+    /// Every value, as `DBusMessage.body` holds them.
+    public func values() throws(DBusWireError) -> [DBusValue] {
+        var cursor = self.cursor
+        var body: [DBusValue] = []
+        var rest = signatureBytes
+        while !rest.isEmpty {
+            let typeEnd = try DBusWireReader.completeTypeEnd(rest, arrayDepth: 0, structDepth: 0, offset: cursor.offset)
+            body.append(try cursor.value(rest[rest.startIndex..<typeEnd], depth: 0))
+            rest = rest[typeEnd...]
+        }
+        try Self.checkEnd(cursor)
+        return body
+    }
+
+    /// Reads the body with `reader`, which must follow the signature (check it
+    /// first) and read all of it; every value is checked as ``values()`` would.
+    public func read<T>(_ reader: (inout DBusBodyReader) throws(DBusWireError) -> T) throws(DBusWireError) -> T {
+        var body = DBusBodyReader(cursor: cursor)
+        let result = try reader(&body)
+        try Self.checkEnd(body.cursor)
+        return result
+    }
+
+    private static func checkEnd(_ cursor: DBusWireReader.Cursor) throws(DBusWireError) {
+        guard cursor.offset == cursor.bytes.count else {
+            throw DBusWireError(reason: "\(cursor.bytes.count - cursor.offset) bytes after the body", offset: cursor.offset)
+        }
+    }
+}
+
+/// Reads a body of a known signature value by value, for callers that turn it
+/// straight into their own types (BlueZ's `InterfacesAdded`) rather than a
+/// `DBusValue` tree. The same checks as ``DBusWireReader``.
+public struct DBusBodyReader {
+    fileprivate var cursor: DBusWireReader.Cursor
+
+    public mutating func string() throws(DBusWireError) -> String { try cursor.string() }
+    public mutating func objectPath() throws(DBusWireError) -> DBusObjectPath { try cursor.objectPath() }
+
+    /// A variant's value, unwrapped (no box for it).
+    public mutating func variant() throws(DBusWireError) -> DBusValue {
+        let signatureOffset = cursor.offset
+        let inner = try cursor.signatureBytes()
+        guard !inner.isEmpty,
+            try DBusWireReader.completeTypeEnd(inner, arrayDepth: 0, structDepth: 0, offset: signatureOffset) == inner.endIndex
+        else { throw DBusWireError(reason: "variant signature is not one complete type", offset: signatureOffset) }
+        return try cursor.value(inner, depth: 8)
+    }
+
+    /// The entries of a dictionary (`a{...}`): `entry` reads each key and value.
+    public mutating func dictionary(_ entry: (inout DBusBodyReader) throws(DBusWireError) -> Void) throws(DBusWireError) {
+        let arrayEnd = try cursor.arrayEnd(elementAlignment: 8)
+        let outerEnd = cursor.end
+        cursor.end = arrayEnd
+        while cursor.offset < arrayEnd {
+            try cursor.align(8)
+            try entry(&self)
+        }
+        cursor.end = outerEnd
     }
 }

@@ -62,6 +62,56 @@ func pings(from sender: String) -> DBusMatchRule {
         #expect(client.statistics.messages >= 200)
     }
 
+    @Test func rawHandlersReadTheBodyInPlace() async throws {
+        let server = try await server()
+        defer { server.close() }
+        let client = try await DBusSignalConnection.connect(to: .address(bus.address))
+        defer { client.close() }
+        let seen = Locked<[(String, [DBusValue], String)]>([])
+        let properties = DBusValue.properties(["Name": .string("Kitchen"), "RSSI": .int16(-50), "UUIDs": .strings(["0000184e"])])
+        let subscription = try await client.handleRawSignals(matchingAny: [pings(from: server.uniqueName)]) { header, body throws(DBusWireError) in
+            // Read in place with the signature's shape, and also as values: the same.
+            let read = try body.read { reader throws(DBusWireError) -> String in
+                var names: [String] = []
+                try reader.dictionary { reader throws(DBusWireError) in
+                    names.append(try reader.string())
+                    _ = try reader.variant()
+                }
+                return names.joined(separator: ",")
+            }
+            let values = try body.values()
+            seen.withLock { $0.append((body.signature, values, read)) }
+            #expect(header.body.isEmpty)
+            #expect(header.member == "Ping")
+        }
+        defer { subscription.cancel() }
+        server.emitSignal(path: "/test", interface: "org.mediaroute.Test1", member: "Ping", [properties])
+        #expect(await eventually { seen.value.count == 1 })
+        let (signature, values, names) = try #require(seen.value.first)
+        #expect(signature == "a{sv}")
+        #expect(values == [properties])
+        #expect(names == "Name,RSSI,UUIDs")
+        await #expect(throws: DBusError.self) {
+            _ = try await client.handleRawSignals(matchingAny: [DBusNameOwnerChange.matchRule(for: "org.example")]) { _, _ in }
+        }
+    }
+
+    @Test func aRawHandlerThatCannotReadABodyEndsTheConnection() async throws {
+        let server = try await server()
+        defer { server.close() }
+        let client = try await DBusSignalConnection.connect(to: .address(bus.address))
+        defer { client.close() }
+        let finished = Locked(false)
+        let subscription = try await client.handleRawSignals(matchingAny: [pings(from: server.uniqueName)], finished: { finished.withLock { $0 = true } }) { _, body throws(DBusWireError) in
+            // Reads a string where the body holds a uint32.
+            _ = try body.read { reader throws(DBusWireError) in try reader.objectPath() }
+        }
+        defer { subscription.cancel() }
+        server.emitSignal(path: "/test", interface: "org.mediaroute.Test1", member: "Ping", [.uint32(7)])
+        #expect(await eventually { finished.value })
+        #expect(!client.isConnected)
+    }
+
     @Test func aBurstIsReadInBatches() async throws {
         let server = try await server()
         defer { server.close() }
@@ -287,8 +337,13 @@ struct DBusSignalConnectionHostileBusTests {
         try await expectEnded(after: header.bytes, reason: "larger than")
     }
 
-    @Test func aMalformedSignalEndsTheConnection() async throws {
-        let bad = WireBuilder.message(fields: WireBuilder.signalFields("s")) { $0.string([0x61, 0xFF]) }
+    @Test func aMalformedReplyEndsTheConnection() async throws {
+        // The answer to `Wait` (serial 2, after Hello), with a string that is not UTF-8.
+        let bad = WireBuilder.message(type: 2, fields: { builder in
+            builder.field(5, "u") { $0.uint32(2) }
+            builder.field(7, "s") { $0.string(":1.5") }
+            builder.field(8, "g") { $0.signature("s") }
+        }) { $0.string([0x61, 0xFF]) }
         try await expectEnded(after: bad, reason: "UTF-8")
     }
 
