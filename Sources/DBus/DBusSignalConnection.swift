@@ -454,6 +454,8 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
             do {
                 message.body = try body.values()
             } catch {
+                // The stream can no longer be trusted: the connection ends (the caller learns why).
+                state.withLock { $0.stopping = true }
                 pending.continuation.resume(throwing: DBusError.disconnected("\(error)"))
                 throw error
             }
