@@ -91,7 +91,8 @@ public actor BlueZTransport: Transport {
     public static func endpoint(path: DBusObjectPath, properties: BlueZProperties) -> Endpoint? {
         guard let address = properties["Address"]?.string else { return nil }
         let adapter = properties["Adapter"]?.string.map { path in path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path } ?? ""
-        var attributes = ["path": path.rawValue]
+        var attributes = [String: String](minimumCapacity: 4)
+        attributes["path"] = path.rawValue
         if let name = properties["Alias"]?.string ?? properties["Name"]?.string { attributes["name"] = name }
         if let type = properties["AddressType"]?.string { attributes["addressType"] = type }
         if properties["Paired"]?.bool == true { attributes["paired"] = "1" }
