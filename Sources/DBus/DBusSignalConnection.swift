@@ -146,17 +146,26 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
                 let pending = Pending(
                     continuation: continuation, replyHandler: replyHandler, deadline: .now + timeout,
                     what: "\(member) got no reply within \(timeout)")
+                var registered: UInt32?
                 do throws(DBusError) {
                     try write(message) { serial in
-                        state.withLock { state -> Bool in
+                        let accepted = state.withLock { state -> Bool in
                             guard !state.ended, !state.stopping else { return false }
                             state.pending[serial] = pending
                             return true
                         }
+                        if accepted { registered = serial }
+                        return accepted
                     }
                     wake()
                 } catch {
-                    continuation.resume(throwing: error)
+                    // Whoever takes the pending call resumes it: if the write failed because the
+                    // connection ended, the thread may have failed it already.
+                    if let serial = registered {
+                        if state.withLock({ $0.pending.removeValue(forKey: serial) }) != nil { continuation.resume(throwing: error) }
+                    } else {
+                        continuation.resume(throwing: error)
+                    }
                 }
             }
         } catch let error as DBusError {

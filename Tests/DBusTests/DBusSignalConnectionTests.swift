@@ -253,7 +253,7 @@ final class FakeBus: Sendable {
     let path: String
     private let listener: Int32
 
-    init(authReply: String = "OK 0123456789abcdef0123456789abcdef\r\n", after: [UInt8]) throws {
+    init(authReply: String = "OK 0123456789abcdef0123456789abcdef\r\n", after: [UInt8], hangUpAfterHello: Bool = false) throws {
         path = FileManager.default.temporaryDirectory.appendingPathComponent("fake-bus-\(UUID().uuidString.prefix(8))").path
         let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         self.listener = listener
@@ -286,6 +286,10 @@ final class FakeBus: Sendable {
                 received += buffer[..<count]
             }
             _ = helloBytes.withUnsafeBytes { write(peer, $0.baseAddress, $0.count) }
+            if hangUpAfterHello {
+                usleep(20_000)
+                return
+            }
             // Until the client's call named "Wait" came: then it is pending for sure.
             while !received.indices.contains(where: { received[$0...].starts(with: Array("Wait".utf8)) }) {
                 let count = read(peer, &buffer, buffer.count)
@@ -345,6 +349,29 @@ struct DBusSignalConnectionHostileBusTests {
             builder.field(8, "g") { $0.signature("s") }
         }) { $0.string([0x61, 0xFF]) }
         try await expectEnded(after: bad, reason: "UTF-8")
+    }
+
+    @Test func callsRacingABusThatHangsUpFailOnce() async throws {
+        for _ in 0..<5 {
+            let bus = try FakeBus(after: [], hangUpAfterHello: true)
+            let client = try await DBusSignalConnection.connect(to: .address(bus.address))
+            defer { client.close() }
+            // Each call fails exactly once, whether its write or the reading thread notices first.
+            await withTaskGroup(of: Void.self) { group in
+                for index in 0..<50 {
+                    group.addTask {
+                        try? await Task.sleep(for: .microseconds(index * 500))
+                        do {
+                            _ = try await client.call(destination: "org.example", path: "/", interface: "org.example.I", member: "Call", timeout: .seconds(10))
+                            Issue.record("a call succeeded on a closed bus")
+                        } catch {
+                            #expect((error as? DBusError)?.name == DBusError.disconnectedName)
+                        }
+                    }
+                }
+            }
+            #expect(!client.isConnected)
+        }
     }
 
     @Test func aRefusedAuthenticationIsAccessDenied() async throws {
