@@ -422,15 +422,7 @@ public final class DBusSignalSubscription: Sendable {
 }
 
 extension DBusConnection: DBusSignalRouting {
-    func addSubscription(_ rule: DBusMatchRule, delivery: DBusSignalRoutes.Delivery, finish: @escaping @Sendable () -> Void) -> UInt64 {
-        core.addSubscription(rule, delivery: delivery, finish: finish)
-    }
-
-    func removeSubscription(_ id: UInt64) {
-        core.removeSubscription(id)
-    }
-
-    func recordOwner(_ owner: String?, of name: String) {
-        core.recordOwner(owner, of: name)
+    func withRoutes<T>(_ body: (inout DBusSignalRoutes, _ open: Bool) -> T) -> T {
+        core.withRoutes(body)
     }
 }

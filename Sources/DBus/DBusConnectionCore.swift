@@ -156,19 +156,8 @@ final class DBusConnectionCore: Sendable {
 
     // MARK: Subscriptions and names
 
-    func addSubscription(_ rule: DBusMatchRule, delivery: DBusSignalRoutes.Delivery, finish: @escaping @Sendable () -> Void) -> UInt64 {
-        let subscription = DBusSignalRoutes.Subscription(rule: rule, delivery: delivery, finish: finish)
-        let (id, stopped) = state.withLock { state in (state.routes.add(subscription, accepting: !state.stopped), state.stopped) }
-        if stopped { finish() }
-        return id
-    }
-
-    func removeSubscription(_ id: UInt64) {
-        state.withLock { $0.routes.remove(id) }
-    }
-
-    func recordOwner(_ owner: String?, of name: String) {
-        state.withLock { $0.routes.record(owner, of: name) }
+    func withRoutes<T>(_ body: (inout DBusSignalRoutes, _ open: Bool) -> T) -> T {
+        state.withLock { body(&$0.routes, !$0.stopped) }
     }
 
     // MARK: Objects

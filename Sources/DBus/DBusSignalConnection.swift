@@ -189,19 +189,8 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         }
     }
 
-    func addSubscription(_ rule: DBusMatchRule, delivery: DBusSignalRoutes.Delivery, finish: @escaping @Sendable () -> Void) -> UInt64 {
-        let subscription = DBusSignalRoutes.Subscription(rule: rule, delivery: delivery, finish: finish)
-        let (id, ended) = state.withLock { state in (state.routes.add(subscription, accepting: !state.ended), state.ended) }
-        if ended { finish() }
-        return id
-    }
-
-    func removeSubscription(_ id: UInt64) {
-        state.withLock { $0.routes.remove(id) }
-    }
-
-    func recordOwner(_ owner: String?, of name: String) {
-        state.withLock { $0.routes.record(owner, of: name) }
+    func withRoutes<T>(_ body: (inout DBusSignalRoutes, _ open: Bool) -> T) -> T {
+        state.withLock { body(&$0.routes, !$0.ended) }
     }
 
     // MARK: TaskExecutor
@@ -346,19 +335,11 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
     /// Marshals `message` with libdbus and writes it; `register` sees its serial
     /// first (a reply can arrive before the write returns) and may refuse.
     private func write(_ message: DBusMessage, register: (UInt32) -> Bool) throws(DBusError) {
-        let cMessage = try message.makeCMessage()
-        defer { dbus_message_unref(cMessage) }
         try writer.withLock { (serial: inout UInt32) throws(DBusError) in
+            let bytes = try message.marshalled(serial: serial)
             guard register(serial) else { throw DBusError.disconnected("the connection is closed") }
-            dbus_message_set_serial(cMessage, serial)
             serial = serial == UInt32.max ? 1 : serial + 1
-            var buffer: UnsafeMutablePointer<CChar>?
-            var length: Int32 = 0
-            guard dbus_message_marshal(cMessage, &buffer, &length) != 0, let buffer else {
-                throw DBusError(name: "org.freedesktop.DBus.Error.NoMemory", message: "cannot marshal \(message.member ?? "message")")
-            }
-            defer { dbus_free(buffer) }
-            try writeAll(UnsafeRawBufferPointer(start: buffer, count: Int(length)))
+            try writeAll(bytes)
         }
     }
 

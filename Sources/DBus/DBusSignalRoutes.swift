@@ -22,14 +22,29 @@ public protocol DBusSignalSource: AnyObject, Sendable {
 
 /// The connection side of ``DBusSignalSource``: what `handleSignals` is built on.
 protocol DBusSignalRouting: DBusSignalSource {
-    func addSubscription(_ rule: DBusMatchRule, delivery: DBusSignalRoutes.Delivery, finish: @escaping @Sendable () -> Void) -> UInt64
-    func removeSubscription(_ id: UInt64)
-    /// Records the current owner of `name`, unless a `NameOwnerChanged` already did.
-    func recordOwner(_ owner: String?, of name: String)
+    /// `body` with the connection's routes, under its lock; `open` is false once it has ended.
+    func withRoutes<T>(_ body: (inout DBusSignalRoutes, _ open: Bool) -> T) -> T
     func send(_ message: DBusMessage)
 }
 
 extension DBusSignalRouting {
+    func addSubscription(_ rule: DBusMatchRule, delivery: DBusSignalRoutes.Delivery, finish: @escaping @Sendable () -> Void) -> UInt64 {
+        let subscription = DBusSignalRoutes.Subscription(rule: rule, delivery: delivery, finish: finish)
+        let (id, open) = withRoutes { routes, open in (routes.add(subscription, accepting: open), open) }
+        // A connection that has ended finishes a late subscriber at once.
+        if !open { finish() }
+        return id
+    }
+
+    func removeSubscription(_ id: UInt64) {
+        withRoutes { routes, _ in routes.remove(id) }
+    }
+
+    /// Records the current owner of `name`, unless a `NameOwnerChanged` already did.
+    func recordOwner(_ owner: String?, of name: String) {
+        withRoutes { routes, _ in routes.record(owner, of: name) }
+    }
+
     func subscribe(
         matchingAny rules: [DBusMatchRule], finished: @escaping @Sendable () -> Void, delivery: DBusSignalRoutes.Delivery
     ) async throws(DBusError) -> DBusSignalSubscription {

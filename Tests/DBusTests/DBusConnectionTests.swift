@@ -42,6 +42,15 @@ func testObject(emitter: @escaping @Sendable () -> DBusConnection?) -> DBusObjec
     ])
 }
 
+/// A libdbus connection on `bus` exporting the test object at /test as `org.mediaroute.Test`.
+func testServer(on bus: PrivateBus) async throws -> DBusConnection {
+    let server = try await DBusConnection.connect(to: .address(bus.address))
+    let weakServer = WeakBox(server)
+    await server.export(testObject { weakServer.value }, at: "/test")
+    #expect(try await server.requestName("org.mediaroute.Test"))
+    return server
+}
+
 func call(_ connection: DBusConnection, _ destination: String, _ member: String, _ args: [DBusValue] = [],
           timeout: Duration = .seconds(5)) async throws(DBusError) -> [DBusValue] {
     try await connection.call(destination: destination, path: "/test", interface: "org.mediaroute.Test1",
@@ -53,13 +62,7 @@ func call(_ connection: DBusConnection, _ destination: String, _ member: String,
 
     init() throws { bus = try PrivateBus() }
 
-    func server() async throws -> DBusConnection {
-        let server = try await DBusConnection.connect(to: .address(bus.address))
-        let weakServer = WeakBox(server)
-        await server.export(testObject { weakServer.value }, at: "/test")
-        #expect(try await server.requestName("org.mediaroute.Test"))
-        return server
-    }
+    func server() async throws -> DBusConnection { try await testServer(on: bus) }
 
     @Test func everyTypeRoundTrips() async throws {
         let server = try await server()

@@ -18,13 +18,7 @@ func pings(from sender: String) -> DBusMatchRule {
 
     init() throws { bus = try PrivateBus() }
 
-    func server() async throws -> DBusConnection {
-        let server = try await DBusConnection.connect(to: .address(bus.address))
-        let weakServer = WeakBox(server)
-        await server.export(testObject { weakServer.value }, at: "/test")
-        #expect(try await server.requestName("org.mediaroute.Test"))
-        return server
-    }
+    func server() async throws -> DBusConnection { try await testServer(on: bus) }
 
     @Test func callsSignalsAndOwnersAsOnALibdbusConnection() async throws {
         let server = try await server()
