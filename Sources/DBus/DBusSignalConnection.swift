@@ -20,7 +20,8 @@ import Synchronization
 ///
 /// The connection's thread is also a `TaskExecutor`: a task that consumes its
 /// signals (`Task(executorPreference: connection)`) runs on that thread between
-/// reads, with no thread hand-off per signal.
+/// reads, with no thread hand-off per signal. The thread keeps the connection
+/// alive: call ``close()`` when done with it.
 public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
     private struct Pending {
         let continuation: CheckedContinuation<DBusMessage, any Error>
@@ -298,6 +299,13 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
     /// SASL `EXTERNAL` with our uid, as the bus daemon expects on a unix socket;
     /// returns what the bus sent after its `OK` line (nothing, normally).
     private func authenticate() throws(DBusError) -> [UInt8] {
+        // This runs on the caller's thread: a bus that does not answer may hold it 5 s, not forever.
+        var limit = timeval(tv_sec: 5, tv_usec: 0)
+        _ = setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        defer {
+            var none = timeval(tv_sec: 0, tv_usec: 0)
+            _ = setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &none, socklen_t(MemoryLayout<timeval>.size))
+        }
         let uid = String(getuid())
         let hexUID = uid.utf8.map { String($0, radix: 16) }.joined()
         try writeAll(Array("\0AUTH EXTERNAL \(hexUID)\r\n".utf8))
@@ -313,6 +321,7 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
             guard received.count < 4096 else { throw DBusError(name: DBusError.failedName, message: "the bus's authentication reply is too long") }
             let count = read(socket, &chunk, chunk.count)
             if count < 0 && errno == EINTR { continue }
+            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { throw DBusError.timeout("the bus did not answer authentication within 5 s") }
             guard count > 0 else { throw DBusError.disconnected("the bus closed the connection while authenticating") }
             received += chunk[..<count]
         }

@@ -494,8 +494,7 @@ public struct DBusWireBody {
 
     /// Whether the signature is exactly `text` (no string made).
     public func hasSignature(_ text: StaticString) -> Bool {
-        signatureBytes.count == text.utf8CodeUnitCount
-            && zip(signatureBytes, UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)).allSatisfy { $0 == $1 }
+        text.withUTF8Buffer { expected in signatureBytes.elementsEqual(expected) }
     }
 
     /// Every value, as `DBusMessage.body` holds them.

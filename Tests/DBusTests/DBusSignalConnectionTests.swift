@@ -74,6 +74,7 @@ func pings(from sender: String) -> DBusMatchRule {
                 return names.joined(separator: ",")
             }
             let values = try body.values()
+            #expect(body.hasSignature("a{sv}") && !body.hasSignature("s") && !body.hasSignature("a{sv}s"))
             seen.withLock { $0.append((body.signature, values, read)) }
             #expect(header.body.isEmpty)
             #expect(header.member == "Ping")
@@ -83,6 +84,7 @@ func pings(from sender: String) -> DBusMatchRule {
         #expect(await eventually { seen.value.count == 1 })
         let (signature, values, names) = try #require(seen.value.first)
         #expect(signature == "a{sv}")
+        #expect(seen.value.count == 1)
         #expect(values == [properties])
         #expect(names == "Name,RSSI,UUIDs")
         await #expect(throws: DBusError.self) {
@@ -366,6 +368,21 @@ struct DBusSignalConnectionHostileBusTests {
             }
             #expect(!client.isConnected)
         }
+    }
+
+    @Test func aBusThatNeverAnswersAuthenticationTimesOut() async throws {
+        // Listens, accepts, never says a word.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("silent-bus-\(UUID().uuidString.prefix(8))").path
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener); unlink(path) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        #expect(bound == 0 && listen(listener, 1) == 0)
+        let start = ContinuousClock.now
+        await #expect(throws: DBusError.self) { _ = try await DBusSignalConnection.connect(to: .address("unix:path=" + path)) }
+        #expect(ContinuousClock.now - start < .seconds(15))
     }
 
     @Test func aRefusedAuthenticationIsAccessDenied() async throws {
