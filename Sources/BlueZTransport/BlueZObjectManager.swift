@@ -245,7 +245,7 @@ public actor BlueZObjectManager {
                 let property = try reader.string()
                 entries.append(BlueZProperties.Entry(name: property, value: try reader.variant()))
             }
-            interfaces[name] = BlueZProperties(uniquing: entries)
+            interfaces[name] = BlueZProperties(entries: entries)
         }
         return (path, interfaces)
     }

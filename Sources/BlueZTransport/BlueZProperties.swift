@@ -33,44 +33,25 @@ public struct BlueZProperties: Sendable, Hashable, Sequence, ExpressibleByDictio
     }
 
     /// The entries of an `a{sv}` (or any string-keyed dictionary) value; nil for anything else.
-    /// A name given twice keeps its last value, as a dictionary would.
     public init?(_ value: DBusValue) {
         guard case .dictionary(_, _, let pairs) = value.unwrapped else { return nil }
-        self.init(uniquing: pairs.compactMap { pair in pair.key.string.map { Entry(name: $0, value: pair.value.unwrapped) } })
+        entries = pairs.compactMap { pair in pair.key.string.map { Entry(name: $0, value: pair.value.unwrapped) } }
     }
 
-    /// `entries` as they came; a name given twice keeps its last value, as a dictionary would.
-    public init(uniquing entries: [Entry]) {
-        // The usual case, a few names all different: taken as they are.
-        if entries.count <= 32,
-            !entries.indices.contains(where: { index in entries[..<index].contains { $0.name == entries[index].name } })
-        {
-            self.entries = entries
-            return
-        }
-        // A scan finds a repeated name among a few; a long (hostile) list gets an index instead.
-        var unique: [Entry] = []
-        unique.reserveCapacity(entries.count)
-        var index: [String: Int]? = entries.count > 32 ? [:] : nil
-        for entry in entries {
-            let existing = index != nil ? index![entry.name] : unique.firstIndex { $0.name == entry.name }
-            if let existing {
-                unique[existing] = entry
-            } else {
-                index?[entry.name] = unique.count
-                unique.append(entry)
-            }
-        }
-        self.entries = unique
+    /// `entries` as they came. A name given twice (no peer of ours does) is kept
+    /// twice, and every lookup sees its last value, as a dictionary built from
+    /// them would; checking for repeats up front cost as much as reading them.
+    public init(entries: [Entry]) {
+        self.entries = entries
     }
 
     public subscript(name: String) -> DBusValue? {
-        get { entries.first { $0.name == name }?.value }
+        get { entries.last { $0.name == name }?.value }
         set {
-            let index = entries.firstIndex { $0.name == name }
+            let index = entries.lastIndex { $0.name == name }
             switch (index, newValue) {
             case (let index?, let value?): entries[index].value = value.unwrapped
-            case (let index?, nil): entries.remove(at: index)
+            case (_?, nil): entries.removeAll { $0.name == name }
             case (nil, let value?): entries.append(Entry(name: name, value: value.unwrapped))
             case (nil, nil): break
             }
@@ -89,12 +70,14 @@ public struct BlueZProperties: Sendable, Hashable, Sequence, ExpressibleByDictio
 
     @discardableResult
     public mutating func removeValue(forKey name: String) -> DBusValue? {
-        guard let index = entries.firstIndex(where: { $0.name == name }) else { return nil }
-        return entries.remove(at: index).value
+        let value = self[name]
+        entries.removeAll { $0.name == name }
+        return value
     }
 
-    public var names: [String] { entries.map(\.name) }
-    public var count: Int { entries.count }
+    /// The names, each once.
+    public var names: [String] { Array(dictionary.keys) }
+    public var count: Int { dictionary.count }
     public var isEmpty: Bool { entries.isEmpty }
 
     /// The same as a dictionary.
