@@ -46,9 +46,9 @@ public struct BlueZProperties: Sendable, Hashable, Sequence, ExpressibleByDictio
     }
 
     public subscript(name: String) -> DBusValue? {
-        get { entries.last { $0.name == name }?.value }
+        get { entries.last { Self.same($0.name, name) }?.value }
         set {
-            let index = entries.lastIndex { $0.name == name }
+            let index = entries.lastIndex { Self.same($0.name, name) }
             switch (index, newValue) {
             case (let index?, let value?): entries[index].value = value.unwrapped
             case (_?, nil): entries.removeAll { $0.name == name }
@@ -56,6 +56,12 @@ public struct BlueZProperties: Sendable, Hashable, Sequence, ExpressibleByDictio
             case (nil, nil): break
             }
         }
+    }
+
+    /// Names compared by length first: most differ there, and that needs no call
+    /// into the string library (lookups run for every device announced).
+    private static func same(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && a == b
     }
 
     /// Takes every value of `changes`, replacing those with the same name.

@@ -366,6 +366,18 @@ public enum DBusWireReader {
             return signature
         }
 
+        /// A variant's signature: exactly one complete type.
+        mutating func variantSignature() throws(DBusWireError) -> Signature {
+            let length = Int(try byte())
+            let start = offset
+            _ = try terminated(length)
+            let signature = bytes[start..<(start + length)]
+            guard !signature.isEmpty, try completeTypeEnd(signature, arrayDepth: 0, structDepth: 0, offset: start) == signature.endIndex else {
+                throw DBusWireError(reason: "variant signature is not one complete type", offset: start - 1)
+            }
+            return signature
+        }
+
         /// Where an array's elements end, after its length and the padding before the first element.
         mutating func arrayEnd(elementAlignment: Int) throws(DBusWireError) -> Int {
             let length = Int(try uint32())
@@ -399,12 +411,7 @@ public enum DBusWireReader {
             case UInt8(ascii: "h"): throw failure("file descriptors were not negotiated")
             case UInt8(ascii: "v"):
                 guard depth < maximumDepth else { throw failure("values nested deeper than \(maximumDepth)") }
-                let signatureOffset = offset
-                let inner = try signatureBytes()
-                guard !inner.isEmpty,
-                    try completeTypeEnd(inner, arrayDepth: 0, structDepth: 0, offset: signatureOffset) == inner.endIndex
-                else { throw DBusWireError(reason: "variant signature is not one complete type", offset: signatureOffset) }
-                return .variant(try value(inner, depth: depth + 1))
+                return .variant(try value(try variantSignature(), depth: depth + 1))
             case UInt8(ascii: "("):
                 guard depth < maximumDepth else { throw failure("values nested deeper than \(maximumDepth)") }
                 try align(8)
@@ -541,12 +548,7 @@ public struct DBusBodyReader {
 
     /// A variant's value, unwrapped (no box for it).
     public mutating func variant() throws(DBusWireError) -> DBusValue {
-        let signatureOffset = cursor.offset
-        let inner = try cursor.signatureBytes()
-        guard !inner.isEmpty,
-            try DBusWireReader.completeTypeEnd(inner, arrayDepth: 0, structDepth: 0, offset: signatureOffset) == inner.endIndex
-        else { throw DBusWireError(reason: "variant signature is not one complete type", offset: signatureOffset) }
-        return try cursor.value(inner, depth: 8)
+        try cursor.value(try cursor.variantSignature(), depth: 8)
     }
 
     /// The entries of a dictionary (`a{...}`): `entry` reads each key and value.
