@@ -432,16 +432,19 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         end(reason: reason)
     }
 
-    private func runJobs() {
+    /// Runs the jobs queued so far (`drain`: and those they queue, until none
+    /// are left). One batch per turn of the loop: a task that keeps yielding
+    /// cannot keep the socket from being read.
+    private func runJobs(drain: Bool = false) {
         let executor = asUnownedTaskExecutor()
-        while true {
+        repeat {
             let jobs = state.withLock { state in
                 defer { state.jobs.removeAll(keepingCapacity: true) }
                 return state.jobs
             }
             if jobs.isEmpty { return }
             for job in jobs { job.runSynchronously(on: executor) }
-        }
+        } while drain
     }
 
     /// One message: header fields decoded, the body decoded only for whoever needs it.
@@ -518,7 +521,7 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         for call in pending { call.continuation.resume(throwing: DBusError.disconnected(reason)) }
         for subscription in subscriptions { subscription.finish() }
         // Tasks that prefer this executor may still have work queued.
-        runJobs()
+        runJobs(drain: true)
     }
 }
 

@@ -197,6 +197,24 @@ func pings(from sender: String) -> DBusMatchRule {
         #expect(pthread_equal(reader, pthread_self()) == 0)
     }
 
+    @Test func aTaskThatKeepsYieldingOnItsThreadDoesNotStopReading() async throws {
+        let server = try await server()
+        defer { server.close() }
+        let client = try await DBusSignalConnection.connect(to: .address(bus.address))
+        defer { client.close() }
+        let received = Locked(0)
+        let subscription = try await client.handleSignals(matchingAny: [pings(from: server.uniqueName)]) { _ in received.withLock { $0 += 1 } }
+        defer { subscription.cancel() }
+        let spinning = Task(executorPreference: client) {
+            while !Task.isCancelled { await Task.yield() }
+        }
+        defer { spinning.cancel() }
+        for count in 1...10 { server.emitSignal(path: "/test", interface: "org.mediaroute.Test1", member: "Ping", [.uint32(UInt32(count))]) }
+        #expect(await eventually { received.value == 10 })
+        let sum = try await client.call(destination: "org.mediaroute.Test", path: "/test", interface: "org.mediaroute.Test1", member: "Add", [.int32(1), .int32(1)])
+        #expect(sum == [.int32(2)])
+    }
+
     @Test func closingFailsCallsAndFinishesSubscriptionsOnce() async throws {
         let server = try await server()
         defer { server.close() }
