@@ -56,6 +56,7 @@ public actor BlueZObjectManager {
     private let logger: Logger
     private nonisolated let state = SharedState()
     private var subscriptions: [DBusSignalSubscription] = []
+    private var stopped = false
     /// Where the object-manager stream is read: a ``DBusSignalConnection`` of
     /// our own, or ``connection`` when that cannot be opened.
     private var source: (any DBusSignalSource)?
@@ -101,9 +102,20 @@ public actor BlueZObjectManager {
     /// reach the cache on the D-Bus I/O thread in the order they arrived, so a
     /// full read never undoes a signal sent after it.
     public func start() async throws(DBusError) {
-        let logger = logger
+        stopped = false
         let source = await openSource()
         self.source = source
+        try await subscribe(on: source)
+        if try await source.nameOwner(of: BlueZ.busName) != nil {
+            try await resync()
+        }
+    }
+
+    private func subscribe(on source: any DBusSignalSource) async throws(DBusError) {
+        let logger = logger
+        // The own connection ending while we run (a malformed message, the bus going) must not
+        // leave the cache silently stale.
+        let ended: @Sendable () -> Void = { [weak self] in Task { await self?.signalConnectionEnded() } }
         let added = DBusMatchRule(sender: BlueZ.busName, path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded")
         var rules = [
             DBusMatchRule(sender: BlueZ.busName, path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"),
@@ -113,7 +125,7 @@ public actor BlueZObjectManager {
         if let own = source as? DBusSignalConnection {
             // The hot signal, read straight into the cache's types (one on the same
             // connection as the rest, so everything still applies in arrival order).
-            subscriptions.append(try await own.handleRawSignals(matchingAny: [added]) { [state] header, body throws(DBusWireError) in
+            subscriptions.append(try await own.handleRawSignals(matchingAny: [added], finished: ended) { [state] header, body throws(DBusWireError) in
                 guard body.hasSignature("oa{sa{sv}}") else {
                     var message = header
                     message.body = try body.values()
@@ -126,7 +138,9 @@ public actor BlueZObjectManager {
         } else {
             rules.insert(added, at: 0)
         }
-        subscriptions.append(try await source.handleSignals(matchingAny: rules, finished: {}) { [weak self, state] signal in
+        var finished: @Sendable () -> Void = {}
+        if source is DBusSignalConnection { finished = ended }
+        subscriptions.append(try await source.handleSignals(matchingAny: rules, finished: finished) { [weak self, state] signal in
             guard let change = DBusNameOwnerChange(signal) else {
                 state.withLock { Self.handle(signal, &$0) }
                 return
@@ -139,8 +153,23 @@ public actor BlueZObjectManager {
                 Task { await self?.restarted() }
             }
         })
-        if try await source.nameOwner(of: BlueZ.busName) != nil {
-            try await resync()
+    }
+
+    /// The own signal connection ended while running: read on the shared one from
+    /// now on, and read everything again (what came in between is not lost).
+    private func signalConnectionEnded() async {
+        guard !stopped, let own = source as? DBusSignalConnection else { return }
+        logger.error("the connection reading BlueZ's signals ended; reading them on the shared connection")
+        for subscription in subscriptions { subscription.cancel() }
+        subscriptions.removeAll()
+        own.close()
+        state.withLock { $0.signalConnection = nil }
+        source = connection
+        do {
+            try await subscribe(on: connection)
+            if try await connection.nameOwner(of: BlueZ.busName) != nil { try await resync() }
+        } catch {
+            logger.error("cannot read BlueZ's signals on the shared connection either: \(error)")
         }
     }
 
@@ -173,6 +202,7 @@ public actor BlueZObjectManager {
     }
 
     public func stop() {
+        stopped = true
         for subscription in subscriptions { subscription.cancel() }
         subscriptions.removeAll()
         state.withLock { state in defer { state.signalConnection = nil }; return state.signalConnection }?.close()

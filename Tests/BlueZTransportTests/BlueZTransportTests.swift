@@ -201,6 +201,25 @@ struct BlueZTransportTests {
         #expect(consumed > 0, "the consumers saw part of the burst")
     }
 
+    @Test func losingTheSignalConnectionFallsBackToTheSharedOne() async throws {
+        let mock = try await BlueZMock()
+        defer { Task { await mock.stop() } }
+        try await mock.addAdapter()
+        try await mock.addDevice("AA:00:00:00:00:01", name: "Kitchen Speaker")
+        let transport = try await makeTransport(mock)
+        let log = DiscoveryLog(transport.discover())
+        defer { log.task.cancel() }
+        #expect(await eventually { log.appeared.count == 1 })
+        // The own connection goes (as after a malformed message): nothing may go stale.
+        let own = try #require(transport.objectManager.signalExecutor as? DBusSignalConnection)
+        own.close()
+        #expect(await eventually { transport.objectManager.signalExecutor == nil })
+        try await mock.addDevice("AA:00:00:00:00:02", name: "Bedroom Speaker")
+        #expect(await eventually { log.appeared.map(\.id).contains("AA:00:00:00:00:02") })
+        #expect(await transport.objectManager.paths(implementing: BlueZ.device).count == 2)
+        #expect(!own.isConnected)
+    }
+
     @Test(arguments: [true, false]) func aRestartedBlueZIsReadAgain(ownSignalConnection: Bool) async throws {
         let mock = try await BlueZMock()
         defer { Task { await mock.stop() } }
