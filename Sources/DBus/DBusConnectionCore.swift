@@ -150,8 +150,7 @@ final class DBusConnectionCore: Sendable {
         let overdue = state.withLock { state in state.deadlines.filter { $0.value.at <= now } }
         for (id, entry) in overdue { fail(callID: id, with: .timeout(entry.what)) }
         guard let next = state.withLock({ $0.deadlines.values.map(\.at).min() }) else { return -1 }
-        let (seconds, attoseconds) = (next - now).components
-        return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+        return pollMilliseconds(until: next, from: now)
     }
 
     // MARK: Subscriptions and names

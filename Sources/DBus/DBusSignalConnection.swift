@@ -382,7 +382,7 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
                 let now = ContinuousClock.now
                 if now < due {
                     watchSocket = false
-                    let wait = Self.milliseconds(until: due, from: now)
+                    let wait = pollMilliseconds(until: due, from: now)
                     timeout = timeout < 0 ? wait : min(timeout, wait)
                 } else {
                     nextRead = nil
@@ -493,12 +493,6 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         }
     }
 
-    /// Whole milliseconds from `now` until `instant`, rounded up (a poll timeout).
-    private static func milliseconds(until instant: ContinuousClock.Instant, from now: ContinuousClock.Instant) -> Int32 {
-        let (seconds, attoseconds) = (instant - now).components
-        return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
-    }
-
     /// Fails overdue calls; returns the poll timeout until the next deadline (-1: none).
     private func expireCalls() -> Int32 {
         let now = ContinuousClock.now
@@ -508,7 +502,7 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         }
         for pending in overdue { pending.continuation.resume(throwing: DBusError.timeout(pending.what)) }
         guard let next = state.withLock({ $0.pending.values.map(\.deadline).min() }) else { return -1 }
-        return Self.milliseconds(until: next, from: now)
+        return pollMilliseconds(until: next, from: now)
     }
 
     private func end(reason: String) {
@@ -523,6 +517,12 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         // Tasks that prefer this executor may still have work queued.
         runJobs(drain: true)
     }
+}
+
+/// Whole milliseconds from `now` until `instant`, rounded up: a `poll(2)` timeout.
+func pollMilliseconds(until instant: ContinuousClock.Instant, from now: ContinuousClock.Instant) -> Int32 {
+    let (seconds, attoseconds) = (instant - now).components
+    return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
 }
 
 /// Bytes read from the socket and not yet taken as messages.

@@ -26,15 +26,24 @@ public struct DBusObjectPath: Sendable, Hashable, Comparable, CustomStringConver
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// `/` or `/`-separated non-empty elements of `[A-Za-z0-9_]`, no trailing `/`.
-    public static func isValid(_ path: String) -> Bool {
-        guard path.first == "/" else { return false }
-        if path == "/" { return true }
-        guard path.last != "/" else { return false }
-        return path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).allSatisfy { element in
-            !element.isEmpty && element.utf8.allSatisfy { byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F
+    public static func isValid(_ path: String) -> Bool { isValid(utf8: path.utf8) }
+
+    /// The same check on UTF-8 bytes (the wire reader's, before any string is made).
+    static func isValid<Bytes: Collection<UInt8>>(utf8 bytes: Bytes) -> Bool {
+        guard bytes.first == UInt8(ascii: "/") else { return false }
+        if bytes.count == 1 { return true }
+        var previousWasSlash = true
+        for byte in bytes.dropFirst() {
+            if byte == UInt8(ascii: "/") {
+                if previousWasSlash { return false }
+                previousWasSlash = true
+            } else {
+                let allowed = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F
+                if !allowed { return false }
+                previousWasSlash = false
             }
         }
+        return !previousWasSlash
     }
 
     /// Whether `self` is `ancestor` or below it.
@@ -214,41 +223,16 @@ public enum DBusValue: Sendable, Hashable {
 }
 
 /// Splits a signature into its complete types ("a{sv}i(ss)" → ["a{sv}", "i", "(ss)"]);
-/// nil when it is malformed.
+/// nil when it is malformed (the grammar and limits ``DBusWireReader`` checks).
 public func dbusSplitSignature(_ signature: String) -> [String]? {
-    var result: [String] = []
-    var index = signature.startIndex
-    func completeType() -> String? {
-        guard index < signature.endIndex else { return nil }
-        let start = index
-        let character = signature[index]
-        index = signature.index(after: index)
-        switch character {
-        case "y", "b", "n", "q", "i", "u", "x", "t", "d", "s", "o", "g", "h", "v":
-            break
-        case "a":
-            guard completeType() != nil else { return nil }
-        case "(":
-            var fields = 0
-            while index < signature.endIndex, signature[index] != ")" {
-                guard completeType() != nil else { return nil }
-                fields += 1
-            }
-            guard index < signature.endIndex, fields > 0 else { return nil }
-            index = signature.index(after: index)
-        case "{":
-            guard completeType() != nil, completeType() != nil,
-                index < signature.endIndex, signature[index] == "}"
-            else { return nil }
-            index = signature.index(after: index)
-        default:
-            return nil
+    Array(signature.utf8).withUnsafeBytes { raw -> [String]? in
+        var result: [String] = []
+        var rest = raw[...]
+        while !rest.isEmpty {
+            guard let end = try? DBusWireReader.completeTypeEnd(rest, arrayDepth: 0, structDepth: 0, offset: 0) else { return nil }
+            result.append(String(decoding: rest[rest.startIndex..<end], as: UTF8.self))
+            rest = rest[end...]
         }
-        return String(signature[start..<index])
+        return result
     }
-    while index < signature.endIndex {
-        guard let type = completeType() else { return nil }
-        result.append(type)
-    }
-    return result
 }

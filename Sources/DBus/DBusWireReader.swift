@@ -332,25 +332,8 @@ public enum DBusWireReader {
             let length = Int(try uint32())
             let start = offset
             let text = try terminated(length).text
-            guard Self.isObjectPath(text) else { throw DBusWireError(reason: "invalid object path", offset: start) }
+            guard DBusObjectPath.isValid(utf8: text) else { throw DBusWireError(reason: "invalid object path", offset: start) }
             return DBusObjectPath(validated: strings?.string(text) ?? String(decoding: text, as: UTF8.self))
-        }
-
-        static func isObjectPath(_ text: UnsafeRawBufferPointer) -> Bool {
-            guard text.first == UInt8(ascii: "/") else { return false }
-            if text.count == 1 { return true }
-            var previousWasSlash = true
-            for byte in text.dropFirst() {
-                if byte == UInt8(ascii: "/") {
-                    if previousWasSlash { return false }
-                    previousWasSlash = true
-                } else {
-                    let allowed = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F
-                    if !allowed { return false }
-                    previousWasSlash = false
-                }
-            }
-            return !previousWasSlash
         }
 
         /// A signature's bytes, checked to be complete types only.
