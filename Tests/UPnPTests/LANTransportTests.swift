@@ -68,9 +68,17 @@ import UPnPRendererExtension
 }
 
 /// A TCP server on loopback that answers each connection with scripted bytes (or silence).
+///
+/// Its thread owns the listening socket and closes it when it is done; `deinit`
+/// only shuts it down (ending a blocked `accept`), under the same lock. Closing
+/// it from `deinit` let the socket's number be reused by another test's server
+/// while this thread was still draining a client, and its next `accept` then
+/// took that server's connection and answered it with this script.
 final class ScriptedServer: Sendable {
     let port: UInt16
     private let fd: Int32
+    /// Whether the thread has closed `fd` (after which its number may belong to anything).
+    private let closed = Locked(false)
     let accepted = Locked(0)
 
     init(answers: [[UInt8]?], holdOpen: Duration = .zero) throws {
@@ -87,7 +95,9 @@ final class ScriptedServer: Sendable {
         self.fd = fd
         port = UInt16(bigEndian: address.sin_port)
         let accepted = self.accepted
+        let closed = self.closed
         Thread.detachNewThread {
+            defer { closed.withLock { $0 = true; close(fd) } }
             for answer in answers {
                 let client = accept(fd, nil, nil)
                 guard client >= 0 else { return }
@@ -111,8 +121,8 @@ final class ScriptedServer: Sendable {
     }
 
     deinit {
-        shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
+        let fd = fd
+        closed.withLock { if !$0 { shutdown(fd, Int32(SHUT_RDWR)) } }
     }
 }
 
