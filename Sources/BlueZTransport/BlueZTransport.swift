@@ -102,8 +102,8 @@ public actor BlueZTransport: Transport {
             services: (properties["UUIDs"]?.array ?? []).compactMap { $0.string.map(BlueZ.lowercased) })
     }
 
-    public nonisolated func discover() -> AsyncStream<DiscoveryEvent> {
-        AsyncStream { continuation in
+    public nonisolated func discover() -> DiscoveryEvents {
+        DiscoveryEvents { continuation in
             let task = Task { await self.runDiscovery(continuation) }
             continuation.onTermination = { _ in task.cancel() }
         }
@@ -133,7 +133,7 @@ public actor BlueZTransport: Transport {
     /// (``BlueZObjectManager/snapshotAndObserve(_:)``), and reported from there:
     /// a burst of devices costs no task hand-offs. Adapter changes, which need
     /// D-Bus calls, go to this task.
-    private func runDiscovery(_ continuation: AsyncStream<DiscoveryEvent>.Continuation) async {
+    private func runDiscovery(_ continuation: DiscoveryEvents.Continuation) async {
         let reporter = DiscoveryReporter(transport: self, continuation: continuation)
         let (adapterEvents, adapterContinuation) = AsyncStream.makeStream(of: BlueZObjectManager.Event.self)
         let (_, observation) = objectManager.snapshotAndObserve { event, objects in
@@ -573,10 +573,10 @@ private final class DiscoveryReporter: Sendable {
     }
 
     private let transport: BlueZTransport
-    private let continuation: AsyncStream<DiscoveryEvent>.Continuation
+    private let continuation: DiscoveryEvents.Continuation
     private let state = Mutex(State())
 
-    init(transport: BlueZTransport, continuation: AsyncStream<DiscoveryEvent>.Continuation) {
+    init(transport: BlueZTransport, continuation: DiscoveryEvents.Continuation) {
         self.transport = transport
         self.continuation = continuation
     }

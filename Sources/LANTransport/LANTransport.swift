@@ -86,8 +86,8 @@ public final class LANTransport: Transport {
         self.http = LANHTTPClient(logger: logger)
     }
 
-    public func discover() -> AsyncStream<DiscoveryEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: DiscoveryEvent.self)
+    public func discover() -> DiscoveryEvents {
+        let (stream, continuation) = DiscoveryEvents.makeStream()
         let id = nextRun.add(1, ordering: .relaxed).newValue
         let run = SSDPDiscoveryRun(configuration: configuration, continuation: continuation, logger: logger)
         let browser = configuration.browsedServiceTypes.isEmpty ? nil : MDNSBrowseRun(
@@ -110,8 +110,8 @@ public final class LANTransport: Transport {
     }
 
     /// Browses DNS-SD service types over mDNS alone (no SSDP).
-    public func browse(serviceTypes: [String]) -> AsyncStream<DiscoveryEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: DiscoveryEvent.self)
+    public func browse(serviceTypes: [String]) -> DiscoveryEvents {
+        let (stream, continuation) = DiscoveryEvents.makeStream()
         let browser = MDNSBrowseRun(
             serviceTypes: serviceTypes, interfaces: configuration.interfaces, maximumQueryInterval: configuration.maximumBrowseInterval,
             continuation: continuation, logger: logger)
@@ -166,7 +166,7 @@ actor SSDPDiscoveryRun {
     }
 
     private let configuration: LANTransport.Configuration
-    private let continuation: AsyncStream<DiscoveryEvent>.Continuation
+    private let continuation: DiscoveryEvents.Continuation
     private let logger: Logger
     private let sockets = MulticastSockets(maximumDatagram: SSDPMessage.maximumSize)
     private var searchSockets: [String: (interface: MulticastInterface, channel: any Channel)] = [:]
@@ -182,7 +182,7 @@ actor SSDPDiscoveryRun {
     private var reader: Task<Void, Never>?
     private var stopped = false
 
-    init(configuration: LANTransport.Configuration, continuation: AsyncStream<DiscoveryEvent>.Continuation, logger: Logger) {
+    init(configuration: LANTransport.Configuration, continuation: DiscoveryEvents.Continuation, logger: Logger) {
         self.configuration = configuration
         self.continuation = continuation
         self.logger = logger

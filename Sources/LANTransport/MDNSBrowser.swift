@@ -23,7 +23,7 @@ actor MDNSBrowseRun {
 
     private let serviceTypes: [String]
     private let interfaceNames: [String]?
-    private let continuation: AsyncStream<DiscoveryEvent>.Continuation
+    private let continuation: DiscoveryEvents.Continuation
     private let logger: Logger
     private let maximumQueryInterval: Duration
     private let sockets = MulticastSockets(maximumDatagram: 9000)
@@ -39,7 +39,7 @@ actor MDNSBrowseRun {
     /// Queries sent (for tests).
     private(set) var queriesSent = 0
 
-    init(serviceTypes: [String], interfaces: [String]?, maximumQueryInterval: Duration, continuation: AsyncStream<DiscoveryEvent>.Continuation, logger: Logger) {
+    init(serviceTypes: [String], interfaces: [String]?, maximumQueryInterval: Duration, continuation: DiscoveryEvents.Continuation, logger: Logger) {
         self.serviceTypes = serviceTypes.map { $0.hasSuffix(".local") ? $0 : $0 + ".local" }
         self.interfaceNames = interfaces
         self.maximumQueryInterval = maximumQueryInterval

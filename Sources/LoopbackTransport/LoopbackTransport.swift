@@ -22,7 +22,7 @@ public actor LoopbackTransport: Transport {
     private var specs: [String: LoopbackDeviceSpec] = [:]
     private var present: [String: SimulatedDevice] = [:]
     private var order: [String] = []
-    private var observers: [UInt64: AsyncStream<DiscoveryEvent>.Continuation] = [:]
+    private var observers: [UInt64: DiscoveryEvents.Continuation] = [:]
     private var discoveryFailure: String?
     private var nextID: UInt64 = 0
     private var timeline: [Task<Void, Never>] = []
@@ -74,8 +74,8 @@ public actor LoopbackTransport: Transport {
 
     // MARK: Transport
 
-    public nonisolated func discover() -> AsyncStream<DiscoveryEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: DiscoveryEvent.self)
+    public nonisolated func discover() -> DiscoveryEvents {
+        let (stream, continuation) = DiscoveryEvents.makeStream()
         let registration = Task { await self.addObserver(continuation) }
         continuation.onTermination = { _ in
             Task {
@@ -184,7 +184,7 @@ public actor LoopbackTransport: Transport {
 
     // MARK: Observers
 
-    private func addObserver(_ continuation: AsyncStream<DiscoveryEvent>.Continuation) -> UInt64 {
+    private func addObserver(_ continuation: DiscoveryEvents.Continuation) -> UInt64 {
         nextID += 1
         if let discoveryFailure {
             continuation.yield(.failed(TransportError(.discoveryFailed, discoveryFailure)))

@@ -22,7 +22,7 @@ public protocol Transport: Sendable {
     /// Starts discovery. Endpoints already known are reported first as
     /// `.appeared`. Discovery stops when the consumer stops iterating
     /// (the stream is terminated or its task cancelled).
-    func discover() -> AsyncStream<DiscoveryEvent>
+    func discover() -> DiscoveryEvents
 
     /// Opens a connection to an endpoint found by this transport.
     /// - Throws: ``TransportError`` when the endpoint is unreachable or refuses.

@@ -64,14 +64,14 @@ public actor WiFiTransport: Transport {
         return nil
     }
 
-    public nonisolated func discover() -> AsyncStream<DiscoveryEvent> {
-        AsyncStream { continuation in
+    public nonisolated func discover() -> DiscoveryEvents {
+        DiscoveryEvents { continuation in
             let task = Task { await self.runDiscovery(continuation) }
             continuation.onTermination = { _ in task.cancel() }
         }
     }
 
-    private func runDiscovery(_ continuation: AsyncStream<DiscoveryEvent>.Continuation) async {
+    private func runDiscovery(_ continuation: DiscoveryEvents.Continuation) async {
         let scanner: any WiFiScanning
         switch self.scanner {
         case .failure(let reason):

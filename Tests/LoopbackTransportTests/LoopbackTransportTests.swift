@@ -10,7 +10,7 @@ final class DiscoveryLog: Sendable {
     let events = Locked<[DiscoveryEvent]>([])
     let task: Task<Void, Never>
 
-    init(_ stream: AsyncStream<DiscoveryEvent>) {
+    init(_ stream: DiscoveryEvents) {
         let events = self.events
         task = Task { for await event in stream { events.withLock { $0.append(event) } } }
     }
