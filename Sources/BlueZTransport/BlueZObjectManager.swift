@@ -270,10 +270,10 @@ public actor BlueZObjectManager {
         try reader.dictionary { reader throws(DBusWireError) in
             let name = try reader.string()
             var entries: [BlueZProperties.Entry] = []
-            entries.reserveCapacity(16)  // a device has 10 to 20: one allocation, not five
+            entries.reserveCapacity(24)  // a device has 10 to 22: one allocation, not five
             try reader.dictionary { reader throws(DBusWireError) in
                 let property = try reader.string()
-                entries.append(BlueZProperties.Entry(name: property, value: try reader.variant()))
+                entries.append(BlueZProperties.Entry(name: property, kept: try reader.variantKeepingContainers()))
             }
             interfaces[name] = BlueZProperties(entries: entries)
         }

@@ -9,14 +9,42 @@ import DBus
 /// handling an `InterfacesAdded` cost (see Docs/benchmarks.md, issue 5).
 public struct BlueZProperties: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
     /// A property's name and value (variants already unwrapped).
+    ///
+    /// A container read from BlueZ's signals (advertising data, service data)
+    /// may be kept as its checked wire bytes and decoded when `value` is read:
+    /// nothing on the path from a scan to a device list reads those, and
+    /// decoding them cost a third of the allocations per device.
     public struct Entry: Sendable, Hashable {
         public let name: String
-        public var value: DBusValue
+        private var storage: DBusKeptValue
+
+        public var value: DBusValue {
+            get {
+                switch storage {
+                case .decoded(let value): value
+                case .kept(let wire): wire.value.unwrapped
+                }
+            }
+            set { storage = .decoded(newValue.unwrapped) }
+        }
 
         /// A property; a variant `value` is unwrapped.
         public init(name: String, value: DBusValue) {
             self.name = name
-            self.value = value.unwrapped
+            storage = .decoded(value.unwrapped)
+        }
+
+        /// A property as ``DBusBodyReader/variantKeepingContainers()`` read it.
+        public init(name: String, kept: DBusKeptValue) {
+            self.name = name
+            storage = kept
+        }
+
+        public static func == (lhs: Entry, rhs: Entry) -> Bool { lhs.name == rhs.name && lhs.value == rhs.value }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(name)
+            hasher.combine(value)
         }
     }
 

@@ -80,17 +80,29 @@ public actor BlueZTransport: Transport {
 
     /// Whether a device passes our own filter (BlueZ merged other clients' filters into its own).
     public nonisolated func matches(_ properties: BlueZProperties) -> Bool {
+        let uuids = (properties["UUIDs"]?.array ?? []).compactMap { $0.string.map(BlueZ.lowercased) }
+        return matches(services: uuids, rssi: properties["RSSI"]?.integer)
+    }
+
+    /// Whether a device's endpoint passes our own filter.
+    public nonisolated func matches(_ endpoint: Endpoint) -> Bool {
+        matches(services: endpoint.services, rssi: endpoint.signalStrength.map(Int64.init))
+    }
+
+    private nonisolated func matches(services: [String], rssi: Int64?) -> Bool {
         let wanted = configuration.serviceUUIDs
-        let uuids = properties["UUIDs"]?.array ?? []
-        guard uuids.contains(where: { $0.string.map { wanted.contains(BlueZ.lowercased($0)) } ?? false }) else { return false }
-        if let threshold = configuration.rssiThreshold, let rssi = properties["RSSI"]?.integer, rssi < Int64(threshold) { return false }
+        guard services.contains(where: { wanted.contains($0) }) else { return false }
+        if let threshold = configuration.rssiThreshold, let rssi, rssi < Int64(threshold) { return false }
         return true
     }
 
     /// The endpoint of a device object.
     public static func endpoint(path: DBusObjectPath, properties: BlueZProperties) -> Endpoint? {
         guard let address = properties["Address"]?.string else { return nil }
-        let adapter = properties["Adapter"]?.string.map { path in path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path } ?? ""
+        // The adapter's name is the path's last element (bytes: no grapheme breaking for a `/`).
+        let adapter = properties["Adapter"]?.string.map { path in
+            path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path.utf8[path.utf8.index(after: $0)...])! } ?? path
+        } ?? ""
         var attributes = [String: String](minimumCapacity: 4)
         attributes["path"] = path.rawValue
         if let name = properties["Alias"]?.string ?? properties["Name"]?.string { attributes["name"] = name }
@@ -592,7 +604,7 @@ private final class DiscoveryReporter: Sendable {
             guard let adapter = state.adapter, path.isDescendant(of: adapter),
                 let endpoint = BlueZTransport.endpoint(path: path, properties: properties)
             else { return }
-            if transport.matches(properties) {
+            if transport.matches(endpoint) {
                 continuation.yield(state.reported.updateValue(endpoint.id, forKey: path) == nil ? .appeared(endpoint) : .updated(endpoint))
             } else if state.reported.removeValue(forKey: path) != nil {
                 continuation.yield(.lost(endpointID: endpoint.id))

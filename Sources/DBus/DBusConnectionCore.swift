@@ -338,7 +338,7 @@ final class DBusConnectionCore: Sendable {
     }
 
     private func deliver(_ signal: DBusMessage) {
-        for delivery in state.withLock({ $0.routes.handlers(for: signal) }) {
+        for delivery in state.withLock({ $0.routes.deliveries(for: signal, bodyDecoded: true) }) ?? DBusSignalRoutes.Deliveries() {
             // Raw bodies are offered by DBusSignalConnection only; nothing subscribes so here.
             if case .decoded(let handler) = delivery { handler(signal) }
         }

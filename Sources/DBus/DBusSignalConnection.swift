@@ -466,11 +466,13 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         case .signal:
             // The bus's own signals (owner changes) and rules on arguments need the body to be routed.
             var decoded = false
-            if message.sender == "org.freedesktop.DBus" || state.withLock({ $0.routes.needsBody(toRoute: message) }) {
+            var deliveries = state.withLock { $0.routes.deliveries(for: message, bodyDecoded: false) }
+            if deliveries == nil {
                 message.body = try body.values()
                 decoded = true
+                deliveries = state.withLock { $0.routes.deliveries(for: message, bodyDecoded: true) }
             }
-            for delivery in state.withLock({ $0.routes.handlers(for: message) }) {
+            for delivery in deliveries ?? DBusSignalRoutes.Deliveries() {
                 switch delivery {
                 case .raw(let handler):
                     try handler(message, body)

@@ -92,6 +92,11 @@ extension DBusSignalRouting {
 
 /// Signal subscriptions and the owners of the well-known names they match on;
 /// kept under a connection's lock, used on its I/O thread.
+///
+/// Routing runs for every signal (a thousand a second in a BlueZ scan): the
+/// subscriptions are an array in the order they were made, each with the
+/// current owner of its sender's name beside it (no name look-up per signal),
+/// and the usual one or two deliveries come back without an allocation.
 struct DBusSignalRoutes {
     /// How a subscriber takes its signals, on the I/O thread, in arrival order.
     enum Delivery: Sendable {
@@ -109,55 +114,106 @@ struct DBusSignalRoutes {
         let finish: @Sendable () -> Void
     }
 
-    private(set) var subscriptions: [UInt64: Subscription] = [:]
+    /// The deliveries of one signal, in subscription order.
+    struct Deliveries: Sequence {
+        private var first: Delivery?
+        private var second: Delivery?
+        private var rest: [Delivery] = []
+
+        mutating func append(_ delivery: Delivery) {
+            if first == nil {
+                first = delivery
+            } else if second == nil {
+                second = delivery
+            } else {
+                rest.append(delivery)
+            }
+        }
+
+        func makeIterator() -> Iterator { Iterator(deliveries: self) }
+
+        struct Iterator: IteratorProtocol {
+            let deliveries: Deliveries
+            var index = 0
+
+            mutating func next() -> Delivery? {
+                defer { index += 1 }
+                switch index {
+                case 0: return deliveries.first
+                case 1: return deliveries.second
+                default: return index - 2 < deliveries.rest.count ? deliveries.rest[index - 2] : nil
+                }
+            }
+        }
+    }
+
+    private struct Route {
+        let id: UInt64
+        let subscription: Subscription
+        /// The current owner of `subscription.rule.sender` when that is a well-known name.
+        var owner: String?
+    }
+
+    private var routes: [Route] = []
     private var nextID: UInt64 = 0
     /// Current owners of the well-known names that subscriptions match on.
     private var owners: [String: String] = [:]
 
+    var subscriptions: [Subscription] { routes.map(\.subscription) }
+
     /// Adds a subscription (unless `accepting` is false) and returns its id.
     mutating func add(_ subscription: Subscription, accepting: Bool) -> UInt64 {
         nextID += 1
-        if accepting { subscriptions[nextID] = subscription }
+        if accepting {
+            routes.append(Route(id: nextID, subscription: subscription, owner: subscription.rule.sender.flatMap { owners[$0] }))
+        }
         return nextID
     }
 
     mutating func remove(_ id: UInt64) {
-        subscriptions.removeValue(forKey: id)
+        routes.removeAll { $0.id == id }
     }
 
     mutating func record(_ owner: String?, of name: String) {
-        if owners[name] == nil, let owner { owners[name] = owner }
+        if owners[name] == nil, let owner { setOwner(owner, of: name) }
     }
 
-    /// Whether routing `header` (a signal whose body is not decoded yet) needs
-    /// its body: a rule on the first argument matches it otherwise.
-    func needsBody(toRoute header: DBusMessage) -> Bool {
-        subscriptions.values.contains { subscription in
-            guard subscription.rule.arg0 != nil else { return false }
-            var rule = subscription.rule
-            rule.arg0 = nil
-            return rule.matches(header, ownerOfSender: rule.sender.flatMap { owners[$0] })
-        }
+    private mutating func setOwner(_ owner: String?, of name: String) {
+        owners[name] = owner
+        for index in routes.indices where routes[index].subscription.rule.sender == name { routes[index].owner = owner }
     }
 
-    /// Follows `NameOwnerChanged` for watched names (its body must be decoded);
-    /// returns the deliveries `signal` goes to.
-    mutating func handlers(for signal: DBusMessage) -> [Delivery] {
-        if signal.sender == "org.freedesktop.DBus", signal.member == "NameOwnerChanged", signal.body.count == 3,
-            let name = signal.body[0].string, owners[name] != nil || subscriptions.values.contains(where: { $0.rule.sender == name })
-        {
-            let newOwner = signal.body[2].string ?? ""
-            owners[name] = newOwner.isEmpty ? nil : newOwner
+    /// The deliveries `signal` goes to, following `NameOwnerChanged` for watched
+    /// names; nil when its body is not decoded (`bodyDecoded` false) and routing
+    /// needs it: the bus's own signals, and rules on the first argument that
+    /// match it otherwise.
+    mutating func deliveries(for signal: DBusMessage, bodyDecoded: Bool) -> Deliveries? {
+        if signal.sender == "org.freedesktop.DBus" {
+            guard bodyDecoded else { return nil }
+            if signal.member == "NameOwnerChanged", signal.body.count == 3, let name = signal.body[0].string,
+                owners[name] != nil || routes.contains(where: { $0.subscription.rule.sender == name })
+            {
+                let newOwner = signal.body[2].string ?? ""
+                setOwner(newOwner.isEmpty ? nil : newOwner, of: name)
+            }
         }
-        return subscriptions.values.compactMap { subscription in
-            let owner = subscription.rule.sender.flatMap { owners[$0] }
-            return subscription.rule.matches(signal, ownerOfSender: owner) ? subscription.delivery : nil
+        var deliveries = Deliveries()
+        for route in routes {
+            let rule = route.subscription.rule
+            if !bodyDecoded, rule.arg0 != nil {
+                var withoutArgument = rule
+                withoutArgument.arg0 = nil
+                if withoutArgument.matches(signal, ownerOfSender: route.owner) { return nil }
+                continue
+            }
+            if rule.matches(signal, ownerOfSender: route.owner) { deliveries.append(route.subscription.delivery) }
         }
+        return deliveries
     }
 
     /// Every subscription, removed: the connection has ended.
     mutating func removeAll() -> [Subscription] {
-        defer { subscriptions.removeAll() }
-        return Array(subscriptions.values)
+        defer { routes.removeAll() }
+        return subscriptions
     }
 }

@@ -329,11 +329,28 @@ public enum DBusWireReader {
         }
 
         mutating func objectPath() throws(DBusWireError) -> DBusObjectPath {
+            let text = try objectPathBytes()
+            return DBusObjectPath(validated: strings?.string(text) ?? String(decoding: text, as: UTF8.self))
+        }
+
+        /// An object path's bytes, checked.
+        mutating func objectPathBytes() throws(DBusWireError) -> UnsafeRawBufferPointer {
             let length = Int(try uint32())
             let start = offset
             let text = try terminated(length).text
             guard DBusObjectPath.isValid(utf8: text) else { throw DBusWireError(reason: "invalid object path", offset: start) }
-            return DBusObjectPath(validated: strings?.string(text) ?? String(decoding: text, as: UTF8.self))
+            return text
+        }
+
+        /// A string, checked as ``string()`` does, without making it (ASCII text needs no copy to check).
+        mutating func skipString() throws(DBusWireError) {
+            let length = Int(try uint32())
+            let start = offset
+            let (text, isASCII) = try terminated(length)
+            guard !isASCII else { return }
+            guard String(validatingCString: text.baseAddress!.assumingMemoryBound(to: CChar.self)) != nil else {
+                throw DBusWireError(reason: "string is not UTF-8", offset: start)
+            }
         }
 
         /// A signature's bytes, checked to be complete types only.
@@ -371,8 +388,25 @@ public enum DBusWireReader {
         }
 
         /// One value of the complete type `type` (already checked by ``completeTypeEnd``).
-        mutating func value(_ type: Signature, depth: Int) throws(DBusWireError) -> DBusValue {
+        /// With `build` false it is checked exactly the same way but nothing is
+        /// made (the result is a placeholder): for values kept as wire bytes.
+        mutating func value(_ type: Signature, depth: Int, build: Bool = true) throws(DBusWireError) -> DBusValue {
             let code = type[type.startIndex]
+            if !build {
+                switch code {
+                case UInt8(ascii: "s"):
+                    try skipString()
+                    return .byte(0)
+                case UInt8(ascii: "o"):
+                    _ = try objectPathBytes()
+                    return .byte(0)
+                case UInt8(ascii: "g"):
+                    _ = try signatureBytes()
+                    return .byte(0)
+                default:
+                    break
+                }
+            }
             switch code {
             case UInt8(ascii: "y"): return .byte(try byte())
             case UInt8(ascii: "b"):
@@ -394,7 +428,8 @@ public enum DBusWireReader {
             case UInt8(ascii: "h"): throw failure("file descriptors were not negotiated")
             case UInt8(ascii: "v"):
                 guard depth < maximumDepth else { throw failure("values nested deeper than \(maximumDepth)") }
-                return .variant(try value(try variantSignature(), depth: depth + 1))
+                let inner = try value(try variantSignature(), depth: depth + 1, build: build)
+                return build ? .variant(inner) : inner
             case UInt8(ascii: "("):
                 guard depth < maximumDepth else { throw failure("values nested deeper than \(maximumDepth)") }
                 try align(8)
@@ -402,16 +437,17 @@ public enum DBusWireReader {
                 var index = type.startIndex + 1
                 while type[index] != UInt8(ascii: ")") {
                     let fieldEnd = try completeTypeEnd(type[index...], arrayDepth: 0, structDepth: 0, offset: offset)
-                    fields.append(try value(type[index..<fieldEnd], depth: depth + 1))
+                    let field = try value(type[index..<fieldEnd], depth: depth + 1, build: build)
+                    if build { fields.append(field) }
                     index = fieldEnd
                 }
-                return .structure(fields)
+                return build ? .structure(fields) : .byte(0)
             default:
-                return try array(type, depth: depth)
+                return try array(type, depth: depth, build: build)
             }
         }
 
-        private mutating func array(_ type: Signature, depth: Int) throws(DBusWireError) -> DBusValue {
+        private mutating func array(_ type: Signature, depth: Int, build: Bool) throws(DBusWireError) -> DBusValue {
             guard depth < maximumDepth else { throw failure("values nested deeper than \(maximumDepth)") }
             let element = type[(type.startIndex + 1)...]
             let elementCode = element[element.startIndex]
@@ -425,16 +461,21 @@ public enum DBusWireReader {
                 var entries: [DBusDictEntry] = []
                 while offset < arrayEnd {
                     try align(8)
-                    let key = try value(keyType, depth: depth + 2)
-                    entries.append(DBusDictEntry(key, try value(valueType, depth: depth + 2)))
+                    let key = try value(keyType, depth: depth + 2, build: build)
+                    let value = try value(valueType, depth: depth + 2, build: build)
+                    if build { entries.append(DBusDictEntry(key, value)) }
                 }
+                guard build else { return .byte(0) }
                 return .dictionary(
                     keySignature: String(decoding: keyType, as: UTF8.self), valueSignature: String(decoding: valueType, as: UTF8.self), entries)
             }
             var values: [DBusValue] = []
+            if build, alignment(of: elementCode) == 1, elementCode == UInt8(ascii: "y") { values.reserveCapacity(arrayEnd - offset) }
             while offset < arrayEnd {
-                values.append(try value(element, depth: depth + 1))
+                let value = try value(element, depth: depth + 1, build: build)
+                if build { values.append(value) }
             }
+            guard build else { return .byte(0) }
             return .array(elementSignature: String(decoding: element, as: UTF8.self), values)
         }
     }
@@ -534,6 +575,23 @@ public struct DBusBodyReader {
         try cursor.value(try cursor.variantSignature(), depth: 8)
     }
 
+    /// A variant's value, unwrapped; a container other than an array of
+    /// strings is checked as ``variant()`` checks it but kept as its wire bytes
+    /// (one allocation instead of a box per level and an array per container),
+    /// decoded when read. For properties most readers never look at, such as
+    /// a Bluetooth device's advertising data.
+    public mutating func variantKeepingContainers() throws(DBusWireError) -> DBusKeptValue {
+        let signature = try cursor.variantSignature()
+        let code = signature[signature.startIndex]
+        let isContainer = code == UInt8(ascii: "a") || code == UInt8(ascii: "(") || code == UInt8(ascii: "v")
+        let isStrings = signature.count == 2 && code == UInt8(ascii: "a") && signature[signature.startIndex + 1] == UInt8(ascii: "s")
+        guard isContainer, !isStrings else { return .decoded(try cursor.value(signature, depth: 8)) }
+        let start = cursor.offset
+        _ = try cursor.value(signature, depth: 8, build: false)
+        return .kept(DBusWireValue(
+            message: cursor.bytes, range: start..<cursor.offset, signature: signature, bigEndian: cursor.bigEndian, depth: 8))
+    }
+
     /// The entries of a dictionary (`a{...}`): `entry` reads each key and value.
     public mutating func dictionary(_ entry: (inout DBusBodyReader) throws(DBusWireError) -> Void) throws(DBusWireError) {
         let arrayEnd = try cursor.arrayEnd(elementAlignment: 8)
@@ -545,4 +603,70 @@ public struct DBusBodyReader {
         }
         cursor.end = outerEnd
     }
+}
+
+/// A value read by ``DBusBodyReader/variantKeepingContainers()``.
+public enum DBusKeptValue: Sendable {
+    case decoded(DBusValue)
+    case kept(DBusWireValue)
+
+    public var value: DBusValue {
+        switch self {
+        case .decoded(let value): value
+        case .kept(let wire): wire.value
+        }
+    }
+}
+
+/// A value kept as it came off the wire, already checked, decoded each time
+/// ``value`` is read (see ``DBusBodyReader/variantKeepingContainers()``).
+///
+/// One array holds it all, so that a property kept this way costs one
+/// allocation and eight bytes where it is stored: a header (signature length,
+/// byte order, depth, padding), the signature, zeros up to a multiple of eight,
+/// then `padding` zeros and the value, which puts it at the same offset modulo
+/// eight as in its message (alignment counts from a message's start).
+public struct DBusWireValue: Sendable, Hashable, CustomStringConvertible {
+    private let storage: [UInt8]
+
+    fileprivate init(message: UnsafeRawBufferPointer, range: Range<Int>, signature: Slice<UnsafeRawBufferPointer>, bigEndian: Bool, depth: Int) {
+        let valueBase = DBusWireReader.align(4 + signature.count, 8)
+        let padding = range.lowerBound & 7
+        storage = [UInt8](unsafeUninitializedCapacity: valueBase + padding + range.count) { buffer, count in
+            buffer.initialize(repeating: 0)
+            buffer[0] = UInt8(signature.count)
+            buffer[1] = bigEndian ? 1 : 0
+            buffer[2] = UInt8(depth)
+            buffer[3] = UInt8(padding)
+            UnsafeMutableRawBufferPointer(buffer).baseAddress!.advanced(by: 4).copyMemory(from: signature.base.baseAddress! + signature.startIndex, byteCount: signature.count)
+            UnsafeMutableRawBufferPointer(buffer).baseAddress!.advanced(by: valueBase + padding).copyMemory(from: message.baseAddress! + range.lowerBound, byteCount: range.count)
+            count = buffer.count
+        }
+    }
+
+    private var signatureLength: Int { Int(storage[0]) }
+
+    public var signature: String { String(decoding: storage[4..<(4 + signatureLength)], as: UTF8.self) }
+
+    /// The value, decoded (it was checked when read, so this cannot fail).
+    public var value: DBusValue {
+        let decoded = storage.withUnsafeBytes { bytes -> DBusValue? in
+            let signatureLength = Int(bytes[0])
+            let valueBase = DBusWireReader.align(4 + signatureLength, 8)
+            var cursor = DBusWireReader.Cursor(bytes: UnsafeRawBufferPointer(rebasing: bytes[valueBase...]), bigEndian: bytes[1] == 1, strings: nil)
+            cursor.offset = Int(bytes[3])
+            return try? cursor.value(bytes[4..<(4 + signatureLength)], depth: Int(bytes[2]))
+        }
+        guard let decoded else {
+            assertionFailure("a checked value failed to decode")
+            return .array(elementSignature: "y", [])
+        }
+        return decoded
+    }
+
+    public static func == (lhs: DBusWireValue, rhs: DBusWireValue) -> Bool { lhs.value == rhs.value }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(value) }
+
+    public var description: String { "\(value)" }
 }

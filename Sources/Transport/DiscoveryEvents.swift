@@ -85,12 +85,8 @@ public struct DiscoveryEvents: AsyncSequence, Sendable {
     public struct AsyncIterator: AsyncIteratorProtocol {
         fileprivate let consumer: Consumer
 
-        public mutating func next() async -> DiscoveryEvent? {
-            await consumer.channel.next(isolation: nil)
-        }
-
-        public mutating func next(isolation actor: isolated (any Actor)?) async -> DiscoveryEvent? {
-            await consumer.channel.next(isolation: actor)
+        public nonisolated(nonsending) mutating func next() async -> DiscoveryEvent? {
+            await consumer.channel.next()
         }
     }
 }
@@ -182,7 +178,7 @@ extension DiscoveryEvents {
             handler?(reason)
         }
 
-        func next(isolation actor: isolated (any Actor)?) async -> DiscoveryEvent? {
+        nonisolated(nonsending) func next() async -> DiscoveryEvent? {
             // The usual case in a burst: an event is waiting, so no suspension and no cancellation record.
             let ready: DiscoveryEvent?? = state.withLock { state in
                 if let event = state.take() { return .some(event) }
@@ -194,7 +190,7 @@ extension DiscoveryEvents {
                 return nil
             }
             return await withTaskCancellationHandler {
-                await withUnsafeContinuation(isolation: actor) { (continuation: UnsafeContinuation<DiscoveryEvent?, Never>) in
+                await withUnsafeContinuation { (continuation: UnsafeContinuation<DiscoveryEvent?, Never>) in
                     let ready: DiscoveryEvent?? = state.withLock { state in
                         if let event = state.take() { return .some(event) }
                         if state.ended != nil { return .some(nil) }
