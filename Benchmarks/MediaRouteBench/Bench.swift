@@ -22,7 +22,7 @@ struct Bench {
         case "push": try await push()
         case "wifi": try await wifi()
         case "bluez": try await bluez()
-        case "bluez-decode": try bluezDecode()
+        case "bluez-decode": try await bluezDecode()
         case "http": try await http(host: arguments.dropFirst().first!, port: UInt16(arguments.dropFirst(2).first!)!, path: arguments.dropFirst(3).first ?? "/")
         case "upnp": try await upnp(mediaroutectl: arguments.dropFirst().first ?? ".build/release/mediaroutectl")
         default:

@@ -68,7 +68,18 @@ extension Bench {
                 // The consumer says when the last device came: no polling in the measured window.
                 let (finished, finish) = AsyncStream.makeStream(of: Void.self)
                 // The consumer runs on the thread that reads BlueZ's signals (no hand-off per device).
+                var observation: BlueZObservation?
+                if ProcessInfo.processInfo.environment["BENCH_MANAGER_ONLY"] != nil {
+                    observation = manager.snapshotAndObserve { event, _ in
+                        if case .added = event {
+                            let total = reported.withLock { $0 += 1; return $0 }
+                            if total == count { done.withLock { $0 = .now }; finish.finish() }
+                        }
+                    }.1
+                }
+                defer { observation?.cancel() }
                 let discovery = Task(executorPreference: manager.signalExecutor ?? globalConcurrentExecutor) {
+                    if ProcessInfo.processInfo.environment["BENCH_MANAGER_ONLY"] != nil { return }
                     for await event in transport.discover() {
                         if case .appeared = event {
                             let total = reported.withLock { $0 += 1; return $0 }
@@ -144,7 +155,7 @@ extension Bench {
     /// The user-space part of one device without the bus: an `InterfacesAdded`
     /// as the mock sends it, read by ``DBusWireReader``, then judged and made an
     /// endpoint as discovery does. Deterministic, for tuning.
-    static func bluezDecode() throws {
+    static func bluezDecode() async throws {
         let properties: [String: DBusValue] = [
             "Address": .string("02:00:00:00:01:2A"), "AddressType": .string("random"), "Name": .string("Speaker 298"),
             "Alias": .string("Speaker 298"), "Adapter": .objectPath("/org/bluez/hci0"), "Paired": .bool(false), "Bonded": .bool(false),
@@ -194,7 +205,7 @@ extension Bench {
                         entries.reserveCapacity(16)
                         try reader.dictionary { reader throws(DBusWireError) in
                             let name = try reader.string()
-                            entries.append(BlueZProperties.Entry(name: name, value: try reader.variant()))
+                            entries.append(BlueZProperties.Entry(name: name, kept: try reader.variantKeepingContainers()))
                         }
                         device = BlueZProperties(entries: entries)
                     }
@@ -205,6 +216,36 @@ extension Bench {
         }
         let typed = (cpuSeconds() - start) / Double(count) * 1e6
         print("\(bytes.count)-byte InterfacesAdded: decode \(format(decodeOnly, 2)) µs, decode + endpoint \(format(withEndpoint, 2)) µs, read into BlueZProperties \(format(typed, 2)) µs (\(seen))")
+        try await handOver(seen: seen)
+    }
+
+    /// What handing a discovery event to its consumer costs: `AsyncStream`
+    /// against ``DiscoveryEvents``, 100 events yielded then 100 read.
+    static func handOver(seen: Int) async throws {
+        guard let device = BlueZProperties(DBusValue.properties([
+            "Address": .string("02:00:00:00:01:2A"), "Name": .string("Speaker 298"), "Adapter": .objectPath("/org/bluez/hci0"),
+            "UUIDs": .strings([BlueZ.volumeControlService]), "RSSI": .int16(-58),
+        ])), let endpoint = BlueZTransport.endpoint(path: "/org/bluez/hci0/dev_02_00_00_00_01_2A", properties: device)
+        else { return }
+        let rounds = 2_000
+        var seen = seen
+        let (stream, continuation) = AsyncStream.makeStream(of: DiscoveryEvent.self)
+        var start = cpuSeconds()
+        var iterator = stream.makeAsyncIterator()
+        for _ in 0..<rounds {
+            for _ in 0..<100 { continuation.yield(.appeared(endpoint)) }
+            for _ in 0..<100 { if case .appeared = await iterator.next() { seen += 1 } }
+        }
+        let asyncStream = (cpuSeconds() - start) / Double(rounds * 100) * 1e6
+        let (events, eventsContinuation) = DiscoveryEvents.makeStream()
+        start = cpuSeconds()
+        var eventsIterator = events.makeAsyncIterator()
+        for _ in 0..<rounds {
+            for _ in 0..<100 { eventsContinuation.yield(.appeared(endpoint)) }
+            for _ in 0..<100 { if case .appeared = await eventsIterator.next() { seen += 1 } }
+        }
+        let discoveryEvents = (cpuSeconds() - start) / Double(rounds * 100) * 1e6
+        print("one discovery event yielded and read: AsyncStream \(format(asyncStream, 2)) µs, DiscoveryEvents \(format(discoveryEvents, 2)) µs (\(seen))")
     }
 
     /// Until a peer client (bleak, the libdbus floor) prints "ready".
