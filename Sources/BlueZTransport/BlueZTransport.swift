@@ -101,7 +101,7 @@ public actor BlueZTransport: Transport {
         guard let address = properties["Address"]?.string else { return nil }
         // The adapter's name is the path's last element (bytes: no grapheme breaking for a `/`).
         let adapter = properties["Adapter"]?.string.map { path in
-            path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path.utf8[path.utf8.index(after: $0)...])! } ?? path
+            path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(decoding: path.utf8[path.utf8.index(after: $0)...], as: UTF8.self) } ?? path
         } ?? ""
         var attributes = [String: String](minimumCapacity: 4)
         attributes["path"] = path.rawValue
