@@ -80,8 +80,7 @@ public actor BlueZTransport: Transport {
 
     /// Whether a device passes our own filter (BlueZ merged other clients' filters into its own).
     public nonisolated func matches(_ properties: BlueZProperties) -> Bool {
-        let uuids = (properties["UUIDs"]?.array ?? []).compactMap { $0.string.map(BlueZ.lowercased) }
-        return matches(services: uuids, rssi: properties["RSSI"]?.integer)
+        matches(services: Self.services(of: properties), rssi: properties["RSSI"]?.integer)
     }
 
     /// Whether a device's endpoint passes our own filter.
@@ -111,7 +110,12 @@ public actor BlueZTransport: Transport {
         return Endpoint(
             id: address, transport: "bluez", address: .bluetooth(address: address, adapter: adapter),
             signalStrength: properties["RSSI"]?.integer.map { Int($0) }, attributes: attributes,
-            services: (properties["UUIDs"]?.array ?? []).compactMap { $0.string.map(BlueZ.lowercased) })
+            services: services(of: properties))
+    }
+
+    /// A device's service UUIDs, in lower case.
+    private static func services(of properties: BlueZProperties) -> [String] {
+        (properties["UUIDs"]?.array ?? []).compactMap { $0.string.map(BlueZ.lowercased) }
     }
 
     public nonisolated func discover() -> DiscoveryEvents {
