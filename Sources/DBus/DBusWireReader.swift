@@ -105,7 +105,9 @@ public enum DBusWireReader {
             try cursor.align(8)
             let codeOffset = cursor.offset
             let code = try cursor.byte()
-            let valueSignature = try cursor.signatureBytes()
+            // A header field's value is a variant: exactly one complete type (an empty or
+            // multi-type signature here once reached `value` with nothing to index).
+            let valueSignature = try cursor.variantSignature()
             func expect(_ type: UInt8) throws(DBusWireError) {
                 guard valueSignature.count == 1, valueSignature.first == type else {
                     throw DBusWireError(reason: "header field \(code) is not of type \(Character(UnicodeScalar(type)))", offset: codeOffset)

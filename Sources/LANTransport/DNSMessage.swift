@@ -95,7 +95,7 @@ public struct DNSMessage: Sendable, Hashable {
         }
         u16(id)
         u16(isResponse ? 0x8400 : 0)  // response + authoritative
-        u16(UInt16(questions.count)); u16(UInt16(answers.count)); u16(UInt16(authorities.count)); u16(UInt16(additionals.count))
+        u16(UInt16(clamping: questions.count)); u16(UInt16(clamping: answers.count)); u16(UInt16(clamping: authorities.count)); u16(UInt16(clamping: additionals.count))
         for question in questions {
             name(question.name)
             u16(question.type)
@@ -131,6 +131,8 @@ public struct DNSMessage: Sendable, Hashable {
                 if data.isEmpty { data = [0] }
             case .other(_, let raw): data = raw
             }
+            // RDATA longer than 65 535 bytes cannot be sent: it is cut rather than trapping.
+            if data.count > Int(UInt16.max) { data = Array(data.prefix(Int(UInt16.max))) }
             u16(UInt16(data.count))
             bytes += data
         }
@@ -148,7 +150,9 @@ public struct DNSMessage: Sendable, Hashable {
         let flags = try reader.u16()
         let counts = [try reader.u16(), try reader.u16(), try reader.u16(), try reader.u16()]
         // Each question needs ≥ 5 bytes, each record ≥ 11: refuse counts the datagram cannot hold.
-        guard Int(counts[0]) * 5 + Int(counts[1] + counts[2] + counts[3]) * 11 <= bytes.count else {
+        // The sum is taken in Int: three 16-bit counts summed as UInt16 trap on overflow (a remote crash).
+        let recordCount = Int(counts[1]) + Int(counts[2]) + Int(counts[3])
+        guard Int(counts[0]) * 5 + recordCount * 11 <= bytes.count else {
             throw TransportError(.malformedMessage, "DNS counts larger than the message")
         }
         var message = DNSMessage(isResponse: flags & 0x8000 != 0)

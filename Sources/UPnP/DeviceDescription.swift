@@ -129,7 +129,12 @@ public struct ServiceDescription: Sendable, Hashable {
         }
         for variable in root.child("serviceStateTable")?.children(named: "stateVariable") ?? [] {
             guard let name = variable.value("name"), let range = variable.child("allowedValueRange") else { continue }
-            guard let low = range.value("minimum").flatMap({ Int($0) }), let high = range.value("maximum").flatMap({ Int($0) }), low <= high else {
+            // Bounded to 32 bits (UPnP ranges are i4/ui2 at most): the renderer does arithmetic on
+            // the span, and a range near Int.min...Int.max would overflow there.
+            let bounds = Int(Int32.min)...Int(UInt32.max)
+            guard let low = range.value("minimum").flatMap({ Int($0) }), let high = range.value("maximum").flatMap({ Int($0) }), low <= high,
+                bounds.contains(low), bounds.contains(high)
+            else {
                 throw XMLError(.unexpectedContent, "state variable \(name) has an invalid allowed range")
             }
             description.ranges[name] = low...high

@@ -89,7 +89,7 @@ public struct XMLParser: Sendable {
 
     /// The root element of `bytes`.
     public func parse(_ bytes: [UInt8]) throws(XMLError) -> XMLElement {
-        guard bytes.count <= maximumBytes else { throw XMLError(.tooLarge, "\(bytes.count) bytes (limit \(maximumBytes))") }
+        guard bytes.count <= maximumBytes, bytes.count <= Int(Int32.max) else { throw XMLError(.tooLarge, "\(bytes.count) bytes (limit \(maximumBytes))") }
         guard !bytes.isEmpty else { throw XMLError(.malformed, "empty document") }
         if Self.containsDoctype(bytes) { throw XMLError(.doctypeForbidden, "a DOCTYPE declaration is not accepted") }
         _ = Self.initialized

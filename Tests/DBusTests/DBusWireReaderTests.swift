@@ -295,6 +295,16 @@ struct DBusWireReaderTests {
         let message = try #require(try decode(unknownField))
         #expect(message.body == [.uint32(5)])
     }
+
+    /// Regression (found by fuzzing): an unknown header field whose variant has an empty
+    /// signature indexed an empty type and crashed the reader; two types in it were half read.
+    @Test(arguments: ["", "uu", "a"]) func headerFieldVariantsMustBeOneCompleteType(_ signature: String) throws {
+        let bytes = WireBuilder.message(fields: { builder in
+            WireBuilder.signalFields(nil)(&builder)
+            builder.field(42, signature) { $0.uint32(1); $0.uint32(2) }
+        })
+        #expect(throws: DBusWireError.self) { try decode(bytes) }
+    }
 }
 
 struct DBusStringTableTests {

@@ -127,6 +127,10 @@ let gmediarenderDescription = """
         #expect(throws: XMLError.self) { try ServiceDescription.parse(Array(inverted.utf8)) }
         let notNumber = scpd.replacingOccurrences("<maximum>60</maximum>", "<maximum>loud</maximum>")
         #expect(throws: XMLError.self) { try ServiceDescription.parse(Array(notNumber.utf8)) }
+        // Regression: a range spanning Int.min...Int.max made the renderer's volume arithmetic trap.
+        let huge = scpd.replacingOccurrences("<minimum>0</minimum><maximum>60</maximum>",
+                                             "<minimum>-9223372036854775808</minimum><maximum>9223372036854775807</maximum>")
+        #expect(throws: XMLError.self) { try ServiceDescription.parse(Array(huge.utf8)) }
     }
 }
 

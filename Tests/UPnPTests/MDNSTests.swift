@@ -25,6 +25,17 @@ import Transport
         #expect(try DNSMessage.decode(query.encoded()).questions == query.questions)
     }
 
+    /// Regression: the three record counts were summed in 16-bit arithmetic, so one
+    /// datagram from anyone on the LAN trapped the decoder (and took the daemon down).
+    @Test func recordCountsThatOverflowSixteenBitsAreRefusedNotTrapped() {
+        for counts in [[0xFFFF, 0xFFFF, 0xFFFF], [0x8000, 0x8000, 0], [0, 0xFFFF, 1], [1, 1, 0xFFFF]] {
+            var bytes: [UInt8] = [0, 0, 0x84, 0, 0xFF, 0xFF]
+            for count in counts { bytes += [UInt8(count >> 8), UInt8(count & 0xFF)] }
+            bytes += [UInt8](repeating: 0, count: 64)
+            #expect { try DNSMessage.decode(bytes) } throws: { ($0 as? TransportError)?.code == .malformedMessage }
+        }
+    }
+
     @Test func followsCompressionPointersButNotLoops() throws {
         // Header: response, 0 questions, 2 answers. Name "a.local" at 12; the second record's name points at it.
         var bytes: [UInt8] = [0, 0, 0x84, 0, 0, 0, 0, 2, 0, 0, 0, 0]
