@@ -148,6 +148,7 @@ let package = Package(
             dependencies: [
                 "SystemRouting", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport",
                 "MediaClock", "DBus", "MediaRouteClient", "Coordination", "LANTransport", "UPnPRendererExtension",
+                "BlueZTransport", "BLESpeakerExtension", "WiFiTransport", "WiFiDisplayExtension", "BoxConfiguration",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Checks the release binaries that `make install` installs (CI runs it after `make release`):
 # they need no C library of ours at run time (they are linked in, Packaging/link); the daemon
-# takes its name on a private bus, answers a discovery with the loopback devices, and stops
-# cleanly on SIGTERM; mediaroutectl runs its demo to the end.
+# takes its name on a private bus, answers a discovery with the loopback devices when asked to
+# simulate them (--simulate), and stops cleanly on SIGTERM; mediaroutectl runs its demo to the end.
 set -eu
 cd "$(dirname "$0")/.."
 binary=.build-release/release/mediarouted
@@ -30,7 +30,7 @@ has_name() {
     busctl --address="$address" call org.freedesktop.DBus / org.freedesktop.DBus NameHasOwner s org.mediaroute 2>/dev/null | grep -q true
 }
 address=$(dbus-daemon --session --print-address --fork --print-pid 3 3>"$work/bus.pid" | head -1)
-"$binary" --bus "$address" --push-listen off --log-level error &
+"$binary" --bus "$address" --simulate --push-listen off --log-level error &
 daemon=$!
 for _ in $(seq 1 100); do
     has_name && break

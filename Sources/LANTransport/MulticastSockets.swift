@@ -27,7 +27,7 @@ struct MulticastSockets: Sendable {
         (datagrams, sink) = AsyncStream.makeStream(of: Datagram.self, bufferingPolicy: .bufferingNewest(512))
     }
 
-    /// Binds `host:port`; with `interface`, multicast goes out there with `ttl` and without loopback.
+    /// Binds `host:port`; with `interface`, multicast goes out there with `ttl`, looped back to this host too.
     /// `reusePort` lets another daemon (Avahi on 5353) share the port.
     func bind(host: String, port: Int, sendingOn interface: MulticastInterface?, ttl: Int, reusePort: Bool = false) async throws -> any Channel {
         let sink = self.sink
@@ -47,7 +47,10 @@ struct MulticastSockets: Sendable {
             // Set with the socket, not after it: each option set later is another event-loop hop.
             bootstrap = bootstrap
                 .channelOption(.ipOption(.ip_multicast_ttl), value: ttl)
-                .channelOption(.ipOption(.ip_multicast_loop), value: 0)
+                // Loopback on: a receiver on this very host (a renderer on the box, or one in the same
+                // network namespace) hears our searches. Our own searches and queries come back to our
+                // listeners too; those ignore M-SEARCH and DNS queries.
+                .channelOption(.ipOption(.ip_multicast_loop), value: 1)
         }
         let channel = try await bootstrap.bind(host: host, port: port).get()
         if let interface, let provider = channel as? any SocketOptionProvider {

@@ -101,7 +101,7 @@ public final class SSDPSearcher: Sendable {
         else { throw TransportError(.discoveryFailed, "cannot send multicast on \(interface.name)") }
         var ttl: UInt8 = 2
         setsockopt(fd, Int32(IPPROTO_IP), IP_MULTICAST_TTL, &ttl, 1)
-        var loop: UInt8 = 0
+        var loop: UInt8 = 1  // receivers on this host hear it too
         setsockopt(fd, Int32(IPPROTO_IP), IP_MULTICAST_LOOP, &loop, 1)
         guard var target = Self.group.sockaddr else { throw TransportError(.discoveryFailed, "bad group address") }
         let bytes = self.request

@@ -276,6 +276,19 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         return control
     }
 
+    /// A playback command for the URL session the daemon runs on a route, whoever started it
+    /// (another process's `mediaroutectl play`): `Session1.Play`, `Pause` or `Seek`.
+    public func commandPlayback(_ command: PlaybackCommand, on session: MediaOutputSession) async throws {
+        let path = try sessionPath(session)
+        switch command {
+        case .play: _ = try await call(path, DaemonNames.session, "Play")
+        case .pause: _ = try await call(path, DaemonNames.session, "Pause")
+        case .seek(let position): _ = try await call(path, DaemonNames.session, "Seek", [.double(position)])
+        case .stop: _ = try await call(path, DaemonNames.session, "Stop")
+        default: throw MediaDeviceError(.unsupported, "\(command) is not sent through mediarouted")
+        }
+    }
+
     public func stopSession(on session: MediaOutputSession) async {
         guard let path = try? sessionPath(session) else { return }
         _ = try? await call(path, DaemonNames.session, "Stop")

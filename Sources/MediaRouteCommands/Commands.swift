@@ -9,7 +9,12 @@ import Foundation
 import Logging
 import LoopbackTransport
 import MediaClock
+import MediaDevice
 import SystemRouting
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `mediaroutectl`: find, pick and play on TVs and speakers.
 @available(macOS 15, *)
@@ -17,47 +22,85 @@ public struct MediaRouteCtl: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "mediaroutectl",
         abstract: "Find TVs and speakers, pair, play and control them.",
-        subcommands: [Devices.self, Pick.self, Play.self, Volume.self, Mute.self, Stop.self, Status.self, Group.self, Demo.self])
+        subcommands: [Devices.self, Pick.self, Play.self, Pause.self, Resume.self, Seek.self, Volume.self, Mute.self, Stop.self, Status.self, Group.self, Demo.self])
 
     public init() {}
 }
 
 /// Options every command shares.
+///
+/// Without options a command works with what is really there: `mediarouted` on the
+/// system bus when it runs (one notice line says so), else a routing system in this
+/// process with every real transport that can open (LAN, BlueZ, Wi-Fi), each one that
+/// cannot being one notice line. Simulated devices appear only with `--simulate` or
+/// `--scenario`.
 public struct CommonOptions: ParsableArguments {
-    @Option(name: .long, help: "A loopback scenario JSON file (default: the built-in TV and speaker).")
+    @Flag(name: .long, help: "Use simulated devices (a loopback TV and speaker) in this process, for demos and tests.")
+    public var simulate = false
+
+    @Option(name: .long, help: "A loopback scenario JSON file of simulated devices (implies --simulate).")
     public var scenario: String?
 
     @Flag(name: .long, help: "Log debug details to standard error.")
     public var verbose = false
 
-    @Option(name: .long, help: "Talk to mediarouted on this bus: system, session, or a D-Bus address. Without it, or when no daemon runs there, the routing system runs in this process.")
+    @Option(name: .long, help: "Talk to mediarouted on this bus: system, session, or a D-Bus address. Without it, mediarouted on the system bus is used when it runs there; otherwise the routing system runs in this process.")
     public var bus: String?
 
-    @Flag(name: .long, help: "In this process: also find UPnP/DLNA renderers (TVs, speakers) on the LAN.")
+    @Flag(name: .customLong("no-daemon"), help: "Run the routing system in this process even when mediarouted runs.")
+    public var noDaemon = false
+
+    @Option(name: .long, help: "In this process: only these transports, comma-separated (lan, bluez, wifi; default: every one that can open).")
+    public var transports: String?
+
+    @Flag(name: .long, help: "Alias kept for scripts: the LAN is searched by default.")
     public var lan = false
 
-    @Option(name: .customLong("lan-interface"), help: "Search for renderers only on this interface (repeatable; implies --lan).")
+    @Option(name: .customLong("lan-interface"), help: "Search the LAN only on this interface (repeatable).")
     public var lanInterfaces: [String] = []
 
-    @Option(name: .customLong("lan-host"), help: "Also search this renderer's IPv4 address by unicast (repeatable; implies --lan).")
+    @Option(name: .customLong("lan-host"), help: "Also search this renderer's IPv4 address by unicast (repeatable).")
     public var lanHosts: [String] = []
 
-    /// The LAN discovery asked for, if any.
-    var lanConfiguration: LANTransport.Configuration? {
-        guard lan || !lanInterfaces.isEmpty || !lanHosts.isEmpty else { return nil }
-        return LANTransport.Configuration(
-            manualHosts: lanHosts, interfaces: lanInterfaces.isEmpty ? nil : lanInterfaces,
-            browsedServiceTypes: LANTransport.discoveryOnlyServiceTypes)
-    }
+    @Option(name: .customLong("bluez-bus"), help: "Where BlueZ is: system (default) or a D-Bus address (a test rig's bus).")
+    public var bluezBus: String?
 
-    /// The scenario used when no file is given (a command may choose another built-in one).
+    /// The scenario used with --simulate when no file is given (a command may choose another built-in one).
     var builtInScenario: LoopbackScenario = .standard
 
     public init() {}
 
+    /// Whether the simulated devices are asked for.
+    var simulates: Bool { simulate || scenario != nil }
+
+    /// The real transports asked for in this process (nil: every one that opens).
+    func requestedTransports() throws -> Set<RealTransport>? {
+        guard let transports else {
+            // --lan-interface/--lan-host alone keep their old meaning with --simulate: add the LAN.
+            if simulates && (lan || !lanInterfaces.isEmpty || !lanHosts.isEmpty) { return [.lan] }
+            return simulates ? [] : nil
+        }
+        var set: Set<RealTransport> = []
+        for name in transports.split(separator: ",").map({ $0.filter { $0 != " " }.lowercased() }) where !name.isEmpty {
+            guard let transport = RealTransport(rawValue: name) else {
+                throw CommandFailure("unknown transport \"\(name)\" (lan, bluez, wifi)")
+            }
+            set.insert(transport)
+        }
+        return set
+    }
+
+    /// The LAN discovery settings.
+    var lanConfiguration: LANTransport.Configuration {
+        LANTransport.Configuration(
+            manualHosts: lanHosts, interfaces: lanInterfaces.isEmpty ? nil : lanInterfaces,
+            browsedServiceTypes: LANTransport.discoveryOnlyServiceTypes)
+    }
+
     func environment(console: any Console, allowDaemon: Bool = true) async throws -> RoutingEnvironment {
         var logger = Logger(label: "mediaroutectl")
         logger.logLevel = verbose ? .debug : .critical
+        let requested = try requestedTransports()
         if let bus, allowDaemon {
             let target: DBusConnection.Bus = switch bus {
             case "system": .system
@@ -67,16 +110,31 @@ public struct CommonOptions: ParsableArguments {
             do {
                 return try await RoutingEnvironment.daemon(on: target, logger: logger)
             } catch {
-                console.write("mediarouted is not reachable on the \(bus) bus (\(error)); running in-process instead.")
+                console.notice("mediarouted is not reachable on the \(bus) bus (\(error)); running in-process instead.")
+            }
+        } else if allowDaemon && !noDaemon && !simulates && transports == nil {
+            // The box's daemon, when it runs, is who holds routes: use it as `catt`/`bluetoothctl` use theirs.
+            if let environment = try? await RoutingEnvironment.daemon(on: .system, logger: logger) {
+                console.notice("Using mediarouted on the system bus (--no-daemon runs in this process).")
+                return environment
             }
         }
-        let scenario: LoopbackScenario
-        do {
-            scenario = try self.scenario.map(LoopbackScenario.load(fromFile:)) ?? builtInScenario
-        } catch {
-            throw CommandFailure("\(error)")
+        var scenario: LoopbackScenario?
+        if simulates {
+            do {
+                scenario = try self.scenario.map(LoopbackScenario.load(fromFile:)) ?? builtInScenario
+            } catch {
+                throw CommandFailure("\(error)")
+            }
         }
-        return try await RoutingEnvironment.inProcess(scenario: scenario, lan: lanConfiguration, logger: logger)
+        let bluez: DBusConnection.Bus = switch bluezBus ?? "system" {
+        case "system": .system
+        case "session": .session
+        case let address: .address(address)
+        }
+        return try await RoutingEnvironment.inProcess(
+            scenario: scenario, transports: requested ?? Set(RealTransport.allCases), lan: lanConfiguration, bluezBus: bluez,
+            notice: { console.notice($0) }, logger: logger)
     }
 }
 
@@ -162,14 +220,23 @@ extension MediaRouteCtl {
 
     /// Plays a URL on a device.
     public struct Play: AsyncParsableCommand {
-        public static let configuration = CommandConfiguration(abstract: "Play a URL on a device.")
+        public static let configuration = CommandConfiguration(
+            abstract: "Play a URL or a local file on a device.",
+            discussion: """
+                Through mediarouted it returns once the device reports playing and the route stays \
+                (`--follow` shows the position until the media ends). In this process it stays in the \
+                foreground, showing the position, until the media ends, Ctrl-C, or --seconds; a local \
+                file is served to the device meanwhile.
+                """)
 
         @OptionGroup public var common: CommonOptions
         @Argument(help: "The media URL, or a local file (served to the device while it plays).") public var url: String
         @Option(help: "The device's name.") public var to: String
         @Option(help: "The pairing code, if the device asks for one.") public var pin: String?
-        @Option(help: "How long to let it play before stopping, in seconds.") public var seconds: Double = 3
-        @Flag(help: "With mediarouted (--bus): leave it playing when the command ends.") public var keep = false
+        @Flag(help: "Show position and duration on one updating line until the media ends.") public var follow = false
+        @Option(help: "Stop after this many seconds (default: never; the media's end or Ctrl-C ends it in this process).")
+        public var seconds: Double?
+        @Flag(help: "Through mediarouted with --seconds: leave it playing after them (without --seconds it always stays).") public var keep = false
 
         public init() {}
 
@@ -185,6 +252,7 @@ extension MediaRouteCtl {
             } else {
                 throw CommandFailure("\"\(url)\" is neither a URL nor a file")
             }
+            if let seconds, !(seconds > 0) { throw CommandFailure("--seconds must be more than 0") }
             let environment = try await common.environment(console: console)
             let route = try await activate(to, pin: pin, discoverySeconds: 5, environment: environment, console: console)
             let session = SystemRouteSession(url: mediaURL, mode: .player)
@@ -197,19 +265,63 @@ extension MediaRouteCtl {
                 throw CommandFailure("cannot play on \(route.routeDisplayName): \(error)")
             }
             console.write("Playing \(mediaURL.absoluteString) on \(route.routeDisplayName)")
-            let clock = SystemHostClock()
-            let end = clock.now() + .seconds(double: seconds)
-            while clock.now() < end {
-                try? await clock.sleep(for: min(.seconds(1), end - clock.now()))
-                console.write("  \(media.playbackControl.playbackState.rawValue) \(MediaRouteCommands.seconds(media.playbackControl.currentPlaybackPosition))")
+            let control = media.playbackControl
+            let leaveOnDaemon = environment.usesDaemon && (seconds == nil || keep)
+            if leaveOnDaemon && !follow && seconds == nil {
+                // Like `catt cast`: return once the device reports playing; the daemon keeps the route.
+                let state = await waitForPlaybackStart(control, within: .seconds(15))
+                console.write("\(route.routeDisplayName): \(state.rawValue); `mediaroutectl stop --to \"\(route.routeDisplayName)\"` ends it.")
+                await environment.shutdown()
+                return
             }
-            if keep && environment.usesDaemon {
-                console.write("Left playing on \(route.routeDisplayName); `mediaroutectl stop --to \"\(route.routeDisplayName)\" --bus …` ends it.")
+            let ended = await showPlayback(control, for: seconds, console: console)
+            if leaveOnDaemon {
+                console.write(ended ? "Ended." : "Left playing on \(route.routeDisplayName).")
             } else {
                 await endRoute(route, environment: environment)
-                console.write("Stopped.")
+                console.write(ended ? "Ended." : "Stopped.")
             }
             await environment.shutdown()
+        }
+    }
+
+    /// Pauses what plays on a device (a route mediarouted holds).
+    public struct Pause: AsyncParsableCommand {
+        public static let configuration = CommandConfiguration(abstract: "Pause playback on a device.")
+        @OptionGroup public var common: CommonOptions
+        @Option(help: "The device's name.") public var to: String
+        public init() {}
+        public func run() async throws { try await run(console: StandardConsole()) }
+        public func run(console: any Console) async throws {
+            try await commandPlayback(.pause, common: common, device: to, console: console)
+        }
+    }
+
+    /// Resumes playback on a device.
+    public struct Resume: AsyncParsableCommand {
+        public static let configuration = CommandConfiguration(abstract: "Resume playback on a device.")
+        @OptionGroup public var common: CommonOptions
+        @Option(help: "The device's name.") public var to: String
+        public init() {}
+        public func run() async throws { try await run(console: StandardConsole()) }
+        public func run(console: any Console) async throws {
+            try await commandPlayback(.play, common: common, device: to, console: console)
+        }
+    }
+
+    /// Seeks playback on a device.
+    public struct Seek: AsyncParsableCommand {
+        public static let configuration = CommandConfiguration(abstract: "Seek to a position, in seconds, on a device.")
+        @OptionGroup public var common: CommonOptions
+        @Argument(help: "The position in seconds.") public var position: Double
+        @Option(help: "The device's name.") public var to: String
+        public init() {}
+        public func validate() throws {
+            guard position.isFinite, position >= 0 else { throw ValidationError("SECONDS must be 0 or more") }
+        }
+        public func run() async throws { try await run(console: StandardConsole()) }
+        public func run(console: any Console) async throws {
+            try await commandPlayback(.seek(to: position), common: common, device: to, console: console)
         }
     }
 
@@ -316,6 +428,91 @@ extension MediaRouteCtl {
             await environment.shutdown()
         }
     }
+}
+
+/// Waits until playback leaves idle/loading/buffering (or `timeout`); returns the state then.
+func waitForPlaybackStart(_ control: PlaybackControl, within timeout: Duration) async -> PlaybackSnapshot.State {
+    let changes = control.changes()
+    let (settled, continuation) = AsyncStream.makeStream(of: PlaybackSnapshot.State.self)
+    let watcher = Task {
+        for await snapshot in changes where ![.idle, .loading, .buffering].contains(snapshot.state) {
+            continuation.yield(snapshot.state)
+            break
+        }
+        continuation.finish()
+    }
+    defer { watcher.cancel() }
+    return await first(of: settled, within: timeout) ?? control.playbackState
+}
+
+/// Shows position/duration on one updating line (a terminal) or a line a second, until the
+/// media ends, `seconds` pass, or SIGINT; returns whether the media ended.
+func showPlayback(_ control: PlaybackControl, for seconds: Double?, console: any Console) async -> Bool {
+    let clock = SystemHostClock()
+    let end = seconds.map { clock.now() + .seconds(double: $0) }
+    let interrupted = InterruptSignal.install()
+    defer { InterruptSignal.restore(interrupted) }
+    var sawPlaying = false
+    while end.map({ clock.now() < $0 }) ?? true {
+        if InterruptSignal.wasRaised { break }
+        let snapshot = control.snapshot
+        let state = snapshot.state
+        if state == .playing { sawPlaying = true }
+        let duration = snapshot.timeRange.map { " / \(MediaRouteCommands.seconds($0.upperBound))" } ?? snapshot.metadata.duration.map { " / \(MediaRouteCommands.seconds($0))" } ?? ""
+        console.status("  \(state.rawValue) \(MediaRouteCommands.seconds(control.currentPlaybackPosition))\(duration)")
+        if state == .ended || state == .failed || (sawPlaying && state == .idle) { return true }
+        let step: Duration = end.map { min(.seconds(1), $0 - clock.now()) } ?? .seconds(1)
+        guard step > .zero else { break }
+        try? await clock.sleep(for: step)
+    }
+    return false
+}
+
+/// Notes Ctrl-C (SIGINT) while a command plays in the foreground, so that it can end the route cleanly.
+enum InterruptSignal {
+    /// Set from the signal handler: an atomic store is async-signal-safe.
+    static let raised = Atomic<Bool>(false)
+    static var wasRaised: Bool { raised.load(ordering: .relaxed) }
+
+    static func install() -> sighandler_t? {
+        raised.store(false, ordering: .relaxed)
+        return signal(SIGINT) { _ in InterruptSignal.raised.store(true, ordering: .relaxed) }
+    }
+
+    static func restore(_ previous: sighandler_t?) {
+        signal(SIGINT, previous)
+    }
+}
+
+/// Sends a playback command to the session on the route of `device` that mediarouted holds.
+func commandPlayback(_ command: PlaybackCommand, common: CommonOptions, device: String, console: any Console) async throws {
+    let environment = try await common.environment(console: console)
+    defer { Task { await environment.shutdown() } }
+    guard let daemon = environment.daemon else {
+        throw CommandFailure("no route plays in this process: pause, resume and seek act on the routes mediarouted holds")
+    }
+    let entries = await environment.discover(seconds: 0.3)
+    let name = resolveDeviceName(device, entries: entries) ?? device
+    guard let route = environment.controller.routes.first(where: { $0.routeDisplayName.lowercased() == name.lowercased() }) else {
+        throw CommandFailure("\(device) has no active route")
+    }
+    do {
+        try await daemon.commandPlayback(command, on: route.session)
+    } catch {
+        throw CommandFailure("\(route.routeDisplayName): \(error)")
+    }
+    let what = switch command {
+    case .pause: "paused"
+    case .play: "playing"
+    case .seek(let position): "at \(seconds(position))"
+    default: "done"
+    }
+    console.write("\(route.routeDisplayName): \(what)")
+}
+
+/// The display name an entry matching `name` (its id or display name) has.
+func resolveDeviceName(_ name: String, entries: [RoutePickerEntry]) -> String? {
+    entries.first { $0.id == name || $0.displayName.lowercased() == name.lowercased() }?.displayName
 }
 
 /// Stops the route's session, if any, and deactivates the route.

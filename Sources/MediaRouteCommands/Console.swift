@@ -8,6 +8,11 @@ import Synchronization
 /// Where the CLI writes and reads lines; tests substitute a recording console.
 public protocol Console: Sendable {
     func write(_ line: String)
+    /// A notice about the environment (a transport that cannot open, where the routing
+    /// system runs): standard error, so that `--json` output stays parseable.
+    func notice(_ line: String)
+    /// A line that replaces the previous status line on a terminal (a position that advances).
+    func status(_ line: String)
     /// Reads one line from the person (nil at end of input).
     func readLine(prompt: String) -> String?
     /// Whether a person sits at a terminal (interactive prompts and keys work).
@@ -19,7 +24,26 @@ public struct StandardConsole: Console {
     public init() {}
 
     public func write(_ line: String) {
-        Self.writeOut(line + "\n")
+        // A status line left on the terminal is ended first.
+        let pending = Self.statusPending.exchange(false, ordering: .relaxed)
+        Self.writeOut((pending ? "\n" : "") + line + "\n")
+    }
+
+    /// Whether the terminal's last line is a status line without its newline.
+    private static let statusPending = Atomic<Bool>(false)
+
+    public func notice(_ line: String) {
+        Self.write(line + "\n", to: 2)
+    }
+
+    public func status(_ line: String) {
+        // On a terminal the line is rewritten in place; in a pipe each one is a line of its own.
+        if isatty(1) == 1 {
+            Self.writeOut("\r\u{1B}[K" + line)
+            Self.statusPending.store(true, ordering: .relaxed)
+        } else {
+            write(line)
+        }
     }
 
     public func readLine(prompt: String) -> String? {
@@ -28,10 +52,12 @@ public struct StandardConsole: Console {
     }
 
     /// Writes straight to file descriptor 1, so lines are never held in a buffer.
-    static func writeOut(_ text: String) {
+    static func writeOut(_ text: String) { write(text, to: 1) }
+
+    static func write(_ text: String, to fd: Int32) {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(1, $0.baseAddress, $0.count) }
+            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
             guard written > 0 else { return }
             bytes = bytes.dropFirst(written)
         }
@@ -42,15 +68,26 @@ public struct StandardConsole: Console {
 
 /// A console that records what was written and answers prompts from a script.
 public final class RecordingConsole: Console {
-    private let state: Mutex<(lines: [String], answers: [String])>
+    private let state: Mutex<(lines: [String], notices: [String], answers: [String])>
 
     public init(answers: [String] = []) {
-        state = Mutex(([], answers))
+        state = Mutex(([], [], answers))
     }
 
     public func write(_ line: String) {
         state.withLock { $0.lines.append(line) }
     }
+
+    public func notice(_ line: String) {
+        state.withLock { $0.notices.append(line) }
+    }
+
+    public func status(_ line: String) {
+        write(line)
+    }
+
+    /// Every notice so far (what the real console writes to standard error).
+    public var notices: [String] { state.withLock { $0.notices } }
 
     public func readLine(prompt: String) -> String? {
         state.withLock { state in

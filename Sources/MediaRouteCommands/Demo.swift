@@ -22,7 +22,9 @@ extension MediaRouteCtl {
         public func run() async throws { try await run(console: StandardConsole()) }
 
         public func run(console: any Console) async throws {
-            let environment = try await common.environment(console: console, allowDaemon: false)
+            var options = common
+            options.simulate = true  // the demo always runs on the simulated TV and speaker
+            let environment = try await options.environment(console: console, allowDaemon: false)
             let controller = environment.controller
             let observer = DemoObserver(console: console)
             controller.addObserver(observer)

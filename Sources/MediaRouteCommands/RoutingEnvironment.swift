@@ -1,5 +1,11 @@
+import BLESpeakerExtension
+import BlueZTransport
+import BoxConfiguration
 import DBus
 import Logging
+import MediaDevice
+import WiFiDisplayExtension
+import WiFiTransport
 import LANTransport
 import LoopbackExtension
 import MediaRouteClient
@@ -9,31 +15,106 @@ import RouteSystem
 import SystemRouting
 import UPnPRendererExtension
 
+/// A real transport the CLI can open in its own process.
+public enum RealTransport: String, Sendable, Hashable, CaseIterable {
+    /// UPnP/DLNA renderers (SSDP) and DNS-SD services (mDNS) on the LAN.
+    case lan
+    /// BLE speakers through BlueZ on the system bus.
+    case bluez
+    /// Wi-Fi Display sinks and setup-mode devices through nl80211.
+    case wifi
+}
+
 /// The routing system `mediaroutectl` works with: `mediarouted` over D-Bus, or one
-/// hosted in this process with the loopback extension when no daemon runs.
+/// hosted in this process with the real transports (and simulated devices when asked).
 public struct RoutingEnvironment: Sendable {
     public let controller: SystemRouteController
-    /// The simulated devices, when the system runs in this process.
+    /// The simulated devices, when the system runs in this process with --simulate/--scenario.
     public let transport: LoopbackTransport?
     /// Whether the commands reach `mediarouted`.
-    public let usesDaemon: Bool
+    public var usesDaemon: Bool { daemon != nil }
+    /// The client of `mediarouted`, when the commands reach it.
+    public let daemon: DaemonRoutingBackend?
     private let close: @Sendable () async -> Void
+    /// Where one-line notices go (discovery failures).
+    private let notice: @Sendable (String) -> Void
 
-    /// A system in this process over the loopback transport, and UPnP renderers on the LAN when `lan` is given.
+    /// A system in this process: the loopback devices of `scenario` when given, and each of
+    /// `transports` that can open here; one that cannot is one `notice` line, never an error.
     public static func inProcess(
-        scenario: LoopbackScenario, lan: LANTransport.Configuration? = nil, clock: any HostClock = SystemHostClock(), logger: Logger
+        scenario: LoopbackScenario?, transports: Set<RealTransport> = [], lan: LANTransport.Configuration = .init(),
+        bluezBus: DBusConnection.Bus = .system, clock: any HostClock = SystemHostClock(),
+        notice: @escaping @Sendable (String) -> Void = { _ in }, logger: Logger
     ) async throws -> RoutingEnvironment {
         let system = RouteSystem(clock: clock, logger: logger)
-        let transport = LoopbackTransport(scenario: scenario, clock: clock, logger: logger)
-        try await system.load { manager in
-            LoopbackExtension(transport: transport, routingManager: manager, clock: clock, logger: logger)
+        var loopback: LoopbackTransport?
+        if let scenario {
+            let transport = LoopbackTransport(scenario: scenario, clock: clock, logger: logger)
+            loopback = transport
+            try await system.load { manager in
+                LoopbackExtension(transport: transport, routingManager: manager, clock: clock, logger: logger)
+            }
         }
-        if let lan {
+        var closers: [@Sendable () async -> Void] = []
+        if transports.contains(.lan) {
             let lanTransport = LANTransport(configuration: lan, logger: logger)
             try await system.load { manager in UPnPRendererExtension(transport: lanTransport, routingManager: manager, logger: logger) }
         }
+        if transports.contains(.bluez) {
+            switch await openBlueZ(on: bluezBus, logger: logger) {
+            case .success(let (transport, connection)):
+                try await system.load { manager in BLESpeakerExtension(transport: transport, routingManager: manager, logger: logger) }
+                closers.append { connection.close() }
+            case .failure(let reason):
+                notice("Bluetooth: \(reason.message)")
+            }
+        }
+        if transports.contains(.wifi) {
+            let indexes = SysfsAdapterReader().records().compactMap { record -> UInt32? in
+                guard case .success(let settings) = AdapterSettings.resolve(record, configuration: DaemonConfiguration()),
+                    settings.transport == .wifi, settings.enabled, let index = record.ifindex
+                else { return nil }
+                return UInt32(index)
+            }
+            let wifi = WiFiTransport(configuration: .init(interfaceIndexes: indexes), clock: clock, logger: logger)
+            if let reason = await wifi.unavailableReason {
+                notice("Wi-Fi: unavailable (\(reason))")
+            } else if indexes.isEmpty {
+                notice("Wi-Fi: no Wi-Fi interface to scan")
+            } else {
+                try await system.load { manager in WiFiDisplayExtension(transport: wifi, routingManager: manager, logger: logger) }
+            }
+        }
         let controller = await SystemRouteController(system: system, applicationIdentifier: "org.mediaroute.ctl")
-        return RoutingEnvironment(controller: controller, transport: transport, usesDaemon: false) { await system.shutdown() }
+        let openedConnections = closers
+        return RoutingEnvironment(controller: controller, transport: loopback, daemon: nil, close: {
+            await system.shutdown()
+            for close in openedConnections { await close() }
+        }, notice: notice)
+    }
+
+    /// BlueZ's object manager on `bus`, when `org.bluez` owns its name there.
+    private static func openBlueZ(
+        on bus: DBusConnection.Bus, logger: Logger
+    ) async -> Result<(BlueZTransport, DBusConnection), MediaDeviceError> {
+        let connection: DBusConnection
+        do {
+            connection = try await DBusConnection.connect(to: bus, logger: logger)
+        } catch {
+            return .failure(MediaDeviceError(.discoveryFailed, "no system bus to find BlueZ on (\(error))"))
+        }
+        guard (try? await connection.nameOwner(of: "org.bluez")) ?? nil != nil else {
+            connection.close()
+            return .failure(MediaDeviceError(.discoveryFailed, "BlueZ (org.bluez) is not running"))
+        }
+        let manager = BlueZObjectManager(connection: connection, logger: logger)
+        do {
+            try await manager.start()
+        } catch {
+            connection.close()
+            return .failure(MediaDeviceError(.discoveryFailed, "cannot read BlueZ's objects (\(error))"))
+        }
+        return .success((BlueZTransport(objectManager: manager, logger: logger), connection))
     }
 
     /// `mediarouted` on `bus`.
@@ -43,11 +124,11 @@ public struct RoutingEnvironment: Sendable {
         do {
             let backend = try await DaemonRoutingBackend.connect(connection, logger: logger)
             let controller = await SystemRouteController(backend: backend, applicationIdentifier: "org.mediaroute.ctl")
-            return RoutingEnvironment(controller: controller, transport: nil, usesDaemon: true) {
+            return RoutingEnvironment(controller: controller, transport: nil, daemon: backend, close: {
                 await controller.setPairingAgent(nil)
                 await backend.close()
                 connection.close()
-            }
+            }, notice: { _ in })
         } catch {
             connection.close()
             throw error
@@ -66,6 +147,8 @@ public struct RoutingEnvironment: Sendable {
         until enough: @Sendable ([RoutePickerEntry]) -> Bool = { _ in false }
     ) async -> [RoutePickerEntry] {
         let picker = controller.makePicker(prioritizesVideoDevices: true)
+        let failures = await reportDiscoveryFailures()
+        defer { failures.cancel() }
         await picker.open()
         let clock = SystemHostClock()
         let deadline = clock.now() + .seconds(double: seconds)
@@ -81,6 +164,21 @@ public struct RoutingEnvironment: Sendable {
         let entries = await picker.entries()
         await picker.close()
         return entries
+    }
+}
+
+extension RoutingEnvironment {
+    /// Writes one notice line per protocol whose discovery fails, with its reason (once, not per retry).
+    func reportDiscoveryFailures() async -> Task<Void, Never> {
+        let failures = await controller.discoveryFailures()
+        let notice = self.notice
+        return Task {
+            var reported: Set<String> = []
+            for await (protocolType, error) in failures {
+                guard reported.insert(protocolType.identifier).inserted else { continue }
+                notice("\(protocolType.displayName): discovery failed: \(error.message)")
+            }
+        }
     }
 }
 

@@ -39,7 +39,8 @@ public struct DaemonService: Service {
 
     public let bus: DBusConnection.Bus
     public let busName: String
-    public let scenario: LoopbackScenario
+    /// Simulated devices (the loopback extension); nil, as on a box: only real devices.
+    public let scenario: LoopbackScenario?
     public let nowPlaying: NowPlayingOptions
     /// Transport defaults for adapters (udev properties override them per device).
     public let configuration: DaemonConfiguration
@@ -52,7 +53,7 @@ public struct DaemonService: Service {
     public let logger: Logger
 
     public init(
-        bus: DBusConnection.Bus, busName: String = DaemonNames.busName, scenario: LoopbackScenario,
+        bus: DBusConnection.Bus, busName: String = DaemonNames.busName, scenario: LoopbackScenario?,
         nowPlaying: NowPlayingOptions = NowPlayingOptions(), configuration: DaemonConfiguration = DaemonConfiguration(),
         followsAdapters: Bool = true, bluezBus: DBusConnection.Bus? = nil, lan: LANTransport.Configuration? = nil, logger: Logger
     ) {
@@ -70,10 +71,15 @@ public struct DaemonService: Service {
     public func run() async throws {
         let connection = try await DBusConnection.connect(to: bus, logger: logger)
         let system = RouteSystem(logger: logger)
-        let transport = LoopbackTransport(scenario: scenario, logger: logger)
         let logger = self.logger
-        try await system.load { manager in
-            LoopbackExtension(transport: transport, routingManager: manager, logger: logger)
+        var transport: LoopbackTransport?
+        if let scenario {
+            let loopback = LoopbackTransport(scenario: scenario, logger: logger)
+            transport = loopback
+            try await system.load { manager in
+                LoopbackExtension(transport: loopback, routingManager: manager, logger: logger)
+            }
+            logger.notice("simulated devices are published (--simulate/--scenario)")
         }
         if configuration.wifi.enabled && followsAdapters {
             // Wi-Fi Display sinks and setup-mode devices, on the Wi-Fi adapters udev marks as usable.
@@ -216,7 +222,7 @@ extension DaemonService {
     /// Starts the adapter inventory: publishes the adapters and makes the
     /// scenario's devices reachable only while the adapter they use is present
     /// and enabled (a device whose adapter goes away is lost, so its route ends).
-    func followAdapters(daemon: RoutingDaemon, transport: LoopbackTransport) async -> AdapterInventory? {
+    func followAdapters(daemon: RoutingDaemon, transport: LoopbackTransport?) async -> AdapterInventory? {
         guard followsAdapters else { return nil }
         let inventory = AdapterInventory(configuration: configuration, logger: logger)
         let events = await inventory.events()
@@ -225,6 +231,7 @@ extension DaemonService {
         let logger = self.logger
         @Sendable func apply(_ adapters: [AdapterSettings]) async {
             await daemon.setAdapters(adapters)
+            guard let transport, let scenario else { return }
             let usable = Set(adapters.filter(\.enabled).map(\.name))
             for spec in scenario.devices {
                 guard let adapter = spec.adapter else { continue }

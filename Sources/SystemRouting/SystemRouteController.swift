@@ -102,6 +102,21 @@ public final class SystemRouteController: Sendable {
         await system.setPairingAgent(agent)
     }
 
+    /// Each discovery failure from now on: the protocol and why (a transport that
+    /// cannot open here, a socket that failed), for a UI to show.
+    public func discoveryFailures() async -> AsyncStream<(MediaSharingProtocol, MediaDeviceError)> {
+        let events = await system.events()
+        let (stream, continuation) = AsyncStream.makeStream(of: (MediaSharingProtocol, MediaDeviceError).self)
+        let task = Task {
+            for await event in events {
+                if case .discoveryFailed(let protocolType, let error) = event { continuation.yield((protocolType, error)) }
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
     /// A picker over the system's devices.
     public func makePicker(prioritizesVideoDevices: Bool = false) -> RoutePicker {
         RoutePicker(controller: self, prioritizesVideoDevices: prioritizesVideoDevices)

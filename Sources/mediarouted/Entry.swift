@@ -19,13 +19,15 @@ import Glibc
 @main
 struct Daemon {
     static let usage = """
-        USAGE: mediarouted [--bus system|session|ADDRESS] [--name NAME] [--scenario FILE] [--log-level LEVEL]
+        USAGE: mediarouted [--bus system|session|ADDRESS] [--name NAME] [--simulate] [--scenario FILE] [--log-level LEVEL]
                            [--push-listen HOST:PORT|off] [--mpris on|off] [--mpris-name NAME]
                            [--config FILE] [--adapters on|off] [--bluez-bus system|ADDRESS|off] [--lan on|off] [--lan-interfaces IF,IF…] [--check-config]
 
           --bus          the bus to publish on (default: system)
           --name         the well-known name to own (default: \(DaemonNames.busName))
-          --scenario     a loopback scenario JSON file of simulated devices (default: a TV and a speaker)
+          --simulate     also publish simulated devices (the loopback TV and speaker), for demos and tests;
+                         never on a box: without it (and --scenario) only real devices are found
+          --scenario     a loopback scenario JSON file of simulated devices (implies --simulate)
           --log-level    trace, debug, info, notice, warning, error, critical (default: info)
           --push-listen  address of the Now Playing push endpoint (default: 127.0.0.1:7390; port 0 picks one)
           --mpris        publish the primary Now Playing session as an MPRIS player (default: on)
@@ -90,6 +92,10 @@ struct Daemon {
                 checkOnly = true
                 continue
             }
+            if argument == "--simulate" {
+                given["--simulate"] = "on"
+                continue
+            }
             guard valued.contains(argument) else { fail("unknown option \(argument)\n\(usage)") }
             guard let value = arguments.popFirst() else { fail("\(argument) needs a value") }
             given[argument] = value
@@ -123,9 +129,10 @@ struct Daemon {
         case "session": .session
         case let address: .address(address)
         }
-        let scenario: LoopbackScenario
+        // Simulated devices only when asked for: a box publishes what is really there.
+        let scenario: LoopbackScenario?
         do {
-            scenario = try scenarioPath.map(LoopbackScenario.load(fromFile:)) ?? .standard
+            scenario = try scenarioPath.map(LoopbackScenario.load(fromFile:)) ?? (options["--simulate"] == "on" ? .standard : nil)
         } catch {
             fail("\(error)")
         }

@@ -30,7 +30,7 @@ import Testing
 
     @Test func devicesAsJSONListsTheScenario() async throws {
         let console = RecordingConsole()
-        try await MediaRouteCtl.Devices.parse(["--json", "--seconds", "1"]).run(console: console)
+        try await MediaRouteCtl.Devices.parse(["--json", "--seconds", "1", "--simulate"]).run(console: console)
         struct Row: Decodable { let name, type: String; let protocols: [String] }
         let rows = try JSONDecoder().decode([Row].self, from: Data(console.lines.joined().utf8))
         #expect(rows.map(\.name) == ["Living Room TV", "Kitchen Speaker"])
@@ -39,15 +39,15 @@ import Testing
     }
 
     @Test func errorsAreOneClearLine() async throws {
-        let unknown = try MediaRouteCtl.Play.parse(["http://m/a.mp4", "--to", "Attic TV"])
+        let unknown = try MediaRouteCtl.Play.parse(["http://m/a.mp4", "--to", "Attic TV", "--simulate"])
         await #expect { try await unknown.run(console: RecordingConsole()) } throws: { error in
             "\(error)".contains("no device named \"Attic TV\"") && !"\(error)".contains("\n")
         }
-        let wrongPIN = try MediaRouteCtl.Play.parse(["http://m/a.mp4", "--to", "Living Room TV", "--pin", "0000"])
+        let wrongPIN = try MediaRouteCtl.Play.parse(["http://m/a.mp4", "--to", "Living Room TV", "--pin", "0000", "--simulate"])
         await #expect { try await wrongPIN.run(console: RecordingConsole()) } throws: { error in
             "\(error)" == "cannot activate Living Room TV: authorizationFailed: wrong PIN"
         }
-        let relative = try MediaRouteCtl.Volume.parse(["50", "--to", "Kitchen Speaker"])
+        let relative = try MediaRouteCtl.Volume.parse(["50", "--to", "Kitchen Speaker", "--simulate"])
         await #expect { try await relative.run(console: RecordingConsole()) } throws: { error in
             "\(error)".contains("only relative volume")
         }
@@ -61,7 +61,7 @@ import Testing
 
     @Test func playWithThePinPlaysThenStops() async throws {
         let console = RecordingConsole()
-        try await MediaRouteCtl.Play.parse(["http://m/a.mp4", "--to", "living room tv", "--pin", "1234", "--seconds", "1"])
+        try await MediaRouteCtl.Play.parse(["http://m/a.mp4", "--to", "living room tv", "--pin", "1234", "--seconds", "1", "--simulate"])
             .run(console: console)
         #expect(console.lines.contains("Playing http://m/a.mp4 on Living Room TV"))
         #expect(console.lines.contains { $0.hasPrefix("  playing 0:0") })
@@ -70,7 +70,7 @@ import Testing
 
     @Test func pickWithoutATerminalTakesANumberAndActivates() async throws {
         let console = RecordingConsole(answers: ["2"])
-        try await MediaRouteCtl.Pick.parse(["--seconds", "1"]).run(console: console)
+        try await MediaRouteCtl.Pick.parse(["--seconds", "1", "--simulate"]).run(console: console)
         #expect(console.lines.contains { $0.hasPrefix("1. Living Room TV") })
         #expect(console.lines.contains("Activated Kitchen Speaker via Loopback."))
     }

@@ -16,9 +16,11 @@ final class RunningDaemon: Sendable {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mediarouted").path
     }
 
-    init(_ extraArguments: [String] = []) async throws {
+    /// - Parameter simulate: publish the loopback TV and speaker (`--simulate`), as these tests expect.
+    init(_ extraArguments: [String] = [], simulate: Bool = true) async throws {
         bus = try PrivateBus()
-        process = try ChildProcess([Self.binary, "--bus", bus.address, "--log-level", "warning", "--push-listen", "127.0.0.1:0"] + extraArguments)
+        process = try ChildProcess(
+            [Self.binary, "--bus", bus.address, "--log-level", "warning", "--push-listen", "127.0.0.1:0"] + (simulate ? ["--simulate"] : []) + extraArguments)
         let probe = try await DBusConnection.connect(to: .address(bus.address))
         defer { probe.close() }
         let up = await eventually(timeout: .seconds(10)) { (try? await probe.nameOwner(of: DaemonNames.busName)) ?? nil != nil }
@@ -102,6 +104,21 @@ func client(_ daemon: RunningDaemon, agent: ScriptedPairingAgent) async throws -
         #expect(await eventually { observer.events.value == ["activate:Living Room TV", "deactivate:Living Room TV"] })
         await picker.close()
         #expect(daemon.stop() == 0, "SIGTERM shuts the daemon down cleanly")
+    }
+
+    /// Issue "a real box shows real devices": without --simulate/--scenario the daemon
+    /// publishes no simulated device, through the client or on the bus's object tree.
+    @Test func withoutSimulateNoSimulatedDeviceIsExported() async throws {
+        let daemon = try await RunningDaemon(simulate: false)
+        let (_, _, controller) = try await client(daemon, agent: ScriptedPairingAgent([]))
+        let picker = controller.makePicker(prioritizesVideoDevices: true)
+        await picker.open()
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(await picker.entries().isEmpty)
+        let tree = try await daemon.gdbus(["--object-path", "/org/mediaroute", "--method", "org.freedesktop.DBus.ObjectManager.GetManagedObjects"])
+        #expect(!tree.contains("org.mediaroute.Device1"), "\(tree)")
+        #expect(!tree.contains("Living Room TV") && !tree.contains("Kitchen Speaker"))
+        await picker.close()
     }
 
     @Test func aWrongPinComesBackAsATypedError() async throws {
@@ -276,9 +293,9 @@ func client(_ daemon: RunningDaemon, agent: ScriptedPairingAgent) async throws -
     @Test func withoutADaemonItFallsBackInProcessAndSaysSo() async throws {
         let bus = try PrivateBus()
         let console = RecordingConsole()
-        try await MediaRouteCtl.Status.parse(["--bus", bus.address]).run(console: console)
-        #expect(console.lines.first?.contains("mediarouted is not reachable") == true)
-        #expect(console.lines.first?.contains("running in-process instead") == true)
+        try await MediaRouteCtl.Status.parse(["--bus", bus.address, "--simulate"]).run(console: console)
+        #expect(console.notices.first?.contains("mediarouted is not reachable") == true)
+        #expect(console.notices.first?.contains("running in-process instead") == true)
         #expect(console.lines.contains("Routing system in this process."))
     }
 }

@@ -63,7 +63,7 @@ final class PolicyBus: Sendable {
 struct PolicyTests {
     @Test func onlyRootAndTheGroupControlRoutesEveryoneMayLook() async throws {
         let bus = try PolicyBus()
-        let daemon = try ChildProcess([RunningDaemon.binary, "--bus", bus.address, "--log-level", "warning", "--push-listen", "127.0.0.1:0"])
+        let daemon = try ChildProcess([RunningDaemon.binary, "--bus", bus.address, "--simulate", "--log-level", "warning", "--push-listen", "127.0.0.1:0"])
         defer { daemon.kill(); daemon.wait() }
         let probe = try await DBusConnection.connect(to: .address(bus.address))
         #expect(await eventually(timeout: .seconds(10)) { (try? await probe.nameOwner(of: DaemonNames.busName)) ?? nil != nil })

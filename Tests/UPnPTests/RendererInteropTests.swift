@@ -378,13 +378,47 @@ struct LANCommandAndInterfaceTests {
         try lab.gmediarender(in: room, name: "Hall TV", uuid: "0a1b2c3d-0000-4000-8000-000000000010")
         let file = try lab.wavFile(seconds: 20, name: "song.wav")
         let console = RecordingConsole()
-        let play = try MediaRouteCtl.Play.parse([file, "--to", "Hall TV", "--lan-interface", room.outside, "--seconds", "2.5"])
+        let play = try MediaRouteCtl.Play.parse([file, "--to", "Hall TV", "--transports", "lan", "--lan-interface", room.outside, "--seconds", "2.5"])
         try await play.run(console: console)
         #expect(console.lines.contains { $0.hasPrefix("Playing file://") && $0.hasSuffix("on Hall TV") }, "\(console.lines)")
         #expect(console.lines.contains { $0.contains("playing") }, "the renderer reported playing: \(console.lines)")
         #expect(console.lines.last == "Stopped.")
         let missing = try MediaRouteCtl.Play.parse(["/no/such/file.mp3", "--to", "Hall TV", "--lan-interface", room.outside])
         await #expect { try await missing.run(console: RecordingConsole()) } throws: { "\($0)".contains("neither a URL nor a file") }
+    }
+
+    /// Issue "a real box shows real devices", done-when: with no flags at all, inside a
+    /// namespace whose only link leads to gmediarender, `devices --json` lists the renderer
+    /// and no simulated device; the transports that cannot open are notices on stderr.
+    @Test func devicesWithNoFlagsFindsTheRendererAndNothingSimulated() async throws {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        try lab.gmediarender(in: room, name: "Attic TV", uuid: "0a1b2c3d-0000-4000-8000-000000000012")
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mediaroutectl").path
+        let (status, output) = try await ChildProcess.runOffPool([
+            "/usr/sbin/ip", "netns", "exec", room.namespace, "/bin/sh", "-c", "'\(binary)' devices --json --seconds 4 2>/dev/null",
+        ])
+        #expect(status == 0, "\(output)")
+        struct Row: Decodable { let name, type: String; let protocols: [String] }
+        let rows = try JSONDecoder().decode([Row].self, from: Data(output.utf8))
+        #expect(rows.map(\.name) == ["Attic TV"], "\(output)")
+        #expect(rows.first?.protocols == ["UPnP/DLNA"])
+        #expect(!output.contains("Living Room TV") && !output.contains("Kitchen Speaker"))
+        // The same with --simulate: the simulated TV and speaker only (no real transport unless asked).
+        let (_, simulated) = try await ChildProcess.runOffPool([
+            "/usr/sbin/ip", "netns", "exec", room.namespace, "/bin/sh", "-c", "'\(binary)' devices --json --simulate 2>/dev/null",
+        ])
+        let simulatedRows = try JSONDecoder().decode([Row].self, from: Data(simulated.utf8))
+        #expect(simulatedRows.map(\.name) == ["Living Room TV", "Kitchen Speaker"], "\(simulated)")
+        // Transports that cannot open here are one notice line each, and not an error.
+        let (noticeStatus, notices) = try await ChildProcess.runOffPool([
+            "/usr/sbin/ip", "netns", "exec", room.namespace, "/bin/sh", "-c",
+            "'\(binary)' devices --transports bluez,wifi --bluez-bus unix:path=/nonexistent/bus 2>&1 >/dev/null",
+        ])
+        #expect(noticeStatus == 0, "\(notices)")
+        let lines = notices.split(separator: "\n")
+        #expect(lines.filter { $0.hasPrefix("Bluetooth: ") }.count == 1, "\(notices)")
+        #expect(lines.filter { $0.hasPrefix("Wi-Fi: ") }.count == 1, "\(notices)")
     }
 
     @Test func theRefreshHookFollowsInterfacesComingAndGoing() async throws {
