@@ -207,7 +207,10 @@ let package = Package(
         .executableTarget(name: "dbus-signal-floor", dependencies: ["CDBus"], path: "Benchmarks/DBusSignalFloor"),
         .testTarget(
             name: "MediaRouteDaemonTests",
-            dependencies: ["MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "MediaRouteCommands", "SystemRouting", "DBus"]),
+            dependencies: [
+                "MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "MediaRouteCommands", "SystemRouting", "DBus",
+                "MediaRouteDaemon", "RouteSystem", "LoopbackExtension", "LoopbackTransport", "MediaDevice", "MediaClock",
+            ]),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "LANTransport", "MediaClock", "MediaDevice", "MediaRouteTestSupport"]),
         .testTarget(name: "NowPlayingTests", dependencies: ["NowPlaying", "NowPlayingPush", "MediaRouteTestSupport"]),
         .testTarget(
@@ -238,7 +241,7 @@ let package = Package(
         .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "MediaClock", "Transport"]),
         .testTarget(
             name: "RouteSystemTests",
-            dependencies: ["MediaRouteTestSupport", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock"]),
+            dependencies: ["MediaRouteTestSupport", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock", "Transport"]),
         .testTarget(
             name: "SystemRoutingTests",
             dependencies: ["MediaRouteTestSupport", "SystemRouting", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock"]),

@@ -18,6 +18,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var lan = TransportSettings(role: .primary)
     public var wifi = TransportSettings(role: .secondary)
     public var bluetooth = TransportSettings(role: .primary)
+    /// `[routing] preferred-protocols`: protocols tried first when a device is reached by
+    /// several (ids or their last label: `upnp, bluetooth-le`), most preferred first.
+    public var preferredProtocols: [String] = []
 
     public init() {}
 
@@ -64,8 +67,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
             if line.hasPrefix("[") {
                 guard line.hasSuffix("]") else { throw fail("a section header ends with ]") }
                 let name = String(line.dropFirst().dropLast()).trimmingSpaces
-                guard name == "daemon" || transportKeys[name] != nil else {
-                    throw fail("unknown section [\(name)] (known: [daemon], [lan], [wifi], [bluetooth])")
+                guard name == "daemon" || name == "routing" || transportKeys[name] != nil else {
+                    throw fail("unknown section [\(name)] (known: [daemon], [routing], [lan], [wifi], [bluetooth])")
                 }
                 section = name
                 continue
@@ -85,6 +88,15 @@ public struct DaemonConfiguration: Sendable, Hashable {
                     throw fail("log-level must be trace, debug, info, notice, warning, error or critical, not \"\(value)\"")
                 }
                 configuration.daemon[key] = value
+                continue
+            }
+            if section == "routing" {
+                guard key == "preferred-protocols" else { throw fail("unknown key \(key) in [routing] (known: preferred-protocols)") }
+                let names = value.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
+                guard names.allSatisfy({ $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" } }) else {
+                    throw fail("preferred-protocols takes protocol ids separated by commas, not \"\(value)\"")
+                }
+                configuration.preferredProtocols = names
                 continue
             }
             guard transportKeys[section]!.contains(key) else {

@@ -4,8 +4,9 @@ import Transport
 ///
 /// Use a stable ``id`` derived from the protocol's own device identity (a UDN,
 /// a Bluetooth address) so that the same physical device keeps its id across
-/// discoveries. Devices reported by different extensions under the same
-/// ``displayName`` are shown once by the system, with both protocols.
+/// discoveries. Devices reported by different extensions are shown once by the
+/// system, with both protocols, when their ``identifiers`` meet (or, as a last
+/// resort, when they share a display name and type and no identifier differs).
 public struct MediaOutputDevice: Sendable, Hashable, Identifiable {
     /// What the device can do.
     public struct Capabilities: OptionSet, Sendable, Hashable {
@@ -81,6 +82,18 @@ public struct MediaOutputDevice: Sendable, Hashable, Identifiable {
     public var canMute: Bool
     /// How to reach the device; the transports' endpoints.
     public var requiredNetworkEndpoints: [Endpoint]
+    /// Why the device is listed but cannot be activated now (a Wi-Fi Display sink before
+    /// mirroring exists, a device in setup mode); nil when it can be.
+    public var unavailableReason: String?
+
+    /// The identities of the physical device, from its endpoints (UDN, MAC, Bluetooth
+    /// and IP addresses): the routing system merges devices of different protocols by them.
+    public var identifiers: Set<DeviceIdentifier> {
+        requiredNetworkEndpoints.reduce(into: []) { $0.formUnion($1.allIdentifiers) }
+    }
+
+    /// Whether the device can be activated now.
+    public var isAvailable: Bool { unavailableReason == nil }
 
     /// A device; nil when `id` or `displayName` is empty.
     public init?(
@@ -90,9 +103,11 @@ public struct MediaOutputDevice: Sendable, Hashable, Identifiable {
         deviceType: DeviceType = .unknown,
         volumeControl: VolumeControl = .none,
         canMute: Bool = false,
-        requiredNetworkEndpoints: [Endpoint] = []
+        requiredNetworkEndpoints: [Endpoint] = [],
+        unavailableReason: String? = nil
     ) {
         guard !id.isEmpty, !displayName.trimmingSpaces.isEmpty else { return nil }
+        self.unavailableReason = unavailableReason
         self.id = id
         self.displayName = displayName
         self.capabilities = capabilities

@@ -13,6 +13,12 @@ public struct MediaSharingProtocol: Sendable, Hashable, CustomStringConvertible 
 
     public var description: String { identifier }
 
+    /// The last label of a protocol id (`upnp` for `org.mediaroute.upnp`): how a person names
+    /// a protocol in `preferred-protocols`.
+    public static func shortName(_ identifier: String) -> String {
+        identifier.split(separator: ".").last.map(String.init) ?? identifier
+    }
+
     /// Checks that the identifier is reverse-DNS: two or more dot-separated
     /// labels of letters, digits and inner hyphens, the first starting with a
     /// letter; and that the display name is not empty.

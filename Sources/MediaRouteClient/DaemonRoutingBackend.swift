@@ -32,6 +32,8 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
     private var agent: (any PairingAgent)?
     private var tasks: [Task<Void, Never>] = []
     private var daemonGone = false
+    /// The daemon's `Manager1.DiscoveryFailures` as last seen (protocol id → reason).
+    private var discoveryFailures: [String: String] = [:]
 
     /// Where the client exports its pairing agent.
     static let agentPath: DBusObjectPath = "/org/mediaroute/client/agent"
@@ -328,7 +330,9 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
             guard case .structure(let fields) = member.unwrapped, fields.count == 3,
                 let protocolID = fields[0].string, let protocolName = fields[1].string, let deviceID = fields[2].string,
                 let device = MediaOutputDevice(id: deviceID, displayName: name, capabilities: capabilities, deviceType: type,
-                                               volumeControl: volumeControl, canMute: properties["CanMute"]?.bool ?? false)
+                                               volumeControl: volumeControl, canMute: properties["CanMute"]?.bool ?? false,
+                                               unavailableReason: properties["Available"]?.bool == false
+                                                   ? (properties["UnavailableReason"]?.string ?? "unavailable") : nil)
             else { return nil }
             return SystemDevice.Member(
                 protocolType: MediaSharingProtocol(protocolID, displayName: protocolName), device: device, state: state)
@@ -376,7 +380,9 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
             emit(.deviceLost(device))
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
             guard signal.body.count >= 2, let changed = signal.body[1].dictionary else { return }
-            if let device = devices[path] {
+            if path == DaemonNames.root, let failures = changed["DiscoveryFailures"] {
+                applyDiscoveryFailures(failures)
+            } else if let device = devices[path] {
                 // A volume event carries only Volume and Muted; a full refresh is not a change of volume.
                 if changed["Volume"] != nil, Set(changed.keys).isSubset(of: ["Volume", "Muted"]),
                     let route = routes.values.first(where: { entry in device.members.contains { $0.key == entry.route.key } })?.route
@@ -417,6 +423,17 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         default:
             break
         }
+    }
+
+    /// Reports each protocol newly listed in `Manager1.DiscoveryFailures` as a discovery failure.
+    private func applyDiscoveryFailures(_ value: DBusValue) {
+        var failures: [String: String] = [:]
+        for (key, reason) in value.unwrapped.dictionary ?? [:] { failures[key] = reason.string ?? "" }
+        for (protocolID, reason) in failures.sorted(by: { $0.key < $1.key }) where discoveryFailures[protocolID] != reason {
+            let name = devices.values.lazy.flatMap(\.members).first { $0.protocolType.identifier == protocolID }?.protocolType.displayName
+            emit(.discoveryFailed(MediaSharingProtocol(protocolID, displayName: name ?? protocolID), MediaDeviceError(.discoveryFailed, reason)))
+        }
+        discoveryFailures = failures
     }
 
     private func daemonLeft() {

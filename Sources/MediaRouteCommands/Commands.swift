@@ -199,10 +199,13 @@ extension MediaRouteCtl {
                     let id, name, type: String
                     let protocols: [String]
                     let state: String
+                    let available: Bool
+                    let unavailableReason: String?
                 }
                 let rows = entries.map {
                     Row(id: $0.id, name: $0.displayName, type: $0.deviceType.rawValue,
-                        protocols: $0.protocolDisplayNames, state: $0.state.rawValue)
+                        protocols: $0.protocolDisplayNames, state: $0.state.rawValue,
+                        available: $0.isAvailable, unavailableReason: $0.unavailableReason)
                 }
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -211,7 +214,8 @@ extension MediaRouteCtl {
                 console.write("No devices found.")
             } else {
                 for (index, entry) in entries.enumerated() {
-                    console.write("\(index + 1). \(entry.displayName)  [\(entry.deviceType.rawValue), \(entry.protocolDisplayNames.joined(separator: " + "))]")
+                    let unavailable = entry.unavailableReason.map { "  (unavailable: \($0))" } ?? ""
+                    console.write("\(index + 1). \(entry.displayName)  [\(entry.deviceType.rawValue), \(entry.protocolDisplayNames.joined(separator: " + "))]\(unavailable)")
                 }
             }
             await environment.shutdown()

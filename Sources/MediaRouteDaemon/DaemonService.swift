@@ -70,7 +70,9 @@ public struct DaemonService: Service {
 
     public func run() async throws {
         let connection = try await DBusConnection.connect(to: bus, logger: logger)
-        let system = RouteSystem(logger: logger)
+        var routing = RouteSystem.Configuration()
+        routing.preferredProtocols = configuration.preferredProtocols
+        let system = RouteSystem(configuration: routing, logger: logger)
         let logger = self.logger
         var transport: LoopbackTransport?
         if let scenario {

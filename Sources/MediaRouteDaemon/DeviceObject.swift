@@ -8,7 +8,7 @@ struct DeviceObject {
     let daemon: RoutingDaemon
     let id: String
 
-    static func properties(of device: SystemDevice, volume: (Float, Bool)?) -> [String: DBusValue] {
+    static func properties(of device: SystemDevice, volume: (Float, Bool)?, preferredProtocol: String? = nil) -> [String: DBusValue] {
         var capabilities: [String] = []
         if device.capabilities.contains(.urlPlayback) { capabilities.append("urlPlayback") }
         if device.capabilities.contains(.realtimeAudioStreaming) { capabilities.append("realtimeAudioStreaming") }
@@ -29,6 +29,9 @@ struct DeviceObject {
             }),
             "Volume": .double(Double(volume?.0 ?? 0)),
             "Muted": .bool(volume?.1 ?? false),
+            "Available": .bool(device.isAvailable),
+            "UnavailableReason": .string(device.unavailableReason ?? ""),
+            "PreferredProtocol": .string(preferredProtocol ?? ""),
         ]
     }
 
@@ -62,6 +65,12 @@ struct DeviceObject {
                     }
                     return []
                 },
+                DBusMethod("SetPreferredProtocol", inputs: [DBusArgument("protocol", "s")]) { call in
+                    // The person's choice of protocol for this device ("" returns to the configured order).
+                    let protocolID = call.arguments[0].string.flatMap { $0.isEmpty ? nil : $0 }
+                    try await daemon.setPreferredProtocol(protocolID, for: id)
+                    return []
+                },
                 DBusMethod("Mute", inputs: [DBusArgument("muted", "b")]) { call in
                     try await daemon.withRoute(of: id) { system, session in
                         try await system.setMuted(call.arguments[0].bool ?? true, on: session)
@@ -72,6 +81,7 @@ struct DeviceObject {
                 property("Id", "s"), property("Name", "s"), property("Type", "s"), property("Protocols", "as"),
                 property("ProtocolNames", "as"), property("Members", "a(sss)"), property("Capabilities", "as"), property("State", "s"),
                 property("VolumeControl", "s"), property("CanMute", "b"), property("Volume", "d"), property("Muted", "b"),
+                property("Available", "b"), property("UnavailableReason", "s"), property("PreferredProtocol", "s"),
             ]),
         ])
     }

@@ -34,6 +34,7 @@ struct ManagerObject {
                     .strings(await daemon.system.loadedProtocols.map(\.identifier))
                 },
                 DBusProperty("Adapters", signature: "a(ssssbs)") { await RoutingDaemon.adaptersValue(daemon.adapters) },
+                DBusProperty("DiscoveryFailures", signature: "a{ss}") { RoutingDaemon.failuresValue(await daemon.discoveryFailures) },
             ]),
         ], isObjectManager: true)
     }

@@ -124,6 +124,23 @@ public actor RoutingDaemon {
         if agentOwner == name { await unregisterAgent(owner: name) }
     }
 
+    // MARK: Discovery failures
+
+    /// Why each protocol's discovery failed (protocol id → reason) since discovery last
+    /// started: `Manager1.DiscoveryFailures`, changed with PropertiesChanged.
+    private(set) var discoveryFailures: [String: String] = [:]
+
+    static func failuresValue(_ failures: [String: String]) -> DBusValue {
+        .dictionary(keySignature: "s", valueSignature: "s", failures.sorted { $0.key < $1.key }.map { DBusDictEntry(.string($0.key), .string($0.value)) })
+    }
+
+    private func setDiscoveryFailures(_ failures: [String: String]) {
+        guard failures != discoveryFailures else { return }
+        discoveryFailures = failures
+        connection.emitPropertiesChanged(
+            path: DaemonNames.root, interface: DaemonNames.manager, changed: ["DiscoveryFailures": Self.failuresValue(failures)])
+    }
+
     // MARK: Devices and sessions
 
     func deviceProperties(_ id: String) async -> [String: DBusValue]? {
@@ -132,7 +149,15 @@ public actor RoutingDaemon {
         if let route = routes.values.first(where: { route in device.members.contains { $0.key == route.key } }) {
             volume = try? await system.volume(on: route.session)
         }
-        return DeviceObject.properties(of: device, volume: volume)
+        return DeviceObject.properties(of: device, volume: volume, preferredProtocol: await system.preferredProtocol(forDevice: id))
+    }
+
+    func setPreferredProtocol(_ protocolID: String?, for id: String) async throws {
+        try await mapErrors { try await system.setPreferredProtocol(protocolID, forDevice: id) }
+        if let properties = await deviceProperties(id) {
+            connection.emitPropertiesChanged(
+                path: DaemonNames.devicePath(id), interface: DaemonNames.device, changed: ["PreferredProtocol": properties["PreferredProtocol"]!])
+        }
     }
 
     func sessionProperties(_ session: MediaOutputSession) async -> [String: DBusValue]? {
@@ -234,6 +259,12 @@ public actor RoutingDaemon {
                                   member: "Received", [.string("session"), .bytes(Array(data))])
         case .activationStateChanged(let key, _, _):
             if let device = await system.device(containing: key) { await publish(device) }
+        case .discoveryFailed(let protocolType, let error):
+            var failures = discoveryFailures
+            failures[protocolType.identifier] = error.message
+            setDiscoveryFailures(failures)
+        case .discoveryStarted:
+            setDiscoveryFailures([:])
         default:
             break
         }

@@ -25,6 +25,9 @@ public actor RouteSystem {
         /// One volume step as a fraction of full volume, used when a relative
         /// change is asked of a device with absolute volume.
         public var absoluteVolumeStep: Float = 1.0 / 16
+        /// Protocols to try first when a device is reached by several, most preferred first:
+        /// ids (`org.mediaroute.upnp`) or their last part (`upnp`). `[routing] preferred-protocols`.
+        public var preferredProtocols: [String] = []
 
         public init() {}
     }
@@ -65,8 +68,10 @@ public actor RouteSystem {
 
     private var extensions: [Slot: LoadedExtension] = [:]
     private var nextSlot: Slot = 0
-    private var devices: [DeviceKey: MediaOutputDevice] = [:]
-    private var deviceOrder: [DeviceKey] = []
+    private var directory = DeviceDirectory()
+    private var devices: [DeviceKey: MediaOutputDevice] { directory.devices }
+    /// Per merged device (by its id): the protocol the person prefers for it.
+    private var preferredProtocolByDevice: [String: String] = [:]
     private var activations: [DeviceKey: Activation] = [:]
     private var routes: [UUID: RouteRecord] = [:]
     private var discoveryClients: [String: Int] = [:]
@@ -202,41 +207,60 @@ public actor RouteSystem {
     }
 
     /// The known devices, merged across protocols, in the order they were first found.
+    /// Entries that share a display name but not an identity get a distinguishing suffix.
     public var devicesList: [SystemDevice] {
-        var groups: [(name: String, keys: [DeviceKey])] = []
-        for key in deviceOrder {
-            guard let device = devices[key] else { continue }
-            let name = Self.mergeName(device.displayName)
-            if let index = groups.firstIndex(where: { group in
-                group.name == name && !group.keys.contains { $0.protocolID == key.protocolID }
-            }) {
-                groups[index].keys.append(key)
-            } else {
-                groups.append((name, [key]))
+        let built = directory.orderedEntries.compactMap(systemDevice(for:))
+        var counts: [String: Int] = [:]
+        for device in built { counts[DeviceDirectory.mergeName(device.displayName), default: 0] += 1 }
+        guard counts.values.contains(where: { $0 > 1 }) else { return built }
+        return built.map { device in
+            guard counts[DeviceDirectory.mergeName(device.displayName)]! > 1 else { return device }
+            return device.renamed("\(device.displayName) (\(distinction(of: device)))")
+        }
+    }
+
+    /// What tells apart two devices of the same name: their protocols, else an address.
+    private func distinction(of device: SystemDevice) -> String {
+        let protocols = device.protocolDisplayNames.joined(separator: " + ")
+        let sameProtocols = directory.orderedEntries.compactMap(systemDevice(for:)).filter {
+            $0.id != device.id && DeviceDirectory.mergeName($0.displayName) == DeviceDirectory.mergeName(device.displayName)
+                && $0.protocolDisplayNames == device.protocolDisplayNames
+        }
+        guard !sameProtocols.isEmpty else { return protocols }
+        let address = device.members.lazy.flatMap(\.device.identifiers).compactMap { identifier -> String? in
+            switch identifier {
+            case .ipAddress(let value), .bluetooth(let value), .mac(let value): value
+            default: nil
             }
-        }
-        return groups.map { group in
-            let members = group.keys
-                .sorted { order(of: $0.protocolID) < order(of: $1.protocolID) }
-                .compactMap { key -> SystemDevice.Member? in
-                    guard let device = devices[key], let loaded = loadedExtension(for: key.protocolID) else { return nil }
-                    return SystemDevice.Member(protocolType: loaded.protocolType, device: device, state: state(of: key))
-                }
-            return SystemDevice(
-                id: group.keys[0].description, displayName: devices[group.keys[0]]!.displayName, members: members)
-        }
+        }.sorted().first
+        let memberID = device.members.first?.device.id ?? device.id
+        return "\(protocols), \(address ?? (memberID.count <= 12 ? memberID : "…" + memberID.suffix(8)))"
+    }
+
+    private func systemDevice(for entry: DeviceDirectory.Entry) -> SystemDevice? {
+        let members = entry.keys
+            .sorted { order(of: $0.protocolID) < order(of: $1.protocolID) }
+            .compactMap { key -> SystemDevice.Member? in
+                guard let device = devices[key], let loaded = loadedExtension(for: key.protocolID) else { return nil }
+                return SystemDevice.Member(protocolType: loaded.protocolType, device: device, state: state(of: key))
+            }
+        guard let first = entry.keys.first, let name = devices[first]?.displayName, !members.isEmpty else { return nil }
+        return SystemDevice(id: entry.id, displayName: name, members: members)
     }
 
     /// The merged device that contains `key`.
     public func device(containing key: DeviceKey) -> SystemDevice? {
-        devicesList.first { $0.members.contains { $0.key == key } }
+        guard let entry = directory.entry(containing: key) else { return nil }
+        return devicesList.first { $0.id == entry.id }
     }
 
-    /// The merged device with this id, or whose display name matches (case-insensitively).
+    /// The merged device with this id, or whose display name matches (case-insensitively;
+    /// a name shared by two devices matches only with its distinguishing suffix).
     public func device(named nameOrID: String) -> SystemDevice? {
         let list = devicesList
-        return list.first { $0.id == nameOrID }
-            ?? list.first { Self.mergeName($0.displayName) == Self.mergeName(nameOrID) }
+        if let byID = list.first(where: { $0.id == nameOrID }) { return byID }
+        let wanted = DeviceDirectory.mergeName(nameOrID)
+        return list.first { DeviceDirectory.mergeName($0.displayName) == wanted }
     }
 
     /// The activation state of one device through one protocol.
@@ -245,8 +269,32 @@ public actor RouteSystem {
         return routes.values.contains { $0.route.key == key } ? .active : .idle
     }
 
-    private static func mergeName(_ name: String) -> String {
-        name.split(whereSeparator: \.isWhitespace).joined(separator: " ").lowercased()
+    /// Sets the protocol the person prefers for one device (nil: the configured order).
+    /// - Throws: deviceNotFound, or invalidArgument when no member speaks `protocolID`.
+    public func setPreferredProtocol(_ protocolID: String?, forDevice deviceID: String) throws {
+        guard let device = device(named: deviceID) else { throw MediaDeviceError(.deviceNotFound, "no device \(deviceID)") }
+        if let protocolID, !device.members.contains(where: { $0.protocolType.identifier == protocolID }) {
+            throw MediaDeviceError(.invalidArgument, "\(device.displayName) is not reached through \(protocolID)")
+        }
+        preferredProtocolByDevice[device.id] = protocolID
+    }
+
+    /// The protocol preferred for a device, if the person chose one.
+    public func preferredProtocol(forDevice deviceID: String) -> String? {
+        device(named: deviceID).flatMap { preferredProtocolByDevice[$0.id] }
+    }
+
+    /// Members of `device` in the order activation tries them: the person's choice for the
+    /// device, then `configuration.preferredProtocols`, then load order.
+    private func activationOrder(_ device: SystemDevice) -> [SystemDevice.Member] {
+        let preferred = preferredProtocolByDevice[device.id].map { [$0] } ?? []
+        let ranking = preferred + configuration.preferredProtocols
+        func rank(_ member: SystemDevice.Member) -> Int {
+            let id = member.protocolType.identifier
+            if let index = ranking.firstIndex(where: { $0 == id || MediaSharingProtocol.shortName(id) == $0 }) { return index }
+            return ranking.count + order(of: id)
+        }
+        return device.members.sorted { rank($0) < rank($1) }
     }
 
     private func order(of protocolID: String) -> Int {
@@ -275,14 +323,35 @@ public actor RouteSystem {
         guard let entry = device(named: deviceID) else {
             throw MediaDeviceError(.deviceNotFound, "no device \(deviceID)")
         }
-        let candidates = entry.members.filter { member in
+        let capable = activationOrder(entry).filter { member in
             (protocolID.map { member.protocolType.identifier == $0 } ?? true)
                 && member.device.capabilities.isSuperset(of: features)
         }
-        guard let member = candidates.first else {
+        let candidates = capable.filter(\.device.isAvailable)
+        guard !candidates.isEmpty else {
+            if let reason = capable.first?.device.unavailableReason {
+                throw MediaDeviceError(.unsupported, "\(entry.displayName) is unavailable: \(reason)")
+            }
             throw MediaDeviceError(.unsupported, "\(entry.displayName) has no protocol with the requested features")
         }
-        return try await activate(member.key, features: features)
+        var failures: [String] = []
+        for (index, member) in candidates.enumerated() {
+            let why = index == 0
+                ? (preferredProtocolByDevice[entry.id] == member.protocolType.identifier ? "the protocol chosen for this device"
+                    : configuration.preferredProtocols.isEmpty ? "the first protocol that can do what is asked" : "the preferred protocol")
+                : "falling back: \(failures.joined(separator: "; "))"
+            emit(.protocolChosen(member.key, reason: why))
+            logger.info("activating", metadata: ["device": "\(member.key)", "why": "\(why)"])
+            do {
+                return try await activate(member.key, features: features)
+            } catch let error as MediaDeviceError {
+                // The person's own answers end it; a protocol that cannot connect hands over to the next.
+                let personal: Set<MediaDeviceError.Code> = [.authorizationFailed, .cancelled, .activationInProgress, .deviceAlreadyActive]
+                guard !personal.contains(error.code), index + 1 < candidates.count else { throw error }
+                failures.append("\(member.protocolType.displayName) failed (\(error.message))")
+            }
+        }
+        throw MediaDeviceError(.connectionFailed, "\(entry.displayName): \(failures.joined(separator: "; "))")
     }
 
     private func activate(_ key: DeviceKey, features: MediaOutputDevice.Capabilities) async throws -> ActiveRoute {
@@ -668,12 +737,49 @@ public actor RouteSystem {
     }
 
     private func upsert(_ device: MediaOutputDevice, key: DeviceKey) {
-        let isNew = devices[key] == nil
-        devices[key] = device
-        if isNew { deviceOrder.append(key) }
-        guard let entry = self.device(containing: key) else { return }
-        // A protocol joining an existing entry is an update of that entry.
-        if isNew && entry.members.count == 1 { emit(.deviceFound(entry)) } else { emit(.deviceUpdated(entry)) }
+        announce(directory.upsert(device, key: key))
+    }
+
+    /// Emits the device events for what the directory changed (lost entries by their last state).
+    private func announce(_ changes: [DeviceDirectory.Change], lostAs lastSeen: [String: SystemDevice] = [:]) {
+        guard !changes.isEmpty else { return }
+        let list = devicesList
+        // Entries that share a name with a changed one may have gained or lost their suffix.
+        var touched: Set<String> = []
+        var names: Set<String> = []
+        for change in changes {
+            let id: String
+            switch change {
+            case .found(let value), .updated(let value), .lost(let value): id = value
+            }
+            touched.insert(id)
+            if let entry = directory.entry(withID: id), let base = systemDevice(for: entry) {
+                names.insert(DeviceDirectory.mergeName(base.displayName))
+            } else if let gone = lastSeen[id] {
+                names.insert(DeviceDirectory.mergeName(gone.displayName))
+            }
+        }
+        defer {
+            for entry in directory.orderedEntries where !touched.contains(entry.id) {
+                guard let base = systemDevice(for: entry), names.contains(DeviceDirectory.mergeName(base.displayName)),
+                    let device = list.first(where: { $0.id == entry.id })
+                else { continue }
+                emit(.deviceUpdated(device))
+            }
+        }
+        for change in changes {
+            switch change {
+            case .found(let id): if let device = list.first(where: { $0.id == id }) { emit(.deviceFound(device)) }
+            case .updated(let id): if let device = list.first(where: { $0.id == id }) { emit(.deviceUpdated(device)) }
+            case .lost(let id):
+                if let device = lastSeen[id] ?? list.first(where: { $0.id == id }) {
+                    emit(.deviceLost(device))
+                } else {
+                    emit(.deviceLost(SystemDevice(id: id, displayName: id, members: [])))
+                }
+                preferredProtocolByDevice[id] = nil
+            }
+        }
     }
 
     private func remove(_ key: DeviceKey) async {
@@ -684,13 +790,7 @@ public actor RouteSystem {
         for record in routes.values where record.route.key == key {
             await endRoute(record.route.session.id, reason: MediaDeviceError(.deviceLost, "\(before.displayName) disappeared"))
         }
-        devices[key] = nil
-        deviceOrder.removeAll { $0 == key }
-        if let after = devicesList.first(where: { $0.id == before.id || $0.members.contains { $0.key != key && before.members.map(\.key).contains($0.key) } }) {
-            emit(.deviceUpdated(after))
-        } else {
-            emit(.deviceLost(before))
-        }
+        announce(directory.remove(key), lostAs: [before.id: before])
     }
 
     private func endRoute(_ id: UUID, reason: MediaDeviceError?) async {

@@ -47,7 +47,7 @@ public struct SystemDevice: Sendable, Hashable, Identifiable {
         public var key: DeviceKey { DeviceKey(protocolID: protocolType.identifier, deviceID: device.id) }
     }
 
-    /// Stable id of the merged entry: the key of the first protocol that reported it.
+    /// Stable id of the merged entry: the key of the member that created it; it stays while any member remains.
     public let id: String
     public let displayName: String
     /// Members in extension load order.
@@ -57,6 +57,19 @@ public struct SystemDevice: Sendable, Hashable, Identifiable {
         self.id = id
         self.displayName = displayName
         self.members = members
+    }
+
+    /// The same entry under another name (a suffix that tells two same-named devices apart).
+    public func renamed(_ name: String) -> SystemDevice {
+        SystemDevice(id: id, displayName: name, members: members)
+    }
+
+    /// Whether some member can be activated now.
+    public var isAvailable: Bool { members.contains { $0.device.isAvailable } }
+
+    /// Why no member can be activated (the first member's reason), or nil when one can.
+    public var unavailableReason: String? {
+        isAvailable ? nil : members.first?.device.unavailableReason
     }
 
     /// The device type of the first member that knows it.
@@ -130,6 +143,9 @@ public enum RouteSystemEvent: Sendable {
     case deviceUpdated(SystemDevice)
     case deviceLost(SystemDevice)
     case discoveryFailed(MediaSharingProtocol, MediaDeviceError)
+    /// Activation is about to try this member of a merged device, and why (preferred, first
+    /// capable, or a fallback after the members before it failed).
+    case protocolChosen(DeviceKey, reason: String)
     case activationStateChanged(DeviceKey, session: MediaOutputSession, state: ActivationState)
     case pairingRequested(PairingRequest)
     case activationFailed(DeviceKey, session: MediaOutputSession, error: MediaDeviceError)

@@ -16,8 +16,13 @@ public struct RoutePickerEntry: Sendable, Hashable, Identifiable {
     /// The display names of the protocols that reach the device, e.g. `["Loopback"]`.
     public let protocolDisplayNames: [String]
     public let state: ActivationState
+    /// Why the device is listed but cannot be picked (nil: it can be).
+    public let unavailableReason: String?
+    /// Whether picking it can activate it.
+    public var isAvailable: Bool { unavailableReason == nil }
 
     init(_ device: SystemDevice) {
+        unavailableReason = device.unavailableReason
         id = device.id
         displayName = device.displayName
         deviceType = device.deviceType
@@ -92,8 +97,12 @@ public final class RoutePicker: Sendable {
     }
 
     /// Activates the picked device.
+    /// - Throws: ``MediaDeviceError/Code/unsupported`` for an entry that is listed as unavailable.
     public func pick(_ entry: RoutePickerEntry, features: MediaOutputDevice.Capabilities = []) async throws -> SystemRoute {
-        try await controller.activate(deviceNamed: entry.id, features: features)
+        if let reason = entry.unavailableReason {
+            throw MediaDeviceError(.unsupported, "\(entry.displayName) is unavailable: \(reason)")
+        }
+        return try await controller.activate(deviceNamed: entry.id, features: features)
     }
 
     func sorted(_ entries: [RoutePickerEntry]) -> [RoutePickerEntry] {

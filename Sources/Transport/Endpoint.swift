@@ -27,6 +27,9 @@ public struct Endpoint: Sendable, Hashable, Codable {
     public var attributes: [String: String]
     /// Advertised services (service types, UUIDs, URNs).
     public var services: [String]
+    /// Identifiers of the physical device learned in discovery (a UDN, a MAC), beyond what
+    /// the address says; ``allIdentifiers`` adds those.
+    public var identifiers: [DeviceIdentifier]
 
     public init(
         id: String,
@@ -34,8 +37,10 @@ public struct Endpoint: Sendable, Hashable, Codable {
         address: Address,
         signalStrength: Int? = nil,
         attributes: [String: String] = [:],
-        services: [String] = []
+        services: [String] = [],
+        identifiers: [DeviceIdentifier] = []
     ) {
+        self.identifiers = identifiers
         self.id = id
         self.transport = transport
         self.address = address

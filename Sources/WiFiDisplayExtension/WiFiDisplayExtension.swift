@@ -12,7 +12,8 @@ import WiFiTransport
 /// screen-mirroring targets, and speakers or TVs in setup mode.
 ///
 /// Activation is not supported yet (Miracast sessions and device setup are
-/// separate work): it fails with a clear `unsupported` error. When the kernel has
+/// separate work): the devices carry an `unavailableReason`, so the system lists
+/// them as unavailable and never activates them. When the kernel has
 /// no nl80211, discovery fails once with the reason and the other protocols run on.
 public actor WiFiDisplayExtension: MediaDeviceExtension {
     public static let defaultProtocol = MediaSharingProtocol("org.mediaroute.wifi-display", displayName: "Wi-Fi Display")
@@ -40,11 +41,14 @@ public actor WiFiDisplayExtension: MediaDeviceExtension {
         switch endpoint.attributes["kind"] {
         case "wifiDisplaySink":
             let type = MediaOutputDevice.DeviceType(rawValue: endpoint.attributes["deviceType"] ?? "") ?? .unknown
+            // Listed so the person sees it, but never offered as a route until mirroring exists.
             return MediaOutputDevice(
                 id: endpoint.id, displayName: name, capabilities: [.realtimeVideoStreaming], deviceType: type == .unknown ? .tv : type,
-                requiredNetworkEndpoints: [endpoint])
+                requiredNetworkEndpoints: [endpoint], unavailableReason: "screen mirroring (Miracast) is not supported yet")
         case "setupAccessPoint":
-            return MediaOutputDevice(id: endpoint.id, displayName: "\(name) (needs setup)", capabilities: [], requiredNetworkEndpoints: [endpoint])
+            return MediaOutputDevice(
+                id: endpoint.id, displayName: "\(name) (needs setup)", capabilities: [], requiredNetworkEndpoints: [endpoint],
+                unavailableReason: "in setup mode; set it up with its own app first")
         default:
             return nil
         }

@@ -26,6 +26,9 @@ struct WiFiDisplayExtensionTests {
         #expect(sink.capabilities == [.realtimeVideoStreaming])
         let needsSetup = try #require(devices.first { $0.displayName == "Sonos_Setup_9 (needs setup)" })
         #expect(needsSetup.capabilities.isEmpty)
+        // Listed as unavailable with the reason, never offered as a route.
+        #expect(!sink.isAvailable && sink.unavailableReason?.contains("Miracast") == true)
+        #expect(!needsSetup.isAvailable && needsSetup.unavailableReason?.contains("setup mode") == true)
         do {
             _ = try await system.activate(deviceID: sink.id)
             Issue.record("Miracast activated")
@@ -38,7 +41,7 @@ struct WiFiDisplayExtensionTests {
             Issue.record("a setup-mode device activated")
         } catch let error as MediaDeviceError {
             #expect(error.code == .unsupported)
-            #expect(error.message.contains("set up first"))
+            #expect(error.message.contains("is unavailable: in setup mode"))
         }
     }
 
