@@ -383,6 +383,8 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
 
     /// Route-channel messages addressed to the extension are answered with
     /// "extension:" and the message, so apps can check the channel both ways.
+    public nonisolated var receivesRouteData: Bool { true }
+
     public func receiveData(_ data: Data, fromApplication applicationIdentifier: String, session: MediaOutputSession) {
         routingManager.sendData(Data("extension:".utf8) + data, toApplication: applicationIdentifier, session: session)
     }

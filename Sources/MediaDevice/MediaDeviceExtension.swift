@@ -59,10 +59,16 @@ public protocol MediaDeviceExtension: Actor {
     func sendData(_ data: Data, toApplication applicationIdentifier: String, session: MediaOutputSession)
     /// Data from the app addressed to the extension itself (the route data channel).
     func receiveData(_ data: Data, fromApplication applicationIdentifier: String, session: MediaOutputSession)
+
+    /// Whether ``receiveData(_:fromApplication:session:)`` does something: when false (the
+    /// default) the system refuses route-channel sends with a typed error instead of dropping them.
+    nonisolated var receivesRouteData: Bool { get }
 }
 
 extension MediaDeviceExtension {
     public nonisolated var supportsSimultaneousSessions: Bool { false }
+
+    public nonisolated var receivesRouteData: Bool { false }
 
     public func unmuteDevice(_ device: MediaOutputDevice) {}
 

@@ -291,6 +291,14 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         }
     }
 
+    public func sessionApplication(on session: MediaOutputSession) async -> String? {
+        guard let path = try? sessionPath(session),
+            let reply = try? await call(path, "org.freedesktop.DBus.Properties", "Get", [.string(DaemonNames.session), .string("Application")]),
+            let application = reply.first?.unwrapped.string, !application.isEmpty
+        else { return nil }
+        return application
+    }
+
     public func stopSession(on session: MediaOutputSession) async {
         guard let path = try? sessionPath(session) else { return }
         _ = try? await call(path, DaemonNames.session, "Stop")

@@ -164,7 +164,8 @@ public actor RoutingDaemon {
         guard let route = routes[session.id] else { return nil }
         let devicePath = await system.device(containing: route.key).map { DaemonNames.devicePath($0.id) } ?? DaemonNames.root
         return SessionObject.properties(
-            of: route, devicePath: devicePath, control: await system.playbackControl(for: session), url: urls[session.id])
+            of: route, devicePath: devicePath, control: await system.playbackControl(for: session), url: urls[session.id],
+            application: await system.sessionApplication(on: session))
     }
 
     func activate(_ id: String, protocolID: String?) async throws -> DBusObjectPath {

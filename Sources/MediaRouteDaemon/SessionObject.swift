@@ -14,7 +14,9 @@ struct SessionObject {
     let daemon: RoutingDaemon
     let route: ActiveRoute
 
-    static func properties(of route: ActiveRoute, devicePath: DBusObjectPath, control: PlaybackControl?, url: String?) -> [String: DBusValue] {
+    static func properties(
+        of route: ActiveRoute, devicePath: DBusObjectPath, control: PlaybackControl?, url: String?, application: String? = nil
+    ) -> [String: DBusValue] {
         let snapshot = control?.snapshot
         return [
             "Id": .string(route.session.id.uuidString),
@@ -27,6 +29,7 @@ struct SessionObject {
             "Duration": .double(snapshot?.timeRange?.upperBound ?? 0),
             "Title": .string(snapshot?.metadata.title ?? ""),
             "Url": .string(url ?? ""),
+            "Application": .string(application ?? ""),
         ]
     }
 
@@ -84,7 +87,7 @@ struct SessionObject {
                 },
             ], properties: [
                 property("Id", "s"), property("DeviceId", "s"), property("Device", "o"), property("Protocol", "s"), property("PlaybackState", "s"), property("Position", "d"),
-                property("Rate", "d"), property("Duration", "d"), property("Title", "s"), property("Url", "s"),
+                property("Rate", "d"), property("Duration", "d"), property("Title", "s"), property("Url", "s"), property("Application", "s"),
             ], signals: [
                 DBusSignalDescription("Received", arguments: [DBusArgument("channel", "s"), DBusArgument("data", "ay")]),
                 DBusSignalDescription("Ended", arguments: [DBusArgument("error", "s"), DBusArgument("message", "s")]),

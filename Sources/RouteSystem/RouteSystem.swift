@@ -534,6 +534,12 @@ public actor RouteSystem {
         }
     }
 
+    /// The application the device runs for the route's session (nil: the device's own player,
+    /// so there is no session data channel).
+    public func sessionApplication(on session: MediaOutputSession) -> String? {
+        routes[session.id]?.application
+    }
+
     /// The playback of a route's URL session, if one runs.
     public func playbackControl(for session: MediaOutputSession) -> PlaybackControl? {
         routes[session.id]?.playback
@@ -641,8 +647,12 @@ public actor RouteSystem {
     // MARK: Data channels
 
     /// Sends data from the app to the route's extension (route data channel).
+    /// - Throws: unsupported when the route's extension takes no route data (nothing would receive it).
     public func sendRouteData(_ data: Data, fromApplication application: String, on session: MediaOutputSession) async throws {
-        let (_, loaded) = try activeRoute(session)
+        let (route, loaded) = try activeRoute(session)
+        guard loaded.instance.receivesRouteData else {
+            throw MediaDeviceError(.unsupported, "\(loaded.protocolType.displayName) takes no data on the route channel of \(route.device.displayName)")
+        }
         await loaded.instance.receiveData(data, fromApplication: application, session: session)
     }
 

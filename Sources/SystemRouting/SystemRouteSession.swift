@@ -37,7 +37,9 @@ public final class SystemRouteSession: Sendable {
         let identifier = mode == .application ? route.controller.applicationIdentifier : nil
         let control = try await system.startSession(on: route.session, identifier: identifier, url: url)
         let routeSession = route.session
-        let channel: SystemRouteDataChannel? = mode == .application
+        // A data channel only where an application runs on the device to answer (not a renderer's player).
+        let hasApplication = mode == .application ? await system.sessionApplication(on: routeSession) != nil : false
+        let channel: SystemRouteDataChannel? = hasApplication
             ? SystemRouteDataChannel { data in try await system.sendSessionData(data, on: routeSession) }
             : nil
         let media = SystemRouteMediaSession(playbackControl: control, dataChannel: channel)

@@ -23,6 +23,8 @@ public protocol SystemRoutingBackend: Sendable {
     func volume(on session: MediaOutputSession) async throws -> (volume: Float, muted: Bool)
     func startSession(on session: MediaOutputSession, identifier: String?, url: URL) async throws -> PlaybackControl
     func stopSession(on session: MediaOutputSession) async
+    /// The application the device runs for the session (nil: no session data channel).
+    func sessionApplication(on session: MediaOutputSession) async -> String?
     func sendRouteData(_ data: Data, fromApplication application: String, on session: MediaOutputSession) async throws
     func sendSessionData(_ data: Data, on session: MediaOutputSession) async throws
     func startRealtimeSampleDelivery(on session: MediaOutputSession) async throws -> RealtimeSampleSink

@@ -277,7 +277,8 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
                 if sessions[session.id] === running { sessions[session.id] = nil }
                 throw error
             }
-            routingManager.started(application: identifier, playbackControl: control, session: session)
+            // A renderer plays with its own player: no application runs there, so no session channel.
+            routingManager.started(application: nil, playbackControl: control, session: session)
         } catch {
             routingManager.sessionFailed(session, error: error)
         }

@@ -200,3 +200,55 @@ func makeController() async throws -> (LoopbackRig, SystemRouteController) {
         await picker.close()
     }
 }
+
+/// A device with a player and nothing else: no application, no route-channel receiver
+/// (what a UPnP renderer is to the data channels).
+actor PlayerOnlyExtension: MediaDeviceExtension {
+    nonisolated let protocolType = MediaSharingProtocol("org.mediaroute.test.player", displayName: "Player")
+    let routingManager: MediaDeviceRoutingManager
+    let device = MediaOutputDevice(id: "p", displayName: "Hall TV", capabilities: [.urlPlayback], deviceType: .tv)!
+
+    init(routingManager: MediaDeviceRoutingManager) { self.routingManager = routingManager }
+
+    func startDeviceDiscovery() { routingManager.foundDevice(device) }
+    func stopDeviceDiscovery() {}
+    func activateDevice(_ device: MediaOutputDevice, session: MediaOutputSession, for deviceFeatures: MediaOutputDevice.Capabilities) {
+        routingManager.activatedDevice(device, session: session)
+    }
+    func connectUsingPairingCode(_ pairingCode: String?, to device: MediaOutputDevice, session: MediaOutputSession) {}
+    func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {}
+    func setVolume(_ volume: Float, for device: MediaOutputDevice) {}
+    func volume(for device: MediaOutputDevice) -> Float { 0 }
+    func changeVolume(by increments: Int, for device: MediaOutputDevice) {}
+    func muteDevice(_ device: MediaOutputDevice) {}
+    func isDeviceMuted(_ device: MediaOutputDevice) -> Bool { false }
+    func startSession(_ session: MediaOutputSession, identifier: String?, url: URL) {
+        // The renderer's own player: no application, whatever the app asked for.
+        routingManager.started(application: nil, playbackControl: PlaybackControl(), session: session)
+    }
+    func stopSession(_ session: MediaOutputSession) {}
+    func sendData(_ data: Data, toApplication applicationIdentifier: String, session: MediaOutputSession) {}
+}
+
+@Suite(.timeLimit(.minutes(1))) struct DataChannelTruthTests {
+    @Test func noChannelWithoutSomethingAtTheOtherEnd() async throws {
+        let system = RouteSystem()
+        try await system.load { PlayerOnlyExtension(routingManager: $0) }
+        let controller = await SystemRouteController(system: system)
+        let picker = controller.makePicker()
+        await picker.open()
+        #expect(await eventually { await picker.entries().count == 1 })
+        let route = try await picker.pick(try #require(await picker.entries().first))
+        // Application mode on a device that runs no application: no session channel, as in player mode.
+        let session = SystemRouteSession(url: URL(string: "http://m/a.mp4")!, mode: .application)
+        #expect(route.addSession(session))
+        let media = try await session.start()
+        #expect(media.dataChannel == nil)
+        // The route channel to an extension that takes no data is a typed error, not a silent success.
+        await #expect { try await system.sendRouteData(Data("x".utf8), fromApplication: "app", on: route.session) } throws: {
+            ($0 as? MediaDeviceError)?.code == .unsupported
+        }
+        await picker.close()
+        await system.shutdown()
+    }
+}
