@@ -52,6 +52,10 @@ public protocol MediaDeviceExtension: Actor {
 
     /// Begins playback of `url` on the device; report `started` or `sessionFailed`.
     func startSession(_ session: MediaOutputSession, identifier: String?, url: URL)
+    /// Starts playback with what the app says it plays (title, artist, album, artwork,
+    /// duration, live): an extension whose protocol carries it (DIDL-Lite for UPnP)
+    /// implements this one; the default ignores the metadata.
+    func startSession(_ session: MediaOutputSession, identifier: String?, url: URL, metadata: PlaybackMetadata)
     /// Stops playback for the session.
     func stopSession(_ session: MediaOutputSession)
 
@@ -69,6 +73,10 @@ extension MediaDeviceExtension {
     public nonisolated var supportsSimultaneousSessions: Bool { false }
 
     public nonisolated var receivesRouteData: Bool { false }
+
+    public func startSession(_ session: MediaOutputSession, identifier: String?, url: URL, metadata: PlaybackMetadata) {
+        startSession(session, identifier: identifier, url: url)
+    }
 
     public func unmuteDevice(_ device: MediaOutputDevice) {}
 

@@ -142,6 +142,7 @@ public final class PlaybackControl: Sendable {
     private let clock: any HostClock
     private let state: Mutex<PlaybackSnapshot>
     private let observers = Mutex(Observers())
+    private let stopHandler = Mutex<(@Sendable () -> Void)?>(nil)
     private let commandContinuation: AsyncStream<PlaybackCommand>.Continuation
 
     /// Commands for the extension, in the order they were given. Consume it from one task.
@@ -279,7 +280,19 @@ public final class PlaybackControl: Sendable {
     }
 
     /// Stops playback; the extension ends the session.
+    /// Called once the stop command is queued: the routing system ends the session then.
+    public func setStopHandler(_ handler: @escaping @Sendable () -> Void) {
+        stopHandler.withLock { $0 = handler }
+    }
+
     public func stop() {
+        defer {
+            let handler = stopHandler.withLock { handler in
+                defer { handler = nil }
+                return handler
+            }
+            handler?()
+        }
         command(.stop) { snapshot, now in
             snapshot.position = snapshot.position(at: now)
             snapshot.timestamp = now

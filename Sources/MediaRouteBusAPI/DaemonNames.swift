@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import DBus
 import MediaDevice
 
@@ -43,6 +48,43 @@ extension MediaDeviceError {
         } else {
             self.init(.connectionFailed, dbusError.description)
         }
+    }
+}
+
+/// `Session1.StartWithMetadata`'s `a{sv}`: what the app says it plays.
+public enum SessionMetadataCodec {
+    public static func encode(_ metadata: PlaybackMetadata) -> DBusValue {
+        var entries: [String: DBusValue] = [:]
+        if let title = metadata.title { entries["title"] = .string(title) }
+        if let artist = metadata.artist { entries["artist"] = .string(artist) }
+        if let album = metadata.album { entries["album"] = .string(album) }
+        if let artwork = metadata.artworkURL { entries["artworkUrl"] = .string(artwork.absoluteString) }
+        if let duration = metadata.duration { entries["duration"] = .double(duration) }
+        entries["live"] = .bool(metadata.isLive)
+        return .properties(entries)
+    }
+
+    /// Unknown keys are ignored; values of the wrong type are refused.
+    public static func decode(_ value: DBusValue) throws -> PlaybackMetadata {
+        var metadata = PlaybackMetadata()
+        for (key, raw) in value.dictionary ?? [:] {
+            let value = raw.unwrapped
+            func refuse() -> MediaDeviceError { MediaDeviceError(.invalidArgument, "metadata \(key) has the wrong type") }
+            switch key {
+            case "title": guard let text = value.string else { throw refuse() }; metadata.title = text
+            case "artist": guard let text = value.string else { throw refuse() }; metadata.artist = text
+            case "album": guard let text = value.string else { throw refuse() }; metadata.album = text
+            case "artworkUrl":
+                guard let text = value.string, let url = URL(string: text), url.scheme != nil else { throw refuse() }
+                metadata.artworkURL = url
+            case "duration":
+                guard let seconds = value.double, seconds.isFinite, seconds >= 0 else { throw refuse() }
+                metadata.duration = seconds
+            case "live": guard let live = value.bool else { throw refuse() }; metadata.isLive = live
+            default: continue
+            }
+        }
+        return metadata
     }
 }
 

@@ -244,34 +244,45 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         return (Float(all["Volume"]?.double ?? 0), all["Muted"]?.bool ?? false)
     }
 
-    public func startSession(on session: MediaOutputSession, identifier: String?, url: URL) async throws -> PlaybackControl {
+    public func startSession(
+        on session: MediaOutputSession, identifier: String?, url: URL, metadata: PlaybackMetadata
+    ) async throws -> PlaybackControl {
         let path = try sessionPath(session)
-        _ = try await call(path, DaemonNames.session, "Start", [.string(url.absoluteString), .string(identifier == nil ? "player" : "application")],
-                           timeout: .seconds(60))
+        _ = try await call(
+            path, DaemonNames.session, "StartWithMetadata",
+            [.string(url.absoluteString), .string(identifier == nil ? "player" : "application"), SessionMetadataCodec.encode(metadata)],
+            timeout: .seconds(60))
         let properties = try await call(path, "org.freedesktop.DBus.Properties", "GetAll", [.string(DaemonNames.session)]).first?.dictionary ?? [:]
         let control = PlaybackControl(clock: clock)
         control.update { snapshot in
             Self.apply(properties, to: &snapshot)
+            let title = properties["Title"]?.string
             snapshot.metadata = PlaybackMetadata(
-                title: properties["Title"]?.string, duration: properties["Duration"]?.double, contentURL: url)
+                title: title?.isEmpty == false ? title : metadata.title, artist: metadata.artist, album: metadata.album,
+                artworkURL: metadata.artworkURL, duration: properties["Duration"]?.double.flatMap { $0 > 0 ? $0 : nil } ?? metadata.duration,
+                isLive: metadata.isLive, contentURL: url)
         }
         controls[session.id] = control
         let connection = self.connection
         let daemon = self.daemon
+        let devicePath = routes[session.id].flatMap { entry in self.devicePath(for: entry.route) }
         tasks.append(Task {
-            // The app's commands, carried to the daemon in order.
+            // The app's commands, carried to the daemon in order: every one the in-process system takes.
             for await command in control.commands {
-                let request: (member: String, args: [DBusValue])? = switch command {
-                case .play: ("Play", [])
-                case .pause: ("Pause", [])
-                case .seek(let position): ("Seek", [.double(position)])
-                case .setSpeed(let rate): ("SetRate", [.double(rate)])
-                case .stop: ("Stop", [])
-                default: nil
+                let request: (path: DBusObjectPath?, interface: String, member: String, args: [DBusValue]) = switch command {
+                case .play: (path, DaemonNames.session, "Play", [])
+                case .pause: (path, DaemonNames.session, "Pause", [])
+                case .seek(let position): (path, DaemonNames.session, "Seek", [.double(position)])
+                case .setSpeed(let rate): (path, DaemonNames.session, "SetRate", [.double(rate)])
+                case .stop: (path, DaemonNames.session, "Stop", [])
+                case .setVolume(let level): (devicePath, DaemonNames.device, "SetVolume", [.double(Double(level))])
+                case .setMuted(let muted): (devicePath, DaemonNames.device, "Mute", [.bool(muted)])
+                case .selectAudible(let option): (path, DaemonNames.session, "SelectAudible", [.string(option?.id ?? "")])
+                case .selectLegible(let option): (path, DaemonNames.session, "SelectLegible", [.string(option?.id ?? "")])
                 }
-                guard let request else { continue }
+                guard let target = request.path else { continue }
                 _ = try? await connection.call(
-                    destination: daemon, path: path, interface: DaemonNames.session, member: request.member, request.args)
+                    destination: daemon, path: target, interface: request.interface, member: request.member, request.args)
             }
         })
         if let route = routes[session.id]?.route { emit(.sessionStarted(route, application: identifier)) }

@@ -186,8 +186,12 @@ public actor RoutingDaemon {
         try await mapErrors { try await body(system, route.session) }
     }
 
-    func startSession(_ session: MediaOutputSession, url: URL, application: String?) async throws {
-        let control = try await mapErrors { try await system.startSession(on: session, identifier: application, url: url) }
+    func startSession(
+        _ session: MediaOutputSession, url: URL, application: String?, metadata: PlaybackMetadata = PlaybackMetadata()
+    ) async throws {
+        let control = try await mapErrors {
+            try await system.startSession(on: session, identifier: application, url: url, metadata: metadata)
+        }
         urls[session.id] = url.absoluteString
         let path = DaemonNames.sessionPath(session)
         playbackWatchers[session.id]?.cancel()

@@ -63,6 +63,26 @@ struct SessionObject {
                     try await daemon.startSession(session, url: url, application: mode == "application" ? call.sender : nil)
                     return []
                 },
+                DBusMethod("StartWithMetadata", inputs: [DBusArgument("url", "s"), DBusArgument("mode", "s"), DBusArgument("metadata", "a{sv}")]) { call in
+                    guard let text = call.arguments[0].string, let url = URL(string: text), url.scheme != nil else {
+                        throw MediaDeviceError(.invalidArgument, "not a URL").dbusError
+                    }
+                    let mode = call.arguments[1].string ?? "player"
+                    guard mode == "player" || mode == "application" else {
+                        throw MediaDeviceError(.invalidArgument, "mode must be player or application").dbusError
+                    }
+                    let metadata = try await mapErrors { try SessionMetadataCodec.decode(call.arguments[2]) }
+                    try await daemon.startSession(session, url: url, application: mode == "application" ? call.sender : nil, metadata: metadata)
+                    return []
+                },
+                DBusMethod("SelectAudible", inputs: [DBusArgument("option", "s")], handler: playback { call, control in
+                    let id = call.arguments[0].string ?? ""
+                    control.currentAudibleOption = control.audibleOptions.first { $0.id == id }
+                }),
+                DBusMethod("SelectLegible", inputs: [DBusArgument("option", "s")], handler: playback { call, control in
+                    let id = call.arguments[0].string ?? ""
+                    control.currentLegibleOption = control.legibleOptions.first { $0.id == id }
+                }),
                 DBusMethod("Stop") { _ in
                     await daemon.system.stopSession(on: session)
                     return []

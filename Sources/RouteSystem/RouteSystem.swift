@@ -54,6 +54,8 @@ public actor RouteSystem {
         var pendingStart: CheckedContinuation<PlaybackControl, any Error>?
         var startTimeout: Task<Void, Never>?
         var realtime = false
+        /// What the app said the session plays.
+        var metadata: PlaybackMetadata?
     }
 
     private typealias Slot = Int
@@ -475,6 +477,17 @@ public actor RouteSystem {
     public func startSession(
         on session: MediaOutputSession, identifier: String?, url: URL
     ) async throws -> PlaybackControl {
+        try await startSession(on: session, identifier: identifier, url: url, metadata: PlaybackMetadata(contentURL: url))
+    }
+
+    /// Starts playback of `url` on an active route, described by `metadata` (title, artist,
+    /// album, artwork, duration, live): it reaches the device where its protocol carries it,
+    /// and the session's playback state (so Now Playing and MPRIS) in every case.
+    public func startSession(
+        on session: MediaOutputSession, identifier: String?, url: URL, metadata: PlaybackMetadata
+    ) async throws -> PlaybackControl {
+        var metadata = metadata
+        if metadata.contentURL == nil { metadata.contentURL = url }
         guard let record = routes[session.id], let loaded = loadedExtension(for: record.route.key.protocolID) else {
             throw MediaDeviceError(.deviceNotActive, "\(session) is not active")
         }
@@ -495,7 +508,9 @@ public actor RouteSystem {
                 self.finishStart(session.id, .failure(MediaDeviceError(.timedOut, "the device did not start playback")))
             }
             let instance = loaded.instance
-            Task { await instance.startSession(session, identifier: identifier, url: url) }
+            routes[session.id]?.metadata = metadata
+            let described = metadata
+            Task { await instance.startSession(session, identifier: identifier, url: url, metadata: described) }
         }
     }
 
@@ -509,6 +524,26 @@ public actor RouteSystem {
             record.playback = control
             record.application = application
             routes[id] = record
+            // What the app says it plays beats a device's guess from the file name; a duration
+            // the device measured beats the app's.
+            if let described = record.metadata {
+                control.update { snapshot in
+                    var merged = snapshot.metadata
+                    merged.title = described.title ?? merged.title
+                    merged.artist = described.artist ?? merged.artist
+                    merged.album = described.album ?? merged.album
+                    merged.artworkURL = described.artworkURL ?? merged.artworkURL
+                    merged.duration = merged.duration ?? described.duration
+                    merged.isLive = merged.isLive || described.isLive
+                    merged.contentURL = merged.contentURL ?? described.contentURL
+                    snapshot.metadata = merged
+                }
+            }
+            // `stop()` on the control ends the session, as `Session1.Stop` does through the daemon.
+            let routeSession = record.route.session
+            control.setStopHandler { [weak self] in
+                Task { await self?.stopSession(on: routeSession) }
+            }
             emit(.sessionStarted(record.route, application: application))
             continuation.resume(returning: control)
         case .failure(let error):

@@ -20,7 +20,11 @@ public final class SystemRouteSession: Sendable {
     public let mode: SystemRoute.LaunchMode
     private let state = Mutex(State())
 
-    public init(url: URL, mode: SystemRoute.LaunchMode) {
+    /// What the app says it plays; it reaches the device where the protocol carries it, and Now Playing.
+    public let metadata: PlaybackMetadata
+
+    public init(url: URL, mode: SystemRoute.LaunchMode, metadata: PlaybackMetadata = PlaybackMetadata()) {
+        self.metadata = metadata
         self.url = url
         self.mode = mode
     }
@@ -35,7 +39,7 @@ public final class SystemRouteSession: Sendable {
         if let media = state.withLock({ $0.media }) { return media }
         let system = route.controller.system
         let identifier = mode == .application ? route.controller.applicationIdentifier : nil
-        let control = try await system.startSession(on: route.session, identifier: identifier, url: url)
+        let control = try await system.startSession(on: route.session, identifier: identifier, url: url, metadata: metadata)
         let routeSession = route.session
         // A data channel only where an application runs on the device to answer (not a renderer's player).
         let hasApplication = mode == .application ? await system.sessionApplication(on: routeSession) != nil : false

@@ -21,7 +21,7 @@ public protocol SystemRoutingBackend: Sendable {
     func changeVolume(by increments: Int, on session: MediaOutputSession) async throws
     func setMuted(_ muted: Bool, on session: MediaOutputSession) async throws
     func volume(on session: MediaOutputSession) async throws -> (volume: Float, muted: Bool)
-    func startSession(on session: MediaOutputSession, identifier: String?, url: URL) async throws -> PlaybackControl
+    func startSession(on session: MediaOutputSession, identifier: String?, url: URL, metadata: PlaybackMetadata) async throws -> PlaybackControl
     func stopSession(on session: MediaOutputSession) async
     /// The application the device runs for the session (nil: no session data channel).
     func sessionApplication(on session: MediaOutputSession) async -> String?
@@ -32,3 +32,10 @@ public protocol SystemRoutingBackend: Sendable {
 }
 
 extension RouteSystem: SystemRoutingBackend {}
+
+extension SystemRoutingBackend {
+    /// Starts playback with no description but the URL.
+    public func startSession(on session: MediaOutputSession, identifier: String?, url: URL) async throws -> PlaybackControl {
+        try await startSession(on: session, identifier: identifier, url: url, metadata: PlaybackMetadata(contentURL: url))
+    }
+}

@@ -70,7 +70,8 @@ actor RendererSession {
     /// Sets the URI with DIDL-Lite metadata, plays, reads the state once, and starts
     /// the loops; GENA subscriptions are made meanwhile (playback does not wait for them).
     /// `fileToken` is the served file this session owns (removed when it ends).
-    func start(mediaURL: String, title: String, mimeType: String, fileToken: String?) async throws(MediaDeviceError) {
+    func start(mediaURL: String, metadata described: PlaybackMetadata, mimeType: String, fileToken: String?) async throws(MediaDeviceError) {
+        let title = described.title ?? mediaURL
         self.fileToken = fileToken
         let (events, sink) = AsyncStream.makeStream(of: GENAEvent.self)
         if configuration.usesEvents, let facing = renderer.endpoint.attributes["interfaceAddress"],
@@ -84,7 +85,9 @@ actor RendererSession {
         if !renderer.sinks.isEmpty && ProtocolInfo.match(mimeType, in: renderer.sinks) == nil {
             logger.notice("\(renderer.device.displayName) lists no sink for \(mimeType); trying anyway")
         }
-        let metadata = DIDLLite.item(title: title, url: mediaURL, protocolInfo: protocolInfo)
+        let metadata = DIDLLite.item(
+            title: title, url: mediaURL, protocolInfo: protocolInfo, duration: described.isLive ? nil : described.duration,
+            artist: described.artist, album: described.album, artworkURL: described.artworkURL?.absoluteString)
         do {
             _ = try await client.call("AVTransport", "SetAVTransportURI", [("InstanceID", "0"), ("CurrentURI", mediaURL), ("CurrentURIMetaData", metadata)])
             _ = try await client.call("AVTransport", "Play", [("InstanceID", "0"), ("Speed", "1")])
@@ -95,6 +98,11 @@ actor RendererSession {
         control.update { snapshot in
             snapshot.state = .loading
             snapshot.metadata.title = title
+            snapshot.metadata.artist = described.artist
+            snapshot.metadata.album = described.album
+            snapshot.metadata.artworkURL = described.artworkURL
+            snapshot.metadata.isLive = described.isLive
+            if let duration = described.duration, !described.isLive { snapshot.metadata.duration = duration }
         }
         await settle()
         // Subscribed once playback has settled: on a renderer like gmediarender, SUBSCRIBE and

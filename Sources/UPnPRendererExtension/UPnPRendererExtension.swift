@@ -252,16 +252,23 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
     // MARK: Sessions
 
     public func startSession(_ session: MediaOutputSession, identifier: String?, url: URL) {
+        startSession(session, identifier: identifier, url: url, metadata: PlaybackMetadata(contentURL: url))
+    }
+
+    public func startSession(_ session: MediaOutputSession, identifier: String?, url: URL, metadata: PlaybackMetadata) {
         guard let renderer = renderers[session.deviceID] else {
             routingManager.sessionFailed(session, error: MediaDeviceError(.deviceNotFound, "\(session.deviceID) is not on the LAN any more"))
             return
         }
-        Task { await self.run(session, renderer: renderer, identifier: identifier, url: url) }
+        Task { await self.run(session, renderer: renderer, identifier: identifier, url: url, metadata: metadata) }
     }
 
-    private func run(_ session: MediaOutputSession, renderer: Renderer, identifier: String?, url: URL) async {
+    private func run(_ session: MediaOutputSession, renderer: Renderer, identifier: String?, url: URL, metadata: PlaybackMetadata) async {
         do throws(MediaDeviceError) {
-            let (mediaURL, mimeType, title, fileToken) = try await media(for: url, renderer: renderer)
+            let (mediaURL, mimeType, fileName, fileToken) = try await media(for: url, renderer: renderer)
+            // What the app says it plays; the file name only when it said nothing.
+            var described = metadata
+            if described.title?.isEmpty ?? true { described.title = fileName }
             let control = PlaybackControl()
             let running = RendererSession(
                 renderer: renderer, session: session, control: control, configuration: configuration, servers: servers, logger: logger
@@ -271,7 +278,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
             }
             if let previous = sessions.updateValue(running, forKey: session.id) { await previous.stop() }
             do throws(MediaDeviceError) {
-                try await running.start(mediaURL: mediaURL, title: title, mimeType: mimeType, fileToken: fileToken)
+                try await running.start(mediaURL: mediaURL, metadata: described, mimeType: mimeType, fileToken: fileToken)
             } catch {
                 if let fileToken { servers.routes.removeFile(fileToken) }
                 if sessions[session.id] === running { sessions[session.id] = nil }

@@ -121,6 +121,40 @@ func client(_ daemon: RunningDaemon, agent: ScriptedPairingAgent) async throws -
         await picker.close()
     }
 
+    /// Sessions tell the truth through the daemon: the app's description, volume and mute set on
+    /// the playback control, and stop() ending the session, as in-process.
+    @Test func playbackControlWorksThroughTheDaemonAsInProcess() async throws {
+        let daemon = try await RunningDaemon()
+        let (_, _, controller) = try await client(daemon, agent: ScriptedPairingAgent([.code("1234")]))
+        let picker = controller.makePicker(prioritizesVideoDevices: true)
+        await picker.open()
+        #expect(await eventually { await picker.entries().count == 2 })
+        let route = try await picker.pick(try #require(await picker.entries().first { $0.displayName == "Living Room TV" }))
+        let session = SystemRouteSession(
+            url: URL(string: "http://media.example/f_1080.mp4")!, mode: .player,
+            metadata: PlaybackMetadata(title: "The Film", artist: "A Director", album: "Series"))
+        #expect(route.addSession(session))
+        let media = try await session.start()
+        #expect(media.playbackControl.metadata.title == "The Film")
+        #expect(media.playbackControl.metadata.artist == "A Director")
+        let sessionPath = DaemonNames.sessionPath(route.session).description
+        let title = try await daemon.gdbus(["--object-path", sessionPath, "--method", "org.freedesktop.DBus.Properties.Get",
+                                            DaemonNames.session, "Title"])
+        #expect(title.contains("The Film"), "\(title)")
+        // Volume and mute set on the control reach the device through the daemon.
+        let changes = route.volumeChanges()
+        media.playbackControl.volume = 0.25
+        var volumes = changes.makeAsyncIterator()
+        #expect(await volumes.next()?.volume == 0.25)
+        media.playbackControl.isMuted = true
+        #expect(await volumes.next()?.muted == true)
+        // stop() ends the session.
+        media.playbackControl.stop()
+        #expect(await session.waitUntilEnded() == nil)
+        await controller.deactivate(route)
+        await picker.close()
+    }
+
     @Test func aWrongPinComesBackAsATypedError() async throws {
         let daemon = try await RunningDaemon()
         let (_, _, controller) = try await client(daemon, agent: ScriptedPairingAgent([.code("0000")]))

@@ -252,3 +252,30 @@ actor PlayerOnlyExtension: MediaDeviceExtension {
         await system.shutdown()
     }
 }
+
+@Suite(.timeLimit(.minutes(1))) struct SessionTruthTests {
+    @Test func theAppsDescriptionReachesThePlaybackStateAndStopEndsTheSession() async throws {
+        let rig = try await LoopbackRig()
+        await rig.system.setPairingAgent(ScriptedPairingAgent([.code("1234")]))
+        let controller = await SystemRouteController(system: rig.system)
+        let device = try #require(await rig.discover(expecting: 2).first { $0.displayName == "Living Room TV" })
+        let route = try await controller.activate(deviceNamed: device.id)
+        let metadata = PlaybackMetadata(
+            title: "The Film", artist: "A Director", album: "Series", artworkURL: URL(string: "http://m/poster.jpg"), duration: 5400)
+        let session = SystemRouteSession(url: URL(string: "http://m/film_final_v2.mp4")!, mode: .player, metadata: metadata)
+        #expect(route.addSession(session))
+        let media = try await session.start()
+        let shown = media.playbackControl.metadata
+        #expect(shown.title == "The Film", "not the URL's file name")
+        #expect(shown.artist == "A Director" && shown.album == "Series")
+        #expect(shown.artworkURL == URL(string: "http://m/poster.jpg"))
+        // stop() on the control ends the session (as Session1.Stop does through the daemon).
+        media.playbackControl.stop()
+        #expect(await eventually { await rig.system.playbackControl(for: route.session) == nil })
+        #expect(await rig.recorder.first { event -> Bool? in
+            if case .sessionEnded = event { return true }
+            return nil
+        } == true)
+        await rig.system.shutdown()
+    }
+}

@@ -194,6 +194,14 @@ let gmediarenderDescription = """
         #expect(item.value("class") == "object.item.videoItem")
         #expect(item.child("res")?.text == "http://h/a?x=1&y=2")
         #expect(item.child("res")?.attributes["duration"] == "0:01:01")
+        // What the app describes reaches the renderer: artist, album, artwork.
+        let described = DIDLLite.item(
+            title: "Song", url: "http://h/s.mp3", protocolInfo: ProtocolInfo(contentFormat: "audio/mpeg"),
+            artist: "Band & Co", album: "Live", artworkURL: "http://h/cover.jpg?a=1&b=2")
+        let song = try #require(try XMLParser().parse(described).child("item"))
+        #expect(song.value("artist") == "Band & Co" && song.value("creator") == "Band & Co")
+        #expect(song.value("album") == "Live")
+        #expect(song.value("albumArtURI") == "http://h/cover.jpg?a=1&b=2")
     }
 
     @Test func resolvesURLs() {
