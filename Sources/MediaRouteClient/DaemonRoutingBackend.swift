@@ -302,6 +302,20 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         }
     }
 
+    /// `Manager1.Suggest`: the route the daemon suggests for `content` from `application`.
+    public func suggest(application: String, content: PlaybackContent) async throws -> RouteSuggestion {
+        let reply = try await call(DaemonNames.root, DaemonNames.manager, "Suggest",
+                                   [.string(application), .bool(content.isVideo), .bool(content.isLongForm)])
+        guard reply.count == 3, reply[0].string == "external", let id = reply[1].string, let name = reply[2].string else { return .local }
+        return .external(deviceID: id, displayName: name)
+    }
+
+    /// `Manager1.RecordRouteChoice`: remembers the person's pick (nil device: played locally).
+    public func recordRouteChoice(application: String, content: PlaybackContent, deviceID: String?) async throws {
+        _ = try await call(DaemonNames.root, DaemonNames.manager, "RecordRouteChoice",
+                           [.string(application), .bool(content.isVideo), .bool(content.isLongForm), .string(deviceID ?? "")])
+    }
+
     public func sessionApplication(on session: MediaOutputSession) async -> String? {
         guard let path = try? sessionPath(session),
             let reply = try? await call(path, "org.freedesktop.DBus.Properties", "Get", [.string(DaemonNames.session), .string("Application")]),

@@ -22,7 +22,7 @@ public struct MediaRouteCtl: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "mediaroutectl",
         abstract: "Find TVs and speakers, pair, play and control them.",
-        subcommands: [Devices.self, Pick.self, Play.self, Pause.self, Resume.self, Seek.self, Volume.self, Mute.self, Stop.self, Status.self, Group.self, Demo.self])
+        subcommands: [Devices.self, Pick.self, Play.self, Pause.self, Resume.self, Seek.self, Volume.self, Mute.self, Stop.self, Status.self, Suggest.self, Group.self, Demo.self])
 
     public init() {}
 }
@@ -269,6 +269,7 @@ extension MediaRouteCtl {
                 throw CommandFailure("cannot play on \(route.routeDisplayName): \(error)")
             }
             console.write("Playing \(mediaURL.absoluteString) on \(route.routeDisplayName)")
+            await rememberChoice(of: route, for: mediaURL, environment: environment)
             let control = media.playbackControl
             let leaveOnDaemon = environment.usesDaemon && (seconds == nil || keep)
             if leaveOnDaemon && !follow && seconds == nil {
@@ -286,6 +287,48 @@ extension MediaRouteCtl {
                 console.write(ended ? "Ended." : "Stopped.")
             }
             await environment.shutdown()
+        }
+    }
+
+    /// Prints the route this box suggests for some content.
+    public struct Suggest: AsyncParsableCommand {
+        public static let configuration = CommandConfiguration(
+            abstract: "Print the route suggested for what is about to play, from what this box learned.",
+            discussion: "Through mediarouted its history is the daemon's; in this process, the one in $XDG_STATE_HOME/mediaroute.")
+        @OptionGroup public var common: CommonOptions
+        @Flag(help: "The content is video.") public var video = false
+        @Flag(name: .customLong("long-form"), help: "The content is long-form (a film, an episode, an album).") public var longForm = false
+        @Option(help: "The application asking (default: mediaroutectl's own id).") public var app: String = "org.mediaroute.ctl"
+        @Option(help: "How long to discover, in seconds, in this process.") public var seconds: Double = 2
+        @Flag(help: "Print JSON.") public var json = false
+        public init() {}
+        public func run() async throws { try await run(console: StandardConsole()) }
+        public func run(console: any Console) async throws {
+            let content = PlaybackContent(isVideo: video, isLongForm: longForm)
+            let environment = try await common.environment(console: console)
+            let suggestion: RouteSuggestion
+            if let daemon = environment.daemon {
+                do {
+                    suggestion = try await daemon.suggest(application: app, content: content)
+                } catch {
+                    await environment.shutdown()
+                    throw CommandFailure("\(error)")
+                }
+            } else {
+                _ = await environment.discover(seconds: seconds)
+                let available = await environment.controller.availableDevices()
+                suggestion = await RouteSuggestionStore(path: userSuggestionsPath()).suggestion(
+                    for: content, application: app, hour: currentLocalHour(), available: available)
+            }
+            await environment.shutdown()
+            switch (suggestion, json) {
+            case (.local, true): console.write(#"{"suggestion": "local"}"#)
+            case (.local, false): console.write("Suggested: play locally")
+            case (.external(_, let name), true):
+                let encoded = String(decoding: try JSONEncoder().encode(name), as: UTF8.self)
+                console.write(#"{"suggestion": "external", "device": \#(encoded)}"#)
+            case (.external(_, let name), false): console.write("Suggested: \(name)")
+            }
         }
     }
 
@@ -512,6 +555,32 @@ func commandPlayback(_ command: PlaybackCommand, common: CommonOptions, device: 
     default: "done"
     }
     console.write("\(route.routeDisplayName): \(what)")
+}
+
+/// Where `mediaroutectl` in its own process keeps route suggestions: `$XDG_STATE_HOME/mediaroute`
+/// (or `~/.local/state/mediaroute`); nil when neither can be made.
+func userSuggestionsPath() -> String? {
+    let environment = ProcessInfo.processInfo.environment
+    guard let base = environment["XDG_STATE_HOME"] ?? environment["HOME"].map({ $0 + "/.local/state" }) else { return nil }
+    let directory = base + "/mediaroute"
+    guard (try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)) != nil else { return nil }
+    return directory + "/route-suggestions.json"
+}
+
+/// What `play` tells the suggestions: the person picked `route` for `url` (video by its type).
+func rememberChoice(of route: SystemRoute, for url: URL, environment: RoutingEnvironment) async {
+    let videoExtensions: Set<String> = ["mp4", "mkv", "webm", "mov", "avi", "m4v", "ts", "m3u8", "mpd"]
+    let content = PlaybackContent(isVideo: videoExtensions.contains(url.pathExtension.lowercased()), isLongForm: false)
+    guard let entry = environment.controller.routes.first(where: { $0.session == route.session }) else { return }
+    let deviceID = await environment.controller.deviceID(of: entry)
+    if let daemon = environment.daemon {
+        try? await daemon.recordRouteChoice(application: "org.mediaroute.ctl", content: content, deviceID: deviceID)
+    } else if environment.transport == nil, let path = userSuggestionsPath() {
+        // Simulated devices are not remembered: their ids mean nothing on the next run.
+        await RouteSuggestionStore(path: path).record(.init(
+            application: "org.mediaroute.ctl", content: content, hour: currentLocalHour(), deviceID: deviceID,
+            displayName: route.routeDisplayName))
+    }
 }
 
 /// The display name an entry matching `name` (its id or display name) has.

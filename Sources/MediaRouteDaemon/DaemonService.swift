@@ -18,6 +18,7 @@ import UPnPRendererExtension
 import ServiceLifecycle
 import WiFiDisplayExtension
 import WiFiTransport
+import SystemRouting
 
 /// `mediarouted` as a swift-service-lifecycle service: connect, load extensions,
 /// publish, own the name; on SIGTERM/SIGINT deactivate routes and release the name.
@@ -50,13 +51,17 @@ public struct DaemonService: Service {
     public let bluezBus: DBusConnection.Bus?
     /// UPnP/DLNA renderers on the LAN (nil: none).
     public let lan: LANTransport.Configuration?
+    /// Where the daemon keeps what it learns (route suggestions); nil: memory only.
+    public let stateDirectory: String?
     public let logger: Logger
 
     public init(
         bus: DBusConnection.Bus, busName: String = DaemonNames.busName, scenario: LoopbackScenario?,
         nowPlaying: NowPlayingOptions = NowPlayingOptions(), configuration: DaemonConfiguration = DaemonConfiguration(),
-        followsAdapters: Bool = true, bluezBus: DBusConnection.Bus? = nil, lan: LANTransport.Configuration? = nil, logger: Logger
+        followsAdapters: Bool = true, bluezBus: DBusConnection.Bus? = nil, lan: LANTransport.Configuration? = nil,
+        stateDirectory: String? = nil, logger: Logger
     ) {
+        self.stateDirectory = stateDirectory
         self.bluezBus = bluezBus
         self.lan = lan
         self.bus = bus
@@ -141,7 +146,8 @@ public struct DaemonService: Service {
             lanRestarter?.stop()
             networkMonitor?.stop()
         }
-        let daemon = RoutingDaemon(system: system, connection: connection, logger: logger)
+        let suggestions = RouteSuggestionStore(path: stateDirectory.map { $0 + "/route-suggestions.json" }, logger: logger)
+        let daemon = RoutingDaemon(system: system, connection: connection, suggestions: suggestions, logger: logger)
         // Now Playing comes up before the bus name is taken: owning the name means ready.
         let nowPlaying = try await startNowPlaying(system: system, connection: connection)
         let adapters = await followAdapters(daemon: daemon, transport: transport)

@@ -1,6 +1,8 @@
 import DBus
 import MediaRouteBusAPI
+import MediaDevice
 import RouteSystem
+import SystemRouting
 
 /// `/org/mediaroute`: `org.mediaroute.Manager1` (discovery per client, pairing
 /// agents) and the ObjectManager of the device and session objects.
@@ -26,6 +28,25 @@ struct ManagerObject {
                 },
                 DBusMethod("UnregisterPairingAgent", inputs: [DBusArgument("agent", "o")]) { call in
                     await daemon.unregisterAgent(owner: call.sender)
+                    return []
+                },
+                DBusMethod(
+                    "Suggest", inputs: [DBusArgument("application", "s"), DBusArgument("video", "b"), DBusArgument("longForm", "b")],
+                    outputs: [DBusArgument("suggestion", "s"), DBusArgument("device", "s"), DBusArgument("name", "s")]
+                ) { call in
+                    let content = PlaybackContent(isVideo: call.arguments[1].bool ?? false, isLongForm: call.arguments[2].bool ?? false)
+                    switch await daemon.suggest(application: call.arguments[0].string ?? "", content: content) {
+                    case .local: return [.string("local"), .string(""), .string("")]
+                    case .external(let id, let name): return [.string("external"), .string(id), .string(name)]
+                    }
+                },
+                DBusMethod(
+                    "RecordRouteChoice",
+                    inputs: [DBusArgument("application", "s"), DBusArgument("video", "b"), DBusArgument("longForm", "b"), DBusArgument("device", "s")]
+                ) { call in
+                    let content = PlaybackContent(isVideo: call.arguments[1].bool ?? false, isLongForm: call.arguments[2].bool ?? false)
+                    try await daemon.recordRouteChoice(
+                        application: call.arguments[0].string ?? "", content: content, deviceID: call.arguments[3].string ?? "")
                     return []
                 },
             ], properties: [

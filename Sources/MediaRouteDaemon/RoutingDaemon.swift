@@ -9,6 +9,7 @@ import MediaRouteBusAPI
 import Logging
 import MediaDevice
 import RouteSystem
+import SystemRouting
 
 /// Publishes a routing system on D-Bus: device and session objects follow the
 /// system's events; discovery and pairing agents are tracked per client, and a
@@ -27,10 +28,39 @@ public actor RoutingDaemon {
     /// The adapters the inventory reports (Manager1.Adapters).
     private(set) var adapters: [AdapterSettings] = []
 
-    public init(system: RouteSystem, connection: DBusConnection, logger: Logger) {
+    /// What the box learned of the routes people pick (`Manager1.Suggest`, `RecordRouteChoice`).
+    let suggestions: RouteSuggestionStore
+    /// The local hour, injected in tests.
+    let hourOfDay: @Sendable () -> Int
+
+    public init(
+        system: RouteSystem, connection: DBusConnection, suggestions: RouteSuggestionStore = RouteSuggestionStore(path: nil),
+        hourOfDay: @escaping @Sendable () -> Int = currentLocalHour, logger: Logger
+    ) {
         self.system = system
         self.connection = connection
+        self.suggestions = suggestions
+        self.hourOfDay = hourOfDay
         self.logger = logger
+    }
+
+    /// The route suggested for `content` from `application`, among the devices present that can play it.
+    func suggest(application: String, content: PlaybackContent) async -> RouteSuggestion {
+        let available = await system.devicesList.filter(\.isAvailable)
+        return await suggestions.suggestion(for: content, application: application, hour: hourOfDay(), available: available)
+    }
+
+    /// Remembers the person's pick ("" device: played locally).
+    func recordRouteChoice(application: String, content: PlaybackContent, deviceID: String) async throws {
+        var name: String?
+        if !deviceID.isEmpty {
+            guard let device = await system.device(named: deviceID) else {
+                throw MediaDeviceError(.deviceNotFound, "no device \(deviceID)").dbusError
+            }
+            name = device.displayName
+        }
+        await suggestions.record(.init(
+            application: application, content: content, hour: hourOfDay(), deviceID: deviceID.isEmpty ? nil : deviceID, displayName: name))
     }
 
     /// Exports the objects, follows the system and the bus, then takes the bus name.

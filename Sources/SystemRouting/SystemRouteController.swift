@@ -117,6 +117,16 @@ public final class SystemRouteController: Sendable {
         return stream
     }
 
+    /// The devices listed now that can be activated and do `features`.
+    public func availableDevices(for features: MediaOutputDevice.Capabilities = []) async -> [SystemDevice] {
+        await system.devicesList.filter { $0.isAvailable && $0.capabilities.isSuperset(of: features) }
+    }
+
+    /// The id of the merged device a route belongs to, if it is still listed.
+    public func deviceID(of route: SystemRoute) async -> String? {
+        await system.devicesList.first { device in device.members.contains { $0.protocolType == route.protocolType && $0.device.id == route.device.id } }?.id
+    }
+
     /// A picker over the system's devices.
     public func makePicker(prioritizesVideoDevices: Bool = false) -> RoutePicker {
         RoutePicker(controller: self, prioritizesVideoDevices: prioritizesVideoDevices)

@@ -21,7 +21,8 @@ struct Daemon {
     static let usage = """
         USAGE: mediarouted [--bus system|session|ADDRESS] [--name NAME] [--simulate] [--scenario FILE] [--log-level LEVEL]
                            [--push-listen HOST:PORT|off] [--mpris on|off] [--mpris-name NAME]
-                           [--config FILE] [--adapters on|off] [--bluez-bus system|ADDRESS|off] [--lan on|off] [--lan-interfaces IF,IF…] [--check-config]
+                           [--config FILE] [--adapters on|off] [--bluez-bus system|ADDRESS|off] [--lan on|off] [--lan-interfaces IF,IF…]
+                           [--state-dir DIR|off] [--check-config]
 
           --bus          the bus to publish on (default: system)
           --name         the well-known name to own (default: \(DaemonNames.busName))
@@ -38,6 +39,8 @@ struct Daemon {
           --bluez-bus    where BlueZ is, for BLE speakers (default: system with --bus system, else off)
           --lan          find UPnP/DLNA renderers on the LAN (default: on with --bus system, else off)
           --lan-interfaces  search only these interfaces (default: the usable LAN and Wi-Fi adapters)
+          --state-dir    where what the daemon learns is kept (route suggestions; default: /var/lib/mediaroute,
+                         the unit's StateDirectory, when it is writable; off: memory only)
           --check-config check the configuration file and the udev rules' MediaRoute properties, then exit
         """
 
@@ -82,7 +85,7 @@ struct Daemon {
         var given: [String: String] = [:]
         var checkOnly = false
         var arguments = CommandLine.arguments.dropFirst()
-        let valued = ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name", "--config", "--adapters", "--bluez-bus", "--lan", "--lan-interfaces"]
+        let valued = ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name", "--config", "--adapters", "--bluez-bus", "--lan", "--lan-interfaces", "--state-dir"]
         while let argument = arguments.popFirst() {
             if argument == "--help" || argument == "-h" {
                 print(usage)
@@ -157,9 +160,15 @@ struct Daemon {
         if let names = options["--lan-interfaces"] {
             lanConfiguration.interfaces = names.split(separator: ",").map(String.init)
         }
+        let stateDirectory: String? = switch options["--state-dir"] {
+        case "off": nil
+        case let directory?: directory
+        case nil: access("/var/lib/mediaroute", W_OK) == 0 ? "/var/lib/mediaroute" : nil
+        }
         let service = DaemonService(
             bus: bus, busName: options["--name"]!, scenario: scenario, nowPlaying: nowPlaying, configuration: configuration,
-            followsAdapters: options["--adapters"] == "on", bluezBus: bluezBus, lan: lan == "on" ? lanConfiguration : nil, logger: logger)
+            followsAdapters: options["--adapters"] == "on", bluezBus: bluezBus, lan: lan == "on" ? lanConfiguration : nil,
+            stateDirectory: stateDirectory, logger: logger)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],

@@ -324,6 +324,31 @@ func client(_ daemon: RunningDaemon, agent: ScriptedPairingAgent) async throws -
         #expect(after.lines.contains("No active routes."))
     }
 
+    /// `mediaroutectl suggest` through the daemon, and picks remembered in its state directory.
+    @Test func suggestionsAreLearnedByTheDaemonAndKeptInItsStateDirectory() async throws {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("mr-state-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let daemon = try await RunningDaemon(["--state-dir", state])
+        _ = try await daemon.gdbus(["--object-path", "/org/mediaroute", "--method", "org.mediaroute.Manager1.StartDiscovery"])
+        @Sendable func suggest(_ arguments: [String]) async throws -> String {
+            let console = RecordingConsole()
+            try await MediaRouteCtl.Suggest.parse(["--bus", daemon.bus.address, "--json"] + arguments).run(console: console)
+            return console.lines.joined()
+        }
+        #expect(await eventually { (try? await suggest(["--video", "--long-form"])) == #"{"suggestion": "external", "device": "Living Room TV"}"# })
+        #expect(try await suggest([]) == #"{"suggestion": "local"}"#)
+        // Music in the morning goes to the speaker: remembered, then suggested.
+        let speaker = "org.mediaroute.loopback/kitchen-speaker"
+        for _ in 0..<2 {
+            _ = try await daemon.gdbus(["--object-path", "/org/mediaroute", "--method", "org.mediaroute.Manager1.RecordRouteChoice",
+                                        "org.example.music", "false", "false", speaker])
+        }
+        #expect(try await suggest(["--app", "org.example.music"]) == #"{"suggestion": "external", "device": "Kitchen Speaker"}"#)
+        let saved = try String(contentsOfFile: state + "/route-suggestions.json", encoding: .utf8)
+        #expect(saved.contains("org.example.music") && saved.contains("kitchen-speaker"))
+    }
+
     @Test func withoutADaemonItFallsBackInProcessAndSaysSo() async throws {
         let bus = try PrivateBus()
         let console = RecordingConsole()
