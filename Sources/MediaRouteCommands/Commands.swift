@@ -108,13 +108,13 @@ public struct CommonOptions: ParsableArguments {
             default: .address(bus)
             }
             do {
-                return try await RoutingEnvironment.daemon(on: target, logger: logger)
+                return try await RoutingEnvironment.daemon(on: target, notice: { console.notice($0) }, logger: logger)
             } catch {
                 console.notice("mediarouted is not reachable on the \(bus) bus (\(error)); running in-process instead.")
             }
         } else if allowDaemon && !noDaemon && !simulates && transports == nil {
             // The box's daemon, when it runs, is who holds routes: use it as `catt`/`bluetoothctl` use theirs.
-            if let environment = try? await RoutingEnvironment.daemon(on: .system, logger: logger) {
+            if let environment = try? await RoutingEnvironment.daemon(on: .system, notice: { console.notice($0) }, logger: logger) {
                 console.notice("Using mediarouted on the system bus (--no-daemon runs in this process).")
                 return environment
             }

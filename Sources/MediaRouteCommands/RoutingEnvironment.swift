@@ -119,7 +119,10 @@ public struct RoutingEnvironment: Sendable {
 
     /// `mediarouted` on `bus`.
     /// - Throws: when the bus cannot be reached or no daemon runs there.
-    public static func daemon(on bus: DBusConnection.Bus, logger: Logger) async throws -> RoutingEnvironment {
+    /// - Parameter notice: where the daemon's discovery failures (`Manager1.DiscoveryFailures`) are told.
+    public static func daemon(
+        on bus: DBusConnection.Bus, notice: @escaping @Sendable (String) -> Void = { _ in }, logger: Logger
+    ) async throws -> RoutingEnvironment {
         let connection = try await DBusConnection.connect(to: bus, logger: logger)
         do {
             let backend = try await DaemonRoutingBackend.connect(connection, logger: logger)
@@ -128,7 +131,7 @@ public struct RoutingEnvironment: Sendable {
                 await controller.setPairingAgent(nil)
                 await backend.close()
                 connection.close()
-            }, notice: { _ in })
+            }, notice: notice)
         } catch {
             connection.close()
             throw error

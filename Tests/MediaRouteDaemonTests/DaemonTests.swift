@@ -349,6 +349,23 @@ func client(_ daemon: RunningDaemon, agent: ScriptedPairingAgent) async throws -
         #expect(saved.contains("org.example.music") && saved.contains("kitchen-speaker"))
     }
 
+    /// Discovery failures are visible: on Manager1.DiscoveryFailures, and as one CLI notice line per protocol.
+    @Test func discoveryFailuresReachTheBusAndTheCLI() async throws {
+        let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("failing-\(UUID()).json").path
+        try #"{"devices": [], "discoveryFailure": "Bluetooth adapter is off"}"#.write(toFile: scenario, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: scenario) }
+        let daemon = try await RunningDaemon(["--scenario", scenario], simulate: false)
+        let console = RecordingConsole()
+        try await MediaRouteCtl.Devices.parse(["--bus", daemon.bus.address, "--seconds", "1"]).run(console: console)
+        #expect(console.notices.filter { $0.contains("discovery failed: Bluetooth adapter is off") }.count == 1, "\(console.notices)")
+        _ = try await daemon.gdbus(["--object-path", "/org/mediaroute", "--method", "org.mediaroute.Manager1.StartDiscovery"])
+        #expect(await eventually {
+            let failures = (try? await daemon.gdbus(["--object-path", "/org/mediaroute", "--method", "org.freedesktop.DBus.Properties.Get",
+                                                     "org.mediaroute.Manager1", "DiscoveryFailures"])) ?? ""
+            return failures.contains("org.mediaroute.loopback") && failures.contains("Bluetooth adapter is off")
+        })
+    }
+
     @Test func withoutADaemonItFallsBackInProcessAndSaysSo() async throws {
         let bus = try PrivateBus()
         let console = RecordingConsole()
