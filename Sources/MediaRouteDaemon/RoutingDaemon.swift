@@ -21,6 +21,8 @@ public actor RoutingDaemon {
     private var devices: [String: SystemDevice] = [:]
     private var routes: [UUID: ActiveRoute] = [:]
     private var urls: [UUID: String] = [:]
+    /// Why activation tried each member last (`Session1.ProtocolReason` of its route).
+    private var protocolReasons: [DeviceKey: String] = [:]
     private var discoveryClients: Set<String> = []
     private var agentOwner: String?
     private var tasks: [Task<Void, Never>] = []
@@ -195,7 +197,7 @@ public actor RoutingDaemon {
         let devicePath = await system.device(containing: route.key).map { DaemonNames.devicePath($0.id) } ?? DaemonNames.root
         return SessionObject.properties(
             of: route, devicePath: devicePath, control: await system.playbackControl(for: session), url: urls[session.id],
-            application: await system.sessionApplication(on: session))
+            application: await system.sessionApplication(on: session), protocolReason: protocolReasons[route.key])
     }
 
     func activate(_ id: String, protocolID: String?) async throws -> DBusObjectPath {
@@ -300,6 +302,8 @@ public actor RoutingDaemon {
             setDiscoveryFailures(failures)
         case .discoveryStarted:
             setDiscoveryFailures([:])
+        case .protocolChosen(let key, let reason):
+            protocolReasons[key] = reason
         default:
             break
         }

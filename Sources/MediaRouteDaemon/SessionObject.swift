@@ -15,7 +15,8 @@ struct SessionObject {
     let route: ActiveRoute
 
     static func properties(
-        of route: ActiveRoute, devicePath: DBusObjectPath, control: PlaybackControl?, url: String?, application: String? = nil
+        of route: ActiveRoute, devicePath: DBusObjectPath, control: PlaybackControl?, url: String?, application: String? = nil,
+        protocolReason: String? = nil
     ) -> [String: DBusValue] {
         let snapshot = control?.snapshot
         return [
@@ -30,6 +31,7 @@ struct SessionObject {
             "Title": .string(snapshot?.metadata.title ?? ""),
             "Url": .string(url ?? ""),
             "Application": .string(application ?? ""),
+            "ProtocolReason": .string(protocolReason ?? ""),
         ]
     }
 
@@ -107,7 +109,7 @@ struct SessionObject {
                 },
             ], properties: [
                 property("Id", "s"), property("DeviceId", "s"), property("Device", "o"), property("Protocol", "s"), property("PlaybackState", "s"), property("Position", "d"),
-                property("Rate", "d"), property("Duration", "d"), property("Title", "s"), property("Url", "s"), property("Application", "s"),
+                property("Rate", "d"), property("Duration", "d"), property("Title", "s"), property("Url", "s"), property("Application", "s"), property("ProtocolReason", "s"),
             ], signals: [
                 DBusSignalDescription("Received", arguments: [DBusArgument("channel", "s"), DBusArgument("data", "ay")]),
                 DBusSignalDescription("Ended", arguments: [DBusArgument("error", "s"), DBusArgument("message", "s")]),

@@ -141,6 +141,9 @@ func client(_ daemon: RunningDaemon, agent: ScriptedPairingAgent) async throws -
         let title = try await daemon.gdbus(["--object-path", sessionPath, "--method", "org.freedesktop.DBus.Properties.Get",
                                             DaemonNames.session, "Title"])
         #expect(title.contains("The Film"), "\(title)")
+        let reason = try await daemon.gdbus(["--object-path", sessionPath, "--method", "org.freedesktop.DBus.Properties.Get",
+                                             DaemonNames.session, "ProtocolReason"])
+        #expect(reason.contains("the first protocol that can do what is asked"), "\(reason)")
         // Volume and mute set on the control reach the device through the daemon.
         let changes = route.volumeChanges()
         media.playbackControl.volume = 0.25
