@@ -42,8 +42,49 @@ struct DeviceDirectory {
 
     func entry(containing key: DeviceKey) -> Entry? { entryOfKey[key].flatMap { entries[$0] } }
 
+    /// Entry id → the merge name it is shown under (its first member's), and how many entries
+    /// share each name: so a report learns whether its entry needs a suffix without a scan.
+    private var entryNames: [String: String] = [:]
+    private var nameCounts: [String: Int] = [:]
+
+    /// How many entries are shown under `name` (a merge name).
+    func entryCount(named name: String) -> Int { nameCounts[name] ?? 0 }
+
+    /// The merge name an entry is shown under.
+    func mergeName(ofEntry id: String) -> String? { entryNames[id] }
+
+    private mutating func refreshNames(_ changes: [Change]) {
+        for change in changes {
+            let id: String
+            switch change {
+            case .found(let value), .updated(let value), .lost(let value): id = value
+            }
+            if let old = entryNames.removeValue(forKey: id) {
+                nameCounts[old]! -= 1
+                if nameCounts[old] == 0 { nameCounts[old] = nil }
+            }
+            guard let first = entries[id]?.keys.first, let name = devices[first]?.displayName else { continue }
+            let merged = Self.mergeName(name)
+            entryNames[id] = merged
+            nameCounts[merged, default: 0] += 1
+        }
+    }
+
     /// Adds or updates a member.
     mutating func upsert(_ device: MediaOutputDevice, key: DeviceKey) -> [Change] {
+        let changes = applyUpsert(device, key: key)
+        refreshNames(changes)
+        return changes
+    }
+
+    /// Removes a member; its entry stays (same id) while other members remain.
+    mutating func remove(_ key: DeviceKey) -> [Change] {
+        let changes = applyRemove(key)
+        refreshNames(changes)
+        return changes
+    }
+
+    private mutating func applyUpsert(_ device: MediaOutputDevice, key: DeviceKey) -> [Change] {
         if let id = entryOfKey[key] {
             unindex(key, entry: id)
             devices[key] = device
@@ -82,8 +123,7 @@ struct DeviceDirectory {
         return changes
     }
 
-    /// Removes a member; its entry stays (same id) while other members remain.
-    mutating func remove(_ key: DeviceKey) -> [Change] {
+    private mutating func applyRemove(_ key: DeviceKey) -> [Change] {
         guard let id = entryOfKey[key] else { return [] }
         unindex(key, entry: id)
         entryOfKey[key] = nil

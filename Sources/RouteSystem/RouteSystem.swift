@@ -250,10 +250,16 @@ public actor RouteSystem {
         return SystemDevice(id: entry.id, displayName: name, members: members)
     }
 
+    /// One entry as the list shows it, built alone (a report touches one entry, not the list).
+    private func presented(_ entry: DeviceDirectory.Entry) -> SystemDevice? {
+        guard let base = systemDevice(for: entry) else { return nil }
+        let shared = directory.entryCount(named: DeviceDirectory.mergeName(base.displayName)) > 1
+        return shared ? base.renamed("\(base.displayName) (\(distinction(of: base)))") : base
+    }
+
     /// The merged device that contains `key`.
     public func device(containing key: DeviceKey) -> SystemDevice? {
-        guard let entry = directory.entry(containing: key) else { return nil }
-        return devicesList.first { $0.id == entry.id }
+        directory.entry(containing: key).flatMap(presented)
     }
 
     /// The merged device with this id, or whose display name matches (case-insensitively;
@@ -786,38 +792,40 @@ public actor RouteSystem {
     }
 
     /// Emits the device events for what the directory changed (lost entries by their last state).
-    private func announce(_ changes: [DeviceDirectory.Change], lostAs lastSeen: [String: SystemDevice] = [:]) {
+    private func announce(
+        _ changes: [DeviceDirectory.Change], lostAs lastSeen: [String: SystemDevice] = [:], formerNames: Set<String> = []
+    ) {
         guard !changes.isEmpty else { return }
-        let list = devicesList
+        func current(_ id: String) -> SystemDevice? { directory.entry(withID: id).flatMap(presented) }
         // Entries that share a name with a changed one may have gained or lost their suffix.
         var touched: Set<String> = []
-        var names: Set<String> = []
+        var names = formerNames
         for change in changes {
             let id: String
             switch change {
             case .found(let value), .updated(let value), .lost(let value): id = value
             }
             touched.insert(id)
-            if let entry = directory.entry(withID: id), let base = systemDevice(for: entry) {
-                names.insert(DeviceDirectory.mergeName(base.displayName))
-            } else if let gone = lastSeen[id] {
-                names.insert(DeviceDirectory.mergeName(gone.displayName))
+            if let name = directory.mergeName(ofEntry: id) {
+                names.insert(name)
             }
         }
         defer {
-            for entry in directory.orderedEntries where !touched.contains(entry.id) {
-                guard let base = systemDevice(for: entry), names.contains(DeviceDirectory.mergeName(base.displayName)),
-                    let device = list.first(where: { $0.id == entry.id })
-                else { continue }
-                emit(.deviceUpdated(device))
+            // Only when a name is shared: then the others may have gained or lost their suffix.
+            let somethingLeft = changes.contains { if case .lost = $0 { true } else { false } }
+            if names.contains(where: { directory.entryCount(named: $0) > 1 || (somethingLeft && directory.entryCount(named: $0) == 1) }) {
+                for entry in directory.orderedEntries where !touched.contains(entry.id) {
+                    guard let name = directory.mergeName(ofEntry: entry.id), names.contains(name), let device = presented(entry) else { continue }
+                    emit(.deviceUpdated(device))
+                }
             }
         }
         for change in changes {
             switch change {
-            case .found(let id): if let device = list.first(where: { $0.id == id }) { emit(.deviceFound(device)) }
-            case .updated(let id): if let device = list.first(where: { $0.id == id }) { emit(.deviceUpdated(device)) }
+            case .found(let id): if let device = current(id) { emit(.deviceFound(device)) }
+            case .updated(let id): if let device = current(id) { emit(.deviceUpdated(device)) }
             case .lost(let id):
-                if let device = lastSeen[id] ?? list.first(where: { $0.id == id }) {
+                if let device = lastSeen[id] {
                     emit(.deviceLost(device))
                 } else {
                     emit(.deviceLost(SystemDevice(id: id, displayName: id, members: [])))
@@ -835,7 +843,8 @@ public actor RouteSystem {
         for record in routes.values where record.route.key == key {
             await endRoute(record.route.session.id, reason: MediaDeviceError(.deviceLost, "\(before.displayName) disappeared"))
         }
-        announce(directory.remove(key), lostAs: [before.id: before])
+        let formerName = directory.mergeName(ofEntry: before.id)
+        announce(directory.remove(key), lostAs: [before.id: before], formerNames: formerName.map { [$0] } ?? [])
     }
 
     private func endRoute(_ id: UUID, reason: MediaDeviceError?) async {

@@ -91,6 +91,9 @@ import Testing
         let names = try await rig.deviceObjects().values.sorted()
         #expect(names.count == 2 && Set(names).count == 2, "\(names)")
         #expect(names.allSatisfy { $0.hasPrefix("Den TV (First") }, "\(names)")
+        // The twin leaves: the one left is plain "Den TV" again.
+        await rig.transports[0].removeDevice(named: "tv-2")
+        #expect(await eventually { (try? await rig.deviceObjects())?.values.sorted() == ["Den TV"] })
         await rig.daemon.stop()
         await rig.system.shutdown()
     }
