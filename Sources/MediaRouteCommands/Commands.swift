@@ -157,7 +157,7 @@ func activate(
     _ name: String, pin: String?, discoverySeconds: Double, environment: RoutingEnvironment, console: any Console
 ) async throws -> SystemRoute {
     await environment.controller.setPairingAgent(ConsolePairingAgent(console: console, pin: pin))
-    let matches: @Sendable (RoutePickerEntry) -> Bool = { $0.displayName.lowercased() == name.lowercased() || $0.id == name }
+    let matches: @Sendable (RoutePickerEntry) -> Bool = { entry(entry: $0, isNamed: name) }
     let entries = await environment.discover(seconds: discoverySeconds, until: { $0.contains(where: matches) })
     guard let entry = entries.first(where: matches) else {
         let known = entries.map(\.displayName).joined(separator: ", ")
@@ -585,7 +585,12 @@ func rememberChoice(of route: SystemRoute, for url: URL, environment: RoutingEnv
 
 /// The display name an entry matching `name` (its id or display name) has.
 func resolveDeviceName(_ name: String, entries: [RoutePickerEntry]) -> String? {
-    entries.first { $0.id == name || $0.displayName.lowercased() == name.lowercased() }?.displayName
+    entries.first { entry(entry: $0, isNamed: name) }?.displayName
+}
+
+/// The one rule by which a person's `--to NAME` names a picker entry: its id, or its display name in any case.
+func entry(entry: RoutePickerEntry, isNamed name: String) -> Bool {
+    entry.id == name || entry.displayName.lowercased() == name.lowercased()
 }
 
 /// Stops the route's session, if any, and deactivates the route.
