@@ -5,6 +5,10 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+// `MEDIAROUTE_FUZZ=1` adds the libFuzzer binary (built by `make fuzz` with
+// `-sanitize=fuzzer,address`); an ordinary build has no use for it.
+let fuzzing = Context.environment["MEDIAROUTE_FUZZ"] == "1"
+
 let package = Package(
     name: "MediaRoute",
     platforms: [.macOS(.v15)],
@@ -234,6 +238,18 @@ let package = Package(
                 "MediaRouteCommands", "WiFiTransport",
             ]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
+        // The parsers of untrusted bytes as fuzz harnesses (Fuzz/, `make fuzz`, Docs/reliability.md).
+        .target(
+            name: "MediaRouteFuzzing",
+            dependencies: [
+                "LANTransport", "UPnP", "UPnPRendererExtension", "Transport", "DBus", "BlueZTransport", "MediaRouteBusAPI", "WiFiTransport",
+                "CNetlink", "NowPlaying", "BoxConfiguration", "LoopbackTransport",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict),
+        // Every checked-in seed and earlier finding, through every harness, in the ordinary suite.
+        .testTarget(name: "MediaRouteFuzzingTests", dependencies: ["MediaRouteFuzzing"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "MediaRouteExecutorsTests", dependencies: ["MediaRouteExecutors"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
@@ -253,3 +269,13 @@ let package = Package(
             dependencies: ["MediaRouteTestSupport", "MediaRouteCommands", "LoopbackTransport"]),
     ]
 )
+
+if fuzzing {
+    package.targets.append(
+        .executableTarget(
+            name: "mediaroute-fuzz",
+            dependencies: ["MediaRouteFuzzing"],
+            path: "Fuzz/Sources/mediaroute-fuzz",
+            // libFuzzer brings `main`: no top-level code here.
+            swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]))
+}

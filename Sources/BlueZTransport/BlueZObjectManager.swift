@@ -264,7 +264,7 @@ public actor BlueZObjectManager {
     /// One signal into the cache, then to the observers; on the D-Bus I/O thread, lock held.
     /// `oa{sa{sv}}` read value by value into the cache's types: no `DBusValue`
     /// tree to build, convert and free for each device.
-    private static func readInterfacesAdded(_ reader: inout DBusBodyReader) throws(DBusWireError) -> (DBusObjectPath, BlueZInterfaces) {
+    package static func readInterfacesAdded(_ reader: inout DBusBodyReader) throws(DBusWireError) -> (DBusObjectPath, BlueZInterfaces) {
         let path = try reader.objectPath()
         var interfaces = BlueZInterfaces()
         try reader.dictionary { reader throws(DBusWireError) in

@@ -143,10 +143,9 @@ public struct LANHTTPClient: Sendable {
 }
 
 /// Gathers one response; fails it when the body outgrows the limit or the peer hangs up early.
-private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPClientResponsePart
-
-    typealias OutboundOut = HTTPClientRequestPart
+package final class ResponseCollector: ChannelInboundHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPClientResponsePart
+    package typealias OutboundOut = HTTPClientRequestPart
 
     private let limit: Int
     private let promise: EventLoopPromise<HTTPResponse>
@@ -154,21 +153,21 @@ private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHa
     private let body: [UInt8]
     private var response: HTTPResponse?
 
-    init(limit: Int, promise: EventLoopPromise<HTTPResponse>, request: HTTPRequestHead, body: [UInt8]) {
+    package init(limit: Int, promise: EventLoopPromise<HTTPResponse>, request: HTTPRequestHead, body: [UInt8]) {
         self.limit = limit
         self.promise = promise
         self.request = request
         self.body = body
     }
 
-    func channelActive(context: ChannelHandlerContext) {
+    package func channelActive(context: ChannelHandlerContext) {
         context.write(wrapOutboundOut(.head(request)), promise: nil)
         if !body.isEmpty { context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         context.fireChannelActive()
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
             var headers: [String: String] = [:]
@@ -195,12 +194,12 @@ private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHa
         }
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         promise.fail(TransportError(.connectionLost, "the device closed the connection before a whole answer"))
         context.fireChannelInactive()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let parserError = error as? HTTPParserError, parserError == .invalidEOFState {
             fail(context, TransportError(.connectionLost, "the device closed the connection in the middle of its answer"))
             return

@@ -69,23 +69,23 @@ public struct PushAcceptance: Sendable, Hashable {
 }
 
 /// The envelope `{"aps": {"event", "timestamp", "attributes"}}`.
-struct PushEnvelope<Attributes: Decodable>: Decodable {
-    struct APS: Decodable {
-        var event: PushEventKind
-        var timestamp: Double
-        var attributes: Attributes
+package struct PushEnvelope<Attributes: Decodable>: Decodable {
+    package struct APS: Decodable {
+        package var event: PushEventKind
+        package var timestamp: Double
+        package var attributes: Attributes
     }
 
     var aps: APS
 }
 
 /// The part of the attributes every event has.
-struct PushSessionID: Decodable {
-    var id: String
+package struct PushSessionID: Decodable {
+    package var id: String
 }
 
-enum PushPayload {
-    static func decode<Attributes: Decodable>(_ type: Attributes.Type, from body: [UInt8]) throws(PushRejection) -> PushEnvelope<Attributes>.APS {
+package enum PushPayload {
+    package static func decode<Attributes: Decodable>(_ type: Attributes.Type, from body: [UInt8]) throws(PushRejection) -> PushEnvelope<Attributes>.APS {
         do {
             let aps = try decoder.decode(PushEnvelope<Attributes>.self, from: Data(body)).aps
             guard aps.timestamp.isFinite, aps.timestamp >= 0 else {

@@ -99,9 +99,9 @@ final class CallbackRoutes: Sendable {
 }
 
 /// A `Range: bytes=…` header with one range (renderers seek with `bytes=N-`).
-enum ByteRange {
+package enum ByteRange {
     /// The satisfiable span, or nil (answer 416).
-    static func parse(_ header: String, total: Int) -> ClosedRange<Int>? {
+    package static func parse(_ header: String, total: Int) -> ClosedRange<Int>? {
         let text = header.trimmedXMLSpace.lowercased()
         guard text.hasPrefix("bytes="), total > 0 else { return nil }
         let spec = text.dropFirst(6)

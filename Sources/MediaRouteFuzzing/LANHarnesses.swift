@@ -1,0 +1,67 @@
+import LANTransport
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Transport
+import UPnPRendererExtension
+
+/// SSDP and mDNS datagrams from anyone on the LAN, HTTP answers from any device.
+enum LANHarnesses {
+    static let all: [FuzzHarness] = [ssdp, dns, httpResponse, byteRange]
+
+    static let ssdp = FuzzHarness("ssdp", "SSDP datagrams (M-SEARCH answers, NOTIFY)", maximumLength: 16 * 1024) { bytes in
+        guard let message = try? SSDPMessage.parse(bytes) else { return nil }
+        if bytes.count > SSDPMessage.maximumSize { return "parsed a datagram of \(bytes.count) bytes, over the limit" }
+        _ = (message.udn, message.maxAge, message.target, message.notificationSubtype)
+        return nil
+    }
+
+    static let dns = FuzzHarness("dns", "mDNS/DNS messages (answers to our queries, announcements)", maximumLength: 9_000) { bytes in
+        guard let message = try? DNSMessage.decode(bytes) else { return nil }
+        // Our encoder must take whatever the decoder gives (the browser re-announces nothing,
+        // but a trap here would still be a crash on a decoded value).
+        _ = message.encoded()
+        return nil
+    }
+
+    /// An answer as the client's pipeline reads it: NIO's decoder, then our bounded collector.
+    static let httpResponse = FuzzHarness("http-response", "HTTP answers to our requests (descriptions, SOAP, media)") { bytes in
+        let limit = 4 * 1024
+        let channel = EmbeddedChannel()
+        let promise = channel.eventLoop.makePromise(of: HTTPResponse.self)
+        do {
+            try channel.pipeline.syncOperations.addHTTPClientHandlers()
+            let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/description.xml")
+            try channel.pipeline.syncOperations.addHandler(ResponseCollector(limit: limit, promise: promise, request: head, body: []))
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 80)).wait()
+            try channel.writeInbound(channel.allocator.buffer(bytes: bytes))
+        } catch {
+            // A decoding error reaches the collector through errorCaught; nothing more to read.
+        }
+        _ = try? channel.finish()  // the device hangs up: whatever is half-read fails
+        promise.fail(TransportError(.connectionLost, "never answered"))  // a no-op when the collector answered
+        guard case .success(let response)? = promise.futureResult.poll() else { return nil }
+        if response.body.count > limit { return "kept \(response.body.count) body bytes, limit \(limit)" }
+        return nil
+    }
+
+    /// A renderer's `Range:` header against a file we serve.
+    static let byteRange = FuzzHarness("http-range", "Range headers of renderers fetching served media", maximumLength: 1024) { bytes in
+        guard bytes.count >= 2 else { return nil }
+        let total = Int(bytes[0]) << 8 | Int(bytes[1])
+        let header = String(decoding: bytes.dropFirst(2), as: UTF8.self)
+        guard let range = ByteRange.parse(header, total: total) else { return nil }
+        if range.lowerBound < 0 || range.upperBound >= total { return "range \(range) outside a file of \(total) bytes" }
+        return nil
+    }
+}
+
+extension EventLoopFuture {
+    /// The result if the future is already complete (embedded loops run everything at once).
+    fileprivate func poll() -> Result<Value, any Error>? where Value: Sendable {
+        let result = NIOLockedValueBox<Result<Value, any Error>?>(nil)
+        whenComplete { outcome in result.withLockedValue { $0 = outcome } }
+        return result.withLockedValue { $0 }
+    }
+}
