@@ -17,7 +17,7 @@ DOCDIR ?= $(PREFIX)/share/doc/mediaroute
 # The binaries `install-files` copies (`install` builds them first).
 BINARIES ?= .build-release/release
 
-.PHONY: deps build demo test release release-flags install install-files uninstall benchmarks clean
+.PHONY: deps build demo test fuzz fuzz-ci release release-flags install install-files uninstall benchmarks clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -35,6 +35,16 @@ demo: build
 test: deps
 	$(SWIFT) build --build-tests
 	timeout $(TEST_TIMEOUT) $(SWIFT) test --disable-xctest --no-parallel
+
+# libFuzzer over every parser of untrusted bytes (Fuzz/, Docs/reliability.md):
+# FUZZ_SECONDS per harness; `make fuzz FUZZ_SECONDS=3600` is the long run.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	./scripts/fuzz.sh --seconds $(FUZZ_SECONDS)
+
+# CI's share: 20 harnesses x 12 s (4 minutes of fuzzing).
+fuzz-ci: deps
+	./scripts/fuzz.sh --seconds 12
 
 # Release binaries: static Swift runtime and -Osize (the smallest resident set
 # measured for the daemon; see Docs/benchmarks.md), linked by lld so that the
