@@ -214,7 +214,8 @@ let package = Package(
             dependencies: [
                 "MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "MediaRouteCommands", "SystemRouting", "DBus",
                 "MediaRouteDaemon", "RouteSystem", "LoopbackExtension", "LoopbackTransport", "MediaDevice", "MediaClock",
-            ]),
+            ],
+            exclude: ["HostilePeer"]),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "LANTransport", "MediaClock", "MediaDevice", "MediaRouteTestSupport"]),
         .testTarget(name: "NowPlayingTests", dependencies: ["NowPlaying", "NowPlayingPush", "MediaRouteTestSupport"]),
         .testTarget(

@@ -43,8 +43,8 @@ for harness in "${harnesses[@]}"; do
   log="$build/findings/$harness.log"
   # -rss_limit_mb/-malloc_limit_mb: an input that makes a parser allocate without bound
   # is a finding too; -timeout: so is one that makes it spin.
-  if SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 "$build/fuzz-$harness" "$corpus" Fuzz/Corpus/"$harness" \
-      "${dict[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=1024 -malloc_limit_mb=256 \
+  if SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0:quarantine_size_mb=64 "$build/fuzz-$harness" "$corpus" Fuzz/Corpus/"$harness" \
+      "${dict[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 \
       -artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1; then
     runs=$(grep -m1 -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo '?')
     cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || echo '?')

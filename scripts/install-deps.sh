@@ -16,6 +16,8 @@ packages=(
   libudev-dev udev iproute2 dbus-system-bus-common make
   # Wi-Fi: libnl (nl80211, rtnetlink); python3 runs the SSDP listener inside the tests' network namespace.
   libnl-3-dev libnl-genl-3-dev python3
+  # The hostile-network test asks the renderer its state with curl; the fuzzers link libFuzzer (in the Swift toolchain).
+  curl
   # BlueZ without Bluetooth: python3-dbusmock runs our bluetoothd stand-in (Tests/BlueZTransportTests/Mock).
   python3-dbusmock python3-dbus python3-gi libsbc-dev
   # MPRIS: playerctl, the client the Now Playing tests drive the bridge with.

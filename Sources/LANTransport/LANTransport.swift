@@ -44,6 +44,9 @@ public final class LANTransport: Transport {
         /// A cap on announced max-ages, for boxes that must notice a dead device
         /// sooner than its announcements promise (re-searches keep live ones); nil: no cap.
         public var maximumMaxAge: Int?
+        /// How often ignored datagrams (malformed, pointing elsewhere, over the device
+        /// table) are reported: one log line per period, with counts by reason.
+        public var ignoredReportPeriod: Duration
 
         public init(
             searchTarget: String = "urn:schemas-upnp-org:device:MediaRenderer:1",
@@ -51,8 +54,9 @@ public final class LANTransport: Transport {
             mx: Int = 1, manualHosts: [String] = [], interfaces: [String]? = nil, listensForNotifications: Bool = true,
             initialSearchInterval: Duration = .seconds(1), maximumSearchInterval: Duration = .seconds(60), defaultMaxAge: Int = 1800,
             maximumMaxAge: Int? = nil, browsedServiceTypes: [String] = [], maximumBrowseInterval: Duration = .seconds(60),
-            byebyeGrace: Duration = .milliseconds(1500)
+            byebyeGrace: Duration = .milliseconds(1500), ignoredReportPeriod: Duration = .seconds(60)
         ) {
+            self.ignoredReportPeriod = ignoredReportPeriod
             self.byebyeGrace = byebyeGrace
             self.maximumMaxAge = maximumMaxAge
             self.browsedServiceTypes = browsedServiceTypes
@@ -92,7 +96,8 @@ public final class LANTransport: Transport {
         let run = SSDPDiscoveryRun(configuration: configuration, continuation: continuation, logger: logger)
         let browser = configuration.browsedServiceTypes.isEmpty ? nil : MDNSBrowseRun(
             serviceTypes: configuration.browsedServiceTypes, interfaces: configuration.interfaces,
-            maximumQueryInterval: configuration.maximumBrowseInterval, continuation: continuation, logger: logger)
+            maximumQueryInterval: configuration.maximumBrowseInterval, ignoredReportPeriod: configuration.ignoredReportPeriod,
+            continuation: continuation, logger: logger)
         runs.withLock { $0[id] = (run, browser) }
         let task = Task {
             await run.start()
@@ -114,7 +119,7 @@ public final class LANTransport: Transport {
         let (stream, continuation) = DiscoveryEvents.makeStream()
         let browser = MDNSBrowseRun(
             serviceTypes: serviceTypes, interfaces: configuration.interfaces, maximumQueryInterval: configuration.maximumBrowseInterval,
-            continuation: continuation, logger: logger)
+            ignoredReportPeriod: configuration.ignoredReportPeriod, continuation: continuation, logger: logger)
         let task = Task { await browser.start() }
         continuation.onTermination = { _ in
             task.cancel()
@@ -181,6 +186,8 @@ actor SSDPDiscoveryRun {
     private var timer: Task<Void, Never>?
     private var reader: Task<Void, Never>?
     private var stopped = false
+    private var ignored = DatagramTally(protocolName: "SSDP")
+    private var ignoredReport: Task<Void, Never>?
 
     init(configuration: LANTransport.Configuration, continuation: DiscoveryEvents.Continuation, logger: Logger) {
         self.configuration = configuration
@@ -215,7 +222,23 @@ actor SSDPDiscoveryRun {
         searchSockets = [:]
         try? await unicastSocket?.close()
         try? await listener?.close()
+        ignoredReport?.cancel()
+        reportIgnored()
         continuation.finish()
+    }
+
+    /// Counts a datagram not acted on; the first after a report schedules the next report.
+    private func ignore(_ reason: String) {
+        guard ignored.count(reason) else { return }
+        let period = configuration.ignoredReportPeriod
+        ignoredReport = Task { [weak self] in
+            try? await Task.sleep(for: period)
+            await self?.reportIgnored()
+        }
+    }
+
+    private func reportIgnored() {
+        if let report = ignored.report() { logger.notice("\(report)") }
     }
 
     /// Opens sockets on new interfaces (searching there at once) and drops gone ones.
@@ -303,7 +326,7 @@ actor SSDPDiscoveryRun {
         do {
             message = try SSDPMessage.parse(datagram.bytes)
         } catch {
-            logger.debug("SSDP datagram ignored", metadata: ["from": "\(datagram.host)", "error": "\(error)"])
+            ignore("malformed")
             return
         }
         guard message.kind != .search, let udn = message.udn else { return }
@@ -329,20 +352,19 @@ actor SSDPDiscoveryRun {
             return
         }
         guard let location = message["LOCATION"], let target = HTTPURL(location) else {
-            logger.debug("SSDP announcement without a usable LOCATION", metadata: ["from": "\(datagram.host)"])
+            ignore("no usable LOCATION")
             return
         }
         guard target.host == datagram.host else {
             // Following it would make us a reflector: a device may only point at itself.
-            logger.warning(
-                "SSDP announcement ignored: LOCATION is on another host", metadata: ["from": "\(datagram.host)", "location": "\(location.prefix(120))"])
+            ignore("LOCATION on another host")
             return
         }
         let interface = datagram.interfaceName.flatMap { name in searchSockets[name]?.interface }
             ?? searchSockets.values.map(\.interface).first { $0.contains(datagram.host) }
             ?? (configuration.manualHosts.contains(datagram.host) ? MulticastInterface.current().first { $0.contains(datagram.host) } : nil)
         guard let interface else {
-            logger.debug("SSDP answer from \(datagram.host) on no interface in use")
+            ignore("from no interface in use")
             return
         }
         var attributes = [
@@ -361,7 +383,7 @@ actor SSDPDiscoveryRun {
         } else {
             // A LAN can announce anything: the table is bounded (a flood of made-up devices is dropped).
             guard known.count < Self.maximumDevices else {
-                logger.warning("SSDP device table full; announcement ignored", metadata: ["udn": "\(udn.prefix(60))", "from": "\(datagram.host)"])
+                ignore("device table full")
                 return
             }
             known[udn] = Known(endpoint: endpoint, expires: expires)

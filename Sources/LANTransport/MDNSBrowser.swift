@@ -36,10 +36,17 @@ actor MDNSBrowseRun {
     private var timer: Task<Void, Never>?
     private var reader: Task<Void, Never>?
     private var stopped = false
+    private let ignoredReportPeriod: Duration
+    private var ignored = DatagramTally(protocolName: "mDNS")
+    private var ignoredReport: Task<Void, Never>?
     /// Queries sent (for tests).
     private(set) var queriesSent = 0
 
-    init(serviceTypes: [String], interfaces: [String]?, maximumQueryInterval: Duration, continuation: DiscoveryEvents.Continuation, logger: Logger) {
+    init(
+        serviceTypes: [String], interfaces: [String]?, maximumQueryInterval: Duration, ignoredReportPeriod: Duration = .seconds(60),
+        continuation: DiscoveryEvents.Continuation, logger: Logger
+    ) {
+        self.ignoredReportPeriod = ignoredReportPeriod
         self.serviceTypes = serviceTypes.map { $0.hasSuffix(".local") ? $0 : $0 + ".local" }
         self.interfaceNames = interfaces
         self.maximumQueryInterval = maximumQueryInterval
@@ -74,6 +81,22 @@ actor MDNSBrowseRun {
         for sender in senders.values { try? await sender.channel.close() }
         senders = [:]
         try? await listener?.close()
+        ignoredReport?.cancel()
+        reportIgnored()
+    }
+
+    /// Counts a datagram not acted on (see ``DatagramTally``).
+    private func ignore(_ reason: String) {
+        guard ignored.count(reason) else { return }
+        let period = ignoredReportPeriod
+        ignoredReport = Task { [weak self] in
+            try? await Task.sleep(for: period)
+            await self?.reportIgnored()
+        }
+    }
+
+    private func reportIgnored() {
+        if let report = ignored.report() { logger.notice("\(report)") }
     }
 
     /// Joins the group and opens a sender on new interfaces, and queries there.
@@ -131,7 +154,7 @@ actor MDNSBrowseRun {
         do {
             message = try DNSMessage.decode(datagram.bytes)
         } catch {
-            logger.debug("mDNS datagram ignored", metadata: ["from": "\(datagram.host)", "error": "\(error)"])
+            ignore("malformed")
             return
         }
         guard message.isResponse else { return }

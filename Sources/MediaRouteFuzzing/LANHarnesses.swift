@@ -39,7 +39,7 @@ enum LANHarnesses {
         } catch {
             // A decoding error reaches the collector through errorCaught; nothing more to read.
         }
-        _ = try? channel.finish()  // the device hangs up: whatever is half-read fails
+        _ = try? channel.finish(acceptAlreadyClosed: true)  // the device hangs up: whatever is half-read fails
         promise.fail(TransportError(.connectionLost, "never answered"))  // a no-op when the collector answered
         guard case .success(let response)? = promise.futureResult.poll() else { return nil }
         if response.body.count > limit { return "kept \(response.body.count) body bytes, limit \(limit)" }

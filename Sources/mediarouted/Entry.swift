@@ -22,6 +22,7 @@ struct Daemon {
         USAGE: mediarouted [--bus system|session|ADDRESS] [--name NAME] [--simulate] [--scenario FILE] [--log-level LEVEL]
                            [--push-listen HOST:PORT|off] [--mpris on|off] [--mpris-name NAME]
                            [--config FILE] [--adapters on|off] [--bluez-bus system|ADDRESS|off] [--lan on|off] [--lan-interfaces IF,IF…]
+                           [--ignored-report SECONDS]
                            [--state-dir DIR|off] [--check-config]
 
           --bus          the bus to publish on (default: system)
@@ -39,6 +40,8 @@ struct Daemon {
           --bluez-bus    where BlueZ is, for BLE speakers (default: system with --bus system, else off)
           --lan          find UPnP/DLNA renderers on the LAN (default: on with --bus system, else off)
           --lan-interfaces  search only these interfaces (default: the usable LAN and Wi-Fi adapters)
+          --ignored-report  how often SSDP/mDNS datagrams that were ignored (malformed, pointing at another
+                            host, over the device table) are reported, as one line with counts (default 60)
           --state-dir    where what the daemon learns is kept (route suggestions; default: /var/lib/mediaroute,
                          the unit's StateDirectory, when it is writable; off: memory only)
           --check-config check the configuration file and the udev rules' MediaRoute properties, then exit
@@ -85,7 +88,7 @@ struct Daemon {
         var given: [String: String] = [:]
         var checkOnly = false
         var arguments = CommandLine.arguments.dropFirst()
-        let valued = ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name", "--config", "--adapters", "--bluez-bus", "--lan", "--lan-interfaces", "--state-dir"]
+        let valued = ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name", "--config", "--adapters", "--bluez-bus", "--lan", "--lan-interfaces", "--ignored-report", "--state-dir"]
         while let argument = arguments.popFirst() {
             if argument == "--help" || argument == "-h" {
                 print(usage)
@@ -159,6 +162,10 @@ struct Daemon {
         var lanConfiguration = LANTransport.Configuration(browsedServiceTypes: LANTransport.discoveryOnlyServiceTypes)
         if let names = options["--lan-interfaces"] {
             lanConfiguration.interfaces = names.split(separator: ",").map(String.init)
+        }
+        if let text = options["--ignored-report"] {
+            guard let seconds = Int(text), seconds > 0 else { fail("--ignored-report takes a number of seconds") }
+            lanConfiguration.ignoredReportPeriod = .seconds(seconds)
         }
         let stateDirectory: String? = switch options["--state-dir"] {
         case "off": nil
