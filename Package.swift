@@ -250,7 +250,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         // Every checked-in seed and earlier finding, through every harness, in the ordinary suite.
-        .testTarget(name: "MediaRouteFuzzingTests", dependencies: ["MediaRouteFuzzing"]),
+        .testTarget(name: "MediaRouteFuzzingTests", dependencies: ["MediaRouteFuzzing", "Coordination"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "MediaRouteExecutorsTests", dependencies: ["MediaRouteExecutors"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),

@@ -61,12 +61,13 @@ public struct SimulatedClockLink: Sendable {
     }
 }
 
-/// A small, fast, seedable generator (SplitMix64).
-struct SplitMix64: Sendable {
+/// A small, fast, seedable generator (SplitMix64); the package's one, for
+/// simulations and for tests that must do the same on every machine.
+package struct SplitMix64: Sendable {
     private var state: UInt64
-    init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

@@ -94,22 +94,18 @@ struct HostileNetworkTests {
     }
 
     /// `Udp: RcvbufErrors` of this namespace: datagrams the kernel dropped on full sockets.
-    static func udpReceiveBufferErrors() -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/net/snmp", encoding: .utf8) else { return 0 }
-        let lines = text.split(separator: "\n").filter { $0.hasPrefix("Udp:") }
-        guard lines.count >= 2 else { return 0 }
-        let names = lines[0].split(separator: " "), values = lines[1].split(separator: " ")
-        guard let index = names.firstIndex(of: "RcvbufErrors"), index < values.count else { return 0 }
-        return Int(values[index]) ?? 0
-    }
+    static func udpReceiveBufferErrors() -> Int { counter("/proc/net/snmp", "Udp:", "RcvbufErrors") }
 
     /// `IpExt: InMcastPkts` of this namespace: multicast datagrams its IP layer received.
-    static func multicastReceived() -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/net/netstat", encoding: .utf8) else { return 0 }
-        let lines = text.split(separator: "\n").filter { $0.hasPrefix("IpExt:") }
+    static func multicastReceived() -> Int { counter("/proc/net/netstat", "IpExt:", "InMcastPkts") }
+
+    /// One counter of a `/proc/net` table (a line of names, then a line of values).
+    static func counter(_ file: String, _ prefix: String, _ name: String) -> Int {
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return 0 }
+        let lines = text.split(separator: "\n").filter { $0.hasPrefix(prefix) }
         guard lines.count >= 2 else { return 0 }
         let names = lines[0].split(separator: " "), values = lines[1].split(separator: " ")
-        guard let index = names.firstIndex(of: "InMcastPkts"), index < values.count else { return 0 }
+        guard let index = names.firstIndex(of: Substring(name)), index < values.count else { return 0 }
         return Int(values[index]) ?? 0
     }
 

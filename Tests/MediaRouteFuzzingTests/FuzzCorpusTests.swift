@@ -1,3 +1,4 @@
+import Coordination
 import Foundation
 import MediaRouteFuzzing
 import Testing
@@ -46,7 +47,7 @@ import Testing
     func mutatedSeedsPass(_ name: String) throws {
         let harness = try #require(FuzzHarnesses.named(name))
         let seeds = try Self.inputs("Corpus", name).map(\.1)
-        var random = SplitMix(seed: UInt64(name.utf8.reduce(0) { $0 &* 31 &+ UInt64($1) }))
+        var random = SplitMix64(seed: UInt64(name.utf8.reduce(0) { $0 &* 31 &+ UInt64($1) }))
         for round in 0..<2_000 {
             var bytes = seeds.isEmpty ? [] : seeds[round % seeds.count]
             for _ in 0...(random.next() % 4) {
@@ -64,18 +65,5 @@ import Testing
                 return
             }
         }
-    }
-}
-
-/// A small deterministic generator (SplitMix64): the same mutations on every machine.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
