@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer binary and runs every harness (or those named) for a set time.
-#   scripts/fuzz.sh [--seconds N] [--jobs N] [harness ...]
+#   scripts/fuzz.sh [--seconds N] [--runs N] [harness ...]
+# --runs stops a harness after N inputs (the long run: --runs 10000000 --seconds 3600,
+# whichever comes first).
 # Corpora grow in .build-fuzz/corpus/<harness> (seeded from Fuzz/Corpus, never written
 # back); a finding lands in .build-fuzz/findings/<harness>/ and fails the run. Copy it
 # to Fuzz/Regressions/<harness>/ once fixed: the test suite replays those.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=60
+runs_limit=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
+    --runs) runs_limit=(-runs="$2"); shift 2 ;;
     --) shift; break ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
@@ -44,11 +48,13 @@ for harness in "${harnesses[@]}"; do
   # -rss_limit_mb/-malloc_limit_mb: an input that makes a parser allocate without bound
   # is a finding too; -timeout: so is one that makes it spin.
   if SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0:quarantine_size_mb=64 "$build/fuzz-$harness" "$corpus" Fuzz/Corpus/"$harness" \
-      "${dict[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 \
+      "${dict[@]}" "${runs_limit[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 \
       -artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1; then
     runs=$(grep -m1 -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo '?')
     cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || echo '?')
-    echo "fuzz: $harness: $runs inputs in ${seconds}s, coverage $cov edges, no finding"
+    ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || echo '?')
+    took=$(grep -m1 -oE 'stat::average_exec_per_sec: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo '?')
+    echo "fuzz: $harness: $runs inputs ($took/s), coverage $cov edges, $ft features, no finding"
   else
     echo "fuzz: $harness: FINDING (log $log):" >&2
     grep -E 'ERROR|Fatal error|mediaroute-fuzz:|Test unit written|SUMMARY' "$log" | head -8 >&2 || true

@@ -16,11 +16,19 @@ struct DatagramTally: Sendable {
         self.protocolName = protocolName
     }
 
-    /// Counts one datagram; true when it is the first since the last report.
-    mutating func count(_ reason: String) -> Bool {
-        total += 1
+    /// Counts `datagrams` (one unless told) for `reason`; true when they are the first since the last report.
+    mutating func count(_ reason: String, datagrams: Int = 1) -> Bool {
+        guard datagrams > 0 else { return false }
+        total += datagrams
         let first = pending.isEmpty
-        pending[reason, default: 0] += 1
+        pending[reason, default: 0] += datagrams
+        return first
+    }
+
+    /// Counts what `sockets` dropped before handing it over; true as ``count(_:datagrams:)``.
+    mutating func count(droppedBy sockets: MulticastSockets) -> Bool {
+        var first = false
+        for (reason, datagrams) in sockets.takeDropped() where count(reason, datagrams: datagrams) { first = true }
         return first
     }
 

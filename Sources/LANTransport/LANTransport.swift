@@ -229,7 +229,15 @@ actor SSDPDiscoveryRun {
 
     /// Counts a datagram not acted on; the first after a report schedules the next report.
     private func ignore(_ reason: String) {
-        guard ignored.count(reason) else { return }
+        if ignored.count(reason) { scheduleIgnoredReport() }
+    }
+
+    /// Counts what the sockets dropped before this actor saw it (too long, or read too slowly).
+    private func countDropped() {
+        if ignored.count(droppedBy: sockets) { scheduleIgnoredReport() }
+    }
+
+    private func scheduleIgnoredReport() {
         let period = configuration.ignoredReportPeriod
         ignoredReport = Task { [weak self] in
             try? await Task.sleep(for: period)
@@ -238,6 +246,7 @@ actor SSDPDiscoveryRun {
     }
 
     private func reportIgnored() {
+        _ = ignored.count(droppedBy: sockets)
         if let report = ignored.report() { logger.notice("\(report)") }
     }
 
@@ -322,6 +331,7 @@ actor SSDPDiscoveryRun {
 
     private func handle(_ datagram: Datagram) {
         guard !stopped else { return }
+        countDropped()
         let message: SSDPMessage
         do {
             message = try SSDPMessage.parse(datagram.bytes)

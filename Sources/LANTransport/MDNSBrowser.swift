@@ -87,7 +87,15 @@ actor MDNSBrowseRun {
 
     /// Counts a datagram not acted on (see ``DatagramTally``).
     private func ignore(_ reason: String) {
-        guard ignored.count(reason) else { return }
+        if ignored.count(reason) { scheduleIgnoredReport() }
+    }
+
+    /// Counts what the sockets dropped before this actor saw it (too long, or read too slowly).
+    private func countDropped() {
+        if ignored.count(droppedBy: sockets) { scheduleIgnoredReport() }
+    }
+
+    private func scheduleIgnoredReport() {
         let period = ignoredReportPeriod
         ignoredReport = Task { [weak self] in
             try? await Task.sleep(for: period)
@@ -96,6 +104,7 @@ actor MDNSBrowseRun {
     }
 
     private func reportIgnored() {
+        _ = ignored.count(droppedBy: sockets)
         if let report = ignored.report() { logger.notice("\(report)") }
     }
 
@@ -150,6 +159,7 @@ actor MDNSBrowseRun {
 
     private func handle(_ datagram: Datagram) {
         guard !stopped else { return }
+        countDropped()
         let message: DNSMessage
         do {
             message = try DNSMessage.decode(datagram.bytes)

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// One datagram as a discovery run sees it.
 struct Datagram: Sendable {
@@ -20,24 +21,35 @@ struct MulticastSockets: Sendable {
     let datagrams: AsyncStream<Datagram>
     private let sink: AsyncStream<Datagram>.Continuation
     private let maximumDatagram: Int
+    private let dropped = DroppedDatagrams()
 
-    /// Datagrams longer than `maximumDatagram` are dropped where they arrive.
+    /// Datagrams longer than `maximumDatagram` are dropped where they arrive; so
+    /// are the oldest waiting ones when 512 wait to be read. Both are counted:
+    /// ``takeDropped()``.
     init(maximumDatagram: Int) {
         self.maximumDatagram = maximumDatagram
         (datagrams, sink) = AsyncStream.makeStream(of: Datagram.self, bufferingPolicy: .bufferingNewest(512))
     }
+
+    /// The datagrams dropped before the stream handed them over since the last call, by reason.
+    func takeDropped() -> [String: Int] { dropped.take() }
 
     /// Binds `host:port`; with `interface`, multicast goes out there with `ttl`, looped back to this host too.
     /// `reusePort` lets another daemon (Avahi on 5353) share the port.
     func bind(host: String, port: Int, sendingOn interface: MulticastInterface?, ttl: Int, reusePort: Bool = false) async throws -> any Channel {
         let sink = self.sink
         let limit = maximumDatagram
+        let dropped = self.dropped
         let name = interface?.name
         var bootstrap = DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            // One byte over the limit: a longer datagram shows as too long (NIO's default of
+            // 2 048 bytes would cut it short and hand the rest on as if it were whole).
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: limit + 1))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(DatagramForwarder(sink: sink, interfaceName: name, maximumSize: limit))
+                    try channel.pipeline.syncOperations.addHandler(
+                        DatagramForwarder(sink: sink, dropped: dropped, interfaceName: name, maximumSize: limit))
                 }
             }
         if reusePort {
@@ -80,22 +92,46 @@ struct MulticastSockets: Sendable {
     func finish() { sink.finish() }
 }
 
+/// Counts of datagrams dropped on the event loops before the discovery actor saw
+/// them, taken by that actor into its ``DatagramTally``.
+private final class DroppedDatagrams: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+
+    func add(_ reason: String) { counts.withLock { $0[reason, default: 0] += 1 } }
+
+    func take() -> [String: Int] {
+        counts.withLock { counts in
+            defer { counts = [:] }
+            return counts
+        }
+    }
+}
+
 private final class DatagramForwarder: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
 
     let sink: AsyncStream<Datagram>.Continuation
+    let dropped: DroppedDatagrams
     let interfaceName: String?
     let maximumSize: Int
 
-    init(sink: AsyncStream<Datagram>.Continuation, interfaceName: String?, maximumSize: Int) {
+    init(sink: AsyncStream<Datagram>.Continuation, dropped: DroppedDatagrams, interfaceName: String?, maximumSize: Int) {
         self.sink = sink
+        self.dropped = dropped
         self.interfaceName = interfaceName
         self.maximumSize = maximumSize
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
-        guard let host = envelope.remoteAddress.ipAddress, envelope.data.readableBytes <= maximumSize else { return }
-        sink.yield(Datagram(bytes: Array(envelope.data.readableBytesView), host: host, interfaceName: interfaceName))
+        guard let host = envelope.remoteAddress.ipAddress else { return }
+        guard envelope.data.readableBytes <= maximumSize else {
+            dropped.add("over \(maximumSize) bytes")
+            return
+        }
+        if case .dropped = sink.yield(Datagram(bytes: Array(envelope.data.readableBytesView), host: host, interfaceName: interfaceName)) {
+            // The oldest waiting datagram made room: the actor reads slower than they arrive.
+            dropped.add("arrived faster than read")
+        }
     }
 }

@@ -39,6 +39,10 @@ struct HostileNetworkTests {
         defer { connection.close() }
         #expect(await eventually(timeout: .seconds(10)) { (try? await connection.nameOwner(of: DaemonNames.busName)) ?? nil != nil })
 
+        // A picker stays open for the whole flood: the daemon listens (and is a member of
+        // both groups) only while some client discovers, and every datagram it listens to
+        // must be accounted for.
+        _ = try await connection.call(destination: DaemonNames.busName, path: DaemonNames.root, interface: DaemonNames.manager, member: "StartDiscovery")
         let file = try lab.wavFile(seconds: Int(seconds) + 60, name: "flood.wav")
         let before = Self.udpReceiveBufferErrors()
         let multicastBefore = Self.multicastReceived()
@@ -78,13 +82,14 @@ struct HostileNetworkTests {
             return Int(line[range].split(separator: " ")[1])
         }.reduce(0, +)
         let peak = Self.peakResidentKB(daemon.pid)
-        print("flood: sent \(sent) bad datagrams in \(Int(seconds)) s (\(sentByKind)); \(delivered) multicast datagrams reached this namespace; daemon counted \(counted), kernel dropped \(drops) on full sockets; "
+        print("flood: sent \(sent) bad datagrams in \(Int(seconds)) s (\(sentByKind)); \(delivered) multicast IP packets (a fragment counts one) reached this namespace; daemon counted \(counted), kernel dropped \(drops) on full sockets; "
             + "\(reports.count) report lines, \(log.split(separator: "\n").count) log lines in all; peak RSS \(peak / 1024) MB\n\(reports.joined(separator: "\n"))")
         #expect(sent >= Int(Double(rate) * seconds * 0.9), "the peer sent \(sent)")
-        #expect(counted <= sent)
-        // Counted, never more than reached this namespace's IP layer. (On this kernel most of the
-        // flood never leaves the peer's namespace through the veth pair: see Docs/reliability.md.)
-        #expect(counted > 0 && counted <= delivered, "counted \(counted) of \(delivered) delivered")
+        // Every datagram sent is accounted for: counted by the daemon (including those its sockets
+        // dropped as too long or read too slowly), or dropped by the kernel on a full socket. A few
+        // honest datagrams may be ignored too (the renderer's own); none may go missing.
+        let accounted = counted + drops
+        #expect(accounted >= sent - sent / 1000 && accounted <= sent + 50, "sent \(sent); counted \(counted) + kernel drops \(drops) = \(accounted)")
         #expect(reports.count <= Int(seconds / 5) * 2 + 4, "\(reports.count) report lines")
         #expect(log.split(separator: "\n").count < 200, "the flood was logged line by line:\n\(log.suffix(2000))")
         #expect(peak > 0 && peak < 96 * 1024, "peak RSS \(peak) kB")
