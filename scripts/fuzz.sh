@@ -22,7 +22,7 @@ done
 
 build=.build-fuzz
 # Optimised (the harnesses run as fast as the daemon's code does) with overflow checks kept,
-# ASan for memory errors in the C libraries the parsers call (libxml2, llhttp).
+# ASan for memory errors in the C libraries the parsers call (Expat, llhttp).
 MEDIAROUTE_FUZZ=1 swift build --build-path "$build" -c release --product mediaroute-fuzz \
   -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xcc -fsanitize=address >&2
 binary="$build/release/mediaroute-fuzz"

@@ -24,12 +24,11 @@ packages=(
   playerctl
   # The push endpoint benchmark's load generator (make benchmarks).
   wrk
-  # UPnP: libxml2 to parse device documents; gmediarender and rygel (Playbin) are the real renderers the
-  # LAN tests start in network namespaces (GStreamer's base/good plugins play and fetch the test media);
-  # gupnp-tools' gssdp-discover is a benchmark peer.
-  # The release daemon links libxml2's own libraries from their static archives (Packaging/link).
-  libicu-dev liblzma-dev zlib1g-dev
-  libxml2-dev gmediarender rygel rygel-playbin gstreamer1.0-plugins-base gstreamer1.0-plugins-good gupnp-tools
+  # UPnP: Expat to parse device documents (the release binaries link its static archive, Packaging/link);
+  # gmediarender and rygel (Playbin) are the real renderers the LAN tests start in network namespaces
+  # (GStreamer's base/good plugins play and fetch the test media); gupnp-tools' gssdp-discover is a
+  # benchmark peer.
+  libexpat1-dev gmediarender rygel rygel-playbin gstreamer1.0-plugins-base gstreamer1.0-plugins-good gupnp-tools
 )
 
 missing=()

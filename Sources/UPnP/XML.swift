@@ -1,4 +1,7 @@
-import CLibXML2
+import CExpat
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An XML element as a value: what UPnP documents need from a parsed tree.
 ///
@@ -69,8 +72,14 @@ public struct XMLError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(code.rawValue): \(message)" }
 }
 
-/// Parses untrusted XML with libxml2: no network, no DTD loading, no entity
-/// substitution, no DOCTYPE at all, bounded size, depth and element count.
+/// Parses untrusted XML with Expat: no DOCTYPE at all (so no DTD, no entity of
+/// the document's own, nothing ever fetched), only the five predefined entities
+/// and character references, bounded size, depth and element count.
+///
+/// Namespaces are resolved here rather than by Expat: devices in the field send
+/// prefixes they never declare (`dlna:X_DLNADOC`), which Expat's namespace mode
+/// refuses as a whole document; here such an element keeps its local name and
+/// has no namespace, as it had with libxml2.
 public struct XMLParser: Sendable {
     public var maximumBytes: Int
     public var maximumDepth: Int
@@ -82,90 +91,52 @@ public struct XMLParser: Sendable {
         self.maximumElements = maximumElements
     }
 
-    private static let initialized: Bool = {
-        xmlInitParser()
-        return true
-    }()
-
     /// The root element of `bytes`.
     public func parse(_ bytes: [UInt8]) throws(XMLError) -> XMLElement {
         guard bytes.count <= maximumBytes, bytes.count <= Int(Int32.max) else { throw XMLError(.tooLarge, "\(bytes.count) bytes (limit \(maximumBytes))") }
         guard !bytes.isEmpty else { throw XMLError(.malformed, "empty document") }
         if Self.containsDoctype(bytes) { throw XMLError(.doctypeForbidden, "a DOCTYPE declaration is not accepted") }
-        _ = Self.initialized
-        // NONET: never fetch; no NOENT/DTDLOAD/DTDATTR: entities stay unexpanded references;
-        // NOERROR/NOWARNING: errors come back to us, not on stderr.
-        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue | XML_PARSE_NOCDATA.rawValue)
-        let document = bytes.withUnsafeBufferPointer { buffer in
-            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
-                xmlReadMemory($0, Int32(buffer.count), "untrusted.xml", nil, options)
+        guard let parser = XML_ParserCreate(nil) else { throw XMLError(.malformed, "no parser (out of memory)") }
+        defer { XML_ParserFree(parser) }
+        let builder = XMLTreeBuilder(parser: parser, maximumDepth: maximumDepth, maximumElements: maximumElements)
+        let status = withExtendedLifetime(builder) {
+            XML_SetUserData(parser, Unmanaged.passUnretained(builder).toOpaque())
+            XML_SetElementHandler(parser, { context, name, attributes in
+                guard let context, let name else { return }
+                XMLTreeBuilder.from(context).start(name, attributes)
+            }, { context, _ in
+                guard let context else { return }
+                XMLTreeBuilder.from(context).end()
+            })
+            XML_SetCharacterDataHandler(parser) { context, characters, length in
+                guard let context, let characters, length > 0 else { return }
+                XMLTreeBuilder.from(context).characters(characters, Int(length))
+            }
+            // The byte scan above catches a DOCTYPE in UTF-8; these catch one in any other encoding.
+            XML_SetStartDoctypeDeclHandler(parser) { context, _, _, _, _ in
+                guard let context else { return }
+                XMLTreeBuilder.from(context).fail(XMLError(.doctypeForbidden, "a DOCTYPE declaration is not accepted"))
+            }
+            XML_SetExternalEntityRefHandler(parser) { _, _, _, _, _ in Int32(XML_STATUS_ERROR.rawValue) }
+            XML_SetParamEntityParsing(parser, XML_PARAM_ENTITY_PARSING_NEVER)
+            return bytes.withUnsafeBufferPointer { buffer in
+                buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                    XML_Parse(parser, $0, Int32(buffer.count), 1)
+                }
             }
         }
-        guard let document else {
-            var detail = "not well-formed"
-            if let error = xmlGetLastError(), let message = error.pointee.message {
-                detail = String(cString: message).trimmedXMLSpace
-            }
-            throw XMLError(.malformed, detail)
+        if let failure = builder.failure { throw failure }
+        guard status == XML_STATUS_OK else {
+            let code = XML_GetErrorCode(parser)
+            let message = XML_ErrorString(code).map { String(cString: $0) } ?? "not well-formed"
+            throw XMLError(.malformed, "\(message) at line \(XML_GetCurrentLineNumber(parser))")
         }
-        defer { xmlFreeDoc(document) }
-        guard document.pointee.intSubset == nil else { throw XMLError(.doctypeForbidden, "a DOCTYPE declaration is not accepted") }
-        guard let root = xmlDocGetRootElement(document) else { throw XMLError(.malformed, "no root element") }
-        var count = 0
-        return try convert(root, depth: 1, count: &count)
+        guard let root = builder.root else { throw XMLError(.malformed, "no root element") }
+        return root
     }
 
     /// Parses a string (UTF-8).
     public func parse(_ text: String) throws(XMLError) -> XMLElement { try parse(Array(text.utf8)) }
-
-    private func convert(_ node: xmlNodePtr, depth: Int, count: inout Int) throws(XMLError) -> XMLElement {
-        guard depth <= maximumDepth else { throw XMLError(.tooComplex, "nested deeper than \(maximumDepth)") }
-        count += 1
-        guard count <= maximumElements else { throw XMLError(.tooComplex, "more than \(maximumElements) elements") }
-        var element = XMLElement(name: String(cString: node.pointee.name))
-        if let namespace = node.pointee.ns, let href = namespace.pointee.href { element.namespace = String(cString: href) }
-        var attribute = node.pointee.properties
-        while let current = attribute {
-            let name = String(cString: current.pointee.name)
-            var value: [UInt8] = []
-            var part = current.pointee.children
-            while let text = part {
-                if text.pointee.type == XML_ENTITY_REF_NODE {
-                    throw XMLError(.malformed, "entity reference in attribute \(name) is not accepted")
-                }
-                if let content = text.pointee.content { Self.append(content, to: &value) }
-                part = text.pointee.next
-            }
-            element.attributes[name] = String(decoding: value, as: UTF8.self)
-            attribute = current.pointee.next
-        }
-        var child = node.pointee.children
-        var text: [UInt8] = []
-        while let current = child {
-            switch current.pointee.type {
-            case XML_ELEMENT_NODE:
-                element.children.append(try convert(current, depth: depth + 1, count: &count))
-            case XML_TEXT_NODE, XML_CDATA_SECTION_NODE:
-                if let content = current.pointee.content { Self.append(content, to: &text) }
-            case XML_ENTITY_REF_NODE:
-                // Undeclared entity references stay unexpanded; they are never substituted.
-                throw XMLError(.malformed, "entity reference &\(String(cString: current.pointee.name)); is not accepted")
-            default:
-                break
-            }
-            child = current.pointee.next
-        }
-        element.text = String(decoding: text, as: UTF8.self)
-        return element
-    }
-
-    private static func append(_ content: UnsafePointer<xmlChar>, to bytes: inout [UInt8]) {
-        var pointer = content
-        while pointer.pointee != 0 {
-            bytes.append(pointer.pointee)
-            pointer += 1
-        }
-    }
 
     static func containsDoctype(_ bytes: [UInt8]) -> Bool {
         let needle = Array("<!DOCTYPE".utf8)
@@ -175,6 +146,96 @@ public struct XMLParser: Sendable {
         }
         return false
         func upper(_ byte: UInt8) -> UInt8 { (0x61...0x7A).contains(byte) ? byte - 0x20 : byte }
+    }
+}
+
+/// Builds the ``XMLElement`` tree from Expat's callbacks, within the limits; the
+/// first limit crossed stops the parser and is the error.
+private final class XMLTreeBuilder {
+    private let parser: XML_Parser
+    private let maximumDepth: Int
+    private let maximumElements: Int
+    /// The open elements, innermost last, each with its own text so far and the
+    /// namespace bindings it declared (prefix → URI; "" is the default namespace).
+    private var open: [(element: XMLElement, text: [UInt8], bindings: [String: String])] = []
+    private var elements = 0
+    private(set) var root: XMLElement?
+    private(set) var failure: XMLError?
+
+    init(parser: XML_Parser, maximumDepth: Int, maximumElements: Int) {
+        self.parser = parser
+        self.maximumDepth = maximumDepth
+        self.maximumElements = maximumElements
+    }
+
+    static func from(_ context: UnsafeMutableRawPointer) -> XMLTreeBuilder {
+        Unmanaged<XMLTreeBuilder>.fromOpaque(context).takeUnretainedValue()
+    }
+
+    func fail(_ error: XMLError) {
+        if failure == nil { failure = error }
+        XML_StopParser(parser, XML_Bool(XML_FALSE))
+    }
+
+    func start(_ qualifiedName: UnsafePointer<CChar>, _ attributes: UnsafeMutablePointer<UnsafePointer<CChar>?>?) {
+        guard failure == nil else { return }
+        guard open.count < maximumDepth else { return fail(XMLError(.tooComplex, "nested deeper than \(maximumDepth)")) }
+        elements += 1
+        guard elements <= maximumElements else { return fail(XMLError(.tooComplex, "more than \(maximumElements) elements")) }
+        var named: [String: String] = [:]
+        var bindings: [String: String] = [:]
+        if var pair = attributes {
+            while let name = pair.pointee, let value = (pair + 1).pointee {
+                let (prefix, local) = Self.split(name)
+                if prefix == nil && local == "xmlns" {
+                    bindings[""] = String(cString: value)
+                } else if prefix == "xmlns" {
+                    bindings[local] = String(cString: value)
+                } else {
+                    named[local] = String(cString: value)
+                }
+                pair += 2
+            }
+        }
+        let (prefix, local) = Self.split(qualifiedName)
+        let namespace = resolve(prefix ?? "", declaredHere: bindings).flatMap { $0.isEmpty ? nil : $0 }
+        open.append((XMLElement(name: local, namespace: namespace, attributes: named), [], bindings))
+    }
+
+    func end() {
+        guard failure == nil, let (element, text, _) = open.popLast() else { return }
+        var closed = element
+        closed.text = String(decoding: text, as: UTF8.self)
+        if open.isEmpty {
+            root = closed
+        } else {
+            open[open.count - 1].element.children.append(closed)
+        }
+    }
+
+    func characters(_ characters: UnsafePointer<CChar>, _ count: Int) {
+        guard failure == nil, !open.isEmpty else { return }
+        characters.withMemoryRebound(to: UInt8.self, capacity: count) {
+            open[open.count - 1].text.append(contentsOf: UnsafeBufferPointer(start: $0, count: count))
+        }
+    }
+
+    /// The URI bound to `prefix` by this element or the nearest enclosing one that binds it.
+    private func resolve(_ prefix: String, declaredHere: [String: String]) -> String? {
+        if let uri = declaredHere[prefix] { return uri }
+        for scope in open.reversed() {
+            if let uri = scope.bindings[prefix] { return uri }
+        }
+        return nil
+    }
+
+    /// `prefix:local` split at its first colon (nil prefix when there is none).
+    private static func split(_ name: UnsafePointer<CChar>) -> (prefix: String?, local: String) {
+        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name))
+        guard let colon = bytes.firstIndex(of: 0x3A), colon > 0, colon < bytes.count - 1 else {
+            return (nil, String(decoding: bytes, as: UTF8.self))
+        }
+        return (String(decoding: bytes[..<colon], as: UTF8.self), String(decoding: bytes[(colon + 1)...], as: UTF8.self))
     }
 }
 

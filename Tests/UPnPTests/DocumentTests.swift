@@ -25,6 +25,26 @@ let gmediarenderDescription = """
         #expect(root.children(named: "b").map(\.text) == ["x < y", "<raw>"])
     }
 
+    /// Prefixes resolve through the enclosing elements; a prefix nobody declared (as some
+    /// devices send `dlna:X_DLNADOC`) leaves the element in no namespace instead of
+    /// refusing the whole description; namespace declarations are not attributes.
+    @Test func resolvesPrefixesAndToleratesUndeclaredOnes() throws {
+        let root = try XMLParser().parse(
+            #"<s:Envelope xmlns:s="urn:env" xmlns="urn:default" s:encodingStyle="e"><s:Body><u:Act xmlns:u="urn:act"><In>1</In></u:Act>"#
+                + #"<dlna:X_DLNADOC>DMR-1.50</dlna:X_DLNADOC><plain xmlns="">p</plain></s:Body></s:Envelope>"#)
+        #expect(root.name == "Envelope" && root.namespace == "urn:env" && root.attributes == ["encodingStyle": "e"])
+        let body = try #require(root.child("Body"))
+        #expect(body.namespace == "urn:env")
+        #expect(body.child("Act")?.namespace == "urn:act" && body.child("Act")?.child("In")?.namespace == "urn:default")
+        #expect(body.child("X_DLNADOC")?.namespace == nil && body.value("X_DLNADOC") == "DMR-1.50")
+        #expect(body.child("plain")?.namespace == nil)
+        // Character references and the predefined entities are all an element may use.
+        #expect(try XMLParser().parse("<r>&#x41;&#66;&quot;&apos;</r>").text == "AB\"'")
+        // A DOCTYPE in another encoding than UTF-8 is refused by the parser itself.
+        let utf16: [UInt8] = [0xFE, 0xFF] + Array(#"<!DOCTYPE r [<!ENTITY a "b">]><r>&a;</r>"#.utf8).flatMap { [UInt8(0), $0] }
+        #expect { try XMLParser().parse(utf16) } throws: { ($0 as? XMLError)?.code == .doctypeForbidden }
+    }
+
     @Test func refusesDoctypesAndEntityExpansion() {
         let billionLaughs = """
             <?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]><root>&lol2;</root>
