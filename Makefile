@@ -59,7 +59,10 @@ fuzz-ci: deps
 #   no-socket-activation.c answers libdbus's two libsystemd calls);
 # - relative relocations packed (RELR: the loader reads 11 KB instead of 1.3 MB)
 #   and no dynamic symbol table of its own (the loader searched 1.2 MB of it for
-#   every symbol of every library).
+#   every symbol of every library);
+# - for flash: identical functions folded into one (--icf=all; generic
+#   specialisations and thunks repeat, 0.5 MB) and no unwind tables
+#   (Packaging/link/no-unwind-tables.ld says why nothing needs them, 2.9 MB).
 ORDER_FILE = $(CURDIR)/Packaging/mediarouted.order
 RELEASE_LINK = $(CURDIR)/Packaging/link
 RELEASE_FLAGS = -c release --static-swift-stdlib -Xswiftc -Osize --scratch-path .build-release \
@@ -67,11 +70,19 @@ RELEASE_FLAGS = -c release --static-swift-stdlib -Xswiftc -Osize --scratch-path 
 	-Xswiftc -ld-path=$(RELEASE_LINK)/ld-static-system-libs \
 	-Xlinker $(CURDIR)/.build-release/no-socket-activation.o \
 	-Xlinker -T -Xlinker $(RELEASE_LINK)/private-functions.ld \
+	-Xlinker -T -Xlinker $(RELEASE_LINK)/no-unwind-tables.ld -Xlinker --icf=all \
 	-Xlinker --symbol-ordering-file=$(ORDER_FILE) -Xlinker --no-warn-symbol-ordering \
-	-Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic
+	-Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic -Xlinker --build-id
 
+# One file, mediarouted, is the daemon and, run as mediaroutectl (a link), the tool:
+# flash on a box is counted in megabytes, and the two static binaries were 95 %
+# the same code. Its debug information is kept apart in mediarouted.debug (matched
+# by build id; `make install` installs the binary stripped).
 release: deps .build-release/order-stamp .build-release/no-socket-activation.o
-	$(SWIFT) build $(RELEASE_FLAGS)
+	$(SWIFT) build $(RELEASE_FLAGS) --product mediarouted
+	rm -f .build-release/release/mediaroutectl
+	ln -s mediarouted .build-release/release/mediaroutectl
+	objcopy --only-keep-debug .build-release/release/mediarouted .build-release/release/mediarouted.debug
 
 # For scripts/order-file.sh, which links the daemon once more with a link map.
 release-flags:
@@ -82,11 +93,11 @@ release-flags:
 	$(RELEASE_CC) -O2 -fPIC -c $< -o $@
 
 # SwiftPM does not see the linker's inputs: a change to them relinks by removing the binaries.
-.build-release/order-stamp: $(ORDER_FILE) $(RELEASE_LINK)/ld-static-system-libs $(RELEASE_LINK)/private-functions.ld
+.build-release/order-stamp: $(ORDER_FILE) $(RELEASE_LINK)/ld-static-system-libs $(RELEASE_LINK)/private-functions.ld $(RELEASE_LINK)/no-unwind-tables.ld
 	rm -f .build-release/release/mediarouted .build-release/release/mediaroutectl
 	mkdir -p .build-release && touch $@
 
-# Installs the release binaries, the D-Bus policy, the systemd unit and sysusers
+# Installs the release binary (stripped) and its mediaroutectl link, the D-Bus policy, the systemd unit and sysusers
 # entry, the udev rules and the configuration file (an existing one is kept).
 # Afterwards, on the box: systemd-sysusers; udevadm control --reload;
 # systemctl reload dbus; systemctl daemon-reload (see Docs/operations.md).
@@ -94,8 +105,8 @@ install: release
 	$(MAKE) install-files
 
 install-files:
-	install -D -m 0755 $(BINARIES)/mediarouted $(DESTDIR)$(PREFIX)/bin/mediarouted
-	install -D -m 0755 $(BINARIES)/mediaroutectl $(DESTDIR)$(PREFIX)/bin/mediaroutectl
+	install -D -m 0755 -s $(BINARIES)/mediarouted $(DESTDIR)$(PREFIX)/bin/mediarouted
+	ln -sf mediarouted $(DESTDIR)$(PREFIX)/bin/mediaroutectl
 	install -D -m 0644 dbus/org.mediaroute.conf $(DESTDIR)$(DBUSPOLICYDIR)/org.mediaroute.conf
 	install -d $(DESTDIR)$(UNITDIR)
 	sed 's#/usr/local/bin/#$(PREFIX)/bin/#g; s#/usr/local/share/doc/mediaroute#$(DOCDIR)#g' systemd/mediarouted.service > $(DESTDIR)$(UNITDIR)/mediarouted.service

@@ -195,7 +195,7 @@ let package = Package(
             name: "mediarouted",
             dependencies: [
                 "MediaRouteDaemon", "MediaRouteBusAPI", "DBus", "LoopbackTransport", "NowPlayingPush", "BoxConfiguration", "LANTransport",
-                "MediaRouteExecutors",
+                "MediaRouteExecutors", "MediaRouteCommands",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -1,20 +1,10 @@
-import ArgumentParser
 import MediaRouteCommands
 
-/// Parses and runs by hand: ArgumentParser's own `main()` picks its synchronous
-/// entry point here, which refuses asynchronous subcommands on Linux.
+/// `mediaroutectl` on its own, for development (`swift run mediaroutectl`); what
+/// `make install` installs is `mediarouted` run under this name (see there).
 @main
 struct Entry {
     static func main() async {
-        do {
-            var command = try MediaRouteCtl.parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            MediaRouteCtl.exit(withError: error)
-        }
+        await MediaRouteCtl.runFromCommandLine()
     }
 }

@@ -1,9 +1,11 @@
 import BoxConfiguration
 import DBus
+import Dispatch
 import Logging
 import LANTransport
 import LoopbackTransport
 import MediaRouteBusAPI
+import MediaRouteCommands
 import MediaRouteDaemon
 import MediaRouteExecutors
 import NowPlayingPush
@@ -12,10 +14,14 @@ import ServiceLifecycle
 import Glibc
 #endif
 
-/// `mediarouted`: the routing system as a daemon on D-Bus.
+/// `mediarouted`: the routing system as a daemon on D-Bus, and, run under the
+/// name `mediaroutectl` (the link `make install` makes), the command-line tool.
 ///
-/// Options are parsed by hand: the daemon takes four, and leaving
-/// swift-argument-parser out keeps its code, and so its resident memory, smaller.
+/// One file for both because a box counts flash: the two static binaries shared
+/// all but a megabyte of their 20 MB each. The daemon never runs the tool's code,
+/// so those pages are never read in and its resident memory is unchanged
+/// (Docs/benchmarks.md). Its options are parsed by hand, so that the daemon's
+/// start-up touches none of swift-argument-parser.
 @main
 struct Daemon {
     static let usage = """
@@ -72,6 +78,14 @@ struct Daemon {
     /// Swift concurrency runs on ``QuietExecutors`` here, not on libdispatch's
     /// pool, whose monitor would wake the idle daemon every second.
     static func main() {
+        if CommandLine.arguments.first?.split(separator: "/").last == "mediaroutectl" {
+            // The tool keeps Swift's default executors, as in its own executable.
+            Task {
+                await MediaRouteCtl.runFromCommandLine()
+                exit(0)
+            }
+            dispatchMain()
+        }
         QuietExecutors.install()
         Task {
             await run()

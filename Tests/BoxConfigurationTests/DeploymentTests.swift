@@ -89,6 +89,11 @@ struct DeploymentTests {
             "/etc/mediaroute/mediaroute.conf", "/usr/local/share/doc/mediaroute/operations.md",
         ]
         for file in expected { #expect(FileManager.default.fileExists(atPath: destination + file), "\(file)") }
+        // One binary, stripped; the tool is a link to it.
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: destination + "/usr/local/bin/mediaroutectl") == "mediarouted")
+        let installedSize = try FileManager.default.attributesOfItem(atPath: destination + "/usr/local/bin/mediarouted")[.size] as? Int
+        let builtSize = try FileManager.default.attributesOfItem(atPath: Self.mediarouted)[.size] as? Int
+        #expect(installedSize ?? 0 > 0 && installedSize ?? 0 < builtSize ?? 0, "installed \(installedSize ?? 0) bytes of \(builtSize ?? 0)")
         // An administrator's edited configuration survives a reinstall and an uninstall.
         try "[lan]\nenabled = no\n".write(toFile: destination + "/etc/mediaroute/mediaroute.conf", atomically: true, encoding: .utf8)
         _ = try await ChildProcess.runOffPool(["/usr/bin/make", "-s", "-C", repository, "install-files", "DESTDIR=\(destination)", "BINARIES=\(binaries)"])
