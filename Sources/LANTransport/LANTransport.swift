@@ -173,7 +173,7 @@ actor SSDPDiscoveryRun {
     private let configuration: LANTransport.Configuration
     private let continuation: DiscoveryEvents.Continuation
     private let logger: Logger
-    private let sockets = MulticastSockets(maximumDatagram: SSDPMessage.maximumSize)
+    private let sockets: MulticastSockets
     private var searchSockets: [String: (interface: MulticastInterface, channel: any Channel)] = [:]
     private var unicastSocket: (any Channel)?
     private var listener: (any Channel)?
@@ -186,13 +186,15 @@ actor SSDPDiscoveryRun {
     private var timer: Task<Void, Never>?
     private var reader: Task<Void, Never>?
     private var stopped = false
-    private var ignored = DatagramTally(protocolName: "SSDP")
-    private var ignoredReport: Task<Void, Never>?
+    private let ignored: IgnoredDatagrams
 
     init(configuration: LANTransport.Configuration, continuation: DiscoveryEvents.Continuation, logger: Logger) {
         self.configuration = configuration
         self.continuation = continuation
         self.logger = logger
+        let sockets = MulticastSockets(maximumDatagram: SSDPMessage.maximumSize)
+        self.sockets = sockets
+        self.ignored = IgnoredDatagrams(protocolName: "SSDP", sockets: sockets, period: configuration.ignoredReportPeriod, logger: logger)
         self.searchInterval = configuration.initialSearchInterval
         self.nextSearch = .now + configuration.initialSearchInterval
     }
@@ -222,33 +224,10 @@ actor SSDPDiscoveryRun {
         searchSockets = [:]
         try? await unicastSocket?.close()
         try? await listener?.close()
-        ignoredReport?.cancel()
-        reportIgnored()
+        ignored.finish()
         continuation.finish()
     }
 
-    /// Counts a datagram not acted on; the first after a report schedules the next report.
-    private func ignore(_ reason: String) {
-        if ignored.count(reason) { scheduleIgnoredReport() }
-    }
-
-    /// Counts what the sockets dropped before this actor saw it (too long, or read too slowly).
-    private func countDropped() {
-        if ignored.count(droppedBy: sockets) { scheduleIgnoredReport() }
-    }
-
-    private func scheduleIgnoredReport() {
-        let period = configuration.ignoredReportPeriod
-        ignoredReport = Task { [weak self] in
-            try? await Task.sleep(for: period)
-            await self?.reportIgnored()
-        }
-    }
-
-    private func reportIgnored() {
-        _ = ignored.count(droppedBy: sockets)
-        if let report = ignored.report() { logger.notice("\(report)") }
-    }
 
     /// Opens sockets on new interfaces (searching there at once) and drops gone ones.
     func refresh() async {
@@ -331,12 +310,12 @@ actor SSDPDiscoveryRun {
 
     private func handle(_ datagram: Datagram) {
         guard !stopped else { return }
-        countDropped()
+        ignored.countDropped()
         let message: SSDPMessage
         do {
             message = try SSDPMessage.parse(datagram.bytes)
         } catch {
-            ignore("malformed")
+            ignored.count("malformed")
             return
         }
         guard message.kind != .search, let udn = message.udn else { return }
@@ -362,19 +341,19 @@ actor SSDPDiscoveryRun {
             return
         }
         guard let location = message["LOCATION"], let target = HTTPURL(location) else {
-            ignore("no usable LOCATION")
+            ignored.count("no usable LOCATION")
             return
         }
         guard target.host == datagram.host else {
             // Following it would make us a reflector: a device may only point at itself.
-            ignore("LOCATION on another host")
+            ignored.count("LOCATION on another host")
             return
         }
         let interface = datagram.interfaceName.flatMap { name in searchSockets[name]?.interface }
             ?? searchSockets.values.map(\.interface).first { $0.contains(datagram.host) }
             ?? (configuration.manualHosts.contains(datagram.host) ? MulticastInterface.current().first { $0.contains(datagram.host) } : nil)
         guard let interface else {
-            ignore("from no interface in use")
+            ignored.count("from no interface in use")
             return
         }
         var attributes = [
@@ -393,7 +372,7 @@ actor SSDPDiscoveryRun {
         } else {
             // A LAN can announce anything: the table is bounded (a flood of made-up devices is dropped).
             guard known.count < Self.maximumDevices else {
-                ignore("device table full")
+                ignored.count("device table full")
                 return
             }
             known[udn] = Known(endpoint: endpoint, expires: expires)

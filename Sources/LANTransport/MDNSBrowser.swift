@@ -26,7 +26,7 @@ actor MDNSBrowseRun {
     private let continuation: DiscoveryEvents.Continuation
     private let logger: Logger
     private let maximumQueryInterval: Duration
-    private let sockets = MulticastSockets(maximumDatagram: 9000)
+    private let sockets: MulticastSockets
     private var listener: (any Channel)?
     private var senders: [String: (interface: MulticastInterface, channel: any Channel)] = [:]
     private var cache: [String: CachedRecord] = [:]
@@ -36,9 +36,7 @@ actor MDNSBrowseRun {
     private var timer: Task<Void, Never>?
     private var reader: Task<Void, Never>?
     private var stopped = false
-    private let ignoredReportPeriod: Duration
-    private var ignored = DatagramTally(protocolName: "mDNS")
-    private var ignoredReport: Task<Void, Never>?
+    private let ignored: IgnoredDatagrams
     /// Queries sent (for tests).
     private(set) var queriesSent = 0
 
@@ -46,7 +44,9 @@ actor MDNSBrowseRun {
         serviceTypes: [String], interfaces: [String]?, maximumQueryInterval: Duration, ignoredReportPeriod: Duration = .seconds(60),
         continuation: DiscoveryEvents.Continuation, logger: Logger
     ) {
-        self.ignoredReportPeriod = ignoredReportPeriod
+        let sockets = MulticastSockets(maximumDatagram: 9000)
+        self.sockets = sockets
+        self.ignored = IgnoredDatagrams(protocolName: "mDNS", sockets: sockets, period: ignoredReportPeriod, logger: logger)
         self.serviceTypes = serviceTypes.map { $0.hasSuffix(".local") ? $0 : $0 + ".local" }
         self.interfaceNames = interfaces
         self.maximumQueryInterval = maximumQueryInterval
@@ -81,32 +81,9 @@ actor MDNSBrowseRun {
         for sender in senders.values { try? await sender.channel.close() }
         senders = [:]
         try? await listener?.close()
-        ignoredReport?.cancel()
-        reportIgnored()
+        ignored.finish()
     }
 
-    /// Counts a datagram not acted on (see ``DatagramTally``).
-    private func ignore(_ reason: String) {
-        if ignored.count(reason) { scheduleIgnoredReport() }
-    }
-
-    /// Counts what the sockets dropped before this actor saw it (too long, or read too slowly).
-    private func countDropped() {
-        if ignored.count(droppedBy: sockets) { scheduleIgnoredReport() }
-    }
-
-    private func scheduleIgnoredReport() {
-        let period = ignoredReportPeriod
-        ignoredReport = Task { [weak self] in
-            try? await Task.sleep(for: period)
-            await self?.reportIgnored()
-        }
-    }
-
-    private func reportIgnored() {
-        _ = ignored.count(droppedBy: sockets)
-        if let report = ignored.report() { logger.notice("\(report)") }
-    }
 
     /// Joins the group and opens a sender on new interfaces, and queries there.
     func refresh() async {
@@ -159,12 +136,12 @@ actor MDNSBrowseRun {
 
     private func handle(_ datagram: Datagram) {
         guard !stopped else { return }
-        countDropped()
+        ignored.countDropped()
         let message: DNSMessage
         do {
             message = try DNSMessage.decode(datagram.bytes)
         } catch {
-            ignore("malformed")
+            ignored.count("malformed")
             return
         }
         guard message.isResponse else { return }
