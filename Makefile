@@ -34,7 +34,7 @@ demo: build
 # The timeout keeps a hung test from hanging CI.
 test: deps
 	$(SWIFT) build --build-tests
-	timeout $(TEST_TIMEOUT) $(SWIFT) test --disable-xctest --no-parallel
+	SWIFT=$(SWIFT) TEST_TIMEOUT=$(TEST_TIMEOUT) ./scripts/test.sh
 
 # libFuzzer over every parser of untrusted bytes (Fuzz/, Docs/reliability.md):
 # FUZZ_SECONDS per harness; `make fuzz FUZZ_SECONDS=3600` is the long run.
