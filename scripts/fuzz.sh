@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer binary and runs every harness (or those named) for a set time.
-#   scripts/fuzz.sh [--seconds N] [--runs N] [harness ...]
+#   scripts/fuzz.sh [--seconds N] [--runs N] [--timeout S] [harness ...]
 # --runs stops a harness after N inputs (the long run: --runs 10000000 --seconds 3600,
-# whichever comes first).
+# whichever comes first). --timeout (default 10) is libFuzzer's per-input limit, in
+# wall-clock seconds: a long run sharing the machine at low priority wants more.
 # Corpora grow in .build-fuzz/corpus/<harness> (seeded from Fuzz/Corpus, never written
 # back); a finding lands in .build-fuzz/findings/<harness>/ and fails the run. Copy it
 # to Fuzz/Regressions/<harness>/ once fixed: the test suite replays those.
@@ -10,10 +11,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=60
 runs_limit=()
+timeout=10
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
     --runs) runs_limit=(-runs="$2"); shift 2 ;;
+    --timeout) timeout="$2"; shift 2 ;;
     --) shift; break ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
@@ -48,7 +51,7 @@ for harness in "${harnesses[@]}"; do
   # -rss_limit_mb/-malloc_limit_mb: an input that makes a parser allocate without bound
   # is a finding too; -timeout: so is one that makes it spin.
   if SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0:quarantine_size_mb=64 "$build/fuzz-$harness" "$corpus" Fuzz/Corpus/"$harness" \
-      "${dict[@]}" "${runs_limit[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 \
+      "${dict[@]}" "${runs_limit[@]}" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -malloc_limit_mb=256 \
       -artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1; then
     runs=$(grep -m1 -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo '?')
     cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || echo '?')
