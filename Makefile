@@ -65,7 +65,7 @@ fuzz-ci: deps
 #   (Packaging/link/no-unwind-tables.ld says why nothing needs them, 2.9 MB).
 ORDER_FILE = $(CURDIR)/Packaging/mediarouted.order
 RELEASE_LINK = $(CURDIR)/Packaging/link
-RELEASE_FLAGS = -c release --static-swift-stdlib -Xswiftc -Osize --scratch-path .build-release \
+RELEASE_FLAGS = -c release --disable-default-traits --static-swift-stdlib -Xswiftc -Osize --scratch-path .build-release \
 	-Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld \
 	-Xswiftc -ld-path=$(RELEASE_LINK)/ld-static-system-libs \
 	-Xlinker $(CURDIR)/.build-release/no-socket-activation.o \

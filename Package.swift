@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -8,6 +8,17 @@ let strict: [SwiftSetting] = [
 // `MEDIAROUTE_FUZZ=1` adds the libFuzzer binary (built by `make fuzz` with
 // `-sanitize=fuzzer,address`); an ordinary build has no use for it.
 let fuzzing = Context.environment["MEDIAROUTE_FUZZ"] == "1"
+
+// The simulated TV and speaker (the loopback transport and extension: `--simulate`,
+// `--scenario`, `mediaroutectl demo`) are for development and tests. They are a trait
+// on by default, so `swift build`, `swift test` and `make demo` have them, and the
+// installed binary is built without it (`make release`: --disable-default-traits):
+// nothing simulated ships on a box.
+let simulated = ["SimulatedDevices"]
+let simulatedDevices: [Target.Dependency] = [
+    .target(name: "LoopbackExtension", condition: .when(traits: Set(simulated))),
+    .target(name: "LoopbackTransport", condition: .when(traits: Set(simulated))),
+]
 
 let package = Package(
     name: "MediaRoute",
@@ -19,6 +30,10 @@ let package = Package(
         .library(name: "LoopbackExtension", targets: ["LoopbackExtension"]),
         .executable(name: "mediaroutectl", targets: ["mediaroutectl"]),
         .executable(name: "mediarouted", targets: ["mediarouted"]),
+    ],
+    traits: [
+        .trait(name: "SimulatedDevices", description: "The loopback transport's simulated devices: --simulate, --scenario and the demo."),
+        .default(enabledTraits: Set(simulated)),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -151,12 +166,12 @@ let package = Package(
         .target(
             name: "MediaRouteCommands",
             dependencies: [
-                "SystemRouting", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport",
+                "SystemRouting", "RouteSystem", "MediaDevice",
                 "MediaClock", "DBus", "MediaRouteClient", "Coordination", "LANTransport", "UPnPRendererExtension",
                 "BlueZTransport", "BLESpeakerExtension", "WiFiTransport", "WiFiDisplayExtension", "BoxConfiguration",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
+            ] + simulatedDevices,
             swiftSettings: strict),
         .executableTarget(
             name: "mediaroutectl",
@@ -184,21 +199,21 @@ let package = Package(
         .target(
             name: "MediaRouteDaemon",
             dependencies: [
-                "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport",
+                "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice",
                 "MediaClock", "NowPlaying", "NowPlayingRouting", "NowPlayingPush", "MPRIS", "BoxConfiguration", "AdapterInventory", "WiFiTransport", "WiFiDisplayExtension", "BlueZTransport", "BLESpeakerExtension",
                 "LANTransport", "UPnPRendererExtension", "SystemRouting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
+            ] + simulatedDevices,
             swiftSettings: strict),
         .executableTarget(
             name: "mediarouted",
             dependencies: [
-                "MediaRouteDaemon", "MediaRouteBusAPI", "DBus", "LoopbackTransport", "NowPlayingPush", "BoxConfiguration", "LANTransport",
+                "MediaRouteDaemon", "MediaRouteBusAPI", "DBus", "NowPlayingPush", "BoxConfiguration", "LANTransport",
                 "MediaRouteExecutors", "MediaRouteCommands",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
+            ] + simulatedDevices,
             swiftSettings: strict),
         // Benchmarks (release build): `make benchmarks`, figures in Docs/benchmarks.md.
         .executableTarget(

@@ -60,7 +60,8 @@ public enum DBusWireReader {
     public static func decode(
         _ bytes: UnsafeRawBufferPointer, limit: Int = maximumMessageSize, strings: DBusStringTable? = nil
     ) throws(DBusWireError) -> DBusMessage? {
-        guard var (message, body) = try decodeHeader(bytes, limit: limit, strings: strings) else { return nil }
+        guard let (header, body) = try decodeHeader(bytes, limit: limit, strings: strings) else { return nil }
+        var message = header
         message.body = try body.values()
         return message
     }

@@ -7,7 +7,9 @@ import FoundationEssentials
 import Foundation
 #endif
 import Logging
+#if SimulatedDevices
 import LoopbackTransport
+#endif
 import MediaClock
 import MediaDevice
 import SystemRouting
@@ -22,10 +24,17 @@ public struct MediaRouteCtl: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "mediaroutectl",
         abstract: "Find TVs and speakers, pair, play and control them.",
-        subcommands: [Devices.self, Pick.self, Play.self, Pause.self, Resume.self, Seek.self, Volume.self, Mute.self, Stop.self, Status.self, Suggest.self, Group.self, Demo.self])
+        subcommands: [Devices.self, Pick.self, Play.self, Pause.self, Resume.self, Seek.self, Volume.self, Mute.self, Stop.self, Status.self, Suggest.self, Group.self] + developmentCommands)
 
     public init() {}
 }
+
+#if SimulatedDevices
+/// Commands of a development build: the demo, on the simulated devices.
+let developmentCommands: [any ParsableCommand.Type] = [MediaRouteCtl.Demo.self]
+#else
+let developmentCommands: [any ParsableCommand.Type] = []
+#endif
 
 /// Options every command shares.
 ///
@@ -65,13 +74,19 @@ public struct CommonOptions: ParsableArguments {
     @Option(name: .customLong("bluez-bus"), help: "Where BlueZ is: system (default) or a D-Bus address (a test rig's bus).")
     public var bluezBus: String?
 
+    #if SimulatedDevices
     /// The scenario used with --simulate when no file is given (a command may choose another built-in one).
     var builtInScenario: LoopbackScenario = .standard
+    #endif
 
     public init() {}
 
     /// Whether the simulated devices are asked for.
     var simulates: Bool { simulate || scenario != nil }
+
+    /// What an installed build (without the `SimulatedDevices` trait) says to --simulate/--scenario.
+    static let noSimulatedDevices =
+        "this mediaroutectl has no simulated devices (--simulate, --scenario, demo): they are in development builds only (swift build)"
 
     /// The real transports asked for in this process (nil: every one that opens).
     func requestedTransports() throws -> Set<RealTransport>? {
@@ -119,6 +134,12 @@ public struct CommonOptions: ParsableArguments {
                 return environment
             }
         }
+        let bluez: DBusConnection.Bus = switch bluezBus ?? "system" {
+        case "system": .system
+        case "session": .session
+        case let address: .address(address)
+        }
+        #if SimulatedDevices
         var scenario: LoopbackScenario?
         if simulates {
             do {
@@ -127,14 +148,15 @@ public struct CommonOptions: ParsableArguments {
                 throw CommandFailure("\(error)")
             }
         }
-        let bluez: DBusConnection.Bus = switch bluezBus ?? "system" {
-        case "system": .system
-        case "session": .session
-        case let address: .address(address)
-        }
         return try await RoutingEnvironment.inProcess(
             scenario: scenario, transports: requested ?? Set(RealTransport.allCases), lan: lanConfiguration, bluezBus: bluez,
             notice: { console.notice($0) }, logger: logger)
+        #else
+        if simulates { throw CommandFailure(Self.noSimulatedDevices) }
+        return try await RoutingEnvironment.inProcess(
+            transports: requested ?? Set(RealTransport.allCases), lan: lanConfiguration, bluezBus: bluez,
+            notice: { console.notice($0) }, logger: logger)
+        #endif
     }
 }
 
@@ -575,7 +597,7 @@ func rememberChoice(of route: SystemRoute, for url: URL, environment: RoutingEnv
     let deviceID = await environment.controller.deviceID(of: entry)
     if let daemon = environment.daemon {
         try? await daemon.recordRouteChoice(application: "org.mediaroute.ctl", content: content, deviceID: deviceID)
-    } else if environment.transport == nil, let path = userSuggestionsPath() {
+    } else if !environment.simulatesDevices, let path = userSuggestionsPath() {
         // Simulated devices are not remembered: their ids mean nothing on the next run.
         await RouteSuggestionStore(path: path).record(.init(
             application: "org.mediaroute.ctl", content: content, hour: currentLocalHour(), deviceID: deviceID,

@@ -1,3 +1,5 @@
+// Development builds only (the `SimulatedDevices` trait): the demo runs on the simulated devices.
+#if SimulatedDevices
 import ArgumentParser
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -143,3 +145,4 @@ struct DemoPairingAgent: PairingAgent {
         return "1234"
     }
 }
+#endif

@@ -5,7 +5,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if SimulatedDevices
 import LoopbackTransport
+#endif
 import MediaClock
 import SystemRouting
 
@@ -14,7 +16,7 @@ extension MediaRouteCtl {
     public struct Group: AsyncParsableCommand {
         public static let configuration = CommandConfiguration(
             abstract: "Play a URL on several devices at once, in sync, and show each one's offset live.",
-            discussion: "Without --to, runs on a built-in pair of simulated TVs.")
+            discussion: "Without --to, a development build runs on a built-in pair of simulated TVs.")
 
         @OptionGroup public var common: CommonOptions
         @Argument(help: "The media URL.") public var url: String
@@ -30,11 +32,15 @@ extension MediaRouteCtl {
         public func run(console: any Console) async throws {
             guard let mediaURL = URL(string: url), mediaURL.scheme != nil else { throw CommandFailure("\"\(url)\" is not a URL") }
             var options = common
+            #if SimulatedDevices
             if devices.isEmpty && options.bus == nil {
                 // Without --to: the built-in pair of simulated TVs.
                 options.simulate = true
                 if options.scenario == nil { options.builtInScenario = .groupDemo }
             }
+            #else
+            if devices.isEmpty { throw CommandFailure("a group needs two or more devices (--to A --to B)") }
+            #endif
             let names = devices.isEmpty ? ["Den TV", "Bedroom TV"] : devices
             guard names.count >= 2 else { throw CommandFailure("a group needs two or more devices (--to A --to B)") }
             let environment = try await options.environment(console: console)

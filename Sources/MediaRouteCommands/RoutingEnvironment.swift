@@ -7,9 +7,10 @@ import MediaDevice
 import WiFiDisplayExtension
 import WiFiTransport
 import LANTransport
-import LoopbackExtension
 import MediaRouteClient
+#if SimulatedDevices
 import LoopbackTransport
+#endif
 import MediaClock
 import RouteSystem
 import SystemRouting
@@ -29,8 +30,12 @@ public enum RealTransport: String, Sendable, Hashable, CaseIterable {
 /// hosted in this process with the real transports (and simulated devices when asked).
 public struct RoutingEnvironment: Sendable {
     public let controller: SystemRouteController
+    #if SimulatedDevices
     /// The simulated devices, when the system runs in this process with --simulate/--scenario.
-    public let transport: LoopbackTransport?
+    public internal(set) var transport: LoopbackTransport?
+    #endif
+    /// Whether some devices are simulated ones (a development build's --simulate/--scenario).
+    public internal(set) var simulatesDevices = false
     /// Whether the commands reach `mediarouted`.
     public var usesDaemon: Bool { daemon != nil }
     /// The client of `mediarouted`, when the commands reach it.
@@ -39,22 +44,27 @@ public struct RoutingEnvironment: Sendable {
     /// Where one-line notices go (discovery failures).
     private let notice: @Sendable (String) -> Void
 
-    /// A system in this process: the loopback devices of `scenario` when given, and each of
-    /// `transports` that can open here; one that cannot is one `notice` line, never an error.
+    private init(
+        controller: SystemRouteController, daemon: DaemonRoutingBackend?, close: @escaping @Sendable () async -> Void,
+        notice: @escaping @Sendable (String) -> Void
+    ) {
+        self.controller = controller
+        self.daemon = daemon
+        self.close = close
+        self.notice = notice
+    }
+
+    /// A system in this process with each of `transports` that can open here; one that
+    /// cannot is one `notice` line, never an error. `loadingFirst` loads extensions of
+    /// its own before them (the simulated devices, in a development build).
     public static func inProcess(
-        scenario: LoopbackScenario?, transports: Set<RealTransport> = [], lan: LANTransport.Configuration = .init(),
+        transports: Set<RealTransport> = [], lan: LANTransport.Configuration = .init(),
         bluezBus: DBusConnection.Bus = .system, clock: any HostClock = SystemHostClock(),
-        notice: @escaping @Sendable (String) -> Void = { _ in }, logger: Logger
+        notice: @escaping @Sendable (String) -> Void = { _ in }, logger: Logger,
+        loadingFirst: (RouteSystem) async throws -> Void = { _ in }
     ) async throws -> RoutingEnvironment {
         let system = RouteSystem(clock: clock, logger: logger)
-        var loopback: LoopbackTransport?
-        if let scenario {
-            let transport = LoopbackTransport(scenario: scenario, clock: clock, logger: logger)
-            loopback = transport
-            try await system.load { manager in
-                LoopbackExtension(transport: transport, routingManager: manager, clock: clock, logger: logger)
-            }
-        }
+        try await loadingFirst(system)
         var closers: [@Sendable () async -> Void] = []
         if transports.contains(.lan) {
             let lanTransport = LANTransport(configuration: lan, logger: logger)
@@ -87,7 +97,7 @@ public struct RoutingEnvironment: Sendable {
         }
         let controller = await SystemRouteController(system: system, applicationIdentifier: "org.mediaroute.ctl")
         let openedConnections = closers
-        return RoutingEnvironment(controller: controller, transport: loopback, daemon: nil, close: {
+        return RoutingEnvironment(controller: controller, daemon: nil, close: {
             await system.shutdown()
             for close in openedConnections { await close() }
         }, notice: notice)
@@ -127,7 +137,7 @@ public struct RoutingEnvironment: Sendable {
         do {
             let backend = try await DaemonRoutingBackend.connect(connection, logger: logger)
             let controller = await SystemRouteController(backend: backend, applicationIdentifier: "org.mediaroute.ctl")
-            return RoutingEnvironment(controller: controller, transport: nil, daemon: backend, close: {
+            return RoutingEnvironment(controller: controller, daemon: backend, close: {
                 await controller.setPairingAgent(nil)
                 await backend.close()
                 connection.close()

@@ -3,8 +3,9 @@ import BoxConfiguration
 import DBus
 import MediaRouteBusAPI
 import Logging
-import LoopbackExtension
+#if SimulatedDevices
 import LoopbackTransport
+#endif
 import MPRIS
 import MediaClock
 import NowPlaying
@@ -40,8 +41,11 @@ public struct DaemonService: Service {
 
     public let bus: DBusConnection.Bus
     public let busName: String
+    #if SimulatedDevices
     /// Simulated devices (the loopback extension); nil, as on a box: only real devices.
-    public let scenario: LoopbackScenario?
+    /// A build without the `SimulatedDevices` trait (the installed one) has no such thing.
+    public var scenario: LoopbackScenario?
+    #endif
     public let nowPlaying: NowPlayingOptions
     /// Transport defaults for adapters (udev properties override them per device).
     public let configuration: DaemonConfiguration
@@ -56,7 +60,7 @@ public struct DaemonService: Service {
     public let logger: Logger
 
     public init(
-        bus: DBusConnection.Bus, busName: String = DaemonNames.busName, scenario: LoopbackScenario?,
+        bus: DBusConnection.Bus, busName: String = DaemonNames.busName,
         nowPlaying: NowPlayingOptions = NowPlayingOptions(), configuration: DaemonConfiguration = DaemonConfiguration(),
         followsAdapters: Bool = true, bluezBus: DBusConnection.Bus? = nil, lan: LANTransport.Configuration? = nil,
         stateDirectory: String? = nil, logger: Logger
@@ -66,7 +70,6 @@ public struct DaemonService: Service {
         self.lan = lan
         self.bus = bus
         self.busName = busName
-        self.scenario = scenario
         self.nowPlaying = nowPlaying
         self.configuration = configuration
         self.followsAdapters = followsAdapters
@@ -79,15 +82,11 @@ public struct DaemonService: Service {
         routing.preferredProtocols = configuration.preferredProtocols
         let system = RouteSystem(configuration: routing, logger: logger)
         let logger = self.logger
-        var transport: LoopbackTransport?
-        if let scenario {
-            let loopback = LoopbackTransport(scenario: scenario, logger: logger)
-            transport = loopback
-            try await system.load { manager in
-                LoopbackExtension(transport: loopback, routingManager: manager, logger: logger)
-            }
-            logger.notice("simulated devices are published (--simulate/--scenario)")
-        }
+        // What else follows the adapters as they come and go.
+        var adapterFollowers: [AdapterFollower] = []
+        #if SimulatedDevices
+        if let follower = try await loadSimulatedDevices(into: system) { adapterFollowers.append(follower) }
+        #endif
         if configuration.wifi.enabled && followsAdapters {
             // Wi-Fi Display sinks and setup-mode devices, on the Wi-Fi adapters udev marks as usable.
             // Without nl80211 its discovery fails once with the reason; the rest runs on.
@@ -150,7 +149,7 @@ public struct DaemonService: Service {
         let daemon = RoutingDaemon(system: system, connection: connection, suggestions: suggestions, logger: logger)
         // Now Playing comes up before the bus name is taken: owning the name means ready.
         let nowPlaying = try await startNowPlaying(system: system, connection: connection)
-        let adapters = await followAdapters(daemon: daemon, transport: transport)
+        let adapters = await followAdapters(daemon: daemon, followers: adapterFollowers)
         try await daemon.start(busName: busName)
         // Ends on SIGTERM/SIGINT (graceful shutdown) or when the bus goes away.
         let disconnected = try await connection.signals(matching: DBusMatchRule(interface: "org.mediaroute.NeverSent"))
@@ -227,28 +226,20 @@ extension DaemonService {
 }
 
 extension DaemonService {
-    /// Starts the adapter inventory: publishes the adapters and makes the
-    /// scenario's devices reachable only while the adapter they use is present
-    /// and enabled (a device whose adapter goes away is lost, so its route ends).
-    func followAdapters(daemon: RoutingDaemon, transport: LoopbackTransport?) async -> AdapterInventory? {
+    /// Told the adapters each time they change (the simulated devices, in a development build).
+    typealias AdapterFollower = @Sendable ([AdapterSettings]) async -> Void
+
+    /// Starts the adapter inventory: publishes the adapters and tells `followers`
+    /// each time they change.
+    func followAdapters(daemon: RoutingDaemon, followers: [AdapterFollower]) async -> AdapterInventory? {
         guard followsAdapters else { return nil }
         let inventory = AdapterInventory(configuration: configuration, logger: logger)
         let events = await inventory.events()
         await inventory.start()
-        let scenario = self.scenario
         let logger = self.logger
         @Sendable func apply(_ adapters: [AdapterSettings]) async {
             await daemon.setAdapters(adapters)
-            guard let transport, let scenario else { return }
-            let usable = Set(adapters.filter(\.enabled).map(\.name))
-            for spec in scenario.devices {
-                guard let adapter = spec.adapter else { continue }
-                if usable.contains(adapter) {
-                    await transport.addDevice(spec)
-                } else {
-                    await transport.removeDevice(named: spec.name)
-                }
-            }
+            for follower in followers { await follower(adapters) }
         }
         await apply(await inventory.adapters)
         Task {

@@ -3,7 +3,9 @@ import DBus
 import Dispatch
 import Logging
 import LANTransport
+#if SimulatedDevices
 import LoopbackTransport
+#endif
 import MediaRouteBusAPI
 import MediaRouteCommands
 import MediaRouteDaemon
@@ -34,7 +36,7 @@ struct Daemon {
           --bus          the bus to publish on (default: system)
           --name         the well-known name to own (default: \(DaemonNames.busName))
           --simulate     also publish simulated devices (the loopback TV and speaker), for demos and tests;
-                         never on a box: without it (and --scenario) only real devices are found
+                         development builds only: the installed daemon finds only real devices
           --scenario     a loopback scenario JSON file of simulated devices (implies --simulate)
           --log-level    trace, debug, info, notice, warning, error, critical (default: info)
           --push-listen  address of the Now Playing push endpoint (default: 127.0.0.1:7390; port 0 picks one)
@@ -150,12 +152,18 @@ struct Daemon {
         case let address: .address(address)
         }
         // Simulated devices only when asked for: a box publishes what is really there.
+        #if SimulatedDevices
         let scenario: LoopbackScenario?
         do {
             scenario = try scenarioPath.map(LoopbackScenario.load(fromFile:)) ?? (options["--simulate"] == "on" ? .standard : nil)
         } catch {
             fail("\(error)")
         }
+        #else
+        if scenarioPath != nil || options["--simulate"] == "on" {
+            fail("this mediarouted has no simulated devices (--simulate, --scenario): they are in development builds only (swift build)", status: 64)
+        }
+        #endif
         guard options["--mpris"] == "on" || options["--mpris"] == "off" else { fail("--mpris takes on or off") }
         guard options["--adapters"] == "on" || options["--adapters"] == "off" else { fail("--adapters takes on or off") }
         let nowPlaying = DaemonService.NowPlayingOptions(
@@ -186,10 +194,13 @@ struct Daemon {
         case let directory?: directory
         case nil: access("/var/lib/mediaroute", W_OK) == 0 ? "/var/lib/mediaroute" : nil
         }
-        let service = DaemonService(
-            bus: bus, busName: options["--name"]!, scenario: scenario, nowPlaying: nowPlaying, configuration: configuration,
+        var service = DaemonService(
+            bus: bus, busName: options["--name"]!, nowPlaying: nowPlaying, configuration: configuration,
             followsAdapters: options["--adapters"] == "on", bluezBus: bluezBus, lan: lan == "on" ? lanConfiguration : nil,
             stateDirectory: stateDirectory, logger: logger)
+        #if SimulatedDevices
+        service.scenario = scenario
+        #endif
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],
