@@ -259,7 +259,7 @@ let package = Package(
         .target(
             name: "MediaRouteFuzzing",
             dependencies: [
-                "LANTransport", "UPnP", "UPnPRendererExtension", "Transport", "DBus", "BlueZTransport", "MediaRouteBusAPI", "WiFiTransport",
+                "LANTransport", "UPnP", "UPnPRendererExtension", "Transport", "DBus", "BlueZTransport", "BluetoothAudio", "MediaRouteBusAPI", "WiFiTransport",
                 "CNetlink", "NowPlaying", "BoxConfiguration", "LoopbackTransport",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -268,6 +268,7 @@ let package = Package(
         // Every checked-in seed and earlier finding, through every harness, in the ordinary suite.
         .testTarget(name: "MediaRouteFuzzingTests", dependencies: ["MediaRouteFuzzing", "Coordination"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
+        .testTarget(name: "BluetoothAudioTests", dependencies: ["BluetoothAudio"]),
         .testTarget(name: "MediaRouteExecutorsTests", dependencies: ["MediaRouteExecutors"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
         .testTarget(name: "LoopbackTransportTests", dependencies: ["MediaRouteTestSupport", "LoopbackTransport", "Transport", "MediaClock"]),

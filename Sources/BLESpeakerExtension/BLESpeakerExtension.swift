@@ -33,33 +33,14 @@ import Glibc
 public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     public static let defaultProtocol = MediaSharingProtocol("org.mediaroute.ble-speaker", displayName: "Bluetooth LE")
 
-    /// The Volume Control Service's state: volume, mute, change counter.
-    public struct VolumeState: Sendable, Hashable {
-        public var volume: UInt8
-        public var muted: Bool
-        public var counter: UInt8
-
-        public init?(_ bytes: [UInt8]) {
-            guard bytes.count >= 3 else { return nil }
-            volume = bytes[0]
-            muted = bytes[1] != 0
-            counter = bytes[2]
-        }
-    }
-
-    /// Volume Control Point opcodes.
-    public enum Opcode: UInt8, Sendable {
-        case relativeDown = 0x00, relativeUp = 0x01, unmuteRelativeDown = 0x02, unmuteRelativeUp = 0x03
-        case setAbsolute = 0x04, unmute = 0x05, mute = 0x06
-    }
-
     private struct Active {
         let device: MediaOutputDevice
         let session: MediaOutputSession
         let path: DBusObjectPath
         var statePath: DBusObjectPath?
         var controlPoint: DBusObjectPath?
-        var state: VolumeState?
+        /// The Volume Control Service's state, once read.
+        var volumeControl = VolumeControl()
         var watcher: Task<Void, Never>?
         var linkWatcher: Task<Void, Never>?
         var link: BlueZLink?
@@ -242,15 +223,14 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     private func readState(_ id: UUID) async throws {
         guard let statePath = active[id]?.statePath else { return }
         let bytes = try await transport.readValue(statePath)
-        guard let state = VolumeState(bytes) else { throw MediaDeviceError(.connectionFailed, "malformed Volume State (\(bytes.count) bytes)") }
-        active[id]?.state = state
+        guard active[id]?.volumeControl.received(bytes) != nil else {
+            throw MediaDeviceError(.connectionFailed, "malformed Volume State (\(bytes.count) bytes)")
+        }
     }
 
     private func volumeNotified(_ id: UUID, _ value: [UInt8]) {
-        guard let state = VolumeState(value), let entry = active[id] else { return }
-        let changed = entry.state.map { $0.volume != state.volume || $0.muted != state.muted } ?? true
-        active[id]?.state = state
-        if changed { routingManager.volumeChanged(for: entry.device) }
+        guard let device = active[id]?.device, active[id]?.volumeControl.received(value) == true else { return }
+        routingManager.volumeChanged(for: device)
     }
 
     private func session(of device: MediaOutputDevice) -> UUID? {
@@ -259,22 +239,17 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
 
     /// Writes a control point operation with the current counter; a stale counter
     /// (ATT 0x80) makes it read the state again and retry once.
-    private func write(_ opcode: Opcode, _ operand: [UInt8] = [], to id: UUID) async {
+    private func write(_ opcode: VolumeControl.Opcode, volume: UInt8? = nil, to id: UUID) async {
         for attempt in 1...2 {
-            guard let entry = active[id], let controlPoint = entry.controlPoint, let state = entry.state else { return }
+            guard let entry = active[id], let controlPoint = entry.controlPoint,
+                let value = entry.volumeControl.write(opcode, volume: volume)
+            else { return }
             do {
-                try await transport.writeValue(controlPoint, [opcode.rawValue, state.counter] + operand)
-                // Our own change: the notification brings the new state; keep the
-                // counter and the mute flag in step meanwhile (the step size is the speaker's).
-                active[id]?.state?.counter = state.counter &+ 1
-                switch opcode {
-                case .mute: active[id]?.state?.muted = true
-                case .unmute, .unmuteRelativeUp, .unmuteRelativeDown: active[id]?.state?.muted = false
-                case .setAbsolute: if let level = operand.first { active[id]?.state?.volume = level }
-                case .relativeUp, .relativeDown: break
-                }
+                try await transport.writeValue(controlPoint, value)
+                // Our own change: the notification brings the new state; keep it in step meanwhile.
+                active[id]?.volumeControl.accepted(opcode, volume: volume)
                 return
-            } catch where error.message.contains("ATT error: 0x80") && attempt == 1 {
+            } catch let error as BlueZError where error.attErrorCode == VolumeControl.invalidChangeCounter && attempt == 1 {
                 logger.info("stale change counter; reading the state again", metadata: ["device": "\(entry.device.id)"])
                 try? await readState(id)
             } catch {
@@ -291,13 +266,12 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
             Task { await self.setTransportVolume(fraction, mediaTransport) }
             return
         }
-        let level = UInt8((fraction * 255).rounded())
-        Task { await self.write(.setAbsolute, [level], to: id) }
+        Task { await self.write(.setAbsolute, volume: VolumeControl.absoluteVolume(fraction), to: id) }
     }
 
     public func volume(for device: MediaOutputDevice) -> Float {
         guard let id = session(of: device) else { return 0 }
-        if let state = active[id]?.state { return Float(state.volume) / 255 }
+        if let volumeControl = active[id]?.volumeControl, volumeControl.state != nil { return volumeControl.level }
         return transportVolume[id] ?? 0
     }
 
@@ -422,8 +396,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         guard let id = session(of: device), increments != 0 else { return }
         Task {
             for _ in 0..<abs(increments) {
-                let muted = self.active[id]?.state?.muted ?? false
-                let opcode: Opcode = increments > 0 ? (muted ? .unmuteRelativeUp : .relativeUp) : (muted ? .unmuteRelativeDown : .relativeDown)
+                guard let opcode = await self.active[id]?.volumeControl.step(up: increments > 0) else { return }
                 await self.write(opcode, to: id)
             }
         }
@@ -441,7 +414,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
 
     public func isDeviceMuted(_ device: MediaOutputDevice) -> Bool {
         guard let id = session(of: device) else { return false }
-        return active[id]?.state?.muted ?? false
+        return active[id]?.volumeControl.isMuted ?? false
     }
 
     // MARK: Sessions

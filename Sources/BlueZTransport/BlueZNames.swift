@@ -31,9 +31,6 @@ public enum BlueZ {
     public static func lowercased(_ uuid: String) -> String {
         uuid.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? uuid.lowercased() : uuid
     }
-
-    /// `org.bluez.Error.X` names.
-    public static func isError(_ error: DBusError, _ short: String) -> Bool { error.name == "org.bluez.Error." + short }
 }
 
 /// The properties of one object: interface → properties.

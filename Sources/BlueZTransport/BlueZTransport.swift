@@ -133,7 +133,7 @@ public actor BlueZTransport: Transport {
         do {
             _ = try await connection.call(destination: BlueZ.busName, path: adapter, interface: BlueZ.adapter, member: "SetDiscoveryFilter", [.properties(filter)])
             _ = try await connection.call(destination: BlueZ.busName, path: adapter, interface: BlueZ.adapter, member: "StartDiscovery")
-        } catch where BlueZ.isError(error, "InProgress") {
+        } catch where BlueZError(error).kind == .inProgress {
             // Already discovering (another client, or us before a restart): fine.
         } catch {
             logger.warning("discovery not started", metadata: ["adapter": "\(adapter)", "error": "\(error)"])
@@ -272,12 +272,13 @@ public actor BlueZTransport: Transport {
                 }
                 break
             } catch {
-                let retryable = BlueZ.isError(error, "InProgress") || (BlueZ.isError(error, "Failed") && error.message.contains("le-connection-abort-by-local"))
+                let failure = BlueZError(error)
+                let retryable = failure.kind == .inProgress || failure.isLocalConnectionAbort
                 guard retryable, attempt < configuration.connectAttempts else {
-                    throw TransportError(BlueZ.isError(error, "InProgress") ? .timedOut : .connectionRefused, "Connect: \(error)")
+                    throw TransportError(failure.kind == .inProgress ? .timedOut : .connectionRefused, "Connect: \(failure)")
                 }
-                logger.info("connect retry", metadata: ["device": "\(path)", "attempt": "\(attempt)", "error": "\(error.message)"])
-                if error.message.contains("le-connection-abort-by-local") {
+                logger.info("connect retry", metadata: ["device": "\(path)", "attempt": "\(attempt)", "error": "\(failure.message)"])
+                if failure.isLocalConnectionAbort {
                     // The aborted link reports Connected=true, then false: wait for that false,
                     // not for a cache that may not have seen the true yet.
                     try await waitFor(path, events: events, timeout: .seconds(2), checkCacheFirst: false) { $0["Connected"]?.bool != true }
@@ -349,7 +350,7 @@ public actor BlueZTransport: Transport {
         if await objectManager.properties(of: path, BlueZ.device)?["Paired"]?.bool != true {
             do {
                 _ = try await connection.call(destination: BlueZ.busName, path: path, interface: BlueZ.device, member: "Pair", timeout: .seconds(90))
-            } catch where BlueZ.isError(error, "AlreadyExists") {
+            } catch where BlueZError(error).kind == .alreadyExists {
                 // Paired meanwhile.
             } catch {
                 throw TransportError(.connectionRefused, "pairing: \(error)")
@@ -398,23 +399,31 @@ public actor BlueZTransport: Transport {
         }
     }
 
-    public func readValue(_ characteristic: DBusObjectPath) async throws(DBusError) -> [UInt8] {
-        let reply = try await connection.call(
-            destination: BlueZ.busName, path: characteristic, interface: BlueZ.gattCharacteristic, member: "ReadValue", [.properties([:])])
+    public func readValue(_ characteristic: DBusObjectPath) async throws(BlueZError) -> [UInt8] {
+        let reply = try await call(characteristic, BlueZ.gattCharacteristic, "ReadValue", [.properties([:])])
         return reply.first?.bytes ?? []
     }
 
     /// Writes a value, with a response (`request`) or without (`command`).
-    public func writeValue(_ characteristic: DBusObjectPath, _ value: [UInt8], withResponse: Bool = true) async throws(DBusError) {
-        _ = try await connection.call(
-            destination: BlueZ.busName, path: characteristic, interface: BlueZ.gattCharacteristic, member: "WriteValue",
+    public func writeValue(_ characteristic: DBusObjectPath, _ value: [UInt8], withResponse: Bool = true) async throws(BlueZError) {
+        _ = try await call(
+            characteristic, BlueZ.gattCharacteristic, "WriteValue",
             [.bytes(value), .properties(["type": .string(withResponse ? "request" : "command")])])
     }
 
+    /// A call to BlueZ whose failure is a ``BlueZError``.
+    private func call(_ path: DBusObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) async throws(BlueZError) -> [DBusValue] {
+        do {
+            return try await connection.call(destination: BlueZ.busName, path: path, interface: interface, member: member, arguments)
+        } catch {
+            throw BlueZError(error)
+        }
+    }
+
     /// `StartNotify`, then the `Value` of every notification (from `PropertiesChanged`).
-    public func notifications(_ characteristic: DBusObjectPath) async throws(DBusError) -> AsyncStream<[UInt8]> {
+    public func notifications(_ characteristic: DBusObjectPath) async throws(BlueZError) -> AsyncStream<[UInt8]> {
         let events = await objectManager.events()
-        _ = try await connection.call(destination: BlueZ.busName, path: characteristic, interface: BlueZ.gattCharacteristic, member: "StartNotify")
+        _ = try await call(characteristic, BlueZ.gattCharacteristic, "StartNotify")
         return AsyncStream { continuation in
             let task = Task {
                 for await event in events {
@@ -439,20 +448,19 @@ public actor BlueZTransport: Transport {
 
     /// `AcquireNotify`: a socket that carries every notification as one packet, and its MTU
     /// (cheaper than `PropertiesChanged` for fast streams).
-    public func acquireNotify(_ characteristic: DBusObjectPath) async throws(DBusError) -> (fd: DBusFileDescriptor, mtu: Int) {
+    public func acquireNotify(_ characteristic: DBusObjectPath) async throws(BlueZError) -> (fd: DBusFileDescriptor, mtu: Int) {
         try await acquire("AcquireNotify", characteristic)
     }
 
     /// `AcquireWrite`: a socket to write values to, and its MTU.
-    public func acquireWrite(_ characteristic: DBusObjectPath) async throws(DBusError) -> (fd: DBusFileDescriptor, mtu: Int) {
+    public func acquireWrite(_ characteristic: DBusObjectPath) async throws(BlueZError) -> (fd: DBusFileDescriptor, mtu: Int) {
         try await acquire("AcquireWrite", characteristic)
     }
 
-    private func acquire(_ member: String, _ characteristic: DBusObjectPath) async throws(DBusError) -> (fd: DBusFileDescriptor, mtu: Int) {
-        let reply = try await connection.call(
-            destination: BlueZ.busName, path: characteristic, interface: BlueZ.gattCharacteristic, member: member, [.properties([:])])
+    private func acquire(_ member: String, _ characteristic: DBusObjectPath) async throws(BlueZError) -> (fd: DBusFileDescriptor, mtu: Int) {
+        let reply = try await call(characteristic, BlueZ.gattCharacteristic, member, [.properties([:])])
         guard reply.count == 2, case .unixFD(let fd) = reply[0], let mtu = reply[1].integer else {
-            throw DBusError(name: DBusError.failedName, message: "\(member): unexpected reply")
+            throw BlueZError(failed: "\(member): unexpected reply")
         }
         return (fd, Int(mtu))
     }
@@ -511,18 +519,27 @@ extension BlueZTransport {
     }
 
     /// Sets `Volume` from a fraction 0.0–1.0 of the transport's scale.
-    public func setVolume(_ fraction: Float, on transport: BlueZMediaTransport) async throws(DBusError) {
+    public func setVolume(_ fraction: Float, on transport: BlueZMediaTransport) async throws(BlueZError) {
         let raw = UInt16((min(max(fraction, 0), 1) * transport.volumeScale).rounded())
-        _ = try await objectManager.connection.call(
-            destination: BlueZ.busName, path: transport.path, interface: "org.freedesktop.DBus.Properties", member: "Set",
-            [.string(BlueZ.mediaTransport), .string("Volume"), .variant(.uint16(raw))])
+        do {
+            _ = try await objectManager.connection.call(
+                destination: BlueZ.busName, path: transport.path, interface: "org.freedesktop.DBus.Properties", member: "Set",
+                [.string(BlueZ.mediaTransport), .string("Volume"), .variant(.uint16(raw))])
+        } catch {
+            throw BlueZError(error)
+        }
     }
 
     /// `Acquire`: the socket encoded audio goes to, and the MTU for writing.
-    public func acquire(_ transport: BlueZMediaTransport) async throws(DBusError) -> (fd: DBusFileDescriptor, writeMTU: Int) {
-        let reply = try await objectManager.connection.call(destination: BlueZ.busName, path: transport.path, interface: BlueZ.mediaTransport, member: "Acquire")
+    public func acquire(_ transport: BlueZMediaTransport) async throws(BlueZError) -> (fd: DBusFileDescriptor, writeMTU: Int) {
+        let reply: [DBusValue]
+        do {
+            reply = try await objectManager.connection.call(destination: BlueZ.busName, path: transport.path, interface: BlueZ.mediaTransport, member: "Acquire")
+        } catch {
+            throw BlueZError(error)
+        }
         guard reply.count == 3, case .unixFD(let fd) = reply[0], let outgoing = reply[2].integer else {
-            throw DBusError(name: DBusError.failedName, message: "Acquire: unexpected reply")
+            throw BlueZError(failed: "Acquire: unexpected reply")
         }
         return (fd, Int(outgoing))
     }

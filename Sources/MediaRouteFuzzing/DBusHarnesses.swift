@@ -1,10 +1,11 @@
+import BluetoothAudio
 import BlueZTransport
 import DBus
 import MediaRouteBusAPI
 
 /// D-Bus messages as our own wire reader takes them off the bus socket.
 enum DBusHarnesses {
-    static let all: [FuzzHarness] = [message, bluezSignal]
+    static let all: [FuzzHarness] = [message, bluezSignal, bleVolume]
 
     /// Small enough that the fuzzer also meets the size limit.
     static let limit = 64 * 1024
@@ -33,6 +34,42 @@ enum DBusHarnesses {
                 _ = BlueZTransport.endpoint(path: path, properties: properties)
             }
         }
+        return nil
+    }
+
+    /// A speaker's Volume Control Service values and BlueZ's error texts: the first
+    /// byte splits the input into a Volume State read, then control point operations
+    /// and notifications (one byte each: an opcode, or a new state from what follows),
+    /// then an error message as BlueZ could send it.
+    static let bleVolume = FuzzHarness("ble-volume", "VCS Volume State, control point operations, BlueZ error texts", maximumLength: 4096) { bytes in
+        guard let first = bytes.first else { return nil }
+        let split = min(Int(first), bytes.count - 1)
+        var control = VolumeControl()
+        var rest = bytes[1...].prefix(split)
+        control.received(Array(rest.prefix(3)))
+        rest = rest.dropFirst(3)
+        while let byte = rest.popFirst() {
+            if let opcode = VolumeControl.Opcode(rawValue: byte % 8) {
+                guard let before = control.state else { continue }
+                let volume = rest.first
+                guard let value = control.write(opcode, volume: volume) else {
+                    if opcode == .setAbsolute && volume == nil { continue }
+                    return "no control point value for \(opcode) with a known state"
+                }
+                if value[0] != opcode.rawValue || value[1] != before.changeCounter { return "write \(value) for \(opcode) at counter \(before.changeCounter)" }
+                control.accepted(opcode, volume: volume)
+                if control.state?.changeCounter != before.changeCounter &+ 1 { return "the counter did not move on by one" }
+            } else {
+                let state = Array(rest.prefix(3))
+                rest = rest.dropFirst(3)
+                let before = control.state
+                if control.received(state) == nil, control.state != before { return "a malformed state changed the state" }
+            }
+        }
+        let message = String(decoding: bytes.dropFirst(1 + split), as: UTF8.self)
+        let error = BlueZError(DBusError(name: "org.bluez.Error.Failed", message: message))
+        _ = error.attErrorCode
+        if let reason = error.connectionFailureReason, !message.hasPrefix(reason) { return "reason \(reason) is not the message's first word" }
         return nil
     }
 }
