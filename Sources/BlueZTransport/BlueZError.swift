@@ -56,10 +56,10 @@ public struct BlueZError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `Failed` from `Device1.Connect` is one of its reason words
     /// (`le-connection-abort-by-local`, `br-connection-page-timeout`, …).
     public var connectionFailureReason: String? {
-        guard kind == .failed else { return nil }
-        let word = message.split(separator: " ").first.map(String.init) ?? ""
-        guard word.hasPrefix("le-connection-") || word.hasPrefix("br-connection-") else { return nil }
-        return word
+        guard kind == .failed, let word = message.split(separator: " ", maxSplits: 1).first else { return nil }
+        let prefixes = ["le-connection-", "br-connection-"]
+        guard prefixes.contains(where: { word.hasPrefix($0) && word.count > $0.count }) else { return nil }
+        return String(word)
     }
 
     /// The LE link was torn down by our side while connecting: BlueZ's transient

@@ -69,7 +69,9 @@ enum DBusHarnesses {
         let message = String(decoding: bytes.dropFirst(1 + split), as: UTF8.self)
         let error = BlueZError(DBusError(name: "org.bluez.Error.Failed", message: message))
         _ = error.attErrorCode
-        if let reason = error.connectionFailureReason, !message.hasPrefix(reason) { return "reason \(reason) is not the message's first word" }
+        if let reason = error.connectionFailureReason, message.split(separator: " ").first.map(String.init) != reason {
+            return "reason \(reason) is not the message's first word"
+        }
         return nil
     }
 }

@@ -22,6 +22,9 @@ import Testing
         let other = BlueZError(DBusError(name: "org.bluez.Error.InProgress", message: "le-connection-abort-by-local"))
         #expect(other.connectionFailureReason == nil && !other.isLocalConnectionAbort)
         #expect(BlueZError(DBusError(name: "org.bluez.Error.Failed", message: "Operation failed")).connectionFailureReason == nil)
+        // Found by the ble-volume fuzz harness: a bare prefix is no reason; leading spaces are not part of one.
+        #expect(BlueZError(DBusError(name: "org.bluez.Error.Failed", message: "le-connection- x")).connectionFailureReason == nil)
+        #expect(BlueZError(DBusError(name: "org.bluez.Error.Failed", message: "  le-connection-abort-by-local")).isLocalConnectionAbort)
     }
 
     @Test func theATTErrorCodeIsParsedOrNil() {
