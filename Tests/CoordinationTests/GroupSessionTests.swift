@@ -71,7 +71,9 @@ struct WatchTogether: GroupActivity {
 
         await sessionA.end()
         #expect(await eventually { await sessionB.state == .invalidated(reason: "ended by a") })
-        #expect(await sessionA.state == .invalidated(reason: "ended"))
+        // Failed once in a full run here (not in 15 runs alone): the state it had says why.
+        let endedA = await sessionA.state
+        #expect(endedA == .invalidated(reason: "ended"), "session A after end(): \(endedA)")
     }
 
     @Test func aVanishedParticipantIsDroppedAndOneThatLeavesGoesAtOnce() async {
