@@ -120,16 +120,18 @@ public actor GroupSession<Activity: GroupActivity> {
     public func leave() async {
         guard state == .joined else { return }
         await send(.left)
-        await medium.leave(localParticipant)
+        // Invalidated before the medium closes our stream: the task reading it would
+        // otherwise get in first, while we wait on the medium, with "the medium closed".
         invalidate("left")
+        await medium.leave(localParticipant)
     }
 
     /// Ends the session for everyone.
     public func end() async {
         guard state == .joined else { return }
         await send(.ended)
+        invalidate("ended")  // before the stream closes, as in leave()
         await medium.leave(localParticipant)
-        invalidate("ended")
     }
 
     /// Changes the activity for everyone (each participant enqueues the new item).

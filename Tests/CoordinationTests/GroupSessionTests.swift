@@ -71,7 +71,8 @@ struct WatchTogether: GroupActivity {
 
         await sessionA.end()
         #expect(await eventually { await sessionB.state == .invalidated(reason: "ended by a") })
-        // Failed once in a full run here (not in 15 runs alone): the state it had says why.
+        // Not "the medium closed": ending invalidates before the medium closes the stream
+        // (that task used to win the race now and then under load).
         let endedA = await sessionA.state
         #expect(endedA == .invalidated(reason: "ended"), "session A after end(): \(endedA)")
     }
