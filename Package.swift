@@ -26,6 +26,7 @@ let package = Package(
     products: [
         .library(name: "MediaDevice", targets: ["MediaDevice"]),
         .library(name: "SystemRouting", targets: ["SystemRouting"]),
+        .library(name: "RoutingModel", targets: ["RoutingModel"]),
         .library(name: "RouteSystem", targets: ["RouteSystem"]),
         .library(name: "LoopbackExtension", targets: ["LoopbackExtension"]),
         .executable(name: "mediaroutectl", targets: ["mediaroutectl"]),
@@ -85,15 +86,18 @@ let package = Package(
             name: "MediaDevice",
             dependencies: ["Transport", "MediaClock"],
             swiftSettings: strict),
+        // The routing vocabulary shared by RouteSystem, the app API and the daemon's client:
+        // devices, keys, routes, events, pairing, the backend protocol.
+        .target(name: "RoutingModel", dependencies: ["MediaDevice"], swiftSettings: strict),
         // The one owner of routing state: hosts extensions.
         .target(
             name: "RouteSystem",
-            dependencies: ["MediaDevice", "MediaClock", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["RoutingModel", "MediaDevice", "MediaClock", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // App-facing API: SystemRouteController, SystemRoute, sessions, picker.
         .target(
             name: "SystemRouting",
-            dependencies: ["RouteSystem", "MediaDevice"],
+            dependencies: ["RoutingModel", "MediaDevice"],
             swiftSettings: strict),
         .target(
             name: "LoopbackExtension",
@@ -186,12 +190,12 @@ let package = Package(
             ],
             path: "Tests/MediaRouteTestSupport"),
         // Names and error mapping of mediarouted's D-Bus API, shared by the daemon and its clients.
-        .target(name: "MediaRouteBusAPI", dependencies: ["DBus", "MediaDevice"], swiftSettings: strict),
+        .target(name: "MediaRouteBusAPI", dependencies: ["DBus", "MediaDevice", "RoutingModel", "SystemRouting", "BoxConfiguration"], swiftSettings: strict),
         // SystemRouting backed by mediarouted over D-Bus.
         .target(
             name: "MediaRouteClient",
             dependencies: [
-                "DBus", "MediaRouteBusAPI", "SystemRouting", "RouteSystem", "MediaDevice", "MediaClock",
+                "DBus", "MediaRouteBusAPI", "SystemRouting", "RoutingModel", "MediaDevice", "MediaClock",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -268,6 +272,8 @@ let package = Package(
         // Every checked-in seed and earlier finding, through every harness, in the ordinary suite.
         .testTarget(name: "MediaRouteFuzzingTests", dependencies: ["MediaRouteFuzzing", "Coordination"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
+        .testTarget(name: "MediaRouteBusAPITests", dependencies: ["MediaRouteBusAPI", "DBus", "MediaDevice", "RoutingModel", "SystemRouting"]),
+        .testTarget(name: "RoutingModelTests", dependencies: ["RoutingModel", "MediaDevice"]),
         .testTarget(name: "BluetoothAudioTests", dependencies: ["BluetoothAudio"]),
         .testTarget(name: "MediaRouteExecutorsTests", dependencies: ["MediaRouteExecutors"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),

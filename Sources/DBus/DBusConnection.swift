@@ -287,6 +287,15 @@ public final class DBusConnection: Sendable {
     }
 
     static func properties(of interface: DBusInterface) async -> DBusValue {
+        if let snapshot = interface.snapshot {
+            // One read for every property, so GetAll answers from one consistent state.
+            let all = await snapshot()
+            var values: [String: DBusValue] = [:]
+            for property in interface.properties where property.access != .write {
+                values[property.name] = all[property.name]
+            }
+            return .properties(values)
+        }
         var values: [String: DBusValue] = [:]
         for property in interface.properties where property.access != .write {
             values[property.name] = await property.get()

@@ -163,6 +163,56 @@ public enum DBusValue: Sendable, Hashable {
         .array(elementSignature: "y", values.map(DBusValue.byte))
     }
 
+    /// The zero value of a complete type: "" for strings, "/" for object paths, 0, false,
+    /// empty containers; a variant holds an empty string. Nil for a malformed signature.
+    public static func zero(of signature: String) -> DBusValue? {
+        var codes = Substring(signature)
+        guard let value = zero(parsing: &codes), codes.isEmpty else { return nil }
+        return value
+    }
+
+    private static func zero(parsing codes: inout Substring) -> DBusValue? {
+        guard let code = codes.popFirst() else { return nil }
+        switch code {
+        case "y": return .byte(0)
+        case "b": return .bool(false)
+        case "n": return .int16(0)
+        case "q": return .uint16(0)
+        case "i": return .int32(0)
+        case "u": return .uint32(0)
+        case "x": return .int64(0)
+        case "t": return .uint64(0)
+        case "d": return .double(0)
+        case "s": return .string("")
+        case "o": return .objectPath("/")
+        case "g": return .signature("")
+        case "v": return .variant(.string(""))
+        case "a":
+            /// The signature of one complete type, taken from the front of `codes`.
+            func complete() -> String? {
+                let before = codes
+                guard zero(parsing: &codes) != nil else { return nil }
+                return String(before.prefix(before.count - codes.count))
+            }
+            if codes.first == "{" {
+                codes.removeFirst()
+                guard let key = complete(), let value = complete(), codes.popFirst() == "}" else { return nil }
+                return .dictionary(keySignature: key, valueSignature: value, [])
+            }
+            return complete().map { .array(elementSignature: $0, []) }
+        case "(":
+            var fields: [DBusValue] = []
+            while codes.first != ")" {
+                guard let field = zero(parsing: &codes) else { return nil }
+                fields.append(field)
+            }
+            codes.removeFirst()
+            return fields.isEmpty ? nil : .structure(fields)
+        default:
+            return nil
+        }
+    }
+
     // MARK: Reading
 
     /// The value inside any number of variants.

@@ -8,7 +8,7 @@ import Logging
 import MediaClock
 import MediaDevice
 import MediaRouteBusAPI
-import RouteSystem
+import RoutingModel
 import SystemRouting
 
 /// `SystemRouting`'s backend for apps in another process than `mediarouted`:
@@ -23,8 +23,16 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
     private let daemon: String
     private let clock: any HostClock
     private let logger: Logger
-    private var devices: [DBusObjectPath: SystemDevice] = [:]
-    private var routes: [UUID: (route: ActiveRoute, path: DBusObjectPath)] = [:]
+    /// The daemon's devices as its `Device1` properties say, and the device they make.
+    private var devices: [DBusObjectPath: (properties: Device1.Properties, device: SystemDevice)] = [:]
+    /// One route the daemon runs: its `Session1` object and properties.
+    private struct RouteEntry {
+        var route: ActiveRoute
+        var path: DBusObjectPath
+        var properties: Session1.Properties
+    }
+
+    private var routes: [UUID: RouteEntry] = [:]
     private var controls: [UUID: PlaybackControl] = [:]
     private var observers: [UInt64: AsyncStream<RouteSystemEvent>.Continuation] = [:]
     private var nextObserver: UInt64 = 0
@@ -79,7 +87,7 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
             member: "GetManagedObjects")
         // Devices first: a session object refers to its device.
         let managed = (objects.first?.dictionary ?? [:]).sorted { lhs, rhs in
-            (lhs.value.dictionary?[DaemonNames.device] != nil ? 0 : 1, lhs.key) < (rhs.value.dictionary?[DaemonNames.device] != nil ? 0 : 1, rhs.key)
+            (lhs.value.dictionary?[Device1.interface] != nil ? 0 : 1, lhs.key) < (rhs.value.dictionary?[Device1.interface] != nil ? 0 : 1, rhs.key)
         }
         for (key, interfaces) in managed {
             guard let path = DBusObjectPath(key) else { continue }
@@ -115,7 +123,7 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
     public var activeRoutes: [ActiveRoute] { routes.values.map(\.route) }
 
     public var devicesList: [SystemDevice] {
-        devices.values.sorted { $0.displayName < $1.displayName }
+        devices.values.map(\.device).sorted { $0.displayName < $1.displayName }
     }
 
     // MARK: Calls
@@ -130,88 +138,90 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         }
     }
 
+    private func call(_ path: DBusObjectPath, _ call: Device1.Call, timeout: Duration = .seconds(25)) async throws -> [DBusValue] {
+        try await self.call(path, Device1.interface, call.member, call.arguments, timeout: timeout)
+    }
+
+    private func call(_ path: DBusObjectPath, _ call: Session1.Call, timeout: Duration = .seconds(25)) async throws -> [DBusValue] {
+        try await self.call(path, Session1.interface, call.member, call.arguments, timeout: timeout)
+    }
+
+    private func call(_ call: Manager1.Call) async throws -> [DBusValue] {
+        try await self.call(DaemonNames.root, Manager1.interface, call.member, call.arguments)
+    }
+
+    private func getAll(_ path: DBusObjectPath, _ interface: String) async throws -> [String: DBusValue] {
+        try await call(path, "org.freedesktop.DBus.Properties", "GetAll", [.string(interface)]).first?.dictionary ?? [:]
+    }
+
     public func setPairingAgent(_ agent: (any PairingAgent)?) async {
         self.agent = agent
         if agent != nil {
             await connection.export(pairingAgentObject(), at: Self.agentPath)
-            _ = try? await call(DaemonNames.root, DaemonNames.manager, "RegisterPairingAgent", [.objectPath(Self.agentPath)])
+            _ = try? await call(.registerPairingAgent(Self.agentPath))
         } else {
-            _ = try? await call(DaemonNames.root, DaemonNames.manager, "UnregisterPairingAgent", [.objectPath(Self.agentPath)])
+            _ = try? await call(.unregisterPairingAgent(Self.agentPath))
             connection.unexport(Self.agentPath)
         }
     }
 
     private func pairingAgentObject() -> DBusObject {
-        DBusObject(interfaces: [DBusInterface(DaemonNames.pairingAgent, methods: [
-            DBusMethod("RequestPairingCode", inputs: [
-                DBusArgument("device", "o"), DBusArgument("name", "s"), DBusArgument("reason", "s"),
-                DBusArgument("method", "s"), DBusArgument("length", "u"),
-            ], outputs: [DBusArgument("code", "s")]) { [weak self] call in
-                guard let self, let code = await self.answerPairing(call.arguments) else {
-                    throw DBusError(name: DaemonNames.errorPrefix + "Canceled", message: "the person cancelled")
-                }
+        let method = PairingAgent1.method
+        return DBusObject(interfaces: [DBusInterface(PairingAgent1.interface, methods: [
+            DBusMethod(method.member, inputs: method.inputs, outputs: method.outputs) { [weak self] call in
+                let request = try PairingAgent1.Request(arguments: call.arguments)
+                guard let self, let code = await self.answerPairing(request) else { throw PairingAgent1.canceledError }
                 return [.string(code)]
             },
         ])])
     }
 
-    private func answerPairing(_ args: [DBusValue]) async -> String? {
-        guard let agent, args.count == 5, let path = args[0].objectPath,
-            let name = args[1].string, let reason = args[2].string
-        else { return nil }
-        let method: MediaOutputDevice.AuthorizationMethod = switch (args[3].string, args[4].integer) {
-        case ("numeric", 6): .numericCode(length: .sixCharacter)
-        case ("numeric", _): .numericCode(length: .fourCharacter)
-        case ("password", _): .password
-        default: .none
-        }
-        let entry = devices[path]
-        guard let member = entry?.members.first,
-            let device = MediaOutputDevice(id: member.device.id, displayName: name, capabilities: member.device.capabilities,
+    private func answerPairing(_ question: PairingAgent1.Request) async -> String? {
+        guard let agent, let member = devices[question.device]?.device.members.first,
+            let device = MediaOutputDevice(id: member.device.id, displayName: question.name, capabilities: member.device.capabilities,
                                            deviceType: member.device.deviceType)
         else { return nil }
         let request = PairingRequest(
             device: device, protocolType: member.protocolType, session: MediaOutputSession(deviceID: device.id),
-            reason: reason, authorizationMethod: method)
+            reason: question.reason, authorizationMethod: question.method)
         return await agent.pairingCode(for: request)
     }
 
     public func activate(deviceID: String, protocolID: String?, features: MediaOutputDevice.Capabilities) async throws -> ActiveRoute {
-        guard let (path, _) = devices.first(where: { $0.value.id == deviceID || $0.value.displayName.lowercased() == deviceID.lowercased() }) else {
+        guard let device = devicesList.named(deviceID), let path = devices.first(where: { $0.value.device.id == device.id })?.key else {
             throw MediaDeviceError(.deviceNotFound, "no device \(deviceID)")
         }
-        let reply = try await call(path, DaemonNames.device, "Activate", [.string(protocolID ?? "")], timeout: .seconds(300))
+        let reply = try await call(path, .activate(protocolID: protocolID), timeout: .seconds(300))
         guard let sessionPath = reply.first?.objectPath else { throw MediaDeviceError(.connectionFailed, "no session path") }
         if let known = routes.values.first(where: { $0.path == sessionPath }) { return known.route }
-        let properties = try await call(sessionPath, "org.freedesktop.DBus.Properties", "GetAll", [.string(DaemonNames.session)])
-        guard let route = makeRoute(properties.first?.dictionary ?? [:]) else {
+        guard let entry = makeRoute(try await getAll(sessionPath, Session1.interface), path: sessionPath) else {
             throw MediaDeviceError(.connectionFailed, "the daemon described the session oddly")
         }
-        if routes[route.session.id] == nil {
-            routes[route.session.id] = (route, sessionPath)
-            emit(.routeActivated(route))
+        if routes[entry.route.session.id] == nil {
+            routes[entry.route.session.id] = entry
+            emit(.routeActivated(entry.route))
         }
-        return route
+        return entry.route
     }
 
     public func deactivate(_ session: MediaOutputSession) async {
         guard let route = routes[session.id], let device = devicePath(for: route.route) else { return }
-        _ = try? await call(device, DaemonNames.device, "Deactivate")
+        _ = try? await call(device, .deactivate)
     }
 
     public func beginDiscovery(client: String) async {
         discoveryCount += 1
-        if discoveryCount == 1 { _ = try? await call(DaemonNames.root, DaemonNames.manager, "StartDiscovery") }
+        if discoveryCount == 1 { _ = try? await call(.startDiscovery) }
     }
 
     public func endDiscovery(client: String) async {
         guard discoveryCount > 0 else { return }
         discoveryCount -= 1
-        if discoveryCount == 0 { _ = try? await call(DaemonNames.root, DaemonNames.manager, "StopDiscovery") }
+        if discoveryCount == 0 { _ = try? await call(.stopDiscovery) }
     }
 
     private func devicePath(for route: ActiveRoute) -> DBusObjectPath? {
-        devices.first { $0.value.members.contains { $0.key == route.key } }?.key
+        devices.first { $0.value.device.members.contains { $0.key == route.key } }?.key
     }
 
     private func routeDevice(_ session: MediaOutputSession) throws -> DBusObjectPath {
@@ -227,39 +237,39 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
     }
 
     public func setVolume(_ level: Float, on session: MediaOutputSession) async throws {
-        _ = try await call(try routeDevice(session), DaemonNames.device, "SetVolume", [.double(Double(level))])
+        _ = try await call(try routeDevice(session), .setVolume(level))
     }
 
     public func changeVolume(by increments: Int, on session: MediaOutputSession) async throws {
-        _ = try await call(try routeDevice(session), DaemonNames.device, "ChangeVolume", [.int32(Int32(clamping: increments))])
+        _ = try await call(try routeDevice(session), .changeVolume(steps: Int32(clamping: increments)))
     }
 
     public func setMuted(_ muted: Bool, on session: MediaOutputSession) async throws {
-        _ = try await call(try routeDevice(session), DaemonNames.device, "Mute", [.bool(muted)])
+        _ = try await call(try routeDevice(session), .mute(muted))
     }
 
     public func volume(on session: MediaOutputSession) async throws -> (volume: Float, muted: Bool) {
-        let path = try routeDevice(session)
-        let all = try await call(path, "org.freedesktop.DBus.Properties", "GetAll", [.string(DaemonNames.device)]).first?.dictionary ?? [:]
-        return (Float(all["Volume"]?.double ?? 0), all["Muted"]?.bool ?? false)
+        // Kept current by the daemon's PropertiesChanged, so no call is needed.
+        guard let properties = devices[try routeDevice(session)]?.properties else {
+            throw MediaDeviceError(.deviceNotActive, "\(session) is not active")
+        }
+        return (properties.volume, properties.muted)
     }
 
     public func startSession(
         on session: MediaOutputSession, identifier: String?, url: URL, metadata: PlaybackMetadata
     ) async throws -> PlaybackControl {
         let path = try sessionPath(session)
-        _ = try await call(
-            path, DaemonNames.session, "StartWithMetadata",
-            [.string(url.absoluteString), .string(identifier == nil ? "player" : "application"), SessionMetadataCodec.encode(metadata)],
-            timeout: .seconds(60))
-        let properties = try await call(path, "org.freedesktop.DBus.Properties", "GetAll", [.string(DaemonNames.session)]).first?.dictionary ?? [:]
+        _ = try await call(path, .start(url: url, mode: identifier == nil ? .player : .application, metadata: metadata), timeout: .seconds(60))
+        guard var properties = routes[session.id]?.properties else { throw MediaDeviceError(.deviceNotActive, "\(session) is not active") }
+        properties.apply(try await getAll(path, Session1.interface))
+        routes[session.id]?.properties = properties
         let control = PlaybackControl(clock: clock)
-        control.update { snapshot in
-            Self.apply(properties, to: &snapshot)
-            let title = properties["Title"]?.string
+        control.update { [properties] snapshot in
+            properties.apply(to: &snapshot)
             snapshot.metadata = PlaybackMetadata(
-                title: title?.isEmpty == false ? title : metadata.title, artist: metadata.artist, album: metadata.album,
-                artworkURL: metadata.artworkURL, duration: properties["Duration"]?.double.flatMap { $0 > 0 ? $0 : nil } ?? metadata.duration,
+                title: properties.title ?? metadata.title, artist: metadata.artist, album: metadata.album,
+                artworkURL: metadata.artworkURL, duration: properties.duration > 0 ? properties.duration : metadata.duration,
                 isLive: metadata.isLive, contentURL: url)
         }
         controls[session.id] = control
@@ -269,16 +279,16 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         tasks.append(Task {
             // The app's commands, carried to the daemon in order: every one the in-process system takes.
             for await command in control.commands {
-                let request: (path: DBusObjectPath?, interface: String, member: String, args: [DBusValue]) = switch command {
-                case .play: (path, DaemonNames.session, "Play", [])
-                case .pause: (path, DaemonNames.session, "Pause", [])
-                case .seek(let position): (path, DaemonNames.session, "Seek", [.double(position)])
-                case .setSpeed(let rate): (path, DaemonNames.session, "SetRate", [.double(rate)])
-                case .stop: (path, DaemonNames.session, "Stop", [])
-                case .setVolume(let level): (devicePath, DaemonNames.device, "SetVolume", [.double(Double(level))])
-                case .setMuted(let muted): (devicePath, DaemonNames.device, "Mute", [.bool(muted)])
-                case .selectAudible(let option): (path, DaemonNames.session, "SelectAudible", [.string(option?.id ?? "")])
-                case .selectLegible(let option): (path, DaemonNames.session, "SelectLegible", [.string(option?.id ?? "")])
+                let request: (path: DBusObjectPath?, interface: String, member: String, args: [DBusValue])
+                if let call = Session1.Call(command) {
+                    request = (path, Session1.interface, call.member, call.arguments)
+                } else {
+                    let call: Device1.Call = switch command {
+                    case .setMuted(let muted): .mute(muted)
+                    case .setVolume(let level): .setVolume(level)
+                    default: .setVolume(.nan)
+                    }
+                    request = (devicePath, Device1.interface, call.member, call.arguments)
                 }
                 guard let target = request.path else { continue }
                 _ = try? await connection.call(
@@ -294,47 +304,38 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
     public func commandPlayback(_ command: PlaybackCommand, on session: MediaOutputSession) async throws {
         let path = try sessionPath(session)
         switch command {
-        case .play: _ = try await call(path, DaemonNames.session, "Play")
-        case .pause: _ = try await call(path, DaemonNames.session, "Pause")
-        case .seek(let position): _ = try await call(path, DaemonNames.session, "Seek", [.double(position)])
-        case .stop: _ = try await call(path, DaemonNames.session, "Stop")
+        case .play, .pause, .seek, .stop:
+            guard let call = Session1.Call(command) else { fallthrough }
+            _ = try await self.call(path, call)
         default: throw MediaDeviceError(.unsupported, "\(command) is not sent through mediarouted")
         }
     }
 
     /// `Manager1.Suggest`: the route the daemon suggests for `content` from `application`.
     public func suggest(application: String, content: PlaybackContent) async throws -> RouteSuggestion {
-        let reply = try await call(DaemonNames.root, DaemonNames.manager, "Suggest",
-                                   [.string(application), .bool(content.isVideo), .bool(content.isLongForm)])
-        guard reply.count == 3, reply[0].string == "external", let id = reply[1].string, let name = reply[2].string else { return .local }
-        return .external(deviceID: id, displayName: name)
+        Manager1.suggestion(fromReply: try await call(.suggest(application: application, content: content)))
     }
 
     /// `Manager1.RecordRouteChoice`: remembers the person's pick (nil device: played locally).
     public func recordRouteChoice(application: String, content: PlaybackContent, deviceID: String?) async throws {
-        _ = try await call(DaemonNames.root, DaemonNames.manager, "RecordRouteChoice",
-                           [.string(application), .bool(content.isVideo), .bool(content.isLongForm), .string(deviceID ?? "")])
+        _ = try await call(.recordRouteChoice(application: application, content: content, deviceID: deviceID))
     }
 
     public func sessionApplication(on session: MediaOutputSession) async -> String? {
-        guard let path = try? sessionPath(session),
-            let reply = try? await call(path, "org.freedesktop.DBus.Properties", "Get", [.string(DaemonNames.session), .string("Application")]),
-            let application = reply.first?.unwrapped.string, !application.isEmpty
-        else { return nil }
-        return application
+        routes[session.id]?.properties.application
     }
 
     public func stopSession(on session: MediaOutputSession) async {
         guard let path = try? sessionPath(session) else { return }
-        _ = try? await call(path, DaemonNames.session, "Stop")
+        _ = try? await call(path, Session1.Call.stop)
     }
 
     public func sendRouteData(_ data: Data, fromApplication application: String, on session: MediaOutputSession) async throws {
-        _ = try await call(try sessionPath(session), DaemonNames.session, "SendToExtension", [.bytes(Array(data))])
+        _ = try await call(try sessionPath(session), .sendToExtension(Array(data)))
     }
 
     public func sendSessionData(_ data: Data, on session: MediaOutputSession) async throws {
-        _ = try await call(try sessionPath(session), DaemonNames.session, "Send", [.bytes(Array(data))])
+        _ = try await call(try sessionPath(session), .send(Array(data)))
     }
 
     public func startRealtimeSampleDelivery(on session: MediaOutputSession) async throws -> RealtimeSampleSink {
@@ -345,60 +346,26 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
 
     // MARK: Mirroring the daemon
 
-    private func makeDevice(_ properties: [String: DBusValue]) -> SystemDevice? {
-        guard let id = properties["Id"]?.string, let name = properties["Name"]?.string else { return nil }
-        let type = MediaOutputDevice.DeviceType(rawValue: properties["Type"]?.string ?? "") ?? .unknown
-        var capabilities: MediaOutputDevice.Capabilities = []
-        for capability in properties["Capabilities"]?.array?.compactMap(\.string) ?? [] {
-            switch capability {
-            case "urlPlayback": capabilities.insert(.urlPlayback)
-            case "realtimeAudioStreaming": capabilities.insert(.realtimeAudioStreaming)
-            case "realtimeVideoStreaming": capabilities.insert(.realtimeVideoStreaming)
-            default: break
-            }
-        }
-        let volumeControl = MediaOutputDevice.VolumeControl(rawValue: properties["VolumeControl"]?.string ?? "") ?? .none
-        let state = ActivationState(rawValue: properties["State"]?.string ?? "") ?? .idle
-        let members = (properties["Members"]?.array ?? []).compactMap { member -> SystemDevice.Member? in
-            guard case .structure(let fields) = member.unwrapped, fields.count == 3,
-                let protocolID = fields[0].string, let protocolName = fields[1].string, let deviceID = fields[2].string,
-                let device = MediaOutputDevice(id: deviceID, displayName: name, capabilities: capabilities, deviceType: type,
-                                               volumeControl: volumeControl, canMute: properties["CanMute"]?.bool ?? false,
-                                               unavailableReason: properties["Available"]?.bool == false
-                                                   ? (properties["UnavailableReason"]?.string ?? "unavailable") : nil)
-            else { return nil }
-            return SystemDevice.Member(
-                protocolType: MediaSharingProtocol(protocolID, displayName: protocolName), device: device, state: state)
-        }
-        guard !members.isEmpty else { return nil }
-        return SystemDevice(id: id, displayName: name, members: members)
-    }
-
-    private func makeRoute(_ properties: [String: DBusValue]) -> ActiveRoute? {
-        guard let idText = properties["Id"]?.string, let id = UUID(uuidString: idText),
-            let deviceID = properties["DeviceId"]?.string, let protocolID = properties["Protocol"]?.string,
-            let devicePath = properties["Device"]?.objectPath, let entry = devices[devicePath],
-            let member = entry.members.first(where: { $0.protocolType.identifier == protocolID && $0.device.id == deviceID })
+    private func makeRoute(_ values: [String: DBusValue], path: DBusObjectPath) -> RouteEntry? {
+        guard let properties = Session1.Properties(values: values), let entry = devices[properties.device]?.device,
+            let member = entry.members.first(where: { $0.protocolType.identifier == properties.protocolID && $0.device.id == properties.deviceID })
         else { return nil }
-        return ActiveRoute(session: MediaOutputSession(id: id, deviceID: deviceID), protocolType: member.protocolType, device: member.device)
-    }
-
-    private static func apply(_ properties: [String: DBusValue], to snapshot: inout PlaybackSnapshot) {
-        if let state = properties["PlaybackState"]?.string.flatMap(PlaybackSnapshot.State.init(rawValue:)) { snapshot.state = state }
-        if let position = properties["Position"]?.double { snapshot.position = position }
-        if let rate = properties["Rate"]?.double { snapshot.playbackSpeed = rate }
-        if let duration = properties["Duration"]?.double, duration > 0 { snapshot.timeRange = 0...duration }
+        let route = ActiveRoute(
+            session: MediaOutputSession(id: properties.id, deviceID: properties.deviceID), protocolType: member.protocolType, device: member.device)
+        return RouteEntry(route: route, path: path, properties: properties)
     }
 
     private func added(_ path: DBusObjectPath, interfaces: [String: DBusValue], announce: Bool) async {
-        if let properties = interfaces[DaemonNames.device]?.dictionary, let device = makeDevice(properties) {
+        if let values = interfaces[Device1.interface]?.dictionary, let properties = Device1.Properties(values: values),
+            let device = properties.systemDevice
+        {
             let isNew = devices[path] == nil
-            devices[path] = device
+            devices[path] = (properties, device)
             if announce || isNew { emit(isNew ? .deviceFound(device) : .deviceUpdated(device)) }
-        } else if let properties = interfaces[DaemonNames.session]?.dictionary, let route = makeRoute(properties) {
-            guard routes[route.session.id] == nil else { return }
-            routes[route.session.id] = (route, path)
-            emit(.routeActivated(route))
+        } else if let values = interfaces[Session1.interface]?.dictionary, let entry = makeRoute(values, path: path) {
+            guard routes[entry.route.session.id] == nil else { return }
+            routes[entry.route.session.id] = entry
+            emit(.routeActivated(entry.route))
         }
     }
 
@@ -409,50 +376,51 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
             guard signal.body.count == 2, let object = signal.body[0].objectPath else { return }
             await added(object, interfaces: signal.body[1].dictionary ?? [:], announce: true)
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"):
-            guard let object = signal.body.first?.objectPath, let device = devices.removeValue(forKey: object) else { return }
-            emit(.deviceLost(device))
+            guard let object = signal.body.first?.objectPath, let entry = devices.removeValue(forKey: object) else { return }
+            emit(.deviceLost(entry.device))
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
             guard signal.body.count >= 2, let changed = signal.body[1].dictionary else { return }
             if path == DaemonNames.root, let failures = changed["DiscoveryFailures"] {
                 applyDiscoveryFailures(failures)
-            } else if let device = devices[path] {
+            } else if var entry = devices[path] {
+                // The payload says what changed: applied here, nothing is read back.
+                entry.properties.apply(changed)
+                guard let updated = entry.properties.systemDevice else { return }
+                let deviceChanged = updated != entry.device
+                devices[path] = (entry.properties, updated)
                 // A volume event carries only Volume and Muted; a full refresh is not a change of volume.
                 if changed["Volume"] != nil, Set(changed.keys).isSubset(of: ["Volume", "Muted"]),
-                    let route = routes.values.first(where: { entry in device.members.contains { $0.key == entry.route.key } })?.route
+                    let route = routes.values.first(where: { route in updated.members.contains { $0.key == route.route.key } })?.route
                 {
-                    emit(.volumeChanged(route, volume: Float(changed["Volume"]?.double ?? 0), muted: changed["Muted"]?.bool ?? false))
+                    emit(.volumeChanged(route, volume: entry.properties.volume, muted: entry.properties.muted))
                 }
-                let properties = try? await call(path, "org.freedesktop.DBus.Properties", "GetAll", [.string(DaemonNames.device)])
-                if let updated = properties?.first?.dictionary.flatMap(makeDevice), devices[path] != nil {
-                    devices[path] = updated
-                    emit(.deviceUpdated(updated))
-                }
+                if deviceChanged || changed["PreferredProtocol"] != nil { emit(.deviceUpdated(updated)) }
             } else if let (id, entry) = routes.first(where: { $0.value.path == path }) {
+                routes[id]?.properties.apply(changed)
                 if changed["Url"]?.string == "" {
                     controls.removeValue(forKey: id)?.finish()
                     emit(.sessionEnded(entry.route, reason: nil))
-                } else if let control = controls[id] {
-                    control.update { Self.apply(changed, to: &$0) }
+                } else if let control = controls[id], let properties = routes[id]?.properties {
+                    control.update { properties.apply(to: &$0) }
                 }
             }
-        case (DaemonNames.session, "Received"):
-            guard signal.body.count == 2, let channel = signal.body[0].string, let bytes = signal.body[1].bytes,
-                let entry = routes.values.first(where: { $0.path == path })
+        case (Session1.interface, let member?):
+            guard let event = Session1.Signal(member: member, body: signal.body),
+                let (id, entry) = routes.first(where: { $0.value.path == path })
             else { return }
-            emit(channel == "route"
-                ? .routeData(entry.route, application: "", data: Data(bytes))
-                : .sessionData(entry.route, application: "", data: Data(bytes)))
-        case (DaemonNames.session, "Ended"):
-            guard let (id, entry) = routes.first(where: { $0.value.path == path }) else { return }
-            routes[id] = nil
-            let errorName = signal.body.first?.string ?? ""
-            let reason: MediaDeviceError? = errorName.isEmpty
-                ? nil : MediaDeviceError(dbusError: DBusError(name: errorName, message: signal.body.last?.string ?? ""))
-            if let control = controls.removeValue(forKey: id) {
-                control.finish()
-                emit(.sessionEnded(entry.route, reason: reason))
+            switch event {
+            case .received(let channel, let bytes):
+                emit(channel == .route
+                    ? .routeData(entry.route, application: "", data: Data(bytes))
+                    : .sessionData(entry.route, application: "", data: Data(bytes)))
+            case .ended(let reason):
+                routes[id] = nil
+                if let control = controls.removeValue(forKey: id) {
+                    control.finish()
+                    emit(.sessionEnded(entry.route, reason: reason))
+                }
+                emit(.routeDeactivated(entry.route, reason: reason))
             }
-            emit(.routeDeactivated(entry.route, reason: reason))
         default:
             break
         }
@@ -463,7 +431,7 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         var failures: [String: String] = [:]
         for (key, reason) in value.unwrapped.dictionary ?? [:] { failures[key] = reason.string ?? "" }
         for (protocolID, reason) in failures.sorted(by: { $0.key < $1.key }) where discoveryFailures[protocolID] != reason {
-            let name = devices.values.lazy.flatMap(\.members).first { $0.protocolType.identifier == protocolID }?.protocolType.displayName
+            let name = devices.values.lazy.flatMap(\.device.members).first { $0.protocolType.identifier == protocolID }?.protocolType.displayName
             emit(.discoveryFailed(MediaSharingProtocol(protocolID, displayName: name ?? protocolID), MediaDeviceError(.discoveryFailed, reason)))
         }
         discoveryFailures = failures
@@ -482,7 +450,7 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
             emit(.routeDeactivated(entry.route, reason: reason))
         }
         routes.removeAll()
-        for device in devices.values { emit(.deviceLost(device)) }
+        for entry in devices.values { emit(.deviceLost(entry.device)) }
         devices.removeAll()
     }
 

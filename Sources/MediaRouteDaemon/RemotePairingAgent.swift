@@ -10,22 +10,19 @@ struct RemotePairingAgent: PairingAgent {
     let owner: String
     let path: DBusObjectPath
     let timeout: Duration
+    /// The `Device1` object of the device asking, from the daemon's own device list.
+    let devicePath: @Sendable (DeviceKey) async -> DBusObjectPath?
 
     func pairingCode(for request: PairingRequest) async -> String? {
-        let (method, length): (String, UInt32) = switch request.authorizationMethod {
-        case .numericCode(let length): ("numeric", UInt32(length.rawValue))
-        case .password: ("password", 0)
-        case .confirmation: ("confirmation", 0)
-        case .none: ("none", 0)
-        }
-        let devicePath = DaemonNames.devicePath(request.protocolType.identifier + "/" + request.device.id)
+        let key = DeviceKey(protocolID: request.protocolType.identifier, deviceID: request.device.id)
+        guard let device = await devicePath(key) else { return nil }
+        let question = PairingAgent1.Request(
+            device: device, name: request.device.displayName, reason: request.reason, method: request.authorizationMethod)
         do {
             let reply = try await connection.call(
-                destination: owner, path: path, interface: DaemonNames.pairingAgent, member: "RequestPairingCode",
-                [.objectPath(devicePath), .string(request.device.displayName), .string(request.reason), .string(method), .uint32(length)],
-                timeout: timeout)
-            guard let code = reply.first?.string, !code.isEmpty else { return nil }
-            return code
+                destination: owner, path: path, interface: PairingAgent1.interface, member: PairingAgent1.requestMember,
+                question.arguments, timeout: timeout)
+            return PairingAgent1.code(fromReply: reply)
         } catch {
             // Rejected, cancelled, gone or too slow: all mean no code.
             return nil

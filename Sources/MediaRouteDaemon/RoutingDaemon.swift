@@ -52,17 +52,17 @@ public actor RoutingDaemon {
         return await suggestions.suggestion(for: content, application: application, hour: hourOfDay(), available: available)
     }
 
-    /// Remembers the person's pick ("" device: played locally).
-    func recordRouteChoice(application: String, content: PlaybackContent, deviceID: String) async throws {
+    /// Remembers the person's pick (nil device: played locally).
+    func recordRouteChoice(application: String, content: PlaybackContent, deviceID: String?) async throws {
         var name: String?
-        if !deviceID.isEmpty {
+        if let deviceID {
             guard let device = await system.device(named: deviceID) else {
                 throw MediaDeviceError(.deviceNotFound, "no device \(deviceID)").dbusError
             }
             name = device.displayName
         }
         await suggestions.record(.init(
-            application: application, content: content, hour: hourOfDay(), deviceID: deviceID.isEmpty ? nil : deviceID, displayName: name))
+            application: application, content: content, hour: hourOfDay(), deviceID: deviceID, displayName: name))
     }
 
     /// Exports the objects, follows the system and the bus, then takes the bus name.
@@ -106,16 +106,19 @@ public actor RoutingDaemon {
     public func setAdapters(_ adapters: [AdapterSettings]) {
         guard adapters != self.adapters else { return }
         self.adapters = adapters
-        connection.emitPropertiesChanged(path: DaemonNames.root, interface: DaemonNames.manager, changed: ["Adapters": Self.adaptersValue(adapters)])
+        connection.emitPropertiesChanged(
+            path: DaemonNames.root, interface: Manager1.interface,
+            changed: ["Adapters": Manager1.Properties.value(of: adapters.map(Manager1.Adapter.init))])
     }
 
-    static func adaptersValue(_ adapters: [AdapterSettings]) -> DBusValue {
-        .array(elementSignature: "(ssssbs)", adapters.map { adapter in
-            .structure([
-                .string(adapter.name), .string(adapter.subsystem), .string(adapter.transport.rawValue), .string(adapter.role.rawValue),
-                .bool(adapter.enabled), .string(adapter.scanMode?.rawValue ?? ""),
-            ])
-        })
+    /// `Manager1`'s properties now.
+    func managerProperties() async -> Manager1.Properties {
+        var properties = Manager1.Properties()
+        properties.discovering = await system.isDiscovering
+        properties.protocols = await system.loadedProtocols.map(\.identifier)
+        properties.adapters = adapters.map(Manager1.Adapter.init)
+        properties.discoveryFailures = discoveryFailures
+        return properties
     }
 
     // MARK: Clients
@@ -123,20 +126,22 @@ public actor RoutingDaemon {
     func startDiscovery(for client: String) async {
         discoveryClients.insert(client)
         await system.beginDiscovery(client: client)
-        connection.emitPropertiesChanged(path: DaemonNames.root, interface: DaemonNames.manager, changed: ["Discovering": .bool(true)])
+        connection.emitPropertiesChanged(path: DaemonNames.root, interface: Manager1.interface, changed: ["Discovering": .bool(true)])
     }
 
     func stopDiscovery(for client: String) async {
         await system.endDiscovery(client: client)
         if !(await system.isDiscovering) {
-            connection.emitPropertiesChanged(path: DaemonNames.root, interface: DaemonNames.manager, changed: ["Discovering": .bool(false)])
+            connection.emitPropertiesChanged(path: DaemonNames.root, interface: Manager1.interface, changed: ["Discovering": .bool(false)])
         }
     }
 
     func registerAgent(owner: String, path: DBusObjectPath) async {
         agentOwner = owner
         let timeout = system.configuration.pairingTimeout
-        await system.setPairingAgent(RemotePairingAgent(connection: connection, owner: owner, path: path, timeout: timeout))
+        await system.setPairingAgent(RemotePairingAgent(connection: connection, owner: owner, path: path, timeout: timeout) {
+            [weak self] key in await self?.devicePath(containing: key)
+        })
     }
 
     func unregisterAgent(owner: String) async {
@@ -150,7 +155,7 @@ public actor RoutingDaemon {
             logger.info("client left; dropping its discovery", metadata: ["client": "\(name)"])
             await system.endAllDiscovery(client: name)
             if !(await system.isDiscovering) {
-                connection.emitPropertiesChanged(path: DaemonNames.root, interface: DaemonNames.manager, changed: ["Discovering": .bool(false)])
+                connection.emitPropertiesChanged(path: DaemonNames.root, interface: Manager1.interface, changed: ["Discovering": .bool(false)])
             }
         }
         if agentOwner == name { await unregisterAgent(owner: name) }
@@ -162,42 +167,55 @@ public actor RoutingDaemon {
     /// started: `Manager1.DiscoveryFailures`, changed with PropertiesChanged.
     private(set) var discoveryFailures: [String: String] = [:]
 
-    static func failuresValue(_ failures: [String: String]) -> DBusValue {
-        .dictionary(keySignature: "s", valueSignature: "s", failures.sorted { $0.key < $1.key }.map { DBusDictEntry(.string($0.key), .string($0.value)) })
-    }
-
     private func setDiscoveryFailures(_ failures: [String: String]) {
         guard failures != discoveryFailures else { return }
         discoveryFailures = failures
         connection.emitPropertiesChanged(
-            path: DaemonNames.root, interface: DaemonNames.manager, changed: ["DiscoveryFailures": Self.failuresValue(failures)])
+            path: DaemonNames.root, interface: Manager1.interface, changed: ["DiscoveryFailures": Manager1.Properties.value(of: failures)])
     }
 
     // MARK: Devices and sessions
 
-    func deviceProperties(_ id: String) async -> [String: DBusValue]? {
+    /// `Device1`'s properties of device `id` now, one snapshot for `GetAll` and `PropertiesChanged`.
+    func deviceProperties(_ id: String) async -> Device1.Properties? {
         guard let device = devices[id] else { return nil }
         var volume: (Float, Bool)?
         if let route = routes.values.first(where: { route in device.members.contains { $0.key == route.key } }) {
             volume = try? await system.volume(on: route.session)
         }
-        return DeviceObject.properties(of: device, volume: volume, preferredProtocol: await system.preferredProtocol(forDevice: id))
+        return Device1.Properties(device: device, volume: volume, preferredProtocol: await system.preferredProtocol(forDevice: id))
+    }
+
+    /// The `Device1` object of the device `key` belongs to.
+    func devicePath(containing key: DeviceKey) -> DBusObjectPath? {
+        devices.values.first { $0.members.contains { $0.key == key } }.map { DaemonNames.devicePath($0.id) }
     }
 
     func setPreferredProtocol(_ protocolID: String?, for id: String) async throws {
         try await mapErrors { try await system.setPreferredProtocol(protocolID, forDevice: id) }
-        if let properties = await deviceProperties(id) {
-            connection.emitPropertiesChanged(
-                path: DaemonNames.devicePath(id), interface: DaemonNames.device, changed: ["PreferredProtocol": properties["PreferredProtocol"]!])
+        if let properties = await deviceProperties(id), let value = properties.values["PreferredProtocol"] {
+            connection.emitPropertiesChanged(path: DaemonNames.devicePath(id), interface: Device1.interface, changed: ["PreferredProtocol": value])
         }
     }
 
-    func sessionProperties(_ session: MediaOutputSession) async -> [String: DBusValue]? {
+    /// `Session1`'s properties of `session` now.
+    func sessionProperties(_ session: MediaOutputSession) async -> Session1.Properties? {
         guard let route = routes[session.id] else { return nil }
-        let devicePath = await system.device(containing: route.key).map { DaemonNames.devicePath($0.id) } ?? DaemonNames.root
-        return SessionObject.properties(
-            of: route, devicePath: devicePath, control: await system.playbackControl(for: session), url: urls[session.id],
-            application: await system.sessionApplication(on: session), protocolReason: protocolReasons[route.key])
+        var properties = Session1.Properties(
+            id: session.id, deviceID: route.device.id, device: devicePath(containing: route.key) ?? DaemonNames.root,
+            protocolID: route.protocolType.identifier)
+        let control = await system.playbackControl(for: session)
+        if let snapshot = control?.snapshot {
+            properties.playbackState = snapshot.state
+            properties.rate = snapshot.playbackSpeed
+            properties.duration = snapshot.timeRange?.upperBound ?? 0
+            properties.title = snapshot.metadata.title
+        }
+        properties.position = control?.currentPlaybackPosition ?? 0
+        properties.url = urls[session.id]
+        properties.application = await system.sessionApplication(on: session)
+        properties.protocolReason = protocolReasons[route.key]
+        return properties
     }
 
     func activate(_ id: String, protocolID: String?) async throws -> DBusObjectPath {
@@ -232,11 +250,7 @@ public actor RoutingDaemon {
             for await snapshot in control.changes() {
                 guard snapshot != last else { continue }
                 last = snapshot
-                connection.emitPropertiesChanged(path: path, interface: DaemonNames.session, changed: [
-                    "PlaybackState": .string(snapshot.state.rawValue),
-                    "Position": .double(snapshot.position),
-                    "Rate": .double(snapshot.playbackSpeed),
-                ])
+                connection.emitPropertiesChanged(path: path, interface: Session1.interface, changed: Session1.Properties.playbackValues(of: snapshot))
             }
         }
     }
@@ -248,7 +262,7 @@ public actor RoutingDaemon {
         if isNew {
             await connection.export(DeviceObject(daemon: self, id: device.id).object, at: path)
         } else if let properties = await deviceProperties(device.id) {
-            connection.emitPropertiesChanged(path: path, interface: DaemonNames.device, changed: properties)
+            connection.emitPropertiesChanged(path: path, interface: Device1.interface, changed: properties.values)
         }
     }
 
@@ -269,9 +283,7 @@ public actor RoutingDaemon {
             await publish(route)
         case .routeDeactivated(let route, let reason):
             let path = DaemonNames.sessionPath(route.session)
-            connection.emitSignal(path: path, interface: DaemonNames.session, member: "Ended", [
-                .string(reason.map { DaemonNames.errorPrefix + $0.code.rawValue } ?? ""), .string(reason?.message ?? ""),
-            ])
+            emit(.ended(reason), at: path)
             routes[route.session.id] = nil
             urls[route.session.id] = nil
             playbackWatchers.removeValue(forKey: route.session.id)?.cancel()
@@ -280,20 +292,17 @@ public actor RoutingDaemon {
             playbackWatchers.removeValue(forKey: route.session.id)?.cancel()
             urls[route.session.id] = nil
             connection.emitPropertiesChanged(
-                path: DaemonNames.sessionPath(route.session), interface: DaemonNames.session,
-                changed: ["PlaybackState": .string("idle"), "Url": .string("")])
+                path: DaemonNames.sessionPath(route.session), interface: Session1.interface, changed: Session1.Properties.endedValues)
         case .volumeChanged(let route, let volume, let muted):
             if let device = await system.device(containing: route.key) {
                 connection.emitPropertiesChanged(
-                    path: DaemonNames.devicePath(device.id), interface: DaemonNames.device,
-                    changed: ["Volume": .double(Double(volume)), "Muted": .bool(muted)])
+                    path: DaemonNames.devicePath(device.id), interface: Device1.interface,
+                    changed: Device1.Properties.volumeValues(level: volume, muted: muted))
             }
         case .routeData(let route, _, let data):
-            connection.emitSignal(path: DaemonNames.sessionPath(route.session), interface: DaemonNames.session,
-                                  member: "Received", [.string("route"), .bytes(Array(data))])
+            emit(.received(.route, data: Array(data)), at: DaemonNames.sessionPath(route.session))
         case .sessionData(let route, _, let data):
-            connection.emitSignal(path: DaemonNames.sessionPath(route.session), interface: DaemonNames.session,
-                                  member: "Received", [.string("session"), .bytes(Array(data))])
+            emit(.received(.session, data: Array(data)), at: DaemonNames.sessionPath(route.session))
         case .activationStateChanged(let key, _, _):
             if let device = await system.device(containing: key) { await publish(device) }
         case .discoveryFailed(let protocolType, let error):
@@ -307,5 +316,9 @@ public actor RoutingDaemon {
         default:
             break
         }
+    }
+
+    private func emit(_ signal: Session1.Signal, at path: DBusObjectPath) {
+        connection.emitSignal(path: path, interface: Session1.interface, member: signal.member, signal.arguments)
     }
 }

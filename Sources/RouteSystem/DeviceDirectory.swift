@@ -1,4 +1,5 @@
 import MediaDevice
+import RoutingModel
 import Transport
 
 /// The devices extensions reported, merged into one entry per physical device and
@@ -163,7 +164,7 @@ struct DeviceDirectory {
 
     /// The name the merge compares: white space collapsed, case folded.
     static func mergeName(_ name: String) -> String {
-        name.split(whereSeparator: \.isWhitespace).joined(separator: " ").lowercased()
+        SystemDevice.comparableName(name)
     }
 
     func identifiers(of entry: Entry) -> Set<DeviceIdentifier> {

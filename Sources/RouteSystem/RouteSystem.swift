@@ -6,6 +6,7 @@ import Foundation
 import Logging
 import MediaClock
 import MediaDevice
+@_exported import RoutingModel
 
 /// Hosts media device extensions and owns all routing state: which devices are
 /// known, which are being activated or are active, which sessions run.
@@ -265,10 +266,7 @@ public actor RouteSystem {
     /// The merged device with this id, or whose display name matches (case-insensitively;
     /// a name shared by two devices matches only with its distinguishing suffix).
     public func device(named nameOrID: String) -> SystemDevice? {
-        let list = devicesList
-        if let byID = list.first(where: { $0.id == nameOrID }) { return byID }
-        let wanted = DeviceDirectory.mergeName(nameOrID)
-        return list.first { DeviceDirectory.mergeName($0.displayName) == wanted }
+        devicesList.named(nameOrID)
     }
 
     /// The activation state of one device through one protocol.
@@ -869,13 +867,4 @@ public actor RouteSystem {
     }
 }
 
-/// Carries real-time sample buffers from an app straight to an extension.
-public struct RealtimeSampleSink: Sendable {
-    let handler: any RealtimeSampleHandling
-    public let session: MediaOutputSession
-
-    /// Delivers one buffer, in presentation order.
-    public func send(_ buffer: SampleBuffer) async {
-        await handler.receiveSamples(buffer, session: session)
-    }
-}
+extension RouteSystem: SystemRoutingBackend {}

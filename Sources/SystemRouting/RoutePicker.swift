@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import MediaDevice
-import RouteSystem
+import RoutingModel
 import Synchronization
 
 /// One line of the picker.

@@ -8,7 +8,7 @@ import Glibc
 #endif
 import Logging
 import MediaDevice
-import RouteSystem
+import RoutingModel
 
 /// What is about to play, as route suggestions weigh it.
 public struct PlaybackContent: Sendable, Hashable, Codable {

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import MediaDevice
-import RouteSystem
+import RoutingModel
 import Synchronization
 
 /// An active route to a device: start sessions on it, exchange data with its

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 @_exported import MediaDevice
-@_exported import RouteSystem
+@_exported import RoutingModel
 import Synchronization
 
 /// Why a route event happened.
@@ -48,7 +48,7 @@ public final class SystemRouteController: Sendable {
 
     /// A controller for an in-process routing system. Subscribes to the system's
     /// events before returning, so no route event is missed.
-    public convenience init(system: RouteSystem, applicationIdentifier: String = "org.mediaroute.app") async {
+    public convenience init(system: some SystemRoutingBackend, applicationIdentifier: String = "org.mediaroute.app") async {
         await self.init(backend: system, applicationIdentifier: applicationIdentifier)
     }
 

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import MediaDevice
-import RouteSystem
+import RoutingModel
 import Synchronization
 
 /// A request to play a URL on a route: add it to the route, then ``start()``.

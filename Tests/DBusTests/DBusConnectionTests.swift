@@ -229,6 +229,39 @@ func call(_ connection: DBusConnection, _ destination: String, _ member: String,
         _ = server
     }
 
+    @Test func aSnapshotInterfaceAnswersGetAllWithOneRead() async throws {
+        let server = try await server()
+        let client = try await DBusConnection.connect(to: .address(bus.address))
+        let reads = Locked(0)
+        await server.export(DBusObject(interfaces: [
+            DBusInterface("org.mediaroute.Snapshot1", properties: [("Level", "d"), ("Name", "s"), ("Tags", "as"), ("Missing", "a{sv}")]) {
+                reads.withLock { $0 += 1 }
+                return ["Level": .double(0.25), "Name": .string("kitchen"), "Tags": .strings(["a"]), "Extra": .bool(true)]
+            },
+        ]), at: "/snapshot")
+        let all = try await client.call(destination: "org.mediaroute.Test", path: "/snapshot", interface: "org.freedesktop.DBus.Properties",
+                                        member: "GetAll", [.string("org.mediaroute.Snapshot1")]).first?.dictionary
+        #expect(reads.withLock { $0 } == 1)
+        // Only declared properties; one the snapshot lacks is absent from GetAll, and Get answers its zero value.
+        #expect(Set(all?.keys ?? [:].keys) == ["Level", "Name", "Tags"])
+        #expect(all?["Level"] == .variant(.double(0.25)))
+        let missing = try await client.call(destination: "org.mediaroute.Test", path: "/snapshot", interface: "org.freedesktop.DBus.Properties",
+                                            member: "Get", [.string("org.mediaroute.Snapshot1"), .string("Missing")])
+        #expect(missing == [.variant(.dictionary(keySignature: "s", valueSignature: "v", []))])
+        _ = server
+    }
+
+    @Test func zeroValuesFollowTheirSignature() {
+        #expect(DBusValue.zero(of: "s") == .string(""))
+        #expect(DBusValue.zero(of: "o") == .objectPath("/"))
+        #expect(DBusValue.zero(of: "a(sss)") == .array(elementSignature: "(sss)", []))
+        #expect(DBusValue.zero(of: "a{sa{sv}}") == .dictionary(keySignature: "s", valueSignature: "a{sv}", []))
+        #expect(DBusValue.zero(of: "(ib)") == .structure([.int32(0), .bool(false)]))
+        for malformed in ["", "ss", "a", "a{s", "(", "()", "z", "a{sv"] {
+            #expect(DBusValue.zero(of: malformed) == nil, "\(malformed)")
+        }
+    }
+
     @Test func signalsFromOtherSendersAreDropped() async throws {
         let server = try await server()
         let impostor = try await DBusConnection.connect(to: .address(bus.address))

@@ -2,6 +2,7 @@ import Foundation
 import LoopbackExtension
 import LoopbackTransport
 import MediaRouteTestSupport
+import RouteSystem
 import SystemRouting
 import Testing
 

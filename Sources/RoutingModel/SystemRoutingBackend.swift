@@ -4,7 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import MediaDevice
-import RouteSystem
 
 /// What the app-facing API needs from a routing system: the in-process
 /// `RouteSystem` itself, or a client of `mediarouted` over D-Bus.
@@ -30,8 +29,6 @@ public protocol SystemRoutingBackend: Sendable {
     func startRealtimeSampleDelivery(on session: MediaOutputSession) async throws -> RealtimeSampleSink
     func stopRealtimeSampleDelivery(on session: MediaOutputSession) async
 }
-
-extension RouteSystem: SystemRoutingBackend {}
 
 extension SystemRoutingBackend {
     /// Starts playback with no description but the URL.

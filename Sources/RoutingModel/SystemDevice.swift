@@ -161,3 +161,21 @@ public enum RouteSystemEvent: Sendable {
     /// Data from an application on the device to the app (session data channel).
     case sessionData(ActiveRoute, application: String, data: Data)
 }
+
+extension SystemDevice {
+    /// A name as the picker compares names: runs of white space are one space, case is ignored.
+    public static func comparableName(_ name: String) -> String {
+        name.split(whereSeparator: \.isWhitespace).joined(separator: " ").lowercased()
+    }
+}
+
+extension Sequence<SystemDevice> {
+    /// The one matching rule for a person's words: the device with this id, else the one whose
+    /// display name matches (case and spacing aside; a name two devices share matches only
+    /// with the distinguishing suffix the list gives each).
+    public func named(_ nameOrID: String) -> SystemDevice? {
+        if let byID = first(where: { $0.id == nameOrID }) { return byID }
+        let wanted = SystemDevice.comparableName(nameOrID)
+        return first { SystemDevice.comparableName($0.displayName) == wanted }
+    }
+}

@@ -1,0 +1,103 @@
+import DBus
+
+/// One method of an interface of the daemon's bus API: its name and arguments, as
+/// introspection shows them. The daemon builds its exported methods from these.
+public struct BusMethodDescription: Sendable {
+    public let member: String
+    public let inputs: [DBusArgument]
+    public let outputs: [DBusArgument]
+
+    public init(_ member: String, inputs: [DBusArgument] = [], outputs: [DBusArgument] = []) {
+        self.member = member
+        self.inputs = inputs
+        self.outputs = outputs
+    }
+}
+
+/// A typed call of one D-Bus interface: decoded once at the edge, encoded once by the client.
+public protocol BusCall: Sendable {
+    /// Every method of the interface.
+    static var methods: [BusMethodDescription] { get }
+    /// Decodes a call; refuses missing or mistyped arguments with `InvalidArgs`.
+    init(member: String, arguments: [DBusValue]) throws(DBusError)
+    var member: String { get }
+    var arguments: [DBusValue] { get }
+}
+
+extension BusCall {
+    /// The exported methods of the interface, each decoding its call before `handler` sees it.
+    public static func exportedMethods(
+        _ handler: @escaping @Sendable (Self, DBusMethodCall) async throws -> [DBusValue]
+    ) -> [DBusMethod] {
+        methods.map { method in
+            DBusMethod(method.member, inputs: method.inputs, outputs: method.outputs) { call in
+                try await handler(try Self(member: method.member, arguments: call.arguments), call)
+            }
+        }
+    }
+}
+
+/// Typed reads of call arguments: a missing or mistyped one is `InvalidArgs`, never a default.
+struct BusArguments {
+    let member: String
+    let values: [DBusValue]
+
+    init(_ member: String, _ values: [DBusValue], count: Int) throws(DBusError) {
+        guard values.count == count else {
+            throw DBusError.invalidArgs("\(member) takes \(count) argument\(count == 1 ? "" : "s"), not \(values.count)")
+        }
+        self.member = member
+        self.values = values
+    }
+
+    private func refuse(_ index: Int, _ type: String) -> DBusError {
+        DBusError.invalidArgs("\(member): argument \(index + 1) must be \(type)")
+    }
+
+    func string(_ index: Int) throws(DBusError) -> String {
+        guard let value = values[index].string else { throw refuse(index, "a string") }
+        return value
+    }
+
+    /// A string where "" means none.
+    func optionalString(_ index: Int) throws(DBusError) -> String? {
+        let value = try string(index)
+        return value.isEmpty ? nil : value
+    }
+
+    func bool(_ index: Int) throws(DBusError) -> Bool {
+        guard let value = values[index].bool else { throw refuse(index, "a boolean") }
+        return value
+    }
+
+    func double(_ index: Int) throws(DBusError) -> Double {
+        guard let value = values[index].double else { throw refuse(index, "a double") }
+        return value
+    }
+
+    func int32(_ index: Int) throws(DBusError) -> Int32 {
+        guard case .int32(let value) = values[index].unwrapped else { throw refuse(index, "an int32") }
+        return value
+    }
+
+    func uint32(_ index: Int) throws(DBusError) -> UInt32 {
+        guard case .uint32(let value) = values[index].unwrapped else { throw refuse(index, "a uint32") }
+        return value
+    }
+
+    func objectPath(_ index: Int) throws(DBusError) -> DBusObjectPath {
+        guard let value = values[index].objectPath else { throw refuse(index, "an object path") }
+        return value
+    }
+
+    func bytes(_ index: Int) throws(DBusError) -> [UInt8] {
+        guard let value = values[index].bytes else { throw refuse(index, "a byte array") }
+        return value
+    }
+}
+
+extension DBusError {
+    static func unknownMember(_ member: String, of interface: String) -> DBusError {
+        DBusError(name: DBusError.unknownMethodName, message: "\(interface) has no method \(member)")
+    }
+}

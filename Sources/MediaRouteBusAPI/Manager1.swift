@@ -1,0 +1,175 @@
+import BoxConfiguration
+import DBus
+import SystemRouting
+
+/// `org.mediaroute.Manager1` at `/org/mediaroute`: discovery per client, pairing agents,
+/// route suggestions, the adapters, and their wire form.
+public enum Manager1 {
+    public static let interface = DaemonNames.manager
+
+    /// One adapter of the box as `Manager1.Adapters` lists it.
+    public struct Adapter: Sendable, Hashable {
+        public var name: String
+        public var subsystem: String
+        public var transport: String
+        public var role: String
+        public var enabled: Bool
+        /// The Wi-Fi scan mode; nil for other adapters.
+        public var scanMode: String?
+
+        public init(name: String, subsystem: String, transport: String, role: String, enabled: Bool, scanMode: String?) {
+            self.name = name
+            self.subsystem = subsystem
+            self.transport = transport
+            self.role = role
+            self.enabled = enabled
+            self.scanMode = scanMode
+        }
+
+        public init(_ settings: AdapterSettings) {
+            self.init(
+                name: settings.name, subsystem: settings.subsystem, transport: settings.transport.rawValue,
+                role: settings.role.rawValue, enabled: settings.enabled, scanMode: settings.scanMode?.rawValue)
+        }
+    }
+
+    /// Every property of the interface, typed.
+    public struct Properties: Sendable, Hashable {
+        public var discovering = false
+        /// The loaded protocols' ids.
+        public var protocols: [String] = []
+        public var adapters: [Adapter] = []
+        /// Why each protocol's discovery failed since discovery last started (protocol id → reason).
+        public var discoveryFailures: [String: String] = [:]
+
+        public init() {}
+
+        public static let signatures: [(name: String, signature: String)] = [
+            ("Discovering", "b"), ("Protocols", "as"), ("Adapters", "a(ssssbs)"), ("DiscoveryFailures", "a{ss}"),
+        ]
+
+        public var values: [String: DBusValue] {
+            ["Discovering": .bool(discovering), "Protocols": .strings(protocols),
+             "Adapters": Self.value(of: adapters), "DiscoveryFailures": Self.value(of: discoveryFailures)]
+        }
+
+        public static func value(of adapters: [Adapter]) -> DBusValue {
+            .array(elementSignature: "(ssssbs)", adapters.map { adapter in
+                .structure([
+                    .string(adapter.name), .string(adapter.subsystem), .string(adapter.transport), .string(adapter.role),
+                    .bool(adapter.enabled), .string(adapter.scanMode ?? ""),
+                ])
+            })
+        }
+
+        public static func value(of failures: [String: String]) -> DBusValue {
+            .dictionary(keySignature: "s", valueSignature: "s",
+                        failures.sorted { $0.key < $1.key }.map { DBusDictEntry(.string($0.key), .string($0.value)) })
+        }
+
+        public init(values: [String: DBusValue]) {
+            self.init()
+            apply(values)
+        }
+
+        /// Applies a `PropertiesChanged` payload; what is missing or mistyped stays as it was.
+        public mutating func apply(_ changed: [String: DBusValue]) {
+            if let flag = changed["Discovering"]?.bool { discovering = flag }
+            if let ids = changed["Protocols"]?.array { protocols = ids.compactMap(\.string) }
+            if let entries = changed["Adapters"]?.array {
+                adapters = entries.compactMap { entry in
+                    guard case .structure(let fields) = entry.unwrapped, fields.count == 6,
+                        let name = fields[0].string, let subsystem = fields[1].string, let transport = fields[2].string,
+                        let role = fields[3].string, let enabled = fields[4].bool, let scanMode = fields[5].string
+                    else { return nil }
+                    return Adapter(name: name, subsystem: subsystem, transport: transport, role: role, enabled: enabled,
+                                   scanMode: scanMode.isEmpty ? nil : scanMode)
+                }
+            }
+            if let entries = changed["DiscoveryFailures"]?.unwrapped.dictionary {
+                discoveryFailures = entries.compactMapValues(\.string)
+            }
+        }
+    }
+
+    /// A call of one of the interface's methods.
+    public enum Call: BusCall, Hashable {
+        case startDiscovery
+        case stopDiscovery
+        case registerPairingAgent(DBusObjectPath)
+        case unregisterPairingAgent(DBusObjectPath)
+        /// Replies with a ``Manager1/suggestionReply(_:)``.
+        case suggest(application: String, content: PlaybackContent)
+        /// The person's pick for `content` (nil device: played locally).
+        case recordRouteChoice(application: String, content: PlaybackContent, deviceID: String?)
+
+        public static let methods: [BusMethodDescription] = [
+            BusMethodDescription("StartDiscovery"),
+            BusMethodDescription("StopDiscovery"),
+            BusMethodDescription("RegisterPairingAgent", inputs: [DBusArgument("agent", "o")]),
+            BusMethodDescription("UnregisterPairingAgent", inputs: [DBusArgument("agent", "o")]),
+            BusMethodDescription(
+                "Suggest", inputs: [DBusArgument("application", "s"), DBusArgument("video", "b"), DBusArgument("longForm", "b")],
+                outputs: [DBusArgument("suggestion", "s"), DBusArgument("device", "s"), DBusArgument("name", "s")]),
+            BusMethodDescription(
+                "RecordRouteChoice",
+                inputs: [DBusArgument("application", "s"), DBusArgument("video", "b"), DBusArgument("longForm", "b"), DBusArgument("device", "s")]),
+        ]
+
+        public init(member: String, arguments: [DBusValue]) throws(DBusError) {
+            switch member {
+            case "StartDiscovery": _ = try BusArguments(member, arguments, count: 0); self = .startDiscovery
+            case "StopDiscovery": _ = try BusArguments(member, arguments, count: 0); self = .stopDiscovery
+            case "RegisterPairingAgent": self = .registerPairingAgent(try BusArguments(member, arguments, count: 1).objectPath(0))
+            case "UnregisterPairingAgent": self = .unregisterPairingAgent(try BusArguments(member, arguments, count: 1).objectPath(0))
+            case "Suggest":
+                let reader = try BusArguments(member, arguments, count: 3)
+                self = .suggest(
+                    application: try reader.string(0), content: PlaybackContent(isVideo: try reader.bool(1), isLongForm: try reader.bool(2)))
+            case "RecordRouteChoice":
+                let reader = try BusArguments(member, arguments, count: 4)
+                self = .recordRouteChoice(
+                    application: try reader.string(0), content: PlaybackContent(isVideo: try reader.bool(1), isLongForm: try reader.bool(2)),
+                    deviceID: try reader.optionalString(3))
+            default: throw DBusError.unknownMember(member, of: Manager1.interface)
+            }
+        }
+
+        public var member: String {
+            switch self {
+            case .startDiscovery: "StartDiscovery"
+            case .stopDiscovery: "StopDiscovery"
+            case .registerPairingAgent: "RegisterPairingAgent"
+            case .unregisterPairingAgent: "UnregisterPairingAgent"
+            case .suggest: "Suggest"
+            case .recordRouteChoice: "RecordRouteChoice"
+            }
+        }
+
+        public var arguments: [DBusValue] {
+            switch self {
+            case .startDiscovery, .stopDiscovery: []
+            case .registerPairingAgent(let path), .unregisterPairingAgent(let path): [.objectPath(path)]
+            case .suggest(let application, let content): [.string(application), .bool(content.isVideo), .bool(content.isLongForm)]
+            case .recordRouteChoice(let application, let content, let deviceID):
+                [.string(application), .bool(content.isVideo), .bool(content.isLongForm), .string(deviceID ?? "")]
+            }
+        }
+    }
+
+    /// `Suggest`'s reply: `("local", "", "")` or `("external", device id, name)`.
+    public static func suggestionReply(_ suggestion: RouteSuggestion) -> [DBusValue] {
+        switch suggestion {
+        case .local: [.string("local"), .string(""), .string("")]
+        case .external(let id, let name): [.string("external"), .string(id), .string(name)]
+        }
+    }
+
+    /// The suggestion in a `Suggest` reply; anything but a well-formed external one is local.
+    public static func suggestion(fromReply reply: [DBusValue]) -> RouteSuggestion {
+        guard reply.count == 3, reply[0].string == "external", let id = reply[1].string, let name = reply[2].string, !id.isEmpty else {
+            return .local
+        }
+        return .external(deviceID: id, displayName: name)
+    }
+}

@@ -1,0 +1,269 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import DBus
+import MediaDevice
+
+/// `org.mediaroute.Session1`, one object per active route: a URL session on it, its
+/// playback commands and data channels, and their wire form.
+public enum Session1 {
+    public static let interface = DaemonNames.session
+
+    /// Every property of the interface, typed.
+    public struct Properties: Sendable, Hashable {
+        public var id: UUID
+        public var deviceID: String
+        /// The `Device1` object of the route's device.
+        public var device: DBusObjectPath
+        public var protocolID: String
+        public var playbackState: PlaybackSnapshot.State = .idle
+        public var position: Double = 0
+        public var rate: Double = 0
+        /// 0 when unknown (live, or not started).
+        public var duration: Double = 0
+        public var title: String?
+        /// The URL playing; nil when no URL session runs.
+        public var url: String?
+        /// The app that started the session in application mode.
+        public var application: String?
+        /// Why activation chose this protocol.
+        public var protocolReason: String?
+
+        public init(id: UUID, deviceID: String, device: DBusObjectPath, protocolID: String) {
+            self.id = id
+            self.deviceID = deviceID
+            self.device = device
+            self.protocolID = protocolID
+        }
+
+        public static let signatures: [(name: String, signature: String)] = [
+            ("Id", "s"), ("DeviceId", "s"), ("Device", "o"), ("Protocol", "s"), ("PlaybackState", "s"), ("Position", "d"),
+            ("Rate", "d"), ("Duration", "d"), ("Title", "s"), ("Url", "s"), ("Application", "s"), ("ProtocolReason", "s"),
+        ]
+
+        public var values: [String: DBusValue] {
+            [
+                "Id": .string(id.uuidString),
+                "DeviceId": .string(deviceID),
+                "Device": .objectPath(device),
+                "Protocol": .string(protocolID),
+                "PlaybackState": .string(playbackState.rawValue),
+                "Position": .double(position),
+                "Rate": .double(rate),
+                "Duration": .double(duration),
+                "Title": .string(title ?? ""),
+                "Url": .string(url ?? ""),
+                "Application": .string(application ?? ""),
+                "ProtocolReason": .string(protocolReason ?? ""),
+            ]
+        }
+
+        /// The playback properties of `snapshot`, as `PropertiesChanged` carries them.
+        public static func playbackValues(of snapshot: PlaybackSnapshot) -> [String: DBusValue] {
+            ["PlaybackState": .string(snapshot.state.rawValue), "Position": .double(snapshot.position), "Rate": .double(snapshot.playbackSpeed)]
+        }
+
+        /// What `PropertiesChanged` says when the URL session ends.
+        public static let endedValues: [String: DBusValue] = ["PlaybackState": .string(PlaybackSnapshot.State.idle.rawValue), "Url": .string("")]
+
+        /// The properties in `values`; nil without an id, a device id, a device path and a protocol.
+        public init?(values: [String: DBusValue]) {
+            guard let text = values["Id"]?.string, let id = UUID(uuidString: text), let deviceID = values["DeviceId"]?.string,
+                let device = values["Device"]?.objectPath, let protocolID = values["Protocol"]?.string
+            else { return nil }
+            self.init(id: id, deviceID: deviceID, device: device, protocolID: protocolID)
+            apply(values)
+        }
+
+        /// Applies a `PropertiesChanged` payload; the identity of the session never changes.
+        public mutating func apply(_ changed: [String: DBusValue]) {
+            func text(_ key: String) -> String?? { changed[key]?.string.map { $0.isEmpty ? nil : $0 } }
+            if let state = changed["PlaybackState"]?.string.flatMap(PlaybackSnapshot.State.init(rawValue:)) { playbackState = state }
+            if let value = changed["Position"]?.double, value.isFinite { position = value }
+            if let value = changed["Rate"]?.double, value.isFinite { rate = value }
+            if let value = changed["Duration"]?.double, value.isFinite, value >= 0 { duration = value }
+            if let value = text("Title") { title = value }
+            if let value = text("Url") { url = value }
+            if let value = text("Application") { application = value }
+            if let value = text("ProtocolReason") { protocolReason = value }
+        }
+
+        /// Brings `snapshot` to what the properties say of playback.
+        public func apply(to snapshot: inout PlaybackSnapshot) {
+            snapshot.state = playbackState
+            snapshot.position = position
+            snapshot.playbackSpeed = rate
+            if duration > 0 { snapshot.timeRange = 0...duration }
+        }
+    }
+
+    /// Who a URL session is for: the device's player, or an app of the device launched for the caller.
+    public enum Mode: String, Sendable, Hashable {
+        case player
+        case application
+    }
+
+    /// Which data channel a `Received` signal carries.
+    public enum Channel: String, Sendable, Hashable {
+        /// From the extension to the app.
+        case route
+        /// From the device's application to the app.
+        case session
+    }
+
+    /// A call of one of the interface's methods.
+    public enum Call: BusCall, Equatable {
+        /// `Start` without metadata, `StartWithMetadata` with it.
+        case start(url: URL, mode: Mode, metadata: PlaybackMetadata?)
+        case selectAudible(optionID: String)
+        case selectLegible(optionID: String)
+        case stop
+        case play
+        case pause
+        case seek(position: Double)
+        case setRate(Double)
+        /// To the device's application (session data channel).
+        case send([UInt8])
+        /// To the extension (route data channel).
+        case sendToExtension([UInt8])
+
+        public static let methods: [BusMethodDescription] = [
+            BusMethodDescription("Start", inputs: [DBusArgument("url", "s"), DBusArgument("mode", "s")]),
+            BusMethodDescription("StartWithMetadata", inputs: [DBusArgument("url", "s"), DBusArgument("mode", "s"), DBusArgument("metadata", "a{sv}")]),
+            BusMethodDescription("SelectAudible", inputs: [DBusArgument("option", "s")]),
+            BusMethodDescription("SelectLegible", inputs: [DBusArgument("option", "s")]),
+            BusMethodDescription("Stop"),
+            BusMethodDescription("Play"),
+            BusMethodDescription("Pause"),
+            BusMethodDescription("Seek", inputs: [DBusArgument("position", "d")]),
+            BusMethodDescription("SetRate", inputs: [DBusArgument("rate", "d")]),
+            BusMethodDescription("Send", inputs: [DBusArgument("data", "ay")]),
+            BusMethodDescription("SendToExtension", inputs: [DBusArgument("data", "ay")]),
+        ]
+
+        public init(member: String, arguments: [DBusValue]) throws(DBusError) {
+            func start(_ count: Int) throws(DBusError) -> (URL, Mode) {
+                let reader = try BusArguments(member, arguments, count: count)
+                guard let url = URL(string: try reader.string(0)), url.scheme != nil else {
+                    throw MediaDeviceError(.invalidArgument, "not a URL").dbusError
+                }
+                guard let mode = Mode(rawValue: try reader.string(1)) else {
+                    throw MediaDeviceError(.invalidArgument, "mode must be player or application").dbusError
+                }
+                return (url, mode)
+            }
+            func number(_ name: String) throws(DBusError) -> Double {
+                let value = try BusArguments(member, arguments, count: 1).double(0)
+                guard value.isFinite else { throw MediaDeviceError(.invalidArgument, "\(name) must be a number").dbusError }
+                return value
+            }
+            switch member {
+            case "Start":
+                let (url, mode) = try start(2)
+                self = .start(url: url, mode: mode, metadata: nil)
+            case "StartWithMetadata":
+                let (url, mode) = try start(3)
+                do {
+                    self = .start(url: url, mode: mode, metadata: try SessionMetadataCodec.decode(arguments[2]))
+                } catch let error as MediaDeviceError {
+                    throw error.dbusError
+                } catch {
+                    throw DBusError.invalidArgs("StartWithMetadata: \(error)")
+                }
+            case "SelectAudible": self = .selectAudible(optionID: try BusArguments(member, arguments, count: 1).string(0))
+            case "SelectLegible": self = .selectLegible(optionID: try BusArguments(member, arguments, count: 1).string(0))
+            case "Stop": _ = try BusArguments(member, arguments, count: 0); self = .stop
+            case "Play": _ = try BusArguments(member, arguments, count: 0); self = .play
+            case "Pause": _ = try BusArguments(member, arguments, count: 0); self = .pause
+            case "Seek": self = .seek(position: try number("position"))
+            case "SetRate": self = .setRate(try number("rate"))
+            case "Send": self = .send(try BusArguments(member, arguments, count: 1).bytes(0))
+            case "SendToExtension": self = .sendToExtension(try BusArguments(member, arguments, count: 1).bytes(0))
+            default: throw DBusError.unknownMember(member, of: Session1.interface)
+            }
+        }
+
+        public var member: String {
+            switch self {
+            case .start(_, _, let metadata): metadata == nil ? "Start" : "StartWithMetadata"
+            case .selectAudible: "SelectAudible"
+            case .selectLegible: "SelectLegible"
+            case .stop: "Stop"
+            case .play: "Play"
+            case .pause: "Pause"
+            case .seek: "Seek"
+            case .setRate: "SetRate"
+            case .send: "Send"
+            case .sendToExtension: "SendToExtension"
+            }
+        }
+
+        public var arguments: [DBusValue] {
+            switch self {
+            case .start(let url, let mode, let metadata):
+                [.string(url.absoluteString), .string(mode.rawValue)] + (metadata.map { [SessionMetadataCodec.encode($0)] } ?? [])
+            case .selectAudible(let id), .selectLegible(let id): [.string(id)]
+            case .stop, .play, .pause: []
+            case .seek(let position): [.double(position)]
+            case .setRate(let rate): [.double(rate)]
+            case .send(let bytes), .sendToExtension(let bytes): [.bytes(bytes)]
+            }
+        }
+
+        /// The call carrying an app's playback command, when the command is one of this interface's.
+        public init?(_ command: PlaybackCommand) {
+            switch command {
+            case .play: self = .play
+            case .pause: self = .pause
+            case .seek(let position): self = .seek(position: position)
+            case .setSpeed(let rate): self = .setRate(rate)
+            case .stop: self = .stop
+            case .selectAudible(let option): self = .selectAudible(optionID: option?.id ?? "")
+            case .selectLegible(let option): self = .selectLegible(optionID: option?.id ?? "")
+            case .setVolume, .setMuted: return nil
+            }
+        }
+    }
+
+    /// A signal the interface emits.
+    public enum Signal: Sendable, Hashable {
+        case received(Channel, data: [UInt8])
+        /// The route ended; nil when it was asked to.
+        case ended(MediaDeviceError?)
+
+        public static let descriptions: [DBusSignalDescription] = [
+            DBusSignalDescription("Received", arguments: [DBusArgument("channel", "s"), DBusArgument("data", "ay")]),
+            DBusSignalDescription("Ended", arguments: [DBusArgument("error", "s"), DBusArgument("message", "s")]),
+        ]
+
+        public var member: String {
+            switch self {
+            case .received: "Received"
+            case .ended: "Ended"
+            }
+        }
+
+        public var arguments: [DBusValue] {
+            switch self {
+            case .received(let channel, let data): [.string(channel.rawValue), .bytes(data)]
+            case .ended(let reason): [.string(reason?.dbusError.name ?? ""), .string(reason?.message ?? "")]
+            }
+        }
+
+        /// The signal in `member` and `body`; nil for another signal or a malformed body.
+        public init?(member: String, body: [DBusValue]) {
+            switch member {
+            case "Received":
+                guard body.count == 2, let channel = body[0].string.flatMap(Channel.init(rawValue:)), let data = body[1].bytes else { return nil }
+                self = .received(channel, data: data)
+            case "Ended":
+                guard body.count == 2, let name = body[0].string, let message = body[1].string else { return nil }
+                self = .ended(name.isEmpty ? nil : MediaDeviceError(dbusError: DBusError(name: name, message: message)))
+            default:
+                return nil
+            }
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import DBus
+import MediaDevice
+import MediaRouteBusAPI
+import RoutingModel
+import Testing
+
+@Suite struct Device1Tests {
+    static func speaker() throws -> SystemDevice {
+        let upnp = try #require(MediaOutputDevice(
+            id: "uuid:1", displayName: "Kitchen", capabilities: [.urlPlayback], deviceType: .speaker, volumeControl: .absolute, canMute: true))
+        let ble = try #require(MediaOutputDevice(
+            id: "AA:BB", displayName: "Kitchen", capabilities: [.urlPlayback], deviceType: .speaker, volumeControl: .absolute, canMute: true))
+        return SystemDevice(id: "upnp/uuid:1", displayName: "Kitchen", members: [
+            .init(protocolType: MediaSharingProtocol("upnp", displayName: "UPnP"), device: upnp, state: .active),
+            .init(protocolType: MediaSharingProtocol("ble", displayName: "Bluetooth LE"), device: ble, state: .active),
+        ])
+    }
+
+    @Test func propertiesRoundTripThroughTheirWireForm() throws {
+        let device = try Self.speaker()
+        let properties = Device1.Properties(device: device, volume: (0.25, true), preferredProtocol: "ble")
+        let values = properties.values
+        #expect(Set(values.keys) == Set(Device1.Properties.signatures.map(\.name)))
+        for (name, signature) in Device1.Properties.signatures {
+            #expect(values[name]?.signature == signature, "\(name)")
+        }
+        let decoded = try #require(Device1.Properties(values: values))
+        #expect(decoded == properties)
+        #expect(decoded.systemDevice == device)
+        #expect(values["Protocols"] == .strings(["upnp", "ble"]))
+    }
+
+    @Test func aChangePayloadChangesOnlyWhatItCarries() throws {
+        var properties = Device1.Properties(device: try Self.speaker(), volume: nil, preferredProtocol: nil)
+        properties.apply(Device1.Properties.volumeValues(level: 0.5, muted: true))
+        #expect(properties.volume == 0.5 && properties.muted)
+        #expect(properties.name == "Kitchen" && properties.members.count == 2)
+        properties.apply(["Available": .bool(false), "UnavailableReason": .string("asleep")])
+        #expect(properties.unavailableReason == "asleep")
+        #expect(properties.systemDevice?.isAvailable == false)
+        properties.apply(["Available": .bool(true), "UnavailableReason": .string("")])
+        #expect(properties.isAvailable)
+        // Mistyped or unknown values change nothing.
+        let before = properties
+        properties.apply(["Volume": .string("loud"), "Name": .int32(3), "Colour": .string("red"), "Volume ": .double(.nan)])
+        #expect(properties == before)
+    }
+
+    @Test func aDeviceWithoutIdentityOrMembersIsRefused() {
+        #expect(Device1.Properties(values: ["Name": .string("x")]) == nil)
+        let bare = Device1.Properties(values: ["Id": .string("a"), "Name": .string("x")])
+        #expect(bare != nil && bare?.systemDevice == nil)
+    }
+
+    @Test func everyCallRoundTrips() throws {
+        let calls: [Device1.Call] = [
+            .activate(protocolID: nil), .activate(protocolID: "upnp"), .deactivate, .setVolume(0.5), .changeVolume(steps: -2),
+            .setPreferredProtocol(nil), .setPreferredProtocol("ble"), .mute(true),
+        ]
+        for call in calls {
+            #expect(try Device1.Call(member: call.member, arguments: call.arguments) == call)
+            let described = try #require(Device1.Call.methods.first { $0.member == call.member })
+            #expect(described.inputs.map(\.signature) == call.arguments.map(\.signature))
+        }
+        #expect(Set(calls.map(\.member)) == Set(Device1.Call.methods.map(\.member)))
+    }
+
+    @Test func mistypedOrMissingArgumentsAreInvalidArgs() {
+        for (member, arguments) in [("SetVolume", [DBusValue.string("half")]), ("Activate", []), ("Mute", [.bool(true), .bool(false)]),
+                                    ("ChangeVolume", [.double(1)])] {
+            #expect(throws: DBusError.self) { try Device1.Call(member: member, arguments: arguments) }
+            do { _ = try Device1.Call(member: member, arguments: arguments) } catch { #expect(error.name == DBusError.invalidArgsName) }
+        }
+        do { _ = try Device1.Call(member: "Explode", arguments: []) } catch { #expect(error.name == DBusError.unknownMethodName) }
+    }
+}

@@ -1,0 +1,46 @@
+import DBus
+import MediaRouteBusAPI
+import SystemRouting
+import Testing
+
+@Suite struct Manager1Tests {
+    @Test func propertiesRoundTripThroughTheirWireForm() {
+        var properties = Manager1.Properties()
+        properties.discovering = true
+        properties.protocols = ["upnp", "ble"]
+        properties.adapters = [
+            Manager1.Adapter(name: "hci0", subsystem: "bluetooth", transport: "bluetooth", role: "sender", enabled: true, scanMode: nil),
+            Manager1.Adapter(name: "wlan0", subsystem: "net", transport: "wifi", role: "sender", enabled: false, scanMode: "passive"),
+        ]
+        properties.discoveryFailures = ["ble": "org.bluez is not on the bus"]
+        let values = properties.values
+        for (name, signature) in Manager1.Properties.signatures { #expect(values[name]?.signature == signature, "\(name)") }
+        #expect(Manager1.Properties(values: values) == properties)
+        var changed = properties
+        changed.apply(["Discovering": .bool(false)])
+        #expect(!changed.discovering && changed.adapters == properties.adapters)
+    }
+
+    @Test func everyCallRoundTrips() throws {
+        let content = PlaybackContent(isVideo: true, isLongForm: false)
+        let calls: [Manager1.Call] = [
+            .startDiscovery, .stopDiscovery, .registerPairingAgent("/a"), .unregisterPairingAgent("/a"),
+            .suggest(application: "org.app", content: content), .recordRouteChoice(application: "org.app", content: content, deviceID: nil),
+            .recordRouteChoice(application: "", content: content, deviceID: "upnp/uuid:1"),
+        ]
+        for call in calls {
+            #expect(try Manager1.Call(member: call.member, arguments: call.arguments) == call)
+            let described = try #require(Manager1.Call.methods.first { $0.member == call.member })
+            #expect(described.inputs.map(\.signature) == call.arguments.map(\.signature))
+        }
+        #expect(throws: DBusError.self) { try Manager1.Call(member: "RegisterPairingAgent", arguments: [.string("/a")]) }
+    }
+
+    @Test func suggestionsRoundTrip() {
+        for suggestion in [RouteSuggestion.local, .external(deviceID: "upnp/uuid:1", displayName: "TV")] {
+            #expect(Manager1.suggestion(fromReply: Manager1.suggestionReply(suggestion)) == suggestion)
+        }
+        #expect(Manager1.suggestion(fromReply: [.string("external"), .string(""), .string("TV")]) == .local)
+        #expect(Manager1.suggestion(fromReply: []) == .local)
+    }
+}

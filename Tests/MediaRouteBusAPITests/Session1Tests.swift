@@ -1,0 +1,86 @@
+import DBus
+import Foundation
+import MediaDevice
+import MediaRouteBusAPI
+import Testing
+
+@Suite struct Session1Tests {
+    @Test func propertiesRoundTripThroughTheirWireForm() throws {
+        var properties = Session1.Properties(id: UUID(), deviceID: "uuid:1", device: "/org/mediaroute/device/x", protocolID: "upnp")
+        properties.playbackState = .playing
+        properties.position = 12.5
+        properties.rate = 1
+        properties.duration = 180
+        properties.title = "Song"
+        properties.url = "http://10.0.0.2/a.mp3"
+        properties.application = ":1.42"
+        properties.protocolReason = "preferred"
+        let values = properties.values
+        for (name, signature) in Session1.Properties.signatures { #expect(values[name]?.signature == signature, "\(name)") }
+        #expect(Session1.Properties(values: values) == properties)
+    }
+
+    @Test func playbackChangesAndTheEndApplyToTheMirror() throws {
+        var properties = Session1.Properties(id: UUID(), deviceID: "d", device: "/d", protocolID: "p")
+        properties.url = "http://h/x"
+        var snapshot = PlaybackSnapshot()
+        snapshot.state = .paused
+        snapshot.position = 3
+        snapshot.playbackSpeed = 0
+        properties.apply(Session1.Properties.playbackValues(of: snapshot))
+        #expect(properties.playbackState == .paused && properties.position == 3 && properties.url == "http://h/x")
+        properties.apply(Session1.Properties.endedValues)
+        #expect(properties.url == nil && properties.playbackState == .idle)
+        var applied = PlaybackSnapshot()
+        properties.apply(to: &applied)
+        #expect(applied.state == .idle && applied.position == 3)
+    }
+
+    @Test func everyCallRoundTrips() throws {
+        let url = try #require(URL(string: "http://10.0.0.2/a.mp3"))
+        let calls: [Session1.Call] = [
+            .start(url: url, mode: .player, metadata: nil),
+            .start(url: url, mode: .application, metadata: PlaybackMetadata(title: "T", artist: "A", duration: 12, isLive: false)),
+            .selectAudible(optionID: "en"), .selectLegible(optionID: ""), .stop, .play, .pause, .seek(position: 30), .setRate(2),
+            .send([1, 2, 3]), .sendToExtension([]),
+        ]
+        for call in calls {
+            #expect(try Session1.Call(member: call.member, arguments: call.arguments) == call)
+            let described = try #require(Session1.Call.methods.first { $0.member == call.member })
+            #expect(described.inputs.map(\.signature) == call.arguments.map(\.signature))
+        }
+        #expect(Set(calls.map(\.member)) == Set(Session1.Call.methods.map(\.member)))
+    }
+
+    @Test func badStartsAreTypedErrors() {
+        func name(_ member: String, _ arguments: [DBusValue]) -> String? {
+            do { _ = try Session1.Call(member: member, arguments: arguments); return nil } catch { return error.name }
+        }
+        #expect(name("Start", [.string("not a url"), .string("player")]) == "org.mediaroute.Error.InvalidArgument")
+        #expect(name("Start", [.string("http://h/x"), .string("karaoke")]) == "org.mediaroute.Error.InvalidArgument")
+        #expect(name("StartWithMetadata", [.string("http://h/x"), .string("player"), .properties(["title": .int32(1)])])
+            == "org.mediaroute.Error.InvalidArgument")
+        #expect(name("Seek", [.double(.infinity)]) == "org.mediaroute.Error.InvalidArgument")
+        #expect(name("Seek", []) == DBusError.invalidArgsName)
+    }
+
+    @Test func commandsOfTheAppMapToCalls() {
+        #expect(Session1.Call(.play) == .play)
+        #expect(Session1.Call(.seek(to: 4)) == .seek(position: 4))
+        #expect(Session1.Call(.setSpeed(0.5)) == .setRate(0.5))
+        #expect(Session1.Call(.setVolume(0.5)) == nil)
+    }
+
+    @Test func signalsRoundTrip() throws {
+        let signals: [Session1.Signal] = [
+            .received(.route, data: [0xFF]), .received(.session, data: []), .ended(nil),
+            .ended(MediaDeviceError(.connectionFailed, "the speaker went away")),
+        ]
+        for signal in signals {
+            #expect(Session1.Signal(member: signal.member, body: signal.arguments) == signal)
+        }
+        #expect(Session1.Signal.ended(MediaDeviceError(.timedOut, "x")).arguments.first == .string("org.mediaroute.Error.TimedOut"))
+        #expect(Session1.Signal(member: "Received", body: [.string("carrier-pigeon"), .bytes([])]) == nil)
+        #expect(Session1.Signal(member: "Ended", body: [.string("")]) == nil)
+    }
+}
