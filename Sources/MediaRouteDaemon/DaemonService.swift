@@ -195,7 +195,8 @@ extension DaemonService {
         let publisher = RoutedSessionPublisher(system: system, center: center, logger: logger)
         try await publisher.start()
         try await center.register(PushedSessionExtension { command in
-            connection.emitSignal(path: PushObject.path, interface: PushObject.interface, member: "CommandRequested", PushObject.signalBody(command))
+            connection.emitSignal(
+                path: Push1.path, interface: Push1.interface, member: Push1.CommandRequested.member, PushObject.signal(command).arguments)
         })
         var endpoint: PushEndpoint?
         var server: Task<Void, Never>?
@@ -209,8 +210,8 @@ extension DaemonService {
                 logger.error("push endpoint not started", metadata: ["address": "\(configuration.host):\(configuration.port)", "error": "\(error)"])
             }
         }
-        let address = endpoint.map { "http://\(nowPlaying.push!.host):\($0.localPort)\(PushEndpoint.path)" } ?? ""
-        await connection.export(PushObject(center: center, endpoint: address).object, at: PushObject.path)
+        let address = endpoint.map { "http://\(nowPlaying.push!.host):\($0.localPort)\(PushEndpoint.path)" }
+        await connection.export(PushObject(center: center, endpoint: address).object, at: Push1.path)
         var bridge: MPRISBridge?
         if nowPlaying.mpris {
             let mpris = MPRISBridge(center: center, connection: connection, configuration: .init(busName: nowPlaying.mprisBusName), logger: logger)

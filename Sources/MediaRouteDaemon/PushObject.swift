@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import DBus
 import MediaRouteBusAPI
 import NowPlaying
@@ -11,58 +6,42 @@ import NowPlaying
 /// start and update Now Playing sessions through the push endpoint, and the
 /// commands people send to pushed sessions.
 struct PushObject {
-    static let path: DBusObjectPath = "/org/mediaroute/push"
-    static let interface = "org.mediaroute.Push1"
-
     let center: NowPlayingCenter
-    /// `http://HOST:PORT/nowplaying`, or empty when the endpoint is off.
-    let endpoint: String
-
-    static func notFound(_ id: String) -> DBusError {
-        DBusError(name: "org.mediaroute.Error.SessionNotFound", message: "no Now Playing session \(id)")
-    }
+    /// `http://HOST:PORT/nowplaying`, or nil when the endpoint is off.
+    let endpoint: String?
 
     var object: DBusObject {
         let center = self.center
-        let endpoint = self.endpoint
-        let topic = PushedSessionExtension.topic
+        let properties = Push1.Properties(endpoint: endpoint, topic: PushedSessionExtension.topic)
+        let topic = properties.topic
         return DBusObject(interfaces: [
-            DBusInterface(Self.interface, methods: [
-                DBusMethod("GetPushToStartToken", outputs: [DBusArgument("token", "s")]) { _ in
-                    [.string(await center.pushToStartToken(topic: topic)?.hex ?? "")]
-                },
-                DBusMethod("RotatePushToStartToken", outputs: [DBusArgument("token", "s")]) { _ in
-                    [.string(await center.rotatePushToStartToken(topic: topic).hex)]
-                },
-                DBusMethod("GetSessionPushToken", inputs: [DBusArgument("session", "s")], outputs: [DBusArgument("token", "s")]) { call in
-                    let id = call.arguments.first?.string ?? ""
-                    guard let token = await center.pushToken(forSession: id) else { throw Self.notFound(id) }
-                    return [.string(token.hex)]
-                },
-                DBusMethod("RotateSessionPushToken", inputs: [DBusArgument("session", "s")], outputs: [DBusArgument("token", "s")]) { call in
-                    let id = call.arguments.first?.string ?? ""
-                    do {
-                        return [.string(try await center.rotatePushToken(forSession: id).hex)]
-                    } catch {
-                        throw Self.notFound(id)
+            DBusInterface(
+                Push1.interface,
+                methods: Push1.Call.exportedMethods { call, _ in
+                    switch call {
+                    case .getPushToStartToken:
+                        return [.string(await center.pushToStartToken(topic: topic)?.hex ?? "")]
+                    case .rotatePushToStartToken:
+                        return [.string(await center.rotatePushToStartToken(topic: topic).hex)]
+                    case .getSessionPushToken(let id):
+                        guard let token = await center.pushToken(forSession: id) else { throw Push1.sessionNotFound(id) }
+                        return [.string(token.hex)]
+                    case .rotateSessionPushToken(let id):
+                        do {
+                            return [.string(try await center.rotatePushToken(forSession: id).hex)]
+                        } catch {
+                            throw Push1.sessionNotFound(id)
+                        }
                     }
                 },
-            ], properties: [
-                DBusProperty("Endpoint", signature: "s") { .string(endpoint) },
-                DBusProperty("Topic", signature: "s") { .string(topic) },
-            ], signals: [
-                DBusSignalDescription("CommandRequested", arguments: [
-                    DBusArgument("session", "s"), DBusArgument("command", "s"), DBusArgument("arguments", "a{sv}"),
-                ]),
-            ]),
+                properties: Push1.Properties.signatures,
+                signals: [Push1.CommandRequested.description],
+                snapshot: { properties.values }),
         ])
     }
 
-    /// The `CommandRequested` signal body for a forwarded command.
-    static func signalBody(_ command: ForwardedCommand) -> [DBusValue] {
-        var arguments: [String: DBusValue] = [:]
-        if let value = command.value { arguments["value"] = .double(value) }
-        if let device = command.deviceID { arguments["device"] = .string(device) }
-        return [.string(command.sessionID), .string(command.command), .properties(arguments)]
+    /// The `CommandRequested` signal for a forwarded command.
+    static func signal(_ command: ForwardedCommand) -> Push1.CommandRequested {
+        Push1.CommandRequested(session: command.sessionID, command: command.command, value: command.value, device: command.deviceID)
     }
 }

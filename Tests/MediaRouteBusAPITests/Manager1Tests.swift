@@ -44,3 +44,20 @@ import Testing
         #expect(Manager1.suggestion(fromReply: []) == .local)
     }
 }
+
+@Suite struct Push1Tests {
+    @Test func callsPropertiesAndTheCommandSignalRoundTrip() throws {
+        for call in [Push1.Call.getPushToStartToken, .rotatePushToStartToken, .getSessionPushToken(session: "s1"), .rotateSessionPushToken(session: "")] {
+            #expect(try Push1.Call(member: call.member, arguments: call.arguments) == call)
+        }
+        #expect(throws: DBusError.self) { try Push1.Call(member: "GetSessionPushToken", arguments: []) }
+        for properties in [Push1.Properties(endpoint: "http://10.0.0.1:8080/nowplaying", topic: "box"), Push1.Properties(endpoint: nil, topic: "box")] {
+            #expect(Push1.Properties(values: properties.values) == properties)
+        }
+        for signal in [Push1.CommandRequested(session: "s", command: "seek", value: 12), Push1.CommandRequested(session: "s", command: "route", device: "tv")] {
+            #expect(signal.arguments.map(\.signature) == Push1.CommandRequested.description.arguments.map(\.signature))
+            #expect(Push1.CommandRequested(body: signal.arguments) == signal)
+        }
+        #expect(Push1.CommandRequested(body: [.string("s")]) == nil)
+    }
+}
