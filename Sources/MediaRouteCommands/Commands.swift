@@ -179,9 +179,8 @@ func activate(
     _ name: String, pin: String?, discoverySeconds: Double, environment: RoutingEnvironment, console: any Console
 ) async throws -> SystemRoute {
     await environment.controller.setPairingAgent(ConsolePairingAgent(console: console, pin: pin))
-    let matches: @Sendable (RoutePickerEntry) -> Bool = { entry(entry: $0, isNamed: name) }
-    let entries = await environment.discover(seconds: discoverySeconds, until: { $0.contains(where: matches) })
-    guard let entry = entries.first(where: matches) else {
+    let entries = await environment.discover(seconds: discoverySeconds, until: { $0.named(name) != nil })
+    guard let entry = entries.named(name) else {
         let known = entries.map(\.displayName).joined(separator: ", ")
         throw CommandFailure("no device named \"\(name)\" found (found: \(known.isEmpty ? "none" : known))")
     }
@@ -607,13 +606,10 @@ func rememberChoice(of route: SystemRoute, for url: URL, environment: RoutingEnv
 
 /// The display name an entry matching `name` (its id or display name) has.
 func resolveDeviceName(_ name: String, entries: [RoutePickerEntry]) -> String? {
-    entries.first { entry(entry: $0, isNamed: name) }?.displayName
+    entries.named(name)?.displayName
 }
 
-/// The one rule by which a person's `--to NAME` names a picker entry: its id, or its display name in any case.
-func entry(entry: RoutePickerEntry, isNamed name: String) -> Bool {
-    entry.id == name || entry.displayName.lowercased() == name.lowercased()
-}
+
 
 /// Stops the route's session, if any, and deactivates the route.
 func endRoute(_ route: SystemRoute, environment: RoutingEnvironment) async {

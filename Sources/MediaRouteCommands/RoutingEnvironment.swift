@@ -156,25 +156,47 @@ public struct RoutingEnvironment: Sendable {
     /// Discovers for `seconds`, reporting progress about every half second; stops
     /// early once `enough` holds for the entries found so far.
     public func discover(
-        seconds: Double, progress: @Sendable (Int) -> Void = { _ in },
-        until enough: @Sendable ([RoutePickerEntry]) -> Bool = { _ in false }
+        seconds: Double, progress: @escaping @Sendable (Int) -> Void = { _ in },
+        until enough: @escaping @Sendable ([RoutePickerEntry]) -> Bool = { _ in false }
     ) async -> [RoutePickerEntry] {
         let picker = controller.makePicker(prioritizesVideoDevices: true)
         let failures = await reportDiscoveryFailures()
         defer { failures.cancel() }
+        let updates = await picker.updates()
         await picker.open()
         let clock = SystemHostClock()
         let deadline = clock.now() + .seconds(double: seconds)
-        var lastReport = clock.now()
-        while clock.now() < deadline {
-            if enough(await picker.entries()) { break }
-            try? await clock.sleep(for: min(.milliseconds(20), deadline - clock.now()))
-            if clock.now() - lastReport >= .milliseconds(500) {
-                lastReport = clock.now()
-                progress(await picker.entries().count)
+        // Woken by the picker's changes, not by polling: the first list that is enough ends
+        // the wait, else the deadline does. Progress is told when the count changes, at most
+        // about twice a second.
+        let latest = await withTaskGroup(of: [RoutePickerEntry]?.self) { group in
+            group.addTask {
+                var latest: [RoutePickerEntry] = []
+                var lastReport: Duration?
+                var reported = -1
+                for await entries in updates {
+                    latest = entries
+                    if enough(entries) { return entries }
+                    let now = clock.now()
+                    if entries.count != reported, lastReport.map({ now - $0 >= .milliseconds(500) }) ?? true {
+                        lastReport = now
+                        reported = entries.count
+                        progress(entries.count)
+                    }
+                    if Task.isCancelled { break }
+                }
+                return Task.isCancelled ? nil : latest
             }
+            group.addTask {
+                try? await clock.sleep(for: deadline - clock.now())
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
         }
-        let entries = await picker.entries()
+        let entries: [RoutePickerEntry]
+        if let latest { entries = latest } else { entries = await picker.entries() }
         await picker.close()
         return entries
     }

@@ -76,19 +76,34 @@ public final class RoutePicker: Sendable {
     }
 
     /// The entries each time the device list changes, starting with the current list.
+    ///
+    /// The list is read once; after that each event's device is applied to it (found ones
+    /// are added in the order found, updated ones replaced in place, lost ones removed),
+    /// so a change costs no read of the whole list.
     public func updates() async -> AsyncStream<[RoutePickerEntry]> {
         let events = await controller.system.events()
         let (stream, continuation) = AsyncStream.makeStream(of: [RoutePickerEntry].self, bufferingPolicy: .bufferingNewest(1))
-        continuation.yield(await entries())
+        var list = await controller.system.devicesList.map(RoutePickerEntry.init)
+        continuation.yield(sorted(list))
         let task = Task { [weak self] in
             for await event in events {
                 switch event {
-                case .deviceFound, .deviceLost, .deviceUpdated:
-                    guard let self else { break }
-                    continuation.yield(await self.entries())
+                case .deviceFound(let device), .deviceUpdated(let device):
+                    let entry = RoutePickerEntry(device)
+                    if let index = list.firstIndex(where: { $0.id == entry.id }) {
+                        guard list[index] != entry else { continue }
+                        list[index] = entry
+                    } else {
+                        list.append(entry)
+                    }
+                case .deviceLost(let device):
+                    guard let index = list.firstIndex(where: { $0.id == device.id }) else { continue }
+                    list.remove(at: index)
                 default:
                     continue
                 }
+                guard let self else { break }
+                continuation.yield(self.sorted(list))
             }
             continuation.finish()
         }
@@ -110,5 +125,12 @@ public final class RoutePicker: Sendable {
         let video = entries.filter { $0.deviceType.isVideo }
         let other = entries.filter { !$0.deviceType.isVideo }
         return video + other
+    }
+}
+
+extension Sequence<RoutePickerEntry> {
+    /// The entry `nameOrID` names, by the rule every device list follows (``DeviceNameMatching``).
+    public func named(_ nameOrID: String) -> RoutePickerEntry? {
+        DeviceNameMatching.first(in: self, named: nameOrID, id: \.id, displayName: \.displayName)
     }
 }

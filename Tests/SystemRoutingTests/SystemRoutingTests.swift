@@ -200,6 +200,33 @@ func makeController() async throws -> (LoopbackRig, SystemRouteController) {
         #expect(seen.last == ["Kitchen Speaker", "Living Room TV"])
         await picker.close()
     }
+
+    /// The picker applies each event's device to its list instead of re-reading it: after
+    /// found, changed (activated) and lost devices, its list is the system's, entry for entry.
+    @Test func pickerUpdatesApplyEventsToTheSameListTheSystemHas() async throws {
+        let rig = try await LoopbackRig(devices: [LoopbackRig.speaker, LoopbackRig.tv])
+        let controller = await SystemRouteController(system: rig.system)
+        let picker = controller.makePicker()
+        let updates = await picker.updates()
+        await picker.open()
+        var iterator = updates.makeAsyncIterator()
+        var latest: [RoutePickerEntry] = []
+        func next(until done: ([RoutePickerEntry]) -> Bool) async {
+            while let entries = await iterator.next() {
+                latest = entries
+                if done(entries) { return }
+            }
+        }
+        await next { $0.count == 2 }
+        _ = try await picker.pick(try #require(latest.named("kitchen  SPEAKER")))
+        await next { $0.named("Kitchen Speaker")?.state == .active }
+        #expect(latest == (await picker.entries()))
+        await rig.transport.removeDevice(named: "tv")
+        await next { $0.count == 1 }
+        #expect(latest == (await picker.entries()))
+        #expect(latest.map(\.displayName) == ["Kitchen Speaker"])
+        await picker.close()
+    }
 }
 
 /// A device with a player and nothing else: no application, no route-channel receiver
