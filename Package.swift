@@ -47,6 +47,8 @@ let package = Package(
         .target(name: "MediaRouteExecutors", swiftSettings: strict),
         // Time, injectable: the real monotonic clock and a manual one for simulations.
         .target(name: "MediaClock", swiftSettings: strict),
+        // One observer list for every event stream of the package.
+        .target(name: "EventBroadcast", swiftSettings: strict),
         // libdbus-1, the C library: BlueZ and MPRIS need its unix-fd passing and object export.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // A Swift D-Bus layer on libdbus: calls, signals, object export, on a dedicated I/O thread.
@@ -84,7 +86,7 @@ let package = Package(
         // The extension API of the seeds (MediaDeviceExtension & co).
         .target(
             name: "MediaDevice",
-            dependencies: ["Transport", "MediaClock"],
+            dependencies: ["Transport", "MediaClock", "EventBroadcast"],
             swiftSettings: strict),
         // The routing vocabulary shared by RouteSystem, the app API and the daemon's client:
         // devices, keys, routes, events, pairing, the backend protocol.
@@ -92,12 +94,12 @@ let package = Package(
         // The one owner of routing state: hosts extensions.
         .target(
             name: "RouteSystem",
-            dependencies: ["RoutingModel", "MediaDevice", "MediaClock", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["RoutingModel", "MediaDevice", "EventBroadcast", "MediaClock", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // App-facing API: SystemRouteController, SystemRoute, sessions, picker.
         .target(
             name: "SystemRouting",
-            dependencies: ["RoutingModel", "MediaDevice"],
+            dependencies: ["RoutingModel", "MediaDevice", "EventBroadcast"],
             swiftSettings: strict),
         .target(
             name: "LoopbackExtension",
@@ -107,7 +109,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         // Now Playing: remote media sessions, remote commands, push tokens and push events.
-        .target(name: "NowPlaying", dependencies: [.product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "NowPlaying", dependencies: ["EventBroadcast", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // The push endpoint: HTTP/1.1 on swift-nio, feeding push events to a NowPlayingCenter.
         .target(
             name: "NowPlayingPush",
@@ -136,7 +138,7 @@ let package = Package(
         // The adapters MediaRoute may use, followed through udev (or sysfs and kernel events without it).
         .target(
             name: "AdapterInventory",
-            dependencies: ["CUdev", "BoxConfiguration", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CUdev", "BoxConfiguration", "EventBroadcast", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // libnl (libnl-3 + libnl-genl-3) and the kernel's netlink/nl80211 headers.
         .systemLibrary(name: "CNetlink", pkgConfig: "libnl-genl-3.0", providers: [.apt(["libnl-3-dev", "libnl-genl-3-dev"])]),
@@ -195,7 +197,7 @@ let package = Package(
         .target(
             name: "MediaRouteClient",
             dependencies: [
-                "DBus", "MediaRouteBusAPI", "SystemRouting", "RoutingModel", "MediaDevice", "MediaClock",
+                "DBus", "MediaRouteBusAPI", "SystemRouting", "RoutingModel", "MediaDevice", "MediaClock", "EventBroadcast",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -272,6 +274,7 @@ let package = Package(
         // Every checked-in seed and earlier finding, through every harness, in the ordinary suite.
         .testTarget(name: "MediaRouteFuzzingTests", dependencies: ["MediaRouteFuzzing", "Coordination"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
+        .testTarget(name: "EventBroadcastTests", dependencies: ["EventBroadcast"]),
         .testTarget(name: "MediaRouteBusAPITests", dependencies: ["MediaRouteBusAPI", "DBus", "MediaDevice", "RoutingModel", "SystemRouting"]),
         .testTarget(name: "RoutingModelTests", dependencies: ["RoutingModel", "MediaDevice"]),
         .testTarget(name: "BluetoothAudioTests", dependencies: ["BluetoothAudio"]),

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import BoxConfiguration
 import Logging
+import EventBroadcast
 
 /// The adapters MediaRoute may use, from udev (or sysfs when udev is not
 /// running), followed while the daemon runs: an adapter plugged in is reported
@@ -26,8 +27,7 @@ public actor AdapterInventory {
     private var current: [String: AdapterSettings] = [:]
     private var monitor: UdevMonitor?
     private var follower: Task<Void, Never>?
-    private var observers: [UInt64: AsyncStream<Event>.Continuation] = [:]
-    private var nextObserver: UInt64 = 0
+    private let observers = EventBroadcaster<Event>(bufferingPolicy: .bufferingNewest(256))
 
     /// - Parameter monitorSource: `udev`, `kernel`, or nil to choose (udev when udevd runs).
     public init(
@@ -67,8 +67,7 @@ public actor AdapterInventory {
         monitor = nil
         follower?.cancel()
         follower = nil
-        for continuation in observers.values { continuation.finish() }
-        observers.removeAll()
+        observers.finish()
     }
 
     /// Every usable or known adapter, by name.
@@ -76,15 +75,8 @@ public actor AdapterInventory {
 
     /// Changes from now on.
     public func events() -> AsyncStream<Event> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(256))
-        nextObserver += 1
-        let key = nextObserver
-        observers[key] = continuation
-        continuation.onTermination = { [weak self] _ in Task { await self?.removeObserver(key) } }
-        return stream
+        observers.subscribe()
     }
-
-    private func removeObserver(_ key: UInt64) { observers.removeValue(forKey: key) }
 
     private func hotplug(_ event: UdevMonitor.Event) {
         logger.debug("adapter event", metadata: ["action": "\(event.action)", "device": "\(event.subsystem)/\(event.name)"])
@@ -129,6 +121,6 @@ public actor AdapterInventory {
     private var reportedInvalid: Set<String> = []
 
     private func publish(_ event: Event) {
-        for continuation in observers.values { continuation.yield(event) }
+        observers.yield(event)
     }
 }

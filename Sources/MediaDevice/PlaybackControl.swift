@@ -5,6 +5,7 @@ import Foundation
 #endif
 import MediaClock
 import Synchronization
+import EventBroadcast
 
 /// The playback state of a remote session, as the seeds' `AVInterfaceControllable` models it.
 public struct PlaybackSnapshot: Sendable, Equatable {
@@ -134,14 +135,9 @@ public enum PlaybackCommand: Sendable, Equatable {
 /// The position is never polled: it is extrapolated from the last report, its
 /// timestamp and the speed, on the injected clock.
 public final class PlaybackControl: Sendable {
-    private struct Observers {
-        var next: UInt64 = 0
-        var continuations: [UInt64: AsyncStream<PlaybackSnapshot>.Continuation] = [:]
-    }
-
     private let clock: any HostClock
     private let state: Mutex<PlaybackSnapshot>
-    private let observers = Mutex(Observers())
+    private let observers = EventBroadcaster<PlaybackSnapshot>(bufferingPolicy: .bufferingNewest(64))
     private let stopHandler = Mutex<(@Sendable () -> Void)?>(nil)
     private let commandContinuation: AsyncStream<PlaybackCommand>.Continuation
 
@@ -158,9 +154,7 @@ public final class PlaybackControl: Sendable {
 
     deinit {
         commandContinuation.finish()
-        observers.withLock { observers in
-            for continuation in observers.continuations.values { continuation.finish() }
-        }
+        observers.finish()
     }
 
     // MARK: Reading
@@ -175,17 +169,7 @@ public final class PlaybackControl: Sendable {
 
     /// Observes every change, starting with the current state.
     public func changes() -> AsyncStream<PlaybackSnapshot> {
-        let (stream, continuation) = AsyncStream.makeStream(of: PlaybackSnapshot.self, bufferingPolicy: .bufferingNewest(64))
-        let id = observers.withLock { observers -> UInt64 in
-            observers.next += 1
-            observers.continuations[observers.next] = continuation
-            return observers.next
-        }
-        continuation.yield(snapshot)
-        continuation.onTermination = { [weak self] _ in
-            self?.observers.withLock { _ = $0.continuations.removeValue(forKey: id) }
-        }
-        return stream
+        observers.subscribe(startingWith: [snapshot])
     }
 
     // MARK: Commanding (settable properties)
@@ -322,11 +306,7 @@ public final class PlaybackControl: Sendable {
     /// Ends the command stream and observation (the session is over).
     public func finish() {
         commandContinuation.finish()
-        let continuations = observers.withLock { observers in
-            defer { observers.continuations.removeAll() }
-            return Array(observers.continuations.values)
-        }
-        for continuation in continuations { continuation.finish() }
+        observers.finish()
     }
 
     private func command(_ command: PlaybackCommand, apply: (inout PlaybackSnapshot, Duration) -> Void) {
@@ -340,7 +320,6 @@ public final class PlaybackControl: Sendable {
     }
 
     private func publish(_ snapshot: PlaybackSnapshot) {
-        let continuations = observers.withLock { Array($0.continuations.values) }
-        for continuation in continuations { continuation.yield(snapshot) }
+        observers.yield(snapshot)
     }
 }

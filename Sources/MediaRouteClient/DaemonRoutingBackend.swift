@@ -10,6 +10,7 @@ import MediaDevice
 import MediaRouteBusAPI
 import RoutingModel
 import SystemRouting
+import EventBroadcast
 
 /// `SystemRouting`'s backend for apps in another process than `mediarouted`:
 /// the same `SystemRouteController` API, carried over D-Bus.
@@ -34,8 +35,7 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
 
     private var routes: [UUID: RouteEntry] = [:]
     private var controls: [UUID: PlaybackControl] = [:]
-    private var observers: [UInt64: AsyncStream<RouteSystemEvent>.Continuation] = [:]
-    private var nextObserver: UInt64 = 0
+    private let observers = EventBroadcaster<RouteSystemEvent>()
     private var discoveryCount = 0
     private var agent: (any PairingAgent)?
     private var tasks: [Task<Void, Never>] = []
@@ -99,25 +99,17 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
     public func close() async {
         for task in tasks { task.cancel() }
         tasks.removeAll()
-        for observer in observers.values { observer.finish() }
-        observers.removeAll()
+        observers.finish()
     }
 
     // MARK: Events
 
     public func events() -> AsyncStream<RouteSystemEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: RouteSystemEvent.self)
-        nextObserver += 1
-        let id = nextObserver
-        observers[id] = continuation
-        continuation.onTermination = { _ in Task { await self.removeObserver(id) } }
-        return stream
+        observers.subscribe()
     }
 
-    private func removeObserver(_ id: UInt64) { observers[id] = nil }
-
     private func emit(_ event: RouteSystemEvent) {
-        for observer in observers.values { observer.yield(event) }
+        observers.yield(event)
     }
 
     public var activeRoutes: [ActiveRoute] { routes.values.map(\.route) }

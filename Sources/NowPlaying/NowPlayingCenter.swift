@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Logging
+import EventBroadcast
 
 /// The box's Now Playing: every remote session, which one is primary, their
 /// commands and devices, and the push tokens that let a server start and update
@@ -70,8 +71,7 @@ public actor NowPlayingCenter {
     private var retiredTokens: [(token: PushToken, id: String)] = []
     private var primaryID: String?
     private var nextOrder: UInt64 = 0
-    private var observers: [UInt64: AsyncStream<NowPlayingEvent>.Continuation] = [:]
-    private var nextObserver: UInt64 = 0
+    private let observers = EventBroadcaster<NowPlayingEvent>(bufferingPolicy: .bufferingNewest(1024))
 
     public init(
         maximumPushSize: Int = 64 * 1024, logger: Logger = Logger(label: "mediaroute.nowplaying"),
@@ -141,24 +141,12 @@ public actor NowPlayingCenter {
 
     /// Every change from now on, starting with the sessions already active and the primary.
     public func events() -> AsyncStream<NowPlayingEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: NowPlayingEvent.self, bufferingPolicy: .bufferingNewest(1024))
-        nextObserver += 1
-        let key = nextObserver
-        observers[key] = continuation
-        for entry in entries.values.sorted(by: { $0.order < $1.order }) { continuation.yield(.sessionStarted(entry.info)) }
-        continuation.yield(.primaryChanged(sessionID: primaryID))
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.removeObserver(key) }
-        }
-        return stream
-    }
-
-    private func removeObserver(_ key: UInt64) {
-        observers.removeValue(forKey: key)
+        let current = entries.values.sorted(by: { $0.order < $1.order }).map { NowPlayingEvent.sessionStarted($0.info) }
+        return observers.subscribe(startingWith: current + [.primaryChanged(sessionID: primaryID)])
     }
 
     private func publish(_ event: NowPlayingEvent) {
-        for continuation in observers.values { continuation.yield(event) }
+        observers.yield(event)
     }
 
     /// The active sessions, oldest first.

@@ -6,6 +6,7 @@ import Foundation
 import Logging
 import MediaClock
 import MediaDevice
+import EventBroadcast
 @_exported import RoutingModel
 
 /// Hosts media device extensions and owns all routing state: which devices are
@@ -78,8 +79,7 @@ public actor RouteSystem {
     private var activations: [DeviceKey: Activation] = [:]
     private var routes: [UUID: RouteRecord] = [:]
     private var discoveryClients: [String: Int] = [:]
-    private var observers: [UInt64: AsyncStream<RouteSystemEvent>.Continuation] = [:]
-    private var nextObserver: UInt64 = 0
+    private let observers = EventBroadcaster<RouteSystemEvent>()
     private var pairingAgent: (any PairingAgent)?
 
     public init(
@@ -105,8 +105,7 @@ public actor RouteSystem {
         reportContinuation.finish()
         consumer?.cancel()
         consumer = nil
-        for observer in observers.values { observer.finish() }
-        observers.removeAll()
+        observers.finish()
     }
 
     // MARK: Extensions
@@ -155,22 +154,11 @@ public actor RouteSystem {
 
     /// Every event from now on, in order. Iterate from one task; stop iterating to unsubscribe.
     public func events() -> AsyncStream<RouteSystemEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: RouteSystemEvent.self)
-        nextObserver += 1
-        let id = nextObserver
-        observers[id] = continuation
-        continuation.onTermination = { _ in
-            Task { await self.removeObserver(id) }
-        }
-        return stream
-    }
-
-    private func removeObserver(_ id: UInt64) {
-        observers.removeValue(forKey: id)
+        observers.subscribe()
     }
 
     private func emit(_ event: RouteSystemEvent) {
-        for observer in observers.values { observer.yield(event) }
+        observers.yield(event)
     }
 
     // MARK: Discovery

@@ -6,6 +6,7 @@ import Foundation
 import MediaDevice
 import RoutingModel
 import Synchronization
+import EventBroadcast
 
 /// An active route to a device: start sessions on it, exchange data with its
 /// extension, control its volume.
@@ -21,9 +22,9 @@ public final class SystemRoute: Sendable, Hashable, Identifiable {
     private struct State {
         var isActive = true
         var session: SystemRouteSession?
-        var volumeObservers: [UInt64: AsyncStream<(volume: Float, muted: Bool)>.Continuation] = [:]
-        var nextObserver: UInt64 = 0
     }
+
+    private let volumeObservers = EventBroadcaster<(volume: Float, muted: Bool)>()
 
     /// The sharing protocol the route uses.
     public let protocolType: MediaSharingProtocol
@@ -117,16 +118,7 @@ public final class SystemRoute: Sendable, Hashable, Identifiable {
 
     /// Volume and mute changes, whether made through the system or on the device itself.
     public func volumeChanges() -> AsyncStream<(volume: Float, muted: Bool)> {
-        let (stream, continuation) = AsyncStream.makeStream(of: (volume: Float, muted: Bool).self)
-        let id = state.withLock { state -> UInt64 in
-            state.nextObserver += 1
-            state.volumeObservers[state.nextObserver] = continuation
-            return state.nextObserver
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.volumeObservers.removeValue(forKey: id) }
-        }
-        return stream
+        volumeObservers.subscribe()
     }
 
     // MARK: Real-time samples
@@ -144,8 +136,7 @@ public final class SystemRoute: Sendable, Hashable, Identifiable {
     // MARK: From the controller
 
     func volumeChanged(volume: Float, muted: Bool) {
-        let observers = state.withLock { Array($0.volumeObservers.values) }
-        for observer in observers { observer.yield((volume, muted)) }
+        volumeObservers.yield((volume, muted))
     }
 
     func sessionEnded(reason: MediaDeviceError?) {
@@ -157,13 +148,12 @@ public final class SystemRoute: Sendable, Hashable, Identifiable {
     }
 
     func markInactive() {
-        let (session, observers) = state.withLock { state in
+        let session = state.withLock { state in
             state.isActive = false
-            defer { state.volumeObservers.removeAll() }
-            return (state.session, Array(state.volumeObservers.values))
+            return state.session
         }
         session?.ended(reason: MediaDeviceError(.deviceNotActive, "the route ended"))
         routeDataChannel.close()
-        for observer in observers { observer.finish() }
+        volumeObservers.finish()
     }
 }

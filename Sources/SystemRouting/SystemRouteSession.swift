@@ -6,6 +6,7 @@ import Foundation
 import MediaDevice
 import RoutingModel
 import Synchronization
+import EventBroadcast
 
 /// A request to play a URL on a route: add it to the route, then ``start()``.
 public final class SystemRouteSession: Sendable {
@@ -124,13 +125,11 @@ public protocol SystemRouteDataDelegate: AnyObject, Sendable {
 public final class SystemRouteDataChannel: Sendable {
     private struct State {
         weak var delegate: (any SystemRouteDataDelegate)?
-        var listeners: [UInt64: AsyncStream<Data>.Continuation] = [:]
-        var nextListener: UInt64 = 0
-        var closed = false
     }
 
     private let sender: @Sendable (Data) async throws -> Void
     private let state = Mutex(State())
+    private let listeners = EventBroadcaster<Data>()
 
     init(sender: @escaping @Sendable (Data) async throws -> Void) {
         self.sender = sender
@@ -145,7 +144,7 @@ public final class SystemRouteDataChannel: Sendable {
     /// Sends data to the other end.
     /// - Throws: ``MediaDeviceError`` (deviceNotActive after the route or session ended).
     public func send(_ data: Data) async throws {
-        guard !state.withLock({ $0.closed }) else {
+        guard !listeners.isClosed else {
             throw MediaDeviceError(.deviceNotActive, "the data channel is closed")
         }
         try await sender(data)
@@ -153,35 +152,16 @@ public final class SystemRouteDataChannel: Sendable {
 
     /// Incoming data as an async sequence (besides the delegate); ends when the channel closes.
     public func messages() -> AsyncStream<Data> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Data.self)
-        let id = state.withLock { state -> UInt64? in
-            guard !state.closed else { return nil }
-            state.nextListener += 1
-            state.listeners[state.nextListener] = continuation
-            return state.nextListener
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.listeners.removeValue(forKey: id) }
-        }
-        return stream
+        listeners.subscribe()
     }
 
     func deliver(_ data: Data) {
-        let (delegate, listeners) = state.withLock { ($0.delegate, Array($0.listeners.values)) }
+        let delegate = state.withLock { $0.delegate }
         delegate?.dataChannel(self, didReceive: data)
-        for listener in listeners { listener.yield(data) }
+        listeners.yield(data)
     }
 
     func close() {
-        let listeners = state.withLock { state in
-            state.closed = true
-            defer { state.listeners.removeAll() }
-            return Array(state.listeners.values)
-        }
-        for listener in listeners { listener.finish() }
+        listeners.close()
     }
 }
