@@ -166,13 +166,22 @@ let package = Package(
             name: "BLESpeakerExtension",
             dependencies: ["BlueZTransport", "BluetoothAudio", "DBus", "MediaDevice", "Transport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
+        // Which extensions exist and how each is configured and loaded: used by the daemon, the CLI and the tests.
+        .target(
+            name: "ExtensionCatalogue",
+            dependencies: [
+                "AdapterInventory", "BLESpeakerExtension", "BlueZTransport", "BoxConfiguration", "DBus", "LANTransport", "MediaClock",
+                "MediaDevice", "RouteSystem", "UPnPRendererExtension", "WiFiDisplayExtension", "WiFiTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         // Coordinated playback: clock sync between participants (more to come, see issue 7).
         .target(name: "Coordination", dependencies: ["MediaClock", "MediaDevice", "LANTransport"], swiftSettings: strict),
         // The CLI's commands, as a library so tests can drive them.
         .target(
             name: "MediaRouteCommands",
             dependencies: [
-                "SystemRouting", "RouteSystem", "MediaDevice",
+                "SystemRouting", "RouteSystem", "MediaDevice", "ExtensionCatalogue",
                 "MediaClock", "DBus", "MediaRouteClient", "Coordination", "LANTransport", "UPnPRendererExtension",
                 "BlueZTransport", "BLESpeakerExtension", "WiFiTransport", "WiFiDisplayExtension", "BoxConfiguration",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -205,7 +214,7 @@ let package = Package(
         .target(
             name: "MediaRouteDaemon",
             dependencies: [
-                "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice",
+                "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice", "ExtensionCatalogue",
                 "MediaClock", "NowPlaying", "NowPlayingRouting", "NowPlayingPush", "MPRIS", "BoxConfiguration", "AdapterInventory", "WiFiTransport", "WiFiDisplayExtension", "BlueZTransport", "BLESpeakerExtension",
                 "LANTransport", "UPnPRendererExtension", "SystemRouting",
                 .product(name: "Logging", package: "swift-log"),
@@ -275,6 +284,9 @@ let package = Package(
         .testTarget(name: "MediaRouteFuzzingTests", dependencies: ["MediaRouteFuzzing", "Coordination"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "EventBroadcastTests", dependencies: ["EventBroadcast"]),
+        .testTarget(
+            name: "ExtensionCatalogueTests",
+            dependencies: ["ExtensionCatalogue", "BoxConfiguration", "RouteSystem", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "MediaRouteBusAPITests", dependencies: ["MediaRouteBusAPI", "DBus", "MediaDevice", "RoutingModel", "SystemRouting"]),
         .testTarget(name: "RoutingModelTests", dependencies: ["RoutingModel", "MediaDevice"]),
         .testTarget(name: "BluetoothAudioTests", dependencies: ["BluetoothAudio"]),

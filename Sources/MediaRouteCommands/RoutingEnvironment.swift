@@ -2,6 +2,7 @@ import BLESpeakerExtension
 import BlueZTransport
 import BoxConfiguration
 import DBus
+import ExtensionCatalogue
 import Logging
 import MediaDevice
 import WiFiDisplayExtension
@@ -17,14 +18,7 @@ import SystemRouting
 import UPnPRendererExtension
 
 /// A real transport the CLI can open in its own process.
-public enum RealTransport: String, Sendable, Hashable, CaseIterable {
-    /// UPnP/DLNA renderers (SSDP) and DNS-SD services (mDNS) on the LAN.
-    case lan
-    /// BLE speakers through BlueZ on the system bus.
-    case bluez
-    /// Wi-Fi Display sinks and setup-mode devices through nl80211.
-    case wifi
-}
+public typealias RealTransport = CatalogueEntry
 
 /// The routing system `mediaroutectl` works with: `mediarouted` over D-Bus, or one
 /// hosted in this process with the real transports (and simulated devices when asked).
@@ -65,66 +59,13 @@ public struct RoutingEnvironment: Sendable {
     ) async throws -> RoutingEnvironment {
         let system = RouteSystem(clock: clock, logger: logger)
         try await loadingFirst(system)
-        var closers: [@Sendable () async -> Void] = []
-        if transports.contains(.lan) {
-            let lanTransport = LANTransport(configuration: lan, logger: logger)
-            try await system.load { manager in UPnPRendererExtension(transport: lanTransport, routingManager: manager, logger: logger) }
-        }
-        if transports.contains(.bluez) {
-            switch await openBlueZ(on: bluezBus, logger: logger) {
-            case .success(let (transport, connection)):
-                try await system.load { manager in BLESpeakerExtension(transport: transport, routingManager: manager, logger: logger) }
-                closers.append { connection.close() }
-            case .failure(let reason):
-                notice("Bluetooth: \(reason.message)")
-            }
-        }
-        if transports.contains(.wifi) {
-            let indexes = SysfsAdapterReader().records().compactMap { record -> UInt32? in
-                guard case .success(let settings) = AdapterSettings.resolve(record, configuration: DaemonConfiguration()),
-                    settings.transport == .wifi, settings.enabled, let index = record.ifindex
-                else { return nil }
-                return UInt32(index)
-            }
-            let wifi = WiFiTransport(configuration: .init(interfaceIndexes: indexes), clock: clock, logger: logger)
-            if let reason = await wifi.unavailableReason {
-                notice("Wi-Fi: unavailable (\(reason))")
-            } else if indexes.isEmpty {
-                notice("Wi-Fi: no Wi-Fi interface to scan")
-            } else {
-                try await system.load { manager in WiFiDisplayExtension(transport: wifi, routingManager: manager, logger: logger) }
-            }
-        }
+        let catalogue = ExtensionCatalogue(lan: lan, bluezBus: bluezBus, clock: clock, logger: logger)
+        let loaded = try await catalogue.load(transports, into: system) { entry, reason in notice("\(entry.noticeName): \(reason)") }
         let controller = await SystemRouteController(system: system, applicationIdentifier: "org.mediaroute.ctl")
-        let openedConnections = closers
         return RoutingEnvironment(controller: controller, daemon: nil, close: {
             await system.shutdown()
-            for close in openedConnections { await close() }
+            await loaded.close()
         }, notice: notice)
-    }
-
-    /// BlueZ's object manager on `bus`, when `org.bluez` owns its name there.
-    private static func openBlueZ(
-        on bus: DBusConnection.Bus, logger: Logger
-    ) async -> Result<(BlueZTransport, DBusConnection), MediaDeviceError> {
-        let connection: DBusConnection
-        do {
-            connection = try await DBusConnection.connect(to: bus, logger: logger)
-        } catch {
-            return .failure(MediaDeviceError(.discoveryFailed, "no system bus to find BlueZ on (\(error))"))
-        }
-        guard (try? await connection.nameOwner(of: "org.bluez")) ?? nil != nil else {
-            connection.close()
-            return .failure(MediaDeviceError(.discoveryFailed, "BlueZ (org.bluez) is not running"))
-        }
-        let manager = BlueZObjectManager(connection: connection, logger: logger)
-        do {
-            try await manager.start()
-        } catch {
-            connection.close()
-            return .failure(MediaDeviceError(.discoveryFailed, "cannot read BlueZ's objects (\(error))"))
-        }
-        return .success((BlueZTransport(objectManager: manager, logger: logger), connection))
     }
 
     /// `mediarouted` on `bus`.

@@ -1,6 +1,7 @@
 import AdapterInventory
 import BoxConfiguration
 import DBus
+import ExtensionCatalogue
 import MediaRouteBusAPI
 import Logging
 #if SimulatedDevices
@@ -87,52 +88,23 @@ public struct DaemonService: Service {
         #if SimulatedDevices
         if let follower = try await loadSimulatedDevices(into: system) { adapterFollowers.append(follower) }
         #endif
-        if configuration.wifi.enabled && followsAdapters {
-            // Wi-Fi Display sinks and setup-mode devices, on the Wi-Fi adapters udev marks as usable.
-            // Without nl80211 its discovery fails once with the reason; the rest runs on.
-            let indexes = SysfsAdapterReader().records().compactMap { record -> UInt32? in
-                guard case .success(let settings) = AdapterSettings.resolve(record, configuration: configuration),
-                    settings.transport == .wifi, settings.enabled, settings.scanMode != .off, let index = record.ifindex
-                else { return nil }
-                return UInt32(index)
-            }
-            let wifi = WiFiTransport(configuration: .init(interfaceIndexes: indexes, p2p: configuration.wifi.scanMode == .p2p), logger: logger)
-            try await system.load { manager in WiFiDisplayExtension(transport: wifi, routingManager: manager, logger: logger) }
-        }
-        if let bluezBus, configuration.bluetooth.enabled {
-            // BLE speakers through BlueZ; the adapter is the configured one, or udev's primary controller.
-            do {
-                let bluez = try await DBusConnection.connect(to: bluezBus, logger: logger)
-                let manager = BlueZObjectManager(connection: bluez, logger: logger)
-                try await manager.start()
-                let primary = SysfsAdapterReader().records().compactMap { record -> String? in
-                    guard case .success(let settings) = AdapterSettings.resolve(record, configuration: configuration),
-                        settings.transport == .bluetooth, settings.enabled, settings.role == .primary
-                    else { return nil }
-                    return settings.name
-                }.first
-                let transport = BlueZTransport(
-                    objectManager: manager, configuration: .init(adapterName: configuration.bluetooth.preferredAdapter ?? primary), logger: logger)
-                try await system.load { routingManager in BLESpeakerExtension(transport: transport, routingManager: routingManager, logger: logger) }
-            } catch {
-                logger.error("BLE speakers unavailable: cannot reach BlueZ (\(error))")
-            }
+        // The catalogue's protocols the configuration turns on; Wi-Fi only on adapters udev
+        // marks as usable. A protocol that cannot open yet is still loaded: its discovery
+        // failure is published, and BlueZ is followed from whenever it starts.
+        let catalogue = ExtensionCatalogue(
+            configuration: configuration, followsAdapters: followsAdapters, lan: lan ?? .init(), bluezBus: bluezBus ?? .system,
+            loadsUnavailable: true, logger: logger)
+        var entries = Set(CatalogueEntry.allCases.filter { $0.isEnabled(in: configuration) })
+        if !followsAdapters { entries.remove(.wifi) }
+        if bluezBus == nil { entries.remove(.bluez) }
+        if lan == nil { entries.remove(.lan) }
+        let loaded = try await catalogue.load(entries, into: system) { entry, reason in
+            logger.error("\(entry.noticeName) devices unavailable: \(reason)")
         }
         var lanRestarter: DiscoveryRestarter?
         var networkMonitor: NetworkChangeMonitor?
-        if var lan, configuration.lan.enabled {
-            // UPnP renderers, on the interfaces udev marks as usable LAN or Wi-Fi adapters (all
-            // multicast interfaces without adapter following); rtnetlink changes refresh them.
-            if followsAdapters && lan.interfaces == nil {
-                lan.interfaces = SysfsAdapterReader().records().compactMap { record -> String? in
-                    guard case .success(let settings) = AdapterSettings.resolve(record, configuration: configuration),
-                        settings.transport == .lan || settings.transport == .wifi, settings.enabled
-                    else { return nil }
-                    return settings.name
-                }
-            }
-            let lanTransport = LANTransport(configuration: lan, logger: logger)
-            try await system.load { manager in UPnPRendererExtension(transport: lanTransport, routingManager: manager, logger: logger) }
+        if let lanTransport = loaded.lanTransport {
+            // rtnetlink changes refresh the LAN's interfaces.
             do {
                 let monitor = try NetworkChangeMonitor(logger: logger)
                 networkMonitor = monitor
@@ -145,6 +117,7 @@ public struct DaemonService: Service {
             lanRestarter?.stop()
             networkMonitor?.stop()
         }
+        let closeLoaded = loaded.close
         let suggestions = RouteSuggestionStore(path: stateDirectory.map { $0 + "/route-suggestions.json" }, logger: logger)
         let daemon = RoutingDaemon(system: system, connection: connection, suggestions: suggestions, logger: logger)
         // Now Playing comes up before the bus name is taken: owning the name means ready.
@@ -169,6 +142,7 @@ public struct DaemonService: Service {
             await adapters?.stop()
             connection.close()
         }
+        await closeLoaded()
         logger.info("mediarouted stopped")
     }
 }

@@ -1,0 +1,167 @@
+import AdapterInventory
+import BLESpeakerExtension
+import BlueZTransport
+import BoxConfiguration
+import DBus
+import LANTransport
+import Logging
+import MediaClock
+import MediaDevice
+import RouteSystem
+import UPnPRendererExtension
+import WiFiDisplayExtension
+import WiFiTransport
+
+/// One protocol family the box can reach devices through, with its extension.
+public enum CatalogueEntry: String, Sendable, Hashable, CaseIterable {
+    /// UPnP/DLNA renderers (SSDP) and DNS-SD services (mDNS) on the LAN.
+    case lan
+    /// BLE speakers through BlueZ on the system bus.
+    case bluez
+    /// Wi-Fi Display sinks and setup-mode devices through nl80211.
+    case wifi
+
+    /// How a notice about it starts ("Bluetooth: BlueZ (org.bluez) is not running").
+    public var noticeName: String {
+        switch self {
+        case .lan: "LAN"
+        case .bluez: "Bluetooth"
+        case .wifi: "Wi-Fi"
+        }
+    }
+
+    /// Whether the box's configuration turns it on.
+    public func isEnabled(in configuration: DaemonConfiguration) -> Bool {
+        switch self {
+        case .lan: configuration.lan.enabled
+        case .bluez: configuration.bluetooth.enabled
+        case .wifi: configuration.wifi.enabled
+        }
+    }
+}
+
+/// Which extensions exist, how each is configured from the box's configuration and its
+/// adapters, and how each is loaded into a routing system: the one place the daemon, the
+/// CLI and the tests take them from.
+public struct ExtensionCatalogue: Sendable {
+    public var configuration: DaemonConfiguration
+    /// The adapters udev and sysfs report (the LAN interfaces, the Wi-Fi interfaces, the primary Bluetooth controller).
+    public var adapterRecords: @Sendable () -> [AdapterRecord]
+    /// Whether the LAN uses only the interfaces the adapters mark as usable (else every multicast interface).
+    public var followsAdapters: Bool
+    public var lan: LANTransport.Configuration
+    public var bluezBus: DBusConnection.Bus
+    public var clock: any HostClock
+    public var logger: Logger
+    /// The daemon loads a protocol that cannot open yet, so its discovery failure is published
+    /// (and BlueZ may start later); the CLI leaves it out with one notice line.
+    public var loadsUnavailable: Bool
+
+    public init(
+        configuration: DaemonConfiguration = DaemonConfiguration(), adapterRecords: @escaping @Sendable () -> [AdapterRecord] = { SysfsAdapterReader().records() },
+        followsAdapters: Bool = false, lan: LANTransport.Configuration = .init(), bluezBus: DBusConnection.Bus = .system,
+        clock: any HostClock = SystemHostClock(), loadsUnavailable: Bool = false, logger: Logger
+    ) {
+        self.configuration = configuration
+        self.adapterRecords = adapterRecords
+        self.followsAdapters = followsAdapters
+        self.lan = lan
+        self.bluezBus = bluezBus
+        self.clock = clock
+        self.loadsUnavailable = loadsUnavailable
+        self.logger = logger
+    }
+
+    /// What loading opened, for the caller to follow and close.
+    public struct Loaded: Sendable {
+        /// The LAN transport, for following interface changes.
+        public var lanTransport: LANTransport?
+        /// Closes the connections loading opened (BlueZ's bus).
+        public var close: @Sendable () async -> Void = {}
+    }
+
+    /// Loads the extension of each of `entries` into `system`; one that cannot open here is
+    /// one `notice` (and, unless ``loadsUnavailable``, left out), never an error.
+    /// - Throws: what `RouteSystem.load` throws (a protocol loaded twice).
+    public func load(
+        _ entries: Set<CatalogueEntry>, into system: RouteSystem, notice: @Sendable (CatalogueEntry, String) -> Void = { _, _ in }
+    ) async throws -> Loaded {
+        var loaded = Loaded()
+        let adapters = resolvedAdapters()
+        let settings = adapters.map(\.settings)
+        let logger = self.logger
+        // The order of the catalogue is the order of loading, so the merged list is the same everywhere.
+        for entry in CatalogueEntry.allCases where entries.contains(entry) {
+            switch entry {
+            case .lan:
+                var lan = self.lan
+                if followsAdapters && lan.interfaces == nil {
+                    lan.interfaces = settings.filter { ($0.transport == .lan || $0.transport == .wifi) && $0.enabled }.map(\.name)
+                }
+                let transport = LANTransport(configuration: lan, logger: logger)
+                try await system.load { manager in UPnPRendererExtension(transport: transport, routingManager: manager, logger: logger) }
+                loaded.lanTransport = transport
+            case .bluez:
+                let primary = settings.first { $0.transport == .bluetooth && $0.enabled && $0.role == .primary }?.name
+                switch await openBlueZ(adapterName: configuration.bluetooth.preferredAdapter ?? primary) {
+                case .success(let (transport, connection)):
+                    try await system.load { manager in BLESpeakerExtension(transport: transport, routingManager: manager, logger: logger) }
+                    loaded.close = { connection.close() }
+                case .failure(let reason):
+                    notice(.bluez, reason.message)
+                }
+            case .wifi:
+                let indexes = adapters.compactMap { settings, record -> UInt32? in
+                    guard settings.transport == .wifi, settings.enabled, settings.scanMode != .off, let index = record.ifindex else { return nil }
+                    return UInt32(index)
+                }
+                let wifi = WiFiTransport(
+                    configuration: .init(interfaceIndexes: indexes, p2p: configuration.wifi.scanMode == .p2p), clock: clock, logger: logger)
+                if !loadsUnavailable {
+                    if let reason = await wifi.unavailableReason {
+                        notice(.wifi, "unavailable (\(reason))")
+                        continue
+                    }
+                    if indexes.isEmpty {
+                        notice(.wifi, "no Wi-Fi interface to scan")
+                        continue
+                    }
+                }
+                try await system.load { manager in WiFiDisplayExtension(transport: wifi, routingManager: manager, logger: logger) }
+            }
+        }
+        return loaded
+    }
+
+    /// The usable adapters' settings under the configuration, with the records they came from.
+    private func resolvedAdapters() -> [(settings: AdapterSettings, record: AdapterRecord)] {
+        adapterRecords().compactMap { record in
+            guard case .success(let settings) = AdapterSettings.resolve(record, configuration: configuration) else { return nil }
+            return (settings, record)
+        }
+    }
+
+    /// BlueZ's object manager on the bus. The CLI wants `org.bluez` running now; the daemon
+    /// follows it from whenever it starts.
+    private func openBlueZ(adapterName: String?) async -> Result<(BlueZTransport, DBusConnection), MediaDeviceError> {
+        let connection: DBusConnection
+        do {
+            connection = try await DBusConnection.connect(to: bluezBus, logger: logger)
+        } catch {
+            return .failure(MediaDeviceError(.discoveryFailed, "no system bus to find BlueZ on (\(error))"))
+        }
+        if !loadsUnavailable, (try? await connection.nameOwner(of: "org.bluez")) ?? nil == nil {
+            connection.close()
+            return .failure(MediaDeviceError(.discoveryFailed, "BlueZ (org.bluez) is not running"))
+        }
+        let manager = BlueZObjectManager(connection: connection, logger: logger)
+        do {
+            try await manager.start()
+        } catch {
+            connection.close()
+            return .failure(MediaDeviceError(.discoveryFailed, "cannot read BlueZ's objects (\(error))"))
+        }
+        let transport = BlueZTransport(objectManager: manager, configuration: .init(adapterName: adapterName), clock: clock, logger: logger)
+        return .success((transport, connection))
+    }
+}
