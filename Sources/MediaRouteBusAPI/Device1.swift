@@ -126,7 +126,7 @@ public enum Device1 {
                 case "VolumeControl":
                     if let text = value.string { volumeControl = MediaOutputDevice.VolumeControl(rawValue: text) ?? .none }
                 case "CanMute": if let flag = value.bool { canMute = flag }
-                case "Volume": if let level = value.double, level.isFinite { volume = Float(level) }
+                case "Volume": if let level = value.double, level.isFinite { volume = Float(min(max(level, 0), 1)) }
                 case "Muted": if let flag = value.bool { muted = flag }
                 case "Available":
                     guard let flag = value.bool else { continue }
@@ -180,8 +180,10 @@ public enum Device1 {
             case "Activate": self = .activate(protocolID: try BusArguments(member, arguments, count: 1).optionalString(0))
             case "Deactivate": _ = try BusArguments(member, arguments, count: 0); self = .deactivate
             case "SetVolume":
-                // The routing system clamps to 0...1 and refuses what is not a number.
-                self = .setVolume(Float(try BusArguments(member, arguments, count: 1).double(0)))
+                // The routing system clamps to 0...1.
+                let level = try BusArguments(member, arguments, count: 1).double(0)
+                guard level.isFinite else { throw MediaDeviceError(.invalidArgument, "volume \(level) is not a number").dbusError }
+                self = .setVolume(Float(level))
             case "ChangeVolume": self = .changeVolume(steps: try BusArguments(member, arguments, count: 1).int32(0))
             case "SetPreferredProtocol": self = .setPreferredProtocol(try BusArguments(member, arguments, count: 1).optionalString(0))
             case "Mute": self = .mute(try BusArguments(member, arguments, count: 1).bool(0))

@@ -19,6 +19,29 @@ enum DBusHarnesses {
             if case .dictionary(keySignature: "s", valueSignature: "v", _) = value { _ = try? SessionMetadataCodec.decode(value) }
             _ = value.signature
         }
+        // The bus API's decoders, as the daemon reads a call and the client reads properties and signals:
+        // a decoded call must encode back to a call that decodes the same.
+        let member = message.member ?? ""
+        if let call = try? Device1.Call(member: member, arguments: message.body),
+            (try? Device1.Call(member: call.member, arguments: call.arguments)) != call
+        { return "Device1.\(member) does not round-trip" }
+        if let call = try? Manager1.Call(member: member, arguments: message.body),
+            (try? Manager1.Call(member: call.member, arguments: call.arguments)) != call
+        { return "Manager1.\(member) does not round-trip" }
+        _ = try? Session1.Call(member: member, arguments: message.body)
+        _ = try? Push1.Call(member: member, arguments: message.body)
+        _ = try? PairingAgent1.Request(arguments: message.body)
+        _ = Session1.Signal(member: member, body: message.body)
+        _ = Push1.CommandRequested(body: message.body)
+        if let properties = message.body.first?.dictionary {
+            if var device = Device1.Properties(values: properties) {
+                device.apply(properties)
+                _ = device.systemDevice
+                if Device1.Properties(values: device.values) != device { return "Device1 properties do not round-trip" }
+            }
+            _ = Session1.Properties(values: properties)
+            _ = Manager1.Properties(values: properties)
+        }
         return nil
     }
 

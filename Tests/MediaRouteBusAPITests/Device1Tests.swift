@@ -72,5 +72,11 @@ import Testing
             do { _ = try Device1.Call(member: member, arguments: arguments) } catch { #expect(error.name == DBusError.invalidArgsName) }
         }
         do { _ = try Device1.Call(member: "Explode", arguments: []) } catch { #expect(error.name == DBusError.unknownMethodName) }
+        do { _ = try Device1.Call(member: "SetVolume", arguments: [.double(.nan)]) } catch {
+            #expect(error.name == "org.mediaroute.Error.InvalidArgument")
+        }
+        var properties = Device1.Properties(id: "a", name: "b")
+        properties.apply(["Volume": .double(1e300)])
+        #expect(properties.volume == 1)
     }
 }
