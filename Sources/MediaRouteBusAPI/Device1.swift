@@ -191,6 +191,15 @@ public enum Device1 {
             }
         }
 
+        /// The call carrying an app's playback command, when the command is one of this interface's (volume, mute).
+        public init?(_ command: PlaybackCommand) {
+            switch command {
+            case .setVolume(let level): self = .setVolume(level)
+            case .setMuted(let muted): self = .mute(muted)
+            default: return nil
+            }
+        }
+
         public var member: String {
             switch self {
             case .activate: "Activate"

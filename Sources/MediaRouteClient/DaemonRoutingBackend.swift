@@ -274,13 +274,10 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
                 let request: (path: DBusObjectPath?, interface: String, member: String, args: [DBusValue])
                 if let call = Session1.Call(command) {
                     request = (path, Session1.interface, call.member, call.arguments)
-                } else {
-                    let call: Device1.Call = switch command {
-                    case .setMuted(let muted): .mute(muted)
-                    case .setVolume(let level): .setVolume(level)
-                    default: .setVolume(.nan)
-                    }
+                } else if let call = Device1.Call(command) {
                     request = (devicePath, Device1.interface, call.member, call.arguments)
+                } else {
+                    continue
                 }
                 guard let target = request.path else { continue }
                 _ = try? await connection.call(

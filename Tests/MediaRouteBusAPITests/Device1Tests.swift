@@ -65,6 +65,16 @@ import Testing
         #expect(Set(calls.map(\.member)) == Set(Device1.Call.methods.map(\.member)))
     }
 
+    @Test func volumeCommandsOfTheAppMapToCalls() {
+        #expect(Device1.Call(.setVolume(0.25)) == .setVolume(0.25))
+        #expect(Device1.Call(.setMuted(true)) == .mute(true))
+        #expect(Device1.Call(.play) == nil)
+        // Every command goes to exactly one interface.
+        for command: PlaybackCommand in [.play, .pause, .seek(to: 1), .setSpeed(2), .setVolume(0.5), .setMuted(false), .stop] {
+            #expect((Device1.Call(command) == nil) != (Session1.Call(command) == nil), "\(command)")
+        }
+    }
+
     @Test func mistypedOrMissingArgumentsAreInvalidArgs() {
         for (member, arguments) in [("SetVolume", [DBusValue.string("half")]), ("Activate", []), ("Mute", [.bool(true), .bool(false)]),
                                     ("ChangeVolume", [.double(1)])] {
