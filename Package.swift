@@ -56,11 +56,11 @@ let package = Package(
             name: "DBus",
             dependencies: ["CDBus", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
-        // LAN sockets on swift-nio: SSDP discovery, bounded HTTP client and server, mDNS; and a UDP socket for clock sync.
+        // LAN sockets on swift-nio: SSDP discovery, bounded HTTP client and server, mDNS.
         .target(
             name: "LANTransport",
             dependencies: [
-                "Transport", "MediaClock", .product(name: "Logging", package: "swift-log"),
+                "Transport", "IPNetwork", "MediaClock", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
@@ -69,16 +69,19 @@ let package = Package(
         // fetched. Chosen over libxml2, whose static build drags in ICU's 31 MB data table.
         .systemLibrary(name: "CExpat", pkgConfig: "expat", providers: [.apt(["libexpat1-dev"])]),
         // UPnP documents as values: descriptions, SCPDs, SOAP, DIDL-Lite, LastChange, times.
-        .target(name: "UPnP", dependencies: ["CExpat", "Transport"], swiftSettings: strict),
+        .target(name: "UPnP", dependencies: ["CExpat", "IPNetwork"], swiftSettings: strict),
         // UPnP/DLNA MediaRenderers (LAN TVs and speakers) as a MediaDeviceExtension.
         .target(
             name: "UPnPRendererExtension",
             dependencies: [
-                "UPnP", "LANTransport", "MediaDevice", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log"),
+                "UPnP", "LANTransport", "IPNetwork", "MediaDevice", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
-        // Endpoint, Transport, Connection: the seam every transport implements.
+        // Endpoint, Transport, Connection and its capabilities: the seam every transport implements.
         .target(name: "Transport", swiftSettings: strict),
+        // The box's IP network as values (announced HTTP URLs, link and address changes),
+        // shared by the LAN transport, UPnP and the rtnetlink monitor.
+        .target(name: "IPNetwork", swiftSettings: strict),
         .target(
             name: "LoopbackTransport",
             dependencies: ["Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
@@ -145,7 +148,7 @@ let package = Package(
         // Wi-Fi: nl80211 scans and their information elements (P2P, Wi-Fi Display), rtnetlink network changes.
         .target(
             name: "WiFiTransport",
-            dependencies: ["CNetlink", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CNetlink", "Transport", "IPNetwork", "MediaClock", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // Wi-Fi Display sinks and setup-mode devices as picker entries (activation not yet supported).
         .target(
@@ -164,7 +167,7 @@ let package = Package(
         // BLE speakers: Volume Control Service, pairing through the routing system.
         .target(
             name: "BLESpeakerExtension",
-            dependencies: ["BlueZTransport", "BluetoothAudio", "DBus", "MediaDevice", "Transport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["BlueZTransport", "BluetoothAudio", "MediaDevice", "Transport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // Which extensions exist and how each is configured and loaded: used by the daemon, the CLI and the tests.
         .target(
@@ -176,7 +179,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         // Coordinated playback: clock sync between participants (more to come, see issue 7).
-        .target(name: "Coordination", dependencies: ["MediaClock", "MediaDevice", "LANTransport"], swiftSettings: strict),
+        .target(name: "Coordination", dependencies: ["MediaClock", "MediaDevice", "Transport", "IPNetwork"], swiftSettings: strict),
         // The CLI's commands, as a library so tests can drive them.
         .target(
             name: "MediaRouteCommands",
@@ -216,7 +219,7 @@ let package = Package(
             dependencies: [
                 "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice", "ExtensionCatalogue",
                 "MediaClock", "NowPlaying", "NowPlayingRouting", "NowPlayingPush", "MPRIS", "BoxConfiguration", "AdapterInventory", "WiFiTransport", "WiFiDisplayExtension", "BlueZTransport", "BLESpeakerExtension",
-                "LANTransport", "UPnPRendererExtension", "SystemRouting",
+                "LANTransport", "IPNetwork", "UPnPRendererExtension", "SystemRouting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ] + simulatedDevices,
@@ -247,7 +250,7 @@ let package = Package(
                 "MediaRouteDaemon", "RouteSystem", "LoopbackExtension", "LoopbackTransport", "MediaDevice", "MediaClock",
             ],
             exclude: ["HostilePeer"]),
-        .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "LANTransport", "MediaClock", "MediaDevice", "MediaRouteTestSupport"]),
+        .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "IPNetwork", "MediaClock", "MediaDevice", "MediaRouteTestSupport"]),
         .testTarget(name: "NowPlayingTests", dependencies: ["NowPlaying", "NowPlayingPush", "MediaRouteTestSupport"]),
         .testTarget(
             name: "NowPlayingRoutingTests",
@@ -258,7 +261,7 @@ let package = Package(
         .testTarget(name: "AdapterInventoryTests", dependencies: ["AdapterInventory", "BoxConfiguration", "MediaRouteTestSupport"]),
         .testTarget(
             name: "WiFiTransportTests",
-            dependencies: ["WiFiTransport", "WiFiDisplayExtension", "Transport", "LANTransport", "MediaRouteTestSupport", "RouteSystem", "MediaDevice", "MediaClock", "CNetlink"]),
+            dependencies: ["WiFiTransport", "WiFiDisplayExtension", "Transport", "IPNetwork", "LANTransport", "MediaRouteTestSupport", "RouteSystem", "MediaDevice", "MediaClock", "CNetlink"]),
         .testTarget(
             name: "BlueZTransportTests",
             dependencies: ["BlueZTransport", "BLESpeakerExtension", "BluetoothAudio", "DBus", "Transport", "MediaClock", "MediaDevice", "RouteSystem", "MediaRouteTestSupport"],
@@ -266,7 +269,7 @@ let package = Package(
         .testTarget(
             name: "UPnPTests",
             dependencies: [
-                "UPnP", "LANTransport", "UPnPRendererExtension", "Transport", "MediaDevice", "RouteSystem", "MediaClock", "MediaRouteTestSupport",
+                "UPnP", "LANTransport", "IPNetwork", "UPnPRendererExtension", "Transport", "MediaDevice", "RouteSystem", "MediaClock", "MediaRouteTestSupport",
                 "MediaRouteCommands", "WiFiTransport",
             ]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
@@ -274,7 +277,7 @@ let package = Package(
         .target(
             name: "MediaRouteFuzzing",
             dependencies: [
-                "LANTransport", "UPnP", "UPnPRendererExtension", "Transport", "DBus", "BlueZTransport", "BluetoothAudio", "MediaRouteBusAPI", "WiFiTransport",
+                "LANTransport", "IPNetwork", "UPnP", "UPnPRendererExtension", "Transport", "DBus", "BlueZTransport", "BluetoothAudio", "MediaRouteBusAPI", "WiFiTransport",
                 "CNetlink", "NowPlaying", "BoxConfiguration", "LoopbackTransport",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -292,6 +295,7 @@ let package = Package(
         .testTarget(name: "BluetoothAudioTests", dependencies: ["BluetoothAudio"]),
         .testTarget(name: "MediaRouteExecutorsTests", dependencies: ["MediaRouteExecutors"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
+        .testTarget(name: "IPNetworkTests", dependencies: ["IPNetwork"]),
         .testTarget(name: "LoopbackTransportTests", dependencies: ["MediaRouteTestSupport", "LoopbackTransport", "Transport", "MediaClock"]),
         .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "MediaClock", "Transport"]),
         .testTarget(

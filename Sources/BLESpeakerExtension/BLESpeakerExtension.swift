@@ -3,20 +3,20 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import BlueZTransport
-import BluetoothAudio
-import DBus
+internal import BlueZTransport
+internal import BluetoothAudio
 import Logging
 import MediaDevice
-import Synchronization
 import Transport
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// BLE speakers through BlueZ: devices that advertise the Volume Control
-/// Service or an audio sink, paired through the routing system's pairing agent,
-/// with their volume through the Volume Control Service.
+/// BLE speakers: devices that advertise the Volume Control Service or an audio
+/// sink, paired through the routing system's pairing agent, with their volume
+/// through the Volume Control Service.
+///
+/// The extension speaks only the transport seam: it finds endpoints with
+/// ``Transport/discover()``, connects with ``Transport/connect(to:)`` and uses
+/// the connection's capabilities (GATT, the audio stream, pairing). BlueZ is
+/// the transport that offers them on Linux; the extension does not see D-Bus.
 ///
 /// Volume State (0x2B7D) is read at activation and followed by notification
 /// (the speaker's own buttons reach `volumeChanged`); the Volume Control Point
@@ -25,47 +25,48 @@ import Glibc
 /// refuses a stale counter (ATT error 0x80), the state is read again and the
 /// write retried once. 0.0–1.0 maps to 0–255.
 ///
-/// Where the speaker has a `MediaTransport1`, its `Volume` (0–127 for A2DP,
-/// 0–255 for BAP) is the volume when there is no Volume Control Service, and
-/// `Acquire` gives the socket real-time samples go to: PCM encoded for the
-/// transport's codec (SBC here) in packets of its MTU. A codec MediaRoute cannot
-/// encode fails the session with the codec's name.
+/// Where the speaker has an audio stream (BlueZ's `MediaTransport1`), its volume
+/// is the volume when there is no Volume Control Service, and acquiring it gives
+/// the socket real-time samples go to: PCM encoded for the stream's codec (SBC
+/// here) in packets of its MTU. A codec MediaRoute cannot encode fails the
+/// session with the codec's name.
 public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     public static let defaultProtocol = MediaSharingProtocol("org.mediaroute.ble-speaker", displayName: "Bluetooth LE")
 
     private struct Active {
         let device: MediaOutputDevice
         let session: MediaOutputSession
-        let path: DBusObjectPath
-        var statePath: DBusObjectPath?
-        var controlPoint: DBusObjectPath?
+        var link: (any Connection)?
+        var gatt: (any GATTClient)?
+        var state: GATTCharacteristic?
+        var controlPoint: GATTCharacteristic?
         /// The Volume Control Service's state, once read.
         var volumeControl = VolumeControl()
         var watcher: Task<Void, Never>?
         var linkWatcher: Task<Void, Never>?
-        var link: BlueZLink?
-        var mediaTransport: BlueZMediaTransport?
+        var audio: (any AudioLink)?
+        var stream: AudioStreamConfiguration?
         var transportWatcher: Task<Void, Never>?
         var streaming: Streaming?
     }
 
     private enum Streaming {
-        /// `Acquire` is under way; samples wait (at most about a second's worth).
+        /// The stream is being acquired; samples wait (at most about a second's worth).
         case acquiring([SampleBuffer])
-        case ready(fd: DBusFileDescriptor, encoder: any BluetoothAudioEncoder)
+        case ready(socket: PacketSocket, encoder: any BluetoothAudioEncoder)
     }
 
     public nonisolated let protocolType: MediaSharingProtocol
-    private let transport: BlueZTransport
+    private let transport: any Transport
     private let routingManager: MediaDeviceRoutingManager
     private let logger: Logger
     private var discovery: Task<Void, Never>?
     private var known = DiscoveredDevices()
     private var active: [UUID: Active] = [:]
-    private var agent: BlueZAgent?
     private let prompts = PromptBridge()
 
-    public init(transport: BlueZTransport, routingManager: MediaDeviceRoutingManager,
+    /// - Parameter transport: where speakers are found and connected; on Linux, BlueZ.
+    public init(transport: any Transport, routingManager: MediaDeviceRoutingManager,
                 protocolType: MediaSharingProtocol = BLESpeakerExtension.defaultProtocol,
                 logger: Logger = Logger(label: "mediaroute.extension.ble-speaker")) {
         self.transport = transport
@@ -85,7 +86,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         guard isAudio else { return nil }
         // Audio sinks without VCS take absolute volume through their MediaTransport1.
         return MediaOutputDevice(
-            id: endpoint.id, displayName: endpoint.attributes["name"] ?? endpoint.id, capabilities: [.realtimeAudioStreaming],
+            id: endpoint.id, displayName: endpoint.name ?? endpoint.id, capabilities: [.realtimeAudioStreaming],
             deviceType: .speaker, volumeControl: .absolute, canMute: hasVolumeControl,
             requiredNetworkEndpoints: [endpoint])
     }
@@ -112,41 +113,37 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
 
     // MARK: Activation
 
-    /// Registers the pairing agent with BlueZ (once; again after a bluetoothd restart).
-    public func registerAgent() async throws {
-        guard agent == nil else { return }
-        let agent = BlueZAgent(connection: transport.objectManager.connection, handler: prompts)
-        try await agent.register()
-        self.agent = agent
-    }
-
     public func activateDevice(_ device: MediaOutputDevice, session: MediaOutputSession, for deviceFeatures: MediaOutputDevice.Capabilities) {
-        guard let endpoint = device.requiredNetworkEndpoints.first, let path = endpoint.attributes["path"].flatMap(DBusObjectPath.init) else {
-            routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.connectionFailed, "no BlueZ device"))
+        guard let endpoint = device.requiredNetworkEndpoints.first else {
+            routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.connectionFailed, "no Bluetooth endpoint"))
             return
         }
-        active[session.id] = Active(device: device, session: session, path: path)
+        active[session.id] = Active(device: device, session: session)
         Task { await self.activate(session.id, endpoint: endpoint) }
     }
 
     private func activate(_ id: UUID, endpoint: Endpoint) async {
         guard let entry = active[id] else { return }
         do {
-            try await registerAgent()
             let link = try await transport.connect(to: endpoint)
-            active[id]?.link = link as? BlueZLink
-            // Pairing questions from BlueZ go to the person through the routing system.
-            await prompts.route(to: PromptTarget(device: entry.device, session: entry.session, routingManager: routingManager))
-            do {
-                try await transport.pair(entry.path)
-            } catch {
-                await prompts.route(to: nil)
-                throw MediaDeviceError(.authorizationFailed, error.message)
+            guard active[id] != nil else {  // deactivated meanwhile
+                await link.close()
+                return
             }
-            await prompts.route(to: nil)
-            let services = entry.device.requiredNetworkEndpoints.first?.services ?? []
-            if services.contains(BlueZ.volumeControlService) { try await setUpVolumeControl(id) }
-            await followMediaTransport(id)
+            active[id]?.link = link
+            if let pairing = link.pairing {
+                // The device's questions go to the person through the routing system.
+                await prompts.route(to: PromptTarget(device: entry.device, session: entry.session, routingManager: routingManager))
+                do {
+                    try await pairing.pair(answering: prompts)
+                } catch {
+                    await prompts.route(to: nil)
+                    throw MediaDeviceError(error.code == .timedOut ? .timedOut : .authorizationFailed, error.message)
+                }
+                await prompts.route(to: nil)
+            }
+            if endpoint.services.contains(BlueZ.volumeControlService) { try await setUpVolumeControl(id, gatt: link.gatt) }
+            if let audio = link.audio { await followAudioStream(id, audio) }
             guard let current = active[id] else { return }
             watchLink(id)
             routingManager.activatedDevice(current.device, session: current.session)
@@ -173,7 +170,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         guard let link = active[id]?.link else { return }
         active[id]?.linkWatcher = Task {
             do {
-                for try await _ in link.incoming {}
+                for try await _ in link.lifetime {}
             } catch {
                 self.linkEnded(id, error)
             }
@@ -204,15 +201,21 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
 
     // MARK: Volume Control Service
 
-    private func setUpVolumeControl(_ id: UUID) async throws {
-        guard let path = active[id]?.path else { return }
-        guard let statePath = await transport.waitForCharacteristic(BlueZ.volumeState, of: path),
-            let controlPoint = await transport.waitForCharacteristic(BlueZ.volumeControlPoint, of: path)
+    private func setUpVolumeControl(_ id: UUID, gatt: (any GATTClient)?) async throws {
+        guard let gatt,
+            let state = await gatt.characteristic(BlueZ.volumeState, timeout: .seconds(5)),
+            let controlPoint = await gatt.characteristic(BlueZ.volumeControlPoint, timeout: .seconds(5))
         else { throw MediaDeviceError(.connectionFailed, "the speaker has no Volume Control Service characteristics") }
-        active[id]?.statePath = statePath
+        active[id]?.gatt = gatt
+        active[id]?.state = state
         active[id]?.controlPoint = controlPoint
         try await readState(id)
-        let notifications = try await transport.notifications(statePath)
+        let notifications: AsyncStream<[UInt8]>
+        do {
+            notifications = try await gatt.notifications(of: state)
+        } catch {
+            throw MediaDeviceError(.connectionFailed, "Volume State notifications: \(error)")
+        }
         active[id]?.watcher = Task {
             for await value in notifications {
                 self.volumeNotified(id, value)
@@ -221,8 +224,13 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     }
 
     private func readState(_ id: UUID) async throws {
-        guard let statePath = active[id]?.statePath else { return }
-        let bytes = try await transport.readValue(statePath)
+        guard let gatt = active[id]?.gatt, let state = active[id]?.state else { return }
+        let bytes: [UInt8]
+        do {
+            bytes = try await gatt.read(state)
+        } catch {
+            throw MediaDeviceError(.connectionFailed, "Volume State not read: \(error)")
+        }
         guard active[id]?.volumeControl.received(bytes) != nil else {
             throw MediaDeviceError(.connectionFailed, "malformed Volume State (\(bytes.count) bytes)")
         }
@@ -241,15 +249,15 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     /// (ATT 0x80) makes it read the state again and retry once.
     private func write(_ opcode: VolumeControl.Opcode, volume: UInt8? = nil, to id: UUID) async {
         for attempt in 1...2 {
-            guard let entry = active[id], let controlPoint = entry.controlPoint,
+            guard let entry = active[id], let gatt = entry.gatt, let controlPoint = entry.controlPoint,
                 let value = entry.volumeControl.write(opcode, volume: volume)
             else { return }
             do {
-                try await transport.writeValue(controlPoint, value)
+                try await gatt.write(value, to: controlPoint, withResponse: true)
                 // Our own change: the notification brings the new state; keep it in step meanwhile.
                 active[id]?.volumeControl.accepted(opcode, volume: volume)
                 return
-            } catch let error as BlueZError where error.attErrorCode == VolumeControl.invalidChangeCounter && attempt == 1 {
+            } catch where error.attErrorCode == VolumeControl.invalidChangeCounter && attempt == 1 {
                 logger.info("stale change counter; reading the state again", metadata: ["device": "\(entry.device.id)"])
                 try? await readState(id)
             } catch {
@@ -262,8 +270,8 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     public func setVolume(_ volume: Float, for device: MediaOutputDevice) {
         guard let id = session(of: device) else { return }
         let fraction = min(max(volume.isFinite ? volume : 0, 0), 1)
-        if active[id]?.controlPoint == nil, let mediaTransport = active[id]?.mediaTransport {
-            Task { await self.setTransportVolume(fraction, mediaTransport) }
+        if active[id]?.controlPoint == nil, let audio = active[id]?.audio {
+            Task { await self.setStreamVolume(fraction, audio) }
             return
         }
         Task { await self.write(.setAbsolute, volume: VolumeControl.absoluteVolume(fraction), to: id) }
@@ -275,16 +283,17 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         return transportVolume[id] ?? 0
     }
 
-    // MARK: MediaTransport1
+    // MARK: The audio stream
 
     private var transportVolume: [UUID: Float] = [:]
 
-    /// Finds the device's MediaTransport1 and follows its Volume.
-    private func followMediaTransport(_ id: UUID) async {
-        guard let path = active[id]?.path, let mediaTransport = await transport.mediaTransport(of: path) else { return }
-        active[id]?.mediaTransport = mediaTransport
-        if let raw = mediaTransport.volume { transportVolume[id] = Float(raw) / mediaTransport.volumeScale }
-        let volumes = await transport.mediaTransportVolumes(mediaTransport)
+    /// Finds the device's audio stream, when it has one, and follows its volume.
+    private func followAudioStream(_ id: UUID, _ audio: any AudioLink) async {
+        guard let stream = await audio.configuration() else { return }
+        active[id]?.audio = audio
+        active[id]?.stream = stream
+        if let volume = stream.volume { transportVolume[id] = volume }
+        let volumes = await audio.volumeChanges()
         active[id]?.transportWatcher = Task {
             for await volume in volumes { self.transportVolumeChanged(id, volume) }
         }
@@ -297,11 +306,11 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         if changed { routingManager.volumeChanged(for: entry.device) }
     }
 
-    private func setTransportVolume(_ fraction: Float, _ mediaTransport: BlueZMediaTransport) async {
+    private func setStreamVolume(_ fraction: Float, _ audio: any AudioLink) async {
         do {
-            try await transport.setVolume(fraction, on: mediaTransport)
+            try await audio.setVolume(fraction)
         } catch {
-            logger.warning("transport volume not set: \(error)")
+            logger.warning("stream volume not set: \(error)")
         }
     }
 
@@ -314,23 +323,23 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
 
     private func acquire(_ session: MediaOutputSession) async {
         guard let entry = active[session.id] else { return }
-        guard let mediaTransport = entry.mediaTransport else {
-            routingManager.sessionFailed(session, error: MediaDeviceError(.unsupported, "\(entry.device.displayName) has no audio transport (MediaTransport1)"))
+        guard let audio = entry.audio, let stream = entry.stream else {
+            routingManager.sessionFailed(session, error: MediaDeviceError(.unsupported, "\(entry.device.displayName) has no audio stream"))
             return
         }
-        let codec = BluetoothCodec(a2dpCodec: mediaTransport.codec, bap: !mediaTransport.isA2DP)
+        let codec = BluetoothCodec(a2dpCodec: stream.codec, bap: stream.profile == .leAudio)
         do {
-            let (fd, mtu) = try await transport.acquire(mediaTransport)
+            let socket = try await audio.acquire()
             let encoder: any BluetoothAudioEncoder
             do {
-                encoder = try makeBluetoothAudioEncoder(codec: codec, configuration: mediaTransport.configuration, mtu: mtu)
+                encoder = try makeBluetoothAudioEncoder(codec: codec, configuration: stream.configuration, mtu: socket.mtu)
             } catch {
-                await transport.release(mediaTransport)
+                await audio.release()
                 routingManager.sessionFailed(session, error: MediaDeviceError(.unsupported, error.description))
                 return
             }
             guard case .acquiring(let waiting)? = active[session.id]?.streaming else { return }  // stopped meanwhile
-            active[session.id]?.streaming = .ready(fd: fd, encoder: encoder)
+            active[session.id]?.streaming = .ready(socket: socket, encoder: encoder)
             for buffer in waiting { receiveSamples(buffer, session: session) }
         } catch {
             routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(error)"))
@@ -338,13 +347,12 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     }
 
     public func stopRealtimeSampleDelivery(session: MediaOutputSession) {
-        guard let mediaTransport = active[session.id]?.mediaTransport, let streaming = active[session.id]?.streaming else { return }
-        if case .ready(let fd, let encoder) = streaming {
-            for packet in encoder.flush() { Self.send(packet, to: fd) }
+        guard let audio = active[session.id]?.audio, let streaming = active[session.id]?.streaming else { return }
+        if case .ready(let socket, let encoder) = streaming {
+            for packet in encoder.flush() { socket.send(packet) }
         }
         active[session.id]?.streaming = nil
-        let transport = self.transport
-        Task { await transport.release(mediaTransport) }
+        Task { await audio.release() }
     }
 
     public func receiveSamples(_ buffer: SampleBuffer, session: MediaOutputSession) {
@@ -353,19 +361,15 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
             waiting.append(buffer)
             if waiting.count > 100 { waiting.removeFirst() }
             active[session.id]?.streaming = .acquiring(waiting)
-        case .ready(let fd, let encoder)?:
+        case .ready(let socket, let encoder)?:
             do {
-                for packet in try encoder.packets(from: Self.stereoS16(buffer)) { Self.send(packet, to: fd) }
+                for packet in try encoder.packets(from: Self.stereoS16(buffer)) { socket.send(packet) }
             } catch {
                 logger.warning("samples not encoded: \(error)")
             }
         case nil:
             return
         }
-    }
-
-    private static func send(_ packet: [UInt8], to fd: DBusFileDescriptor) {
-        _ = packet.withUnsafeBytes { Glibc.send(fd.rawValue, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
     }
 
     /// Interleaved stereo S16LE from any PCM buffer (mono doubled, float converted).
@@ -434,9 +438,9 @@ struct PromptTarget: Sendable {
     let routingManager: MediaDeviceRoutingManager
 }
 
-/// Turns BlueZ's agent questions into the routing system's pairing requests and
-/// waits for `connectUsingPairingCode`.
-actor PromptBridge: BlueZPairingHandler {
+/// Turns the device's pairing questions into the routing system's pairing
+/// requests and waits for `connectUsingPairingCode`.
+actor PromptBridge: PairingPromptHandler {
     private var target: PromptTarget?
     private var waiting: CheckedContinuation<String?, Never>?
 
@@ -455,23 +459,23 @@ actor PromptBridge: BlueZPairingHandler {
         waiting = nil
     }
 
-    nonisolated func answer(_ prompt: BlueZPairingPrompt) async -> BlueZPairingAnswer {
+    nonisolated func answer(_ prompt: PairingPrompt) async -> PairingAnswer {
         await ask(prompt)
     }
 
-    private func ask(_ prompt: BlueZPairingPrompt) async -> BlueZPairingAnswer {
+    private func ask(_ prompt: PairingPrompt) async -> PairingAnswer {
         guard let target else { return .reject }
         let (reason, method): (String, MediaOutputDevice.AuthorizationMethod)
         switch prompt {
-        case .passkey:
+        case .passkeyEntry:
             (reason, method) = ("Enter the six-digit code shown on \(target.device.displayName).", .numericCode(length: .sixCharacter))
-        case .pinCode:
+        case .pinCodeEntry:
             (reason, method) = ("Enter the PIN of \(target.device.displayName).", .password)
-        case .displayPasskey(_, let passkey):
+        case .displayPasskey(let passkey):
             (reason, method) = ("Type \(Self.sixDigits(passkey)) on \(target.device.displayName).", .confirmation(code: Self.sixDigits(passkey)))
-        case .displayPinCode(_, let pin):
+        case .displayPinCode(let pin):
             (reason, method) = ("Type \(pin) on \(target.device.displayName).", .confirmation(code: pin))
-        case .confirmation(_, let passkey):
+        case .confirmation(let passkey):
             (reason, method) = ("Does \(target.device.displayName) show \(Self.sixDigits(passkey))?", .confirmation(code: Self.sixDigits(passkey)))
         case .authorization:
             (reason, method) = ("Allow \(target.device.displayName) to pair?", .confirmation(code: ""))
@@ -483,7 +487,7 @@ actor PromptBridge: BlueZPairingHandler {
         }
         guard let code else { return .cancel }
         switch prompt {
-        case .passkey, .pinCode: return .code(code)
+        case .passkeyEntry, .pinCodeEntry: return .code(code)
         default: return code.isEmpty || code.lowercased() == "no" ? .reject : .accept
         }
     }

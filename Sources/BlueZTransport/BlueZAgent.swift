@@ -1,5 +1,6 @@
 import DBus
 import Logging
+import Transport
 
 /// What BlueZ asks the person during pairing.
 public enum BlueZPairingPrompt: Sendable, Hashable {
@@ -22,20 +23,23 @@ public enum BlueZPairingPrompt: Sendable, Hashable {
             device
         }
     }
+
+    /// The question without the bus: what the person is asked.
+    public var prompt: PairingPrompt {
+        switch self {
+        case .passkey: .passkeyEntry
+        case .pinCode: .pinCodeEntry
+        case .displayPasskey(_, let passkey): .displayPasskey(passkey)
+        case .displayPinCode(_, let pinCode): .displayPinCode(pinCode)
+        case .confirmation(_, let passkey): .confirmation(passkey: passkey)
+        case .authorization: .authorization
+        }
+    }
 }
 
-/// The person's answer.
-public enum BlueZPairingAnswer: Sendable, Hashable {
-    /// A passkey or PIN (for `passkey`/`pinCode`), or acceptance of a shown or confirmed code.
-    case code(String)
-    case accept
-    case reject
-    case cancel
-}
-
-/// Answers pairing prompts (the BLE speaker extension routes them to the routing system's agent).
+/// Answers the agent's questions (``BlueZTransport`` hands each to the pairing under way for that device).
 public protocol BlueZPairingHandler: Sendable {
-    func answer(_ prompt: BlueZPairingPrompt) async -> BlueZPairingAnswer
+    func answer(_ prompt: BlueZPairingPrompt) async -> PairingAnswer
 }
 
 /// `org.bluez.Agent1`, registered with capability KeyboardDisplay and made the
@@ -47,7 +51,7 @@ public actor BlueZAgent {
     private let connection: DBusConnection
     private let handler: any BlueZPairingHandler
     private let logger: Logger
-    private var pending: Task<BlueZPairingAnswer, Never>?
+    private var pending: Task<PairingAnswer, Never>?
     private var watcher: Task<Void, Never>?
 
     public init(connection: DBusConnection, handler: any BlueZPairingHandler, logger: Logger = Logger(label: "mediaroute.bluez.agent")) {
@@ -91,7 +95,7 @@ public actor BlueZAgent {
     static let canceled = DBusError(name: "org.bluez.Error.Canceled", message: "canceled by the user")
 
     /// Asks the handler; BlueZ's `Cancel` ends the question with `.cancel`.
-    private func ask(_ prompt: BlueZPairingPrompt) async -> BlueZPairingAnswer {
+    private func ask(_ prompt: BlueZPairingPrompt) async -> PairingAnswer {
         pending?.cancel()
         let handler = self.handler
         let task = Task { await handler.answer(prompt) }

@@ -52,6 +52,9 @@ public actor BlueZTransport: Transport {
     private let connection: DBusConnection
     private let clock: any HostClock
     private let logger: Logger
+    private var agent: BlueZAgent?
+    /// Where the agent's questions go: to the handler of the pairing under way for the asking device.
+    private let prompts = PairingPromptRouter()
 
     public init(objectManager: BlueZObjectManager, configuration: Configuration = Configuration(), clock: any HostClock = SystemHostClock(),
                 logger: Logger = Logger(label: "mediaroute.bluez")) {
@@ -102,13 +105,12 @@ public actor BlueZTransport: Transport {
         let adapter = properties["Adapter"]?.string.map { path in
             path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(decoding: path.utf8[path.utf8.index(after: $0)...], as: UTF8.self) } ?? path
         } ?? ""
-        var attributes = [String: String](minimumCapacity: 4)
-        attributes["path"] = path.rawValue
-        if let name = properties["Alias"]?.string ?? properties["Name"]?.string { attributes["name"] = name }
+        var attributes = [String: String](minimumCapacity: 2)
         if let type = properties["AddressType"]?.string { attributes["addressType"] = type }
         if properties["Paired"]?.bool == true { attributes["paired"] = "1" }
         return Endpoint(
-            id: address, transport: "bluez", address: .bluetooth(address: address, adapter: adapter),
+            id: address, transport: "bluez", address: .bluetooth(address: address, adapter: adapter, object: path.rawValue),
+            name: properties["Alias"]?.string ?? properties["Name"]?.string,
             signalStrength: properties["RSSI"]?.integer.map { Int($0) }, attributes: attributes,
             services: services(of: properties))
     }
@@ -240,11 +242,14 @@ public actor BlueZTransport: Transport {
     // MARK: Connecting
 
     /// The device object of an endpoint.
-    public func devicePath(for endpoint: Endpoint) -> DBusObjectPath? {
-        endpoint.attributes["path"].flatMap(DBusObjectPath.init)
+    public nonisolated func devicePath(for endpoint: Endpoint) -> DBusObjectPath? {
+        guard case .bluetooth(_, _, let object) = endpoint.address else { return nil }
+        return DBusObjectPath(object)
     }
 
-    public func connect(to endpoint: Endpoint) async throws -> any Connection {
+    /// Connects the device (``connectDevice(_:)``) and gives a link that offers GATT,
+    /// the device's audio transport and pairing.
+    public func connect(to endpoint: Endpoint) async throws(TransportError) -> any Connection {
         guard let path = devicePath(for: endpoint) else { throw TransportError(.unreachable, "\(endpoint.id) is not a BlueZ device") }
         try await connectDevice(path)
         return await BlueZLink(endpoint: endpoint, path: path, transport: self)
@@ -344,16 +349,43 @@ public actor BlueZTransport: Transport {
 
     // MARK: Pairing
 
-    /// `Device1.Pair` (the registered agent answers BlueZ's questions), then `Trusted`.
-    /// - Throws: `connectionRefused` with BlueZ's reason for AuthenticationFailed/Rejected/Canceled/Timeout.
-    public func pair(_ path: DBusObjectPath) async throws(TransportError) {
+    /// Registers MediaRoute's pairing agent with BlueZ (once; the agent registers
+    /// again by itself after a bluetoothd restart). Its questions go to the handler
+    /// of the ``pair(_:answering:)`` under way for the device that asks, and are
+    /// refused for any other device.
+    public func registerPairingAgent() async throws(TransportError) {
+        guard agent == nil else { return }
+        let agent = BlueZAgent(connection: connection, handler: prompts)
+        do {
+            try await agent.register()
+        } catch {
+            throw TransportError(.unavailable, "the pairing agent was not registered: \(error)")
+        }
+        self.agent = agent
+    }
+
+    /// `Device1.Pair` with the device's questions going to `handler`, then `Trusted`.
+    /// - Throws: `authenticationFailed` with BlueZ's reason for AuthenticationFailed/Rejected/Canceled;
+    ///   `timedOut` for AuthenticationTimeout; `connectionLost` when the device went away.
+    public func pair(_ path: DBusObjectPath, answering handler: any PairingPromptHandler) async throws(TransportError) {
         if await objectManager.properties(of: path, BlueZ.device)?["Paired"]?.bool != true {
+            try await registerPairingAgent()
+            await prompts.route(path, to: handler)
+            var failure: BlueZError?
             do {
                 _ = try await connection.call(destination: BlueZ.busName, path: path, interface: BlueZ.device, member: "Pair", timeout: .seconds(90))
             } catch where BlueZError(error).kind == .alreadyExists {
                 // Paired meanwhile.
             } catch {
-                throw TransportError(.connectionRefused, "pairing: \(error)")
+                failure = BlueZError(error)
+            }
+            await prompts.route(path, to: nil)
+            if let failure {
+                switch failure.kind {
+                case .authenticationTimeout: throw TransportError(.timedOut, "pairing: \(failure)")
+                case .doesNotExist, .notConnected: throw TransportError(.connectionLost, "pairing: \(failure)")
+                default: throw TransportError(.authenticationFailed, "pairing: \(failure)")
+                }
             }
         }
         _ = try? await connection.call(
@@ -483,6 +515,13 @@ public struct BlueZMediaTransport: Sendable, Hashable {
     /// The top of the `Volume` scale: 127 for A2DP, 255 for BAP.
     public var volumeScale: Float { isA2DP ? 127 : 255 }
 
+    /// The stream as the transport seam describes it.
+    public var streamConfiguration: AudioStreamConfiguration {
+        AudioStreamConfiguration(
+            profile: isA2DP ? .a2dp : .leAudio, codec: codec, configuration: configuration,
+            volume: volume.map { Float($0) / volumeScale })
+    }
+
     init(path: DBusObjectPath, properties: BlueZProperties) {
         self.path = path
         uuid = properties["UUID"]?.string
@@ -546,53 +585,6 @@ extension BlueZTransport {
 
     public func release(_ transport: BlueZMediaTransport) async {
         _ = try? await objectManager.connection.call(destination: BlueZ.busName, path: transport.path, interface: BlueZ.mediaTransport, member: "Release")
-    }
-}
-
-/// A connected BLE device as a transport connection: it ends (with
-/// `connectionLost`) when the link drops or the device goes away. GATT access is
-/// through ``BlueZTransport``'s characteristic methods, not messages.
-public final class BlueZLink: Connection {
-    public let endpoint: Endpoint
-    public let path: DBusObjectPath
-    public let incoming: AsyncThrowingStream<[UInt8], any Error>
-    private let transport: BlueZTransport
-    private let watcher: Task<Void, Never>
-
-    init(endpoint: Endpoint, path: DBusObjectPath, transport: BlueZTransport) async {
-        self.endpoint = endpoint
-        self.path = path
-        self.transport = transport
-        let events = await transport.objectManager.events()
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
-        incoming = stream
-        watcher = Task {
-            for await event in events {
-                switch event {
-                case .changed(let changed, BlueZ.device, let properties) where changed == path && properties["Connected"]?.bool == false:
-                    continuation.finish(throwing: TransportError(.connectionLost, "\(endpoint.id) disconnected"))
-                    return
-                case .removed(let removed, let interfaces) where removed == path && interfaces.contains(BlueZ.device):
-                    continuation.finish(throwing: TransportError(.connectionLost, "\(endpoint.id) is gone"))
-                    return
-                case .vanished:
-                    continuation.finish(throwing: TransportError(.connectionLost, "bluetoothd left the bus"))
-                    return
-                default:
-                    continue
-                }
-            }
-            continuation.finish()
-        }
-    }
-
-    public func send(_ message: [UInt8]) async throws {
-        throw TransportError(.malformedMessage, "a BLE link carries GATT operations, not messages")
-    }
-
-    public func close() async {
-        watcher.cancel()
-        await transport.disconnectDevice(path)
     }
 }
 

@@ -3,7 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import LANTransport
+import IPNetwork
 import MediaClock
 
 /// Coordination between boxes on a LAN, over UDP: clock samples as plain

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import IPNetwork
 import Logging
 import NIOCore
 import NIOPosix
@@ -141,7 +142,7 @@ public final class LANTransport: Transport {
     }
 
     /// LAN devices are reached with HTTP requests (``fetch(_:for:limits:)``), not a connection.
-    public func connect(to endpoint: Endpoint) async throws -> any Connection {
+    public func connect(to endpoint: Endpoint) async throws(TransportError) -> any Connection {
         throw TransportError(.unavailable, "LAN devices are reached with HTTP requests, not a connection")
     }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import IPNetwork
 import Logging
 import MediaClock
 import Synchronization

@@ -6,6 +6,7 @@ import Transport
 /// with a timeout per request, and device-initiated events passed on in order.
 actor LoopbackDeviceLink {
     private let connection: any Connection
+    private let channel: any MessageChannel
     private let clock: any HostClock
     private let requestTimeout: Duration
     private var nextID: UInt32 = 0
@@ -16,8 +17,13 @@ actor LoopbackDeviceLink {
     private var reader: Task<Void, Never>?
     private var closedError: (any Error)?
 
-    init(connection: any Connection, clock: any HostClock, requestTimeout: Duration) {
+    /// - Throws: ``TransportError/Code/unsupported`` when the connection does not carry messages.
+    init(connection: any Connection, clock: any HostClock, requestTimeout: Duration) throws(TransportError) {
+        guard let channel = connection.messages else {
+            throw TransportError(.unsupported, "\(connection.endpoint.id) does not exchange messages")
+        }
         self.connection = connection
+        self.channel = channel
         self.clock = clock
         self.requestTimeout = requestTimeout
     }
@@ -27,7 +33,7 @@ actor LoopbackDeviceLink {
         onEvent: @escaping @Sendable (LoopbackReply) async -> Void,
         onClose: @escaping @Sendable ((any Error)?) async -> Void
     ) {
-        let incoming = connection.incoming
+        let incoming = channel.incoming
         reader = Task {
             var failure: (any Error)?
             do {
@@ -66,7 +72,7 @@ actor LoopbackDeviceLink {
         }
         // Send in line so that requests leave in the order they were made; a reply
         // that beats the registration below waits in `early`.
-        try await connection.send(LoopbackEnvelope(id: id, body: body).encoded())
+        try await channel.send(LoopbackEnvelope(id: id, body: body).encoded())
         if let result = early.removeValue(forKey: id) { return try result.get() }
         if let closedError { throw closedError }
         return try await withCheckedThrowingContinuation { continuation in

@@ -92,7 +92,7 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
 
     /// The device a loopback endpoint stands for.
     public static func device(for endpoint: Endpoint) -> MediaOutputDevice? {
-        let name = endpoint.attributes["displayName"] ?? endpoint.id
+        let name = endpoint.name ?? endpoint.id
         let isTV = endpoint.attributes["kind"] == LoopbackDeviceSpec.Kind.tv.rawValue
         return MediaOutputDevice(
             id: endpoint.id,
@@ -122,7 +122,12 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
         let link: LoopbackDeviceLink
         do {
             let connection = try await transport.connect(to: endpoint)
-            link = LoopbackDeviceLink(connection: connection, clock: clock, requestTimeout: requestTimeout)
+            do {
+                link = try LoopbackDeviceLink(connection: connection, clock: clock, requestTimeout: requestTimeout)
+            } catch {
+                await connection.close()
+                throw error
+            }
         } catch {
             sessions[session.id] = nil
             routingManager.failedToActivateDevice(

@@ -6,7 +6,7 @@ import Transport
 ///
 /// Messages from the device pass through an outbox that applies the
 /// device's reply delay on the host clock while keeping their order.
-final class LoopbackConnection: Connection {
+final class LoopbackConnection: Connection, MessageChannel {
     private struct Delivery: Sendable {
         let bytes: [UInt8]
         let deliverAt: Duration
@@ -22,6 +22,9 @@ final class LoopbackConnection: Connection {
     let endpoint: Endpoint
     let incoming: AsyncThrowingStream<[UInt8], any Error>
     private let incomingContinuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
+    let lifetime: AsyncThrowingStream<Never, any Error>
+    private let lifetimeContinuation: AsyncThrowingStream<Never, any Error>.Continuation
+    var messages: (any MessageChannel)? { self }
     private let outbox: AsyncStream<Delivery>.Continuation
     private let status = Mutex(Status.open)
     private let device: SimulatedDevice
@@ -33,6 +36,7 @@ final class LoopbackConnection: Connection {
         self.device = device
         self.clock = clock
         (incoming, incomingContinuation) = AsyncThrowingStream.makeStream(of: [UInt8].self)
+        (lifetime, lifetimeContinuation) = AsyncThrowingStream.makeStream(of: Never.self)
         let (outboxStream, outbox) = AsyncStream.makeStream(of: Delivery.self)
         self.outbox = outbox
         let continuation = incomingContinuation
@@ -64,6 +68,7 @@ final class LoopbackConnection: Connection {
         guard wasOpen else { return }
         outbox.finish()
         incomingContinuation.finish()
+        lifetimeContinuation.finish()
         await device.detach(id)
     }
 
@@ -86,5 +91,6 @@ final class LoopbackConnection: Connection {
         guard wasOpen else { return }
         outbox.finish()
         incomingContinuation.finish(throwing: error)
+        lifetimeContinuation.finish(throwing: error)
     }
 }

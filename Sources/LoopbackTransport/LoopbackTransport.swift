@@ -86,7 +86,8 @@ public actor LoopbackTransport: Transport {
         return stream
     }
 
-    public func connect(to endpoint: Endpoint) async throws -> any Connection {
+    /// A connection that carries the simulated device's messages (``Connection/messages``).
+    public func connect(to endpoint: Endpoint) async throws(TransportError) -> any Connection {
         guard case .loopback(let name) = endpoint.address, let device = present[name] else {
             throw TransportError(.unreachable, "no simulated device at \(endpoint.id)")
         }
@@ -107,10 +108,9 @@ public actor LoopbackTransport: Transport {
 
     static func endpoint(for spec: LoopbackDeviceSpec) -> Endpoint {
         var attributes = spec.attributes
-        attributes["displayName"] = spec.displayName
         attributes["kind"] = spec.kind.rawValue
         return Endpoint(
-            id: spec.name, transport: "loopback", address: .loopback(name: spec.name),
+            id: spec.name, transport: "loopback", address: .loopback(name: spec.name), name: spec.displayName,
             signalStrength: spec.signalStrength, attributes: attributes, services: spec.services)
     }
 

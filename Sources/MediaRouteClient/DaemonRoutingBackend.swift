@@ -10,7 +10,7 @@ import MediaDevice
 import MediaRouteBusAPI
 import RoutingModel
 import SystemRouting
-import EventBroadcast
+internal import EventBroadcast
 
 /// `SystemRouting`'s backend for apps in another process than `mediarouted`:
 /// the same `SystemRouteController` API, carried over D-Bus.

@@ -2,6 +2,7 @@ import AdapterInventory
 import BoxConfiguration
 import DBus
 import ExtensionCatalogue
+import IPNetwork
 import MediaRouteBusAPI
 import Logging
 #if SimulatedDevices

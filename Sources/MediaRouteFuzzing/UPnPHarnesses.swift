@@ -1,3 +1,4 @@
+import IPNetwork
 import Transport
 import UPnP
 

@@ -1,4 +1,5 @@
 import CNetlink
+import IPNetwork
 import WiFiTransport
 
 /// Netlink from the kernel and, inside it, information elements from any radio in range.

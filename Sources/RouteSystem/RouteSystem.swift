@@ -6,7 +6,7 @@ import Foundation
 import Logging
 import MediaClock
 import MediaDevice
-import EventBroadcast
+internal import EventBroadcast
 @_exported import RoutingModel
 
 /// Hosts media device extensions and owns all routing state: which devices are

@@ -61,7 +61,7 @@ extension Endpoint {
         switch address {
         case .loopback(let name): all.insert(.simulated(name))
         case .ip(let host, _, _): all.insert(.ipAddress(host.lowercased()))
-        case .bluetooth(let address, _):
+        case .bluetooth(let address, _, _):
             all.insert(.bluetooth(DeviceIdentifier.normalizedAddress(address) ?? address.lowercased()))
         case .wifi(let bssid, _):
             if let mac = DeviceIdentifier.normalizedAddress(bssid) { all.insert(.mac(mac)) }

@@ -10,8 +10,10 @@ public struct Endpoint: Sendable, Hashable, Codable {
         case loopback(name: String)
         /// An IP host (literal address or name), a port, and the interface it was seen on.
         case ip(host: String, port: UInt16, interface: String?)
-        /// A Bluetooth device address (`AA:BB:CC:DD:EE:FF`) on an adapter (`hci0`).
-        case bluetooth(address: String, adapter: String)
+        /// A Bluetooth device address (`AA:BB:CC:DD:EE:FF`) on an adapter (`hci0`), and the
+        /// object that stands for the device in the Bluetooth stack (BlueZ's
+        /// `/org/bluez/hci0/dev_AA_BB_…`; empty where there is none).
+        case bluetooth(address: String, adapter: String, object: String = "")
         /// A Wi-Fi BSSID seen on the interface with this index.
         case wifi(bssid: String, interfaceIndex: Int32)
     }
@@ -21,6 +23,9 @@ public struct Endpoint: Sendable, Hashable, Codable {
     /// The transport that found it (e.g. `loopback`, `lan`, `bluez`, `wifi`).
     public var transport: String
     public var address: Address
+    /// The name the device gives itself in discovery (a Bluetooth alias, a Wi-Fi
+    /// Display device name, an SSID), when it gives one.
+    public var name: String?
     /// Signal strength in dBm where the transport measures one (RSSI).
     public var signalStrength: Int?
     /// TXT-record-like key/value attributes learned during discovery.
@@ -35,6 +40,7 @@ public struct Endpoint: Sendable, Hashable, Codable {
         id: String,
         transport: String,
         address: Address,
+        name: String? = nil,
         signalStrength: Int? = nil,
         attributes: [String: String] = [:],
         services: [String] = [],
@@ -44,6 +50,7 @@ public struct Endpoint: Sendable, Hashable, Codable {
         self.id = id
         self.transport = transport
         self.address = address
+        self.name = name
         self.signalStrength = signalStrength
         self.attributes = attributes
         self.services = services

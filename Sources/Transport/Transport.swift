@@ -24,27 +24,13 @@ public protocol Transport: Sendable {
     /// (the stream is terminated or its task cancelled).
     func discover() -> DiscoveryEvents
 
-    /// Opens a connection to an endpoint found by this transport.
-    /// - Throws: ``TransportError`` when the endpoint is unreachable or refuses.
-    func connect(to endpoint: Endpoint) async throws -> any Connection
-}
-
-/// One open conversation with a device, carrying whole messages.
-public protocol Connection: Sendable {
-    /// The endpoint this connection reaches.
-    var endpoint: Endpoint { get }
-
-    /// Messages from the device in arrival order. The sequence finishes when
-    /// the connection is closed by either side, and throws ``TransportError``
-    /// when it fails (e.g. dropped mid-session).
-    var incoming: AsyncThrowingStream<[UInt8], any Error> { get }
-
-    /// Sends one message.
-    /// - Throws: ``TransportError/closed`` after close, or the failure that ended the connection.
-    func send(_ message: [UInt8]) async throws
-
-    /// Closes the connection; `incoming` finishes. Idempotent.
-    func close() async
+    /// Opens a connection to an endpoint found by this transport. What the
+    /// connection can carry is in its capabilities (``Connection/messages``,
+    /// ``Connection/gatt``, ``Connection/audio``, ``Connection/pairing``).
+    /// - Throws: ``TransportError``: `unreachable` or `connectionRefused` when the endpoint
+    ///   cannot be reached, `unavailable` when this transport has no connections to offer
+    ///   (LAN devices are reached by HTTP requests instead).
+    func connect(to endpoint: Endpoint) async throws(TransportError) -> any Connection
 }
 
 /// A transport-level failure, typed so that extensions can map it to a device error.
@@ -67,6 +53,10 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         case malformedMessage
         /// An operation took longer than allowed.
         case timedOut
+        /// Pairing failed: a wrong code, or the person or the device said no.
+        case authenticationFailed
+        /// The device or this transport cannot do what was asked (a codec, an operation).
+        case unsupported
     }
 
     public var code: Code
@@ -78,26 +68,4 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
-}
-
-/// A change of the box's own network that should restart LAN discovery.
-public enum NetworkChange: Sendable, Hashable {
-    /// The link is up and has carrier.
-    case linkUp(interface: String, index: Int32)
-    /// The link went down, lost carrier, or was removed.
-    case linkDown(interface: String, index: Int32)
-    case addressAdded(interface: String, index: Int32, address: String)
-    case addressRemoved(interface: String, index: Int32, address: String)
-    /// nl80211: associated, disassociated, or roamed to another access point.
-    case wifiConnected(index: Int32)
-    case wifiDisconnected(index: Int32)
-    case wifiRoamed(index: Int32)
-
-    public var interfaceIndex: Int32 {
-        switch self {
-        case .linkUp(_, let index), .linkDown(_, let index), .addressAdded(_, let index, _), .addressRemoved(_, let index, _),
-            .wifiConnected(let index), .wifiDisconnected(let index), .wifiRoamed(let index):
-            index
-        }
-    }
 }

@@ -1,4 +1,4 @@
-import Transport
+import IPNetwork
 
 /// The namespaces of UPnP documents.
 public enum UPnPNamespace {

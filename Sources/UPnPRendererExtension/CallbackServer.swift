@@ -4,7 +4,7 @@ import Glibc
 import LANTransport
 import Logging
 import Synchronization
-import UPnP
+internal import UPnP
 
 /// One GENA event as it arrived: the subscription, its sequence number, the body.
 struct GENAEvent: Sendable {

@@ -1,7 +1,8 @@
+import IPNetwork
 import LANTransport
 import MediaDevice
 import Transport
-import UPnP
+internal import UPnP
 
 /// A MediaRenderer as the extension knows it: its description, what it plays,
 /// its volume range, and the picker's device made from them.

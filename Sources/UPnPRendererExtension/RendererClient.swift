@@ -1,9 +1,10 @@
+import IPNetwork
 import LANTransport
 import Logging
 import MediaDevice
 import Synchronization
 import Transport
-import UPnP
+internal import UPnP
 
 /// SOAP calls to one renderer's services, every request on the device's own host.
 struct RendererClient: Sendable {

@@ -1,9 +1,10 @@
+import IPNetwork
 import LANTransport
 import Logging
 import MediaClock
 import MediaDevice
 import Transport
-import UPnP
+internal import UPnP
 
 /// What a running session tells its extension.
 enum RendererSessionReport: Sendable {

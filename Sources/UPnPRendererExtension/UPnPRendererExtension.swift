@@ -10,7 +10,7 @@ import LANTransport
 import Logging
 import MediaDevice
 import Transport
-import UPnP
+internal import UPnP
 
 /// A session's event subscriptions, for diagnostics.
 public struct GENAStatus: Sendable, Hashable {

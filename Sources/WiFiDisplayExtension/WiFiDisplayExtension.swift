@@ -37,7 +37,7 @@ public actor WiFiDisplayExtension: MediaDeviceExtension {
     /// The device for a Wi-Fi endpoint: a sink with the type of its P2P category
     /// and real-time video; a setup access point with no capability until set up.
     public static func device(for endpoint: Endpoint) -> MediaOutputDevice? {
-        let name = endpoint.attributes["name"] ?? endpoint.id
+        let name = endpoint.name ?? endpoint.id
         switch endpoint.attributes["kind"] {
         case "wifiDisplaySink":
             let type = MediaOutputDevice.DeviceType(rawValue: endpoint.attributes["deviceType"] ?? "") ?? .unknown

@@ -1,4 +1,5 @@
 import CNetlink
+import IPNetwork
 import Logging
 import Synchronization
 import Transport

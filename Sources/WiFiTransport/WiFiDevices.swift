@@ -37,18 +37,17 @@ public struct WiFiDeviceMapper: Sendable {
                 "hdcp": display.supportsHDCP ? "1" : "0",
                 "rtspPort": "\(display.controlPort)",
                 "capability": "realtimeVideoStreaming",
-                "name": name,
                 "frequency": "\(result.frequency)",
             ]
             if let address = p2p?.deviceAddress { attributes["p2pDeviceAddress"] = address.map(hex).joined(separator: ":") }
             return Endpoint(id: "wfd:" + (attributes["p2pDeviceAddress"] ?? result.bssid), transport: "wifi",
-                            address: .wifi(bssid: result.bssid, interfaceIndex: index), signalStrength: signal, attributes: attributes,
+                            address: .wifi(bssid: result.bssid, interfaceIndex: index), name: name, signalStrength: signal, attributes: attributes,
                             services: ["wfd"])
         }
         if let ssid = result.elements.ssid, !ssid.isEmpty, setupSSIDPatterns.contains(where: { Self.matches(ssid, pattern: $0) }) {
             return Endpoint(id: "setup:" + result.bssid, transport: "wifi", address: .wifi(bssid: result.bssid, interfaceIndex: index),
-                            signalStrength: signal,
-                            attributes: ["kind": "setupAccessPoint", "state": "needsSetup", "name": ssid, "frequency": "\(result.frequency)"])
+                            name: ssid, signalStrength: signal,
+                            attributes: ["kind": "setupAccessPoint", "state": "needsSetup", "frequency": "\(result.frequency)"])
         }
         return nil
     }

@@ -126,10 +126,10 @@ public actor WiFiTransport: Transport {
         continuation.finish()
     }
 
-    public func connect(to endpoint: Endpoint) async throws -> any Connection {
+    public func connect(to endpoint: Endpoint) async throws(TransportError) -> any Connection {
         let kind = endpoint.attributes["kind"] ?? "device"
         throw TransportError(.unavailable, kind == "setupAccessPoint"
-            ? "\(endpoint.attributes["name"] ?? endpoint.id) needs setup; device setup over its access point is not supported yet"
-            : "Miracast sessions with \(endpoint.attributes["name"] ?? endpoint.id) are not supported yet")
+            ? "\(endpoint.name ?? endpoint.id) needs setup; device setup over its access point is not supported yet"
+            : "Miracast sessions with \(endpoint.name ?? endpoint.id) are not supported yet")
     }
 }

@@ -42,8 +42,9 @@ struct BlueZTransportTests {
         #expect(await eventually { log.appeared.count == 1 })
         let endpoint = try #require(log.appeared.first)
         #expect(endpoint.id == "AA:00:00:00:00:01")
-        #expect(endpoint.attributes["name"] == "Kitchen Speaker")
-        #expect(endpoint.address == .bluetooth(address: "AA:00:00:00:00:01", adapter: "hci0"))
+        #expect(endpoint.name == "Kitchen Speaker")
+        #expect(endpoint.address == .bluetooth(address: "AA:00:00:00:00:01", adapter: "hci0", object: speaker.rawValue))
+        #expect(transport.devicePath(for: endpoint) == speaker, "the endpoint names its BlueZ object in its address")
         #expect(endpoint.signalStrength == -50)
         #expect(endpoint.services.contains(BlueZ.volumeControlService))
         // The filter BlueZ got.
@@ -242,5 +243,44 @@ struct BlueZTransportTests {
                 [.string(BlueZ.adapter), .string("Discovering")])
             return value?.first?.unwrapped == .bool(true)
         })
+    }
+
+    /// Answers every prompt with one answer and records the prompts.
+    struct RecordingHandler: PairingPromptHandler {
+        let answer: PairingAnswer
+        let prompts = Locked<[PairingPrompt]>([])
+        func answer(_ prompt: PairingPrompt) async -> PairingAnswer {
+            prompts.withLock { $0.append(prompt) }
+            return answer
+        }
+    }
+
+    @Test func theAgentAsksOnlyThePairingUnderWayForTheAskingDevice() async throws {
+        let mock = try await BlueZMock()
+        defer { Task { await mock.stop() } }
+        try await mock.addAdapter()
+        let speaker = try await mock.addDevice("AA:00:00:00:00:01", name: "Kitchen Speaker")
+        let phone = try await mock.addDevice("AA:00:00:00:00:09", name: "Phone")
+        try await mock.call("SetPairing", [.objectPath(speaker), .string("passkey"), .string("123456")])
+        let transport = try await makeTransport(mock)
+        try await transport.registerPairingAgent()
+        // A device nobody is pairing asks: refused, and no handler hears of it.
+        await #expect(throws: DBusError(name: "org.bluez.Error.Rejected", message: "rejected by the user")) {
+            _ = try await mock.connection.call(
+                destination: mock.connection.uniqueName, path: BlueZAgent.path, interface: BlueZ.agent, member: "RequestPasskey", [.objectPath(phone)])
+        }
+        let handler = RecordingHandler(answer: .code("123456"))
+        try await transport.pair(speaker, answering: handler)
+        #expect(handler.prompts.value == [.passkeyEntry])
+        #expect(await transport.objectManager.properties(of: speaker, BlueZ.device)?["Paired"]?.bool == true)
+        // A wrong code is a typed authentication failure.
+        let other = try await mock.addDevice("AA:00:00:00:00:02", name: "Den Speaker")
+        try await mock.call("SetPairing", [.objectPath(other), .string("passkey"), .string("123456")])
+        await #expect(throws: TransportError.self) { try await transport.pair(other, answering: RecordingHandler(answer: .code("000000"))) }
+        do {
+            try await transport.pair(other, answering: RecordingHandler(answer: .code("000000")))
+        } catch {
+            #expect(error.code == .authenticationFailed)
+        }
     }
 }

@@ -1,5 +1,5 @@
 import Coordination
-import LANTransport
+import IPNetwork
 import MediaClock
 import MediaDevice
 import MediaRouteTestSupport

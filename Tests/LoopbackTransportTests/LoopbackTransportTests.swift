@@ -27,9 +27,16 @@ final class DiscoveryLog: Sendable {
     }
 }
 
+extension Connection {
+    /// The message channel a loopback connection offers; a test fails on a connection without one.
+    var channel: any MessageChannel {
+        get throws { try #require(messages) }
+    }
+}
+
 func request(_ connection: any Connection, _ body: LoopbackRequest, id: UInt32) async throws -> LoopbackReply? {
-    try await connection.send(LoopbackEnvelope(id: id, body: body).encoded())
-    var iterator = connection.incoming.makeAsyncIterator()
+    try await connection.channel.send(LoopbackEnvelope(id: id, body: body).encoded())
+    var iterator = try connection.channel.incoming.makeAsyncIterator()
     while let bytes = try await iterator.next() {
         if let envelope = LoopbackEnvelope<LoopbackReply>.decode(bytes), envelope.id == id { return envelope.body }
     }
@@ -117,12 +124,12 @@ func request(_ connection: any Connection, _ body: LoopbackRequest, id: UInt32) 
         let connection = try await transport.connect(to: try #require(await transport.endpoint(named: "slow")))
         let received = Locked<[UInt32]>([])
         let reader = Task {
-            for try await bytes in connection.incoming {
+            for try await bytes in try connection.channel.incoming {
                 if let id = LoopbackEnvelope<LoopbackReply>.decode(bytes)?.id { received.withLock { $0.append(id) } }
             }
         }
-        try await connection.send(LoopbackEnvelope(id: 1, body: LoopbackRequest.hello).encoded())
-        try await connection.send(LoopbackEnvelope(id: 2, body: LoopbackRequest.status).encoded())
+        try await connection.channel.send(LoopbackEnvelope(id: 1, body: LoopbackRequest.hello).encoded())
+        try await connection.channel.send(LoopbackEnvelope(id: 2, body: LoopbackRequest.status).encoded())
         try await Task.sleep(for: .milliseconds(20))
         #expect(received.value.isEmpty, "nothing arrives before the delay")
         #expect(await advance(clock, by: .milliseconds(500), upTo: .seconds(3)) { received.value.count == 2 })
@@ -139,7 +146,7 @@ func request(_ connection: any Connection, _ body: LoopbackRequest, id: UInt32) 
         let flaky = try await transport.connect(to: try #require(await transport.endpoint(named: "flaky")))
         let failure = Task { () -> TransportError? in
             do {
-                for try await _ in flaky.incoming {}
+                for try await _ in try flaky.channel.incoming {}
                 return nil
             } catch let error as TransportError {
                 return error
@@ -147,21 +154,37 @@ func request(_ connection: any Connection, _ body: LoopbackRequest, id: UInt32) 
         }
         #expect(await advance(clock, by: .seconds(1), upTo: .seconds(5)) { await transport.connectionCount(to: "flaky") == 0 })
         #expect(await failure.value?.code == .connectionLost)
-        await #expect(throws: TransportError.self) { try await flaky.send([1]) }
+        await #expect(throws: TransportError.self) { try await flaky.channel.send([1]) }
 
         let other = try await transport.connect(to: try #require(await transport.endpoint(named: "other")))
         let otherFailure = Task { () -> TransportError.Code? in
-            do { for try await _ in other.incoming {}; return nil } catch let e as TransportError { return e.code } catch { return nil }
+            do { for try await _ in try other.channel.incoming {}; return nil } catch let e as TransportError { return e.code } catch { return nil }
+        }
+        let otherLifetime = Task { () -> TransportError.Code? in
+            do { for try await _ in other.lifetime {}; return nil } catch let e as TransportError { return e.code } catch { return nil }
         }
         await transport.removeDevice(named: "other")
         #expect(await otherFailure.value == .connectionLost)
+        #expect(await otherLifetime.value == .connectionLost, "the connection's lifetime ends with the loss too")
+    }
+
+    @Test func aConnectionClosedByUsEndsItsLifetimeWithoutAnError() async throws {
+        let transport = LoopbackTransport(scenario: .standard, clock: clock)
+        let connection = try await transport.connect(to: try #require(await transport.endpoint(named: "kitchen-speaker")))
+        #expect(connection.gatt == nil && connection.audio == nil && connection.pairing == nil, "a simulated device only exchanges messages")
+        let ended = Task { () -> Bool in
+            do { for try await _ in connection.lifetime {}; return true } catch { return false }
+        }
+        await connection.close()
+        #expect(await ended.value)
+        await #expect(throws: TransportError.self) { try await connection.channel.send([1]) }
     }
 
     @Test func malformedRequestsGetAClearFailure() async throws {
         let transport = LoopbackTransport(scenario: .standard, clock: clock)
         let connection = try await transport.connect(to: try #require(await transport.endpoint(named: "kitchen-speaker")))
-        try await connection.send(Array("{not json".utf8))
-        var iterator = connection.incoming.makeAsyncIterator()
+        try await connection.channel.send(Array("{not json".utf8))
+        var iterator = try connection.channel.incoming.makeAsyncIterator()
         let bytes = try #require(try await iterator.next())
         #expect(LoopbackEnvelope<LoopbackReply>.decode(bytes)?.body == .failure(code: "malformed", message: "not a loopback request"))
         await connection.close()

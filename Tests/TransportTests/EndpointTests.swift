@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 import Transport
 
@@ -7,14 +10,33 @@ import Transport
         Endpoint.Address.loopback(name: "tv"),
         .ip(host: "192.0.2.10", port: 49494, interface: "eth0"),
         .bluetooth(address: "AA:BB:CC:DD:EE:FF", adapter: "hci0"),
+        .bluetooth(address: "AA:BB:CC:DD:EE:FF", adapter: "hci0", object: "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF"),
         .wifi(bssid: "02:00:00:00:01:00", interfaceIndex: 3),
     ])
     func everyAddressKindSurvivesJSON(address: Endpoint.Address) throws {
         let endpoint = Endpoint(
-            id: "x", transport: "t", address: address, signalStrength: -50,
+            id: "x", transport: "t", address: address, name: "Kitchen", signalStrength: -50,
             attributes: ["model": "M"], services: ["urn:x"])
         let decoded = try JSONDecoder().decode(Endpoint.self, from: JSONEncoder().encode(endpoint))
         #expect(decoded == endpoint)
+    }
+
+    @Test func gattErrorsCarryTheirATTCode() {
+        #expect(GATTError(attErrorCode: 0x80, "stale").description == "ATT error 0x80: stale")
+        #expect(GATTError("gone").description == "gone")
+    }
+
+    @Test func aPacketSocketSendsWholePacketsAndClosesWhatItOwns() throws {
+        var pair: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &pair) == 0)
+        var socket: PacketSocket? = PacketSocket(owning: pair[0], mtu: 4)
+        #expect(socket?.send([1, 2, 3]) == true)
+        var buffer = [UInt8](repeating: 0, count: 8)
+        #expect(read(pair[1], &buffer, 8) == 3)
+        #expect(Array(buffer.prefix(3)) == [1, 2, 3])
+        socket = nil
+        #expect(fcntl(pair[0], F_GETFD) == -1, "the socket's descriptor is closed with it")
+        close(pair[1])
     }
 
     @Test func transportErrorsDescribeThemselves() {

@@ -1,4 +1,5 @@
 import Foundation
+import IPNetwork
 import LANTransport
 import Logging
 import MediaClock

@@ -38,10 +38,10 @@ import Testing
         #expect(endpoints[0].id == "wfd:02:11:22:33:44:55")
         #expect(endpoints[0].attributes["deviceType"] == "tv")
         #expect(endpoints[0].attributes["capability"] == "realtimeVideoStreaming")
-        #expect(endpoints[0].attributes["name"] == "Living Room TV")
+        #expect(endpoints[0].name == "Living Room TV")
         #expect(endpoints[0].signalStrength == -45)
         #expect(endpoints[1].attributes["state"] == "needsSetup")
-        #expect(endpoints[1].attributes["name"] == "Sonos_Setup_1234")
+        #expect(endpoints[1].name == "Sonos_Setup_1234")
     }
 
     @Test(arguments: [(UInt16(7), "tv"), (8, "setTopBox"), (11, "speaker"), (1, "computer"), (42, "unknown")])

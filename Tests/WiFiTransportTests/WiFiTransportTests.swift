@@ -64,7 +64,7 @@ struct WiFiTransportTests {
             Issue.record("unexpected order: \(events)")
             return
         }
-        #expect(first.attributes["name"] == "Living Room TV")
+        #expect(first.name == "Living Room TV")
         #expect(first.address == .wifi(bssid: "02:aa:bb:cc:dd:01", interfaceIndex: 3))
         #expect(updated.signalStrength == -30)
         #expect(second.attributes["state"] == "needsSetup")

@@ -1,0 +1,163 @@
+import DBus
+import Transport
+
+/// A connected BLE device as a transport connection: its GATT characteristics,
+/// its audio transport (`MediaTransport1`) and pairing, each as the capability
+/// the ``Transport`` seam names, so that an extension needs no D-Bus. It ends
+/// (with `connectionLost`) when the link drops or the device goes away.
+final class BlueZLink: Connection {
+    let endpoint: Endpoint
+    let path: DBusObjectPath
+    let lifetime: AsyncThrowingStream<Never, any Error>
+    private let transport: BlueZTransport
+    private let watcher: Task<Void, Never>
+
+    init(endpoint: Endpoint, path: DBusObjectPath, transport: BlueZTransport) async {
+        self.endpoint = endpoint
+        self.path = path
+        self.transport = transport
+        let events = await transport.objectManager.events()
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Never.self, throwing: (any Error).self)
+        lifetime = stream
+        watcher = Task {
+            for await event in events {
+                switch event {
+                case .changed(let changed, BlueZ.device, let properties) where changed == path && properties["Connected"]?.bool == false:
+                    continuation.finish(throwing: TransportError(.connectionLost, "\(endpoint.id) disconnected"))
+                    return
+                case .removed(let removed, let interfaces) where removed == path && interfaces.contains(BlueZ.device):
+                    continuation.finish(throwing: TransportError(.connectionLost, "\(endpoint.id) is gone"))
+                    return
+                case .vanished:
+                    continuation.finish(throwing: TransportError(.connectionLost, "bluetoothd left the bus"))
+                    return
+                default:
+                    continue
+                }
+            }
+            continuation.finish()
+        }
+    }
+
+    func close() async {
+        watcher.cancel()
+        await transport.disconnectDevice(path)
+    }
+
+    var gatt: (any GATTClient)? { BlueZGATTClient(device: path, transport: transport) }
+    var audio: (any AudioLink)? { BlueZAudioLink(device: path, transport: transport) }
+    var pairing: (any DevicePairing)? { BlueZDevicePairing(device: path, transport: transport) }
+}
+
+/// GATT through BlueZ's `GattCharacteristic1` objects below the device.
+struct BlueZGATTClient: GATTClient {
+    let device: DBusObjectPath
+    let transport: BlueZTransport
+
+    func characteristic(_ uuid: String, timeout: Duration) async -> GATTCharacteristic? {
+        guard let path = await transport.waitForCharacteristic(uuid, of: device, timeout: timeout) else { return nil }
+        return GATTCharacteristic(uuid: uuid.lowercased(), handle: path.rawValue)
+    }
+
+    func read(_ characteristic: GATTCharacteristic) async throws(GATTError) -> [UInt8] {
+        let path = try Self.path(of: characteristic)
+        do {
+            return try await transport.readValue(path)
+        } catch {
+            throw Self.gattError(error)
+        }
+    }
+
+    func write(_ value: [UInt8], to characteristic: GATTCharacteristic, withResponse: Bool) async throws(GATTError) {
+        let path = try Self.path(of: characteristic)
+        do {
+            try await transport.writeValue(path, value, withResponse: withResponse)
+        } catch {
+            throw Self.gattError(error)
+        }
+    }
+
+    func notifications(of characteristic: GATTCharacteristic) async throws(GATTError) -> AsyncStream<[UInt8]> {
+        let path = try Self.path(of: characteristic)
+        do {
+            return try await transport.notifications(path)
+        } catch {
+            throw Self.gattError(error)
+        }
+    }
+
+    private static func path(of characteristic: GATTCharacteristic) throws(GATTError) -> DBusObjectPath {
+        guard let path = DBusObjectPath(characteristic.handle) else { throw GATTError("\(characteristic.uuid) has no BlueZ object") }
+        return path
+    }
+
+    /// BlueZ's error with the ATT code it gives in its message text.
+    static func gattError(_ error: BlueZError) -> GATTError {
+        GATTError(attErrorCode: error.attErrorCode, error.description)
+    }
+}
+
+/// The device's `MediaTransport1`, found when asked for: BlueZ creates it only once
+/// the audio profile is connected, which may be after the link is.
+struct BlueZAudioLink: AudioLink {
+    let device: DBusObjectPath
+    let transport: BlueZTransport
+
+    func configuration() async -> AudioStreamConfiguration? {
+        await transport.mediaTransport(of: device)?.streamConfiguration
+    }
+
+    func volumeChanges() async -> AsyncStream<Float> {
+        guard let mediaTransport = await transport.mediaTransport(of: device) else { return AsyncStream { $0.finish() } }
+        return await transport.mediaTransportVolumes(mediaTransport)
+    }
+
+    func setVolume(_ fraction: Float) async throws(TransportError) {
+        let mediaTransport = try await current()
+        do {
+            try await transport.setVolume(fraction, on: mediaTransport)
+        } catch {
+            throw TransportError(.unsupported, "transport volume not set: \(error)")
+        }
+    }
+
+    func acquire() async throws(TransportError) -> PacketSocket {
+        let mediaTransport = try await current()
+        do {
+            let (descriptor, mtu) = try await transport.acquire(mediaTransport)
+            let owned = descriptor.duplicate()
+            guard owned >= 0 else { throw TransportError(.unavailable, "the audio socket could not be kept (errno)") }
+            return PacketSocket(owning: owned, mtu: mtu)
+        } catch let error as TransportError {
+            throw error
+        } catch {
+            throw TransportError(.connectionRefused, "Acquire: \(error)")
+        }
+    }
+
+    func release() async {
+        guard let mediaTransport = await transport.mediaTransport(of: device) else { return }
+        await transport.release(mediaTransport)
+    }
+
+    private func current() async throws(TransportError) -> BlueZMediaTransport {
+        guard let mediaTransport = await transport.mediaTransport(of: device) else {
+            throw TransportError(.unsupported, "\(device) has no audio transport (MediaTransport1)")
+        }
+        return mediaTransport
+    }
+}
+
+/// Pairing through `Device1.Pair` and MediaRoute's agent.
+struct BlueZDevicePairing: DevicePairing {
+    let device: DBusObjectPath
+    let transport: BlueZTransport
+
+    func isPaired() async -> Bool {
+        await transport.objectManager.properties(of: device, BlueZ.device)?["Paired"]?.bool == true
+    }
+
+    func pair(answering handler: any PairingPromptHandler) async throws(TransportError) {
+        try await transport.pair(device, answering: handler)
+    }
+}
