@@ -237,8 +237,10 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     }
 
     private func volumeNotified(_ id: UUID, _ value: [UInt8]) {
-        guard let device = active[id]?.device, active[id]?.volumeControl.received(value) == true else { return }
-        routingManager.volumeChanged(for: device)
+        guard let device = active[id]?.device, active[id]?.volumeControl.received(value) == true,
+            let volumeControl = active[id]?.volumeControl
+        else { return }
+        routingManager.volumeChanged(for: device, volume: volumeControl.level, muted: volumeControl.isMuted)
     }
 
     private func session(of device: MediaOutputDevice) -> UUID? {
@@ -303,7 +305,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         guard let entry = active[id], active[id]?.controlPoint == nil else { return }
         let changed = transportVolume[id] != volume
         transportVolume[id] = volume
-        if changed { routingManager.volumeChanged(for: entry.device) }
+        if changed { routingManager.volumeChanged(for: entry.device, volume: volume, muted: false) }
     }
 
     private func setStreamVolume(_ fraction: Float, _ audio: any AudioLink) async {

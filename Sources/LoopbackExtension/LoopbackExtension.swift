@@ -216,7 +216,7 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
         switch event {
         case .volume(let level, let muted):
             volumes[state.device.id] = (level, muted)
-            routingManager.volumeChanged(for: state.device)
+            routingManager.volumeChanged(for: state.device, volume: level, muted: muted)
         case .appData(let application, let payload):
             routingManager.receivedData(Data(payload), fromApplication: application, session: state.session)
         case .playback(let status):
@@ -272,7 +272,7 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
                 if case .volume(let level, let muted) = try await link.request(request) {
                     // Confirmed by the device: tell the system so every observer sees it.
                     self.volumes[device.id] = (level, muted)
-                    self.routingManager.volumeChanged(for: device)
+                    self.routingManager.volumeChanged(for: device, volume: level, muted: muted)
                 }
             } catch {
                 logger.warning("volume request failed", metadata: ["device": "\(device.id)", "error": "\(error)"])

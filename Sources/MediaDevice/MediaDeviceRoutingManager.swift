@@ -17,7 +17,7 @@ public enum MediaDeviceRoutingEvent: Sendable {
         authorizationMethod: MediaOutputDevice.AuthorizationMethod)
     case started(application: String?, playbackControl: PlaybackControl, session: MediaOutputSession)
     case sessionFailed(MediaOutputSession, error: MediaDeviceError)
-    case volumeChanged(MediaOutputDevice)
+    case volumeChanged(MediaOutputDevice, volume: Float, muted: Bool)
     /// Data from the extension itself to the app (route data channel).
     case sendData(Data, toApplication: String, session: MediaOutputSession)
     /// Data from an application on the device to the app (session data channel).
@@ -74,8 +74,11 @@ public struct MediaDeviceRoutingManager: Sendable {
         sink(.sessionFailed(session, error: error))
     }
 
-    /// The device changed its volume or mute by itself; the system re-reads them.
-    public func volumeChanged(for device: MediaOutputDevice) { sink(.volumeChanged(device)) }
+    /// The device's volume (0.0–1.0) or mute changed, by itself or confirming a
+    /// request; the values travel with the report, so the system need not ask back.
+    public func volumeChanged(for device: MediaOutputDevice, volume: Float, muted: Bool) {
+        sink(.volumeChanged(device, volume: volume, muted: muted))
+    }
 
     /// Sends data from the extension to the app on the route data channel.
     public func sendData(_ data: Data, toApplication applicationIdentifier: String, session: MediaOutputSession) {

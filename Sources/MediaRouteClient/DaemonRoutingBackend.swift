@@ -34,6 +34,9 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
     }
 
     private var routes: [UUID: RouteEntry] = [:]
+    /// `activate` calls waiting for the `InterfacesAdded` of the session their reply named.
+    private var awaitingSessions: [DBusObjectPath: [Int: CheckedContinuation<ActiveRoute?, Never>]] = [:]
+    private var nextWaiter = 0
     private var controls: [UUID: PlaybackControl] = [:]
     private let observers = EventBroadcaster<RouteSystemEvent>()
     private var discoveryCount = 0
@@ -185,15 +188,33 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         }
         let reply = try await call(path, .activate(protocolID: protocolID), timeout: .seconds(300))
         guard let sessionPath = reply.first?.objectPath else { throw MediaDeviceError(.connectionFailed, "no session path") }
-        if let known = routes.values.first(where: { $0.path == sessionPath }) { return known.route }
-        guard let entry = makeRoute(try await getAll(sessionPath, Session1.interface), path: sessionPath) else {
-            throw MediaDeviceError(.connectionFailed, "the daemon described the session oddly")
+        // The route comes one way only: the session's `InterfacesAdded`, which the daemon
+        // sends before this reply. Its handling may still be queued behind us.
+        guard let route = await announcedRoute(at: sessionPath, within: .seconds(5)) else {
+            throw MediaDeviceError(.connectionFailed, "the daemon did not announce the session \(sessionPath)")
         }
-        if routes[entry.route.session.id] == nil {
-            routes[entry.route.session.id] = entry
-            emit(.routeActivated(entry.route))
+        return route
+    }
+
+    /// The route of a session once its `InterfacesAdded` has been handled; nil when it
+    /// does not come within `timeout` or the daemon leaves.
+    private func announcedRoute(at path: DBusObjectPath, within timeout: Duration) async -> ActiveRoute? {
+        if let known = routes.values.first(where: { $0.path == path }) { return known.route }
+        guard !daemonGone else { return nil }
+        nextWaiter += 1
+        let token = nextWaiter
+        let deadline = clock.now() + timeout
+        let timer = Task { [clock] in
+            guard (try? await clock.sleep(until: deadline)) != nil else { return }
+            self.stopAwaiting(path, token: token)
         }
-        return entry.route
+        defer { timer.cancel() }
+        return await withCheckedContinuation { awaitingSessions[path, default: [:]][token] = $0 }
+    }
+
+    private func stopAwaiting(_ path: DBusObjectPath, token: Int) {
+        awaitingSessions[path]?.removeValue(forKey: token)?.resume(returning: nil)
+        if awaitingSessions[path]?.isEmpty == true { awaitingSessions[path] = nil }
     }
 
     public func deactivate(_ session: MediaOutputSession) async {
@@ -355,6 +376,7 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
             guard routes[entry.route.session.id] == nil else { return }
             routes[entry.route.session.id] = entry
             emit(.routeActivated(entry.route))
+            for waiting in (awaitingSessions.removeValue(forKey: path) ?? [:]).values { waiting.resume(returning: entry.route) }
         }
     }
 
@@ -430,6 +452,8 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         guard !daemonGone else { return }
         daemonGone = true
         logger.warning("mediarouted left the bus")
+        for waiting in awaitingSessions.values.flatMap(\.values) { waiting.resume(returning: nil) }
+        awaitingSessions.removeAll()
         let reason = MediaDeviceError(.connectionFailed, "mediarouted left the bus")
         for (id, entry) in routes {
             if let control = controls.removeValue(forKey: id) {

@@ -20,6 +20,8 @@ public actor RoutingDaemon {
     private let logger: Logger
     private var devices: [String: SystemDevice] = [:]
     private var routes: [UUID: ActiveRoute] = [:]
+    /// `Activate` calls waiting for their route's `Session1` to be published by the event task.
+    private var awaitingPublication: [UUID: [CheckedContinuation<Void, Never>]] = [:]
     private var urls: [UUID: String] = [:]
     /// Why activation tried each member last (`Session1.ProtocolReason` of its route).
     private var protocolReasons: [DeviceKey: String] = [:]
@@ -97,6 +99,9 @@ public actor RoutingDaemon {
         for task in tasks { task.cancel() }
         tasks.removeAll()
         for watcher in playbackWatchers.values { watcher.cancel() }
+        // The event task is gone: nobody will publish for calls still waiting.
+        for waiting in awaitingPublication.values.joined() { waiting.resume() }
+        awaitingPublication.removeAll()
         try? await connection.releaseName(busName)
     }
 
@@ -220,7 +225,12 @@ public actor RoutingDaemon {
 
     func activate(_ id: String, protocolID: String?) async throws -> DBusObjectPath {
         let route = try await mapErrors { try await system.activate(deviceID: id, protocolID: protocolID) }
-        await publish(route)
+        // The route is published once, by the event task (`routeActivated`), whoever
+        // activated it; the reply waits for that, so that a client sees the session's
+        // `InterfacesAdded` before the reply that names it.
+        if routes[route.session.id] == nil {
+            await withCheckedContinuation { awaitingPublication[route.session.id, default: []].append($0) }
+        }
         return DaemonNames.sessionPath(route.session)
     }
 
@@ -267,9 +277,9 @@ public actor RoutingDaemon {
     }
 
     private func publish(_ route: ActiveRoute) async {
-        guard routes[route.session.id] == nil else { return }
         routes[route.session.id] = route
         await connection.export(SessionObject(daemon: self, route: route).object, at: DaemonNames.sessionPath(route.session))
+        for waiting in awaitingPublication.removeValue(forKey: route.session.id) ?? [] { waiting.resume() }
     }
 
     private func handle(_ event: RouteSystemEvent) async {

@@ -759,12 +759,11 @@ public actor RouteSystem {
                 routes[session.id] = record
                 emit(.sessionEnded(record.route, reason: error))
             }
-        case .volumeChanged(let device):
+        case .volumeChanged(let device, let volume, let muted):
             let k = key(device)
+            let level = volume.isFinite ? min(max(volume, 0), 1) : 0
             for record in routes.values where record.route.key == k {
-                let volume = await loaded.instance.volume(for: record.route.device)
-                let muted = await loaded.instance.isDeviceMuted(record.route.device)
-                emit(.volumeChanged(record.route, volume: volume, muted: muted))
+                emit(.volumeChanged(record.route, volume: level, muted: muted))
             }
         case .sendData(let data, let application, let session):
             if let record = routes[session.id] { emit(.routeData(record.route, application: application, data: data)) }

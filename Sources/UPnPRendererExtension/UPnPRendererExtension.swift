@@ -168,7 +168,12 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         if let level { entry.level = level }
         if let muted { entry.muted = muted }
         volumes[id] = entry
-        if announce, let device = renderers[id]?.device { routingManager.volumeChanged(for: device) }
+        if announce, let device = renderers[id]?.device { routingManager.volumeChanged(for: device, volume: entry.level, muted: entry.muted) }
+    }
+
+    /// Tells the system the volume and mute as last known.
+    private func announceVolume(of device: MediaOutputDevice) {
+        routingManager.volumeChanged(for: device, volume: volume(for: device), muted: isDeviceMuted(device))
     }
 
     /// The devices reported so far (for tests and the CLI).
@@ -216,7 +221,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
             } catch {
                 self.logger.notice("SetVolume on \(device.displayName) failed: \(error)")
                 await self.readVolume(renderer, fresh: false)
-                self.routingManager.volumeChanged(for: renderer.device)
+                await self.announceVolume(of: renderer.device)
             }
         }
     }
