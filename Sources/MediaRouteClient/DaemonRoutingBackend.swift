@@ -182,9 +182,9 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         return await agent.pairingCode(for: request)
     }
 
-    public func activate(deviceID: String, protocolID: String?, features: MediaOutputDevice.Capabilities) async throws -> ActiveRoute {
-        guard let device = devicesList.named(deviceID), let path = devices.first(where: { $0.value.device.id == device.id })?.key else {
-            throw MediaDeviceError(.deviceNotFound, "no device \(deviceID)")
+    public func activate(_ key: DeviceKey, protocolID: String?, features: MediaOutputDevice.Capabilities) async throws -> ActiveRoute {
+        guard let path = devices.first(where: { $0.value.device.members.contains { $0.key == key } })?.key else {
+            throw MediaDeviceError(.deviceNotFound, "no device \(key)")
         }
         let reply = try await call(path, .activate(protocolID: protocolID), timeout: .seconds(300))
         guard let sessionPath = reply.first?.objectPath else { throw MediaDeviceError(.connectionFailed, "no session path") }

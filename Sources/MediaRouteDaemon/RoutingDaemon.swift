@@ -224,7 +224,10 @@ public actor RoutingDaemon {
     }
 
     func activate(_ id: String, protocolID: String?) async throws -> DBusObjectPath {
-        let route = try await mapErrors { try await system.activate(deviceID: id, protocolID: protocolID) }
+        let route = try await mapErrors {
+            guard let key = await system.device(withID: id)?.key else { throw MediaDeviceError(.deviceNotFound, "no device \(id)") }
+            return try await system.activate(key, protocolID: protocolID)
+        }
         // The route is published once, by the event task (`routeActivated`), whoever
         // activated it; the reply waits for that, so that a client sees the session's
         // `InterfacesAdded` before the reply that names it.

@@ -251,6 +251,11 @@ public actor RouteSystem {
         directory.entry(containing: key).flatMap(presented)
     }
 
+    /// The merged device with exactly this id.
+    public func device(withID id: String) -> SystemDevice? {
+        directory.entry(withID: id).flatMap(presented)
+    }
+
     /// The merged device with this id, or whose display name matches (case-insensitively;
     /// a name shared by two devices matches only with its distinguishing suffix).
     public func device(named nameOrID: String) -> SystemDevice? {
@@ -301,10 +306,21 @@ public actor RouteSystem {
 
     // MARK: Activation
 
+    /// Activates a device named by a person or an app: its id or display name,
+    /// resolved once here (``device(named:)``), then activated by key.
+    public func activate(
+        deviceID: String, protocolID: String? = nil, features: MediaOutputDevice.Capabilities = []
+    ) async throws -> ActiveRoute {
+        guard let key = device(named: deviceID)?.key else {
+            throw MediaDeviceError(.deviceNotFound, "no device \(deviceID)")
+        }
+        return try await activate(key, protocolID: protocolID, features: features)
+    }
+
     /// Activates a device: connects, pairs when the device asks for a code (through the
     /// pairing agent), and returns the active route.
     /// - Parameters:
-    ///   - deviceID: a ``SystemDevice`` id or display name.
+    ///   - device: the key of any member of the merged device.
     ///   - protocolID: which protocol to use when several reach the device (default: the
     ///     first, in load order, that has `features`).
     ///   - features: the capabilities the app needs.
@@ -312,10 +328,10 @@ public actor RouteSystem {
     ///   deviceAlreadyActive, simultaneousSessionsUnsupported, authorizationFailed,
     ///   connectionFailed, timedOut, deviceLost.
     public func activate(
-        deviceID: String, protocolID: String? = nil, features: MediaOutputDevice.Capabilities = []
+        _ device: DeviceKey, protocolID: String? = nil, features: MediaOutputDevice.Capabilities = []
     ) async throws -> ActiveRoute {
-        guard let entry = device(named: deviceID) else {
-            throw MediaDeviceError(.deviceNotFound, "no device \(deviceID)")
+        guard let entry = self.device(containing: device) else {
+            throw MediaDeviceError(.deviceNotFound, "no device \(device)")
         }
         let capable = activationOrder(entry).filter { member in
             (protocolID.map { member.protocolType.identifier == $0 } ?? true)
@@ -337,7 +353,7 @@ public actor RouteSystem {
             emit(.protocolChosen(member.key, reason: why))
             logger.info("activating", metadata: ["device": "\(member.key)", "why": "\(why)"])
             do {
-                return try await activate(member.key, features: features)
+                return try await activateMember(member.key, features: features)
             } catch let error as MediaDeviceError {
                 // The person's own answers end it; a protocol that cannot connect hands over to the next.
                 let personal: Set<MediaDeviceError.Code> = [.authorizationFailed, .cancelled, .activationInProgress, .deviceAlreadyActive]
@@ -348,7 +364,7 @@ public actor RouteSystem {
         throw MediaDeviceError(.connectionFailed, "\(entry.displayName): \(failures.joined(separator: "; "))")
     }
 
-    private func activate(_ key: DeviceKey, features: MediaOutputDevice.Capabilities) async throws -> ActiveRoute {
+    private func activateMember(_ key: DeviceKey, features: MediaOutputDevice.Capabilities) async throws -> ActiveRoute {
         guard let device = devices[key], let loaded = loadedExtension(for: key.protocolID) else {
             throw MediaDeviceError(.deviceNotFound, "no device \(key)")
         }

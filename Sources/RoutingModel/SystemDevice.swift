@@ -64,6 +64,11 @@ public struct SystemDevice: Sendable, Hashable, Identifiable {
         SystemDevice(id: id, displayName: name, members: members)
     }
 
+    /// The typed reference to this entry: its first member's key. Any member's key
+    /// names the entry (``SystemRoutingBackend/activate(_:protocolID:features:)``);
+    /// nil only for an entry with no member, which no list shows.
+    public var key: DeviceKey? { members.first?.key }
+
     /// Whether some member can be activated now.
     public var isAvailable: Bool { members.contains { $0.device.isAvailable } }
 

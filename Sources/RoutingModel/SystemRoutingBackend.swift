@@ -12,7 +12,10 @@ public protocol SystemRoutingBackend: Sendable {
     var activeRoutes: [ActiveRoute] { get async }
     var devicesList: [SystemDevice] { get async }
     func setPairingAgent(_ agent: (any PairingAgent)?) async
-    func activate(deviceID: String, protocolID: String?, features: MediaOutputDevice.Capabilities) async throws -> ActiveRoute
+    /// Activates the merged device that has the member `device` (any of its members' keys
+    /// names it). Names are resolved at the edges (CLI, D-Bus, ``devicesList``'s `named(_:)`),
+    /// not here.
+    func activate(_ device: DeviceKey, protocolID: String?, features: MediaOutputDevice.Capabilities) async throws -> ActiveRoute
     func deactivate(_ session: MediaOutputSession) async
     func beginDiscovery(client: String) async
     func endDiscovery(client: String) async

@@ -10,6 +10,8 @@ import Synchronization
 /// One line of the picker.
 public struct RoutePickerEntry: Sendable, Hashable, Identifiable {
     public let id: String
+    /// The device's typed reference: picking activates by it, with no lookup by name.
+    public let key: DeviceKey
     public let displayName: String
     public let deviceType: MediaOutputDevice.DeviceType
     public let symbolName: String
@@ -21,7 +23,9 @@ public struct RoutePickerEntry: Sendable, Hashable, Identifiable {
     /// Whether picking it can activate it.
     public var isAvailable: Bool { unavailableReason == nil }
 
-    init(_ device: SystemDevice) {
+    init?(_ device: SystemDevice) {
+        guard let key = device.key else { return nil }
+        self.key = key
         unavailableReason = device.unavailableReason
         id = device.id
         displayName = device.displayName
@@ -72,7 +76,7 @@ public final class RoutePicker: Sendable {
 
     /// The current entries, sorted.
     public func entries() async -> [RoutePickerEntry] {
-        sorted(await controller.system.devicesList.map(RoutePickerEntry.init))
+        sorted(await controller.system.devicesList.compactMap(RoutePickerEntry.init))
     }
 
     /// The entries each time the device list changes, starting with the current list.
@@ -83,13 +87,13 @@ public final class RoutePicker: Sendable {
     public func updates() async -> AsyncStream<[RoutePickerEntry]> {
         let events = await controller.system.events()
         let (stream, continuation) = AsyncStream.makeStream(of: [RoutePickerEntry].self, bufferingPolicy: .bufferingNewest(1))
-        var list = await controller.system.devicesList.map(RoutePickerEntry.init)
+        var list = await controller.system.devicesList.compactMap(RoutePickerEntry.init)
         continuation.yield(sorted(list))
         let task = Task { [weak self] in
             for await event in events {
                 switch event {
                 case .deviceFound(let device), .deviceUpdated(let device):
-                    let entry = RoutePickerEntry(device)
+                    guard let entry = RoutePickerEntry(device) else { continue }
                     if let index = list.firstIndex(where: { $0.id == entry.id }) {
                         guard list[index] != entry else { continue }
                         list[index] = entry
@@ -117,7 +121,7 @@ public final class RoutePicker: Sendable {
         if let reason = entry.unavailableReason {
             throw MediaDeviceError(.unsupported, "\(entry.displayName) is unavailable: \(reason)")
         }
-        return try await controller.activate(deviceNamed: entry.id, features: features)
+        return try await controller.activate(entry.key, features: features)
     }
 
     func sorted(_ entries: [RoutePickerEntry]) -> [RoutePickerEntry] {

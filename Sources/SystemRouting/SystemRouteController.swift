@@ -137,7 +137,17 @@ public final class SystemRouteController: Sendable {
     public func activate(
         deviceNamed nameOrID: String, protocolID: String? = nil, features: MediaOutputDevice.Capabilities = []
     ) async throws -> SystemRoute {
-        let active = try await system.activate(deviceID: nameOrID, protocolID: protocolID, features: features)
+        guard let key = await system.devicesList.named(nameOrID)?.key else {
+            throw MediaDeviceError(.deviceNotFound, "no device \(nameOrID)")
+        }
+        return try await activate(key, protocolID: protocolID, features: features)
+    }
+
+    /// Activates the device with the member `key` (a picker entry's ``RoutePickerEntry/key``).
+    public func activate(
+        _ key: DeviceKey, protocolID: String? = nil, features: MediaOutputDevice.Capabilities = []
+    ) async throws -> SystemRoute {
+        let active = try await system.activate(key, protocolID: protocolID, features: features)
         return route(for: active)
     }
 

@@ -201,6 +201,25 @@ func makeController() async throws -> (LoopbackRig, SystemRouteController) {
         await picker.close()
     }
 
+    /// Picking goes by the entry's typed key: of two devices with the same name, the
+    /// one picked is the one activated, with no lookup by name on the way.
+    @Test func pickingActivatesTheEntrysKeyNotANameMatch() async throws {
+        let rig = try await LoopbackRig(devices: [
+            LoopbackDeviceSpec(name: "twin-a", displayName: "Twin", kind: .speaker),
+            LoopbackDeviceSpec(name: "twin-b", displayName: "Twin", kind: .speaker),
+        ])
+        let controller = await SystemRouteController(system: rig.system)
+        let picker = controller.makePicker()
+        await picker.open()
+        #expect(await eventually { await picker.entries().count == 2 })
+        let entries = await picker.entries()
+        #expect(Set(entries.map(\.key.deviceID)) == ["twin-a", "twin-b"])
+        let second = try #require(entries.first { $0.key.deviceID == "twin-b" })
+        let route = try await picker.pick(second)
+        #expect(DeviceKey(protocolID: route.protocolType.identifier, deviceID: route.device.id) == second.key)
+        await picker.close()
+    }
+
     /// The picker applies each event's device to its list instead of re-reading it: after
     /// found, changed (activated) and lost devices, its list is the system's, entry for entry.
     @Test func pickerUpdatesApplyEventsToTheSameListTheSystemHas() async throws {
