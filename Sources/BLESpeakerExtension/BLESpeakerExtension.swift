@@ -60,7 +60,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     private let transport: any Transport
     private let routingManager: MediaDeviceRoutingManager
     private let logger: Logger
-    private var discovery: Task<Void, Never>?
+    private let discovery = DiscoveryDriver()
     private var known = DiscoveredDevices()
     private var active: [UUID: Active] = [:]
     private let prompts = PromptBridge()
@@ -92,23 +92,15 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     }
 
     public func startDeviceDiscovery() {
-        guard discovery == nil else { return }
-        let events = transport.discover()
-        discovery = Task {
-            for await event in events {
-                if Task.isCancelled { break }
-                self.handle(event)
-            }
-        }
+        discovery.start(transport) { await self.handle($0) }
     }
 
     public func stopDeviceDiscovery() {
-        discovery?.cancel()
-        discovery = nil
+        discovery.stop()
     }
 
     private func handle(_ event: DiscoveryEvent) {
-        if known.apply(event, to: routingManager, failurePrefix: "Bluetooth: ", device: Self.device(for:)) != nil { discovery = nil }
+        known.apply(event, to: routingManager, failurePrefix: "Bluetooth: ", device: Self.device(for:))
     }
 
     // MARK: Activation

@@ -37,7 +37,7 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
     private let clock: any HostClock
     private let logger: Logger
     private let requestTimeout: Duration
-    private var discovery: Task<Void, Never>?
+    private let discovery = DiscoveryDriver()
     private var known = DiscoveredDevices()
     private var sessions: [UUID: SessionState] = [:]
     private var volumes: [String: (level: Float, muted: Bool)] = [:]
@@ -65,29 +65,20 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
     // MARK: Discovery
 
     public func startDeviceDiscovery() {
-        guard discovery == nil else { return }
-        let events = transport.discover()
-        discovery = Task {
-            for await event in events {
-                if Task.isCancelled { break }
-                self.handleDiscovery(event)
-            }
-        }
+        discovery.start(transport) { await self.handleDiscovery($0) }
     }
 
     public func stopDeviceDiscovery() {
-        discovery?.cancel()
-        discovery = nil
+        discovery.stop()
     }
 
     private func handleDiscovery(_ event: DiscoveryEvent) {
         let logger = self.logger
-        let failed = known.apply(event, to: routingManager) { endpoint in
+        known.apply(event, to: routingManager) { endpoint in
             let device = Self.device(for: endpoint)
             if device == nil { logger.warning("ignoring endpoint without a name", metadata: ["endpoint": "\(endpoint.id)"]) }
             return device
         }
-        if failed != nil { discovery = nil }
     }
 
     /// The device a loopback endpoint stands for.

@@ -72,7 +72,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
     private let configuration: Configuration
     private let logger: Logger
     private let servers: CallbackServers
-    private var discovery: Task<Void, Never>?
+    private let discovery = DiscoveryDriver()
     private var renderers: [String: Renderer] = [:]
     /// Endpoint generations, so that a slow description read for an endpoint that
     /// was lost (or changed) meanwhile is dropped.
@@ -97,16 +97,11 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
     // MARK: Discovery
 
     public func startDeviceDiscovery() {
-        guard discovery == nil else { return }
-        let events = transport.discover()
-        discovery = Task {
-            for await event in events { self.handle(event) }
-        }
+        discovery.start(transport) { await self.handle($0) }
     }
 
     public func stopDeviceDiscovery() {
-        discovery?.cancel()
-        discovery = nil
+        discovery.stop()
     }
 
     private func handle(_ event: DiscoveryEvent) {

@@ -22,7 +22,7 @@ public actor WiFiDisplayExtension: MediaDeviceExtension {
     private let transport: any Transport
     private let routingManager: MediaDeviceRoutingManager
     private let logger: Logger
-    private var discovery: Task<Void, Never>?
+    private let discovery = DiscoveryDriver()
     private var known = DiscoveredDevices()
 
     public init(transport: any Transport, routingManager: MediaDeviceRoutingManager,
@@ -55,24 +55,15 @@ public actor WiFiDisplayExtension: MediaDeviceExtension {
     }
 
     public func startDeviceDiscovery() {
-        guard discovery == nil else { return }
-        let events = transport.discover()
-        discovery = Task {
-            for await event in events {
-                if Task.isCancelled { break }
-                self.handle(event)
-            }
-        }
+        discovery.start(transport) { await self.handle($0) }
     }
 
     public func stopDeviceDiscovery() {
-        discovery?.cancel()
-        discovery = nil
+        discovery.stop()
     }
 
     private func handle(_ event: DiscoveryEvent) {
         if let error = known.apply(event, to: routingManager, failurePrefix: "Wi-Fi: ", device: Self.device(for:)) {
-            discovery = nil
             logger.notice("Wi-Fi discovery unavailable: \(error.message)")
         }
     }
