@@ -3,6 +3,7 @@ import Glibc
 #endif
 import IPNetwork
 import Logging
+import MediaClock
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -82,11 +83,14 @@ public final class LANTransport: Transport {
     /// HTTP to the devices (bounded reads).
     public let http: LANHTTPClient
     private let logger: Logger
+    private let clock: any HostClock
     private let runs = Mutex<[UInt64: (ssdp: SSDPDiscoveryRun, mdns: MDNSBrowseRun?)]>([:])
     private let nextRun = Atomic<UInt64>(0)
 
-    public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "mediaroute.lan")) {
+    /// - Parameter clock: the time searches, max-age expiry and byebye grace run on.
+    public init(configuration: Configuration = Configuration(), clock: any HostClock = SystemHostClock(), logger: Logger = Logger(label: "mediaroute.lan")) {
         self.configuration = configuration
+        self.clock = clock
         self.logger = logger
         self.http = LANHTTPClient(logger: logger)
     }
@@ -94,11 +98,11 @@ public final class LANTransport: Transport {
     public func discover() -> DiscoveryEvents {
         let (stream, continuation) = DiscoveryEvents.makeStream()
         let id = nextRun.add(1, ordering: .relaxed).newValue
-        let run = SSDPDiscoveryRun(configuration: configuration, continuation: continuation, logger: logger)
+        let run = SSDPDiscoveryRun(configuration: configuration, continuation: continuation, clock: clock, logger: logger)
         let browser = configuration.browsedServiceTypes.isEmpty ? nil : MDNSBrowseRun(
             serviceTypes: configuration.browsedServiceTypes, interfaces: configuration.interfaces,
             maximumQueryInterval: configuration.maximumBrowseInterval, ignoredReportPeriod: configuration.ignoredReportPeriod,
-            continuation: continuation, logger: logger)
+            continuation: continuation, clock: clock, logger: logger)
         runs.withLock { $0[id] = (run, browser) }
         let task = Task {
             await run.start()
@@ -120,7 +124,7 @@ public final class LANTransport: Transport {
         let (stream, continuation) = DiscoveryEvents.makeStream()
         let browser = MDNSBrowseRun(
             serviceTypes: serviceTypes, interfaces: configuration.interfaces, maximumQueryInterval: configuration.maximumBrowseInterval,
-            ignoredReportPeriod: configuration.ignoredReportPeriod, continuation: continuation, logger: logger)
+            ignoredReportPeriod: configuration.ignoredReportPeriod, continuation: continuation, clock: clock, logger: logger)
         let task = Task { await browser.start() }
         continuation.onTermination = { _ in
             task.cancel()
@@ -168,12 +172,14 @@ actor SSDPDiscoveryRun {
 
     private struct Known {
         var endpoint: Endpoint
-        var expires: ContinuousClock.Instant
+        /// On ``clock``.
+        var expires: Duration
     }
 
     private let configuration: LANTransport.Configuration
     private let continuation: DiscoveryEvents.Continuation
     private let logger: Logger
+    private let clock: any HostClock
     private let sockets: MulticastSockets
     private var searchSockets: [String: (interface: MulticastInterface, channel: any Channel)] = [:]
     private var unicastSocket: (any Channel)?
@@ -181,23 +187,26 @@ actor SSDPDiscoveryRun {
     private var joined: Set<String> = []
     private var known: [String: Known] = [:]
     /// Devices that said byebye, and when they are reported lost unless they announce again.
-    private var leaving: [String: ContinuousClock.Instant] = [:]
-    private var nextSearch = ContinuousClock.now
+    private var leaving: [String: Duration] = [:]
+    private var nextSearch: Duration
     private var searchInterval: Duration
     private var timer: Task<Void, Never>?
+    /// When ``timer`` wakes.
+    private var plannedWake: Duration?
     private var reader: Task<Void, Never>?
     private var stopped = false
     private let ignored: IgnoredDatagrams
 
-    init(configuration: LANTransport.Configuration, continuation: DiscoveryEvents.Continuation, logger: Logger) {
+    init(configuration: LANTransport.Configuration, continuation: DiscoveryEvents.Continuation, clock: any HostClock, logger: Logger) {
         self.configuration = configuration
+        self.clock = clock
         self.continuation = continuation
         self.logger = logger
         let sockets = MulticastSockets(maximumDatagram: SSDPMessage.maximumSize)
         self.sockets = sockets
         self.ignored = IgnoredDatagrams(protocolName: "SSDP", sockets: sockets, period: configuration.ignoredReportPeriod, logger: logger)
         self.searchInterval = configuration.initialSearchInterval
-        self.nextSearch = .now + configuration.initialSearchInterval
+        self.nextSearch = clock.now() + configuration.initialSearchInterval
     }
 
     func start() async {
@@ -322,7 +331,7 @@ actor SSDPDiscoveryRun {
         guard message.kind != .search, let udn = message.udn else { return }
         if message.kind == .notify && message.notificationSubtype?.lowercased() == "ssdp:byebye" {
             if known[udn] != nil && leaving[udn] == nil {
-                leaving[udn] = .now + configuration.byebyeGrace
+                leaving[udn] = clock.now() + configuration.byebyeGrace
                 logger.info("SSDP byebye", metadata: ["udn": "\(udn)"])
                 planTimer()
             }
@@ -336,7 +345,7 @@ actor SSDPDiscoveryRun {
         guard accepted else {
             // Other announcements of a known device (root device, services) keep it alive.
             if var entry = known[udn] {
-                entry.expires = max(entry.expires, .now + .seconds(maxAge))
+                entry.expires = max(entry.expires, clock.now() + .seconds(maxAge))
                 known[udn] = entry
             }
             return
@@ -364,7 +373,7 @@ actor SSDPDiscoveryRun {
         let endpoint = Endpoint(
             id: udn, transport: "lan", address: .ip(host: datagram.host, port: target.port, interface: interface.name), attributes: attributes,
             services: [message.target ?? ""])
-        let expires = ContinuousClock.now + .seconds(maxAge)
+        let expires = clock.now() + .seconds(maxAge)
         if let previous = known[udn] {
             known[udn] = Known(endpoint: endpoint, expires: expires)
             if previous.endpoint.address != endpoint.address || previous.endpoint.attributes["location"] != location {
@@ -380,10 +389,11 @@ actor SSDPDiscoveryRun {
             continuation.yield(.appeared(endpoint))
             logger.info("UPnP device found", metadata: ["udn": "\(udn)", "location": "\(location)", "interface": "\(interface.name)"])
         }
-        if expires < nextWake { planTimer() }
+        // The timer sleeps until the wake planned last; an earlier expiry needs it sooner.
+        if plannedWake.map({ nextWake < $0 }) ?? true { planTimer() }
     }
 
-    private var nextWake: ContinuousClock.Instant {
+    private var nextWake: Duration {
         min(nextSearch, known.values.map(\.expires).min() ?? nextSearch, leaving.values.min() ?? nextSearch)
     }
 
@@ -391,15 +401,16 @@ actor SSDPDiscoveryRun {
         timer?.cancel()
         guard !stopped else { return }
         let wake = nextWake
-        timer = Task { [weak self] in
-            try? await Task.sleep(until: wake, clock: .continuous)
+        plannedWake = wake
+        timer = Task { [weak self, clock] in
+            try? await clock.sleep(until: wake)
             guard !Task.isCancelled else { return }
             await self?.tick()
         }
     }
 
     private func tick() {
-        let now = ContinuousClock.now
+        let now = clock.now()
         for (udn, entry) in known where entry.expires <= now {
             known[udn] = nil
             leaving[udn] = nil

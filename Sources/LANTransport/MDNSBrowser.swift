@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Logging
+import MediaClock
 import NIOCore
 import NIOPosix
 import Transport
@@ -14,8 +15,9 @@ import Transport
 actor MDNSBrowseRun {
     private struct CachedRecord {
         var record: DNSRecord
-        var received: ContinuousClock.Instant
-        var expires: ContinuousClock.Instant
+        /// On the browser's clock.
+        var received: Duration
+        var expires: Duration
     }
 
     static let group = "224.0.0.251"
@@ -32,7 +34,8 @@ actor MDNSBrowseRun {
     private var cache: [String: CachedRecord] = [:]
     private var reported: [String: Endpoint] = [:]
     private var queryInterval: Duration = .seconds(1)
-    private var nextQuery = ContinuousClock.now
+    private var nextQuery: Duration
+    private let clock: any HostClock
     private var timer: Task<Void, Never>?
     private var reader: Task<Void, Never>?
     private var stopped = false
@@ -42,8 +45,9 @@ actor MDNSBrowseRun {
 
     init(
         serviceTypes: [String], interfaces: [String]?, maximumQueryInterval: Duration, ignoredReportPeriod: Duration = .seconds(60),
-        continuation: DiscoveryEvents.Continuation, logger: Logger
+        continuation: DiscoveryEvents.Continuation, clock: any HostClock, logger: Logger
     ) {
+        self.clock = clock
         let sockets = MulticastSockets(maximumDatagram: 9000)
         self.sockets = sockets
         self.ignored = IgnoredDatagrams(protocolName: "mDNS", sockets: sockets, period: ignoredReportPeriod, logger: logger)
@@ -52,7 +56,7 @@ actor MDNSBrowseRun {
         self.maximumQueryInterval = maximumQueryInterval
         self.continuation = continuation
         self.logger = logger
-        self.nextQuery = .now + .seconds(1)
+        self.nextQuery = clock.now() + .seconds(1)
     }
 
     func start() async {
@@ -107,7 +111,7 @@ actor MDNSBrowseRun {
     /// One query per interface: PTR for each type with the known answers
     /// still above half their TTL, and SRV/TXT/A for instances not yet resolved.
     private func query() {
-        let now = ContinuousClock.now
+        let now = clock.now()
         var message = DNSMessage(isResponse: false)
         for type in serviceTypes { message.questions.append(DNSQuestion(name: type, type: .ptr)) }
         for entry in cache.values {
@@ -145,7 +149,7 @@ actor MDNSBrowseRun {
             return
         }
         guard message.isResponse else { return }
-        let now = ContinuousClock.now
+        let now = clock.now()
         var goodbyes = false
         for record in message.records {
             // A cache-flush record replaces what we hold for that name and type (RFC 6762 §10.2).
@@ -239,15 +243,15 @@ actor MDNSBrowseRun {
         timer?.cancel()
         guard !stopped else { return }
         let wake = min(nextQuery, cache.values.map(\.expires).min() ?? nextQuery)
-        timer = Task { [weak self] in
-            try? await Task.sleep(until: wake, clock: .continuous)
+        timer = Task { [weak self, clock] in
+            try? await clock.sleep(until: wake)
             guard !Task.isCancelled else { return }
             await self?.tick()
         }
     }
 
     private func tick() {
-        let now = ContinuousClock.now
+        let now = clock.now()
         let before = cache.count
         cache = cache.filter { $0.value.expires > now }
         if cache.count != before { publish(interface: nil) }

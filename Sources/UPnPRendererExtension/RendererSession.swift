@@ -33,7 +33,7 @@ actor RendererSession {
     private let servers: CallbackServers
     private let report: @Sendable (RendererSessionReport) -> Void
     private let logger: Logger
-    private let clock = ContinuousClock()
+    private let clock: any HostClock
 
     private var subscriptions: [String: Subscription] = [:]
     private var eventToken: String?
@@ -44,7 +44,8 @@ actor RendererSession {
     private var tasks: [Task<Void, Never>] = []
     private var deviceState: TransportState?
     private var lastPosition: Double?
-    private var lastAdvance = ContinuousClock.now
+    /// When the position last moved (or playback began), on ``clock``.
+    private var lastAdvance: Duration
     private var consecutiveFailures = 0
     private var finished = false
     /// Whether events arrive (the initial event came and renewals work); else state is polled.
@@ -55,8 +56,10 @@ actor RendererSession {
 
     init(
         renderer: Renderer, session: MediaOutputSession, control: PlaybackControl, configuration: UPnPRendererExtension.Configuration,
-        servers: CallbackServers, logger: Logger, report: @escaping @Sendable (RendererSessionReport) -> Void
+        servers: CallbackServers, clock: any HostClock, logger: Logger, report: @escaping @Sendable (RendererSessionReport) -> Void
     ) {
+        self.clock = clock
+        self.lastAdvance = clock.now()
         self.renderer = renderer
         self.session = session
         self.control = control
@@ -113,7 +116,7 @@ actor RendererSession {
             await self.subscribeAll()
             await self.consumeEvents(events)
         })
-        lastAdvance = clock.now
+        lastAdvance = clock.now()
         tasks.append(Task { await self.consumeCommands() })
         tasks.append(Task { await self.poll() })
         tasks.append(Task { await self.renew() })
@@ -228,7 +231,7 @@ actor RendererSession {
             let shortest = subscriptions.values.map(\.timeout).min() ?? configuration.subscriptionTimeout
             var interval = Duration.seconds(max(Double(shortest) / 2, 1))
             if let limit = configuration.maximumRenewalInterval { interval = min(interval, limit) }
-            try? await Task.sleep(for: interval)
+            try? await clock.sleep(for: interval)
             guard !Task.isCancelled, !finished else { return }
             for (kind, subscription) in subscriptions {
                 do {
@@ -291,7 +294,7 @@ actor RendererSession {
     private func applyState(_ state: TransportState) {
         let previous = deviceState
         deviceState = state
-        if state == .playing && previous != .playing { lastAdvance = clock.now }
+        if state == .playing && previous != .playing { lastAdvance = clock.now() }
         control.update { snapshot in
             switch state {
             case .playing:
@@ -313,14 +316,14 @@ actor RendererSession {
     /// renderer has left STOPPED/TRANSITIONING (at most ``settleLimit``): renderers
     /// report PLAYING a few milliseconds after answering Play.
     private func settle() async {
-        let deadline = clock.now + Self.settleLimit
+        let deadline = clock.now() + Self.settleLimit
         var pause = Duration.milliseconds(1)
         while true {
             await refreshTransportState()
             guard !finished, deviceState == nil || deviceState == .stopped || deviceState == .transitioning || deviceState == .noMediaPresent,
-                clock.now < deadline
+                clock.now() < deadline
             else { return }
-            try? await Task.sleep(for: pause)
+            try? await clock.sleep(for: pause)
             pause = min(pause * 2, .milliseconds(100))
         }
     }
@@ -342,7 +345,7 @@ actor RendererSession {
 
     private func poll() async {
         while !Task.isCancelled && !finished {
-            try? await Task.sleep(for: configuration.pollInterval)
+            try? await clock.sleep(for: configuration.pollInterval)
             guard !Task.isCancelled, !finished else { return }
             if !eventsHealthy { await refreshTransportState() }
             guard !finished, deviceState == .playing || deviceState == .transitioning || deviceState == .paused else { continue }
@@ -352,7 +355,7 @@ actor RendererSession {
                 let position = info["RelTime"].flatMap(UPnPTime.parse)
                 let duration = info["TrackDuration"].flatMap(UPnPTime.parse)
                 if let position {
-                    if position != lastPosition { lastAdvance = clock.now }
+                    if position != lastPosition { lastAdvance = clock.now() }
                     lastPosition = position
                     control.update { snapshot in
                         snapshot.position = position
@@ -366,7 +369,7 @@ actor RendererSession {
             } catch {
                 noteFailure(error)
             }
-            if deviceState == .playing, clock.now - lastAdvance > configuration.watchdog {
+            if deviceState == .playing, clock.now() - lastAdvance > configuration.watchdog {
                 fail(MediaDeviceError(
                     .sessionFailed,
                     "\(renderer.device.displayName) says PLAYING but playback has not advanced for \(configuration.watchdog) (is the URL reachable from it?)"))
@@ -401,7 +404,7 @@ actor RendererSession {
                 case .pause: _ = try await client.call("AVTransport", "Pause", [("InstanceID", "0")])
                 case .seek(let position):
                     _ = try await client.call("AVTransport", "Seek", [("InstanceID", "0"), ("Unit", "REL_TIME"), ("Target", UPnPTime.format(position))])
-                    lastAdvance = clock.now
+                    lastAdvance = clock.now()
                     lastPosition = position
                 case .setSpeed(let speed):
                     _ = try await client.call("AVTransport", "Play", [("InstanceID", "0"), ("Speed", speed == speed.rounded() ? String(Int(speed)) : String(speed))])

@@ -7,6 +7,7 @@ import Foundation
 import Glibc
 #endif
 import LANTransport
+import MediaClock
 import Logging
 import MediaDevice
 import Transport
@@ -79,15 +80,18 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
     private var generations: [String: Int] = [:]
     private var active: Set<String> = []
     private var sessions: [UUID: RendererSession] = [:]
+    private let clock: any HostClock
     private var volumes: [String: (level: Float, muted: Bool)] = [:]
     /// The last volume or mute change sent to each device; the next one waits for it.
     private var volumeChanges: [String: Task<Void, Never>] = [:]
 
+    /// - Parameter clock: the time renewals, polling, settling and the watchdog run on.
     public init(
         transport: LANTransport, routingManager: MediaDeviceRoutingManager, configuration: Configuration = Configuration(),
-        logger: Logger = Logger(label: "mediaroute.upnp")
+        clock: any HostClock = SystemHostClock(), logger: Logger = Logger(label: "mediaroute.upnp")
     ) {
         self.transport = transport
+        self.clock = clock
         self.routingManager = routingManager
         self.configuration = configuration
         self.logger = logger
@@ -271,7 +275,8 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
             if described.title?.isEmpty ?? true { described.title = fileName }
             let control = PlaybackControl()
             let running = RendererSession(
-                renderer: renderer, session: session, control: control, configuration: configuration, servers: servers, logger: logger
+                renderer: renderer, session: session, control: control, configuration: configuration, servers: servers, clock: clock,
+                logger: logger
             ) { [weak self] report in
                 guard let self else { return }
                 Task { await self.handle(report, session: session) }

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import LANTransport
+import MediaClock
 import MediaRouteTestSupport
 import Testing
 import Transport
@@ -285,6 +286,35 @@ struct SSDPAnnouncementTests {
         try await Task.sleep(for: .seconds(1.5))
         #expect(!events.value.contains(.lost(endpointID: "uuid:restart")), "byebye followed by alive is a restart, not a loss")
         #expect(await eventually(timeout: .seconds(3)) { events.value.contains(.lost(endpointID: "uuid:restart")) }, "\(lab.log("restart.log"))")
+    }
+
+    /// Expiry runs on the injected clock: a device announced with max-age=60 is kept
+    /// until 60 s of that clock have passed, and no longer, with no real waiting.
+    @Test func maxAgeExpiresOnTheInjectedClock() async throws {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        let clock = ManualHostClock()
+        let transport = LANTransport(configuration: .init(interfaces: [room.outside], initialSearchInterval: .seconds(600)), clock: clock)
+        let events = Locked<[DiscoveryEvent]>([])
+        let follower = Task { for await event in transport.discover() { events.withLock { $0.append(event) } } }
+        defer { follower.cancel() }
+        try await Task.sleep(for: .milliseconds(200))
+        let script = """
+            import socket
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("\(room.deviceAddress)"))
+            s.sendto(("NOTIFY * HTTP/1.1\\r\\nHOST: 239.255.255.250:1900\\r\\nCACHE-CONTROL: max-age=60\\r\\nLOCATION: http://\(room.deviceAddress):80/d.xml"
+                      "\\r\\nNT: urn:schemas-upnp-org:device:MediaRenderer:1\\r\\nNTS: ssdp:alive\\r\\nUSN: uuid:aging::urn:schemas-upnp-org:device:MediaRenderer:1\\r\\n\\r\\n").encode(),
+                     ("239.255.255.250", 1900))
+            print("done", flush=True)
+            """
+        try lab.start(in: room, ["/usr/bin/python3", "-u", "-c", script], log: "aging.log")
+        #expect(await eventually { events.value.contains { if case .appeared = $0 { true } else { false } } }, "\(lab.log("aging.log"))")
+        clock.advance(by: .seconds(59))
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(!events.value.contains(.lost(endpointID: "uuid:aging")), "still within its max-age")
+        clock.advance(by: .seconds(2))
+        #expect(await eventually { events.value.contains(.lost(endpointID: "uuid:aging")) }, "max-age passed on the injected clock")
     }
 
     @Test func aFloodOfMadeUpDevicesIsBounded() async throws {
