@@ -57,7 +57,7 @@ struct Renderer: Sendable {
     /// `GetProtocolInfo`'s sinks; the device type follows them (video sinks: a TV).
     func withSinks() async -> Renderer {
         var renderer = self
-        let answer = try? await client.call("ConnectionManager", "GetProtocolInfo")
+        let answer = try? await client.call(ConnectionManagerAction.getProtocolInfo)
         renderer.sinks = ProtocolInfo.parseList(answer?["Sink"] ?? "")
         renderer.device.deviceType = Self.deviceType(description, sinks: renderer.sinks)
         return renderer

@@ -29,14 +29,16 @@ struct RendererClient: Sendable {
         }
     }
 
-    /// Calls `action` on the service of `kind` (`AVTransport`, `RenderingControl`, `ConnectionManager`).
+    /// Calls a typed action on its service (`AVTransport`, `RenderingControl`, `ConnectionManager`).
     /// - Throws: ``MediaDeviceError``: `connectionFailed`/`timedOut` when the device
     ///   cannot be reached, `sessionFailed` with the UPnP error code for a fault.
-    func call(_ kind: String, _ action: String, _ arguments: [(String, String)] = []) async throws(MediaDeviceError) -> [String: String] {
+    func call<Action: RendererAction>(_ typed: Action) async throws(MediaDeviceError) -> [String: String] {
+        let kind = Action.service
+        let action = typed.name
         guard let service = description.service(kind) else {
             throw MediaDeviceError(.unsupported, "\(description.friendlyName) has no \(kind) service")
         }
-        let body = SOAP.request(action: action, serviceType: service.serviceType, arguments: arguments)
+        let body = SOAP.request(action: action, serviceType: service.serviceType, arguments: typed.arguments.map { ($0.name, $0.value) })
         let response: HTTPResponse
         do {
             response = try await fetch(

@@ -93,8 +93,8 @@ actor RendererSession {
             title: title, url: mediaURL, protocolInfo: protocolInfo, duration: described.isLive ? nil : described.duration,
             artist: described.artist, album: described.album, artworkURL: described.artworkURL?.absoluteString)
         do {
-            _ = try await client.call("AVTransport", "SetAVTransportURI", [("InstanceID", "0"), ("CurrentURI", mediaURL), ("CurrentURIMetaData", metadata)])
-            _ = try await client.call("AVTransport", "Play", [("InstanceID", "0"), ("Speed", "1")])
+            _ = try await client.call(AVTransportAction.setAVTransportURI(uri: mediaURL, metadata: metadata))
+            _ = try await client.call(AVTransportAction.play())
         } catch {
             await end()
             throw error
@@ -129,14 +129,14 @@ actor RendererSession {
         }
         let protocolInfo = ProtocolInfo.match(mimeType, in: renderer.sinks) ?? ProtocolInfo(contentFormat: mimeType)
         let metadata = DIDLLite.item(title: title, url: mediaURL, protocolInfo: protocolInfo)
-        _ = try await client.call("AVTransport", "SetNextAVTransportURI", [("InstanceID", "0"), ("NextURI", mediaURL), ("NextURIMetaData", metadata)])
+        _ = try await client.call(AVTransportAction.setNextAVTransportURI(uri: mediaURL, metadata: metadata))
         if let fileToken { queuedFileTokens.append(fileToken) }
     }
 
     /// Stops the device (unless it is gone), unsubscribes, stops serving, ends the loops.
     func stop(deviceGone: Bool = false) async {
         guard !finished else { return }
-        if !deviceGone { _ = try? await client.call("AVTransport", "Stop", [("InstanceID", "0")]) }
+        if !deviceGone { _ = try? await client.call(AVTransportAction.stop) }
         await end(unsubscribe: !deviceGone)
     }
 
@@ -332,7 +332,7 @@ actor RendererSession {
 
     private func refreshTransportState() async {
         do {
-            let info = try await client.call("AVTransport", "GetTransportInfo", [("InstanceID", "0")])
+            let info = try await client.call(AVTransportAction.getTransportInfo)
             consecutiveFailures = 0
             if let text = info["CurrentTransportState"], let state = TransportState(rawValue: text) { applyState(state) }
             if info["CurrentTransportStatus"] == "ERROR_OCCURRED" {
@@ -350,7 +350,7 @@ actor RendererSession {
             if !eventsHealthy { await refreshTransportState() }
             guard !finished, deviceState == .playing || deviceState == .transitioning || deviceState == .paused else { continue }
             do {
-                let info = try await client.call("AVTransport", "GetPositionInfo", [("InstanceID", "0")])
+                let info = try await client.call(AVTransportAction.getPositionInfo)
                 consecutiveFailures = 0
                 let position = info["RelTime"].flatMap(UPnPTime.parse)
                 let duration = info["TrackDuration"].flatMap(UPnPTime.parse)
@@ -400,25 +400,24 @@ actor RendererSession {
             guard !finished else { return }
             do {
                 switch command {
-                case .play: _ = try await client.call("AVTransport", "Play", [("InstanceID", "0"), ("Speed", "1")])
-                case .pause: _ = try await client.call("AVTransport", "Pause", [("InstanceID", "0")])
+                case .play: _ = try await client.call(AVTransportAction.play())
+                case .pause: _ = try await client.call(AVTransportAction.pause)
                 case .seek(let position):
-                    _ = try await client.call("AVTransport", "Seek", [("InstanceID", "0"), ("Unit", "REL_TIME"), ("Target", UPnPTime.format(position))])
+                    _ = try await client.call(AVTransportAction.seek(relativeTime: position))
                     lastAdvance = clock.now()
                     lastPosition = position
                 case .setSpeed(let speed):
-                    _ = try await client.call("AVTransport", "Play", [("InstanceID", "0"), ("Speed", speed == speed.rounded() ? String(Int(speed)) : String(speed))])
+                    _ = try await client.call(AVTransportAction.play(speed: AVTransportAction.speed(speed)))
                 case .setVolume(let level):
-                    _ = try await client.call(
-                        "RenderingControl", "SetVolume", [("InstanceID", "0"), ("Channel", "Master"), ("DesiredVolume", String(renderer.deviceVolume(level)))])
+                    _ = try await client.call(RenderingControlAction.setVolume(renderer.deviceVolume(level)))
                     report(.volume(level: renderer.level(renderer.deviceVolume(level)), muted: nil))
                 case .setMuted(let muted):
-                    _ = try await client.call("RenderingControl", "SetMute", [("InstanceID", "0"), ("Channel", "Master"), ("DesiredMute", muted ? "1" : "0")])
+                    _ = try await client.call(RenderingControlAction.setMute(muted))
                     report(.volume(level: nil, muted: muted))
                 case .selectAudible, .selectLegible:
                     logger.debug("track selection is not part of UPnP AVTransport; ignored")
                 case .stop:
-                    _ = try await client.call("AVTransport", "Stop", [("InstanceID", "0")])
+                    _ = try await client.call(AVTransportAction.stop)
                 }
                 if !eventsHealthy { await refreshTransportState() }
             } catch {

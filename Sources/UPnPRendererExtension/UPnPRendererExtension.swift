@@ -153,8 +153,8 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
     }
 
     private func readVolume(_ renderer: Renderer, fresh: Bool = true) async {
-        async let volume = try? renderer.client.call("RenderingControl", "GetVolume", [("InstanceID", "0"), ("Channel", "Master")])
-        async let mute = try? renderer.client.call("RenderingControl", "GetMute", [("InstanceID", "0"), ("Channel", "Master")])
+        async let volume = try? renderer.client.call(RenderingControlAction.getVolume)
+        async let mute = try? renderer.client.call(RenderingControlAction.getMute)
         let level = await volume?["CurrentVolume"].flatMap { Int($0) }.map { renderer.level($0) }
         let muted = await mute?["CurrentMute"].map { $0 == "1" || $0.lowercased() == "true" }
         // A level set (or evented) while these reads were out is newer than what they read.
@@ -188,7 +188,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         Task {
             // UPnP has no pairing: a renderer that answers is ready.
             do throws(MediaDeviceError) {
-                _ = try await renderer.client.call("AVTransport", "GetTransportInfo", [("InstanceID", "0")])
+                _ = try await renderer.client.call(AVTransportAction.getTransportInfo)
                 self.markActive(device.id)
                 self.routingManager.activatedDevice(renderer.device, session: session)
             } catch {
@@ -216,7 +216,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         remember(device.id, level: renderer.level(units), muted: nil, announce: false)
         inOrder(device.id) {
             do {
-                _ = try await renderer.client.call("RenderingControl", "SetVolume", [("InstanceID", "0"), ("Channel", "Master"), ("DesiredVolume", String(units))])
+                _ = try await renderer.client.call(RenderingControlAction.setVolume(units))
             } catch {
                 self.logger.notice("SetVolume on \(device.displayName) failed: \(error)")
                 await self.readVolume(renderer, fresh: false)
@@ -249,7 +249,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         guard let renderer = renderers[device.id] else { return }
         remember(device.id, level: nil, muted: muted, announce: false)
         inOrder(device.id) {
-            _ = try? await renderer.client.call("RenderingControl", "SetMute", [("InstanceID", "0"), ("Channel", "Master"), ("DesiredMute", muted ? "1" : "0")])
+            _ = try? await renderer.client.call(RenderingControlAction.setMute(muted))
         }
     }
 

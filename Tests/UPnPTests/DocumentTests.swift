@@ -278,3 +278,28 @@ extension String {
         split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
     }
 }
+
+@Suite struct RendererActionTests {
+    /// The wire form of every action MediaRoute sends: names and arguments in SCPD order.
+    @Test func actionsCarryTheirServiceNameAndArgumentsInOrder() throws {
+        let seek = AVTransportAction.seek(relativeTime: 83.5)
+        #expect(AVTransportAction.service == "AVTransport")
+        #expect(seek.name == "Seek")
+        #expect(seek.arguments.map(\.name) == ["InstanceID", "Unit", "Target"])
+        #expect(seek.arguments.map(\.value) == ["0", "REL_TIME", "0:01:23.500"])
+        #expect(AVTransportAction.setAVTransportURI(uri: "http://h/a", metadata: "<DIDL-Lite/>").arguments.map(\.name)
+            == ["InstanceID", "CurrentURI", "CurrentURIMetaData"])
+        #expect(AVTransportAction.play().arguments.map(\.value) == ["0", "1"])
+        #expect(AVTransportAction.speed(2) == "2" && AVTransportAction.speed(0.5) == "0.5" && AVTransportAction.speed(.nan) == "nan")
+        #expect(RenderingControlAction.setVolume(42).arguments.map(\.value) == ["0", "Master", "42"])
+        #expect(RenderingControlAction.setMute(true).arguments.last?.value == "1")
+        #expect(ConnectionManagerAction.getProtocolInfo.arguments.isEmpty)
+        // The SOAP body names the action in the service's namespace, with the arguments in order.
+        let body = String(decoding: SOAP.request(
+            action: seek.name, serviceType: "urn:schemas-upnp-org:service:AVTransport:1", arguments: seek.arguments.map { ($0.name, $0.value) }), as: UTF8.self)
+        let unit = try #require(body.range(of: "<Unit>REL_TIME</Unit>"))
+        let target = try #require(body.range(of: "<Target>0:01:23.500</Target>"))
+        #expect(unit.lowerBound < target.lowerBound)
+        #expect(body.contains("<u:Seek xmlns:u=\"urn:schemas-upnp-org:service:AVTransport:1\">"))
+    }
+}
