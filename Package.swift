@@ -56,7 +56,15 @@ let package = Package(
             name: "DBus",
             dependencies: ["CDBus", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
-        // LAN sockets on swift-nio: SSDP discovery, bounded HTTP client and server, mDNS.
+        // The one small HTTP/1.1 server (swift-nio): GENA callbacks, served media, the push endpoint.
+        .target(
+            name: "HTTPServing",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict),
+        // LAN sockets on swift-nio: SSDP discovery, bounded HTTP client, mDNS.
         .target(
             name: "LANTransport",
             dependencies: [
@@ -74,7 +82,7 @@ let package = Package(
         .target(
             name: "UPnPRendererExtension",
             dependencies: [
-                "UPnP", "LANTransport", "IPNetwork", "MediaDevice", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log"),
+                "UPnP", "LANTransport", "HTTPServing", "IPNetwork", "MediaDevice", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         // Endpoint, Transport, Connection and its capabilities: the seam every transport implements.
@@ -117,10 +125,9 @@ let package = Package(
         .target(
             name: "NowPlayingPush",
             dependencies: [
-                "NowPlaying",
+                "NowPlaying", "HTTPServing",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -238,7 +245,7 @@ let package = Package(
             name: "mediaroute-bench",
             dependencies: [
                 "DBus", "MediaRouteTestSupport", "Coordination", "NowPlaying", "NowPlayingPush", "WiFiTransport", "LANTransport", "Transport", "BlueZTransport",
-                "UPnPRendererExtension", "MediaDevice",
+                "UPnPRendererExtension", "MediaDevice", "HTTPServing",
             ],
             path: "Benchmarks/MediaRouteBench", exclude: []),
         // The libdbus floor next to the BlueZ benchmark: a C client that only receives and walks the signals.
@@ -269,7 +276,7 @@ let package = Package(
         .testTarget(
             name: "UPnPTests",
             dependencies: [
-                "UPnP", "LANTransport", "IPNetwork", "UPnPRendererExtension", "Transport", "MediaDevice", "RouteSystem", "MediaClock", "MediaRouteTestSupport",
+                "UPnP", "LANTransport", "HTTPServing", "IPNetwork", "UPnPRendererExtension", "Transport", "MediaDevice", "RouteSystem", "MediaClock", "MediaRouteTestSupport",
                 "MediaRouteCommands", "WiFiTransport",
             ]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
@@ -296,6 +303,7 @@ let package = Package(
         .testTarget(name: "MediaRouteExecutorsTests", dependencies: ["MediaRouteExecutors"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
         .testTarget(name: "IPNetworkTests", dependencies: ["IPNetwork"]),
+        .testTarget(name: "HTTPServingTests", dependencies: ["HTTPServing"]),
         .testTarget(name: "LoopbackTransportTests", dependencies: ["MediaRouteTestSupport", "LoopbackTransport", "Transport", "MediaClock"]),
         .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "MediaClock", "Transport"]),
         .testTarget(

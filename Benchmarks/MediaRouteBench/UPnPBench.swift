@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServing
 import LANTransport
 import MediaDevice
 import MediaRouteTestSupport
@@ -45,7 +46,7 @@ extension Bench {
         try lab.gmediarender(in: room, name: "Bench TV", uuid: "0a1b2c3d-0000-4000-8000-0000000000be")
         let wav = try lab.wavFile(seconds: 60)
         let size = (try FileManager.default.attributesOfItem(atPath: wav)[.size] as? Int) ?? 0
-        let server = try await LANHTTPServer(host: room.hostAddress) { request in
+        let server = try await HTTPServer(host: room.hostAddress) { request in
             HTTPServerResponse(status: 200, headers: [("Content-Type", "audio/wav")], body: .file(path: wav, range: nil, total: size))
         }
         let mediaURL = "http://\(room.hostAddress):\(server.port)/tone.wav"

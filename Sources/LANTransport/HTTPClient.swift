@@ -213,11 +213,3 @@ package final class ResponseCollector: ChannelInboundHandler, RemovableChannelHa
         context.close(promise: nil)
     }
 }
-
-extension TimeAmount {
-    /// The same span as a `Duration` (sub-nanosecond parts dropped).
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-    }
-}

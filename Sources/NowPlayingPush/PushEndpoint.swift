@@ -3,9 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import HTTPServing
 import Logging
 import NIOCore
-import NIOHTTP1
 import NIOPosix
 import NowPlaying
 
@@ -17,9 +17,10 @@ import NowPlaying
 /// when several are registered) and `apns-push-type`, when present, must be
 /// `nowplaying`. Answers are JSON: `200 {"session": …, "updateToken": …}` (the
 /// token only for `start`), or an error status with `{"reason": …, "message": …}`
-/// (see ``PushRejection/httpStatus``). Bodies over the center's limit are refused
-/// from their `Content-Length` before they are read; a connection idle for
-/// ``Configuration/idleTimeout`` is closed.
+/// (see ``PushRejection/httpStatus``). It runs on the box's one HTTP server
+/// (``HTTPServer``, as the UPnP callbacks do): bodies over the center's limit are
+/// refused from their `Content-Length` before they are read, and a connection idle
+/// for ``Configuration/idleTimeout`` is closed.
 public final class PushEndpoint: Sendable {
     /// Where and how the endpoint listens.
     public struct Configuration: Sendable {
@@ -41,155 +42,93 @@ public final class PushEndpoint: Sendable {
     public static let path = "/nowplaying"
 
     public let localPort: Int
-    private let server: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
+    private let server: HTTPServer
     private let center: NowPlayingCenter
     private let logger: Logger
 
-    private init(
-        server: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>, localPort: Int,
-        center: NowPlayingCenter, logger: Logger
-    ) {
+    private init(server: HTTPServer, center: NowPlayingCenter, logger: Logger) {
         self.server = server
-        self.localPort = localPort
+        self.localPort = Int(server.port)
         self.center = center
         self.logger = logger
     }
 
-    /// Binds the listening socket (serve with ``run()``).
+    /// Binds the listening socket and serves (``run()`` waits until it is closed).
     public static func bind(
         _ configuration: Configuration = Configuration(), center: NowPlayingCenter,
         logger: Logger = Logger(label: "mediaroute.push"), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> PushEndpoint {
-        let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
-            + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
-        let server = try await ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .bind(host: configuration.host, port: configuration.port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: idle))
-                    try channel.pipeline.syncOperations.addHandler(CloseWhenIdle())
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: channel)
-                }
-            }
-        let port = server.channel.localAddress?.port ?? configuration.port
-        logger.info("push endpoint listening", metadata: ["address": "\(configuration.host):\(port)"])
-        return PushEndpoint(server: server, localPort: port, center: center, logger: logger)
+        guard let port = UInt16(exactly: configuration.port) else {
+            throw HTTPServerError(description: "\(configuration.port) is not a TCP port")
+        }
+        let responder = PushResponder(center: center, logger: logger)
+        let server = try await HTTPServer(
+            host: configuration.host, port: port, maximumRequestBytes: center.maximumPushSize, idleTimeout: configuration.idleTimeout,
+            group: group, logger: logger
+        ) { request in
+            await responder.respond(to: request)
+        }
+        logger.info("push endpoint listening", metadata: ["address": "\(configuration.host):\(server.port)"])
+        return PushEndpoint(server: server, center: center, logger: logger)
     }
 
-    /// Serves connections until the task is cancelled or ``close()`` is called.
+    /// Serves until the task is cancelled or ``close()`` is called.
     public func run() async {
-        do {
-            try await withThrowingDiscardingTaskGroup { group in
-                try await server.executeThenClose { inbound in
-                    for try await connection in inbound {
-                        group.addTask { await self.serve(connection) }
-                    }
-                }
-            }
-        } catch {
-            logger.debug("push endpoint stopped", metadata: ["error": "\(error)"])
+        let server = self.server
+        await withTaskCancellationHandler {
+            await server.waitUntilClosed()
+        } onCancel: {
+            Task { await server.close() }
         }
+        logger.debug("push endpoint stopped")
     }
 
-    /// Stops accepting connections; ``run()`` returns once the open ones close.
+    /// Stops accepting connections; ``run()`` returns.
     public func close() {
-        server.channel.close(promise: nil)
+        let server = self.server
+        Task { await server.close() }
     }
+}
 
-    private func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
-        let limit = center.maximumPushSize
-        do {
-            try await connection.executeThenClose { inbound, outbound in
-                var head: HTTPRequestHead?
-                var body: [UInt8] = []
-                var tooLarge = false
-                for try await part in inbound {
-                    switch part {
-                    case .head(let requestHead):
-                        head = requestHead
-                        body.removeAll(keepingCapacity: true)
-                        tooLarge = requestHead.headers.first(name: "content-length").flatMap(Int.init).map { $0 > limit } ?? false
-                    case .body(var buffer):
-                        guard !tooLarge else { continue }
-                        if body.count + buffer.readableBytes > limit {
-                            tooLarge = true
-                            body.removeAll()
-                        } else {
-                            body.append(contentsOf: buffer.readBytes(length: buffer.readableBytes) ?? [])
-                        }
-                    case .end:
-                        guard let request = head else { continue }
-                        let (status, json) = await respond(to: request, body: body, tooLarge: tooLarge)
-                        try await write(status: status, json: json, keepAlive: request.isKeepAlive && !tooLarge, version: request.version, to: outbound)
-                        if tooLarge || !request.isKeepAlive { return }
-                        head = nil
-                    }
-                }
-            }
-        } catch {
-            logger.debug("push connection ended", metadata: ["error": "\(error)"])
-        }
-    }
+/// Turns one push request into the center's answer, as JSON.
+private struct PushResponder: Sendable {
+    let center: NowPlayingCenter
+    let logger: Logger
 
-    private func respond(to head: HTTPRequestHead, body: [UInt8], tooLarge: Bool) async -> (HTTPResponseStatus, [String: String]) {
-        func failure(_ status: HTTPResponseStatus, _ reason: String, _ message: String = "") -> (HTTPResponseStatus, [String: String]) {
-            (status, ["reason": reason, "message": message])
+    func respond(to request: HTTPServerRequest) async -> HTTPServerResponse {
+        func failure(_ status: Int, _ reason: String, _ message: String = "") -> HTTPServerResponse {
+            json(status, ["reason": reason, "message": message])
         }
-        let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
-        guard path == Self.path else { return failure(.notFound, "BadPath", "POST \(Self.path)") }
-        guard head.method == .POST else { return failure(.methodNotAllowed, "MethodNotAllowed", "use POST") }
-        if tooLarge {
+        let path = request.path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.path
+        guard path == PushEndpoint.path else { return failure(404, "BadPath", "POST \(PushEndpoint.path)") }
+        guard request.method == "POST" else { return failure(405, "MethodNotAllowed", "use POST") }
+        if request.bodyTooLarge {
             let rejection = PushRejection(.payloadTooLarge, "limit is \(center.maximumPushSize) bytes")
-            return failure(HTTPResponseStatus(statusCode: rejection.httpStatus), rejection.code.rawValue, rejection.message)
+            return failure(rejection.httpStatus, rejection.code.rawValue, rejection.message)
         }
-        if let pushType = head.headers.first(name: "apns-push-type"), pushType != "nowplaying" {
-            return failure(.badRequest, "InvalidPushType", "apns-push-type must be nowplaying")
+        if let pushType = request[header: "apns-push-type"], pushType != "nowplaying" {
+            return failure(400, "InvalidPushType", "apns-push-type must be nowplaying")
         }
         var bearer: String?
-        if let authorization = head.headers.first(name: "authorization") {
+        if let authorization = request[header: "authorization"] {
             let parts = authorization.split(separator: " ", maxSplits: 1)
             if parts.count == 2, parts[0].lowercased() == "bearer" { bearer = String(parts[1].drop { $0 == " " }) }
         }
         do {
-            let accepted = try await center.handlePush(body: body, bearerToken: bearer, topic: head.headers.first(name: "apns-topic"))
-            var json = ["session": accepted.sessionID, "event": accepted.event.rawValue]
-            if let token = accepted.updateToken { json["updateToken"] = token.hex }
-            return (.ok, json)
+            let accepted = try await center.handlePush(body: request.body, bearerToken: bearer, topic: request[header: "apns-topic"])
+            var answer = ["session": accepted.sessionID, "event": accepted.event.rawValue]
+            if let token = accepted.updateToken { answer["updateToken"] = token.hex }
+            return json(200, answer)
         } catch {
             logger.notice("push refused", metadata: ["reason": "\(error.code.rawValue)", "message": "\(error.message)"])
-            return failure(HTTPResponseStatus(statusCode: error.httpStatus), error.code.rawValue, error.message)
+            return failure(error.httpStatus, error.code.rawValue, error.message)
         }
     }
 
-    private func write(
-        status: HTTPResponseStatus, json: [String: String], keepAlive: Bool, version: HTTPVersion,
-        to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>
-    ) async throws {
+    private func json(_ status: Int, _ object: [String: String]) -> HTTPServerResponse {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let data = (try? encoder.encode(json)) ?? Data("{}".utf8)
-        var headers = HTTPHeaders()
-        headers.add(name: "content-type", value: "application/json")
-        headers.add(name: "content-length", value: "\(data.count)")
-        headers.add(name: "connection", value: keepAlive ? "keep-alive" : "close")
-        try await outbound.write(.head(HTTPResponseHead(version: version, status: status, headers: headers)))
-        try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: data))))
-        try await outbound.write(.end(nil))
-    }
-}
-
-/// Closes a connection when the idle handler says it has been silent too long.
-private final class CloseWhenIdle: ChannelInboundHandler, Sendable {
-    typealias InboundIn = NIOAny
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is IdleStateHandler.IdleStateEvent {
-            context.close(promise: nil)
-        } else {
-            context.fireUserInboundEventTriggered(event)
-        }
+        let data = (try? encoder.encode(object)) ?? Data("{}".utf8)
+        return HTTPServerResponse(status: status, headers: [("Content-Type", "application/json")], body: .bytes(Array(data)))
     }
 }

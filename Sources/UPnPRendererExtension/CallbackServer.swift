@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HTTPServing
 import LANTransport
 import Logging
 import Synchronization
@@ -124,21 +125,21 @@ actor CallbackServers {
     let routes = CallbackRoutes()
     /// One server per address; a start in progress is shared by concurrent callers
     /// (the actor is reentrant across the bind), so no address gets two servers.
-    private var servers: [String: Task<LANHTTPServer, any Error>] = [:]
+    private var servers: [String: Task<HTTPServer, any Error>] = [:]
     private let logger: Logger
 
     init(logger: Logger) { self.logger = logger }
 
     /// `http://ADDRESS:PORT` of the server on `address`.
     func base(on address: String) async throws(MediaDeviceErrorBox) -> String {
-        let start: Task<LANHTTPServer, any Error>
+        let start: Task<HTTPServer, any Error>
         if let existing = servers[address] {
             start = existing
         } else {
             let routes = self.routes
             let logger = self.logger
             start = Task {
-                try await LANHTTPServer(host: address, logger: logger) { request in
+                try await HTTPServer(host: address, logger: logger) { request in
                     let response = routes.handle(request)
                     logger.debug("served", metadata: [
                         "request": "\(request.method) \(request.path.prefix(60))", "from": "\(request.remoteHost ?? "?")",

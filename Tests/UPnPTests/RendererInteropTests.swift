@@ -1,5 +1,6 @@
 import Foundation
 import IPNetwork
+import HTTPServing
 import LANTransport
 import Logging
 import MediaClock
@@ -77,10 +78,10 @@ enum Lab {
     }
 
     /// Serves `path` at `/NAME` and 404 elsewhere, on the host side of a room (a media server like a NAS).
-    static func mediaServer(_ room: NamespaceLab.Room, file path: String) async throws -> LANHTTPServer {
+    static func mediaServer(_ room: NamespaceLab.Room, file path: String) async throws -> HTTPServer {
         let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         let name = "/" + URL(fileURLWithPath: path).lastPathComponent
-        return try await LANHTTPServer(host: room.hostAddress) { request in
+        return try await HTTPServer(host: room.hostAddress) { request in
             guard request.path == name else { return HTTPServerResponse(status: 404) }
             return HTTPServerResponse(status: 200, headers: [("Content-Type", "audio/wav")], body: .file(path: path, range: nil, total: size))
         }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServing
 import LANTransport
 import Testing
 import UPnP

@@ -5,9 +5,8 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Transport
 
-/// A request a LAN device made to us (a GENA `NOTIFY`, a media fetch).
+/// A request made to us: a device's GENA `NOTIFY` or media fetch, a local app's push.
 public struct HTTPServerRequest: Sendable {
     public var method: String
     public var path: String
@@ -16,13 +15,19 @@ public struct HTTPServerRequest: Sendable {
     public var body: [UInt8]
     /// The peer's IP address.
     public var remoteHost: String?
+    /// The body was over the server's limit and was not read (``body`` is empty); the
+    /// handler answers in its own terms and the connection is closed after the answer.
+    public var bodyTooLarge: Bool
 
-    public init(method: String, path: String, headers: [String: String] = [:], body: [UInt8] = [], remoteHost: String? = nil) {
+    public init(
+        method: String, path: String, headers: [String: String] = [:], body: [UInt8] = [], remoteHost: String? = nil, bodyTooLarge: Bool = false
+    ) {
         self.method = method
         self.path = path
         self.headers = headers
         self.body = body
         self.remoteHost = remoteHost
+        self.bodyTooLarge = bodyTooLarge
     }
 
     public subscript(header name: String) -> String? { headers[name.lowercased()] }
@@ -48,9 +53,20 @@ public struct HTTPServerResponse: Sendable {
     }
 }
 
-/// A small HTTP/1.1 server on swift-nio for what devices fetch from us or send
-/// us: request bodies bounded, idle connections closed, keep-alive honoured.
-public final class LANHTTPServer: Sendable {
+/// Why a server could not start.
+public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+
+    public init(description: String) {
+        self.description = description
+    }
+}
+
+/// The one small HTTP/1.1 server on swift-nio the box runs, for what devices fetch
+/// from us or send us (GENA callbacks, media files) and for local apps' pushes:
+/// request bodies bounded (a body over the limit is not read; the handler is told),
+/// connections silent for the idle timeout closed, keep-alive honoured.
+public final class HTTPServer: Sendable {
     public typealias Handler = @Sendable (HTTPServerRequest) async -> HTTPServerResponse
 
     /// The address and port the server listens on.
@@ -58,15 +74,16 @@ public final class LANHTTPServer: Sendable {
     public let port: UInt16
     private let channel: any Channel
 
-    /// Listens on `host` (an interface address; port 0 picks one).
-    /// - Throws: ``TransportError/Code/unavailable`` when it cannot bind.
+    /// Listens on `host` (an interface address, or loopback; port 0 picks one).
+    /// - Throws: ``HTTPServerError`` when it cannot bind.
     public init(
-        host: String, port: UInt16 = 0, maximumRequestBytes: Int = 64 * 1024, idleTimeout: Duration = .seconds(30),
+        host: String, port: UInt16 = 0, maximumRequestBytes: Int = 64 * 1024, idleTimeout: Duration = .seconds(30), backlog: Int32 = 256,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, logger: Logger = Logger(label: "mediaroute.http"),
         handler: @escaping Handler
-    ) async throws(TransportError) {
+    ) async throws(HTTPServerError) {
         do {
             channel = try await ServerBootstrap(group: group)
+                .serverChannelOption(.backlog, value: backlog)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .childChannelInitializer { channel in
@@ -79,7 +96,7 @@ public final class LANHTTPServer: Sendable {
                 }
                 .bind(host: host, port: Int(port)).get()
         } catch {
-            throw TransportError(.unavailable, "cannot listen on \(host):\(port): \(error)")
+            throw HTTPServerError(description: "cannot listen on \(host):\(port): \(error)")
         }
         self.host = host
         self.port = UInt16(channel.localAddress?.port ?? 0)
@@ -89,6 +106,11 @@ public final class LANHTTPServer: Sendable {
     public func close() async {
         try? await channel.close()
     }
+
+    /// Returns when the server has stopped listening.
+    public func waitUntilClosed() async {
+        try? await channel.closeFuture.get()
+    }
 }
 
 private final class RequestHandler: ChannelInboundHandler {
@@ -96,13 +118,13 @@ private final class RequestHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let maximumBytes: Int
-    private let handler: LANHTTPServer.Handler
+    private let handler: HTTPServer.Handler
     private let logger: Logger
     private var request: HTTPServerRequest?
     private var keepAlive = false
     private var tooLarge = false
 
-    init(maximumBytes: Int, handler: @escaping LANHTTPServer.Handler, logger: Logger) {
+    init(maximumBytes: Int, handler: @escaping HTTPServer.Handler, logger: Logger) {
         self.maximumBytes = maximumBytes
         self.handler = handler
         self.logger = logger
@@ -126,12 +148,11 @@ private final class RequestHandler: ChannelInboundHandler {
                 request!.body.append(contentsOf: buffer.readableBytesView)
             }
         case .end:
-            guard let request else { return }
+            guard var request else { return }
             self.request = nil
             if tooLarge {
                 keepAlive = false
-                respond(context: context, HTTPServerResponse(status: 413), head: request)
-                return
+                request.bodyTooLarge = true
             }
             let handler = self.handler
             let loop = context.eventLoop

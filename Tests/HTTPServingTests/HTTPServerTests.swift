@@ -1,0 +1,78 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HTTPServing
+import Testing
+
+/// A blocking loopback client: sends `request`, reads until the server closes or `limit` bytes.
+func exchange(port: UInt16, _ request: String, limit: Int = 65_536) -> String {
+    exchangeAndClose(port: port, request, limit: limit).text
+}
+
+/// The same, also telling whether the server closed the connection (rather than the read timing out).
+func exchangeAndClose(port: UInt16, _ request: String, limit: Int = 65_536) -> (text: String, closedByServer: Bool) {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+    var timeout = timeval(tv_sec: 5, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else { return ("", false) }
+    _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+    var received: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    var closed = false
+    while received.count < limit {
+        let count = recv(fd, &buffer, buffer.count, 0)
+        guard count > 0 else {
+            closed = count == 0
+            break
+        }
+        received += buffer.prefix(count)
+    }
+    return (String(decoding: received, as: UTF8.self), closed)
+}
+
+@Suite(.timeLimit(.minutes(1))) struct HTTPServerTests {
+    @Test func answersAndTellsTheHandlerOfABodyOverTheLimitWithoutReadingIt() async throws {
+        let server = try await HTTPServer(host: "127.0.0.1", maximumRequestBytes: 16) { request in
+            if request.bodyTooLarge { return HTTPServerResponse(status: 413, body: .bytes(Array("too large: \(request.body.count)".utf8))) }
+            return HTTPServerResponse(status: 200, body: .bytes(Array("\(request.method) \(request.path) \(request.body.count)".utf8)))
+        }
+        defer { Task { await server.close() } }
+        let port = server.port
+        let small = await Task.detached {
+            exchange(port: port, "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\nConnection: close\r\n\r\nabcd")
+        }.value
+        #expect(small.hasPrefix("HTTP/1.1 200"))
+        #expect(small.hasSuffix("POST /x 4"))
+        let large = await Task.detached {
+            exchange(port: port, "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n" + String(repeating: "z", count: 100))
+        }.value
+        #expect(large.hasPrefix("HTTP/1.1 413"))
+        #expect(large.hasSuffix("too large: 0"), "the handler answers in its own terms, with no body read")
+        #expect(large.contains("connection: close") || large.contains("Connection: close"))
+    }
+
+    @Test func aSilentConnectionIsClosedAfterTheIdleTimeout() async throws {
+        let server = try await HTTPServer(host: "127.0.0.1", idleTimeout: .milliseconds(200)) { _ in HTTPServerResponse(status: 204) }
+        defer { Task { await server.close() } }
+        let port = server.port
+        let answer = await Task.detached { exchangeAndClose(port: port, "GET / HTTP/1.1\r\nHost: h\r\n") }.value
+        #expect(answer.text.isEmpty, "a request that never ends gets no answer")
+        #expect(answer.closedByServer, "the server hangs up (the client's own 5 s read timeout did not end it)")
+    }
+
+    @Test func aPortInUseIsATypedError() async throws {
+        let server = try await HTTPServer(host: "127.0.0.1") { _ in HTTPServerResponse(status: 204) }
+        defer { Task { await server.close() } }
+        await #expect(throws: HTTPServerError.self) {
+            _ = try await HTTPServer(host: "127.0.0.1", port: server.port) { _ in HTTPServerResponse(status: 204) }
+        }
+    }
+}
