@@ -394,7 +394,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         guard let id = session(of: device), increments != 0 else { return }
         Task {
             for _ in 0..<abs(increments) {
-                guard let opcode = await self.active[id]?.volumeControl.step(up: increments > 0) else { return }
+                guard let opcode = self.active[id]?.volumeControl.step(up: increments > 0) else { return }
                 await self.write(opcode, to: id)
             }
         }

@@ -259,29 +259,44 @@ struct SSDPAnnouncementTests {
         await upnp.shutdown()
     }
 
+    /// Discovery on the room's outside interface, every event recorded; searches far apart,
+    /// so that what the test's device announces is all there is.
+    func follow(_ room: NamespaceLab.Room, clock: any HostClock = SystemHostClock()) async throws -> (events: Locked<[DiscoveryEvent]>, follower: Task<Void, Never>) {
+        let transport = LANTransport(configuration: .init(interfaces: [room.outside], initialSearchInterval: .seconds(600)), clock: clock)
+        let events = Locked<[DiscoveryEvent]>([])
+        let follower = Task { for await event in transport.discover() { events.withLock { $0.append(event) } } }
+        try await Task.sleep(for: .milliseconds(200))
+        return (events, follower)
+    }
+
+    /// A Python script for the room's device: `send(nts)` multicasts a MediaRenderer
+    /// NOTIFY for `udn` with max-age=60, then `steps` run.
+    func notifyScript(_ room: NamespaceLab.Room, udn: String, steps: String) -> String {
+        """
+        import socket, time
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("\(room.deviceAddress)"))
+        def send(nts):
+            s.sendto(("NOTIFY * HTTP/1.1\\r\\nHOST: 239.255.255.250:1900\\r\\nCACHE-CONTROL: max-age=60\\r\\nLOCATION: http://\(room.deviceAddress):80/d.xml"
+                      "\\r\\nNT: urn:schemas-upnp-org:device:MediaRenderer:1\\r\\nNTS: " + nts + "\\r\\nUSN: \(udn)::urn:schemas-upnp-org:device:MediaRenderer:1\\r\\n\\r\\n").encode(),
+                     ("239.255.255.250", 1900))
+        \(steps)
+        print("done", flush=True)
+        """
+    }
+
     @Test func byebyeThenAliveKeepsTheDeviceAndByebyeAloneRemovesIt() async throws {
         let lab = try NamespaceLab()
         let room = lab.rooms[0]
-        let transport = LANTransport(configuration: .init(interfaces: [room.outside], initialSearchInterval: .seconds(60)))
-        let events = Locked<[DiscoveryEvent]>([])
-        let follower = Task { for await event in transport.discover() { events.withLock { $0.append(event) } } }
+        let (events, follower) = try await follow(room)
         defer { follower.cancel() }
-        try await Task.sleep(for: .milliseconds(200))
-        let script = """
-            import socket, time
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("\(room.deviceAddress)"))
-            def send(nts):
-                s.sendto(("NOTIFY * HTTP/1.1\\r\\nHOST: 239.255.255.250:1900\\r\\nCACHE-CONTROL: max-age=60\\r\\nLOCATION: http://\(room.deviceAddress):80/d.xml"
-                          "\\r\\nNT: urn:schemas-upnp-org:device:MediaRenderer:1\\r\\nNTS: " + nts + "\\r\\nUSN: uuid:restart::urn:schemas-upnp-org:device:MediaRenderer:1\\r\\n\\r\\n").encode(),
-                         ("239.255.255.250", 1900))
+        let steps = """
             send("ssdp:alive"); time.sleep(0.5)
             send("ssdp:byebye"); time.sleep(0.05); send("ssdp:alive")     # a GUPnP device starting again
             time.sleep(1.5)
             send("ssdp:byebye")                                              # and now leaving
-            print("done", flush=True)
             """
-        try lab.start(in: room, ["/usr/bin/python3", "-u", "-c", script], log: "restart.log")
+        try lab.start(in: room, ["/usr/bin/python3", "-u", "-c", notifyScript(room, udn: "uuid:restart", steps: steps)], log: "restart.log")
         #expect(await eventually { events.value.contains { if case .appeared = $0 { true } else { false } } })
         try await Task.sleep(for: .seconds(1.5))
         #expect(!events.value.contains(.lost(endpointID: "uuid:restart")), "byebye followed by alive is a restart, not a loss")
@@ -294,21 +309,9 @@ struct SSDPAnnouncementTests {
         let lab = try NamespaceLab()
         let room = lab.rooms[0]
         let clock = ManualHostClock()
-        let transport = LANTransport(configuration: .init(interfaces: [room.outside], initialSearchInterval: .seconds(600)), clock: clock)
-        let events = Locked<[DiscoveryEvent]>([])
-        let follower = Task { for await event in transport.discover() { events.withLock { $0.append(event) } } }
+        let (events, follower) = try await follow(room, clock: clock)
         defer { follower.cancel() }
-        try await Task.sleep(for: .milliseconds(200))
-        let script = """
-            import socket
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("\(room.deviceAddress)"))
-            s.sendto(("NOTIFY * HTTP/1.1\\r\\nHOST: 239.255.255.250:1900\\r\\nCACHE-CONTROL: max-age=60\\r\\nLOCATION: http://\(room.deviceAddress):80/d.xml"
-                      "\\r\\nNT: urn:schemas-upnp-org:device:MediaRenderer:1\\r\\nNTS: ssdp:alive\\r\\nUSN: uuid:aging::urn:schemas-upnp-org:device:MediaRenderer:1\\r\\n\\r\\n").encode(),
-                     ("239.255.255.250", 1900))
-            print("done", flush=True)
-            """
-        try lab.start(in: room, ["/usr/bin/python3", "-u", "-c", script], log: "aging.log")
+        try lab.start(in: room, ["/usr/bin/python3", "-u", "-c", notifyScript(room, udn: "uuid:aging", steps: "send(\"ssdp:alive\")")], log: "aging.log")
         #expect(await eventually { events.value.contains { if case .appeared = $0 { true } else { false } } }, "\(lab.log("aging.log"))")
         clock.advance(by: .seconds(59))
         try await Task.sleep(for: .milliseconds(100))
