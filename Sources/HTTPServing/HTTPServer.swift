@@ -15,8 +15,9 @@ public struct HTTPServerRequest: Sendable {
     public var body: [UInt8]
     /// The peer's IP address.
     public var remoteHost: String?
-    /// The body was over the server's limit and was not read (``body`` is empty); the
-    /// handler answers in its own terms and the connection is closed after the answer.
+    /// The body was over the server's limit and was not read (``body`` is empty). Only a
+    /// server made with `answersOversizedRequests: true` passes such a request on, for the
+    /// handler to answer in its own terms; the connection is closed after the answer.
     public var bodyTooLarge: Bool
 
     public init(
@@ -75,9 +76,13 @@ public final class HTTPServer: Sendable {
     private let channel: any Channel
 
     /// Listens on `host` (an interface address, or loopback; port 0 picks one).
+    /// - Parameter answersOversizedRequests: a request whose body is over
+    ///   `maximumRequestBytes` goes to the handler (flagged ``HTTPServerRequest/bodyTooLarge``)
+    ///   instead of being answered 413 by the server.
     /// - Throws: ``HTTPServerError`` when it cannot bind.
     public init(
-        host: String, port: UInt16 = 0, maximumRequestBytes: Int = 64 * 1024, idleTimeout: Duration = .seconds(30), backlog: Int32 = 256,
+        host: String, port: UInt16 = 0, maximumRequestBytes: Int = 64 * 1024, answersOversizedRequests: Bool = false,
+        idleTimeout: Duration = .seconds(30), backlog: Int32 = 256,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, logger: Logger = Logger(label: "mediaroute.http"),
         handler: @escaping Handler
     ) async throws(HTTPServerError) {
@@ -91,7 +96,8 @@ public final class HTTPServer: Sendable {
                         try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: TimeAmount(idleTimeout)))
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                         try channel.pipeline.syncOperations.addHandler(
-                            RequestHandler(maximumBytes: maximumRequestBytes, handler: handler, logger: logger))
+                            RequestHandler(
+                                maximumBytes: maximumRequestBytes, answersOversizedRequests: answersOversizedRequests, handler: handler, logger: logger))
                     }
                 }
                 .bind(host: host, port: Int(port)).get()
@@ -118,14 +124,16 @@ private final class RequestHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let maximumBytes: Int
+    private let answersOversizedRequests: Bool
     private let handler: HTTPServer.Handler
     private let logger: Logger
     private var request: HTTPServerRequest?
     private var keepAlive = false
     private var tooLarge = false
 
-    init(maximumBytes: Int, handler: @escaping HTTPServer.Handler, logger: Logger) {
+    init(maximumBytes: Int, answersOversizedRequests: Bool, handler: @escaping HTTPServer.Handler, logger: Logger) {
         self.maximumBytes = maximumBytes
+        self.answersOversizedRequests = answersOversizedRequests
         self.handler = handler
         self.logger = logger
     }
@@ -153,6 +161,10 @@ private final class RequestHandler: ChannelInboundHandler {
             if tooLarge {
                 keepAlive = false
                 request.bodyTooLarge = true
+                guard answersOversizedRequests else {
+                    respond(context: context, HTTPServerResponse(status: 413), head: request)
+                    return
+                }
             }
             let handler = self.handler
             let loop = context.eventLoop

@@ -63,7 +63,8 @@ public final class PushEndpoint: Sendable {
         }
         let responder = PushResponder(center: center, logger: logger)
         let server = try await HTTPServer(
-            host: configuration.host, port: port, maximumRequestBytes: center.maximumPushSize, idleTimeout: configuration.idleTimeout,
+            host: configuration.host, port: port, maximumRequestBytes: center.maximumPushSize, answersOversizedRequests: true,
+            idleTimeout: configuration.idleTimeout,
             group: group, logger: logger
         ) { request in
             await responder.respond(to: request)

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import HTTPServing
+import Synchronization
 import Testing
 
 /// A blocking loopback client: sends `request`, reads until the server closes or `limit` bytes.
@@ -40,7 +41,7 @@ func exchangeAndClose(port: UInt16, _ request: String, limit: Int = 65_536) -> (
 
 @Suite(.timeLimit(.minutes(1))) struct HTTPServerTests {
     @Test func answersAndTellsTheHandlerOfABodyOverTheLimitWithoutReadingIt() async throws {
-        let server = try await HTTPServer(host: "127.0.0.1", maximumRequestBytes: 16) { request in
+        let server = try await HTTPServer(host: "127.0.0.1", maximumRequestBytes: 16, answersOversizedRequests: true) { request in
             if request.bodyTooLarge { return HTTPServerResponse(status: 413, body: .bytes(Array("too large: \(request.body.count)".utf8))) }
             return HTTPServerResponse(status: 200, body: .bytes(Array("\(request.method) \(request.path) \(request.body.count)".utf8)))
         }
@@ -57,6 +58,21 @@ func exchangeAndClose(port: UInt16, _ request: String, limit: Int = 65_536) -> (
         #expect(large.hasPrefix("HTTP/1.1 413"))
         #expect(large.hasSuffix("too large: 0"), "the handler answers in its own terms, with no body read")
         #expect(large.contains("connection: close") || large.contains("Connection: close"))
+    }
+
+    @Test func byDefaultTheServerAnswersAnOversizedBodyItselfAndTheHandlerNeverSeesIt() async throws {
+        let handled = Mutex(0)
+        let server = try await HTTPServer(host: "127.0.0.1", maximumRequestBytes: 16) { _ in
+            handled.withLock { $0 += 1 }
+            return HTTPServerResponse(status: 200)
+        }
+        defer { Task { await server.close() } }
+        let port = server.port
+        let answer = await Task.detached {
+            exchange(port: port, "NOTIFY /gena/x HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n" + String(repeating: "z", count: 100))
+        }.value
+        #expect(answer.hasPrefix("HTTP/1.1 413"))
+        #expect(handled.withLock { $0 } == 0)
     }
 
     @Test func aSilentConnectionIsClosedAfterTheIdleTimeout() async throws {
