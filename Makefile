@@ -60,6 +60,8 @@ fuzz-ci: deps
 # - relative relocations packed (RELR: the loader reads 11 KB instead of 1.3 MB)
 #   and no dynamic symbol table of its own (the loader searched 1.2 MB of it for
 #   every symbol of every library);
+# - objects of any package that no symbol needs are left out, unless the runtime could
+#   find one of their conformances by scanning (Packaging/link/lazy-objects says which);
 # - for flash: identical functions folded into one (--icf=all; generic
 #   specialisations and thunks repeat, 0.5 MB) and no unwind tables
 #   (Packaging/link/no-unwind-tables.ld says why nothing needs them, 2.9 MB).
@@ -93,7 +95,7 @@ release-flags:
 	$(RELEASE_CC) -O2 -fPIC -c $< -o $@
 
 # SwiftPM does not see the linker's inputs: a change to them relinks by removing the binaries.
-.build-release/order-stamp: $(ORDER_FILE) $(RELEASE_LINK)/ld-static-system-libs $(RELEASE_LINK)/private-functions.ld $(RELEASE_LINK)/no-unwind-tables.ld
+.build-release/order-stamp: $(ORDER_FILE) $(RELEASE_LINK)/ld-static-system-libs $(RELEASE_LINK)/lazy-objects $(RELEASE_LINK)/private-functions.ld $(RELEASE_LINK)/no-unwind-tables.ld
 	rm -f .build-release/release/mediarouted .build-release/release/mediaroutectl
 	mkdir -p .build-release && touch $@
 

@@ -19,6 +19,9 @@ for file in "$binary" "$control"; do
 done
 # Nothing simulated ships: no loopback code, and the options say why they are refused.
 if nm "$binary" | grep -q 'Loopback\(Transport\|Extension\|Scenario\)'; then fail "$binary has the simulated devices in it"; fi
+# The link leaves out unused objects (Packaging/link/lazy-objects), but never one whose conformance
+# the runtime finds only by scanning: NIO's datagram bootstrap needs swift-atomics' `Bool: AtomicValue`.
+nm "$binary" | grep -q ' \$sSb7Atomics11AtomicValueAAMc$' || fail "$binary lost the conformance Bool: AtomicValue"
 refusal=$("$binary" --simulate 2>&1) && fail "$binary --simulate was accepted"
 case "$refusal" in *"development builds only"*) ;; *) fail "$binary --simulate: $refusal" ;; esac
 refusal=$("$control" devices --simulate 2>&1) && fail "$control --simulate was accepted"
