@@ -45,6 +45,10 @@ let package = Package(
     targets: [
         // Swift concurrency executors without periodic wake-ups (no libdispatch pool), for the daemon.
         .target(name: "MediaRouteExecutors", swiftSettings: strict),
+        // epoll and eventfd for Swift (Glibc's module has neither).
+        .systemLibrary(name: "CEpoll"),
+        // The one thread that waits on every descriptor outside swift-nio, with timers and a task executor.
+        .target(name: "IOReactor", dependencies: ["CEpoll"], swiftSettings: strict),
         // Time, injectable: the real monotonic clock and a manual one for simulations.
         .target(name: "MediaClock", swiftSettings: strict),
         // One observer list for every event stream of the package.
@@ -301,6 +305,7 @@ let package = Package(
         .testTarget(name: "RoutingModelTests", dependencies: ["RoutingModel", "MediaDevice"]),
         .testTarget(name: "BluetoothAudioTests", dependencies: ["BluetoothAudio"]),
         .testTarget(name: "MediaRouteExecutorsTests", dependencies: ["MediaRouteExecutors"]),
+        .testTarget(name: "IOReactorTests", dependencies: ["IOReactor"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
         .testTarget(name: "IPNetworkTests", dependencies: ["IPNetwork"]),
         .testTarget(name: "HTTPServingTests", dependencies: ["HTTPServing"]),

@@ -1,0 +1,214 @@
+import CEpoll
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// The one thread of the process that waits for file descriptors, timers and work.
+///
+/// Everything MediaRoute watches outside swift-nio (the D-Bus connections, rtnetlink,
+/// nl80211, udev, the clock socket) registers here instead of running a `poll(2)` loop
+/// on a thread of its own: one `epoll_wait` sleeps for all of them, so an idle daemon
+/// has one sleeping thread and no wake-ups. Handlers, timers and submitted work run on
+/// that thread, one at a time, and must not block; the reactor is also a
+/// `TaskExecutor`, so a task that consumes what a handler delivers can run there too,
+/// with no thread hand-off per event.
+///
+/// `shared` is started on first use and lives as long as the process.
+public final class IOReactor: TaskExecutor, Sendable {
+    /// The process's reactor.
+    public static let shared = IOReactor(name: "mediaroute-io")
+
+    private struct State {
+        var watches: [UInt64: @Sendable (IOEvents) -> Void] = [:]
+        var timers: [UInt64: (deadline: ContinuousClock.Instant, fire: @Sendable () -> Void)] = [:]
+        var jobs: [UnownedJob] = []
+        var work: [@Sendable () -> Void] = []
+        var nextToken: UInt64 = 1
+        var sleeping = false
+    }
+
+    private let epoll: Int32
+    private let wakeFD: Int32
+    private let state = Mutex(State())
+    /// The reactor thread's id, set once it runs (0 before).
+    private let threadID = Atomic<UInt>(0)
+
+    /// A reactor of its own, with its own thread (tests; the process uses ``shared``).
+    public init(name: String) {
+        epoll = mr_epoll_create()
+        wakeFD = mr_event_fd()
+        precondition(epoll >= 0 && wakeFD >= 0, "cannot create the I/O reactor (errno \(errno))")
+        _ = mr_epoll_control(epoll, mr_epoll_add, wakeFD, mr_epoll_in, 0)
+        let start = Unmanaged.passRetained(ReactorStart(reactor: self, name: name)).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(&thread, nil, { context in
+            let start = Unmanaged<ReactorStart>.fromOpaque(context!).takeRetainedValue()
+            mr_name_reactor_thread(start.name)
+            start.reactor.run()
+            return nil
+        }, start)
+        precondition(created == 0, "cannot start the I/O reactor thread")
+        pthread_detach(thread)
+    }
+
+    /// Whether the caller runs on the reactor's thread.
+    public var isCurrent: Bool { threadID.load(ordering: .acquiring) == UInt(pthread_self()) }
+
+    // MARK: File descriptors
+
+    /// Calls `handler` on the reactor thread whenever `fd` is ready for one of `events`
+    /// (level-triggered: until the handler has read or written what there was).
+    /// Errors and hang-ups are always reported. The caller keeps owning `fd`: cancel the
+    /// watch before closing it (``IOWatch/cancel(then:)`` can close it on the reactor thread).
+    public func watch(
+        _ fd: Int32, for events: IOEvents, _ handler: @escaping @Sendable (IOEvents) -> Void
+    ) throws(IOReactorError) -> IOWatch {
+        let token = state.withLock { state in
+            defer { state.nextToken += 1 }
+            state.watches[state.nextToken] = handler
+            return state.nextToken
+        }
+        guard mr_epoll_control(epoll, mr_epoll_add, fd, events.epollMask, token) == 0 else {
+            let code = errno
+            state.withLock { _ = $0.watches.removeValue(forKey: token) }
+            throw IOReactorError(errno: code, "cannot watch descriptor \(fd)")
+        }
+        return IOWatch(reactor: self, fd: fd, token: token)
+    }
+
+    func modify(_ fd: Int32, token: UInt64, to events: IOEvents) {
+        guard state.withLock({ $0.watches[token] != nil }) else { return }
+        _ = mr_epoll_control(epoll, mr_epoll_modify, fd, events.epollMask, token)
+    }
+
+    /// Removes the watch: called on the reactor thread, the handler is not called again.
+    func remove(_ fd: Int32, token: UInt64) -> Bool {
+        guard state.withLock({ $0.watches.removeValue(forKey: token) }) != nil else { return false }
+        _ = mr_epoll_control(epoll, mr_epoll_delete, fd, 0, token)
+        return true
+    }
+
+    // MARK: Timers
+
+    /// Calls `fire` on the reactor thread at `deadline` (at once if it has passed).
+    @discardableResult
+    public func schedule(at deadline: ContinuousClock.Instant, _ fire: @escaping @Sendable () -> Void) -> IOTimer {
+        let (token, wake) = state.withLock { state -> (UInt64, Bool) in
+            defer { state.nextToken += 1 }
+            state.timers[state.nextToken] = (deadline, fire)
+            return (state.nextToken, state.sleeping)
+        }
+        // The thread may be asleep with a later deadline (or none): it has to look again.
+        if wake && !isCurrent { self.wake() }
+        return IOTimer(reactor: self, token: token)
+    }
+
+    func cancelTimer(_ token: UInt64) -> Bool {
+        state.withLock { $0.timers.removeValue(forKey: token) } != nil
+    }
+
+    // MARK: Work
+
+    /// Runs `work` on the reactor thread, after the handlers and work already due.
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        let wake = state.withLock { state -> Bool in
+            state.work.append(work)
+            return state.sleeping
+        }
+        if wake && !isCurrent { self.wake() }
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        let wake = state.withLock { state -> Bool in
+            state.jobs.append(unowned)
+            return state.sleeping
+        }
+        if wake && !isCurrent { self.wake() }
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    // MARK: The thread
+
+    private func run() {
+        threadID.store(UInt(pthread_self()), ordering: .releasing)
+        let capacity = 64
+        var events = [UInt32](repeating: 0, count: capacity)
+        var tokens = [UInt64](repeating: 0, count: capacity)
+        while true {
+            runWork()
+            let timeout = state.withLock { state -> Int32 in
+                if !state.jobs.isEmpty || !state.work.isEmpty { return 0 }
+                state.sleeping = true
+                guard let next = state.timers.values.lazy.map(\.deadline).min() else { return -1 }
+                return Self.milliseconds(until: next)
+            }
+            let count = events.withUnsafeMutableBufferPointer { events in
+                tokens.withUnsafeMutableBufferPointer { tokens in
+                    mr_epoll_wait(epoll, events.baseAddress, tokens.baseAddress, Int32(capacity), timeout)
+                }
+            }
+            state.withLock { $0.sleeping = false }
+            for index in 0..<max(0, Int(count)) {
+                let token = tokens[index]
+                if token == 0 {
+                    var value: UInt64 = 0
+                    _ = read(wakeFD, &value, 8)
+                    continue
+                }
+                // Looked up per event: a handler that cancels another watch stops it at once.
+                guard let handler = state.withLock({ $0.watches[token] }) else { continue }
+                handler(IOEvents(epoll: events[index]))
+            }
+            fireTimers()
+        }
+    }
+
+    /// One batch of what was submitted: work that keeps submitting more cannot starve the descriptors.
+    private func runWork() {
+        let (jobs, work) = state.withLock { state in
+            defer {
+                state.jobs.removeAll(keepingCapacity: true)
+                state.work.removeAll(keepingCapacity: true)
+            }
+            return (state.jobs, state.work)
+        }
+        for item in work { item() }
+        guard !jobs.isEmpty else { return }
+        let executor = asUnownedTaskExecutor()
+        for job in jobs { job.runSynchronously(on: executor) }
+    }
+
+    private func fireTimers() {
+        let now = ContinuousClock.now
+        let due = state.withLock { state -> [(deadline: ContinuousClock.Instant, fire: @Sendable () -> Void)] in
+            let tokens = state.timers.filter { $0.value.deadline <= now }.map(\.key)
+            return tokens.compactMap { state.timers.removeValue(forKey: $0) }.sorted { $0.deadline < $1.deadline }
+        }
+        for timer in due { timer.fire() }
+    }
+
+    /// Whole milliseconds until `instant`, rounded up (an `epoll_wait` timeout never fires early).
+    static func milliseconds(until instant: ContinuousClock.Instant) -> Int32 {
+        let now = ContinuousClock.now
+        guard instant > now else { return 0 }
+        let (seconds, attoseconds) = (instant - now).components
+        return Int32(clamping: seconds &* 1000 &+ attoseconds / 1_000_000_000_000_000 &+ 1)
+    }
+}
+
+/// What the reactor thread needs to start; passed through `pthread_create`'s context pointer.
+private final class ReactorStart: Sendable {
+    let reactor: IOReactor
+    let name: String
+
+    init(reactor: IOReactor, name: String) {
+        self.reactor = reactor
+        self.name = name
+    }
+}
