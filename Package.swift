@@ -152,14 +152,14 @@ let package = Package(
         // The adapters MediaRoute may use, followed through udev (or sysfs and kernel events without it).
         .target(
             name: "AdapterInventory",
-            dependencies: ["CUdev", "BoxConfiguration", "EventBroadcast", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CUdev", "IOReactor", "BoxConfiguration", "EventBroadcast", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // libnl (libnl-3 + libnl-genl-3) and the kernel's netlink/nl80211 headers.
         .systemLibrary(name: "CNetlink", pkgConfig: "libnl-genl-3.0", providers: [.apt(["libnl-3-dev", "libnl-genl-3-dev"])]),
         // Wi-Fi: nl80211 scans and their information elements (P2P, Wi-Fi Display), rtnetlink network changes.
         .target(
             name: "WiFiTransport",
-            dependencies: ["CNetlink", "Transport", "IPNetwork", "MediaClock", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CNetlink", "IOReactor", "Transport", "IPNetwork", "MediaClock", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // Wi-Fi Display sinks and setup-mode devices as picker entries (activation not yet supported).
         .target(
@@ -190,7 +190,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         // Coordinated playback: clock sync between participants (more to come, see issue 7).
-        .target(name: "Coordination", dependencies: ["MediaClock", "MediaDevice", "Transport", "IPNetwork"], swiftSettings: strict),
+        .target(name: "Coordination", dependencies: ["IOReactor", "MediaClock", "MediaDevice", "Transport", "IPNetwork"], swiftSettings: strict),
         // The CLI's commands, as a library so tests can drive them.
         .target(
             name: "MediaRouteCommands",

@@ -1,25 +1,28 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import IOReactor
 import IPNetwork
 import MediaClock
 import Synchronization
 import Transport
 
-/// A bound UDP socket whose datagrams are read on a thread of its own (asleep in
-/// `recvfrom` until one arrives), stamped with their arrival on the system host
-/// clock, and delivered as an async sequence.
+/// A bound UDP socket whose datagrams are read by the process's ``IOReactor`` as
+/// they arrive, stamped with their arrival on the system host clock, and delivered
+/// as an async sequence.
 public final class UDPSocket: Sendable {
     let fd: Int32
     /// The address the socket is bound to (with the port the kernel chose for port 0).
     public let localAddress: UDPAddress
     /// Datagrams as they arrive, with the sender and the arrival time on the system host clock.
     public let datagrams: AsyncStream<(bytes: [UInt8], from: UDPAddress, receivedAt: Duration)>
-    private let closed = Mutex(false)
+    private let continuation: AsyncStream<(bytes: [UInt8], from: UDPAddress, receivedAt: Duration)>.Continuation
+    private let closed = Atomic<Bool>(false)
+    private let watch: IOWatch
 
     /// Binds to `address` (port 0: any free port).
-    public init(binding address: UDPAddress) throws(TransportError) {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    public init(binding address: UDPAddress, reactor: IOReactor = .shared) throws(TransportError) {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         self.fd = fd
         guard fd >= 0 else { throw TransportError(.unavailable, "cannot open a UDP socket (errno \(errno))") }
         guard var bindAddress = address.sockaddr else {
@@ -41,72 +44,61 @@ public final class UDPSocket: Sendable {
         localAddress = UDPAddress(actual)
         let (stream, continuation) = AsyncStream.makeStream(of: (bytes: [UInt8], from: UDPAddress, receivedAt: Duration).self)
         datagrams = stream
-        let reader = UDPReader(fd: fd, continuation: continuation)
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(reader).toOpaque()
-        if pthread_create(&thread, nil, { context in
-            let reader = Unmanaged<UDPReader>.fromOpaque(context!).takeRetainedValue()
-            reader.run()
-            return nil
-        }, context) == 0 {
-            pthread_detach(thread)
-        } else {
-            Unmanaged<UDPReader>.fromOpaque(context).release()
-            continuation.finish()
-        }
-    }
-
-    /// Sends one datagram (thread-safe; the kernel serializes `sendto`).
-    public func send(_ bytes: [UInt8], to address: UDPAddress) {
-        guard !closed.withLock({ $0 }), var target = address.sockaddr else { return }
-        _ = bytes.withUnsafeBytes { buffer in
-            withUnsafePointer(to: &target) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(fd, buffer.baseAddress, buffer.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-        }
-    }
-
-    /// Stops reading (the reader thread wakes from `recvfrom` and ends) and closes the socket.
-    public func close() {
-        let wasOpen = closed.withLock { closed -> Bool in
-            defer { closed = true }
-            return !closed
-        }
-        guard wasOpen else { return }
-        shutdown(fd, Int32(SHUT_RDWR))
-        Glibc.close(fd)
-    }
-
-    deinit { close() }
-}
-
-/// The reader thread's state, passed through `pthread_create`'s context pointer.
-private final class UDPReader: Sendable {
-    let fd: Int32
-    let continuation: AsyncStream<(bytes: [UInt8], from: UDPAddress, receivedAt: Duration)>.Continuation
-
-    init(fd: Int32, continuation: AsyncStream<(bytes: [UInt8], from: UDPAddress, receivedAt: Duration)>.Continuation) {
-        self.fd = fd
         self.continuation = continuation
+        let buffer = Mutex([UInt8](repeating: 0, count: 65_536))
+        do {
+            watch = try reactor.watch(fd, for: .readable) { _ in
+                buffer.withLock { Self.drain(fd, into: &$0, continuation: continuation) }
+            }
+        } catch {
+            Glibc.close(fd)
+            continuation.finish()
+            throw TransportError(.unavailable, "cannot watch the UDP socket: \(error)")
+        }
     }
 
-    func run() {
-        var buffer = [UInt8](repeating: 0, count: 65_536)
+    /// Delivers every datagram queued on `fd`.
+    private static func drain(
+        _ fd: Int32, into buffer: inout [UInt8], continuation: AsyncStream<(bytes: [UInt8], from: UDPAddress, receivedAt: Duration)>.Continuation
+    ) {
         while true {
             var from = sockaddr_in()
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let count = buffer.withUnsafeMutableBytes { raw in
                 withUnsafeMutablePointer(to: &from) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, raw.baseAddress, raw.count, 0, $0, &length) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT), $0, &length) }
                 }
             }
             if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
+            // Empty datagrams carry nothing; errors (EAGAIN: all read) end this turn.
+            guard count > 0 else { return }
             // Stamped here, not when a task gets to it: clock samples need the arrival time.
             continuation.yield((Array(buffer.prefix(count)), UDPAddress(from), SystemHostClock().now()))
         }
-        continuation.finish()
     }
+
+    /// Sends one datagram (thread-safe; the kernel serializes `sendto`).
+    public func send(_ bytes: [UInt8], to address: UDPAddress) {
+        guard !closed.load(ordering: .acquiring), var target = address.sockaddr else { return }
+        _ = bytes.withUnsafeBytes { buffer in
+            withUnsafePointer(to: &target) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT), $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+    }
+
+    /// Stops reading (``datagrams`` finishes) and closes the socket, on the reactor
+    /// thread once no read can be under way.
+    public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let fd = fd, continuation = continuation
+        watch.cancel {
+            Glibc.close(fd)
+            continuation.finish()
+        }
+    }
+
+    deinit { close() }
 }

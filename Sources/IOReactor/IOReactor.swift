@@ -212,3 +212,64 @@ private final class ReactorStart: Sendable {
         self.name = name
     }
 }
+
+extension IOReactor {
+    /// Waits until `fd` has something to read (or reports an error or hang-up: a read
+    /// then says which), or until `deadline`; returns whether it became readable. For
+    /// one exchange with a kernel socket (a request and its answer), where a watch kept
+    /// for the socket's whole life would be more than needed.
+    public func readable(_ fd: Int32, before deadline: ContinuousClock.Instant) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let waiter = OneShotWait(continuation)
+            do {
+                let watch = try self.watch(fd, for: .readable) { _ in waiter.finish(true) }
+                waiter.attach(watch: watch, timer: schedule(at: deadline) { waiter.finish(false) })
+            } catch {
+                waiter.finish(false)
+            }
+        }
+    }
+}
+
+/// One wait of ``IOReactor/readable(_:before:)``: whichever of the watch and the timer
+/// comes first resumes the caller and stops the other.
+private final class OneShotWait: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Bool, Never>?
+        var watch: IOWatch?
+        var timer: IOTimer?
+        var result: Bool?
+    }
+
+    private let state: Mutex<State>
+
+    init(_ continuation: CheckedContinuation<Bool, Never>) {
+        state = Mutex(State(continuation: continuation))
+    }
+
+    func attach(watch: IOWatch, timer: IOTimer) {
+        let finished = state.withLock { state -> Bool in
+            guard state.result == nil else { return true }
+            state.watch = watch
+            state.timer = timer
+            return false
+        }
+        // Finished before the two were attached (a descriptor ready at once): stop them now.
+        if finished {
+            watch.cancel()
+            timer.cancel()
+        }
+    }
+
+    func finish(_ readable: Bool) {
+        let (continuation, watch, timer) = state.withLock { state in
+            guard state.result == nil else { return (CheckedContinuation<Bool, Never>?.none, IOWatch?.none, IOTimer?.none) }
+            state.result = readable
+            defer { state.continuation = nil; state.watch = nil; state.timer = nil }
+            return (state.continuation, state.watch, state.timer)
+        }
+        watch?.cancel()
+        timer?.cancel()
+        continuation?.resume(returning: readable)
+    }
+}

@@ -1,4 +1,5 @@
 import CNetlink
+import IOReactor
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -13,7 +14,8 @@ public protocol WiFiScanning: Sendable {
 /// Scans through nl80211: subscribes to the `scan` group **before** sending
 /// `TRIGGER_SCAN` (so a fast `NEW_SCAN_RESULTS` cannot be missed), waits for
 /// `NEW_SCAN_RESULTS` or `SCAN_ABORTED` for that interface, then dumps
-/// `GET_SCAN`. The blocking socket work runs on a thread of its own.
+/// `GET_SCAN`. Each wait for the kernel's answer is a wait on the process's
+/// ``IOReactor``, with the timeout as its timer: no thread of its own.
 public struct NL80211Scanner: WiFiScanning {
     public let family: NL80211Family
     /// Longest wait for the kernel to finish a scan.
@@ -21,21 +23,19 @@ public struct NL80211Scanner: WiFiScanning {
     /// Our P2P element in P2P mode.
     public var p2pElement: [UInt8]
 
-    public init(family: NL80211Family, p2pElement: [UInt8] = ScanRequest.p2pElement(deviceAddress: [0x02, 0, 0, 0, 0, 1], name: "MediaRoute")) {
+    let reactor: IOReactor
+
+    public init(family: NL80211Family, reactor: IOReactor = .shared, p2pElement: [UInt8] = ScanRequest.p2pElement(deviceAddress: [0x02, 0, 0, 0, 0, 1], name: "MediaRoute")) {
         self.family = family
+        self.reactor = reactor
         self.p2pElement = p2pElement
     }
 
     public func scan(interfaceIndex: UInt32, p2p: Bool) async throws(TransportUnavailable) -> [ScanResult] {
-        let request = self
-        let result: Result<[ScanResult], TransportUnavailable> = await withCheckedContinuation { continuation in
-            let thread = ScanThread { continuation.resume(returning: request.blockingScan(interfaceIndex: interfaceIndex, p2p: p2p)) }
-            thread.start()
-        }
-        return try result.get()
+        try await scanResult(interfaceIndex: interfaceIndex, p2p: p2p).get()
     }
 
-    func blockingScan(interfaceIndex: UInt32, p2p: Bool) -> Result<[ScanResult], TransportUnavailable> {
+    private func scanResult(interfaceIndex: UInt32, p2p: Bool) async -> Result<[ScanResult], TransportUnavailable> {
         guard let group = family.groups["scan"] else { return .failure(TransportUnavailable("nl80211 has no scan group")) }
         guard let events = nl_socket_alloc(), let control = nl_socket_alloc() else { return .failure(TransportUnavailable("no netlink socket")) }
         defer {
@@ -49,15 +49,17 @@ public struct NL80211Scanner: WiFiScanning {
         let trigger = NetlinkMessage(
             type: family.id, flags: UInt16(NLM_F_REQUEST | NLM_F_ACK), sequence: 1,
             payload: ScanRequest.trigger(interfaceIndex: interfaceIndex, p2p: p2p, p2pElement: p2pElement).bytes)
-        if let failure = sendAndAwaitAck(control, trigger) { return .failure(failure) }
+        if let failure = await sendAndAwaitAck(control, trigger) { return .failure(failure) }
         // Wait for this interface's scan to end.
         let eventsFD = nl_socket_get_fd(events)
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var done = false
+        let scanDeadline = ContinuousClock.now + .milliseconds(timeoutMilliseconds)
         while !done {
-            var fd = pollfd(fd: eventsFD, events: Int16(POLLIN), revents: 0)
-            guard poll(&fd, 1, timeoutMilliseconds) > 0 else { return .failure(TransportUnavailable("scan did not finish in \(timeoutMilliseconds) ms")) }
-            let n = buffer.withUnsafeMutableBytes { recv(eventsFD, $0.baseAddress, $0.count, 0) }
+            guard await reactor.readable(eventsFD, before: scanDeadline) else {
+                return .failure(TransportUnavailable("scan did not finish in \(timeoutMilliseconds) ms"))
+            }
+            let n = buffer.withUnsafeMutableBytes { recv(eventsFD, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             guard n > 0, let messages = try? NetlinkMessage.parse(Array(buffer[0..<n])) else { continue }
             for message in messages where message.type == family.id {
                 guard let payload = try? GenericNetlinkPayload.parse(message.payload),
@@ -79,9 +81,11 @@ public struct NL80211Scanner: WiFiScanning {
         }
         var results: [ScanResult] = []
         while true {
-            var fd = pollfd(fd: controlFD, events: Int16(POLLIN), revents: 0)
-            guard poll(&fd, 1, timeoutMilliseconds) > 0 else { return .failure(TransportUnavailable("scan dump timed out")) }
-            let n = buffer.withUnsafeMutableBytes { recv(controlFD, $0.baseAddress, $0.count, 0) }
+            guard await reactor.readable(controlFD, before: .now + .milliseconds(timeoutMilliseconds)) else {
+                return .failure(TransportUnavailable("scan dump timed out"))
+            }
+            let n = buffer.withUnsafeMutableBytes { recv(controlFD, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n < 0 && (errno == EAGAIN || errno == EINTR) { continue }
             guard n > 0 else { return .failure(TransportUnavailable("scan dump failed")) }
             guard let messages = try? NetlinkMessage.parse(Array(buffer[0..<n])) else { return .failure(TransportUnavailable("malformed scan dump")) }
             for message in messages {
@@ -96,37 +100,16 @@ public struct NL80211Scanner: WiFiScanning {
         }
     }
 
-    private func sendAndAwaitAck(_ socket: OpaquePointer, _ message: NetlinkMessage) -> TransportUnavailable? {
+    private func sendAndAwaitAck(_ socket: OpaquePointer, _ message: NetlinkMessage) async -> TransportUnavailable? {
         let fd = nl_socket_get_fd(socket)
         guard message.bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) > 0 else { return TransportUnavailable("cannot send TRIGGER_SCAN") }
         var buffer = [UInt8](repeating: 0, count: 4096)
-        var pollFD = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&pollFD, 1, 2000) > 0 else { return TransportUnavailable("no answer to TRIGGER_SCAN") }
-        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard await reactor.readable(fd, before: .now + .seconds(2)) else { return TransportUnavailable("no answer to TRIGGER_SCAN") }
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
         guard n > 0, let reply = try? NetlinkMessage.parse(Array(buffer[0..<n])).first, reply.type == NetlinkMessage.error, reply.payload.count >= 4 else {
             return TransportUnavailable("bad answer to TRIGGER_SCAN")
         }
         let code = Int32(bitPattern: reply.payload.u32(at: 0))
         return code == 0 ? nil : TransportUnavailable("TRIGGER_SCAN refused: \(String(cString: strerror(-code)))")
-    }
-}
-
-/// A plain thread for one blocking job.
-final class ScanThread: Sendable {
-    private let job: @Sendable () -> Void
-    init(_ job: @escaping @Sendable () -> Void) { self.job = job }
-    func start() {
-        let context = Unmanaged.passRetained(self)
-        var handle = pthread_t()
-        if pthread_create(&handle, nil, { raw in
-            let thread = Unmanaged<ScanThread>.fromOpaque(raw!).takeRetainedValue()
-            thread.job()
-            return nil
-        }, context.toOpaque()) == 0 {
-            pthread_detach(handle)
-        } else {
-            context.release()
-            job()
-        }
     }
 }

@@ -1,4 +1,5 @@
 import CNetlink
+import IOReactor
 import IPNetwork
 import Logging
 import Synchronization
@@ -76,15 +77,18 @@ public struct NetworkChangeDecoder: Sendable {
 
 /// Follows the box's links and addresses through rtnetlink (libnl socket, the
 /// link and IPv4/IPv6 address groups) and, where the kernel has nl80211, its
-/// MLME events, on a thread that sleeps in `poll` until the kernel speaks.
+/// MLME events, watched by the process's ``IOReactor`` until the kernel speaks.
 /// ``changes`` is the one "network changed" hook transports subscribe to.
 public final class NetworkChangeMonitor: Sendable {
     public let changes: AsyncStream<NetworkChange>
-    private let wakeFD: Int32
+    private let continuation: AsyncStream<NetworkChange>.Continuation
     private let stopped = Atomic<Bool>(false)
+    private let watches: [IOWatch]
+    private let sockets: Sockets
 
     private final class Sockets: @unchecked Sendable {
-        // Safe: created in init, then used and freed by the monitor thread alone.
+        // Safe: created in init; afterwards only the reactor thread uses them (the
+        // watches' handlers, then the cancellation that frees them), one call at a time.
         let route: OpaquePointer
         let mlme: OpaquePointer?
         init(route: OpaquePointer, mlme: OpaquePointer?) {
@@ -93,8 +97,14 @@ public final class NetworkChangeMonitor: Sendable {
         }
     }
 
+    /// What the handlers keep between reads (the reactor calls them one at a time).
+    private struct Reading {
+        var decoder: NetworkChangeDecoder
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    }
+
     /// - Throws: ``TransportUnavailable`` when rtnetlink cannot be opened.
-    public init(logger: Logger = Logger(label: "mediaroute.netlink")) throws(TransportUnavailable) {
+    public init(reactor: IOReactor = .shared, logger: Logger = Logger(label: "mediaroute.netlink")) throws(TransportUnavailable) {
         guard let route = nl_socket_alloc() else { throw TransportUnavailable("cannot allocate a netlink socket") }
         nl_socket_disable_seq_check(route)
         let connected = nl_connect(route, MR_NETLINK_ROUTE)
@@ -118,79 +128,59 @@ public final class NetworkChangeMonitor: Sendable {
         } else {
             logger.info("no nl80211: Wi-Fi connect/roam events are not followed; links and addresses are")
         }
-        wakeFD = mr_netlink_wake_fd()
         let (stream, continuation) = AsyncStream.makeStream(of: NetworkChange.self, bufferingPolicy: .bufferingNewest(1024))
         changes = stream
+        self.continuation = continuation
         let sockets = Sockets(route: route, mlme: mlme)
-        let wake = wakeFD
-        let decoder = NetworkChangeDecoder(nl80211FamilyID: familyID)
-        let thread = Thread(sockets: sockets, wakeFD: wake, decoder: decoder, continuation: continuation, logger: logger)
-        let context = Unmanaged.passRetained(thread)
-        var handle = pthread_t()
-        guard pthread_create(&handle, nil, { raw in
-            Unmanaged<Thread>.fromOpaque(raw!).takeRetainedValue().run()
-            return nil
-        }, context.toOpaque()) == 0 else {
-            context.release()
-            throw TransportUnavailable("cannot start the netlink thread")
-        }
-        pthread_detach(handle)
-    }
-
-    /// Stops the thread; ``changes`` finishes.
-    public func stop() {
-        // Once only: the thread closes the eventfd when it ends, and its number may be reused.
-        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
-    }
-
-    deinit { stop() }
-
-    private final class Thread {
-        let sockets: Sockets
-        let wakeFD: Int32
-        var decoder: NetworkChangeDecoder
-        let continuation: AsyncStream<NetworkChange>.Continuation
-        let logger: Logger
-
-        init(sockets: Sockets, wakeFD: Int32, decoder: NetworkChangeDecoder, continuation: AsyncStream<NetworkChange>.Continuation, logger: Logger) {
-            self.sockets = sockets
-            self.wakeFD = wakeFD
-            self.decoder = decoder
-            self.continuation = continuation
-            self.logger = logger
-        }
-
-        func run() {
-            var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0), pollfd(fd: nl_socket_get_fd(sockets.route), events: Int16(POLLIN), revents: 0)]
-            if let mlme = sockets.mlme { fds.append(pollfd(fd: nl_socket_get_fd(mlme), events: Int16(POLLIN), revents: 0)) }
-            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-            loop: while true {
-                if poll(&fds, nfds_t(fds.count), -1) < 0 {
-                    if errno == EINTR { continue }
-                    break
-                }
-                if fds[0].revents != 0 { break }
-                for index in 1..<fds.count where fds[index].revents & Int16(POLLIN) != 0 {
-                    while true {
-                        let n = buffer.withUnsafeMutableBytes { recv(fds[index].fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-                        if n <= 0 {
-                            if n < 0 && errno == ENOBUFS { logger.warning("netlink overrun: some network changes were dropped") ; continue }
-                            break
-                        }
-                        do {
-                            for change in try decoder.decode(Array(buffer[0..<n])) { continuation.yield(change) }
-                        } catch {
-                            logger.warning("malformed netlink message ignored: \(error)")
-                        }
-                    }
-                }
+        self.sockets = sockets
+        let reading = Mutex(Reading(decoder: NetworkChangeDecoder(nl80211FamilyID: familyID)))
+        var watches: [IOWatch] = []
+        for socket in [route, mlme].compactMap({ $0 }) {
+            let fd = nl_socket_get_fd(socket)
+            do {
+                watches.append(try reactor.watch(fd, for: .readable) { _ in
+                    reading.withLock { Self.drain(fd, into: &$0, continuation: continuation, logger: logger) }
+                })
+            } catch {
+                for watch in watches { watch.cancel() }
+                nl_socket_free(route)
+                if let mlme { nl_socket_free(mlme) }
+                throw TransportUnavailable("cannot watch netlink: \(error)")
             }
+        }
+        self.watches = watches
+    }
+
+    /// Reads and decodes everything queued on `fd`.
+    private static func drain(_ fd: Int32, into reading: inout Reading, continuation: AsyncStream<NetworkChange>.Continuation, logger: Logger) {
+        while true {
+            let n = reading.buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n <= 0 {
+                if n < 0 && errno == ENOBUFS {
+                    logger.warning("netlink overrun: some network changes were dropped")
+                    continue
+                }
+                return
+            }
+            do {
+                for change in try reading.decoder.decode(Array(reading.buffer[0..<n])) { continuation.yield(change) }
+            } catch {
+                logger.warning("malformed netlink message ignored: \(error)")
+            }
+        }
+    }
+
+    /// Stops watching; ``changes`` finishes.
+    public func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let sockets = sockets, continuation = continuation
+        for watch in watches.dropLast() { watch.cancel() }
+        watches.last?.cancel {
             continuation.finish()
             nl_socket_free(sockets.route)
             if let mlme = sockets.mlme { nl_socket_free(mlme) }
-            close(wakeFD)
         }
     }
+
+    deinit { stop() }
 }
