@@ -58,7 +58,7 @@ let package = Package(
         // A Swift D-Bus layer on libdbus: calls, signals, object export, on a dedicated I/O thread.
         .target(
             name: "DBus",
-            dependencies: ["CDBus", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CDBus", "IOReactor", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // The one small HTTP/1.1 server (swift-nio): GENA callbacks, served media, the push endpoint.
         .target(

@@ -2,6 +2,7 @@ import CDBus
 #if canImport(Glibc)
 import Glibc
 #endif
+import IOReactor
 import Logging
 import Synchronization
 
@@ -18,50 +19,53 @@ import Synchronization
 /// bus uses); anything else is a ``DBusError`` and callers fall back to a
 /// ``DBusConnection``. No file descriptors are passed on it.
 ///
-/// The connection's thread is also a `TaskExecutor`: a task that consumes its
-/// signals (`Task(executorPreference: connection)`) runs on that thread between
-/// reads, with no thread hand-off per signal. The thread keeps the connection
-/// alive: call ``close()`` when done with it.
+/// The socket is watched by the process's ``IOReactor``, and the connection is a
+/// `TaskExecutor` on the reactor's thread: a task that consumes its signals
+/// (`Task(executorPreference: connection)`) runs there between reads, with no thread
+/// hand-off per signal. The watch keeps the connection alive: call ``close()`` when
+/// done with it.
 public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
-    private struct Pending {
-        let continuation: CheckedContinuation<DBusMessage, any Error>
-        let replyHandler: (@Sendable ([DBusValue]) -> Void)?
-        let deadline: ContinuousClock.Instant
-        let what: String
-    }
-
     private struct State {
         var routes = DBusSignalRoutes()
-        /// Calls waiting for a reply, by serial.
-        var pending: [UInt32: Pending] = [:]
-        var jobs: [UnownedJob] = []
-        var thread: pthread_t?
+        var watch: IOWatch?
         var statistics = Statistics()
         var uniqueName = ""
         var stopping = false
         var ended = false
     }
 
+    /// What only the reactor thread touches: the bytes read and not yet taken as messages.
+    private struct Reading {
+        var buffer: ReadBuffer
+        let strings = DBusStringTable()
+        /// Reads are held back until this timer fires (a burst is read in batches).
+        var heldBack: IOTimer?
+    }
+
     private let socket: Int32
-    private let wakeFD: Int32
+    private let reactor: IOReactor
     private let state = Mutex(State())
+    private let reading = Mutex(Reading(buffer: ReadBuffer(initial: [])))
+    /// Calls waiting for a reply, by serial.
+    private let pending: DBusPendingCalls<UInt32>
     /// The next serial; taken with the write, so serials go out in order.
     private let writer = Mutex<UInt32>(1)
     private let limit: Int
     private let coalescing: Duration
     private let logger: Logger
 
-    private init(socket: Int32, limit: Int, coalescing: Duration, logger: Logger) {
+    private init(socket: Int32, reactor: IOReactor, limit: Int, coalescing: Duration, logger: Logger) {
         self.socket = socket
+        self.reactor = reactor
         self.limit = limit
         self.coalescing = coalescing
         self.logger = logger
-        wakeFD = mr_wake_fd()
+        pending = DBusPendingCalls(reactor: reactor)
     }
 
     deinit {
+        reading.withLock { $0.buffer.deallocate() }
         Glibc.close(socket)
-        Glibc.close(wakeFD)
     }
 
     /// What the connection has read so far.
@@ -90,10 +94,10 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
     /// - Throws: ``DBusError`` when the bus cannot be reached or its address is not a unix socket.
     public static func connect(
         to bus: DBusConnection.Bus, maximumMessageSize: Int = DBusWireReader.maximumMessageSize,
-        coalescing: Duration = .milliseconds(2), logger: Logger = Logger(label: "mediaroute.dbus.signals")
+        coalescing: Duration = .milliseconds(2), reactor: IOReactor = .shared, logger: Logger = Logger(label: "mediaroute.dbus.signals")
     ) async throws(DBusError) -> DBusSignalConnection {
         let socket = try openSocket(bus)
-        let connection = DBusSignalConnection(socket: socket, limit: maximumMessageSize, coalescing: coalescing, logger: logger)
+        let connection = DBusSignalConnection(socket: socket, reactor: reactor, limit: maximumMessageSize, coalescing: coalescing, logger: logger)
         do {
             try await connection.start()
         } catch {
@@ -109,7 +113,7 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
             defer { state.stopping = true }
             return state.stopping
         }
-        if !alreadyStopping { wake() }
+        if !alreadyStopping { reactor.execute { self.end(reason: "the connection was closed") } }
     }
 
     // MARK: DBusSignalSource
@@ -144,26 +148,22 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         let reply: DBusMessage
         do {
             reply = try await withCheckedThrowingContinuation { continuation in
-                let pending = Pending(
-                    continuation: continuation, replyHandler: replyHandler, deadline: .now + timeout,
-                    what: "\(member) got no reply within \(timeout)")
                 var registered: UInt32?
                 do throws(DBusError) {
                     try write(message) { serial in
-                        let accepted = state.withLock { state -> Bool in
-                            guard !state.ended, !state.stopping else { return false }
-                            state.pending[serial] = pending
-                            return true
-                        }
-                        if accepted { registered = serial }
-                        return accepted
+                        guard !state.withLock({ $0.ended || $0.stopping }),
+                            pending.add(serial, continuation, replyHandler: replyHandler, timeout: timeout, what: "\(member) got no reply within \(timeout)")
+                        else { return false }
+                        registered = serial
+                        return true
                     }
-                    wake()
+                    // A caller waits: its reply is read at once, not after a held-back batch.
+                    state.withLock { $0.watch }?.setInterest(.readable)
                 } catch {
                     // Whoever takes the pending call resumes it: if the write failed because the
-                    // connection ended, the thread may have failed it already.
+                    // connection ended, the reactor may have failed it already.
                     if let serial = registered {
-                        if state.withLock({ $0.pending.removeValue(forKey: serial) }) != nil { continuation.resume(throwing: error) }
+                        pending.take(serial)?.continuation.resume(throwing: error)
                     } else {
                         continuation.resume(throwing: error)
                     }
@@ -197,18 +197,7 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
     // MARK: TaskExecutor
 
     public func enqueue(_ job: consuming ExecutorJob) {
-        let unowned = UnownedJob(job)
-        let queued = state.withLock { state -> (queued: Bool, onThread: Bool) in
-            guard !state.ended else { return (false, false) }
-            state.jobs.append(unowned)
-            return (true, state.thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false)
-        }
-        if !queued.queued {
-            // The thread has ended: the job still has to run somewhere.
-            globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
-        } else if !queued.onThread {
-            wake()
-        }
+        reactor.enqueue(job)
     }
 
     // MARK: Connecting
@@ -269,29 +258,18 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         return fd
     }
 
-    /// Authenticates, starts the thread, says `Hello`.
+    /// Authenticates, has the reactor watch the socket, says `Hello`.
     private func start() async throws(DBusError) {
         let leftover = try authenticate()
-        await withCheckedContinuation { (started: CheckedContinuation<Void, Never>) in
-            let context = Unmanaged.passRetained(ThreadStart(connection: self, leftover: leftover, started: started)).toOpaque()
-            var thread = pthread_t()
-            let result = pthread_create(&thread, nil, { context in
-                let start = Unmanaged<ThreadStart>.fromOpaque(context!).takeRetainedValue()
-                mr_name_thread("dbus-signals")
-                start.connection.state.withLock { $0.thread = pthread_self() }
-                start.started.resume()
-                start.connection.run(leftover: start.leftover)
-                return nil
-            }, context)
-            if result == 0 {
-                pthread_detach(thread)
-            } else {
-                Unmanaged<ThreadStart>.fromOpaque(context).release()
-                state.withLock { $0.ended = true }
-                started.resume()
-            }
+        reading.withLock { $0.buffer = ReadBuffer(initial: leftover) }
+        do {
+            let watch = try reactor.watch(socket, for: .readable) { _ in self.readAvailable() }
+            state.withLock { $0.watch = watch }
+        } catch {
+            throw DBusError(name: DBusError.failedName, message: "cannot watch the bus socket: \(error)")
         }
-        guard state.withLock({ $0.thread != nil }) else { throw DBusError(name: DBusError.failedName, message: "cannot start the D-Bus thread") }
+        // What came with the authentication's answer may hold whole messages already.
+        if !leftover.isEmpty { reactor.execute { self.takeMessages() } }
         let hello = try await call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "Hello")
         state.withLock { $0.uniqueName = hello.first?.string ?? "" }
     }
@@ -352,99 +330,51 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         }
     }
 
-    private func wake() {
-        var one: UInt64 = 1
-        _ = Glibc.write(wakeFD, &one, 8)
-    }
+    // MARK: Reading, on the reactor thread
 
-    // MARK: The thread
-
-    private func run(leftover: [UInt8]) {
-        var buffer = ReadBuffer(initial: leftover)
-        defer { buffer.deallocate() }
-        let strings = DBusStringTable()
-        var reason = "the connection was closed"
-        var descriptors = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
-        // After a read that found messages, the next one waits until then, so a
-        // burst of signals is read in batches: one wake-up and warm caches for
-        // several messages. The first message after a quiet spell, the rest of a
-        // message that came in pieces, and replies to calls are read at once.
-        var nextRead: ContinuousClock.Instant?
-        loop: while true {
-            runJobs()
-            if state.withLock({ $0.stopping }) { break }
-            let (idle, calling) = state.withLock { ($0.jobs.isEmpty, !$0.pending.isEmpty) }
-            var timeout = idle ? expireCalls() : 0
-            var watchSocket = true
-            // A caller waits for a reply: no coalescing until it has it.
-            if calling { nextRead = nil }
-            if let due = nextRead {
-                let now = ContinuousClock.now
-                if now < due {
-                    watchSocket = false
-                    let wait = pollMilliseconds(until: due, from: now)
-                    timeout = timeout < 0 ? wait : min(timeout, wait)
-                } else {
-                    nextRead = nil
-                    timeout = 0
-                }
-            }
-            descriptors[0].fd = watchSocket ? socket : -1
-            descriptors[0].revents = 0
-            descriptors[1].revents = 0
-            if poll(&descriptors, 2, timeout) < 0 && errno != EINTR {
-                reason = "poll failed: errno \(errno)"
-                break
-            }
-            if descriptors[1].revents & Int16(POLLIN) != 0 {
-                var value: UInt64 = 0
-                _ = read(wakeFD, &value, 8)
-            }
-            guard watchSocket, descriptors[0].revents != 0 else { continue }
-            switch buffer.fill(from: socket) {
-            case .closed:
-                reason = "the bus closed the connection"
-                logger.warning("disconnected from the bus")
-                break loop
-            case .again:
-                continue
-            case .read:
-                break
-            }
-            do {
-                var messages = 0
-                while let message = try buffer.nextMessage(limit: limit, strings: strings) {
-                    messages += 1
-                    if let (header, body) = message { try dispatch(header, body) }
-                }
-                state.withLock { state in
-                    state.statistics.reads += 1
-                    state.statistics.messages += messages
-                }
-                // Part of a message still to come (a large reply arrives in pieces): read on at once.
-                if coalescing > .zero, messages > 0, buffer.isEmpty { nextRead = .now + coalescing }
-            } catch {
-                reason = "\(error)"
-                logger.error("closing the signal connection: \(error)")
-                break
-            }
+    /// The socket is readable: one read of what it has, then the whole messages in it.
+    private func readAvailable() {
+        guard !state.withLock({ $0.ended }) else { return }
+        switch reading.withLock({ $0.buffer.fill(from: socket) }) {
+        case .closed:
+            logger.warning("disconnected from the bus")
+            end(reason: "the bus closed the connection")
+        case .again:
+            return
+        case .read:
+            takeMessages()
         }
-        end(reason: reason)
     }
 
-    /// Runs the jobs queued so far (`drain`: and those they queue, until none
-    /// are left). One batch per turn of the loop: a task that keeps yielding
-    /// cannot keep the socket from being read.
-    private func runJobs(drain: Bool = false) {
-        let executor = asUnownedTaskExecutor()
-        repeat {
-            let jobs = state.withLock { state in
-                defer { state.jobs.removeAll(keepingCapacity: true) }
-                return state.jobs
+    /// Dispatches every whole message read so far. After a read that found messages,
+    /// the next one waits `coalescing`, so a burst of signals is read in batches: one
+    /// wake-up and warm caches for several messages. The first message after a quiet
+    /// spell, the rest of a message that came in pieces, and replies to calls are read
+    /// at once.
+    private func takeMessages() {
+        do {
+            var messages = 0
+            while let message = try reading.withLock({ reading in try reading.buffer.nextMessage(limit: limit, strings: reading.strings) }) {
+                messages += 1
+                if let (header, body) = message { try dispatch(header, body) }
+                if state.withLock({ $0.ended }) { return }
             }
-            if jobs.isEmpty { return }
-            for job in jobs { job.runSynchronously(on: executor) }
-        } while drain
+            state.withLock { state in
+                state.statistics.reads += 1
+                state.statistics.messages += messages
+            }
+            if coalescing > .zero, messages > 0, reading.withLock({ $0.buffer.isEmpty }), pending.isEmpty { holdBackReads() }
+        } catch {
+            logger.error("closing the signal connection: \(error)")
+            end(reason: "\(error)")
+        }
+    }
+
+    private func holdBackReads() {
+        guard let watch = state.withLock({ $0.watch }) else { return }
+        watch.setInterest([])
+        let timer = reactor.schedule(at: .now + coalescing) { watch.setInterest(.readable) }
+        reading.withLock { $0.heldBack = timer }
     }
 
     /// One message: header fields decoded, the body decoded only for whoever needs it.
@@ -452,17 +382,17 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         var message = header
         switch message.kind {
         case .methodReturn, .error:
-            guard let pending = state.withLock({ $0.pending.removeValue(forKey: message.replySerial) }) else { return }
+            guard let call = pending.take(message.replySerial) else { return }
             do {
                 message.body = try body.values()
             } catch {
                 // The stream can no longer be trusted: the connection ends (the caller learns why).
                 state.withLock { $0.stopping = true }
-                pending.continuation.resume(throwing: DBusError.disconnected("\(error)"))
+                call.continuation.resume(throwing: DBusError.disconnected("\(error)"))
                 throw error
             }
-            if message.kind == .methodReturn { pending.replyHandler?(message.body) }
-            pending.continuation.resume(returning: message)
+            if message.kind == .methodReturn { call.replyHandler?(message.body) }
+            call.continuation.resume(returning: message)
         case .signal:
             // The bus's own signals (owner changes) and rules on arguments need the body to be routed.
             var decoded = false
@@ -495,29 +425,22 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         }
     }
 
-    /// Fails overdue calls; returns the poll timeout until the next deadline (-1: none).
-    private func expireCalls() -> Int32 {
-        let now = ContinuousClock.now
-        let overdue = state.withLock { state -> [Pending] in
-            let serials = state.pending.filter { $0.value.deadline <= now }.map(\.key)
-            return serials.compactMap { state.pending.removeValue(forKey: $0) }
-        }
-        for pending in overdue { pending.continuation.resume(throwing: DBusError.timeout(pending.what)) }
-        guard let next = state.withLock({ $0.pending.values.map(\.deadline).min() }) else { return -1 }
-        return pollMilliseconds(until: next, from: now)
-    }
-
+    /// Ends the connection (on the reactor thread): calls fail, subscriptions finish,
+    /// the socket is no longer watched (it is closed when the connection goes).
     private func end(reason: String) {
-        shutdown(socket, Int32(SHUT_RDWR))
-        let (pending, subscriptions) = state.withLock { state in
+        let (watch, subscriptions) = state.withLock { state -> (IOWatch?, [DBusSignalRoutes.Subscription]) in
+            guard !state.ended else { return (nil, []) }
             state.ended = true
-            defer { state.pending.removeAll() }
-            return (Array(state.pending.values), state.routes.removeAll())
+            state.stopping = true
+            defer { state.watch = nil }
+            return (state.watch, state.routes.removeAll())
         }
-        for call in pending { call.continuation.resume(throwing: DBusError.disconnected(reason)) }
+        guard let watch else { return }
+        watch.cancel()
+        reading.withLock { $0.heldBack?.cancel() }
+        shutdown(socket, Int32(SHUT_RDWR))
+        pending.close(failingWith: DBusError.disconnected(reason))
         for subscription in subscriptions { subscription.finish() }
-        // Tasks that prefer this executor may still have work queued.
-        runJobs(drain: true)
     }
 }
 
@@ -582,18 +505,5 @@ private struct ReadBuffer {
         let message = try DBusWireReader.decodeHeader(UnsafeRawBufferPointer(rebasing: storage[start..<(start + length)]), limit: limit, strings: strings)
         start += length
         return .some(message)
-    }
-}
-
-/// What the thread needs to start; passed through `pthread_create`'s context pointer.
-private final class ThreadStart: Sendable {
-    let connection: DBusSignalConnection
-    let leftover: [UInt8]
-    let started: CheckedContinuation<Void, Never>
-
-    init(connection: DBusSignalConnection, leftover: [UInt8], started: CheckedContinuation<Void, Never>) {
-        self.connection = connection
-        self.leftover = leftover
-        self.started = started
     }
 }
