@@ -2,14 +2,6 @@
 #define MEDIAROUTE_CDBUS_SHIM_H
 
 #include <dbus/dbus.h>
-#include <sys/eventfd.h>
-#include <sys/prctl.h>
-
-/// A non-blocking, close-on-exec eventfd that wakes the connection's I/O thread.
-static inline int mr_wake_fd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
-
-/// Names the calling thread (shown by ps, top and perf).
-static inline void mr_name_thread(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
 
 // libdbus's type codes and flags are macros, which Swift does not import.
 static const int MR_DBUS_TYPE_INVALID = DBUS_TYPE_INVALID;

@@ -23,7 +23,4 @@ static const int MR_IFF_RUNNING = IFF_RUNNING;
 static const int MR_IFF_MULTICAST = IFF_MULTICAST;
 static const int MR_IFF_LOOPBACK = IFF_LOOPBACK;
 
-/// A non-blocking, close-on-exec eventfd that wakes a monitor thread to stop.
-static inline int mr_netlink_wake_fd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
-
 #endif

@@ -2,49 +2,47 @@ import CDBus
 #if canImport(Glibc)
 import Glibc
 #endif
+import IOReactor
 import Logging
 import Synchronization
 
-/// The state a connection shares between its I/O thread and its callers, and the I/O thread itself.
+/// The state a connection shares between the reactor thread and its callers, and its
+/// work on the reactor thread.
 ///
-/// Only the I/O thread touches libdbus; the rest is behind one `Mutex`, never held across an await.
+/// Only the ``IOReactor``'s thread touches libdbus once the connection is made (its
+/// socket is watched there; sends are handed to it); the rest is behind one `Mutex`,
+/// never held across an await.
 final class DBusConnectionCore: Sendable {
-    private enum Command: Sendable {
-        case send(DBusMessage, callID: UInt64?)
-        case stop
-    }
-
     private struct State {
-        var commands: [Command] = []
-        var nextCallID: UInt64 = 0
-        /// Calls waiting for a reply, by call id.
-        var pending: [UInt64: CheckedContinuation<DBusMessage, any Error>] = [:]
-        /// Called on the I/O thread with a successful reply, before its caller resumes.
-        var replyHandlers: [UInt64: @Sendable ([DBusValue]) -> Void] = [:]
-        /// When each pending call times out, with what to say; the I/O thread's poll
-        /// sleeps until the earliest, so an idle connection has no timers at all.
-        var deadlines: [UInt64: (at: ContinuousClock.Instant, what: String)] = [:]
-        /// Serial of a sent call → its call id.
-        var callBySerial: [UInt32: UInt64] = [:]
         var routes = DBusSignalRoutes()
         var objects: [DBusObjectPath: DBusObject] = [:]
         var uniqueName = ""
         var connected = false
         var stopped = false
+        var watch: IOWatch?
         weak var connection: DBusConnection?
     }
 
-    private let state = Mutex(State())
-    private let wakeFD: Int32
-    let logger: Logger
-
-    init(logger: Logger) {
-        self.logger = logger
-        wakeFD = mr_wake_fd()
+    /// libdbus's connection.
+    private final class Handle: @unchecked Sendable {
+        // Safe: set once, before the reactor watches the socket; from then on only the
+        // reactor thread uses it (sends, reads, dispatch, the final close), one call at a time.
+        let connection: OpaquePointer
+        init(_ connection: OpaquePointer) { self.connection = connection }
     }
 
-    deinit {
-        close(wakeFD)
+    private let state = Mutex(State())
+    private let handle = Mutex<Handle?>(nil)
+    /// Calls waiting for a reply, by serial (libdbus gives it on the reactor thread, which
+    /// also reads the replies, so a reply never comes before its call is in the table).
+    private let pending: DBusPendingCalls
+    private let reactor: IOReactor
+    let logger: Logger
+
+    init(reactor: IOReactor = .shared, logger: Logger) {
+        self.reactor = reactor
+        self.logger = logger
+        pending = DBusPendingCalls(reactor: reactor)
     }
 
     var uniqueName: String { state.withLock { $0.uniqueName } }
@@ -52,25 +50,55 @@ final class DBusConnectionCore: Sendable {
 
     // MARK: Start and stop
 
-    /// Starts the I/O thread, which connects; returns once registered with the bus.
+    /// Connects and registers with the bus (on the caller's thread: libdbus's connect
+    /// and `Hello` block until the bus answers), then hands the connection to the reactor.
     func start(_ bus: DBusConnection.Bus) async throws {
         _ = dbus_threads_init_default()
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let box = ThreadStart(core: self, bus: bus, ready: continuation)
-            var thread = pthread_t()
-            let context = Unmanaged.passRetained(box).toOpaque()
-            let result = pthread_create(&thread, nil, { context in
-                let box = Unmanaged<ThreadStart>.fromOpaque(context!).takeRetainedValue()
-                box.core.run(bus: box.bus, ready: box.ready)
-                return nil
-            }, context)
-            if result != 0 {
-                Unmanaged<ThreadStart>.fromOpaque(context).release()
-                continuation.resume(throwing: DBusError(name: DBusError.failedName, message: "cannot start the D-Bus thread"))
-            } else {
-                pthread_detach(thread)
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        let opened: OpaquePointer?
+        switch bus {
+        case .system:
+            opened = dbus_bus_get_private(DBUS_BUS_SYSTEM, &error)
+        case .session:
+            opened = dbus_bus_get_private(DBUS_BUS_SESSION, &error)
+        case .address(let address):
+            opened = dbus_connection_open_private(address, &error)
+            if let opened, dbus_bus_register(opened, &error) == 0 {
+                dbus_connection_close(opened)
+                dbus_connection_unref(opened)
+                throw Self.take(&error)
             }
         }
+        guard let connection = opened else { throw Self.take(&error) }
+        dbus_connection_set_exit_on_disconnect(connection, 0)
+        var fd: Int32 = -1
+        guard dbus_connection_get_unix_fd(connection, &fd) != 0 else {
+            dbus_connection_close(connection)
+            dbus_connection_unref(connection)
+            throw DBusError(name: DBusError.failedName, message: "the bus connection has no socket")
+        }
+        let unique = dbus_bus_get_unique_name(connection).map { String(cString: $0) } ?? ""
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        dbus_connection_add_filter(connection, { _, message, context in
+            let core = Unmanaged<DBusConnectionCore>.fromOpaque(context!).takeUnretainedValue()
+            return core.filter(message!)
+        }, context, nil)
+        handle.withLock { $0 = Handle(connection) }
+        state.withLock { state in
+            state.uniqueName = unique
+            state.connected = true
+        }
+        do {
+            // The watch keeps the core alive until the connection ends.
+            let watch = try reactor.watch(fd, for: .readable) { _ in self.service() }
+            state.withLock { $0.watch = watch }
+        } catch {
+            finish(reason: "cannot watch the bus socket")
+            throw DBusError(name: DBusError.failedName, message: "cannot watch the bus socket: \(error)")
+        }
+        // libdbus may have read messages with the Hello reply already.
+        reactor.execute { self.service() }
     }
 
     func attach(_ connection: DBusConnection) {
@@ -80,51 +108,35 @@ final class DBusConnectionCore: Sendable {
     func stop() {
         let alreadyStopped = state.withLock { state -> Bool in
             defer { state.stopped = true }
-            if !state.stopped { state.commands.append(.stop) }
             return state.stopped
         }
-        if !alreadyStopped { wake() }
-    }
-
-    private func wake() {
-        var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
+        guard !alreadyStopped else { return }
+        reactor.execute {
+            // What was queued before close() still goes out (signals, replies).
+            if let connection = self.handle.withLock({ $0?.connection }) { dbus_connection_flush(connection) }
+            self.finish(reason: "the connection was closed")
+        }
     }
 
     // MARK: Sending
 
     func enqueue(_ message: DBusMessage) {
-        let accepted = state.withLock { state -> Bool in
-            guard !state.stopped else { return false }
-            state.commands.append(.send(message, callID: nil))
-            return true
-        }
-        if accepted { wake() }
+        guard !state.withLock({ $0.stopped }) else { return }
+        reactor.execute { self.send(message, replying: nil) }
     }
 
     func sendWithReply(
         _ message: DBusMessage, timeout: Duration, replyHandler: (@Sendable ([DBusValue]) -> Void)? = nil
     ) async throws(DBusError) -> DBusMessage {
-        let id = state.withLock { state -> UInt64 in
-            state.nextCallID += 1
-            return state.nextCallID
-        }
-        let deadline = ContinuousClock.now + timeout
         let what = "\(message.member ?? "call") got no reply within \(timeout)"
         do {
             return try await withCheckedThrowingContinuation { continuation in
-                let accepted = state.withLock { state -> Bool in
-                    guard !state.stopped, state.connected else { return false }
-                    state.pending[id] = continuation
-                    if let replyHandler { state.replyHandlers[id] = replyHandler }
-                    state.deadlines[id] = (deadline, what)
-                    state.commands.append(.send(message, callID: id))
-                    return true
-                }
-                if accepted {
-                    wake()
-                } else {
+                guard state.withLock({ !$0.stopped && $0.connected }) else {
                     continuation.resume(throwing: DBusError.disconnected("the connection is closed"))
+                    return
+                }
+                reactor.execute {
+                    self.send(message, replying: PendingReply(continuation: continuation, handler: replyHandler, timeout: timeout, what: what))
                 }
             }
         } catch let error as DBusError {
@@ -134,23 +146,12 @@ final class DBusConnectionCore: Sendable {
         }
     }
 
-    private func fail(callID: UInt64, with error: DBusError) {
-        let continuation = state.withLock { state -> CheckedContinuation<DBusMessage, any Error>? in
-            state.callBySerial = state.callBySerial.filter { $0.value != callID }
-            state.deadlines[callID] = nil
-            state.replyHandlers[callID] = nil
-            return state.pending.removeValue(forKey: callID)
-        }
-        continuation?.resume(throwing: error)
-    }
-
-    /// Fails overdue calls; returns the poll timeout until the next deadline (-1: none).
-    private func expireCalls() -> Int32 {
-        let now = ContinuousClock.now
-        let overdue = state.withLock { state in state.deadlines.filter { $0.value.at <= now } }
-        for (id, entry) in overdue { fail(callID: id, with: .timeout(entry.what)) }
-        guard let next = state.withLock({ $0.deadlines.values.map(\.at).min() }) else { return -1 }
-        return pollMilliseconds(until: next, from: now)
+    /// Who waits for a call's reply, until libdbus has given the call its serial.
+    private struct PendingReply: Sendable {
+        let continuation: CheckedContinuation<DBusMessage, any Error>
+        let handler: (@Sendable ([DBusValue]) -> Void)?
+        let timeout: Duration
+        let what: String
     }
 
     // MARK: Subscriptions and names
@@ -199,47 +200,7 @@ final class DBusConnectionCore: Sendable {
         return Array(Set(names))
     }
 
-    // MARK: The I/O thread
-
-    private func run(bus: DBusConnection.Bus, ready: CheckedContinuation<Void, any Error>) {
-        var error = CDBus.DBusError()
-        dbus_error_init(&error)
-        let connection: OpaquePointer?
-        switch bus {
-        case .system:
-            connection = dbus_bus_get_private(DBUS_BUS_SYSTEM, &error)
-        case .session:
-            connection = dbus_bus_get_private(DBUS_BUS_SESSION, &error)
-        case .address(let address):
-            connection = dbus_connection_open_private(address, &error)
-            if let connection, dbus_bus_register(connection, &error) == 0 {
-                dbus_connection_close(connection)
-                dbus_connection_unref(connection)
-                ready.resume(throwing: Self.take(&error))
-                return
-            }
-        }
-        guard let connection else {
-            ready.resume(throwing: Self.take(&error))
-            return
-        }
-        dbus_connection_set_exit_on_disconnect(connection, 0)
-        let unique = dbus_bus_get_unique_name(connection).map { String(cString: $0) } ?? ""
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        dbus_connection_add_filter(connection, { _, message, context in
-            let core = Unmanaged<DBusConnectionCore>.fromOpaque(context!).takeUnretainedValue()
-            return core.filter(message!)
-        }, context, nil)
-        state.withLock { state in
-            state.uniqueName = unique
-            state.connected = true
-        }
-        ready.resume()
-        loop(connection)
-        dbus_connection_close(connection)
-        dbus_connection_unref(connection)
-        shutDown(reason: "the connection was closed")
-    }
+    // MARK: On the reactor thread
 
     private static func take(_ error: inout CDBus.DBusError) -> DBusError {
         defer { dbus_error_free(&error) }
@@ -248,81 +209,54 @@ final class DBusConnectionCore: Sendable {
         return DBusError(name: name, message: message)
     }
 
-    private func loop(_ connection: OpaquePointer) {
-        let busFD: Int32 = {
-            var fd: Int32 = -1
-            return dbus_connection_get_unix_fd(connection, &fd) != 0 ? fd : -1
-        }()
-        while true {
-            let commands = state.withLock { state -> [Command] in
-                defer { state.commands.removeAll() }
-                return state.commands
-            }
-            for command in commands {
-                switch command {
-                case .stop:
-                    // What was queued before close() still goes out (signals, replies).
-                    dbus_connection_flush(connection)
-                    return
-                case .send(let message, let callID):
-                    send(message, callID: callID, on: connection)
-                }
-            }
-            _ = dbus_connection_read_write(connection, 0)
-            while dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
-            guard dbus_connection_get_is_connected(connection) != 0 else {
-                logger.warning("disconnected from the bus")
-                return
-            }
-            if state.withLock({ !$0.commands.isEmpty }) { continue }
-            var events: Int16 = Int16(POLLIN)
-            if dbus_connection_has_messages_to_send(connection) != 0 { events |= Int16(POLLOUT) }
-            var descriptors = [
-                pollfd(fd: busFD, events: events, revents: 0),
-                pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
-            ]
-            _ = poll(&descriptors, 2, expireCalls())
-            if descriptors[1].revents & Int16(POLLIN) != 0 {
-                var value: UInt64 = 0
-                _ = read(wakeFD, &value, 8)
-            }
+    /// The socket is ready (or a send was queued): write what libdbus has queued, read
+    /// and dispatch what came, and watch for room to write only while something waits.
+    private func service() {
+        guard let connection = handle.withLock({ $0?.connection }) else { return }
+        _ = dbus_connection_read_write(connection, 0)
+        while dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
+        guard dbus_connection_get_is_connected(connection) != 0 else {
+            logger.warning("disconnected from the bus")
+            finish(reason: "the connection was closed")
+            return
         }
+        let writing = dbus_connection_has_messages_to_send(connection) != 0
+        state.withLock { $0.watch }?.setInterest(writing ? [.readable, .writable] : .readable)
     }
 
-    private func send(_ message: DBusMessage, callID: UInt64?, on connection: OpaquePointer) {
+    private func send(_ message: DBusMessage, replying reply: PendingReply?) {
+        guard let connection = handle.withLock({ $0?.connection }) else {
+            reply?.continuation.resume(throwing: DBusError.disconnected("the connection is closed"))
+            return
+        }
         let cMessage: OpaquePointer
         do {
             cMessage = try message.makeCMessage()
         } catch {
-            if let callID { fail(callID: callID, with: error) }
+            reply?.continuation.resume(throwing: error)
             logger.warning("cannot encode message", metadata: ["member": "\(message.member ?? "")", "error": "\(error)"])
             return
         }
         defer { dbus_message_unref(cMessage) }
         var serial: UInt32 = 0
         guard dbus_connection_send(connection, cMessage, &serial) != 0 else {
-            if let callID { fail(callID: callID, with: DBusError(name: "org.freedesktop.DBus.Error.NoMemory", message: "send failed")) }
+            reply?.continuation.resume(throwing: DBusError(name: "org.freedesktop.DBus.Error.NoMemory", message: "send failed"))
             return
         }
-        if let callID {
-            state.withLock { state in
-                if state.pending[callID] != nil { state.callBySerial[serial] = callID }
-            }
+        if let reply, !pending.add(serial, reply.continuation, replyHandler: reply.handler, timeout: reply.timeout, what: reply.what) {
+            reply.continuation.resume(throwing: DBusError.disconnected("the connection is closed"))
         }
+        service()
     }
 
-    /// Every incoming message passes here, on the I/O thread.
+    /// Every incoming message passes here, on the reactor thread.
     private func filter(_ cMessage: OpaquePointer) -> DBusHandlerResult {
         let message = DBusMessage(cMessage: cMessage)
         switch message.kind {
         case .methodReturn, .error:
-            let (continuation, replyHandler) = state.withLock { state -> (CheckedContinuation<DBusMessage, any Error>?, (@Sendable ([DBusValue]) -> Void)?) in
-                guard let callID = state.callBySerial.removeValue(forKey: message.replySerial) else { return (nil, nil) }
-                state.deadlines[callID] = nil
-                return (state.pending.removeValue(forKey: callID), state.replyHandlers.removeValue(forKey: callID))
-            }
-            if let replyHandler, message.kind == .methodReturn { replyHandler(message.body) }
-            continuation?.resume(returning: message)
+            guard let call = pending.take(message.replySerial) else { return DBUS_HANDLER_RESULT_HANDLED }
+            if message.kind == .methodReturn { call.replyHandler?(message.body) }
+            call.continuation.resume(returning: message)
             return DBUS_HANDLER_RESULT_HANDLED
         case .signal:
             deliver(message)
@@ -344,33 +278,21 @@ final class DBusConnectionCore: Sendable {
         }
     }
 
-    private func shutDown(reason: String) {
-        let (pending, subscriptions) = state.withLock { state in
+    /// Ends the connection (on the reactor thread): libdbus's connection closes, calls
+    /// fail, subscriptions finish.
+    private func finish(reason: String) {
+        let (watch, subscriptions) = state.withLock { state -> (IOWatch?, [DBusSignalRoutes.Subscription]) in
             state.connected = false
             state.stopped = true
-            state.commands.removeAll()
-            defer {
-                state.pending.removeAll()
-                state.replyHandlers.removeAll()
-                state.deadlines.removeAll()
-                state.callBySerial.removeAll()
-            }
-            return (Array(state.pending.values), state.routes.removeAll())
+            defer { state.watch = nil }
+            return (state.watch, state.routes.removeAll())
         }
-        for continuation in pending { continuation.resume(throwing: DBusError.disconnected(reason)) }
+        watch?.cancel()
+        if let connection = handle.withLock({ handle in defer { handle = nil }; return handle?.connection }) {
+            dbus_connection_close(connection)
+            dbus_connection_unref(connection)
+        }
+        pending.close(failingWith: DBusError.disconnected(reason))
         for subscription in subscriptions { subscription.finish() }
-    }
-}
-
-/// What the I/O thread needs to start; passed through `pthread_create`'s context pointer.
-private final class ThreadStart: Sendable {
-    let core: DBusConnectionCore
-    let bus: DBusConnection.Bus
-    let ready: CheckedContinuation<Void, any Error>
-
-    init(core: DBusConnectionCore, bus: DBusConnection.Bus, ready: CheckedContinuation<Void, any Error>) {
-        self.core = core
-        self.bus = bus
-        self.ready = ready
     }
 }

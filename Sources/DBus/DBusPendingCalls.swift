@@ -1,14 +1,15 @@
 import IOReactor
 import Synchronization
 
-/// Calls sent and waiting for their reply, each with a timer on the ``IOReactor`` that
-/// fails it when its time is up. Both connection kinds keep their calls here: the
-/// libdbus one by call id (its serial is known only once libdbus has sent it), the
-/// wire-reader one by serial.
+/// Calls sent and waiting for their reply, by serial, each with a timer on the
+/// ``IOReactor`` that fails it when its time is up. Both connection kinds keep their
+/// calls here.
 ///
 /// Whoever takes a call from the table resumes it, so a reply, a timeout and a closed
 /// connection racing for the same call resume it once.
-final class DBusPendingCalls<Key: Hashable & Sendable>: Sendable {
+final class DBusPendingCalls: Sendable {
+    typealias Key = UInt32
+
     /// A call taken from the table: the caller to resume and what to run first with a reply.
     struct Call: Sendable {
         let continuation: CheckedContinuation<DBusMessage, any Error>

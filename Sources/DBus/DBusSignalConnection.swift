@@ -47,7 +47,7 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
     private let state = Mutex(State())
     private let reading = Mutex(Reading(buffer: ReadBuffer(initial: [])))
     /// Calls waiting for a reply, by serial.
-    private let pending: DBusPendingCalls<UInt32>
+    private let pending: DBusPendingCalls
     /// The next serial; taken with the write, so serials go out in order.
     private let writer = Mutex<UInt32>(1)
     private let limit: Int
@@ -442,12 +442,6 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         pending.close(failingWith: DBusError.disconnected(reason))
         for subscription in subscriptions { subscription.finish() }
     }
-}
-
-/// Whole milliseconds from `now` until `instant`, rounded up: a `poll(2)` timeout.
-func pollMilliseconds(until instant: ContinuousClock.Instant, from now: ContinuousClock.Instant) -> Int32 {
-    let (seconds, attoseconds) = (instant - now).components
-    return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
 }
 
 /// Bytes read from the socket and not yet taken as messages.
