@@ -29,6 +29,8 @@ let package = Package(
         .library(name: "RoutingModel", targets: ["RoutingModel"]),
         .library(name: "RouteSystem", targets: ["RouteSystem"]),
         .library(name: "LoopbackExtension", targets: ["LoopbackExtension"]),
+        // For extension authors' tests: a routing manager that records, a simulated-device builder.
+        .library(name: "MediaRouteTesting", targets: ["MediaRouteTesting"]),
         .executable(name: "mediaroutectl", targets: ["mediaroutectl"]),
         .executable(name: "mediarouted", targets: ["mediarouted"]),
     ],
@@ -106,6 +108,8 @@ let package = Package(
         // The routing vocabulary shared by RouteSystem, the app API and the daemon's client:
         // devices, keys, routes, events, pairing, the backend protocol.
         .target(name: "RoutingModel", dependencies: ["MediaDevice"], swiftSettings: strict),
+        // What an extension author tests with: RecordingRoutingManager, LoopbackDeviceBuilder.
+        .target(name: "MediaRouteTesting", dependencies: ["MediaDevice", "LoopbackTransport", "MediaClock"], swiftSettings: strict),
         // The one owner of routing state: hosts extensions.
         .target(
             name: "RouteSystem",
@@ -306,6 +310,9 @@ let package = Package(
         .testTarget(name: "BluetoothAudioTests", dependencies: ["BluetoothAudio"]),
         .testTarget(name: "MediaRouteExecutorsTests", dependencies: ["MediaRouteExecutors"]),
         .testTarget(name: "IOReactorTests", dependencies: ["IOReactor"]),
+        .testTarget(
+            name: "MediaRouteTestingTests",
+            dependencies: ["MediaRouteTesting", "LoopbackExtension", "LoopbackTransport", "MediaClock", "MediaDevice"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
         .testTarget(name: "IPNetworkTests", dependencies: ["IPNetwork"]),
         .testTarget(name: "HTTPServingTests", dependencies: ["HTTPServing"]),

@@ -437,7 +437,7 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
         }
         guard let watch else { return }
         watch.cancel()
-        reading.withLock { $0.heldBack?.cancel() }
+        reading.withLock { _ = $0.heldBack?.cancel() }
         shutdown(socket, Int32(SHUT_RDWR))
         pending.close(failingWith: DBusError.disconnected(reason))
         for subscription in subscriptions { subscription.finish() }

@@ -169,11 +169,12 @@ private final class RequestHandler: ChannelInboundHandler {
             let handler = self.handler
             let loop = context.eventLoop
             let bound = NIOLoopBound((self, context), eventLoop: loop)
+            let complete = request
             Task {
-                let response = await handler(request)
+                let response = await handler(complete)
                 loop.execute {
                     let (this, context) = bound.value
-                    this.respond(context: context, response, head: request)
+                    this.respond(context: context, response, head: complete)
                 }
             }
         }
