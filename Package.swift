@@ -214,7 +214,7 @@ let package = Package(
         .target(
             name: "MediaRouteTestSupport",
             dependencies: [
-                "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock", "NowPlaying", "WiFiTransport", "CNetlink", "BlueZTransport", "DBus",
+                "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock", "NowPlaying", "WiFiTransport", "Transport", "CNetlink", "BlueZTransport", "DBus",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/MediaRouteTestSupport"),
@@ -266,7 +266,8 @@ let package = Package(
             ],
             exclude: ["HostilePeer"]),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "IPNetwork", "MediaClock", "MediaDevice", "MediaRouteTestSupport"]),
-        .testTarget(name: "NowPlayingTests", dependencies: ["NowPlaying", "NowPlayingPush", "MediaRouteTestSupport"]),
+        .testTarget(name: "NowPlayingTests", dependencies: ["NowPlaying", "MediaRouteTestSupport"]),
+        .testTarget(name: "NowPlayingPushTests", dependencies: ["NowPlayingPush", "NowPlaying", "MediaRouteTestSupport"]),
         .testTarget(
             name: "NowPlayingRoutingTests",
             dependencies: ["NowPlayingRouting", "NowPlaying", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock", "MediaRouteTestSupport"]),
@@ -276,16 +277,34 @@ let package = Package(
         .testTarget(name: "AdapterInventoryTests", dependencies: ["AdapterInventory", "BoxConfiguration", "MediaRouteTestSupport"]),
         .testTarget(
             name: "WiFiTransportTests",
-            dependencies: ["WiFiTransport", "WiFiDisplayExtension", "Transport", "IPNetwork", "LANTransport", "MediaRouteTestSupport", "RouteSystem", "MediaDevice", "MediaClock", "CNetlink"]),
+            dependencies: ["WiFiTransport", "Transport", "IPNetwork", "LANTransport", "MediaRouteTestSupport", "MediaClock", "CNetlink"]),
+        .testTarget(
+            name: "WiFiDisplayExtensionTests",
+            dependencies: [
+                "WiFiDisplayExtension", "WiFiTransport", "LoopbackExtension", "LoopbackTransport", "Transport", "MediaRouteTestSupport", "RouteSystem",
+                "MediaDevice", "MediaClock",
+            ]),
         .testTarget(
             name: "BlueZTransportTests",
-            dependencies: ["BlueZTransport", "BLESpeakerExtension", "BluetoothAudio", "DBus", "Transport", "MediaClock", "MediaDevice", "RouteSystem", "MediaRouteTestSupport"],
+            dependencies: ["BlueZTransport", "BluetoothAudio", "DBus", "Transport", "MediaClock", "MediaRouteTestSupport"],
             exclude: ["Mock"]),
         .testTarget(
+            name: "BLESpeakerExtensionTests",
+            dependencies: ["BLESpeakerExtension", "BlueZTransport", "BluetoothAudio", "DBus", "Transport", "MediaClock", "MediaDevice", "RouteSystem", "MediaRouteTestSupport"]),
+        .testTarget(
             name: "UPnPTests",
+            dependencies: ["UPnP", "IPNetwork", "MediaRouteTestSupport"]),
+        .testTarget(
+            name: "LANTransportTests",
             dependencies: [
-                "UPnP", "LANTransport", "HTTPServing", "IPNetwork", "UPnPRendererExtension", "Transport", "MediaDevice", "RouteSystem", "MediaClock", "MediaRouteTestSupport",
-                "MediaRouteCommands", "WiFiTransport",
+                "LANTransport", "IPNetwork", "Transport", "MediaClock", "MediaRouteTestSupport", "UPnPRendererExtension",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]),
+        .testTarget(
+            name: "UPnPRendererExtensionTests",
+            dependencies: [
+                "UPnPRendererExtension", "UPnP", "LANTransport", "HTTPServing", "IPNetwork", "Transport", "MediaDevice", "RouteSystem", "MediaClock",
+                "MediaRouteTestSupport", "MediaRouteCommands", "WiFiTransport", .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
         // The parsers of untrusted bytes as fuzz harnesses (Fuzz/, `make fuzz`, Docs/reliability.md).

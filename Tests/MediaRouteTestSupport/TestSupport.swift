@@ -178,3 +178,64 @@ public final class Locked<Value: Sendable>: Sendable {
     public func withLock<T>(_ body: (inout Value) -> T) -> T { mutex.withLock { body(&$0) } }
     public var value: Value { mutex.withLock { $0 } }
 }
+
+/// What an extension reported, in order (the UPnP and LAN tests' log; extension
+/// authors have `MediaRouteTesting.RecordingRoutingManager`).
+public final class RoutingLog: Sendable {
+    public init() {}
+    public let events = Locked<[MediaDeviceRoutingEvent]>([])
+    public var manager: MediaDeviceRoutingManager { MediaDeviceRoutingManager { [events] event in events.withLock { $0.append(event) } } }
+
+    public func device(named name: String, timeout: Duration = .seconds(10)) async -> MediaOutputDevice? {
+        await first(timeout: timeout) { event in
+            if case .foundDevice(let device) = event, device.displayName == name { return device }
+            return nil
+        }
+    }
+
+    public func first<T: Sendable>(timeout: Duration = .seconds(10), _ extract: @escaping @Sendable (MediaDeviceRoutingEvent) -> T?) async -> T? {
+        await eventually(timeout: timeout) { self.events.value.contains { extract($0) != nil } }
+        return events.value.lazy.compactMap(extract).first
+    }
+
+    public func control(for session: MediaOutputSession, timeout: Duration = .seconds(10)) async -> PlaybackControl? {
+        await first(timeout: timeout) { event in
+            if case .started(_, let control, let started) = event, started == session { return control }
+            return nil
+        }
+    }
+
+    public func failure(of session: MediaOutputSession, timeout: Duration = .seconds(10)) async -> MediaDeviceError? {
+        await first(timeout: timeout) { event in
+            if case .sessionFailed(let failed, let error) = event, failed == session { return error }
+            return nil
+        }
+    }
+
+    public func lost(_ id: String, timeout: Duration = .seconds(10)) async -> Bool {
+        await first(timeout: timeout) { event in
+            if case .lostDevice(let device) = event, device.id == id { return true }
+            return nil
+        } ?? false
+    }
+
+    public func activated(_ session: MediaOutputSession) async -> Bool {
+        await first { event in
+            if case .activatedDevice(_, let activated) = event, activated == session { return true }
+            return nil
+        } ?? false
+    }
+}
+
+/// A deterministic generator for the fuzz loops (failures reproduce).
+public struct SeededGenerator: RandomNumberGenerator {
+    public var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}

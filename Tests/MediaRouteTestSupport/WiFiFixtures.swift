@@ -1,4 +1,5 @@
 import CNetlink
+import Transport
 import WiFiTransport
 
 /// Builders for real bytes: information elements, nl80211 attributes, netlink messages.
@@ -46,4 +47,22 @@ public enum Bytes {
 
     public static let tvBSSID: [UInt8] = [0x02, 0xAA, 0xBB, 0xCC, 0xDD, 0x01]
     public static var tvElements: [UInt8] { ssid("DIRECT-xy-Living Room TV") + p2p(name: "Living Room TV", category: 7) + wfd(bitmap: 0b0001_0001 | 0x100) }
+}
+
+/// A radio in a test: each scan returns the next scripted result list.
+public actor ScriptedScanner: WiFiScanning {
+    public var script: [[ScanResult]]
+    public var scans: [(index: UInt32, p2p: Bool)] = []
+
+    public init(_ script: [[ScanResult]]) { self.script = script }
+
+    public func scan(interfaceIndex: UInt32, p2p: Bool) async throws(TransportUnavailable) -> [ScanResult] {
+        scans.append((interfaceIndex, p2p))
+        return script.isEmpty ? [] : script.removeFirst()
+    }
+}
+
+/// The scan result in one nl80211 `NEW_SCAN_RESULTS` message.
+public func scanResult(_ bytes: [UInt8]) throws -> ScanResult {
+    try ScanResult.parse(try GenericNetlinkPayload.parse(try NetlinkMessage.parse(bytes)[0].payload))
 }

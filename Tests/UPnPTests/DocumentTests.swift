@@ -1,6 +1,8 @@
+import Foundation
 import IPNetwork
+import MediaRouteTestSupport
 import Testing
-import Transport
+
 import UPnP
 
 let gmediarenderDescription = """
@@ -260,18 +262,6 @@ let gmediarenderDescription = """
     }
 }
 
-/// A deterministic generator for the fuzz loops (failures reproduce).
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
-}
 
 extension String {
     func replacingOccurrences(_ target: String, _ replacement: String) -> String {

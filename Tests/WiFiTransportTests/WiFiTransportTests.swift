@@ -4,23 +4,6 @@ import Testing
 import Transport
 @testable import WiFiTransport
 
-/// A radio in a test: each scan returns the next scripted result list.
-actor ScriptedScanner: WiFiScanning {
-    var script: [[ScanResult]]
-    var scans: [(index: UInt32, p2p: Bool)] = []
-
-    init(_ script: [[ScanResult]]) { self.script = script }
-
-    func scan(interfaceIndex: UInt32, p2p: Bool) async throws(TransportUnavailable) -> [ScanResult] {
-        scans.append((interfaceIndex, p2p))
-        return script.isEmpty ? [] : script.removeFirst()
-    }
-}
-
-func scanResult(_ bytes: [UInt8]) throws -> ScanResult {
-    try ScanResult.parse(try GenericNetlinkPayload.parse(try NetlinkMessage.parse(bytes)[0].payload))
-}
-
 @Suite(.timeLimit(.minutes(1)))
 struct WiFiTransportTests {
     @Test func withoutNL80211TheTransportSaysWhyAndStops() async throws {

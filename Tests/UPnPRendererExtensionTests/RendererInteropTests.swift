@@ -13,51 +13,6 @@ import UPnP
 import UPnPRendererExtension
 import WiFiTransport
 
-/// What an extension reported, in order.
-final class RoutingLog: Sendable {
-    let events = Locked<[MediaDeviceRoutingEvent]>([])
-    var manager: MediaDeviceRoutingManager { MediaDeviceRoutingManager { [events] event in events.withLock { $0.append(event) } } }
-
-    func device(named name: String, timeout: Duration = .seconds(10)) async -> MediaOutputDevice? {
-        await first(timeout: timeout) { event in
-            if case .foundDevice(let device) = event, device.displayName == name { return device }
-            return nil
-        }
-    }
-
-    func first<T: Sendable>(timeout: Duration = .seconds(10), _ extract: @escaping @Sendable (MediaDeviceRoutingEvent) -> T?) async -> T? {
-        await eventually(timeout: timeout) { self.events.value.contains { extract($0) != nil } }
-        return events.value.lazy.compactMap(extract).first
-    }
-
-    func control(for session: MediaOutputSession, timeout: Duration = .seconds(10)) async -> PlaybackControl? {
-        await first(timeout: timeout) { event in
-            if case .started(_, let control, let started) = event, started == session { return control }
-            return nil
-        }
-    }
-
-    func failure(of session: MediaOutputSession, timeout: Duration = .seconds(10)) async -> MediaDeviceError? {
-        await first(timeout: timeout) { event in
-            if case .sessionFailed(let failed, let error) = event, failed == session { return error }
-            return nil
-        }
-    }
-
-    func lost(_ id: String, timeout: Duration = .seconds(10)) async -> Bool {
-        await first(timeout: timeout) { event in
-            if case .lostDevice(let device) = event, device.id == id { return true }
-            return nil
-        } ?? false
-    }
-
-    func activated(_ session: MediaOutputSession) async -> Bool {
-        await first { event in
-            if case .activatedDevice(_, let activated) = event, activated == session { return true }
-            return nil
-        } ?? false
-    }
-}
 
 /// Helpers shared by the renderer tests.
 enum Lab {
