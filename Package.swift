@@ -293,11 +293,11 @@ let package = Package(
             dependencies: ["BLESpeakerExtension", "BlueZTransport", "BluetoothAudio", "DBus", "Transport", "MediaClock", "MediaDevice", "RouteSystem", "MediaRouteTestSupport"]),
         .testTarget(
             name: "UPnPTests",
-            dependencies: ["UPnP", "IPNetwork", "MediaRouteTestSupport"]),
+            dependencies: ["UPnP", "IPNetwork", "Coordination", "MediaRouteTestSupport"]),
         .testTarget(
             name: "LANTransportTests",
             dependencies: [
-                "LANTransport", "IPNetwork", "Transport", "MediaClock", "MediaRouteTestSupport", "UPnPRendererExtension",
+                "LANTransport", "IPNetwork", "Transport", "MediaClock", "Coordination", "MediaRouteTestSupport", "UPnPRendererExtension",
                 .product(name: "NIOCore", package: "swift-nio"),
             ]),
         .testTarget(

@@ -63,7 +63,7 @@ public struct SimulatedClockLink: Sendable {
 
 /// A small, fast, seedable generator (SplitMix64); the package's one, for
 /// simulations and for tests that must do the same on every machine.
-package struct SplitMix64: Sendable {
+package struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
     package init(seed: UInt64) { state = seed }
 

@@ -1,3 +1,4 @@
+import Coordination
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -59,7 +60,7 @@ import UPnPRendererExtension
     @Test func everyPrefixAndRandomBytesAreHandled() {
         let bytes = Array(answer.utf8)
         for length in 0..<bytes.count { _ = try? SSDPMessage.parse(Array(bytes.prefix(length))) }
-        var generator = SeededGenerator(seed: 7)
+        var generator = SplitMix64(seed: 7)
         let alphabet = Array("HTTP/1.1 200OK\r\n:NOTIFY*-=,max-ageuuid:LOCATION".utf8) + [0, 0xFF, 0xC3]
         for _ in 0..<3000 {
             let count = Int.random(in: 0..<300, using: &generator)

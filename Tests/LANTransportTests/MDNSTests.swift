@@ -1,3 +1,4 @@
+import Coordination
 import Foundation
 import LANTransport
 import MediaRouteTestSupport
@@ -64,7 +65,7 @@ import Transport
         // A name over 255 bytes.
         wrong = DNSMessage(isResponse: true, answers: [DNSRecord(name: Array(repeating: String(repeating: "a", count: 60), count: 5).joined(separator: "."), ttl: 1, data: .a("1.2.3.4"))]).encoded()
         #expect(throws: TransportError.self) { try DNSMessage.decode(wrong) }
-        var generator = SeededGenerator(seed: 99)
+        var generator = SplitMix64(seed: 99)
         for _ in 0..<3000 {
             var mutated = bytes
             for _ in 0..<3 { mutated[Int.random(in: 0..<mutated.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator) }

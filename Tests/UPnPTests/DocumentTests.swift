@@ -1,3 +1,4 @@
+import Coordination
 import Foundation
 import IPNetwork
 import MediaRouteTestSupport
@@ -84,7 +85,7 @@ let gmediarenderDescription = """
     }
 
     @Test func randomBytesNeverCrashTheParsers() {
-        var generator = SeededGenerator(seed: 42)
+        var generator = SplitMix64(seed: 42)
         let alphabet = Array("<>/=\"' &;:!?[]abcdefxmlnsDOCTYPEENTITY-\n".utf8)
         for _ in 0..<2000 {
             let count = Int.random(in: 0..<200, using: &generator)
