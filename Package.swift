@@ -98,7 +98,7 @@ let package = Package(
         .target(name: "IPNetwork", swiftSettings: strict),
         .target(
             name: "LoopbackTransport",
-            dependencies: ["Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Transport", "EventBroadcast", "MediaClock", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // The extension API of the seeds (MediaDeviceExtension & co).
         .target(
@@ -173,7 +173,7 @@ let package = Package(
         // BlueZ over D-Bus: object manager, discovery, connect, pairing agent, GATT.
         .target(
             name: "BlueZTransport",
-            dependencies: ["DBus", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["DBus", "EventBroadcast", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // libsbc: SBC, the codec every A2DP sink takes.
         .systemLibrary(name: "CSbc", pkgConfig: "sbc", providers: [.apt(["libsbc-dev"])]),

@@ -1,4 +1,5 @@
 import DBus
+import EventBroadcast
 import Logging
 import Synchronization
 
@@ -28,19 +29,18 @@ public actor BlueZObjectManager {
         case handler(Handler)
     }
 
-    /// The cache and its observers. Signals update it on the D-Bus I/O thread as
+    /// The cache and its observers. Signals update it on the reactor thread as
     /// they arrive (no hand-off per signal: a burst of 1 000 devices costs one
     /// wake-up per device, not four); the actor's own work (resync) takes the same lock.
     fileprivate struct State {
         var objects: [DBusObjectPath: BlueZInterfaces] = [:]
-        var observers: [UInt64: Observer] = [:]
-        var nextObserver: UInt64 = 0
+        var observers = ObserverTable<Observer>()
         var eventsHandled = 0
         /// The connection the stream is read on, when it is not ``connection``.
         var signalConnection: DBusSignalConnection?
 
         func publish(_ event: Event) {
-            for observer in observers.values {
+            for observer in observers.all {
                 switch observer {
                 case .stream(let continuation): continuation.yield(event)
                 case .handler(let handler): handler(event, objects)
@@ -207,11 +207,7 @@ public actor BlueZObjectManager {
         subscriptions.removeAll()
         state.withLock { state in defer { state.signalConnection = nil }; return state.signalConnection }?.close()
         source = nil
-        let observers = state.withLock { state in
-            defer { state.observers.removeAll() }
-            return state.observers.values
-        }
-        for case .stream(let continuation) in observers { continuation.finish() }
+        for case .stream(let continuation) in state.withLock({ $0.observers.removeAll() }) { continuation.finish() }
     }
 
     /// Changes from now on (call ``objects`` for the state so far).
@@ -225,7 +221,7 @@ public actor BlueZObjectManager {
         let (key, objects) = addObserver(.stream(continuation))
         // Not here and now: the runtime calls this with the cancelled task's status locked, and
         // `publish` resumes waiting tasks with our lock held; taking our lock here could deadlock.
-        continuation.onTermination = { [state] _ in Task { _ = state.withLock { $0.observers.removeValue(forKey: key) } } }
+        continuation.onTermination = { [state] _ in Task { _ = state.withLock { $0.observers.remove(key) } } }
         return (objects, stream)
     }
 
@@ -235,15 +231,11 @@ public actor BlueZObjectManager {
     /// with a task's status locked, while `handler` may be resuming that task).
     public nonisolated func snapshotAndObserve(_ handler: @escaping Handler) -> ([DBusObjectPath: BlueZInterfaces], BlueZObservation) {
         let (key, objects) = addObserver(.handler(handler))
-        return (objects, BlueZObservation { [state] in _ = state.withLock { $0.observers.removeValue(forKey: key) } })
+        return (objects, BlueZObservation { [state] in _ = state.withLock { $0.observers.remove(key) } })
     }
 
     private nonisolated func addObserver(_ observer: Observer) -> (UInt64, [DBusObjectPath: BlueZInterfaces]) {
-        state.withLock { state in
-            state.nextObserver += 1
-            state.observers[state.nextObserver] = observer
-            return (state.nextObserver, state.objects)
-        }
+        state.withLock { state in (state.observers.add(observer), state.objects) }
     }
 
     public func properties(of path: DBusObjectPath, _ interface: String) -> BlueZProperties? {
@@ -261,7 +253,7 @@ public actor BlueZObjectManager {
         }.sorted()
     }
 
-    /// One signal into the cache, then to the observers; on the D-Bus I/O thread, lock held.
+    /// One signal into the cache, then to the observers; on the reactor thread, lock held.
     /// `oa{sa{sv}}` read value by value into the cache's types: no `DBusValue`
     /// tree to build, convert and free for each device.
     package static func readInterfacesAdded(_ reader: inout DBusBodyReader) throws(DBusWireError) -> (DBusObjectPath, BlueZInterfaces) {

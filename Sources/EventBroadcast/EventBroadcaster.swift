@@ -10,8 +10,7 @@ import Synchronization
 /// subscriber never blocks a publisher (its stream's buffering policy decides what it keeps).
 public final class EventBroadcaster<Event: Sendable>: Sendable {
     private struct Subscribers {
-        var next: UInt64 = 0
-        var continuations: [UInt64: AsyncStream<Event>.Continuation] = [:]
+        var continuations = ObserverTable<AsyncStream<Event>.Continuation>()
         var closed = false
     }
 
@@ -24,7 +23,7 @@ public final class EventBroadcaster<Event: Sendable>: Sendable {
     }
 
     deinit {
-        for continuation in subscribers.withLock({ $0.continuations.values }) { continuation.finish() }
+        for continuation in subscribers.withLock({ $0.continuations.removeAll() }) { continuation.finish() }
     }
 
     /// A stream of every event from now on, after `initial` (e.g. the current state), with
@@ -33,25 +32,24 @@ public final class EventBroadcaster<Event: Sendable>: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: bufferingPolicy)
         let id = subscribers.withLock { subscribers -> UInt64? in
             guard !subscribers.closed else { return nil }
-            subscribers.next &+= 1
-            subscribers.continuations[subscribers.next] = continuation
+            let id = subscribers.continuations.add(continuation)
             // Under the lock, so a concurrent yield lands after the initial events.
             for event in initial { continuation.yield(event) }
-            return subscribers.next
+            return id
         }
         guard let id else {
             continuation.finish()
             return stream
         }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.subscribers.withLock { $0.continuations.removeValue(forKey: id) }
+            _ = self?.subscribers.withLock { $0.continuations.remove(id) }
         }
         return stream
     }
 
     /// Hands `event` to every current subscriber.
     public func yield(_ event: Event) {
-        for continuation in subscribers.withLock({ Array($0.continuations.values) }) { continuation.yield(event) }
+        for continuation in subscribers.withLock({ Array($0.continuations.all) }) { continuation.yield(event) }
     }
 
     /// Ends every current subscriber's stream; later subscribers are served as usual.
@@ -71,8 +69,7 @@ public final class EventBroadcaster<Event: Sendable>: Sendable {
     private func end(closing: Bool) {
         let ended = subscribers.withLock { subscribers in
             if closing { subscribers.closed = true }
-            defer { subscribers.continuations.removeAll() }
-            return Array(subscribers.continuations.values)
+            return subscribers.continuations.removeAll()
         }
         for continuation in ended { continuation.finish() }
     }

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import EventBroadcast
 import Logging
 import MediaClock
 import Transport
@@ -22,7 +23,7 @@ public actor LoopbackTransport: Transport {
     private var specs: [String: LoopbackDeviceSpec] = [:]
     private var present: [String: SimulatedDevice] = [:]
     private var order: [String] = []
-    private var observers: [UInt64: DiscoveryEvents.Continuation] = [:]
+    private var observers = ObserverTable<DiscoveryEvents.Continuation>()
     private var discoveryFailure: String?
     private var nextID: UInt64 = 0
     private var timeline: [Task<Void, Never>] = []
@@ -165,11 +166,10 @@ public actor LoopbackTransport: Transport {
     public func setDiscoveryFailure(_ message: String?) {
         discoveryFailure = message
         guard let message else { return }
-        for (_, observer) in observers {
+        for observer in observers.removeAll() {
             observer.yield(.failed(TransportError(.discoveryFailed, message)))
             observer.finish()
         }
-        observers.removeAll()
     }
 
     /// Audio frames a simulated speaker has received in total.
@@ -184,28 +184,28 @@ public actor LoopbackTransport: Transport {
 
     // MARK: Observers
 
-    private func addObserver(_ continuation: DiscoveryEvents.Continuation) -> UInt64 {
-        nextID += 1
+    /// Adds a discovery stream (nil: discovery fails, the stream has ended).
+    private func addObserver(_ continuation: DiscoveryEvents.Continuation) -> UInt64? {
         if let discoveryFailure {
             continuation.yield(.failed(TransportError(.discoveryFailed, discoveryFailure)))
             continuation.finish()
-            return nextID
+            return nil
         }
-        observers[nextID] = continuation
+        let token = observers.add(continuation)
         for name in order {
             if present[name] != nil, let spec = specs[name] {
                 continuation.yield(.appeared(Self.endpoint(for: spec)))
             }
         }
-        return nextID
+        return token
     }
 
-    private func removeObserver(_ id: UInt64) {
-        observers.removeValue(forKey: id)
+    private func removeObserver(_ token: UInt64?) {
+        if let token { observers.remove(token) }
     }
 
     private func broadcast(_ event: DiscoveryEvent) {
-        for observer in observers.values { observer.yield(event) }
+        for observer in observers.all { observer.yield(event) }
     }
 }
 
