@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "EventBroadcast", swiftSettings: strict),
         // libdbus-1, the C library: BlueZ and MPRIS need its unix-fd passing and object export.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
-        // A Swift D-Bus layer on libdbus: calls, signals, object export, on a dedicated I/O thread.
+        // A Swift D-Bus layer on libdbus: calls, signals, object export, on the IOReactor's thread.
         .target(
             name: "DBus",
             dependencies: ["CDBus", "IOReactor", .product(name: "Logging", package: "swift-log")],

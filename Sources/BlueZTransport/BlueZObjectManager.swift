@@ -20,7 +20,7 @@ public actor BlueZObjectManager {
     }
 
     /// A synchronous observer: called with each event and the cache after it,
-    /// on the D-Bus I/O thread, with the cache locked. It must return quickly
+    /// on the reactor thread, with the cache locked. It must return quickly
     /// and must not call back into the manager.
     public typealias Handler = @Sendable (Event, _ objects: [DBusObjectPath: BlueZInterfaces]) -> Void
 
@@ -99,7 +99,7 @@ public actor BlueZObjectManager {
     /// Subscribes, then reads every object (so nothing that appears in between is missed).
     ///
     /// Signals, `org.bluez`'s owner changes and `GetManagedObjects` replies all
-    /// reach the cache on the D-Bus I/O thread in the order they arrived, so a
+    /// reach the cache on the reactor thread in the order they arrived, so a
     /// full read never undoes a signal sent after it.
     public func start() async throws(DBusError) {
         stopped = false
@@ -330,7 +330,7 @@ public actor BlueZObjectManager {
         }
     }
 
-    /// Reads every object; the reply replaces the cache (on the I/O thread, in
+    /// Reads every object; the reply replaces the cache (on the reactor thread, in
     /// order with the signals) and what differs is reported.
     private func resync() async throws(DBusError) {
         guard let source else { return }

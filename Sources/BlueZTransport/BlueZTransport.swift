@@ -147,7 +147,7 @@ public actor BlueZTransport: Transport {
         _ = try? await connection.call(destination: BlueZ.busName, path: adapter, interface: BlueZ.adapter, member: "SetDiscoveryFilter", [.properties([:])])
     }
 
-    /// Devices are judged as BlueZ's signals arrive, on the D-Bus I/O thread
+    /// Devices are judged as BlueZ's signals arrive, on the reactor thread
     /// (``BlueZObjectManager/snapshotAndObserve(_:)``), and reported from there:
     /// a burst of devices costs no task hand-offs. Adapter changes, which need
     /// D-Bus calls, go to this task.
@@ -588,7 +588,7 @@ extension BlueZTransport {
     }
 }
 
-/// What one discovery has reported, shared by the D-Bus I/O thread (devices as
+/// What one discovery has reported, shared by the reactor thread (devices as
 /// signals arrive) and the discovery task (adapter changes).
 private final class DiscoveryReporter: Sendable {
     private struct State {

@@ -86,11 +86,11 @@ public struct DBusNameOwnerChange: Sendable, Hashable {
 
 /// A connection to a message bus (system, session, or a private address).
 ///
-/// libdbus is used from one dedicated I/O thread only: it sends the queued
-/// messages, reads, dispatches, and sleeps in `poll(2)` on the bus socket and an
-/// eventfd (no periodic wake-ups). Everything else talks to that thread through
-/// a queue of ``DBusMessage`` values, so no libdbus object ever crosses threads
-/// and nothing blocks the Swift cooperative pool.
+/// Once connected, libdbus is used from the process's `IOReactor` thread only: it
+/// sends what callers hand it, reads and dispatches when the bus socket is ready,
+/// and otherwise sleeps with the reactor (no periodic wake-ups). Everything else
+/// talks to it with ``DBusMessage`` values, so no libdbus object ever crosses
+/// threads and nothing blocks the Swift cooperative pool.
 public final class DBusConnection: Sendable {
     /// Which bus to connect to.
     public enum Bus: Sendable, Hashable {
@@ -145,7 +145,7 @@ public final class DBusConnection: Sendable {
     /// - Throws: ``DBusError`` — the peer's error (its name kept), `Timeout`, `Disconnected`, `NoReply`.
     ///
     /// `replyHandler`, when given, gets a successful reply's body on the
-    /// connection's I/O thread before this call returns: in the order the reply
+    /// connection's reactor thread before this call returns: in the order the reply
     /// arrived among signals, so a cache that ``handleSignals(matchingAny:finished:_:)``
     /// keeps current can take a full read without losing a signal sent after it.
     public func call(
@@ -189,7 +189,7 @@ public final class DBusConnection: Sendable {
     }
 
     /// Calls `handler` for each signal matching any of `rules`, on the
-    /// connection's I/O thread, in arrival order, until the subscription is
+    /// connection's reactor thread, in arrival order, until the subscription is
     /// cancelled or the connection closes (then `finished` is called once).
     ///
     /// For consumers that must keep up with bursts (BlueZ's object manager with
@@ -303,7 +303,7 @@ public final class DBusConnection: Sendable {
         return .properties(values)
     }
 
-    // MARK: Serving calls (from the I/O thread)
+    // MARK: Serving calls (from the reactor thread)
 
     func serve(_ call: DBusMessage) async {
         let reply: DBusMessage

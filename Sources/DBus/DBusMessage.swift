@@ -2,7 +2,7 @@ import CDBus
 import Synchronization
 
 /// A D-Bus message as a Swift value. Messages cross threads only in this form;
-/// libdbus's own `DBusMessage` objects live and die on the connection's I/O thread.
+/// libdbus's own `DBusMessage` objects live and die on the reactor thread.
 public struct DBusMessage: Sendable {
     public enum Kind: Sendable, Hashable {
         case methodCall
@@ -79,7 +79,7 @@ public struct DBusMessage: Sendable {
     }
 }
 
-// MARK: - Conversion to and from libdbus (I/O thread only)
+// MARK: - Conversion to and from libdbus (reactor thread only)
 
 extension DBusMessage {
     /// The message's wire bytes, little-endian, as libdbus marshals it with `serial`.

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// What a consumer of a bus's signal stream needs from a connection: a
-/// handler for matching signals on the connection's own thread, method calls
+/// handler for matching signals on the reactor thread, method calls
 /// whose replies are handled in order with those signals, and name owners.
 ///
 /// ``DBusConnection`` (libdbus) and ``DBusSignalConnection`` (MediaRoute's own
@@ -91,14 +91,14 @@ extension DBusSignalRouting {
 }
 
 /// Signal subscriptions and the owners of the well-known names they match on;
-/// kept under a connection's lock, used on its I/O thread.
+/// kept under a connection's lock, used on the reactor thread.
 ///
 /// Routing runs for every signal (a thousand a second in a BlueZ scan): the
 /// subscriptions are an array in the order they were made, each with the
 /// current owner of its sender's name beside it (no name look-up per signal),
 /// and the usual one or two deliveries come back without an allocation.
 struct DBusSignalRoutes {
-    /// How a subscriber takes its signals, on the I/O thread, in arrival order.
+    /// How a subscriber takes its signals, on the reactor thread, in arrival order.
     enum Delivery: Sendable {
         /// The whole message, body decoded.
         case decoded(@Sendable (DBusMessage) -> Void)
