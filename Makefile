@@ -17,7 +17,7 @@ DOCDIR ?= $(PREFIX)/share/doc/mediaroute
 # The binaries `install-files` copies (`install` builds them first).
 BINARIES ?= .build-release/release
 
-.PHONY: deps build demo test fuzz fuzz-ci release release-flags install install-files uninstall benchmarks clean
+.PHONY: deps build demo test fuzz fuzz-ci release release-flags install install-files uninstall benchmarks hil clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -131,6 +131,11 @@ uninstall:
 	-rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null
 	rm -f $(DESTDIR)$(DOCDIR)/operations.md $(DESTDIR)$(DOCDIR)/dbus-api.md
 	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
+
+# The virtual hardware-in-the-loop rig (Tests/HIL, Docs/hil.md): Debian's kernel in QEMU with
+# mac80211_hwsim radios and a hostapd TV; the release binary must find it through nl80211.
+hil: release
+	./Tests/HIL/run.sh
 
 # The figures of Docs/benchmarks.md.
 benchmarks: deps .build-release/order-stamp .build-release/no-socket-activation.o

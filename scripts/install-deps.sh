@@ -29,6 +29,9 @@ packages=(
   # (GStreamer's base/good plugins play and fetch the test media); gupnp-tools' gssdp-discover is a
   # benchmark peer.
   libexpat1-dev gmediarender rygel rygel-playbin gstreamer1.0-plugins-base gstreamer1.0-plugins-good gupnp-tools
+  # The virtual HIL rig (make hil, Tests/HIL): QEMU boots Debian's kernel package (downloaded, not
+  # installed; kmod's depmod indexes its modules) with an initramfs (cpio) of busybox, hostapd and iw.
+  qemu-system-x86 busybox-static iw hostapd kmod cpio
 )
 
 missing=()
