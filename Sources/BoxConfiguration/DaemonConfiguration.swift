@@ -21,13 +21,17 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// `[routing] preferred-protocols`: protocols tried first when a device is reached by
     /// several (ids or their last label: `upnp, bluetooth-le`), most preferred first.
     public var preferredProtocols: [String] = []
+    /// `[wifi] setup-ssids`: SSID patterns of speakers and TVs in setup mode (`*` any run,
+    /// `?` one character: `Sonos_*, TV-????-Setup`); access points that match are listed as
+    /// devices that need setup.
+    public var wifiSetupSSIDs: [String] = []
 
     public init() {}
 
     public static let daemonKeys = ["bus", "name", "log-level", "scenario", "push-listen", "mpris", "mpris-name", "lan"]
     static let transportKeys: [String: [String]] = [
         "lan": ["enabled", "role"],
-        "wifi": ["enabled", "role", "scan-mode"],
+        "wifi": ["enabled", "role", "scan-mode", "setup-ssids"],
         "bluetooth": ["enabled", "role", "adapter"],
     ]
 
@@ -102,6 +106,10 @@ public struct DaemonConfiguration: Sendable, Hashable {
             guard transportKeys[section]!.contains(key) else {
                 throw fail("unknown key \(key) in [\(section)] (known: \(transportKeys[section]!.joined(separator: ", ")))")
             }
+            if key == "setup-ssids" {
+                configuration.wifiSetupSSIDs = try Self.ssidPatterns(value, fail: fail)
+                continue
+            }
             var settings = configuration.settings(for: AdapterTransport(rawValue: section)!)!
             switch key {
             case "enabled":
@@ -128,6 +136,19 @@ public struct DaemonConfiguration: Sendable, Hashable {
             }
         }
         return configuration
+    }
+
+    /// Comma-separated SSID patterns: each 1–32 bytes (an SSID's limit) without control
+    /// characters, at most 32 of them.
+    static func ssidPatterns(_ value: String, fail: (String) -> ConfigurationError) throws(ConfigurationError) -> [String] {
+        let patterns = value.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
+        guard !patterns.isEmpty, patterns.count <= 32 else {
+            throw fail("setup-ssids takes 1 to 32 SSID patterns separated by commas, not \"\(value)\"")
+        }
+        for pattern in patterns where pattern.utf8.count > 32 || pattern.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw fail("setup-ssids: \"\(pattern)\" is not an SSID pattern (at most 32 bytes, no control characters)")
+        }
+        return patterns
     }
 
     static func flag(_ value: String) -> Bool? {

@@ -116,7 +116,9 @@ public struct ExtensionCatalogue: Sendable {
                     return UInt32(index)
                 }
                 let wifi = WiFiTransport(
-                    configuration: .init(interfaceIndexes: indexes, p2p: configuration.wifi.scanMode == .p2p), clock: clock, logger: logger)
+                    configuration: .init(
+                        interfaceIndexes: indexes, p2p: configuration.wifi.scanMode == .p2p, setupSSIDPatterns: configuration.wifiSetupSSIDs),
+                    clock: clock, logger: logger)
                 if !loadsUnavailable {
                     if let reason = await wifi.unavailableReason {
                         notice(.wifi, "unavailable (\(reason))")

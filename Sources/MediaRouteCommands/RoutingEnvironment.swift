@@ -48,18 +48,28 @@ public struct RoutingEnvironment: Sendable {
         self.notice = notice
     }
 
-    /// A system in this process with each of `transports` that can open here; one that
-    /// cannot is one `notice` line, never an error. `loadingFirst` loads extensions of
+    /// A system in this process with each of `transports` that can open here, configured
+    /// by the box's configuration file when there is one; a transport that cannot open is
+    /// one `notice` line, never an error. `loadingFirst` loads extensions of
     /// its own before them (the simulated devices, in a development build).
     public static func inProcess(
         transports: Set<RealTransport> = [], lan: LANTransport.Configuration = .init(),
         bluezBus: DBusConnection.Bus = .system, clock: any HostClock = SystemHostClock(),
+        configurationPath: String = DaemonConfiguration.defaultPath,
         notice: @escaping @Sendable (String) -> Void = { _ in }, logger: Logger,
         loadingFirst: (RouteSystem) async throws -> Void = { _ in }
     ) async throws -> RoutingEnvironment {
         let system = RouteSystem(clock: clock, logger: logger)
         try await loadingFirst(system)
-        let catalogue = ExtensionCatalogue(lan: lan, bluezBus: bluezBus, clock: clock, logger: logger)
+        // The box's own configuration, as the daemon reads it (which transports, Wi-Fi setup SSIDs);
+        // a file with a mistake is one notice line and the defaults, as a missing one is silence.
+        var configuration = DaemonConfiguration()
+        do {
+            configuration = try DaemonConfiguration.load(path: configurationPath)
+        } catch {
+            notice("\(error); using the defaults")
+        }
+        let catalogue = ExtensionCatalogue(configuration: configuration, lan: lan, bluezBus: bluezBus, clock: clock, logger: logger)
         let loaded = try await catalogue.load(transports, into: system) { entry, reason in notice("\(entry.noticeName): \(reason)") }
         let controller = await SystemRouteController(system: system, applicationIdentifier: "org.mediaroute.ctl")
         return RoutingEnvironment(controller: controller, daemon: nil, close: {

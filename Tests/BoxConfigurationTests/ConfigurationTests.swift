@@ -32,6 +32,12 @@ import Testing
         #expect(configuration.bluetooth.preferredAdapter == "hci1")
     }
 
+    @Test func setupSSIDPatternsAreReadForWiFi() throws {
+        let configuration = try DaemonConfiguration.parse("[wifi]\nsetup-ssids = Sonos_*, TV-????-Setup ,Living room?", file: "box.conf")
+        #expect(configuration.wifiSetupSSIDs == ["Sonos_*", "TV-????-Setup", "Living room?"])
+        #expect(try DaemonConfiguration.parse("[wifi]\nenabled = yes", file: "box.conf").wifiSetupSSIDs.isEmpty)
+    }
+
     @Test func aMissingDefaultFileGivesTheDefaultsButAMissingNamedFileIsAnError() throws {
         #expect(try DaemonConfiguration.load(path: "/nonexistent/mediaroute.conf") == DaemonConfiguration())
         #expect(throws: ConfigurationError(file: "/nonexistent/mediaroute.conf", line: 0, "cannot be read")) {
@@ -54,6 +60,10 @@ import Testing
         ("[lan]\nscan-mode = p2p", 2, "unknown key scan-mode in [lan]"),
         ("[bluetooth]\nadapter = ../../etc", 2, "adapter must be a controller name"),
         ("[daemon]\nname =", 2, "name needs a value"),
+        ("[wifi]\nsetup-ssids = ,", 2, "setup-ssids takes 1 to 32 SSID patterns"),
+        ("[wifi]\nsetup-ssids = A-name-that-is-longer-than-thirty-two-bytes", 2, "is not an SSID pattern"),
+        ("[wifi]\nsetup-ssids = bell\u{07}", 2, "is not an SSID pattern"),
+        ("[lan]\nsetup-ssids = Sonos_*", 2, "unknown key setup-ssids in [lan]"),
     ])
     func mistakesNameTheFileAndLine(text: String, line: Int, message: String) {
         do {

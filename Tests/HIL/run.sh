@@ -33,7 +33,7 @@ image="$cache/initramfs"
 rm -rf "$image"
 mkdir -p "$image/bin" "$image/lib/modules" "$image/etc" "$image/proc" "$image/sys" "$image/dev" "$image/tmp" "$image/run" "$image/var/run"
 cp /bin/busybox "$image/bin/busybox"
-for tool in sh mount insmod ip sleep cat grep ls poweroff echo mkdir wc; do ln -s busybox "$image/bin/$tool"; done
+for tool in sh mount insmod ip sleep cat grep ls poweroff echo mkdir wc cp; do ln -s busybox "$image/bin/$tool"; done
 copy_with_libraries() {
     cp "$1" "$image/bin/"
     ldd "$1" | awk '/=>/ {print $3} /ld-linux/ {print $1}' | while read -r library; do
