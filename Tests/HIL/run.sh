@@ -1,11 +1,13 @@
 #!/bin/sh
 # The virtual hardware-in-the-loop rig (issue 23), first part: Debian's own kernel in
 # QEMU (TCG) with mac80211_hwsim radios, a hostapd "TV" beaconing a P2P + Wi-Fi Display
-# element, and MediaRoute's release binary finding it through the real nl80211 scan path.
+# element and a speaker in setup mode; MediaRoute's release binary finds both through the
+# real nl80211 scan path, and the daemon follows a station joining, through rtnetlink and
+# nl80211 MLME events.
 #
 # Everything comes from Debian packages: the kernel package is downloaded and unpacked
 # (not installed) into .build-hil/ and its modules indexed with depmod; the guest's root
-# is an initramfs of busybox, hostapd and iw with the libraries they load, plus the
+# is an initramfs of busybox, hostapd, iw and dbus-daemon with the libraries they load, plus the
 # project's release binary (`make release` first). Prints one line per check; on
 # failure the console log is kept in .build-hil/logs/.
 set -eu
@@ -44,6 +46,9 @@ copy_with_libraries() {
 }
 copy_with_libraries "$(command -v hostapd)"
 copy_with_libraries "$(command -v iw)"
+copy_with_libraries "$(command -v dbus-daemon)"
+printf 'root:x:0:0:root:/:/bin/sh\n' >"$image/etc/passwd"
+printf 'root:x:0:\n' >"$image/etc/group"
 copy_with_libraries "$binary"
 ln -s mediarouted "$image/bin/mediaroutectl"
 modules="$kernel/lib/modules/$version"
