@@ -10,7 +10,6 @@
 #include <linux/rtnetlink.h>
 #include <linux/if.h>
 #include <linux/nl80211.h>
-#include <sys/eventfd.h>
 
 // Macros Swift does not import.
 static const int MR_NETLINK_ROUTE = NETLINK_ROUTE;
