@@ -107,13 +107,18 @@ let package = Package(
             swiftSettings: strict),
         // The routing vocabulary shared by RouteSystem, the app API and the daemon's client:
         // devices, keys, routes, events, pairing, the backend protocol.
-        .target(name: "RoutingModel", dependencies: ["MediaDevice"], swiftSettings: strict),
+        .target(name: "RoutingModel", dependencies: ["MediaDevice", "IOReactor"], swiftSettings: strict),
+        // Real-time audio delivery: a bounded, device-paced reader of an app's PCM descriptor; WAV headers.
+        .target(
+            name: "RealtimeAudio",
+            dependencies: ["IOReactor", "MediaDevice", "RoutingModel", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         // What an extension author tests with: RecordingRoutingManager, LoopbackDeviceBuilder.
         .target(name: "MediaRouteTesting", dependencies: ["MediaDevice", "LoopbackTransport", "MediaClock"], swiftSettings: strict),
         // The one owner of routing state: hosts extensions.
         .target(
             name: "RouteSystem",
-            dependencies: ["RoutingModel", "MediaDevice", "EventBroadcast", "MediaClock", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["RoutingModel", "RealtimeAudio", "IOReactor", "MediaDevice", "EventBroadcast", "MediaClock", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // App-facing API: SystemRouteController, SystemRoute, sessions, picker.
         .target(
@@ -200,7 +205,7 @@ let package = Package(
             name: "MediaRouteCommands",
             dependencies: [
                 "SystemRouting", "RouteSystem", "MediaDevice", "ExtensionCatalogue",
-                "MediaClock", "DBus", "MediaRouteClient", "Coordination", "LANTransport", "UPnPRendererExtension",
+                "MediaClock", "DBus", "MediaRouteClient", "Coordination", "LANTransport", "UPnPRendererExtension", "RealtimeAudio", "IOReactor",
                 "BlueZTransport", "BLESpeakerExtension", "WiFiTransport", "WiFiDisplayExtension", "BoxConfiguration",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

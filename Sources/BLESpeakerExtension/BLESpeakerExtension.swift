@@ -340,6 +340,20 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         }
     }
 
+    /// PCM at the rate the speaker's stream was configured for (SBC is encoded from it as is, no
+    /// resampling), mono or stereo, 16-bit or float. The latency is what A2DP speakers typically
+    /// buffer: the sender cannot measure it.
+    public func realtimeAudioSupport(session: MediaOutputSession) -> RealtimeAudioSupport {
+        var support = RealtimeAudioSupport.standard
+        support.latency = .milliseconds(150)
+        if let stream = active[session.id]?.stream, stream.profile != .leAudio,
+            let rate = SBCEncoder.sampleRate(a2dpConfiguration: stream.configuration)
+        {
+            support.sampleRates = [rate]
+        }
+        return support
+    }
+
     public func stopRealtimeSampleDelivery(session: MediaOutputSession) {
         guard let audio = active[session.id]?.audio, let streaming = active[session.id]?.streaming else { return }
         if case .ready(let socket, let encoder) = streaming {

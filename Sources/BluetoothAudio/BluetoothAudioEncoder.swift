@@ -80,6 +80,18 @@ public final class SBCEncoder: BluetoothAudioEncoder {
     public let samplesPerFrame: Int
     private let state: Mutex<State>
 
+    /// The sampling frequency an A2DP SBC configuration chose (its first byte's high bits); nil when it chose none.
+    public static func sampleRate(a2dpConfiguration: [UInt8]) -> Int? {
+        guard let first = a2dpConfiguration.first else { return nil }
+        switch first & 0xF0 {
+        case 0x80: return 16_000
+        case 0x40: return 32_000
+        case 0x20: return 44_100
+        case 0x10: return 48_000
+        default: return nil
+        }
+    }
+
     /// - Parameter a2dpConfiguration: the transport's `Configuration` (4 bytes of A2DP SBC capabilities).
     public init(a2dpConfiguration: [UInt8], mtu: Int) throws(BluetoothAudioError) {
         guard a2dpConfiguration.count == 4 else { throw BluetoothAudioError("SBC configuration has \(a2dpConfiguration.count) bytes, not 4") }

@@ -219,10 +219,17 @@ extension IOReactor {
     /// one exchange with a kernel socket (a request and its answer), where a watch kept
     /// for the socket's whole life would be more than needed.
     public func readable(_ fd: Int32, before deadline: ContinuousClock.Instant) async -> Bool {
+        await ready(fd, for: .readable, before: deadline)
+    }
+
+    /// Waits until `fd` is ready for one of `events` (or reports an error or hang-up), or
+    /// until `deadline`; returns whether it became ready. A writer held back by a full
+    /// socket waits here for room with `.writable`.
+    public func ready(_ fd: Int32, for events: IOEvents, before deadline: ContinuousClock.Instant) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let waiter = OneShotWait(continuation)
             do {
-                let watch = try self.watch(fd, for: .readable) { _ in waiter.finish(true) }
+                let watch = try self.watch(fd, for: events) { _ in waiter.finish(true) }
                 waiter.attach(watch: watch, timer: schedule(at: deadline) { waiter.finish(false) })
             } catch {
                 waiter.finish(false)

@@ -91,6 +91,12 @@ public protocol RealtimeSampleHandling: MediaDeviceExtension {
     func stopRealtimeSampleDelivery(session: MediaOutputSession)
     /// One buffer of samples for the session, in presentation order.
     func receiveSamples(_ buffer: SampleBuffer, session: MediaOutputSession)
+    /// The PCM the session's device takes and the latency it adds (default: ``RealtimeAudioSupport/standard``).
+    func realtimeAudioSupport(session: MediaOutputSession) -> RealtimeAudioSupport
+}
+
+extension RealtimeSampleHandling {
+    public func realtimeAudioSupport(session: MediaOutputSession) -> RealtimeAudioSupport { .standard }
 }
 
 /// A buffer of media samples on its way to a device.

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import DBus
 import MediaDevice
+import RoutingModel
 
 /// `org.mediaroute.Session1`, one object per active route: a URL session on it, its
 /// playback commands and data channels, and their wire form.
@@ -30,6 +31,8 @@ public enum Session1 {
         public var application: String?
         /// Why activation chose this protocol.
         public var protocolReason: String?
+        /// Real-time audio delivery on the route; nil when none was acquired.
+        public var audio: RealtimeAudioStatistics?
 
         public init(id: UUID, deviceID: String, device: DBusObjectPath, protocolID: String) {
             self.id = id
@@ -41,6 +44,8 @@ public enum Session1 {
         public static let signatures: [(name: String, signature: String)] = [
             ("Id", "s"), ("DeviceId", "s"), ("Device", "o"), ("Protocol", "s"), ("PlaybackState", "s"), ("Position", "d"),
             ("Rate", "d"), ("Duration", "d"), ("Title", "s"), ("Url", "s"), ("Application", "s"), ("ProtocolReason", "s"),
+            ("AudioActive", "b"), ("AudioFormat", "s"), ("AudioFramesReceived", "t"), ("AudioFramesDelivered", "t"),
+            ("AudioUnderruns", "t"), ("AudioSilenceFrames", "t"), ("AudioFramesDropped", "t"), ("AudioLatency", "t"),
         ]
 
         public var values: [String: DBusValue] {
@@ -57,6 +62,14 @@ public enum Session1 {
                 "Url": .string(url ?? ""),
                 "Application": .string(application ?? ""),
                 "ProtocolReason": .string(protocolReason ?? ""),
+                "AudioActive": .bool(audio?.active ?? false),
+                "AudioFormat": .string(audio.map { $0.format.name } ?? ""),
+                "AudioFramesReceived": .uint64(audio?.framesReceived ?? 0),
+                "AudioFramesDelivered": .uint64(audio?.framesDelivered ?? 0),
+                "AudioUnderruns": .uint64(audio?.underruns ?? 0),
+                "AudioSilenceFrames": .uint64(audio?.silenceFrames ?? 0),
+                "AudioFramesDropped": .uint64(audio?.framesDropped ?? 0),
+                "AudioLatency": .uint64(audio?.latencyMicroseconds ?? 0),
             ]
         }
 
@@ -88,6 +101,22 @@ public enum Session1 {
             if let value = text("Url") { url = value }
             if let value = text("Application") { application = value }
             if let value = text("ProtocolReason") { protocolReason = value }
+            if let text = changed["AudioFormat"]?.string {
+                audio = SampleBuffer.Format(name: text).map { RealtimeAudioStatistics(format: $0, active: false) }
+            }
+            if audio != nil {
+                func count(_ key: String) -> UInt64? {
+                    if case .uint64(let value)? = changed[key]?.unwrapped { return value }
+                    return nil
+                }
+                if let value = changed["AudioActive"]?.bool { audio?.active = value }
+                if let value = count("AudioFramesReceived") { audio?.framesReceived = value }
+                if let value = count("AudioFramesDelivered") { audio?.framesDelivered = value }
+                if let value = count("AudioUnderruns") { audio?.underruns = value }
+                if let value = count("AudioSilenceFrames") { audio?.silenceFrames = value }
+                if let value = count("AudioFramesDropped") { audio?.framesDropped = value }
+                if let value = count("AudioLatency") { audio?.latencyMicroseconds = value }
+            }
         }
 
         /// Brings `snapshot` to what the properties say of playback.
@@ -128,6 +157,10 @@ public enum Session1 {
         case send([UInt8])
         /// To the extension (route data channel).
         case sendToExtension([UInt8])
+        /// Opens paced real-time audio of a format; the reply carries the descriptor to write into.
+        case acquireAudio(SampleBuffer.Format)
+        /// Ends real-time audio now (what is queued is dropped).
+        case releaseAudio
 
         public static let methods: [BusMethodDescription] = [
             BusMethodDescription("Start", inputs: [DBusArgument("url", "s"), DBusArgument("mode", "s")]),
@@ -141,6 +174,13 @@ public enum Session1 {
             BusMethodDescription("SetRate", inputs: [DBusArgument("rate", "d")]),
             BusMethodDescription("Send", inputs: [DBusArgument("data", "ay")]),
             BusMethodDescription("SendToExtension", inputs: [DBusArgument("data", "ay")]),
+            BusMethodDescription(
+                "AcquireAudio", inputs: [DBusArgument("encoding", "s"), DBusArgument("rate", "u"), DBusArgument("channels", "u")],
+                outputs: [
+                    DBusArgument("fd", "h"), DBusArgument("encoding", "s"), DBusArgument("rate", "u"), DBusArgument("channels", "u"),
+                    DBusArgument("latency_us", "t"),
+                ]),
+            BusMethodDescription("ReleaseAudio"),
         ]
 
         public init(member: String, arguments: [DBusValue]) throws(DBusError) {
@@ -181,6 +221,19 @@ public enum Session1 {
             case "SetRate": self = .setRate(try number("rate"))
             case "Send": self = .send(try BusArguments(member, arguments, count: 1).bytes(0))
             case "SendToExtension": self = .sendToExtension(try BusArguments(member, arguments, count: 1).bytes(0))
+            case "AcquireAudio":
+                let reader = try BusArguments(member, arguments, count: 3)
+                let name = try reader.string(0)
+                guard let encoding = SampleBuffer.Format.Encoding(pcmName: name) else {
+                    throw MediaDeviceError(.invalidArgument, "encoding must be s16le or f32le, not \(name)").dbusError
+                }
+                let rate = try reader.uint32(1)
+                let channels = try reader.uint32(2)
+                guard rate > 0, rate <= 384_000, (1...8).contains(channels) else {
+                    throw MediaDeviceError(.invalidArgument, "\(rate) Hz with \(channels) channels is not a PCM format").dbusError
+                }
+                self = .acquireAudio(SampleBuffer.Format(encoding: encoding, sampleRate: Int(rate), channels: Int(channels)))
+            case "ReleaseAudio": _ = try BusArguments(member, arguments, count: 0); self = .releaseAudio
             default: throw DBusError.unknownMember(member, of: Session1.interface)
             }
         }
@@ -197,6 +250,8 @@ public enum Session1 {
             case .setRate: "SetRate"
             case .send: "Send"
             case .sendToExtension: "SendToExtension"
+            case .acquireAudio: "AcquireAudio"
+            case .releaseAudio: "ReleaseAudio"
             }
         }
 
@@ -209,6 +264,9 @@ public enum Session1 {
             case .seek(let position): [.double(position)]
             case .setRate(let rate): [.double(rate)]
             case .send(let bytes), .sendToExtension(let bytes): [.bytes(bytes)]
+            case .acquireAudio(let format):
+                [.string(format.encoding.pcmName ?? ""), .uint32(UInt32(clamping: format.sampleRate)), .uint32(UInt32(clamping: format.channels))]
+            case .releaseAudio: []
             }
         }
 
@@ -224,6 +282,32 @@ public enum Session1 {
             case .selectLegible(let option): self = .selectLegible(optionID: option?.id ?? "")
             case .setVolume, .setMuted: return nil
             }
+        }
+    }
+
+    /// The reply of `AcquireAudio`: (h fd, s encoding, u rate, u channels, t latency in µs).
+    public enum AudioReply {
+        public static func values(descriptor: DBusFileDescriptor, format: SampleBuffer.Format, latency: Duration) -> [DBusValue] {
+            let (seconds, attoseconds) = latency.components
+            let microseconds = UInt64(clamping: seconds.multipliedReportingOverflow(by: 1_000_000).partialValue + attoseconds / 1_000_000_000_000)
+            return [
+                .unixFD(descriptor), .string(format.encoding.pcmName ?? ""), .uint32(UInt32(clamping: format.sampleRate)),
+                .uint32(UInt32(clamping: format.channels)), .uint64(microseconds),
+            ]
+        }
+
+        /// The acquisition a reply describes; the descriptor is duplicated for the caller, who owns it.
+        public static func acquisition(from reply: [DBusValue]) throws(DBusError) -> AudioAcquisition {
+            guard reply.count == 5, case .unixFD(let fd) = reply[0].unwrapped, let name = reply[1].string,
+                let encoding = SampleBuffer.Format.Encoding(pcmName: name),
+                case .uint32(let rate) = reply[2].unwrapped, case .uint32(let channels) = reply[3].unwrapped,
+                case .uint64(let microseconds) = reply[4].unwrapped
+            else { throw DBusError.invalidArgs("AcquireAudio: the reply is not (h, s, u, u, t)") }
+            let descriptor = fd.duplicate()
+            guard descriptor >= 0 else { throw DBusError(name: "org.freedesktop.DBus.Error.Failed", message: "AcquireAudio: no descriptor") }
+            return AudioAcquisition(
+                descriptor: descriptor, format: SampleBuffer.Format(encoding: encoding, sampleRate: Int(rate), channels: Int(channels)),
+                latency: .microseconds(Int64(clamping: microseconds)))
         }
     }
 
@@ -267,3 +351,4 @@ public enum Session1 {
         }
     }
 }
+

@@ -348,11 +348,38 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         _ = try await call(try sessionPath(session), .send(Array(data)))
     }
 
+    /// A sink whose buffers go to the daemon through `Session1.AcquireAudio`'s descriptor.
     public func startRealtimeSampleDelivery(on session: MediaOutputSession) async throws -> RealtimeSampleSink {
-        throw MediaDeviceError(.unsupported, "real-time samples are not carried over D-Bus; stream in the daemon's process")
+        guard let route = routes[session.id]?.route else { throw MediaDeviceError(.deviceNotActive, "\(session) is not active") }
+        guard route.device.capabilities.contains(.realtimeAudioStreaming) else {
+            throw MediaDeviceError(.unsupported, "\(route.device.displayName) does not take real-time samples")
+        }
+        return RealtimeSampleSink(session: session) { format in try await self.acquireAudio(on: session, format: format) }
     }
 
-    public func stopRealtimeSampleDelivery(on session: MediaOutputSession) async {}
+    /// `Session1.ReleaseAudio`.
+    public func stopRealtimeSampleDelivery(on session: MediaOutputSession) async {
+        guard let path = try? sessionPath(session) else { return }
+        _ = try? await call(path, Session1.Call.releaseAudio)
+    }
+
+    /// `Session1.AcquireAudio`: the descriptor comes in the reply; the caller owns it.
+    public func acquireAudio(on session: MediaOutputSession, format: SampleBuffer.Format) async throws -> AudioAcquisition {
+        let reply = try await call(try sessionPath(session), .acquireAudio(format))
+        do {
+            return try Session1.AudioReply.acquisition(from: reply)
+        } catch {
+            throw MediaDeviceError(.sessionFailed, "mediarouted's AcquireAudio reply: \(error)")
+        }
+    }
+
+    /// The route's `Audio*` properties, read now (they change too often to be signalled).
+    public func audioStatistics(on session: MediaOutputSession) async -> RealtimeAudioStatistics? {
+        guard let path = try? sessionPath(session), let values = try? await getAll(path, Session1.interface) else { return nil }
+        var properties = routes[session.id]?.properties
+        properties?.apply(values)
+        return properties?.audio
+    }
 
     // MARK: Mirroring the daemon
 

@@ -27,6 +27,8 @@ public actor RoutingDaemon {
     private var protocolReasons: [DeviceKey: String] = [:]
     private var discoveryClients: Set<String> = []
     private var agentOwner: String?
+    /// The bus client that acquired each route's real-time audio.
+    private var audioOwners: [UUID: String] = [:]
     private var tasks: [Task<Void, Never>] = []
     private var playbackWatchers: [UUID: Task<Void, Never>] = [:]
     /// The adapters the inventory reports (Manager1.Adapters).
@@ -164,6 +166,30 @@ public actor RoutingDaemon {
             }
         }
         if agentOwner == name { await unregisterAgent(owner: name) }
+        for (id, owner) in audioOwners where owner == name {
+            audioOwners[id] = nil
+            guard let route = routes[id] else { continue }
+            logger.info("client left; ending its real-time audio", metadata: ["client": "\(name)", "device": "\(route.device.displayName)"])
+            await system.stopRealtimeSampleDelivery(on: route.session)
+        }
+    }
+
+    // MARK: Real-time audio
+
+    /// `Session1.AcquireAudio`: paced delivery for `sender`, which owns it until it closes the
+    /// descriptor, calls `ReleaseAudio` or leaves the bus.
+    func acquireAudio(_ session: MediaOutputSession, format: SampleBuffer.Format, sender: String) async throws -> [DBusValue] {
+        let acquisition = try await mapErrors { try await system.acquireAudio(on: session, format: format) }
+        audioOwners[session.id] = sender
+        // The reply's descriptor is duplicated into the message; ours closes when the value goes.
+        return Session1.AudioReply.values(
+            descriptor: DBusFileDescriptor(owning: acquisition.descriptor), format: acquisition.format, latency: acquisition.latency)
+    }
+
+    /// `Session1.ReleaseAudio`: ends delivery now.
+    func releaseAudio(_ session: MediaOutputSession) async {
+        audioOwners[session.id] = nil
+        await system.stopRealtimeSampleDelivery(on: session)
     }
 
     // MARK: Discovery failures
@@ -220,6 +246,7 @@ public actor RoutingDaemon {
         properties.url = urls[session.id]
         properties.application = await system.sessionApplication(on: session)
         properties.protocolReason = protocolReasons[route.key]
+        properties.audio = await system.audioStatistics(on: session)
         return properties
     }
 

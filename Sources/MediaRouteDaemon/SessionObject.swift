@@ -22,7 +22,6 @@ struct SessionObject {
                 Session1.interface,
                 methods: Session1.Call.exportedMethods { call, message in
                     try await Self.handle(call, sender: message.sender, session: session, daemon: daemon)
-                    return []
                 },
                 properties: Session1.Properties.signatures,
                 signals: Session1.Signal.descriptions,
@@ -30,7 +29,7 @@ struct SessionObject {
         ])
     }
 
-    private static func handle(_ call: Session1.Call, sender: String, session: MediaOutputSession, daemon: RoutingDaemon) async throws {
+    private static func handle(_ call: Session1.Call, sender: String, session: MediaOutputSession, daemon: RoutingDaemon) async throws -> [DBusValue] {
         let system = daemon.system
         /// A command of the URL session playing on the route.
         func playback(_ body: (PlaybackControl) -> Void) async throws {
@@ -61,6 +60,11 @@ struct SessionObject {
             try await mapErrors { try await system.sendSessionData(Data(bytes), on: session) }
         case .sendToExtension(let bytes):
             try await mapErrors { try await system.sendRouteData(Data(bytes), fromApplication: sender, on: session) }
+        case .acquireAudio(let format):
+            return try await daemon.acquireAudio(session, format: format, sender: sender)
+        case .releaseAudio:
+            await daemon.releaseAudio(session)
         }
+        return []
     }
 }

@@ -63,7 +63,7 @@ public actor RouteSystem {
     private typealias Slot = Int
 
     private let clock: any HostClock
-    private let logger: Logger
+    let logger: Logger
     public nonisolated let configuration: Configuration
 
     private let reports: AsyncStream<(Slot, MediaDeviceRoutingEvent)>
@@ -81,6 +81,9 @@ public actor RouteSystem {
     private var discoveryClients: [String: Int] = [:]
     private let observers = EventBroadcaster<RouteSystemEvent>()
     private var pairingAgent: (any PairingAgent)?
+    /// Paced real-time deliveries, by route session (kept after the writer ended, for statistics).
+    var audioDeliveries: [UUID: AudioDeliveryRecord] = [:]
+    var nextAudioDelivery: UInt64 = 0
 
     public init(
         configuration: Configuration = Configuration(),
@@ -596,8 +599,14 @@ public actor RouteSystem {
     // MARK: Real-time samples
 
     /// Starts real-time sample delivery on a route whose device and extension support it.
-    /// - Returns: a sink that carries buffers straight to the extension.
+    /// - Returns: a sink whose buffers go through paced delivery (``acquireAudio(on:format:)``).
     public func startRealtimeSampleDelivery(on session: MediaOutputSession) async throws -> RealtimeSampleSink {
+        _ = try await startRealtimeHandler(on: session)
+        return RealtimeSampleSink(session: session) { format in try await self.acquireAudio(on: session, format: format) }
+    }
+
+    /// The route's extension as a sample handler, told samples start if it was not yet.
+    func startRealtimeHandler(on session: MediaOutputSession) async throws -> (any RealtimeSampleHandling, ActiveRoute) {
         guard let record = routes[session.id], let loaded = loadedExtension(for: record.route.key.protocolID) else {
             throw MediaDeviceError(.deviceNotActive, "\(session) is not active")
         }
@@ -611,11 +620,27 @@ public actor RouteSystem {
             routes[session.id]?.realtime = true
             await handler.startRealtimeSampleDelivery(session: session)
         }
-        return RealtimeSampleSink(handler: handler, session: session)
+        return (handler, record.route)
     }
 
-    /// Stops real-time sample delivery on a route.
+    /// Stops real-time sample delivery on a route (what is queued is dropped).
     public func stopRealtimeSampleDelivery(on session: MediaOutputSession) async {
+        endAudioDelivery(session.id)
+        guard let record = routes[session.id], record.realtime,
+            let handler = loadedExtension(for: record.route.key.protocolID)?.instance as? any RealtimeSampleHandling
+        else { return }
+        routes[session.id]?.realtime = false
+        await handler.stopRealtimeSampleDelivery(session: session)
+    }
+
+    /// Whether samples are on for the route of `session`.
+    func isRealtime(_ session: MediaOutputSession) -> Bool { routes[session.id]?.realtime == true }
+
+    /// The active route of `session`.
+    func routes(_ session: MediaOutputSession) -> ActiveRoute? { routes[session.id]?.route }
+
+    /// Tells the extension samples stopped, leaving the ended delivery's statistics readable.
+    func stopHandlerKeepingStatistics(_ session: MediaOutputSession) async {
         guard let record = routes[session.id], record.realtime,
             let handler = loadedExtension(for: record.route.key.protocolID)?.instance as? any RealtimeSampleHandling
         else { return }
@@ -771,6 +796,7 @@ public actor RouteSystem {
                 emit(.sessionEnded(record.route, reason: error))
             } else if record.realtime {
                 // A real-time stream the extension could not start or keep going.
+                endAudioDelivery(session.id)
                 record.realtime = false
                 routes[session.id] = record
                 emit(.sessionEnded(record.route, reason: error))
@@ -860,6 +886,7 @@ public actor RouteSystem {
             emit(.sessionEnded(route, reason: reason))
             await loaded.instance.stopSession(route.session)
         }
+        endAudioDelivery(id)
         if record.realtime, let handler = loaded.instance as? any RealtimeSampleHandling {
             await handler.stopRealtimeSampleDelivery(session: route.session)
         }

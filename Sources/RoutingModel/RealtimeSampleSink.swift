@@ -1,17 +1,157 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+internal import IOReactor
 import MediaDevice
 
-/// Carries real-time sample buffers from an app straight to an extension.
-public struct RealtimeSampleSink: Sendable {
-    let handler: any RealtimeSampleHandling
-    public let session: MediaOutputSession
+/// Real-time audio delivery opened on a route: the descriptor to write PCM into, and
+/// what the route made of the request.
+///
+/// Whoever receives it owns ``descriptor`` and closes it: closing is the end of the
+/// stream (what was written still plays out). Writes are held back once the route's
+/// bounded buffer is full, so a writer faster than the device waits, and one slower
+/// than it is covered with silence (counted as underruns).
+public struct AudioAcquisition: Sendable, Hashable {
+    /// The write end of a stream socket; PCM of ``format``, frames interleaved.
+    public var descriptor: Int32
+    /// The format accepted (always the one asked for: a format the route cannot take is refused).
+    public var format: SampleBuffer.Format
+    /// From a write to its sound: the route's buffering and the device's.
+    public var latency: Duration
 
-    public init(handler: any RealtimeSampleHandling, session: MediaOutputSession) {
-        self.handler = handler
+    public init(descriptor: Int32, format: SampleBuffer.Format, latency: Duration) {
+        self.descriptor = descriptor
+        self.format = format
+        self.latency = latency
+    }
+}
+
+/// How real-time delivery on a route is going.
+public struct RealtimeAudioStatistics: Sendable, Hashable, Codable {
+    /// The format being delivered.
+    public var format: SampleBuffer.Format
+    /// Whether samples still flow (false once the writer closed and the rest played out).
+    public var active: Bool
+    /// Whole frames read from the writer.
+    public var framesReceived: UInt64
+    /// Frames handed to the device, silence included.
+    public var framesDelivered: UInt64
+    /// Device clock ticks that found too few frames from the writer.
+    public var underruns: UInt64
+    /// Frames of silence put in for a writer that was late.
+    public var silenceFrames: UInt64
+    /// Frames the device could not take in time (dropped so the daemon never waits on it).
+    public var framesDropped: UInt64
+    /// Bytes of a last, incomplete frame thrown away at the end of the stream.
+    public var partialFrameBytes: UInt64
+    /// The latency now: the route's own plus what is buffered, in microseconds.
+    public var latencyMicroseconds: UInt64
+
+    public init(
+        format: SampleBuffer.Format, active: Bool, framesReceived: UInt64 = 0, framesDelivered: UInt64 = 0, underruns: UInt64 = 0,
+        silenceFrames: UInt64 = 0, framesDropped: UInt64 = 0, partialFrameBytes: UInt64 = 0, latencyMicroseconds: UInt64 = 0
+    ) {
+        self.format = format
+        self.active = active
+        self.framesReceived = framesReceived
+        self.framesDelivered = framesDelivered
+        self.underruns = underruns
+        self.silenceFrames = silenceFrames
+        self.framesDropped = framesDropped
+        self.partialFrameBytes = partialFrameBytes
+        self.latencyMicroseconds = latencyMicroseconds
+    }
+}
+
+/// Carries real-time sample buffers from an app to a route.
+///
+/// The first buffer acquires delivery in its format (a buffer in another format acquires
+/// again); the bytes then go through the acquired descriptor, paced by the device's clock
+/// where delivery runs (in the app's process or in the daemon, the same way). `send`
+/// returns once the bytes are buffered, so a loop that sends as fast as it can is held to
+/// the device's pace. Send from one task at a time.
+public struct RealtimeSampleSink: Sendable {
+    public let session: MediaOutputSession
+    private let writer: SampleWriter
+
+    /// A sink that acquires delivery with `acquire` when the first buffer (or a new format) comes.
+    public init(session: MediaOutputSession, acquire: @escaping @Sendable (SampleBuffer.Format) async throws -> AudioAcquisition) {
         self.session = session
+        self.writer = SampleWriter(acquire: acquire)
     }
 
     /// Delivers one buffer, in presentation order.
-    public func send(_ buffer: SampleBuffer) async {
-        await handler.receiveSamples(buffer, session: session)
+    /// - Throws: ``MediaDeviceError`` `unsupported` for a format the route does not take,
+    ///   `sessionFailed` once delivery ended (the route stopped, or the device went away).
+    public func send(_ buffer: SampleBuffer) async throws {
+        try await writer.write(buffer)
+    }
+
+    /// Ends the stream: what was sent plays out, then delivery stops.
+    public func finish() async {
+        await writer.close()
+    }
+
+    /// The delivery acquired so far (nil before the first buffer).
+    public var acquisition: AudioAcquisition? {
+        get async { await writer.acquisition }
+    }
+}
+
+/// The descriptor a sink writes into, acquired on demand.
+actor SampleWriter {
+    private let acquire: @Sendable (SampleBuffer.Format) async throws -> AudioAcquisition
+    private(set) var acquisition: AudioAcquisition?
+    private var ended = false
+
+    init(acquire: @escaping @Sendable (SampleBuffer.Format) async throws -> AudioAcquisition) {
+        self.acquire = acquire
+    }
+
+    deinit {
+        if let acquisition { Glibc.close(acquisition.descriptor) }
+    }
+
+    func write(_ buffer: SampleBuffer) async throws {
+        guard buffer.format.bytesPerFrame != nil else {
+            throw MediaDeviceError(.unsupported, "real-time delivery takes PCM (s16le or f32le), not encoded frames")
+        }
+        if acquisition?.format != buffer.format {
+            close()
+            acquisition = try await acquire(buffer.format)
+            ended = false
+        }
+        guard let fd = acquisition?.descriptor, !ended else {
+            throw MediaDeviceError(.sessionFailed, "real-time delivery has ended")
+        }
+        var offset = 0
+        while offset < buffer.data.count {
+            let sent = buffer.data.withUnsafeBytes { bytes in
+                Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+            if sent > 0 {
+                offset += sent
+                continue
+            }
+            switch errno {
+            case EINTR:
+                continue
+            case EAGAIN:
+                // The route's buffer is full: wait for the device to take some. Delivery drains
+                // at the device's pace whatever the device does, so only a dead reader stops this.
+                guard await IOReactor.shared.ready(fd, for: .writable, before: .now + .seconds(5)) else {
+                    throw MediaDeviceError(.timedOut, "real-time delivery took nothing for 5 s")
+                }
+            default:
+                ended = true
+                throw MediaDeviceError(.sessionFailed, "real-time delivery has ended")
+            }
+        }
+    }
+
+    func close() {
+        guard let acquisition else { return }
+        Glibc.close(acquisition.descriptor)
+        self.acquisition = nil
     }
 }

@@ -31,6 +31,13 @@ public protocol SystemRoutingBackend: Sendable {
     func sendSessionData(_ data: Data, on session: MediaOutputSession) async throws
     func startRealtimeSampleDelivery(on session: MediaOutputSession) async throws -> RealtimeSampleSink
     func stopRealtimeSampleDelivery(on session: MediaOutputSession) async
+    /// Opens paced real-time delivery of `format` on a route: the caller writes PCM into
+    /// the returned descriptor and closes it to end the stream. A new acquisition on the
+    /// same route ends the one before.
+    /// - Throws: ``MediaDeviceError`` `unsupported` naming what the route takes.
+    func acquireAudio(on session: MediaOutputSession, format: SampleBuffer.Format) async throws -> AudioAcquisition
+    /// How delivery on a route goes; nil when none was acquired.
+    func audioStatistics(on session: MediaOutputSession) async -> RealtimeAudioStatistics?
 }
 
 extension SystemRoutingBackend {

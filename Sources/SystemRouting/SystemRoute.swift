@@ -133,6 +133,18 @@ public final class SystemRoute: Sendable, Hashable, Identifiable {
         await controller.system.stopRealtimeSampleDelivery(on: session)
     }
 
+    /// Opens paced delivery of `format` and returns the descriptor to write PCM into
+    /// (the caller owns and closes it; closing ends the stream once it played out).
+    /// - Throws: ``MediaDeviceError`` `unsupported` naming the formats the device takes.
+    public func acquireAudio(format: SampleBuffer.Format) async throws -> AudioAcquisition {
+        try await controller.system.acquireAudio(on: session, format: format)
+    }
+
+    /// How real-time delivery goes (frames, underruns, latency); nil when none was acquired.
+    public func audioStatistics() async -> RealtimeAudioStatistics? {
+        await controller.system.audioStatistics(on: session)
+    }
+
     // MARK: From the controller
 
     func volumeChanged(volume: Float, muted: Bool) {

@@ -253,16 +253,17 @@ struct MediaTransportTests {
                 for _ in 0..<2 { data += [UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8)] }
                 frame += 1
             }
-            await sink.send(SampleBuffer(format: .cdAudio, presentationTime: .zero, frameCount: 441, data: data))
+            try await sink.send(SampleBuffer(format: .cdAudio, presentationTime: .zero, frameCount: 441, data: data))
         }
+        await sink.finish()
         @Sendable func frames() async -> Int {
             let packets = (try? await rig.mock.call("TransportPackets", [.objectPath(rig.speaker)]).first?.array?.compactMap(\.bytes)) ?? []
             return packets.reduce(0) { $0 + Int($1[12]) }
         }
-        // 22 050 samples are 172 frames of 128; all but the last partial packet go out at once.
-        #expect(await eventually { await frames() >= 172 - 14 })
-        await rig.system.stopRealtimeSampleDelivery(on: route.session)
-        #expect(await eventually { await frames() == 172 }, "stopping flushes the last frames")
+        // 22 050 samples are 172 frames of 128: paced at 44.1 kHz they take half a second, and
+        // at the end of the stream (the writer closed) the encoder's last packet is flushed.
+        #expect(await eventually(timeout: .seconds(5)) { await frames() == 172 }, "the end of the stream flushes the last frames")
+        #expect(await rig.system.audioStatistics(on: route.session)?.underruns == 0)
         let packets = try await rig.mock.call("TransportPackets", [.objectPath(rig.speaker)]).first?.array?.compactMap(\.bytes) ?? []
         #expect(packets.allSatisfy { $0.count <= 895 && $0[0] == 0x80 && $0[1] == 96 && $0[13] == 0x9C })
         let sequences = packets.map { Int($0[2]) << 8 | Int($0[3]) }

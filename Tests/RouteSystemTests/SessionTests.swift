@@ -218,14 +218,22 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
         let route = try await rig.system.activate(deviceID: "Kitchen Speaker")
         let sink = try await rig.system.startRealtimeSampleDelivery(on: route.session)
         for index in 0..<5 {
-            await sink.send(SampleBuffer(
+            try await sink.send(SampleBuffer(
                 format: .cdAudio, presentationTime: .milliseconds(20 * index), frameCount: 882,
                 data: [UInt8](repeating: 0, count: 882 * 4)))
         }
+        await sink.finish()
+        // The writer closed: all it sent plays out at the device's pace, and nothing more.
+        #expect(await eventually { await rig.system.audioStatistics(on: route.session)?.active == false })
         #expect(await eventually { await rig.transport.audioFramesReceived(by: "speaker") == 5 * 882 })
+        let statistics = try #require(await rig.system.audioStatistics(on: route.session))
+        #expect(statistics.framesReceived == 5 * 882)
+        #expect(statistics.framesDelivered == 5 * 882)
         await rig.system.stopRealtimeSampleDelivery(on: route.session)
-        await sink.send(SampleBuffer(format: .cdAudio, presentationTime: .zero, frameCount: 882, data: []))
-        try await Task.sleep(for: .milliseconds(10))
+        await #expect(throws: MediaDeviceError.self) {
+            try await sink.send(SampleBuffer(format: .cdAudio, presentationTime: .zero, frameCount: 882, data: [0, 0, 0, 0]))
+        }
+        try await Task.sleep(for: .milliseconds(30))
         #expect(await rig.transport.audioFramesReceived(by: "speaker") == 5 * 882, "nothing flows after stop")
 
         let tv = try await { () async throws -> ActiveRoute in

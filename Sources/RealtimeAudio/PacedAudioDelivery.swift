@@ -1,0 +1,262 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import IOReactor
+import Logging
+import MediaDevice
+import RoutingModel
+import Synchronization
+
+/// Reads an app's PCM from a stream socket and hands it to a device at the device's pace.
+///
+/// Bytes are read as soon as they come into a small buffer (``Configuration/buffered``
+/// of audio), so the socket stays nearly empty and a writer never waits on a half-read
+/// socket. The reactor wakes delivery once per ``Configuration/period`` while it runs;
+/// each tick hands the device exactly the frames its clock consumed since the last one.
+/// A writer faster than the device finds the buffer and then the socket full and waits;
+/// one slower than it gets silence for the frames it missed (an underrun, counted); a
+/// device that cannot take a buffer in time has it dropped (counted) instead of holding
+/// the daemon up. Writes may end anywhere, even inside a sample: only whole frames are
+/// handed over. Closing the writer's end is the end of the stream: what it wrote plays
+/// out first.
+public final class PacedAudioDelivery: Sendable {
+    /// Timing of delivery.
+    public struct Configuration: Sendable, Hashable {
+        /// The interval of the device's clock ticks; each hands over this much audio.
+        public var period: Duration = .milliseconds(10)
+        /// Audio read ahead of the device: covers a writer that wakes late.
+        public var buffered: Duration = .milliseconds(20)
+        /// The most periods one tick makes up for when the process fell behind.
+        public var maxBurstPeriods = 4
+
+        public init() {}
+    }
+
+    /// Why delivery ended by itself.
+    public enum End: Sendable, Hashable {
+        /// The writer closed its end, and everything it wrote was handed over.
+        case writerClosed
+        /// Reading failed (the errno).
+        case readFailed(Int32)
+    }
+
+    private struct State {
+        var pacing: DeliveryPacing
+        var buffer: [UInt8] = []
+        var started: ContinuousClock.Instant?
+        var watch: IOWatch?
+        /// The writer hung up while the buffer was full: ticks read the rest themselves.
+        var readsOnTicks = false
+        var writerEnd: End?
+        var timer: IOTimer?
+        var finished = false
+        var bytesReceived: UInt64 = 0
+        var statistics: RealtimeAudioStatistics
+    }
+
+    private let descriptor: Int32
+    private let format: SampleBuffer.Format
+    private let bytesPerFrame: Int
+    private let capacity: Int
+    private let routeLatency: Duration
+    private let reactor: IOReactor
+    private let configuration: Configuration
+    private let framesPerPeriod: Int
+    private let deliver: @Sendable (SampleBuffer) -> Bool
+    private let ended: @Sendable (End) -> Void
+    private let state: Mutex<State>
+
+    /// Delivery of `format` read from `descriptor` (a non-blocking stream socket this object
+    /// now owns and closes). `deliver` hands a buffer to the device and returns false when the
+    /// device could not take it; `ended` is called once if the writer ends the stream.
+    /// Both are called on the reactor thread and must not block.
+    public init(
+        reading descriptor: Int32, format: SampleBuffer.Format, routeLatency: Duration, reactor: IOReactor = .shared,
+        configuration: Configuration = Configuration(),
+        deliver: @escaping @Sendable (SampleBuffer) -> Bool, ended: @escaping @Sendable (End) -> Void
+    ) throws(MediaDeviceError) {
+        guard let bytesPerFrame = format.bytesPerFrame, format.sampleRate > 0, format.sampleRate <= 384_000 else {
+            throw MediaDeviceError(.invalidArgument, "not a PCM format: \(format)")
+        }
+        self.descriptor = descriptor
+        self.format = format
+        self.bytesPerFrame = bytesPerFrame
+        self.routeLatency = routeLatency
+        self.reactor = reactor
+        self.configuration = configuration
+        let clock = DeliveryPacing(sampleRate: format.sampleRate, maxBurst: 1)
+        self.framesPerPeriod = Int(max(1, min(clock.clockFrames(after: configuration.period), 1 << 20)))
+        let bufferedFrames = Int(max(Int64(framesPerPeriod), min(clock.clockFrames(after: configuration.buffered), 1 << 20)))
+        self.capacity = (bufferedFrames + framesPerPeriod) * bytesPerFrame
+        self.deliver = deliver
+        self.ended = ended
+        self.state = Mutex(State(
+            pacing: DeliveryPacing(sampleRate: format.sampleRate, maxBurst: framesPerPeriod * max(1, configuration.maxBurstPeriods)),
+            statistics: RealtimeAudioStatistics(format: format, active: true)))
+    }
+
+    /// The smallest send buffer a socket takes: the writer's queue beyond what delivery reads ahead.
+    public static let sendBufferBytes: Int32 = 4096
+
+    /// Waits for the writer's first bytes, then runs the device's clock.
+    public func start() throws(IOReactorError) {
+        let watch = try reactor.watch(descriptor, for: .readable) { [weak self] events in self?.readable(events) }
+        state.withLock { $0.watch = watch }
+    }
+
+    /// Ends delivery now (what is buffered is dropped) and closes the descriptor; `ended` is not called.
+    public func stop() {
+        let (watch, timer, wasFinished) = state.withLock { state in
+            defer { state.finished = true; state.watch = nil; state.timer = nil; state.statistics.active = false; state.buffer = [] }
+            return (state.watch, state.timer, state.finished)
+        }
+        guard !wasFinished else { return }
+        timer?.cancel()
+        let descriptor = self.descriptor
+        if let watch {
+            watch.cancel { close(descriptor) }
+        } else {
+            reactor.execute { close(descriptor) }
+        }
+    }
+
+    /// How delivery goes, latency included.
+    public var statistics: RealtimeAudioStatistics {
+        let (snapshot, buffered) = state.withLock { ($0.statistics, $0.buffer.count) }
+        var statistics = snapshot
+        var queued: Int32 = 0
+        if !statistics.active || ioctl(descriptor, UInt(FIONREAD), &queued) != 0 { queued = 0 }
+        let frames = (Int64(queued) + Int64(buffered)) / Int64(bytesPerFrame)
+        let own = routeLatency + configuration.period + DeliveryPacing(sampleRate: format.sampleRate, maxBurst: 1).duration(ofFrames: frames)
+        let (seconds, attoseconds) = own.components
+        statistics.latencyMicroseconds = UInt64(clamping: seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
+        return statistics
+    }
+
+    // MARK: The reactor thread
+
+    private func readable(_ events: IOEvents) {
+        let (watchToCancel, startNow) = state.withLock { state -> (IOWatch?, Bool) in
+            guard !state.finished else { return (nil, false) }
+            let firstBytes = state.started == nil
+            if firstBytes { state.started = .now }
+            fill(&state)
+            var cancel: IOWatch?
+            if state.writerEnd != nil {
+                cancel = state.watch
+                state.watch = nil
+            } else if state.buffer.count >= capacity {
+                if events.contains(.hangup) || events.contains(.error) {
+                    // Level-triggered hang-ups are reported even with no interest: stop
+                    // watching and let the ticks read what is left.
+                    cancel = state.watch
+                    state.watch = nil
+                    state.readsOnTicks = true
+                } else {
+                    state.watch?.setInterest([])
+                }
+            }
+            return (cancel, firstBytes)
+        }
+        watchToCancel?.cancel()
+        if startNow { tick() }
+    }
+
+    /// Reads what fits into the buffer; notes the writer's end.
+    private func fill(_ state: inout State) {
+        guard state.writerEnd == nil else { return }
+        while state.buffer.count < capacity {
+            let room = capacity - state.buffer.count
+            let start = state.buffer.count
+            state.buffer.append(contentsOf: repeatElement(0, count: room))
+            let got = state.buffer.withUnsafeMutableBytes { bytes in
+                recv(descriptor, bytes.baseAddress! + start, room, Int32(MSG_DONTWAIT))
+            }
+            state.buffer.removeLast(room - max(0, got))
+            if got > 0 {
+                state.bytesReceived += UInt64(got)
+                state.statistics.framesReceived = state.bytesReceived / UInt64(bytesPerFrame)
+                continue
+            }
+            if got == 0 {
+                state.writerEnd = .writerClosed
+            } else if errno == EINTR {
+                continue
+            } else if errno != EAGAIN {
+                state.writerEnd = errno == ECONNRESET ? .writerClosed : .readFailed(errno)
+            }
+            return
+        }
+    }
+
+    private func tick() {
+        let outcome = state.withLock { state -> (buffer: SampleBuffer?, end: End?) in
+            guard !state.finished, let started = state.started else { return (nil, nil) }
+            if state.readsOnTicks { fill(&state) }
+            let now = ContinuousClock.now
+            let due = state.pacing.framesDue(after: now - started)
+            let available = state.buffer.count / bytesPerFrame
+            let frames = min(due, available)
+            var bytes = Array(state.buffer[..<(frames * bytesPerFrame)])
+            state.buffer.removeFirst(frames * bytesPerFrame)
+            var handed = frames
+            var end: End?
+            if frames < due {
+                if let writerEnd = state.writerEnd {
+                    end = writerEnd
+                } else {
+                    // The writer is late: the device plays silence for what it did not send.
+                    let missing = due - frames
+                    state.statistics.underruns += 1
+                    state.statistics.silenceFrames += UInt64(missing)
+                    bytes.append(contentsOf: repeatElement(0, count: missing * bytesPerFrame))
+                    handed = due
+                }
+            } else if state.writerEnd != nil, state.buffer.count < bytesPerFrame {
+                end = state.writerEnd
+            }
+            state.pacing.advance(by: handed)
+            var buffer: SampleBuffer?
+            if handed > 0 {
+                buffer = SampleBuffer(
+                    format: format, presentationTime: state.pacing.duration(ofFrames: state.pacing.position - Int64(handed)),
+                    frameCount: handed, data: bytes)
+            }
+            if end != nil {
+                // `active` goes false once the last buffer is counted, below.
+                state.finished = true
+                state.statistics.partialFrameBytes += UInt64(state.buffer.count)
+                state.buffer = []
+            } else {
+                if state.buffer.count < capacity { state.watch?.setInterest(.readable) }
+                // The next tick is when the device's clock has run through one more period.
+                let next = started + state.pacing.duration(ofFrames: state.pacing.position + Int64(framesPerPeriod))
+                state.timer = reactor.schedule(at: max(next, now)) { [weak self] in self?.tick() }
+            }
+            return (buffer, end)
+        }
+        let taken = outcome.buffer.map(deliver) ?? true
+        state.withLock { state in
+            if let buffer = outcome.buffer {
+                if taken {
+                    state.statistics.framesDelivered += UInt64(buffer.frameCount)
+                } else {
+                    state.statistics.framesDropped += UInt64(buffer.frameCount)
+                }
+            }
+            if outcome.end != nil { state.statistics.active = false }
+        }
+        if let end = outcome.end {
+            let watch = state.withLock { state in
+                defer { state.watch = nil }
+                return state.watch
+            }
+            if let watch {
+                watch.cancel { close(self.descriptor) }
+            } else {
+                close(descriptor)
+            }
+            ended(end)
+        }
+    }
+}

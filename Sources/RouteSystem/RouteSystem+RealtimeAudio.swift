@@ -1,0 +1,113 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import MediaDevice
+import RealtimeAudio
+
+/// One paced delivery of real-time audio on a route.
+struct AudioDeliveryRecord {
+    let token: UInt64
+    let delivery: PacedAudioDelivery
+    let buffers: AsyncStream<SampleBuffer>.Continuation
+    let feeder: Task<Void, Never>
+}
+
+extension RouteSystem {
+    /// How long the extension may fall behind before buffers are dropped rather than queued:
+    /// a stuck device costs the daemon this much memory and no more.
+    static let queuedBuffersForExtension = 8
+
+    /// Opens paced real-time delivery of `format` on a route; see ``SystemRoutingBackend/acquireAudio(on:format:)``.
+    ///
+    /// The descriptor returned is the write end of a Unix stream socket with the smallest
+    /// send buffer; the read end is read by a ``PacedAudioDelivery`` at the device's rate
+    /// and its buffers go to the extension in order, through a queue of
+    /// ``queuedBuffersForExtension`` buffers.
+    public func acquireAudio(on session: MediaOutputSession, format: SampleBuffer.Format) async throws -> AudioAcquisition {
+        let (handler, route) = try await startRealtimeHandler(on: session)
+        let support = await handler.realtimeAudioSupport(session: session)
+        guard format.bytesPerFrame != nil, support.accepts(format) else {
+            throw MediaDeviceError(
+                .unsupported,
+                "\(route.device.displayName) takes \(support), not \(format.encoding.pcmName ?? "encoded frames") at \(format.sampleRate) Hz with \(format.channels) channels")
+        }
+        guard isRealtime(session) else { throw MediaDeviceError(.deviceNotActive, "\(session) is not active") }
+        endAudioDelivery(session.id)
+
+        var ends: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
+            throw MediaDeviceError(.sessionFailed, "no socket for real-time audio (errno \(errno))")
+        }
+        let (reader, writer) = (ends[0], ends[1])
+        var configuration = PacedAudioDelivery.Configuration()
+        configuration.period = .milliseconds(10)
+        var sendBuffer = PacedAudioDelivery.sendBufferBytes
+        _ = setsockopt(writer, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
+        _ = Glibc.shutdown(reader, Int32(SHUT_WR))
+        _ = Glibc.shutdown(writer, Int32(SHUT_RD))
+        _ = fcntl(reader, F_SETFL, fcntl(reader, F_GETFL) | O_NONBLOCK)
+
+        nextAudioDelivery += 1
+        let token = nextAudioDelivery
+        let (buffers, continuation) = AsyncStream.makeStream(
+            of: SampleBuffer.self, bufferingPolicy: .bufferingOldest(Self.queuedBuffersForExtension))
+        let delivery: PacedAudioDelivery
+        do {
+            delivery = try PacedAudioDelivery(
+                reading: reader, format: format, routeLatency: support.latency, configuration: configuration,
+                deliver: { buffer in
+                    if case .enqueued = continuation.yield(buffer) { return true }
+                    return false
+                },
+                ended: { [weak self] end in
+                    continuation.finish()
+                    Task { await self?.audioDeliveryEnded(session, token: token, end) }
+                })
+            try delivery.start()
+        } catch {
+            close(reader)
+            close(writer)
+            continuation.finish()
+            throw MediaDeviceError(.sessionFailed, "real-time audio not started: \(error)")
+        }
+        let feeder = Task {
+            for await buffer in buffers { await handler.receiveSamples(buffer, session: session) }
+        }
+        audioDeliveries[session.id] = AudioDeliveryRecord(token: token, delivery: delivery, buffers: continuation, feeder: feeder)
+        logger.info(
+            "real-time audio acquired",
+            metadata: ["device": "\(route.device.displayName)", "format": "\(format.encoding.pcmName ?? "?")/\(format.sampleRate)/\(format.channels)"])
+        return AudioAcquisition(descriptor: writer, format: format, latency: support.latency + configuration.buffered + configuration.period)
+    }
+
+    /// How delivery on a route goes; nil when none was acquired since the route started.
+    public func audioStatistics(on session: MediaOutputSession) -> RealtimeAudioStatistics? {
+        audioDeliveries[session.id]?.delivery.statistics
+    }
+
+    /// Ends a route's delivery now: its queue is dropped and the writer's end sees the socket closed.
+    func endAudioDelivery(_ id: UUID) {
+        guard let record = audioDeliveries.removeValue(forKey: id) else { return }
+        record.delivery.stop()
+        record.buffers.finish()
+        record.feeder.cancel()
+    }
+
+    /// The writer ended the stream: once the extension has every buffer, samples stop on the route.
+    private func audioDeliveryEnded(_ session: MediaOutputSession, token: UInt64, _ end: PacedAudioDelivery.End) async {
+        guard let record = audioDeliveries[session.id], record.token == token else { return }
+        await record.feeder.value
+        guard audioDeliveries[session.id]?.token == token, let route = routes(session) else { return }
+        logger.info("real-time audio ended by its writer", metadata: ["device": "\(route.device.displayName)", "end": "\(end)"])
+        if case .readFailed(let code) = end {
+            logger.warning("real-time audio read failed", metadata: ["errno": "\(code)"])
+        }
+        // Statistics stay readable; the extension is told samples stopped (it flushes its encoder).
+        await stopHandlerKeepingStatistics(session)
+    }
+}
