@@ -30,6 +30,8 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
         var commandPump: Task<Void, Never>?
         var application: String?
         var streaming = false
+        /// Buffers on their way to the speaker, sent one after another so they arrive in order.
+        var audio: AsyncStream<SampleBuffer>.Continuation?
     }
 
     private let transport: any Transport
@@ -388,20 +390,29 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
     // MARK: Real-time audio
 
     public func startRealtimeSampleDelivery(session: MediaOutputSession) {
-        sessions[session.id]?.streaming = true
+        guard var state = sessions[session.id], !state.streaming, let link = state.link else { return }
+        let (buffers, continuation) = AsyncStream.makeStream(of: SampleBuffer.self)
+        state.streaming = true
+        state.audio = continuation
+        sessions[session.id] = state
+        Task {
+            for await buffer in buffers {
+                if case .audioReceived(let total) = try? await link.request(.audio(frames: buffer.frameCount, payload: buffer.data)) {
+                    self.acknowledgedFrames[session.id] = total
+                }
+            }
+        }
     }
 
     public func stopRealtimeSampleDelivery(session: MediaOutputSession) {
         sessions[session.id]?.streaming = false
+        sessions[session.id]?.audio?.finish()
+        sessions[session.id]?.audio = nil
     }
 
     public func receiveSamples(_ buffer: SampleBuffer, session: MediaOutputSession) {
-        guard let state = sessions[session.id], state.streaming, let link = state.link else { return }
-        Task {
-            if case .audioReceived(let total) = try? await link.request(.audio(frames: buffer.frameCount, payload: buffer.data)) {
-                self.acknowledgedFrames[session.id] = total
-            }
-        }
+        guard let state = sessions[session.id], state.streaming else { return }
+        state.audio?.yield(buffer)
     }
 
     /// Frames the device confirmed for a session (for tests and diagnostics).

@@ -177,6 +177,11 @@ public actor LoopbackTransport: Transport {
         await present[name]?.audioFrameCount ?? 0
     }
 
+    /// The audio bytes a simulated speaker received, in order (the first 8 MiB).
+    public func audioReceived(by name: String) async -> [UInt8] {
+        await present[name]?.audioBytes ?? []
+    }
+
     /// Number of open connections to a device.
     public func connectionCount(to name: String) async -> Int {
         await present[name]?.connectionCount ?? 0

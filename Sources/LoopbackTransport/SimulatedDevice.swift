@@ -40,6 +40,9 @@ actor SimulatedDevice {
 
     var connectionCount: Int { peers.count }
     var audioFrameCount: Int { audioFrames }
+    /// The first bytes of audio received (at most ``audioBytesKept``), to check what arrived.
+    private(set) var audioBytes: [UInt8] = []
+    static let audioBytesKept = 8 << 20
 
     func attach(_ connection: LoopbackConnection) {
         var timers: [Task<Void, Never>] = []
@@ -167,9 +170,10 @@ actor SimulatedDevice {
             guard spec.kind == .tv else { return unsupported("applications") }
             deliver(.appData(application: application, payload: Array("ack:".utf8) + payload), to: connection)
             return .ok
-        case .audio(let frames, _):
+        case .audio(let frames, let payload):
             guard spec.kind == .speaker else { return unsupported("real-time audio") }
             audioFrames += max(frames, 0)
+            audioBytes.append(contentsOf: payload.prefix(max(0, Self.audioBytesKept - audioBytes.count)))
             return .audioReceived(totalFrames: audioFrames)
         case .status:
             return .playback(status())

@@ -30,7 +30,7 @@ public struct RealtimeAudioSupport: Sendable, Hashable, CustomStringConvertible 
     }
 
     public var description: String {
-        let names = encodings.compactMap(\.pcmName).sorted().joined(separator: " or ")
+        let names = [SampleBuffer.Format.Encoding.pcmS16LE, .pcmF32LE].filter(encodings.contains).compactMap(\.pcmName).joined(separator: " or ")
         let rates = sampleRates.sorted().map(String.init).joined(separator: " or ")
         let counts = channels.lowerBound == channels.upperBound ? "\(channels.lowerBound)" : "\(channels.lowerBound)-\(channels.upperBound)"
         return "\(names), \(rates) Hz, \(counts) channel\(channels.upperBound == 1 ? "" : "s")"

@@ -87,9 +87,10 @@ public struct RealtimeSampleSink: Sendable {
         try await writer.write(buffer)
     }
 
-    /// Ends the stream: what was sent plays out, then delivery stops.
+    /// Ends the stream: what was sent plays out, then delivery stops; the sink takes no more
+    /// buffers (start delivery again for a new stream).
     public func finish() async {
-        await writer.close()
+        await writer.finish()
     }
 
     /// The delivery acquired so far (nil before the first buffer).
@@ -102,6 +103,7 @@ public struct RealtimeSampleSink: Sendable {
 actor SampleWriter {
     private let acquire: @Sendable (SampleBuffer.Format) async throws -> AudioAcquisition
     private(set) var acquisition: AudioAcquisition?
+    /// Delivery ended under the writer (the route stopped it), or the app finished the stream.
     private var ended = false
 
     init(acquire: @escaping @Sendable (SampleBuffer.Format) async throws -> AudioAcquisition) {
@@ -116,10 +118,10 @@ actor SampleWriter {
         guard buffer.format.bytesPerFrame != nil else {
             throw MediaDeviceError(.unsupported, "real-time delivery takes PCM (s16le or f32le), not encoded frames")
         }
+        guard !ended else { throw MediaDeviceError(.sessionFailed, "real-time delivery has ended") }
         if acquisition?.format != buffer.format {
             close()
             acquisition = try await acquire(buffer.format)
-            ended = false
         }
         guard let fd = acquisition?.descriptor, !ended else {
             throw MediaDeviceError(.sessionFailed, "real-time delivery has ended")
@@ -149,7 +151,13 @@ actor SampleWriter {
         }
     }
 
-    func close() {
+    /// The app's end of the stream: nothing more is sent through this sink.
+    func finish() {
+        close()
+        ended = true
+    }
+
+    private func close() {
         guard let acquisition else { return }
         Glibc.close(acquisition.descriptor)
         self.acquisition = nil

@@ -248,3 +248,64 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
         }
     }
 }
+
+@Suite(.timeLimit(.minutes(1))) struct PacedAudioTests {
+    @Test func pcmWrittenToTheDescriptorArrivesBitExact() async throws {
+        let rig = try await LoopbackRig()
+        await rig.discover(expecting: 2)
+        let route = try await rig.system.activate(deviceID: "Kitchen Speaker")
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        #expect(acquisition.format == .cdAudio)
+        #expect(acquisition.latency >= .milliseconds(10))
+        let source = rampFrames(13_230)  // 0.3 s, written in pieces that cut frames
+        let descriptor = acquisition.descriptor
+        #expect(await Task.detached { writeBlocking(source, to: descriptor, piece: 999) }.value)
+        close(descriptor)
+        #expect(await eventually { await rig.system.audioStatistics(on: route.session)?.active == false })
+        let statistics = try #require(await rig.system.audioStatistics(on: route.session))
+        #expect(statistics.framesReceived == 13_230)
+        #expect(await eventually { await rig.transport.audioFramesReceived(by: "speaker") == Int(statistics.framesDelivered) })
+        let (audio, silent) = withoutSilence(await rig.transport.audioReceived(by: "speaker"))
+        #expect(audio == source, "the speaker got every sample, in order")
+        #expect(UInt64(silent) == statistics.silenceFrames)
+    }
+
+    @Test func aFormatTheRouteCannotTakeIsRefusedNamingWhatItTakes() async throws {
+        let rig = try await LoopbackRig()
+        await rig.discover(expecting: 2)
+        let route = try await rig.system.activate(deviceID: "Kitchen Speaker")
+        for format in [
+            SampleBuffer.Format(encoding: .pcmS16LE, sampleRate: 22_050, channels: 2),
+            SampleBuffer.Format(encoding: .pcmS16LE, sampleRate: 44_100, channels: 6),
+            SampleBuffer.Format(encoding: .encoded, sampleRate: 44_100, channels: 2),
+        ] {
+            do {
+                _ = try await rig.system.acquireAudio(on: route.session, format: format)
+                Issue.record("\(format) was accepted")
+            } catch let error as MediaDeviceError {
+                #expect(error.code == .unsupported)
+                #expect(error.message.contains("s16le or f32le, 44100 or 48000 Hz, 1-2 channels"), "\(error.message)")
+            }
+        }
+        #expect(await rig.system.audioStatistics(on: route.session) == nil, "nothing was started")
+    }
+
+    @Test func aNewAcquisitionEndsTheOldOneAndTheRouteEndEndsBoth() async throws {
+        let rig = try await LoopbackRig()
+        await rig.discover(expecting: 2)
+        let route = try await rig.system.activate(deviceID: "Kitchen Speaker")
+        let first = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let second = try await rig.system.acquireAudio(on: route.session, format: SampleBuffer.Format(encoding: .pcmF32LE, sampleRate: 48_000, channels: 1))
+        let probe: [UInt8] = [1, 2, 3, 4]
+        func refused(_ descriptor: Int32) async -> Bool {
+            await eventually { probe.withUnsafeBytes { send(descriptor, $0.baseAddress!, 4, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) } < 0 && errno == EPIPE }
+        }
+        #expect(await refused(first.descriptor), "the first writer sees its stream end")
+        #expect(await rig.system.audioStatistics(on: route.session)?.format.sampleRate == 48_000)
+        await rig.system.deactivate(route.session)
+        #expect(await refused(second.descriptor), "deactivating the route ends delivery")
+        #expect(await rig.system.audioStatistics(on: route.session) == nil)
+        close(first.descriptor)
+        close(second.descriptor)
+    }
+}

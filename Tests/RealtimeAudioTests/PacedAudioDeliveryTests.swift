@@ -1,0 +1,162 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import IOReactor
+import MediaDevice
+import MediaRouteTestSupport
+import RealtimeAudio
+import RoutingModel
+import Testing
+
+/// A delivery reading one end of a socket pair, recording what it hands over.
+final class DeliveryRig: Sendable {
+    let writer: Int32
+    let delivery: PacedAudioDelivery
+    let handed = Locked<[UInt8]>([])
+    let ends = Locked<[PacedAudioDelivery.End]>([])
+    let reader: Int32
+
+    init(format: SampleBuffer.Format = .cdAudio, deviceTakes: @escaping @Sendable () -> Bool = { true }) throws {
+        var ends: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
+            throw PrivateBusError(message: "socketpair failed")
+        }
+        reader = ends[0]
+        writer = ends[1]
+        var size = PacedAudioDelivery.sendBufferBytes
+        _ = setsockopt(writer, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        _ = fcntl(reader, F_SETFL, fcntl(reader, F_GETFL) | O_NONBLOCK)
+        let handed = self.handed
+        let recordedEnds = self.ends
+        delivery = try PacedAudioDelivery(
+            reading: reader, format: format, routeLatency: .milliseconds(50),
+            deliver: { buffer in
+                guard deviceTakes() else { return false }
+                handed.withLock { $0 += buffer.data }
+                return true
+            },
+            ended: { end in recordedEnds.withLock { $0.append(end) } })
+        try delivery.start()
+    }
+
+    /// Writes all of `bytes` in pieces of `piece` bytes, blocking while the socket is full.
+    func write(_ bytes: [UInt8], piece: Int) {
+        var offset = 0
+        while offset < bytes.count {
+            let count = min(piece, bytes.count - offset)
+            let sent = bytes.withUnsafeBytes { Glibc.send(writer, $0.baseAddress! + offset, count, Int32(MSG_NOSIGNAL)) }
+            guard sent > 0 else { return }
+            offset += sent
+        }
+    }
+
+    func closeWriter() { close(writer) }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct PacedAudioDeliveryTests {
+    @Test func writesCutAnywhereArriveWholeAndInOrder() async throws {
+        let rig = try DeliveryRig()
+        let source = rampFrames(8_820)  // 0.2 s
+        await Task.detached { rig.write(source, piece: 1_001) }.value  // pieces end inside frames and samples
+        rig.closeWriter()
+        #expect(await eventually { rig.ends.value == [.writerClosed] })
+        let statistics = rig.delivery.statistics
+        #expect(statistics.active == false)
+        #expect(statistics.framesReceived == 8_820)
+        let (audio, silent) = withoutSilence(rig.handed.value)
+        #expect(audio == source, "every frame, once, in order")
+        #expect(UInt64(silent) == statistics.silenceFrames)
+        #expect(statistics.framesDelivered == 8_820 + statistics.silenceFrames)
+        #expect(statistics.partialFrameBytes == 0)
+    }
+
+    @Test func aWriterFasterThanTheDeviceIsHeldBack() async throws {
+        let rig = try DeliveryRig()
+        _ = fcntl(rig.writer, F_SETFL, fcntl(rig.writer, F_GETFL) | O_NONBLOCK)
+        // Push as much as the socket takes without waiting: it must stop far short of 1 MB.
+        let chunk = [UInt8](repeating: 1, count: 4096)
+        var accepted = 0
+        while accepted < 1 << 20 {
+            let sent = chunk.withUnsafeBytes { Glibc.send(rig.writer, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent > 0 { accepted += sent; continue }
+            if errno == EAGAIN {
+                // The delivery reads ahead once; after that only the device's clock makes room.
+                try await Task.sleep(for: .milliseconds(5))
+                let retry = chunk.withUnsafeBytes { Glibc.send(rig.writer, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+                if retry > 0 { accepted += retry; continue }
+                break
+            }
+            break
+        }
+        #expect(accepted < 64 * 1024, "the writer is held back at \(accepted) bytes")
+        let delivered = rig.delivery.statistics.framesDelivered
+        #expect(delivered < 44_100 / 2, "delivery runs at the device's pace, not the writer's")
+        rig.delivery.stop()
+        close(rig.writer)
+    }
+
+    @Test func aLateWriterGetsSilenceCountedAsUnderruns() async throws {
+        let rig = try DeliveryRig()
+        let piece = rampFrames(441)  // 10 ms every 40 ms
+        for _ in 0..<5 {
+            rig.write(piece, piece: piece.count)
+            try await Task.sleep(for: .milliseconds(40))
+        }
+        rig.closeWriter()
+        #expect(await eventually { rig.ends.value == [.writerClosed] })
+        let statistics = rig.delivery.statistics
+        #expect(statistics.underruns >= 3)
+        #expect(statistics.silenceFrames > 441)
+        #expect(statistics.framesReceived == 5 * 441)
+        let (audio, silent) = withoutSilence(rig.handed.value)
+        #expect(audio == Array([[UInt8]](repeating: piece, count: 5).joined()))
+        #expect(UInt64(silent) == statistics.silenceFrames)
+    }
+
+    @Test func halfAFrameAtTheEndIsCountedNotPlayed() async throws {
+        let rig = try DeliveryRig()
+        rig.write(rampFrames(3) + [0x7F], piece: 13)
+        rig.closeWriter()
+        #expect(await eventually { rig.ends.value == [.writerClosed] })
+        let statistics = rig.delivery.statistics
+        #expect(statistics.framesReceived == 3)
+        #expect(statistics.partialFrameBytes == 1)
+        #expect(withoutSilence(rig.handed.value).audio == rampFrames(3))
+    }
+
+    @Test func aStuckDeviceCostsDroppedFramesNotAStalledReader() async throws {
+        let rig = try DeliveryRig(deviceTakes: { false })
+        await Task.detached { rig.write(rampFrames(4_410), piece: 4_096) }.value
+        rig.closeWriter()
+        #expect(await eventually { rig.ends.value == [.writerClosed] })
+        let statistics = rig.delivery.statistics
+        #expect(statistics.framesDelivered == 0)
+        #expect(statistics.framesDropped >= 4_410)
+        #expect(rig.handed.value.isEmpty)
+    }
+
+    @Test func stopClosesTheReaderAndTheWriterSeesIt() async throws {
+        let rig = try DeliveryRig()
+        rig.write(rampFrames(441), piece: 1_764)
+        #expect(await eventually { rig.delivery.statistics.framesReceived == 441 })
+        rig.delivery.stop()
+        let probe: [UInt8] = [1, 2, 3, 4]
+        #expect(await eventually {
+            probe.withUnsafeBytes { Glibc.send(rig.writer, $0.baseAddress!, 4, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) } < 0 && errno == EPIPE
+        })
+        #expect(rig.ends.value.isEmpty, "a stop is not the writer's end")
+        #expect(rig.delivery.statistics.active == false)
+        close(rig.writer)
+    }
+
+    @Test func latencyCountsTheRouteAndWhatIsBuffered() async throws {
+        let rig = try DeliveryRig()
+        rig.write(rampFrames(441), piece: 1_764)
+        #expect(await eventually { rig.delivery.statistics.framesReceived == 441 })
+        let latency = rig.delivery.statistics.latencyMicroseconds
+        #expect(latency >= 60_000, "route 50 ms + one period at least: \(latency)")
+        #expect(latency < 120_000, "\(latency)")
+        rig.delivery.stop()
+        close(rig.writer)
+    }
+}
