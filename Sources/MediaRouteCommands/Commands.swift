@@ -479,6 +479,7 @@ extension MediaRouteCtl {
 
         @OptionGroup public var common: CommonOptions
         @Option(help: "How long to discover, in seconds.") public var seconds: Double = 0.5
+        @Flag(help: "Print JSON: devices, and routes with their real-time audio statistics.") public var json = false
 
         public init() {}
 
@@ -487,12 +488,55 @@ extension MediaRouteCtl {
         public func run(console: any Console) async throws {
             let environment = try await common.environment(console: console)
             let entries = await environment.discover(seconds: seconds)
-            for entry in entries {
-                console.write("\(entry.displayName): \(entry.state.rawValue) via \(entry.protocolDisplayNames.joined(separator: ", "))")
-            }
             let routes = environment.controller.routes
-            console.write(environment.usesDaemon ? "Connected to mediarouted." : "Routing system in this process.")
-            console.write(routes.isEmpty ? "No active routes." : "Active routes: \(routes.map(\.routeDisplayName).joined(separator: ", "))")
+            if json {
+                struct Device: Encodable {
+                    let name, state: String
+                    let protocols: [String]
+                }
+                struct Route: Encodable {
+                    let device, `protocol`: String
+                    let audio: Audio?
+                }
+                struct Audio: Encodable {
+                    let format: String
+                    let active: Bool
+                    let framesReceived, framesDelivered, underruns, silenceFrames, framesDropped, partialFrameBytes, latencyMicroseconds: UInt64
+                }
+                struct Report: Encodable {
+                    let daemon: Bool
+                    let devices: [Device]
+                    let routes: [Route]
+                }
+                var rows: [Route] = []
+                for route in routes {
+                    let audio = await route.audioStatistics().map {
+                        Audio(format: $0.format.name, active: $0.active, framesReceived: $0.framesReceived, framesDelivered: $0.framesDelivered,
+                              underruns: $0.underruns, silenceFrames: $0.silenceFrames, framesDropped: $0.framesDropped,
+                              partialFrameBytes: $0.partialFrameBytes, latencyMicroseconds: $0.latencyMicroseconds)
+                    }
+                    rows.append(Route(device: route.routeDisplayName, protocol: route.protocolType.identifier, audio: audio))
+                }
+                let report = Report(
+                    daemon: environment.usesDaemon,
+                    devices: entries.map { Device(name: $0.displayName, state: $0.state.rawValue, protocols: $0.protocolDisplayNames) },
+                    routes: rows)
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                console.write(String(decoding: try encoder.encode(report), as: UTF8.self))
+            } else {
+                for entry in entries {
+                    console.write("\(entry.displayName): \(entry.state.rawValue) via \(entry.protocolDisplayNames.joined(separator: ", "))")
+                }
+                console.write(environment.usesDaemon ? "Connected to mediarouted." : "Routing system in this process.")
+                console.write(routes.isEmpty ? "No active routes." : "Active routes: \(routes.map(\.routeDisplayName).joined(separator: ", "))")
+                for route in routes {
+                    guard let audio = await route.audioStatistics() else { continue }
+                    console.write(
+                        "  \(route.routeDisplayName): \(audio.active ? "streaming" : "stream ended") \(audio.format.name), "
+                            + "\(audio.framesDelivered) frames played, \(audio.underruns) underruns, latency \(audio.latencyMicroseconds / 1000) ms")
+                }
+            }
             await environment.shutdown()
         }
     }

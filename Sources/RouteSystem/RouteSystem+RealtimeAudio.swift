@@ -90,9 +90,10 @@ extension RouteSystem {
         audioDeliveries[session.id]?.delivery.statistics
     }
 
-    /// Ends a route's delivery now: its queue is dropped and the writer's end sees the socket closed.
-    func endAudioDelivery(_ id: UUID) {
-        guard let record = audioDeliveries.removeValue(forKey: id) else { return }
+    /// Ends a route's delivery now: its queue is dropped and the writer's end sees the socket
+    /// closed. Its statistics stay readable until the route ends (`forgetting`) or audio is acquired again.
+    func endAudioDelivery(_ id: UUID, forgetting: Bool = false) {
+        guard let record = forgetting ? audioDeliveries.removeValue(forKey: id) : audioDeliveries[id] else { return }
         record.delivery.stop()
         record.buffers.finish()
         record.feeder.cancel()

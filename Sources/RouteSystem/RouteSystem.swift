@@ -886,7 +886,7 @@ public actor RouteSystem {
             emit(.sessionEnded(route, reason: reason))
             await loaded.instance.stopSession(route.session)
         }
-        endAudioDelivery(id)
+        endAudioDelivery(id, forgetting: true)
         if record.realtime, let handler = loaded.instance as? any RealtimeSampleHandling {
             await handler.stopRealtimeSampleDelivery(session: route.session)
         }

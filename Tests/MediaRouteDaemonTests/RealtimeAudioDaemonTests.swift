@@ -1,0 +1,125 @@
+import DBus
+import Foundation
+import MediaDevice
+import MediaRouteBusAPI
+import MediaRouteClient
+import MediaRouteCommands
+import MediaRouteTestSupport
+import SystemRouting
+import Testing
+
+/// The speaker's route through a client of `daemon`.
+private func speakerRoute(_ daemon: RunningDaemon) async throws -> (DBusConnection, SystemRouteController, SystemRoute) {
+    let (connection, _, controller) = try await client(daemon, agent: ScriptedPairingAgent([]))
+    let picker = controller.makePicker(prioritizesVideoDevices: false)
+    await picker.open()
+    #expect(await eventually { await picker.entries().contains { $0.displayName == "Kitchen Speaker" } })
+    let route = try await picker.pick(try #require(await picker.entries().first { $0.displayName == "Kitchen Speaker" }))
+    await picker.close()
+    return (connection, controller, route)
+}
+
+/// A WAV file of `frames` ramp frames (stereo S16 at 44.1 kHz) in a new temporary directory.
+private func wavFile(frames: Int) throws -> String {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-stream-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let samples = rampFrames(frames)
+    func le32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8((value >> (8 * $0)) & 0xFF) } }
+    let fmt: [UInt8] = [1, 0, 2, 0] + le32(44_100) + le32(44_100 * 4) + [4, 0, 16, 0]
+    let body = Array("WAVEfmt ".utf8) + le32(16) + fmt + Array("data".utf8) + le32(samples.count) + samples
+    let path = directory.appendingPathComponent("ramp.wav").path
+    try Data(Array("RIFF".utf8) + le32(body.count) + body).write(to: URL(fileURLWithPath: path))
+    return path
+}
+
+@Suite(.timeLimit(.minutes(1)), .enabled(if: PrivateBus.isAvailable), .serialized) struct RealtimeAudioDaemonTests {
+    @Test func samplesGoThroughTheDaemonAsInProcess() async throws {
+        let daemon = try await RunningDaemon()
+        let (_, _, route) = try await speakerRoute(daemon)
+        do {
+            _ = try await route.acquireAudio(format: SampleBuffer.Format(encoding: .pcmS16LE, sampleRate: 22_050, channels: 2))
+            Issue.record("22.05 kHz was accepted")
+        } catch let error as MediaDeviceError {
+            #expect(error.code == .unsupported, "\(error)")
+            #expect(error.message.contains("44100 or 48000 Hz"), "\(error.message)")
+        }
+        let sink = try await route.startRealtimeSampleDelivery()
+        let source = rampFrames(13_230)
+        for start in stride(from: 0, to: source.count, by: 1_764) {
+            let data = Array(source[start..<min(start + 1_764, source.count)])
+            try await sink.send(SampleBuffer(format: .cdAudio, presentationTime: .zero, frameCount: data.count / 4, data: data))
+        }
+        let latency = try #require(await sink.acquisition?.latency)
+        #expect(latency >= .milliseconds(10), "the reply says what the route adds")
+        await sink.finish()
+        #expect(await eventually { await route.audioStatistics()?.active == false })
+        let statistics = try #require(await route.audioStatistics())
+        #expect(statistics.format == .cdAudio)
+        #expect(statistics.framesReceived == 13_230)
+        #expect(statistics.framesDelivered == 13_230 + statistics.silenceFrames)
+        #expect(statistics.framesDropped == 0)
+        // The same numbers for anyone on the bus.
+        let path = DaemonNames.sessionPath(route.session).description
+        let received = try await daemon.gdbus(["--object-path", path, "--method", "org.freedesktop.DBus.Properties.Get", DaemonNames.session, "AudioFramesReceived"])
+        #expect(received.contains("13230"), "\(received)")
+        let format = try await daemon.gdbus(["--object-path", path, "--method", "org.freedesktop.DBus.Properties.Get", DaemonNames.session, "AudioFormat"])
+        #expect(format.contains("s16le/44100/2"), "\(format)")
+    }
+
+    @Test func aClientLeavingTheBusEndsItsStream() async throws {
+        let daemon = try await RunningDaemon()
+        let (connection, _, route) = try await speakerRoute(daemon)
+        let acquisition = try await route.acquireAudio(format: .cdAudio)
+        defer { close(acquisition.descriptor) }
+        #expect(writeBlocking(rampFrames(441), to: acquisition.descriptor, piece: 1_764))
+        #expect(await eventually { await route.audioStatistics()?.framesReceived == 441 })
+        connection.close()
+        let probe: [UInt8] = [1, 2, 3, 4]
+        #expect(await eventually {
+            probe.withUnsafeBytes { send(acquisition.descriptor, $0.baseAddress!, 4, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) } < 0 && errno == EPIPE
+        }, "the daemon closed its end")
+        let watcher = try await DBusConnection.connect(to: .address(daemon.bus.address))
+        let active = try await watcher.call(
+            destination: DaemonNames.busName, path: DaemonNames.sessionPath(route.session), interface: "org.freedesktop.DBus.Properties",
+            member: "Get", [.string(DaemonNames.session), .string("AudioActive")])
+        #expect(active.first?.bool == false)
+    }
+
+    @Test func mediaroutectlStreamsAWAVFileThroughTheDaemon() async throws {
+        let daemon = try await RunningDaemon()
+        let path = try wavFile(frames: 8_820)
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path) }
+        let stream = RecordingConsole()
+        try await MediaRouteCtl.Stream.parse([path, "--to", "Kitchen Speaker", "--keep", "--bus", daemon.bus.address]).run(console: stream)
+        #expect(stream.lines.contains { $0.hasPrefix("Streaming s16le/44100/2 to Kitchen Speaker (latency ") }, "\(stream.lines)")
+        #expect(stream.lines.last == "Ended.")
+        let status = RecordingConsole()
+        try await MediaRouteCtl.Status.parse(["--json", "--bus", daemon.bus.address]).run(console: status)
+        let report = try JSONSerialization.jsonObject(with: Data(status.lines.joined(separator: "\n").utf8)) as? [String: Any]
+        let routes = report?["routes"] as? [[String: Any]]
+        let audio = routes?.first?["audio"] as? [String: Any]
+        #expect(report?["daemon"] as? Bool == true)
+        #expect(routes?.first?["device"] as? String == "Kitchen Speaker")
+        #expect(audio?["framesReceived"] as? Int == 8_820, "\(status.lines) \(stream.lines)")
+        #expect(audio?["active"] as? Bool == false)
+        #expect(audio?["format"] as? String == "s16le/44100/2")
+    }
+
+    @Test func aMalformedWAVIsRefusedBeforeAnythingStarts() async throws {
+        let daemon = try await RunningDaemon()
+        let path = try wavFile(frames: 10)
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path) }
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        bytes[34] = 24  // 24-bit samples
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        do {
+            try await MediaRouteCtl.Stream.parse([path, "--to", "Kitchen Speaker", "--bus", daemon.bus.address]).run(console: RecordingConsole())
+            Issue.record("a 24-bit WAV was streamed")
+        } catch {
+            #expect("\(error)".contains("24-bit"), "\(error)")
+        }
+        let status = RecordingConsole()
+        try await MediaRouteCtl.Status.parse(["--bus", daemon.bus.address]).run(console: status)
+        #expect(status.lines.contains("No active routes."), "nothing was activated")
+    }
+}
