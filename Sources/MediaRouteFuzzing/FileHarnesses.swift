@@ -6,11 +6,22 @@ import Foundation
 #endif
 import LoopbackTransport
 import NowPlaying
+import RealtimeAudio
 
 /// Bytes that reach the daemon other than from radios: push payloads from any local
 /// process, the box's configuration, udev properties, scenario files.
 enum FileHarnesses {
-    static let all: [FuzzHarness] = [push, configuration, udev, scenario, loopbackWire]
+    static let all: [FuzzHarness] = [push, configuration, udev, scenario, loopbackWire, wavHeader]
+
+    /// The start of a WAV file or of standard input, as `mediaroutectl stream` reads it.
+    static let wavHeader = FuzzHarness("wav-header", "RIFF/WAVE headers: chunks, fmt (PCM, float, extensible), data", maximumLength: 80 * 1024) { bytes in
+        guard let header = try? WAVHeader.parse(bytes) else { return nil }
+        if header.dataOffset > bytes.count { return "samples start at \(header.dataOffset), past the \(bytes.count) bytes read" }
+        if header.dataOffset > WAVHeader.maximumHeaderBytes + 8 { return "samples start at \(header.dataOffset), past the header limit" }
+        guard let frame = header.format.bytesPerFrame, frame > 0 else { return "accepted \(header.format), which has no frame size" }
+        if let length = header.dataLength, length < 0 { return "negative data length \(length)" }
+        return nil
+    }
 
     /// Attributes with every kind of field a Now Playing extension declares.
     struct Attributes: Decodable {
