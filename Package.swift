@@ -193,7 +193,7 @@ let package = Package(
         .target(
             name: "ExtensionCatalogue",
             dependencies: [
-                "AdapterInventory", "BLESpeakerExtension", "BlueZTransport", "BoxConfiguration", "DBus", "LANTransport", "MediaClock",
+                "AdapterInventory", "BLESpeakerExtension", "BlueZTransport", "BluetoothAudio", "BoxConfiguration", "DBus", "LANTransport", "MediaClock",
                 "MediaDevice", "RouteSystem", "UPnPRendererExtension", "WiFiDisplayExtension", "WiFiTransport",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -258,7 +258,7 @@ let package = Package(
             name: "mediaroute-bench",
             dependencies: [
                 "DBus", "MediaRouteTestSupport", "Coordination", "NowPlaying", "NowPlayingPush", "WiFiTransport", "LANTransport", "Transport", "BlueZTransport",
-                "UPnPRendererExtension", "MediaDevice", "HTTPServing",
+                "UPnPRendererExtension", "MediaDevice", "HTTPServing", "RealtimeAudio", "BluetoothAudio", "IOReactor", "RoutingModel",
             ],
             path: "Benchmarks/MediaRouteBench", exclude: []),
         // The libdbus floor next to the BlueZ benchmark: a C client that only receives and walks the signals.
@@ -295,7 +295,7 @@ let package = Package(
             exclude: ["Mock"]),
         .testTarget(
             name: "BLESpeakerExtensionTests",
-            dependencies: ["BLESpeakerExtension", "BlueZTransport", "BluetoothAudio", "DBus", "Transport", "MediaClock", "MediaDevice", "RouteSystem", "MediaRouteTestSupport"]),
+            dependencies: ["BLESpeakerExtension", "BlueZTransport", "BluetoothAudio", "CSbc", "ExtensionCatalogue", "BoxConfiguration", "DBus", "Transport", "MediaClock", "MediaDevice", "RouteSystem", "MediaRouteTestSupport"]),
         .testTarget(
             name: "UPnPTests",
             dependencies: ["UPnP", "IPNetwork", "Coordination", "MediaRouteTestSupport"]),

@@ -19,6 +19,9 @@ public actor BlueZTransport: Transport {
         public var adapterName: String?
         /// Service UUIDs of interest (128-bit, lowercase).
         public var serviceUUIDs: [String]
+        /// The codec of MediaRoute's A2DP source endpoint, registered with BlueZ; nil where
+        /// PipeWire or bluez-alsa is the box's A2DP source (a box has one).
+        public var a2dpSource: A2DPSourceCodec?
         /// Devices weaker than this (dBm) are not reported.
         public var rssiThreshold: Int16?
         /// Connect attempts for `InProgress` and `le-connection-abort-by-local`.
@@ -35,8 +38,9 @@ public actor BlueZTransport: Transport {
         public init(
             adapterName: String? = nil, serviceUUIDs: [String] = Configuration.defaultServiceUUIDs, vendorUUIDs: [String] = [],
             rssiThreshold: Int16? = -90, connectAttempts: Int = 4, retryDelay: Duration = .milliseconds(100),
-            servicesResolvedTimeout: Duration = .seconds(10)
+            servicesResolvedTimeout: Duration = .seconds(10), a2dpSource: A2DPSourceCodec? = nil
         ) {
+            self.a2dpSource = a2dpSource
             self.adapterName = adapterName
             self.serviceUUIDs = (serviceUUIDs + vendorUUIDs).map { $0.lowercased() }
             self.rssiThreshold = rssiThreshold
@@ -53,6 +57,8 @@ public actor BlueZTransport: Transport {
     private let clock: any HostClock
     private let logger: Logger
     private var agent: BlueZAgent?
+    /// MediaRoute's A2DP source, once registered (``Configuration/a2dpSource``).
+    public private(set) var a2dpSource: A2DPSourceEndpoint?
     /// Where the agent's questions go: to the handler of the pairing under way for the asking device.
     private let prompts = PairingPromptRouter()
 
@@ -83,17 +89,24 @@ public actor BlueZTransport: Transport {
 
     /// Whether a device passes our own filter (BlueZ merged other clients' filters into its own).
     public nonisolated func matches(_ properties: BlueZProperties) -> Bool {
-        matches(services: Self.services(of: properties), rssi: properties["RSSI"]?.integer)
+        matches(services: Self.services(of: properties), rssi: properties["RSSI"]?.integer, audioVideo: Self.isAudioVideo(properties))
     }
 
     /// Whether a device's endpoint passes our own filter.
     public nonisolated func matches(_ endpoint: Endpoint) -> Bool {
-        matches(services: endpoint.services, rssi: endpoint.signalStrength.map(Int64.init))
+        matches(services: endpoint.services, rssi: endpoint.signalStrength.map(Int64.init), audioVideo: endpoint.attributes["majorClass"] == "audio-video")
     }
 
-    private nonisolated func matches(services: [String], rssi: Int64?) -> Bool {
+    /// Whether a Classic device's Class of Device has the Audio/Video major class (0x04, bits 12…8):
+    /// speakers that put no service UUID in their inquiry response still say what they are there.
+    static func isAudioVideo(_ properties: BlueZProperties) -> Bool {
+        guard let value = properties["Class"]?.integer else { return false }
+        return (value >> 8) & 0x1F == 0x04
+    }
+
+    private nonisolated func matches(services: [String], rssi: Int64?, audioVideo: Bool) -> Bool {
         let wanted = configuration.serviceUUIDs
-        guard services.contains(where: { wanted.contains($0) }) else { return false }
+        guard audioVideo || services.contains(where: { wanted.contains($0) }) else { return false }
         if let threshold = configuration.rssiThreshold, let rssi, rssi < Int64(threshold) { return false }
         return true
     }
@@ -108,6 +121,7 @@ public actor BlueZTransport: Transport {
         var attributes = [String: String](minimumCapacity: 2)
         if let type = properties["AddressType"]?.string { attributes["addressType"] = type }
         if properties["Paired"]?.bool == true { attributes["paired"] = "1" }
+        if isAudioVideo(properties) { attributes["majorClass"] = "audio-video" }
         return Endpoint(
             id: address, transport: "bluez", address: .bluetooth(address: address, adapter: adapter, object: path.rawValue),
             name: properties["Alias"]?.string ?? properties["Name"]?.string,
@@ -128,8 +142,11 @@ public actor BlueZTransport: Transport {
     }
 
     private func startDiscovery(on adapter: DBusObjectPath) async {
+        await registerA2DPSource(on: adapter)
+        // `auto`: LE for VCS/LE Audio devices and BR/EDR inquiry for Classic A2DP speakers,
+        // which are most speakers sold.
         var filter: [String: DBusValue] = [
-            "Transport": .string("le"), "UUIDs": .strings(configuration.serviceUUIDs), "DuplicateData": .bool(false),
+            "Transport": .string("auto"), "UUIDs": .strings(configuration.serviceUUIDs), "DuplicateData": .bool(false),
         ]
         if let threshold = configuration.rssiThreshold { filter["RSSI"] = .int16(threshold) }
         do {
@@ -260,6 +277,9 @@ public actor BlueZTransport: Transport {
     /// false), then waits for `ServicesResolved` while watching for the link
     /// dropping or the device vanishing.
     public func connectDevice(_ path: DBusObjectPath) async throws(TransportError) {
+        if let adapter = await objectManager.properties(of: path, BlueZ.device)?["Adapter"]?.objectPath {
+            await registerA2DPSource(on: adapter)
+        }
         let events = await objectManager.events()
         guard let properties = await objectManager.properties(of: path, BlueZ.device) else {
             throw TransportError(.unreachable, "\(path) is not known to BlueZ")
@@ -295,6 +315,7 @@ public actor BlueZTransport: Transport {
         try await waitFor(path, events: events, timeout: configuration.servicesResolvedTimeout, failWhenDisconnected: true) {
             $0["ServicesResolved"]?.bool == true
         }
+        await connectAudioSink(path)
     }
 
     /// Waits until `condition` holds for the device's properties.
@@ -345,6 +366,39 @@ public actor BlueZTransport: Transport {
     public func disconnectDevice(_ path: DBusObjectPath) async {
         _ = try? await connection.call(destination: BlueZ.busName, path: path, interface: BlueZ.device, member: "Disconnect")
         await objectManager.synchronize()
+    }
+
+    // MARK: A2DP
+
+    /// Registers the A2DP source endpoint with `adapter` (when configured; once per adapter and
+    /// BlueZ instance: BlueZ's `AlreadyExists` counts as done). A failure is logged: LE devices
+    /// work without it.
+    func registerA2DPSource(on adapter: DBusObjectPath) async {
+        guard let codec = configuration.a2dpSource else { return }
+        let endpoint = a2dpSource ?? A2DPSourceEndpoint(connection: connection, codec: codec, logger: logger)
+        a2dpSource = endpoint
+        do {
+            try await endpoint.register(on: adapter)
+        } catch {
+            logger.warning("A2DP source endpoint not registered", metadata: ["adapter": "\(adapter)", "error": "\(error)"])
+        }
+    }
+
+    /// Connects the A2DP sink profile of a Classic speaker (`ConnectProfile`): `Connect` alone
+    /// may bring up another profile first, or none when the speaker was last used by a phone.
+    private func connectAudioSink(_ path: DBusObjectPath) async {
+        guard let properties = await objectManager.properties(of: path, BlueZ.device),
+            Self.services(of: properties).contains(BlueZ.audioSink)
+        else { return }
+        do {
+            _ = try await connection.call(
+                destination: BlueZ.busName, path: path, interface: BlueZ.device, member: "ConnectProfile", [.string(BlueZ.audioSink)],
+                timeout: .seconds(30))
+        } catch where BlueZError(error).kind == .alreadyConnected || BlueZError(error).kind == .inProgress {
+            return
+        } catch {
+            logger.warning("A2DP sink profile not connected", metadata: ["device": "\(path)", "error": "\(error)"])
+        }
     }
 
     // MARK: Pairing

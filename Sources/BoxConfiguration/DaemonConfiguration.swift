@@ -25,6 +25,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// `?` one character: `Sonos_*, TV-????-Setup`); access points that match are listed as
     /// devices that need setup.
     public var wifiSetupSSIDs: [String] = []
+    /// `[bluetooth] a2dp-source`: register MediaRoute's A2DP source endpoint with BlueZ
+    /// (default yes); no where PipeWire or bluez-alsa is the box's A2DP source.
+    public var bluetoothA2DPSource = true
 
     public init() {}
 
@@ -32,7 +35,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
     static let transportKeys: [String: [String]] = [
         "lan": ["enabled", "role"],
         "wifi": ["enabled", "role", "scan-mode", "setup-ssids"],
-        "bluetooth": ["enabled", "role", "adapter"],
+        "bluetooth": ["enabled", "role", "adapter", "a2dp-source"],
     ]
 
     public func settings(for transport: AdapterTransport) -> TransportSettings? {
@@ -108,6 +111,11 @@ public struct DaemonConfiguration: Sendable, Hashable {
             }
             if key == "setup-ssids" {
                 configuration.wifiSetupSSIDs = try Self.ssidPatterns(value, fail: fail)
+                continue
+            }
+            if key == "a2dp-source" {
+                guard let flag = Self.flag(value) else { throw fail("a2dp-source must be yes or no, not \"\(value)\"") }
+                configuration.bluetoothA2DPSource = flag
                 continue
             }
             var settings = configuration.settings(for: AdapterTransport(rawValue: section)!)!

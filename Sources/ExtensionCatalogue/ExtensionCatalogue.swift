@@ -163,7 +163,9 @@ public struct ExtensionCatalogue: Sendable {
             connection.close()
             return .failure(MediaDeviceError(.discoveryFailed, "cannot read BlueZ's objects (\(error))"))
         }
-        let transport = BlueZTransport(objectManager: manager, configuration: .init(adapterName: adapterName), clock: clock, logger: logger)
+        let transport = BlueZTransport(
+            objectManager: manager, configuration: .init(adapterName: adapterName, a2dpSource: configuration.bluetoothA2DPSource ? .sbc : nil),
+            clock: clock, logger: logger)
         return .success((transport, connection))
     }
 }

@@ -5,7 +5,19 @@ import MediaRouteBusAPI
 
 /// D-Bus messages as our own wire reader takes them off the bus socket.
 enum DBusHarnesses {
-    static let all: [FuzzHarness] = [message, bluezSignal, bleVolume]
+    static let all: [FuzzHarness] = [message, bluezSignal, bleVolume, a2dpCapabilities]
+
+    /// A speaker's SBC capabilities as BlueZ hands them to `SelectConfiguration`, and the
+    /// configuration `SetConfiguration` hands back: the choice must lie within the offer.
+    static let a2dpCapabilities = FuzzHarness("a2dp-capabilities", "A2DP SBC capabilities and configurations from a speaker", maximumLength: 64) { bytes in
+        guard let offered = SBCCapabilities(bytes: Array(bytes.prefix(4))) else { return nil }
+        if let chosen = try? offered.configuration() {
+            if !chosen.isConfiguration(within: offered) { return "chose \(chosen.bytes) outside the offer \(offered.bytes)" }
+            if !chosen.isConfiguration(within: .source) { return "chose \(chosen.bytes) outside what the source offers" }
+        }
+        _ = SBCCapabilities(bytes: Array(bytes.dropFirst(4).prefix(4)))?.isConfiguration(within: offered)
+        return nil
+    }
 
     /// Small enough that the fuzzer also meets the size limit.
     static let limit = 64 * 1024

@@ -44,8 +44,7 @@ extension RouteSystem {
             throw MediaDeviceError(.sessionFailed, "no socket for real-time audio (errno \(errno))")
         }
         let (reader, writer) = (ends[0], ends[1])
-        var configuration = PacedAudioDelivery.Configuration()
-        configuration.period = .milliseconds(10)
+        let configuration = PacedAudioDelivery.Configuration()
         var sendBuffer = PacedAudioDelivery.sendBufferBytes
         _ = setsockopt(writer, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
         _ = Glibc.shutdown(reader, Int32(SHUT_WR))
@@ -82,7 +81,8 @@ extension RouteSystem {
         logger.info(
             "real-time audio acquired",
             metadata: ["device": "\(route.device.displayName)", "format": "\(format.encoding.pcmName ?? "?")/\(format.sampleRate)/\(format.channels)"])
-        return AudioAcquisition(descriptor: writer, format: format, latency: support.latency + configuration.buffered + configuration.period)
+        return AudioAcquisition(
+            descriptor: writer, format: format, latency: support.latency + PacedAudioDelivery.addedLatency(for: format, configuration: configuration))
     }
 
     /// How delivery on a route goes; nil when none was acquired since the route started.

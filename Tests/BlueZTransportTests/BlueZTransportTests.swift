@@ -50,7 +50,7 @@ struct BlueZTransportTests {
         // The filter BlueZ got.
         let filters = try await mock.call("DiscoveryFilters", [.string("hci0")]).first?.array ?? []
         let filter = try #require(filters.first?.dictionary)
-        #expect(filter["Transport"]?.string == "le")
+        #expect(filter["Transport"]?.string == "auto", "LE and BR/EDR: Classic A2DP speakers too")
         #expect(filter["RSSI"]?.integer == -90)
         #expect(filter["DuplicateData"]?.bool == false)
         let uuids = (filter["UUIDs"]?.array ?? []).compactMap(\.string)

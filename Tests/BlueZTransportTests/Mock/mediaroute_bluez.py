@@ -31,6 +31,10 @@ DEVICE_IFACE = 'org.bluez.Device1'
 SERVICE_IFACE = 'org.bluez.GattService1'
 CHAR_IFACE = 'org.bluez.GattCharacteristic1'
 TRANSPORT_IFACE = 'org.bluez.MediaTransport1'
+MEDIA_IFACE = 'org.bluez.Media1'
+ENDPOINT_IFACE = 'org.bluez.MediaEndpoint1'
+A2DP_SOURCE_UUID = '0000110a-0000-1000-8000-00805f9b34fb'
+A2DP_SINK_UUID = '0000110b-0000-1000-8000-00805f9b34fb'
 AGENT_IFACE = 'org.bluez.Agent1'
 
 VCS_UUID = '00001844-0000-1000-8000-00805f9b34fb'
@@ -41,6 +45,12 @@ VOLUME_CONTROL_POINT_UUID = '00002b7e-0000-1000-8000-00805f9b34fb'
 STATE = {}
 # The agent: (bus name, path).
 AGENT = {'sender': None, 'path': None}
+# Registered media endpoints: dicts of sender, path, uuid, codec, capabilities.
+ENDPOINTS = []
+# The sender of the RegisterEndpoint call being handled (seen first by the message filter).
+PENDING_ENDPOINT_SENDER = {'sender': None}
+# The mock's bus connection, to call registered endpoints.
+BUS = {'connection': None}
 
 
 def error(name, message=''):
@@ -152,6 +162,7 @@ def Connect(device):
 
 
 def Disconnect(device):
+    clear_a2dp(device.path)
     set_props(device.path, DEVICE_IFACE, {
         'ServicesResolved': dbus.Boolean(False, variant_level=1), 'Connected': dbus.Boolean(False, variant_level=1)})
 
@@ -355,6 +366,94 @@ def SpeakerSetsTransportVolume(self, path, volume):
     set_props(str(path) + '/fd0', TRANSPORT_IFACE, {'Volume': dbus.UInt16(volume, variant_level=1)})
 
 
+# --- Media1 and A2DP ------------------------------------------------------
+
+def RegisterEndpoint(adapter, path, properties):
+    sender = PENDING_ENDPOINT_SENDER['sender']
+    uuid = str(properties.get('UUID', '')).lower()
+    if any(e['sender'] == sender and e['path'] == str(path) for e in ENDPOINTS):
+        raise error('AlreadyExists', 'Already Exists')
+    if 'Capabilities' not in properties or 'Codec' not in properties:
+        raise error('InvalidArguments', 'Invalid arguments in method call')
+    ENDPOINTS.append({'sender': sender, 'path': str(path), 'uuid': uuid, 'codec': int(properties['Codec']),
+                      'capabilities': [int(b) for b in properties['Capabilities']], 'adapter': adapter.path})
+
+
+def UnregisterEndpoint(adapter, path):
+    ENDPOINTS[:] = [e for e in ENDPOINTS if e['path'] != str(path)]
+
+
+def configure_a2dp(device_path):
+    '''As bluetoothd does once the A2DP sink profile connects: pick the registered source
+    endpoint, ask it for a configuration from the speaker's capabilities, make the transport,
+    and tell the endpoint (SetConfiguration). Records the outcome under STATE[device]['a2dp'].'''
+    state = STATE.setdefault(device_path, {})
+    caps = state.get('sink_caps')
+    transport = device_path + '/fd0'
+    if caps is None or transport in mockobject.objects:
+        return False
+    sources = [e for e in ENDPOINTS if e['uuid'] == A2DP_SOURCE_UUID and e['codec'] == 0]
+    if not sources:
+        state['a2dp'] = 'no source endpoint'
+        return False
+    endpoint = sources[0]
+    proxy = BUS['connection'].get_object(endpoint['sender'], endpoint['path'], introspect=False)
+    try:
+        chosen = proxy.SelectConfiguration(dbus.Array(caps, signature='y'), dbus_interface=ENDPOINT_IFACE, timeout=5)
+    except dbus.exceptions.DBusException as failure:
+        state['a2dp'] = 'SelectConfiguration failed: ' + failure.get_dbus_name()
+        return False
+    chosen = [int(b) for b in chosen]
+    AddMediaTransport(mockobject.objects['/'], dbus.ObjectPath(device_path), 0, chosen, 64, A2DP_SINK_UUID)
+    properties = dict(mockobject.objects[transport].props[TRANSPORT_IFACE])
+    try:
+        proxy.SetConfiguration(dbus.ObjectPath(transport), dbus.Dictionary(properties, signature='sv'), dbus_interface=ENDPOINT_IFACE, timeout=5)
+        state['a2dp'] = 'configured'
+    except dbus.exceptions.DBusException as failure:
+        state['a2dp'] = 'SetConfiguration failed: ' + failure.get_dbus_name()
+        remove_object(transport, [TRANSPORT_IFACE])
+    state['a2dp_configuration'] = chosen
+    return False
+
+
+def clear_a2dp(device_path):
+    transport = device_path + '/fd0'
+    if transport not in mockobject.objects or not STATE.get(device_path, {}).get('sink_caps'):
+        return
+    for endpoint in ENDPOINTS:
+        if endpoint['uuid'] == A2DP_SOURCE_UUID:
+            proxy = BUS['connection'].get_object(endpoint['sender'], endpoint['path'], introspect=False)
+            try:
+                proxy.ClearConfiguration(dbus.ObjectPath(transport), dbus_interface=ENDPOINT_IFACE, timeout=5)
+            except dbus.exceptions.DBusException:
+                pass
+    remove_object(transport, [TRANSPORT_IFACE])
+
+
+def ConnectProfile(device, uuid):
+    state = STATE.setdefault(device.path, {})
+    state.setdefault('profiles', []).append(str(uuid).lower())
+    if str(uuid).lower() == A2DP_SINK_UUID:
+        # As bluetoothd: the stream is configured before the profile counts as connected.
+        configure_a2dp(device.path)
+
+
+def SetSinkCapabilities(self, path, capabilities):
+    '''Makes the device a Classic A2DP sink with these SBC capabilities.'''
+    STATE.setdefault(str(path), {})['sink_caps'] = [int(b) for b in capabilities]
+
+
+def A2DPState(self, path):
+    state = STATE.get(str(path), {})
+    return (dbus.String(state.get('a2dp', '')), dbus.Array(state.get('a2dp_configuration', []), signature='y'),
+            dbus.Array(state.get('profiles', []), signature='s'))
+
+
+def Endpoints(self):
+    return dbus.Array([dbus.Struct((e['sender'], e['path'], e['uuid'], dbus.Byte(e['codec']), dbus.Array(e['capabilities'], signature='y')),
+                                   signature='sosyay') for e in ENDPOINTS], signature='(sosyay)')
+
+
 # --- control methods -------------------------------------------------------
 
 def AddAdapter(self, name, address):
@@ -370,6 +469,10 @@ def AddAdapter(self, name, address):
         ('SetDiscoveryFilter', 'a{sv}', '', SetDiscoveryFilter),
         ('RemoveDevice', 'o', '', RemoveDevice),
         ('GetDiscoveryFilters', '', 'as', lambda self: ['UUIDs', 'RSSI', 'Transport', 'DuplicateData']),
+    ])
+    mockobject.objects[path].AddMethods(MEDIA_IFACE, [
+        ('RegisterEndpoint', 'oa{sv}', '', RegisterEndpoint),
+        ('UnregisterEndpoint', 'o', '', UnregisterEndpoint),
     ])
     interfaces_added(path, ADAPTER_IFACE, mockobject.objects[path].props[ADAPTER_IFACE])
     return path
@@ -394,6 +497,7 @@ def AddDevice(self, adapter_name, address, name, uuids, rssi):
         ('Disconnect', '', '', Disconnect),
         ('Pair', '', '', Pair),
         ('CancelPairing', '', '', CancelPairing),
+        ('ConnectProfile', 's', '', ConnectProfile),
     ])
     interfaces_added(path, DEVICE_IFACE, mockobject.objects[path].props[DEVICE_IFACE])
     return path
@@ -486,10 +590,13 @@ def DiscoveryFilters(self, adapter_name):
 def watch_registrations(_bus, message):
     if message.get_interface() == AGENT_MANAGER_IFACE and message.get_member() == 'RegisterAgent':
         AGENT['sender'] = message.get_sender()
+    if message.get_interface() == MEDIA_IFACE and message.get_member() == 'RegisterEndpoint':
+        PENDING_ENDPOINT_SENDER['sender'] = message.get_sender()
     return dbus.lowlevel.HANDLER_RESULT_NOT_YET_HANDLED
 
 
 def load(mock, _parameters):
+    BUS['connection'] = mock.connection
     mock.connection.add_message_filter(watch_registrations)
     mock.AddObject('/org/bluez', AGENT_MANAGER_IFACE, {}, [
         ('RegisterAgent', 'os', '', RegisterAgent),
@@ -517,4 +624,8 @@ def load(mock, _parameters):
         ('AddMediaTransport', 'oyayqs', 's', AddMediaTransport),
         ('TransportPackets', 'o', 'aay', TransportPackets),
         ('SpeakerSetsTransportVolume', 'oq', '', SpeakerSetsTransportVolume),
+        ('SetSinkCapabilities', 'oay', '', SetSinkCapabilities),
+        ('A2DPState', 'o', 'sayas', A2DPState),
+        ('Endpoints', '', 'a(sosyay)', Endpoints),
+        ('SetDeviceClass', 'ou', '', lambda self, path, value: set_props(str(path), DEVICE_IFACE, {'Class': dbus.UInt32(value, variant_level=1)})),
     ])

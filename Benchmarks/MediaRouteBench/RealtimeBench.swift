@@ -1,0 +1,135 @@
+import BluetoothAudio
+import Foundation
+import IOReactor
+import MediaDevice
+import RealtimeAudio
+import RoutingModel
+import Synchronization
+
+/// `mediaroute-bench realtime [SECONDS] [LOAD]`: one real-time stream through the daemon's
+/// per-stream path, 44.1 kHz stereo S16 to SBC, for SECONDS (default 20) with LOAD busy
+/// processes beside it (default 0).
+///
+/// The path is RouteSystem's: a Unix stream socket with the smallest send buffer, a
+/// ``PacedAudioDelivery`` on the I/O reactor, an AsyncStream of ``RouteSystem/queuedBuffersForExtension``
+/// buffers to a consumer task, and there what BLESpeakerExtension does with a buffer: SBC
+/// (libsbc, bitpool 53) into RTP packets of a 895-byte MTU, each sent on a SEQPACKET socket
+/// whose other end a thread reads and drops (BlueZ's side). The writer is a thread that
+/// writes as fast as the socket takes, a marker frame every 200 ms: the time from its write
+/// to the consumer seeing it is the latency delivery adds. CPU is the process's, less the
+/// writer's and the transport reader's threads.
+extension Bench {
+    static func realtime(seconds: Int, load: Int) async throws {
+        let pcm = SampleBuffer.Format.cdAudio
+        var ends: [Int32] = [-1, -1]
+        precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0)
+        let (reader, writer) = (ends[0], ends[1])
+        var size = PacedAudioDelivery.sendBufferBytes
+        _ = setsockopt(writer, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        _ = fcntl(reader, F_SETFL, fcntl(reader, F_GETFL) | O_NONBLOCK)
+        var transport: [Int32] = [-1, -1]
+        precondition(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &transport) == 0)
+
+        let encoder = try SBCEncoder(a2dpConfiguration: [0x21, 0x15, 2, 53], mtu: 895)
+        let markers = Mutex<[Duration]>([])  // latency of each marker seen
+        let written = Mutex<[ContinuousClock.Instant]>([])
+        let configuration = PacedAudioDelivery.Configuration()
+        let (buffers, continuation) = AsyncStream.makeStream(of: SampleBuffer.self, bufferingPolicy: .bufferingOldest(8))
+        let delivery = try PacedAudioDelivery(
+            reading: reader, format: pcm, routeLatency: .zero, configuration: configuration,
+            deliver: { buffer in if case .enqueued = continuation.yield(buffer) { return true } else { return false } },
+            ended: { _ in continuation.finish() })
+        let sendSocket = transport[0]
+        let receiveSocket = transport[1]
+        let consumer = Task {
+            var seen = 0
+            for await buffer in buffers {
+                // The marker: a frame of 0x7FFF in both channels.
+                let data = buffer.data
+                var index = 0
+                while index + 3 < data.count {
+                    if data[index] == 0xFF, data[index + 1] == 0x7F, data[index + 2] == 0xFF, data[index + 3] == 0x7F {
+                        let now = ContinuousClock.now
+                        let sent = written.withLock { seen < $0.count ? $0[seen] : nil }
+                        if let sent { markers.withLock { $0.append(now - sent) } }
+                        seen += 1
+                    }
+                    index += 4
+                }
+                for packet in (try? encoder.packets(from: data)) ?? [] {
+                    _ = packet.withUnsafeBytes { send(sendSocket, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                }
+            }
+        }
+        try delivery.start()
+
+        let threadCPU = Mutex<Double>(0)
+        @Sendable func ownCPU() -> Double {
+            var usage = rusage()
+            getrusage(1 /* RUSAGE_THREAD */, &usage)
+            return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        }
+        let stop = Atomic<Bool>(false)
+        let transportReader = Thread {
+            var scratch = [UInt8](repeating: 0, count: 2048)
+            while !stop.load(ordering: .relaxed) {
+                let got = scratch.withUnsafeMutableBytes { recv(receiveSocket, $0.baseAddress!, $0.count, 0) }
+                if got <= 0 { break }
+            }
+            threadCPU.withLock { $0 += ownCPU() }
+        }
+        transportReader.start()
+        let totalFrames = 44_100 * seconds
+        let writerThread = Thread {
+            let silence = [UInt8](repeating: 0, count: 441 * 4)
+            let marker: [UInt8] = [0xFF, 0x7F, 0xFF, 0x7F]
+            var frames = 0
+            var nextMarker = 0
+            while frames < totalFrames {
+                if frames >= nextMarker {
+                    written.withLock { $0.append(.now) }
+                    _ = marker.withUnsafeBytes { send(writer, $0.baseAddress!, 4, Int32(MSG_NOSIGNAL)) }
+                    frames += 1
+                    nextMarker += 8_820
+                }
+                let count = min(441, totalFrames - frames, nextMarker - frames)
+                _ = silence.withUnsafeBytes { send(writer, $0.baseAddress!, count * 4, Int32(MSG_NOSIGNAL)) }
+                frames += count
+            }
+            threadCPU.withLock { $0 += ownCPU() }
+            close(writer)
+        }
+        var hogs: [Process] = []
+        for _ in 0..<load {
+            let hog = Process()
+            hog.executableURL = URL(fileURLWithPath: "/usr/bin/yes")
+            hog.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+            try hog.run()
+            hogs.append(hog)
+        }
+        let cpuBefore = cpuSeconds()
+        let start = ContinuousClock.now
+        writerThread.start()
+        await consumer.value
+        let elapsed = ContinuousClock.now - start
+        let cpuAfter = cpuSeconds()
+        for hog in hogs {
+            kill(hog.processIdentifier, SIGKILL)
+            hog.waitUntilExit()
+        }
+        stop.store(true, ordering: .relaxed)
+        Glibc.shutdown(sendSocket, Int32(SHUT_RDWR))
+        try await Task.sleep(for: .milliseconds(100))
+        let statistics = delivery.statistics
+        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let cpu = cpuAfter - cpuBefore - threadCPU.withLock { $0 }
+        let latencies = markers.withLock { $0 }.map(milliseconds).sorted()
+        print("realtime: \(seconds) s of 44.1 kHz stereo S16 → SBC (bitpool 53, MTU 895), \(load) busy process(es) beside it")
+        let helpers = threadCPU.withLock { $0 }
+        print("  wall \(format(wall, 2)) s; delivery + SBC + transport send CPU \(format(cpu, 3)) s = \(format(100 * cpu / wall, 3)) % of one core (process \(format(cpuAfter - cpuBefore, 3)) s less the writer's and transport reader's threads \(format(helpers, 3)) s)")
+        print("  frames received \(statistics.framesReceived), delivered \(statistics.framesDelivered), underruns \(statistics.underruns), silence frames \(statistics.silenceFrames), dropped \(statistics.framesDropped)")
+        if !latencies.isEmpty {
+            print("  fd write → handed to the encoder (\(latencies.count) markers): p50 \(format(percentile(latencies, 0.5), 1)) ms, p95 \(format(percentile(latencies, 0.95), 1)) ms, max \(format(latencies.last!, 1)) ms; declared \(format(milliseconds(PacedAudioDelivery.addedLatency(for: pcm, configuration: configuration)), 1)) ms")
+        }
+    }
+}

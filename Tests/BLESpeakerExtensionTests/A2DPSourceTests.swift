@@ -1,0 +1,186 @@
+import BLESpeakerExtension
+import BlueZTransport
+import BoxConfiguration
+import CSbc
+import DBus
+import ExtensionCatalogue
+import Foundation
+import MediaDevice
+import MediaRouteTestSupport
+import RouteSystem
+import Testing
+
+/// PCM (stereo S16 samples, interleaved) from A2DP media packets: RTP header, SBC payload header, frames.
+func decodeSBC(_ packets: [[UInt8]]) -> [Int16] {
+    var sbc = sbc_t()
+    sbc_init(&sbc, 0)
+    defer { sbc_finish(&sbc) }
+    var samples: [Int16] = []
+    var output = [UInt8](repeating: 0, count: 4096)
+    for packet in packets where packet.count > 13 {
+        var offset = 13
+        while offset < packet.count {
+            var written = 0
+            let consumed = packet.withUnsafeBytes { input in
+                output.withUnsafeMutableBytes { out in
+                    sbc_decode(&sbc, input.baseAddress! + offset, packet.count - offset, out.baseAddress!, out.count, &written)
+                }
+            }
+            guard consumed > 0 else { break }
+            offset += consumed
+            for index in stride(from: 0, to: written - 1, by: 2) {
+                samples.append(Int16(bitPattern: UInt16(output[index]) | UInt16(output[index + 1]) << 8))
+            }
+        }
+    }
+    return samples
+}
+
+/// The best normalised cross-correlation of `received` against `source` over lags 0…`maximumLag` (mono: left channel).
+func bestCorrelation(_ source: [Int16], _ received: [Int16], maximumLag: Int = 400) -> Double {
+    let left = { (samples: [Int16]) in stride(from: 0, to: samples.count, by: 2).map { Double(samples[$0]) } }
+    let a = left(source)
+    let b = left(received)
+    var best = 0.0
+    for lag in 0...maximumLag {
+        let count = min(a.count, b.count - lag) - 2_000  // leave the codec's start-up out
+        guard count > 1_000 else { break }
+        var dot = 0.0, aa = 0.0, bb = 0.0
+        for index in 1_000..<(1_000 + count) {
+            dot += a[index] * b[index + lag]
+            aa += a[index] * a[index]
+            bb += b[index + lag] * b[index + lag]
+        }
+        if aa > 0, bb > 0 { best = max(best, dot / (aa * bb).squareRoot()) }
+    }
+    return best
+}
+
+@Suite(.timeLimit(.minutes(1)), .enabled(if: BlueZMock.available), .serialized) struct A2DPSourceTests {
+    struct Rig {
+        let mock: BlueZMock
+        let system: RouteSystem
+        let transport: BlueZTransport
+        let recorder: EventRecorder
+        let speaker: DBusObjectPath
+    }
+
+    func makeRig(sinkCapabilities: [UInt8], source: A2DPSourceCodec? = .sbc) async throws -> Rig {
+        let mock = try await BlueZMock()
+        try await mock.addAdapter()
+        let speaker = try await mock.addDevice("AA:00:00:00:00:0A", name: "Hall Speaker", uuids: [BlueZ.audioSink])
+        try await mock.call("SetSinkCapabilities", [.objectPath(speaker), .bytes(sinkCapabilities)])
+        let manager = BlueZObjectManager(connection: mock.connection)
+        try await manager.start()
+        let transport = BlueZTransport(objectManager: manager, configuration: .init(a2dpSource: source))
+        let system = RouteSystem()
+        let recorder = await EventRecorder(system)
+        try await system.load { routingManager in BLESpeakerExtension(transport: transport, routingManager: routingManager) }
+        await system.beginDiscovery(client: "test")
+        _ = await eventually { await system.devicesList.count == 1 }
+        return Rig(mock: mock, system: system, transport: transport, recorder: recorder, speaker: speaker)
+    }
+
+    func a2dpState(_ rig: Rig) async throws -> (state: String, configuration: [UInt8], profiles: [String]) {
+        let reply = try await rig.mock.call("A2DPState", [.objectPath(rig.speaker)])
+        return (reply[0].string ?? "", reply[1].bytes ?? [], reply[2].array?.compactMap(\.string) ?? [])
+    }
+
+    @Test func aClassicSpeakerStreamsSBCThroughOurSourceEndpoint() async throws {
+        let rig = try await makeRig(sinkCapabilities: [0x3F, 0xFF, 2, 35])
+        defer { Task { await rig.mock.stop() } }
+        // Discovery looks at BR/EDR too, and the source endpoint is registered with SBC's capabilities.
+        let filters = try await rig.mock.call("DiscoveryFilters", [.string("hci0")]).first?.array ?? []
+        #expect(filters.last?.dictionary?["Transport"]?.string == "auto")
+        let endpoints = try await rig.mock.call("Endpoints").first?.array ?? []
+        #expect(endpoints.count == 1)
+        guard case .structure(let endpoint)? = endpoints.first?.unwrapped else { Issue.record("no endpoint: \(endpoints)"); return }
+        #expect(endpoint.count == 5 && endpoint[2].string == A2DPSourceEndpoint.sourceUUID && endpoint[4].bytes == [0xFF, 0xFF, 2, 53])
+
+        let device = try #require(await rig.system.devicesList.first)
+        let route = try await rig.system.activate(deviceID: device.id)
+        let state = try await a2dpState(rig)
+        #expect(state.state == "configured")
+        #expect(state.configuration == [0x21, 0x15, 2, 35], "44.1 kHz joint stereo, 16 blocks, 8 subbands, loudness, the speaker's bitpool")
+        #expect(state.profiles.contains(BlueZ.audioSink), "the A2DP sink profile is connected explicitly")
+        let transportPath = DBusObjectPath(rig.speaker.rawValue + "/fd0")!
+        #expect(await rig.transport.a2dpSource?.configuration(of: transportPath) == [0x21, 0x15, 2, 35])
+        do {
+            _ = try await rig.system.acquireAudio(on: route.session, format: SampleBuffer.Format(encoding: .pcmS16LE, sampleRate: 48_000, channels: 2))
+            Issue.record("48 kHz was taken by a 44.1 kHz stream")
+        } catch let error as MediaDeviceError {
+            #expect(error.message.contains("44100 Hz"), "\(error.message)")
+        }
+
+        // Half a second of a 1 kHz tone through paced delivery comes out of the speaker's SBC decoder.
+        var source: [Int16] = []
+        for frame in 0..<22_050 {
+            let value = Int16(sin(Double(frame) * 2 * .pi * 1_000 / 44_100) * 12_000)
+            source += [value, value]
+        }
+        let sink = try await rig.system.startRealtimeSampleDelivery(on: route.session)
+        let bytes = source.flatMap { [UInt8(truncatingIfNeeded: $0), UInt8(truncatingIfNeeded: $0 >> 8)] }
+        for start in stride(from: 0, to: bytes.count, by: 1_764) {
+            let data = Array(bytes[start..<min(start + 1_764, bytes.count)])
+            try await sink.send(SampleBuffer(format: .cdAudio, presentationTime: .zero, frameCount: data.count / 4, data: data))
+        }
+        await sink.finish()
+        #expect(await eventually { await rig.system.audioStatistics(on: route.session)?.active == false })
+        @Sendable func packets() async -> [[UInt8]] {
+            (try? await rig.mock.call("TransportPackets", [.objectPath(rig.speaker)]).first?.array?.compactMap(\.bytes)) ?? []
+        }
+        #expect(await eventually { await decodeSBC(await packets()).count >= 2 * 22_000 })
+        let decoded = decodeSBC(await packets())
+        let correlation = bestCorrelation(source, decoded)
+        #expect(correlation >= 0.99, "cross-correlation \(correlation)")
+
+        // Ending the route ends the stream: BlueZ clears the configuration it set.
+        await rig.system.deactivate(route.session)
+        #expect(await eventually { await rig.transport.a2dpSource?.configuration(of: transportPath) == nil })
+    }
+
+    @Test func aSpeakerWhoseCapabilitiesFitNothingIsRefusedClearly() async throws {
+        let rig = try await makeRig(sinkCapabilities: [0x0F, 0xFF, 2, 53])  // no sampling frequency
+        defer { Task { await rig.mock.stop() } }
+        let device = try #require(await rig.system.devicesList.first)
+        let route = try await rig.system.activate(deviceID: device.id)
+        #expect(try await a2dpState(rig).state == "SelectConfiguration failed: org.bluez.Error.InvalidArguments")
+        _ = try await rig.system.startRealtimeSampleDelivery(on: route.session)
+        let reason = await rig.recorder.first { event -> MediaDeviceError? in
+            if case .sessionEnded(let ended, let reason?) = event, ended == route { return reason }
+            return nil
+        }
+        #expect(reason?.code == .unsupported, "\(String(describing: reason))")
+    }
+
+    @Test func withTheSourceOffNoEndpointIsRegistered() async throws {
+        let rig = try await makeRig(sinkCapabilities: [0xFF, 0xFF, 2, 53], source: nil)
+        defer { Task { await rig.mock.stop() } }
+        #expect(try await rig.mock.call("Endpoints").first?.array?.isEmpty == true)
+        let device = try #require(await rig.system.devicesList.first)
+        _ = try await rig.system.activate(deviceID: device.id)
+        #expect(try await a2dpState(rig).state == "no source endpoint")
+        let configuration = try DaemonConfiguration.parse("[bluetooth]\na2dp-source = no\n", file: "test.conf")
+        #expect(configuration.bluetoothA2DPSource == false)
+        #expect(throws: (any Error).self) { try DaemonConfiguration.parse("[bluetooth]\na2dp-source = maybe\n", file: "test.conf") }
+    }
+
+    @Test func aClassicSpeakerKnownOnlyByItsClassOfDeviceIsListed() async throws {
+        let mock = try await BlueZMock()
+        defer { Task { await mock.stop() } }
+        try await mock.addAdapter()
+        let speaker = try await mock.addDevice("AA:00:00:00:00:0B", name: "Old Speaker", uuids: [])
+        try await mock.call("SetDeviceClass", [.objectPath(speaker), .uint32(0x240414)])  // audio/video, loudspeaker
+        let phone = try await mock.addDevice("AA:00:00:00:00:0C", name: "A Phone", uuids: [])
+        try await mock.call("SetDeviceClass", [.objectPath(phone), .uint32(0x5A020C)])  // phone, smartphone
+        let manager = BlueZObjectManager(connection: mock.connection)
+        try await manager.start()
+        let transport = BlueZTransport(objectManager: manager)
+        let system = RouteSystem()
+        try await system.load { routingManager in BLESpeakerExtension(transport: transport, routingManager: routingManager) }
+        await system.beginDiscovery(client: "test")
+        #expect(await eventually { await system.devicesList.count == 1 })
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(await system.devicesList.map(\.displayName) == ["Old Speaker"])
+    }
+}
