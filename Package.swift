@@ -108,6 +108,12 @@ let package = Package(
         // The routing vocabulary shared by RouteSystem, the app API and the daemon's client:
         // devices, keys, routes, events, pairing, the backend protocol.
         .target(name: "RoutingModel", dependencies: ["MediaDevice", "IOReactor"], swiftSettings: strict),
+        // libpipewire-0.3 through dlopen (headers only at build time): the PipeWire sink node.
+        .systemLibrary(name: "CPipeWire", path: "Sources/CPipeWire"),
+        .target(
+            name: "PipeWireSink",
+            dependencies: ["CPipeWire", "DBus", "MediaDevice", "MediaRouteBusAPI", "RoutingModel"],
+            swiftSettings: strict + [.unsafeFlags(["-Xcc", "-I/usr/include/pipewire-0.3", "-Xcc", "-I/usr/include/spa-0.2"])]),
         // Real-time audio delivery: a bounded, device-paced reader of an app's PCM descriptor; WAV headers.
         .target(
             name: "RealtimeAudio",
@@ -237,7 +243,7 @@ let package = Package(
         .target(
             name: "MediaRouteDaemon",
             dependencies: [
-                "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice", "ExtensionCatalogue",
+                "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice", "ExtensionCatalogue", "IOReactor",
                 "MediaClock", "NowPlaying", "NowPlayingRouting", "NowPlayingPush", "MPRIS", "BoxConfiguration", "AdapterInventory", "WiFiTransport", "WiFiDisplayExtension", "BlueZTransport", "BLESpeakerExtension",
                 "LANTransport", "IPNetwork", "UPnPRendererExtension", "SystemRouting",
                 .product(name: "Logging", package: "swift-log"),
@@ -248,7 +254,7 @@ let package = Package(
             name: "mediarouted",
             dependencies: [
                 "MediaRouteDaemon", "MediaRouteBusAPI", "DBus", "NowPlayingPush", "BoxConfiguration", "LANTransport",
-                "MediaRouteExecutors", "MediaRouteCommands",
+                "MediaRouteExecutors", "MediaRouteCommands", "PipeWireSink",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ] + simulatedDevices,

@@ -28,6 +28,12 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// `[bluetooth] a2dp-source`: register MediaRoute's A2DP source endpoint with BlueZ
     /// (default yes); no where PipeWire or bluez-alsa is the box's A2DP source.
     public var bluetoothA2DPSource = true
+    /// `[audio] pipewire`: publish a PipeWire sink node for each route that takes samples
+    /// (default no: boxes without PipeWire).
+    public var pipeWireSink = false
+    /// `[audio] pipewire-runtime-dir`: the `XDG_RUNTIME_DIR` of the PipeWire to publish in
+    /// (default: the daemon's own environment).
+    public var pipeWireRuntimeDirectory: String?
 
     public init() {}
 
@@ -74,8 +80,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
             if line.hasPrefix("[") {
                 guard line.hasSuffix("]") else { throw fail("a section header ends with ]") }
                 let name = String(line.dropFirst().dropLast()).trimmingSpaces
-                guard name == "daemon" || name == "routing" || transportKeys[name] != nil else {
-                    throw fail("unknown section [\(name)] (known: [daemon], [routing], [lan], [wifi], [bluetooth])")
+                guard name == "daemon" || name == "routing" || name == "audio" || transportKeys[name] != nil else {
+                    throw fail("unknown section [\(name)] (known: [daemon], [routing], [audio], [lan], [wifi], [bluetooth])")
                 }
                 section = name
                 continue
@@ -95,6 +101,19 @@ public struct DaemonConfiguration: Sendable, Hashable {
                     throw fail("log-level must be trace, debug, info, notice, warning, error or critical, not \"\(value)\"")
                 }
                 configuration.daemon[key] = value
+                continue
+            }
+            if section == "audio" {
+                switch key {
+                case "pipewire":
+                    guard let flag = Self.flag(value) else { throw fail("pipewire must be yes or no, not \"\(value)\"") }
+                    configuration.pipeWireSink = flag
+                case "pipewire-runtime-dir":
+                    guard value.hasPrefix("/"), value.utf8.count <= 256 else { throw fail("pipewire-runtime-dir must be an absolute path") }
+                    configuration.pipeWireRuntimeDirectory = value
+                default:
+                    throw fail("unknown key \(key) in [audio] (known: pipewire, pipewire-runtime-dir)")
+                }
                 continue
             }
             if section == "routing" {

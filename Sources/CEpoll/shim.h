@@ -5,6 +5,8 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static inline int mr_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
@@ -26,6 +28,9 @@ static inline int mr_epoll_wait(int epoll, uint32_t *events, uint64_t *tokens, i
 }
 
 static inline int mr_event_fd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+
+// A descriptor that becomes readable when process `pid` exits (Linux 5.3); -1 where there is none.
+static inline int mr_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 
 static inline void mr_name_reactor_thread(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
 

@@ -280,3 +280,34 @@ private final class OneShotWait: Sendable {
         continuation?.resume(returning: readable)
     }
 }
+
+extension IOReactor {
+    /// Calls `exited` on the reactor thread with the wait status once child `pid` has exited
+    /// and is reaped (a pidfd watched like any descriptor: no thread waits for the child).
+    /// - Throws: ``IOReactorError`` when the kernel has no pidfd (before Linux 5.3).
+    public func reap(_ pid: pid_t, _ exited: @escaping @Sendable (Int32) -> Void) throws(IOReactorError) {
+        let descriptor = mr_pidfd_open(pid)
+        guard descriptor >= 0 else { throw IOReactorError(errno: errno, "cannot follow process \(pid)") }
+        // The child may exit before the watch is stored: whichever of the handler and this
+        // function sees both the watch and the exit cancels it (once).
+        let state = Mutex<(watch: IOWatch?, reaped: Bool, cancelled: Bool)>((nil, false, false))
+        @Sendable func cancelIfDone() {
+            let watch = state.withLock { state -> IOWatch? in
+                guard state.reaped, !state.cancelled, let watch = state.watch else { return nil }
+                state.cancelled = true
+                return watch
+            }
+            watch?.cancel { close(descriptor) }
+        }
+        let created = try self.watch(descriptor, for: .readable) { _ in
+            guard !state.withLock({ $0.reaped }) else { return cancelIfDone() }
+            var status: Int32 = 0
+            guard waitpid(pid, &status, WNOHANG) == pid else { return }
+            state.withLock { $0.reaped = true }
+            cancelIfDone()
+            exited(status)
+        }
+        state.withLock { $0.watch = created }
+        cancelIfDone()
+    }
+}

@@ -121,6 +121,14 @@ public struct DaemonService: Service {
         let closeLoaded = loaded.close
         let suggestions = RouteSuggestionStore(path: stateDirectory.map { $0 + "/route-suggestions.json" }, logger: logger)
         let daemon = RoutingDaemon(system: system, connection: connection, suggestions: suggestions, logger: logger)
+        if configuration.pipeWireSink {
+            let address = switch bus {
+            case .system: "system"
+            case .session: "session"
+            case .address(let address): address
+            }
+            await daemon.publishPipeWireSinks(bus: address, runtimeDirectory: configuration.pipeWireRuntimeDirectory)
+        }
         // Now Playing comes up before the bus name is taken: owning the name means ready.
         let nowPlaying = try await startNowPlaying(system: system, connection: connection)
         let adapters = await followAdapters(daemon: daemon, followers: adapterFollowers)

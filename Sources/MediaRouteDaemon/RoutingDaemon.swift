@@ -27,6 +27,14 @@ public actor RoutingDaemon {
     private var protocolReasons: [DeviceKey: String] = [:]
     private var discoveryClients: Set<String> = []
     private var agentOwner: String?
+    /// PipeWire sink nodes for routes that take samples (`[audio] pipewire = yes`).
+    private var pipeWireSinks: PipeWireSinkLauncher?
+
+    /// Publishes a PipeWire sink node for every route that takes real-time audio from now on.
+    func publishPipeWireSinks(bus: String, runtimeDirectory: String?) {
+        pipeWireSinks = PipeWireSinkLauncher(bus: bus, runtimeDirectory: runtimeDirectory, logger: logger)
+    }
+
     /// The bus client that acquired each route's real-time audio.
     private var audioOwners: [UUID: String] = [:]
     private var tasks: [Task<Void, Never>] = []
@@ -96,6 +104,7 @@ public actor RoutingDaemon {
     public func stop(busName: String = DaemonNames.busName) async {
         // Deactivate first, and let the event task publish the routes' ends
         // (its stream finishes with the system), so clients see a clean `Ended`.
+        await pipeWireSinks?.stopAll()
         await system.shutdown()
         if let events = tasks.first { await events.value }
         for task in tasks { task.cancel() }
@@ -321,7 +330,15 @@ public actor RoutingDaemon {
             connection.unexport(DaemonNames.devicePath(device.id))
         case .routeActivated(let route):
             await publish(route)
+            if let pipeWireSinks, route.device.capabilities.contains(.realtimeAudioStreaming),
+                let support = await system.realtimeAudioSupport(on: route.session), let format = PipeWireSinkLauncher.format(for: support)
+            {
+                await pipeWireSinks.start(
+                    session: DaemonNames.sessionPath(route.session).rawValue, id: route.session.id.uuidString,
+                    deviceName: route.device.displayName, format: format)
+            }
         case .routeDeactivated(let route, let reason):
+            await pipeWireSinks?.stop(id: route.session.id.uuidString)
             let path = DaemonNames.sessionPath(route.session)
             emit(.ended(reason), at: path)
             routes[route.session.id] = nil

@@ -85,6 +85,14 @@ extension RouteSystem {
             descriptor: writer, format: format, latency: support.latency + PacedAudioDelivery.addedLatency(for: format, configuration: configuration))
     }
 
+    /// What real-time audio a route takes; nil when it takes none.
+    public func realtimeAudioSupport(on session: MediaOutputSession) async -> RealtimeAudioSupport? {
+        guard let route = routes(session), let handler = loadedExtension(for: route.key.protocolID)?.instance as? any RealtimeSampleHandling,
+            route.device.capabilities.contains(.realtimeAudioStreaming)
+        else { return nil }
+        return await handler.realtimeAudioSupport(session: session)
+    }
+
     /// How delivery on a route goes; nil when none was acquired since the route started.
     public func audioStatistics(on session: MediaOutputSession) -> RealtimeAudioStatistics? {
         audioDeliveries[session.id]?.delivery.statistics

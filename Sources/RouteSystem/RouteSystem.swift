@@ -34,7 +34,7 @@ public actor RouteSystem {
         public init() {}
     }
 
-    private struct LoadedExtension {
+    struct LoadedExtension {
         let instance: any MediaDeviceExtension
         let protocolType: MediaSharingProtocol
         let supportsSimultaneousSessions: Bool
@@ -303,7 +303,7 @@ public actor RouteSystem {
         loadedExtension(for: protocolID)?.order ?? Int.max
     }
 
-    private func loadedExtension(for protocolID: String) -> LoadedExtension? {
+    func loadedExtension(for protocolID: String) -> LoadedExtension? {
         extensions.values.first { $0.protocolType.identifier == protocolID }
     }
 

@@ -9,6 +9,7 @@ import LoopbackTransport
 import MediaRouteBusAPI
 import MediaRouteCommands
 import MediaRouteDaemon
+import PipeWireSink
 import MediaRouteExecutors
 import NowPlayingPush
 import ServiceLifecycle
@@ -87,6 +88,15 @@ struct Daemon {
                 exit(0)
             }
             dispatchMain()
+        }
+        if CommandLine.arguments.dropFirst().first == "pipewire-sink" {
+            // A route's PipeWire sink node, started by the daemon (PipeWireSinkLauncher).
+            switch PipeWireSink.Options.parse(Array(CommandLine.arguments.dropFirst(2))) {
+            case .failure(let error): fail(error.description, status: 64)
+            case .success(let options):
+                // PipeWire's loop runs on this thread; the route's audio is acquired by tasks on Swift's pool.
+                exit(PipeWireSink.run(options))
+            }
         }
         QuietExecutors.install()
         Task {

@@ -17,10 +17,11 @@ final class RunningDaemon: Sendable {
     }
 
     /// - Parameter simulate: publish the loopback TV and speaker (`--simulate`), as these tests expect.
-    init(_ extraArguments: [String] = [], simulate: Bool = true) async throws {
+    init(_ extraArguments: [String] = [], simulate: Bool = true, environment: [String: String] = [:]) async throws {
         bus = try PrivateBus()
         process = try ChildProcess(
-            [Self.binary, "--bus", bus.address, "--log-level", "warning", "--push-listen", "127.0.0.1:0"] + (simulate ? ["--simulate"] : []) + extraArguments)
+            [Self.binary, "--bus", bus.address, "--log-level", "warning", "--push-listen", "127.0.0.1:0"] + (simulate ? ["--simulate"] : []) + extraArguments,
+            environment: environment)
         let probe = try await DBusConnection.connect(to: .address(bus.address))
         defer { probe.close() }
         let up = await eventually(timeout: .seconds(10)) { (try? await probe.nameOwner(of: DaemonNames.busName)) ?? nil != nil }

@@ -217,24 +217,28 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
         await rig.discover(expecting: 2)
         let route = try await rig.system.activate(deviceID: "Kitchen Speaker")
         let sink = try await rig.system.startRealtimeSampleDelivery(on: route.session)
+        let source = rampFrames(5 * 882)
         for index in 0..<5 {
             try await sink.send(SampleBuffer(
                 format: .cdAudio, presentationTime: .milliseconds(20 * index), frameCount: 882,
-                data: [UInt8](repeating: 0, count: 882 * 4)))
+                data: Array(source[(index * 882 * 4)..<((index + 1) * 882 * 4)])))
         }
         await sink.finish()
-        // The writer closed: all it sent plays out at the device's pace, and nothing more.
+        // The writer closed: all it sent plays out at the device's pace, and nothing more
+        // (silence only where this task was late for the device's clock).
         #expect(await eventually { await rig.system.audioStatistics(on: route.session)?.active == false })
-        #expect(await eventually { await rig.transport.audioFramesReceived(by: "speaker") == 5 * 882 })
         let statistics = try #require(await rig.system.audioStatistics(on: route.session))
         #expect(statistics.framesReceived == 5 * 882)
-        #expect(statistics.framesDelivered == 5 * 882)
+        #expect(statistics.framesDelivered == 5 * 882 + statistics.silenceFrames)
+        #expect(await eventually { await rig.transport.audioFramesReceived(by: "speaker") == Int(statistics.framesDelivered) })
+        #expect(withoutSilence(await rig.transport.audioReceived(by: "speaker")).audio == source)
+        let delivered = await rig.transport.audioFramesReceived(by: "speaker")
         await rig.system.stopRealtimeSampleDelivery(on: route.session)
         await #expect(throws: MediaDeviceError.self) {
             try await sink.send(SampleBuffer(format: .cdAudio, presentationTime: .zero, frameCount: 882, data: [0, 0, 0, 0]))
         }
         try await Task.sleep(for: .milliseconds(30))
-        #expect(await rig.transport.audioFramesReceived(by: "speaker") == 5 * 882, "nothing flows after stop")
+        #expect(await rig.transport.audioFramesReceived(by: "speaker") == delivered, "nothing flows after stop")
 
         let tv = try await { () async throws -> ActiveRoute in
             await rig.system.setPairingAgent(ScriptedPairingAgent([.code("1234")]))

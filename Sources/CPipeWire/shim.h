@@ -1,0 +1,136 @@
+#ifndef MEDIAROUTE_CPIPEWIRE_SHIM_H
+#define MEDIAROUTE_CPIPEWIRE_SHIM_H
+/*
+ * libpipewire-0.3, opened with dlopen when the PipeWire sink is started: nothing links it,
+ * so a box without PipeWire runs every MediaRoute binary and the sink says, in one line,
+ * that PipeWire is missing. The SPA helpers used here are header-only (format pods, the
+ * loop's add_io); the few libpipewire functions are called through the table below.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <pipewire/pipewire.h>
+#include <spa/param/audio/format-utils.h>
+
+struct mr_pw_api {
+    void *library;
+    void (*init)(int *argc, char ***argv);
+    struct pw_main_loop *(*main_loop_new)(const struct spa_dict *props);
+    struct pw_loop *(*main_loop_get_loop)(struct pw_main_loop *loop);
+    int (*main_loop_run)(struct pw_main_loop *loop);
+    int (*main_loop_quit)(struct pw_main_loop *loop);
+    void (*main_loop_destroy)(struct pw_main_loop *loop);
+    struct pw_properties *(*properties_new)(const char *key, ...);
+    int (*properties_set)(struct pw_properties *properties, const char *key, const char *value);
+    struct pw_stream *(*stream_new_simple)(struct pw_loop *loop, const char *name, struct pw_properties *props,
+                                           const struct pw_stream_events *events, void *data);
+    int (*stream_connect)(struct pw_stream *stream, enum spa_direction direction, uint32_t target_id,
+                          enum pw_stream_flags flags, const struct spa_pod **params, uint32_t n_params);
+    struct pw_buffer *(*stream_dequeue_buffer)(struct pw_stream *stream);
+    int (*stream_queue_buffer)(struct pw_stream *stream, struct pw_buffer *buffer);
+    void (*stream_destroy)(struct pw_stream *stream);
+    uint32_t (*stream_get_node_id)(struct pw_stream *stream);
+};
+
+static inline struct mr_pw_api *mr_pw(void) {
+    static struct mr_pw_api api;
+    return &api;
+}
+
+/* Opens libpipewire and finds its functions; 0, or -1 with the reason in `error`. */
+static inline int mr_pw_open(char *error, size_t size) {
+    struct mr_pw_api *api = mr_pw();
+    if (api->library) return 0;
+    void *library = dlopen("libpipewire-0.3.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        snprintf(error, size, "%s", dlerror());
+        return -1;
+    }
+#define MR_PW_SYMBOL(field, name) \
+    if (!(*(void **)&api->field = dlsym(library, name))) { snprintf(error, size, "libpipewire has no %s", name); dlclose(library); return -1; }
+    MR_PW_SYMBOL(init, "pw_init")
+    MR_PW_SYMBOL(main_loop_new, "pw_main_loop_new")
+    MR_PW_SYMBOL(main_loop_get_loop, "pw_main_loop_get_loop")
+    MR_PW_SYMBOL(main_loop_run, "pw_main_loop_run")
+    MR_PW_SYMBOL(main_loop_quit, "pw_main_loop_quit")
+    MR_PW_SYMBOL(main_loop_destroy, "pw_main_loop_destroy")
+    MR_PW_SYMBOL(properties_new, "pw_properties_new")
+    MR_PW_SYMBOL(properties_set, "pw_properties_set")
+    MR_PW_SYMBOL(stream_new_simple, "pw_stream_new_simple")
+    MR_PW_SYMBOL(stream_connect, "pw_stream_connect")
+    MR_PW_SYMBOL(stream_dequeue_buffer, "pw_stream_dequeue_buffer")
+    MR_PW_SYMBOL(stream_queue_buffer, "pw_stream_queue_buffer")
+    MR_PW_SYMBOL(stream_destroy, "pw_stream_destroy")
+    MR_PW_SYMBOL(stream_get_node_id, "pw_stream_get_node_id")
+#undef MR_PW_SYMBOL
+    api->library = library;
+    return 0;
+}
+
+/* Stream events with only `process` and `state_changed` set. */
+static inline struct pw_stream_events mr_pw_stream_events(void (*process)(void *),
+        void (*state_changed)(void *, enum pw_stream_state, enum pw_stream_state, const char *)) {
+    struct pw_stream_events events;
+    memset(&events, 0, sizeof events);
+    events.version = PW_VERSION_STREAM_EVENTS;
+    events.process = process;
+    events.state_changed = state_changed;
+    return events;
+}
+
+/* An EnumFormat pod for interleaved PCM (S16LE when !is_float, else F32LE), FL/FR or MONO. */
+static inline const struct spa_pod *mr_pw_audio_format(uint8_t *buffer, uint32_t size, int is_float, uint32_t rate, uint32_t channels) {
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, size);
+    struct spa_audio_info_raw info;
+    memset(&info, 0, sizeof info);
+    info.format = is_float ? SPA_AUDIO_FORMAT_F32_LE : SPA_AUDIO_FORMAT_S16_LE;
+    info.rate = rate;
+    info.channels = channels;
+    if (channels == 1) {
+        info.position[0] = SPA_AUDIO_CHANNEL_MONO;
+    } else {
+        info.position[0] = SPA_AUDIO_CHANNEL_FL;
+        info.position[1] = SPA_AUDIO_CHANNEL_FR;
+    }
+    return spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &info);
+}
+
+/* Properties of a sink node: media.class Audio/Sink, its names and latency. */
+static inline struct pw_properties *mr_pw_sink_properties(const char *node_name, const char *description, const char *latency) {
+    return mr_pw()->properties_new(
+        PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CATEGORY, "Playback", PW_KEY_MEDIA_CLASS, "Audio/Sink",
+        PW_KEY_NODE_NAME, node_name, PW_KEY_NODE_DESCRIPTION, description, PW_KEY_NODE_LATENCY, latency,
+        PW_KEY_MEDIA_ROLE, "Music", NULL);
+}
+
+/* Watches `fd` for hang-up and errors on the loop (the daemon ended delivery). */
+static inline struct spa_source *mr_pw_watch_hangup(struct pw_loop *loop, int fd, void (*hangup)(void *, int, uint32_t), void *data) {
+    return pw_loop_add_io(loop, fd, SPA_IO_ERR | SPA_IO_HUP, false, hangup, data);
+}
+
+/* Calls `readable` on the loop when `fd` has bytes (the sink's wake-up pipe). */
+static inline struct spa_source *mr_pw_watch_readable(struct pw_loop *loop, int fd, void (*readable)(void *, int, uint32_t), void *data) {
+    return pw_loop_add_io(loop, fd, SPA_IO_IN, false, readable, data);
+}
+
+/* Quits the loop when a signal comes (SIGTERM from the daemon, SIGINT). */
+static inline void mr_pw_quit_on_signal(struct pw_loop *loop, int signal_number, void (*handler)(void *, int), void *data) {
+    pw_loop_add_signal(loop, signal_number, handler, data);
+}
+
+/* The sink ends with the daemon that started it, even one that was killed. */
+static inline int mr_die_with_parent(void) { return prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0); }
+
+/* The first data block of a buffer: where its bytes are and how many. */
+static inline uint8_t *mr_pw_buffer_bytes(struct pw_buffer *buffer, uint32_t *size) {
+    struct spa_buffer *spa = buffer->buffer;
+    if (spa->n_datas < 1 || spa->datas[0].data == NULL || spa->datas[0].chunk == NULL) { *size = 0; return NULL; }
+    struct spa_data *data = &spa->datas[0];
+    uint32_t offset = SPA_MIN(data->chunk->offset, data->maxsize);
+    *size = SPA_MIN(data->chunk->size, data->maxsize - offset);
+    return (uint8_t *)data->data + offset;
+}
+#endif

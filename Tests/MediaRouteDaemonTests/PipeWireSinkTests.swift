@@ -1,0 +1,118 @@
+import DBus
+import Foundation
+import MediaDevice
+import MediaRouteBusAPI
+import MediaRouteClient
+import MediaRouteTestSupport
+import SystemRouting
+import Testing
+
+/// The left channel of stereo S16 bytes.
+private func leftChannel(_ bytes: [UInt8]) -> [Double] {
+    stride(from: 0, to: bytes.count - 3, by: 4).map { Double(Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8)) }
+}
+
+/// The best normalised cross-correlation of `received` against `source` at any lag up to `maximumLag`.
+private func bestCorrelation(_ source: [Double], _ received: [Double], maximumLag: Int = 6_000) -> Double {
+    var best = 0.0
+    let window = 12_000
+    guard source.count > window + 2_000 else { return 0 }
+    let reference = Array(source[2_000..<(2_000 + window)])
+    var lag = 0
+    while lag + window <= received.count, lag <= maximumLag + 2_000 {
+        var dot = 0.0, aa = 0.0, bb = 0.0
+        for index in 0..<window {
+            let b = received[lag + index]
+            dot += reference[index] * b
+            aa += reference[index] * reference[index]
+            bb += b * b
+        }
+        if aa > 0, bb > 0 { best = max(best, dot / (aa * bb).squareRoot()) }
+        lag += 1
+    }
+    return best
+}
+
+@Suite(.timeLimit(.minutes(2)), .enabled(if: HeadlessPipeWire.available), .serialized) struct PipeWireSinkTests {
+    /// The sink against a stand-in for the daemon that records what reaches the route's socket.
+    @Test func aTonePlayedToTheNodeReachesTheRouteIntact() async throws {
+        let pipewire = try await HeadlessPipeWire()
+        let bus = try PrivateBus()
+        let server = try await DBusConnection.connect(to: .address(bus.address))
+        let received = Locked<[UInt8]>([])
+        let session: DBusObjectPath = "/org/mediaroute/session/test"
+        await server.export(DBusObject(interfaces: [DBusInterface(Session1.interface, methods: [
+            DBusMethod("AcquireAudio", inputs: [DBusArgument("encoding", "s"), DBusArgument("rate", "u"), DBusArgument("channels", "u")],
+                       outputs: [DBusArgument("fd", "h"), DBusArgument("encoding", "s"), DBusArgument("rate", "u"), DBusArgument("channels", "u"), DBusArgument("latency_us", "t")]) { call in
+                var ends: [Int32] = [-1, -1]
+                guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0 else { throw DBusError.invalidArgs("no socket") }
+                let ours = ends[0]
+                Thread.detachNewThread {
+                    var buffer = [UInt8](repeating: 0, count: 65_536)
+                    while true {
+                        let count = recv(ours, &buffer, buffer.count, 0)
+                        if count <= 0 { break }
+                        received.withLock { $0 += buffer.prefix(count) }
+                    }
+                    close(ours)
+                }
+                guard case .string(let encoding) = call.arguments[0], encoding == "s16le" else { throw DBusError.invalidArgs("s16le expected") }
+                return Session1.AudioReply.values(
+                    descriptor: DBusFileDescriptor(owning: ends[1]), format: SampleBuffer.Format(encoding: .pcmS16LE, sampleRate: 48_000, channels: 2),
+                    latency: .milliseconds(50))
+            },
+        ])]), at: session)
+        #expect(try await server.requestName(DaemonNames.busName))
+
+        let sink = try ChildProcess(
+            [RunningDaemon.binary, "pipewire-sink", "--bus", bus.address, "--session", session.rawValue, "--device", "Test Speaker", "--format", "s16le/48000/2"],
+            environment: pipewire.environment)
+        defer { sink.kill(); sink.wait() }
+        #expect(await eventually(timeout: .seconds(10)) { await pipewire.nodes().contains("mediaroute.test_speaker") }, "the node is published")
+        #expect(received.value.isEmpty, "an idle node does not take the route")
+
+        let tone = try writeWAV(rate: 48_000, frames: 48_000) { Int16(sin(Double($0) * 2 * .pi * 440 / 48_000) * 12_000) }
+        #expect(try await pipewire.play(tone, target: "mediaroute.test_speaker") == 0)
+        #expect(await eventually(timeout: .seconds(10)) { received.value.count >= 48_000 * 4 })
+        let source = (0..<48_000).map { sin(Double($0) * 2 * .pi * 440 / 48_000) * 12_000 }
+        let correlation = bestCorrelation(source, leftChannel(received.value))
+        #expect(correlation >= 0.99, "cross-correlation \(correlation)")
+
+        sink.kill()
+        #expect(sink.wait() == 0, "SIGTERM removes the node and exits cleanly")
+        #expect(await eventually { !(await pipewire.nodes().contains("mediaroute.test_speaker")) })
+    }
+
+    /// `[audio] pipewire = yes`: the daemon publishes a node for a route that takes samples and removes it with the route.
+    @Test func theDaemonPublishesANodePerRouteAndRemovesItWithTheRoute() async throws {
+        let pipewire = try await HeadlessPipeWire()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-pw-conf-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let config = directory.appendingPathComponent("mediaroute.conf").path
+        try "[audio]\npipewire = yes\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try await RunningDaemon(["--config", config], environment: pipewire.environment)
+        let (_, _, controller) = try await client(daemon, agent: ScriptedPairingAgent([]))
+        let picker = controller.makePicker(prioritizesVideoDevices: false)
+        await picker.open()
+        #expect(await eventually { await picker.entries().contains { $0.displayName == "Kitchen Speaker" } })
+        let route = try await picker.pick(try #require(await picker.entries().first { $0.displayName == "Kitchen Speaker" }))
+        #expect(await eventually(timeout: .seconds(10)) { await pipewire.nodes().contains("mediaroute.kitchen_speaker") })
+        let tone = try writeWAV(rate: 48_000, frames: 24_000) { Int16(sin(Double($0) * 2 * .pi * 440 / 48_000) * 12_000) }
+        #expect(try await pipewire.play(tone, target: "mediaroute.kitchen_speaker") == 0)
+        #expect(await eventually(timeout: .seconds(10)) { (await route.audioStatistics()?.framesReceived ?? 0) >= 24_000 })
+        #expect(await route.audioStatistics()?.format == SampleBuffer.Format(encoding: .pcmF32LE, sampleRate: 48_000, channels: 2))
+        await controller.deactivate(route)
+        #expect(await eventually(timeout: .seconds(10)) { !(await pipewire.nodes().contains("mediaroute.kitchen_speaker")) }, "the node goes with the route")
+        await picker.close()
+    }
+
+    @Test func withoutPipeWireTheSinkSaysSoInOneLine() async throws {
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-nopw-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        let (status, output) = try await ChildProcess.runOffPool(
+            [RunningDaemon.binary, "pipewire-sink", "--bus", "unix:path=/nonexistent", "--session", "/org/mediaroute/session/x", "--device", "X"],
+            environment: ["XDG_RUNTIME_DIR": empty])
+        #expect(status == 69)
+        #expect(output.split(separator: "\n").count == 1 && output.contains("PipeWire is not running"), "\(output)")
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// PipeWire with no sound card: a private `XDG_RUNTIME_DIR`, a session bus of its own,
+/// `pipewire` (its dummy driver clocks the graph) and `wireplumber` (which links streams
+/// to targets). Everything stops when the value goes.
+public final class HeadlessPipeWire: Sendable {
+    public let runtimeDirectory: String
+    private let processes: [ChildProcess]
+
+    /// Whether pipewire, wireplumber and pw-play are installed (prints why not when they are not).
+    public static var available: Bool {
+        let missing = ["/usr/bin/pipewire", "/usr/bin/wireplumber", "/usr/bin/pw-play", "/usr/bin/pw-cli"].filter { !FileManager.default.isExecutableFile(atPath: $0) }
+        if !missing.isEmpty { print("skipping: \(missing.joined(separator: ", ")) missing (apt-get install pipewire wireplumber pipewire-bin)") }
+        return missing.isEmpty && PrivateBus.isAvailable
+    }
+
+    /// The environment a client of this PipeWire needs.
+    public var environment: [String: String] {
+        ["XDG_RUNTIME_DIR": runtimeDirectory, "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(runtimeDirectory)/bus", "PIPEWIRE_LOG_LEVEL": "0"]
+    }
+
+    public init() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-pw-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        runtimeDirectory = directory
+        let environment = ["XDG_RUNTIME_DIR": directory, "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(directory)/bus"]
+        let bus = try ChildProcess(["/usr/bin/dbus-daemon", "--session", "--address=unix:path=\(directory)/bus", "--nofork", "--nopidfile"], environment: environment)
+        var started = [bus]
+        func waitFor(_ path: String) async throws {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !FileManager.default.fileExists(atPath: path) {
+                guard ContinuousClock.now < deadline else { throw PrivateBusError(message: "\(path) did not appear") }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        do {
+            try await waitFor(directory + "/bus")
+            started.append(try ChildProcess(["/usr/bin/pipewire"], environment: environment))
+            try await waitFor(directory + "/pipewire-0")
+            started.append(try ChildProcess(["/usr/bin/wireplumber"], environment: environment))
+        } catch {
+            for process in started.reversed() { process.kill(); process.wait() }
+            throw error
+        }
+        processes = started
+    }
+
+    /// `pw-cli ls Node` now.
+    public func nodes() async -> String {
+        (try? await ChildProcess.runOffPool(["/usr/bin/pw-cli", "ls", "Node"], environment: environment).output) ?? ""
+    }
+
+    /// Plays a file with `pw-play --target NODE`; returns its exit status.
+    public func play(_ file: String, target: String) async throws -> Int32 {
+        try await ChildProcess.runOffPool(["/usr/bin/pw-play", "--target", target, file], environment: environment).status
+    }
+
+    deinit {
+        for process in processes.reversed() {
+            process.kill()
+            process.wait()
+        }
+        try? FileManager.default.removeItem(atPath: runtimeDirectory)
+    }
+}
+
+/// A stereo S16 WAV file of `frames` frames of `samples(frame)` in a new temporary directory.
+public func writeWAV(rate: Int, frames: Int, _ samples: (Int) -> Int16) throws -> String {
+    func le32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8((value >> (8 * $0)) & 0xFF) } }
+    var pcm: [UInt8] = []
+    pcm.reserveCapacity(frames * 4)
+    for frame in 0..<frames {
+        let value = UInt16(bitPattern: samples(frame))
+        pcm += [UInt8(value & 0xFF), UInt8(value >> 8), UInt8(value & 0xFF), UInt8(value >> 8)]
+    }
+    let fmt: [UInt8] = [1, 0, 2, 0] + le32(rate) + le32(rate * 4) + [4, 0, 16, 0]
+    let body = Array("WAVEfmt ".utf8) + le32(16) + fmt + Array("data".utf8) + le32(pcm.count) + pcm
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-wav-\(UUID().uuidString.prefix(8))")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let path = directory.appendingPathComponent("tone.wav").path
+    try Data(Array("RIFF".utf8) + le32(body.count) + body).write(to: URL(fileURLWithPath: path))
+    return path
+}
