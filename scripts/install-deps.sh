@@ -20,6 +20,9 @@ packages=(
   curl
   # BlueZ without Bluetooth: python3-dbusmock runs our bluetoothd stand-in (Tests/BlueZTransportTests/Mock).
   python3-dbusmock python3-dbus python3-gi libsbc-dev
+  # The box's audio: PipeWire's headers to build the sink node against (libpipewire itself is opened at
+  # run time); pipewire, wireplumber and pw-play/pw-cli (pipewire-bin) for the headless PipeWire tests.
+  libpipewire-0.3-dev pipewire wireplumber pipewire-bin
   # MPRIS: playerctl, the client the Now Playing tests drive the bridge with.
   playerctl
   # The push endpoint benchmark's load generator (make benchmarks).
