@@ -11,7 +11,7 @@ import Synchronization
 /// processes beside it (default 0).
 ///
 /// The path is RouteSystem's: a Unix stream socket with the smallest send buffer, a
-/// ``PacedAudioDelivery`` on the I/O reactor, an AsyncStream of ``RouteSystem/queuedBuffersForExtension``
+/// ``PacedAudioDelivery`` on the I/O reactor, an AsyncStream of 25
 /// buffers to a consumer task, and there what BLESpeakerExtension does with a buffer: SBC
 /// (libsbc, bitpool 53) into RTP packets of a 895-byte MTU, each sent on a SEQPACKET socket
 /// whose other end a thread reads and drops (BlueZ's side). The writer is a thread that
@@ -34,7 +34,7 @@ extension Bench {
         let markers = Mutex<[Duration]>([])  // latency of each marker seen
         let written = Mutex<[ContinuousClock.Instant]>([])
         let configuration = PacedAudioDelivery.Configuration()
-        let (buffers, continuation) = AsyncStream.makeStream(of: SampleBuffer.self, bufferingPolicy: .bufferingOldest(8))
+        let (buffers, continuation) = AsyncStream.makeStream(of: SampleBuffer.self, bufferingPolicy: .bufferingOldest(25))
         let delivery = try PacedAudioDelivery(
             reading: reader, format: pcm, routeLatency: .zero, configuration: configuration,
             deliver: { buffer in if case .enqueued = continuation.yield(buffer) { return true } else { return false } },

@@ -18,9 +18,9 @@ struct AudioDeliveryRecord {
 }
 
 extension RouteSystem {
-    /// How long the extension may fall behind before buffers are dropped rather than queued:
-    /// a stuck device costs the daemon this much memory and no more.
-    static let queuedBuffersForExtension = 8
+    /// How far the extension may fall behind before buffers are dropped rather than queued
+    /// (25 ticks: half a second): a stuck device costs the daemon this much memory and no more.
+    static let queuedBuffersForExtension = 25
 
     /// Opens paced real-time delivery of `format` on a route; see ``SystemRoutingBackend/acquireAudio(on:format:)``.
     ///

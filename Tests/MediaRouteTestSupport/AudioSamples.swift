@@ -38,3 +38,7 @@ public func writeBlocking(_ bytes: [UInt8], to descriptor: Int32, piece: Int) ->
     }
     return true
 }
+
+/// Whether two byte arrays are equal, as a plain Bool: a failed expectation then prints
+/// the counts it is given, not megabytes of samples.
+public func sameBytes(_ a: [UInt8], _ b: [UInt8]) -> Bool { a == b }
