@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import MediaDevice
 import MediaRouteBusAPI
+import RoutingModel
 import Testing
 
 @Suite struct Session1Tests {
@@ -43,6 +44,7 @@ import Testing
             .start(url: url, mode: .application, metadata: PlaybackMetadata(title: "T", artist: "A", duration: 12, isLive: false)),
             .selectAudible(optionID: "en"), .selectLegible(optionID: ""), .stop, .play, .pause, .seek(position: 30), .setRate(2),
             .send([1, 2, 3]), .sendToExtension([]),
+            .acquireAudio(.cdAudio), .acquireAudio(SampleBuffer.Format(encoding: .pcmF32LE, sampleRate: 48_000, channels: 1)), .releaseAudio,
         ]
         for call in calls {
             #expect(try Session1.Call(member: call.member, arguments: call.arguments) == call)
@@ -50,6 +52,36 @@ import Testing
             #expect(described.inputs.map(\.signature) == call.arguments.map(\.signature))
         }
         #expect(Set(calls.map(\.member)) == Set(Session1.Call.methods.map(\.member)))
+    }
+
+    @Test func acquireAudioArgumentsAndReply() throws {
+        func name(_ arguments: [DBusValue]) -> String? {
+            do { _ = try Session1.Call(member: "AcquireAudio", arguments: arguments); return nil } catch { return error.name }
+        }
+        #expect(name([.string("s24le"), .uint32(44_100), .uint32(2)]) == "org.mediaroute.Error.InvalidArgument")
+        #expect(name([.string("s16le"), .uint32(0), .uint32(2)]) == "org.mediaroute.Error.InvalidArgument")
+        #expect(name([.string("s16le"), .uint32(44_100), .uint32(0)]) == "org.mediaroute.Error.InvalidArgument")
+        #expect(name([.string("s16le"), .int32(44_100), .uint32(2)]) == "org.freedesktop.DBus.Error.InvalidArgs")
+        #expect(name([.string("s16le"), .uint32(44_100)]) == "org.freedesktop.DBus.Error.InvalidArgs")
+        // The reply carries a descriptor; the client gets its own copy.
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[1]) }
+        let reply = Session1.AudioReply.values(
+            descriptor: DBusFileDescriptor(owning: ends[0]), format: .cdAudio, latency: .milliseconds(223))
+        #expect(reply.map(\.signature) == Session1.Call.methods.first { $0.member == "AcquireAudio" }?.outputs.map(\.signature))
+        let acquisition = try Session1.AudioReply.acquisition(from: reply)
+        defer { close(acquisition.descriptor) }
+        #expect(acquisition.format == .cdAudio)
+        #expect(acquisition.latency == .milliseconds(223))
+        #expect(acquisition.descriptor >= 0 && acquisition.descriptor != ends[0])
+        #expect(throws: DBusError.self) { try Session1.AudioReply.acquisition(from: [.string("s16le")]) }
+        // Audio properties round-trip, and "" means no audio acquired.
+        var properties = Session1.Properties(id: UUID(), deviceID: "d", device: "/org/mediaroute/device/d", protocolID: "p")
+        properties.audio = RealtimeAudioStatistics(format: .cdAudio, active: true, framesReceived: 10, framesDelivered: 12, underruns: 1, silenceFrames: 2, latencyMicroseconds: 5_000)
+        #expect(Session1.Properties(values: properties.values)?.audio == properties.audio)
+        properties.audio = nil
+        #expect(Session1.Properties(values: properties.values)?.audio == nil)
     }
 
     @Test func badStartsAreTypedErrors() {
