@@ -225,7 +225,7 @@ let package = Package(
         .target(
             name: "MediaRouteTestSupport",
             dependencies: [
-                "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock", "NowPlaying", "WiFiTransport", "Transport", "CNetlink", "BlueZTransport", "DBus",
+                "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock", "NowPlaying", "WiFiTransport", "Transport", "CNetlink", "BlueZTransport", "DBus", "IOReactor",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/MediaRouteTestSupport"),
@@ -243,7 +243,7 @@ let package = Package(
         .target(
             name: "MediaRouteDaemon",
             dependencies: [
-                "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice", "ExtensionCatalogue", "IOReactor",
+                "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice", "ExtensionCatalogue", "IOReactor", "PipeWireSink",
                 "MediaClock", "NowPlaying", "NowPlayingRouting", "NowPlayingPush", "MPRIS", "BoxConfiguration", "AdapterInventory", "WiFiTransport", "WiFiDisplayExtension", "BlueZTransport", "BLESpeakerExtension",
                 "LANTransport", "IPNetwork", "UPnPRendererExtension", "SystemRouting",
                 .product(name: "Logging", package: "swift-log"),

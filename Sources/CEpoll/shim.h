@@ -6,6 +6,7 @@
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <spawn.h>
 #include <unistd.h>
 
 static inline int mr_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
@@ -31,6 +32,13 @@ static inline int mr_event_fd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLO
 
 // A descriptor that becomes readable when process `pid` exits (Linux 5.3); -1 where there is none.
 static inline int mr_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+// A spawned child closes every descriptor from `lowest` up (glibc 2.34): libraries such as
+// swift-nio open theirs without O_CLOEXEC, and a child must not keep the parent's sockets.
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+static inline int mr_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
+}
 
 static inline void mr_name_reactor_thread(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
 

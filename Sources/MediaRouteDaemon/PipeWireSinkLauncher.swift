@@ -4,7 +4,9 @@ import Glibc
 import IOReactor
 import Logging
 import MediaDevice
+import PipeWireSink
 import RouteSystem
+import DBus
 
 /// Starts `mediarouted pipewire-sink` for each route that takes real-time audio and stops it
 /// with the route (`[audio] pipewire = yes`).
@@ -41,33 +43,16 @@ actor PipeWireSinkLauncher {
 
     /// Starts the sink for a route (session path as the daemon exports it).
     func start(session: String, id: String, deviceName: String, format: SampleBuffer.Format) {
-        guard running[id] == nil else { return }
-        let arguments = [executable, "pipewire-sink", "--bus", bus, "--session", session, "--device", deviceName, "--format", format.name]
-        var environment = ProcessEnvironment.current
+        guard running[id] == nil, let path = DBusObjectPath(session) else { return }
+        let options = PipeWireSink.Options(bus: bus, session: path, deviceName: deviceName, format: format)
+        let arguments = [executable, "pipewire-sink"] + options.arguments
+        var environment = processEnvironment
         if let runtimeDirectory { environment["XDG_RUNTIME_DIR"] = runtimeDirectory }
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for pointer in argv { free(pointer) }
-            for pointer in envp { free(pointer) }
-        }
-        // The daemon's threads block signals and its lifecycle ignores SIGTERM: the sink starts
-        // with both at their defaults, or the daemon's SIGTERM would never reach it.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGTERM, SIGINT, SIGPIPE] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var pid: pid_t = 0
-        let status = posix_spawn(&pid, executable, nil, &attributes, argv, envp)
-        guard status == 0 else {
-            logger.warning("PipeWire sink not started", metadata: ["device": "\(deviceName)", "errno": "\(status)"])
+        let pid: pid_t
+        do {
+            pid = try spawnProcess(arguments, environment: environment, output: .inherited)
+        } catch {
+            logger.warning("PipeWire sink not started", metadata: ["device": "\(deviceName)", "error": "\(error)"])
             return
         }
         let child = pid
@@ -100,19 +85,5 @@ actor PipeWireSinkLauncher {
 
     func stopAll() {
         for id in Array(running.keys) { stop(id: id) }
-    }
-}
-
-/// The process's environment as a dictionary (FoundationEssentials has no ProcessInfo environment here).
-enum ProcessEnvironment {
-    static var current: [String: String] {
-        var result: [String: String] = [:]
-        var pointer = environ
-        while let entry = pointer.pointee {
-            let text = String(decoding: UnsafeRawBufferPointer(start: entry, count: strlen(entry)), as: UTF8.self)
-            if let equals = text.firstIndex(of: "=") { result[String(text[..<equals])] = String(text[text.index(after: equals)...]) }
-            pointer += 1
-        }
-        return result
     }
 }

@@ -57,13 +57,7 @@ func bestCorrelation(_ source: [Int16], _ received: [Int16], maximumLag: Int = 4
 }
 
 @Suite(.timeLimit(.minutes(1)), .enabled(if: BlueZMock.available), .serialized) struct A2DPSourceTests {
-    struct Rig {
-        let mock: BlueZMock
-        let system: RouteSystem
-        let transport: BlueZTransport
-        let recorder: EventRecorder
-        let speaker: DBusObjectPath
-    }
+    typealias Rig = BLESpeakerExtensionTests.Rig
 
     func makeRig(sinkCapabilities: [UInt8], source: A2DPSourceCodec? = .sbc) async throws -> Rig {
         let mock = try await BlueZMock()
@@ -78,7 +72,7 @@ func bestCorrelation(_ source: [Int16], _ received: [Int16], maximumLag: Int = 4
         try await system.load { routingManager in BLESpeakerExtension(transport: transport, routingManager: routingManager) }
         await system.beginDiscovery(client: "test")
         _ = await eventually { await system.devicesList.count == 1 }
-        return Rig(mock: mock, system: system, transport: transport, recorder: recorder, speaker: speaker)
+        return Rig(mock: mock, system: system, transport: transport, recorder: recorder, speaker: speaker, extensions: Locked([]))
     }
 
     func a2dpState(_ rig: Rig) async throws -> (state: String, configuration: [UInt8], profiles: [String]) {

@@ -197,3 +197,38 @@ private struct Pipe {
         #expect(after == before, "the idle reactor thread woke \(after - before) times")
     }
 }
+
+@Suite struct SpawnedProcessTests {
+    /// What `arguments` prints, run with ``spawnProcess(_:environment:output:)``.
+    func output(of arguments: [String]) throws -> [Substring] {
+        var output: [Int32] = [-1, -1]
+        #expect(pipe(&output) == 0)
+        let pid = try spawnProcess(arguments, environment: ["PATH": "/usr/bin:/bin"], output: .descriptor(output[1]))
+        close(output[1])
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(output[0], &buffer, buffer.count)
+            if count <= 0 { break }
+            bytes += buffer.prefix(count)
+        }
+        close(output[0])
+        var status: Int32 = 0
+        #expect(waitpid(pid, &status, 0) == pid)
+        return String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+    }
+
+    @Test func aChildGetsNoDescriptorOfOursAndDefaultSignals() throws {
+        // A descriptor without close-on-exec, as swift-nio opens its sockets.
+        var leaky: [Int32] = [-1, -1]
+        #expect(pipe(&leaky) == 0)
+        defer { close(leaky[0]); close(leaky[1]) }
+        // ls's own directory descriptor is 3.
+        let descriptors = Set(try output(of: ["/bin/ls", "/proc/self/fd"]).compactMap { Int($0) })
+        #expect(descriptors.isSubset(of: [0, 1, 2, 3]), "the child has \(descriptors.sorted())")
+        let lines = try output(of: ["/bin/grep", "-E", "^(SigBlk|SigIgn)", "/proc/self/status"])
+        #expect(lines.contains("SigBlk:\t0000000000000000"), "\(lines)")
+        let ignored = lines.first { $0.hasPrefix("SigIgn") }.flatMap { UInt64($0.split(separator: "\t").last ?? "", radix: 16) } ?? 0
+        #expect(ignored & (1 << (UInt64(SIGTERM) - 1)) == 0, "SIGTERM is not ignored in the child")
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import IOReactor
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,44 +11,13 @@ public final class ChildProcess: Sendable {
 
     /// Starts `arguments[0]` (a path) with `arguments`; its output goes to `outputFD`, or nowhere.
     public init(_ arguments: [String], outputFD: Int32? = nil, environment: [String: String] = [:]) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        if let outputFD {
-            posix_spawn_file_actions_adddup2(&actions, outputFD, 1)
-            posix_spawn_file_actions_adddup2(&actions, outputFD, 2)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         var merged = ProcessInfo.processInfo.environment
         for (key, value) in environment { merged[key] = value }
-        let env = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        let argv = arguments.map { strdup($0) } + [nil]
-        defer {
-            env.forEach { free($0) }
-            argv.forEach { free($0) }
+        do {
+            pid = try spawnProcess(arguments, environment: merged, output: outputFD.map { .descriptor($0) } ?? .discarded)
+        } catch {
+            throw PrivateBusError(message: "\(error)")
         }
-        // Threads of the Swift runtime block signals; the child must not inherit that mask,
-        // or SIGTERM would never reach it.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGTERM)
-        sigaddset(&defaults, SIGINT)
-        sigaddset(&defaults, SIGPIPE)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, env)
-        guard result == 0 else { throw PrivateBusError(message: "cannot start \(arguments[0]): error \(result)") }
-        self.pid = pid
     }
 
     /// Sends a signal (SIGTERM by default).
