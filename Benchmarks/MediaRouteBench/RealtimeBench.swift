@@ -21,12 +21,7 @@ import Synchronization
 extension Bench {
     static func realtime(seconds: Int, load: Int) async throws {
         let pcm = SampleBuffer.Format.cdAudio
-        var ends: [Int32] = [-1, -1]
-        precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0)
-        let (reader, writer) = (ends[0], ends[1])
-        var size = PacedAudioDelivery.sendBufferBytes
-        _ = setsockopt(writer, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        _ = fcntl(reader, F_SETFL, fcntl(reader, F_GETFL) | O_NONBLOCK)
+        let (reader, writer) = try PacedAudioDelivery.socketPair()
         var transport: [Int32] = [-1, -1]
         precondition(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &transport) == 0)
 

@@ -102,6 +102,22 @@ public final class PacedAudioDelivery: Sendable {
     /// The smallest send buffer a socket takes: the writer's queue beyond what delivery reads ahead.
     public static let sendBufferBytes: Int32 = 4096
 
+    /// The two ends of one stream: `reader` (non-blocking, for a delivery) and `writer` (blocking,
+    /// the send buffer of ``sendBufferBytes``), a Unix stream socket pair each end one way only.
+    public static func socketPair() throws(MediaDeviceError) -> (reader: Int32, writer: Int32) {
+        var ends: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
+            throw MediaDeviceError(.sessionFailed, "no socket for real-time audio (errno \(errno))")
+        }
+        let (reader, writer) = (ends[0], ends[1])
+        var size = sendBufferBytes
+        _ = setsockopt(writer, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        _ = shutdown(reader, Int32(SHUT_WR))
+        _ = shutdown(writer, Int32(SHUT_RD))
+        _ = fcntl(reader, F_SETFL, fcntl(reader, F_GETFL) | O_NONBLOCK)
+        return (reader, writer)
+    }
+
     /// The most a write waits before the device's clock takes it: one tick, what is read
     /// ahead, and what the writer's socket queues (about ``sendBufferBytes``).
     public static func addedLatency(for format: SampleBuffer.Format, configuration: Configuration) -> Duration {

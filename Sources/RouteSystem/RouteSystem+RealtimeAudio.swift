@@ -39,17 +39,8 @@ extension RouteSystem {
         guard isRealtime(session) else { throw MediaDeviceError(.deviceNotActive, "\(session) is not active") }
         endAudioDelivery(session.id)
 
-        var ends: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
-            throw MediaDeviceError(.sessionFailed, "no socket for real-time audio (errno \(errno))")
-        }
-        let (reader, writer) = (ends[0], ends[1])
+        let (reader, writer) = try PacedAudioDelivery.socketPair()
         let configuration = PacedAudioDelivery.Configuration()
-        var sendBuffer = PacedAudioDelivery.sendBufferBytes
-        _ = setsockopt(writer, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
-        _ = Glibc.shutdown(reader, Int32(SHUT_WR))
-        _ = Glibc.shutdown(writer, Int32(SHUT_RD))
-        _ = fcntl(reader, F_SETFL, fcntl(reader, F_GETFL) | O_NONBLOCK)
 
         nextAudioDelivery += 1
         let token = nextAudioDelivery

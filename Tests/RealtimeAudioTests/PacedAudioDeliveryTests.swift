@@ -17,15 +17,7 @@ final class DeliveryRig: Sendable {
     let reader: Int32
 
     init(format: SampleBuffer.Format = .cdAudio, deviceTakes: @escaping @Sendable () -> Bool = { true }) throws {
-        var ends: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
-            throw PrivateBusError(message: "socketpair failed")
-        }
-        reader = ends[0]
-        writer = ends[1]
-        var size = PacedAudioDelivery.sendBufferBytes
-        _ = setsockopt(writer, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        _ = fcntl(reader, F_SETFL, fcntl(reader, F_GETFL) | O_NONBLOCK)
+        (reader, writer) = try PacedAudioDelivery.socketPair()
         let handed = self.handed
         let recordedEnds = self.ends
         delivery = try PacedAudioDelivery(
