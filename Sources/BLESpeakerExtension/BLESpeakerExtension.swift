@@ -48,6 +48,12 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         var stream: AudioStreamConfiguration?
         var transportWatcher: Task<Void, Never>?
         var streaming: Streaming?
+        /// Follows the stream's state while samples flow: the speaker suspending it or the
+        /// stream going ends delivery.
+        var streamWatcher: Task<Void, Never>?
+        /// The last `release()` of the stream, awaited before it is acquired again: a release
+        /// arriving after the next acquisition would end the new stream.
+        var releasing: Task<Void, Never>?
     }
 
     private enum Streaming {
@@ -153,6 +159,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         entry.watcher?.cancel()
         entry.linkWatcher?.cancel()
         entry.transportWatcher?.cancel()
+        entry.streamWatcher?.cancel()
         routingManager.failedToActivateDevice(entry.device, session: entry.session, error: error)
         if let link = entry.link { Task { await link.close() } }
     }
@@ -173,6 +180,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         guard let entry = active.removeValue(forKey: id) else { return }
         entry.watcher?.cancel()
         entry.transportWatcher?.cancel()
+        entry.streamWatcher?.cancel()
         routingManager.failedToActivateDevice(entry.device, session: entry.session, error: MediaDeviceError(.connectionFailed, "\(error)"))
     }
 
@@ -185,6 +193,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         entry.watcher?.cancel()
         entry.linkWatcher?.cancel()
         entry.transportWatcher?.cancel()
+        entry.streamWatcher?.cancel()
         Task {
             await prompts.answer(nil, session: session.id)
             await entry.link?.close()
@@ -322,6 +331,9 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
             return
         }
         let codec = BluetoothCodec(a2dpCodec: stream.codec, bap: stream.profile == .leAudio)
+        await entry.releasing?.value
+        // Followed from before the acquisition, so that nothing the speaker does after it is missed.
+        let states = await audio.states()
         do {
             let socket = try await audio.acquire()
             let encoder: any BluetoothAudioEncoder
@@ -332,12 +344,46 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
                 routingManager.sessionFailed(session, error: MediaDeviceError(.unsupported, error.description))
                 return
             }
-            guard case .acquiring(let waiting)? = active[session.id]?.streaming else { return }  // stopped meanwhile
+            guard case .acquiring(let waiting)? = active[session.id]?.streaming else {  // stopped meanwhile
+                await audio.release()
+                return
+            }
             active[session.id]?.streaming = .ready(socket: socket, encoder: encoder)
+            active[session.id]?.streamWatcher = Task {
+                // `idle` counts only after this acquisition started the stream (`pending`/`active`):
+                // an earlier release's `idle` may still be on its way (signals come on a
+                // connection of their own, not ordered with the replies).
+                var started = false
+                for await state in states {
+                    switch state {
+                    case .pending, .active: started = true
+                    case .idle where started:
+                        self.streamEnded(session, "the speaker suspended the audio stream")
+                        return
+                    case .idle: continue
+                    case .gone:
+                        self.streamEnded(session, "the audio stream is gone")
+                        return
+                    }
+                }
+            }
             for buffer in waiting { receiveSamples(buffer, session: session) }
         } catch {
             routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(error)"))
         }
+    }
+
+    /// The speaker ended the stream under us (suspended it, dropped the profile, closed the
+    /// socket, or BlueZ left): samples stop and the route's session ends with the reason;
+    /// the route itself stays while its link does.
+    private func streamEnded(_ session: MediaOutputSession, _ reason: String) {
+        guard let entry = active[session.id], entry.streaming != nil else { return }
+        active[session.id]?.streaming = nil
+        active[session.id]?.streamWatcher?.cancel()
+        active[session.id]?.streamWatcher = nil
+        logger.notice("audio stream ended by the speaker", metadata: ["device": "\(entry.device.displayName)", "reason": "\(reason)"])
+        if let audio = entry.audio { active[session.id]?.releasing = Task { await audio.release() } }
+        routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(entry.device.displayName): \(reason)"))
     }
 
     /// PCM at the rate the speaker's stream was configured for (SBC is encoded from it as is, no
@@ -360,7 +406,9 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
             for packet in encoder.flush() { socket.send(packet) }
         }
         active[session.id]?.streaming = nil
-        Task { await audio.release() }
+        active[session.id]?.streamWatcher?.cancel()
+        active[session.id]?.streamWatcher = nil
+        active[session.id]?.releasing = Task { await audio.release() }
     }
 
     public func receiveSamples(_ buffer: SampleBuffer, session: MediaOutputSession) {
@@ -371,7 +419,12 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
             active[session.id]?.streaming = .acquiring(waiting)
         case .ready(let socket, let encoder)?:
             do {
-                for packet in try encoder.packets(from: Self.stereoS16(buffer)) { socket.send(packet) }
+                for packet in try encoder.packets(from: Self.stereoS16(buffer)) {
+                    if case .closed(let code) = socket.send(packet) {
+                        streamEnded(session, "the audio socket was closed (errno \(code))")
+                        return
+                    }
+                }
             } catch {
                 logger.warning("samples not encoded: \(error)")
             }

@@ -135,6 +135,16 @@ struct BlueZAudioLink: AudioLink {
         }
     }
 
+    func states() async -> AsyncStream<AudioStreamState> {
+        guard let mediaTransport = await transport.mediaTransport(of: device) else {
+            return AsyncStream {
+                $0.yield(.gone)
+                $0.finish()
+            }
+        }
+        return await transport.mediaTransportStates(mediaTransport)
+    }
+
     func release() async {
         guard let mediaTransport = await transport.mediaTransport(of: device) else { return }
         await transport.release(mediaTransport)

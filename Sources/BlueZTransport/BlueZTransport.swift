@@ -611,6 +611,51 @@ extension BlueZTransport {
         }
     }
 
+    /// The transport's `State` each time it changes, ending with `gone` when the object is
+    /// removed (the profile disconnected, the device went) or bluetoothd leaves the bus.
+    public func mediaTransportStates(_ transport: BlueZMediaTransport) async -> AsyncStream<AudioStreamState> {
+        let events = await objectManager.events()
+        let exists = await objectManager.properties(of: transport.path, BlueZ.mediaTransport) != nil
+        return AsyncStream { continuation in
+            guard exists else {
+                continuation.yield(.gone)
+                continuation.finish()
+                return
+            }
+            let task = Task {
+                for await event in events {
+                    switch event {
+                    case .changed(transport.path, BlueZ.mediaTransport, let changed):
+                        guard let state = changed["State"]?.string else { continue }
+                        continuation.yield(Self.audioStreamState(state))
+                    case .removed(transport.path, let interfaces) where interfaces.contains(BlueZ.mediaTransport):
+                        continuation.yield(.gone)
+                        continuation.finish()
+                        return
+                    case .vanished:
+                        continuation.yield(.gone)
+                        continuation.finish()
+                        return
+                    default:
+                        continue
+                    }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// `MediaTransport1.State`: `idle`, `pending`, `active` (and `broadcasting`/`broadcastable`
+    /// for LE Audio broadcast, which stream or can, as `active` and `pending` do).
+    static func audioStreamState(_ state: String) -> AudioStreamState {
+        switch state {
+        case "active", "broadcasting": .active
+        case "pending", "broadcastable": .pending
+        default: .idle
+        }
+    }
+
     /// Sets `Volume` from a fraction 0.0–1.0 of the transport's scale.
     public func setVolume(_ fraction: Float, on transport: BlueZMediaTransport) async throws(BlueZError) {
         let raw = UInt16((min(max(fraction, 0), 1) * transport.volumeScale).rounded())

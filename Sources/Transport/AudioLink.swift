@@ -44,8 +44,24 @@ public protocol AudioLink: Sendable {
     /// Takes the stream: the socket to write encoded packets to.
     func acquire() async throws(TransportError) -> PacketSocket
 
+    /// The stream's state every time it changes (changes only: not the state now), ending with ``AudioStreamState/gone``
+    /// when the stream itself goes (the profile disconnected, the device or the stack left).
+    func states() async -> AsyncStream<AudioStreamState>
+
     /// Gives the stream back (the socket obtained from ``acquire()`` is no longer used).
     func release() async
+}
+
+/// Where a device's audio stream is (BlueZ's `MediaTransport1.State`).
+public enum AudioStreamState: Sendable, Hashable {
+    /// Configured, not streaming: nobody holds it, or the device suspended it.
+    case idle
+    /// Being started (acquired, the device not yet streaming).
+    case pending
+    /// Streaming: packets written to the acquired socket are played.
+    case active
+    /// The stream no longer exists.
+    case gone
 }
 
 /// A socket that takes whole packets of at most ``mtu`` bytes, owned by this object
@@ -65,13 +81,29 @@ public final class PacketSocket: Sendable {
         close(descriptor)
     }
 
-    /// Sends one packet without waiting; false when the socket did not take it
-    /// (full, or closed by the other end). Real-time audio drops such a packet
-    /// rather than falling behind.
+    /// What became of a packet given to ``send(_:)``.
+    public enum SendOutcome: Sendable, Hashable {
+        /// The socket took it whole.
+        case sent
+        /// The socket was full (or took only part): the packet is lost, the stream goes on.
+        case dropped
+        /// The other end closed the socket (or reset it): no packet will be taken again.
+        case closed(errno: Int32)
+    }
+
+    /// Sends one packet without waiting. Real-time audio drops a packet the socket
+    /// cannot take now rather than falling behind; a closed socket ends the stream.
     @discardableResult
-    public func send(_ packet: [UInt8]) -> Bool {
-        packet.withUnsafeBytes { bytes in
-            Glibc.send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) == bytes.count
+    public func send(_ packet: [UInt8]) -> SendOutcome {
+        let sent = packet.withUnsafeBytes { bytes in
+            Glibc.send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
+        }
+        if sent == packet.count { return .sent }
+        guard sent < 0 else { return .dropped }
+        let code = errno
+        switch code {
+        case EPIPE, ECONNRESET, ENOTCONN, EBADF, ESHUTDOWN, ECONNREFUSED: return .closed(errno: code)
+        default: return .dropped
         }
     }
 }

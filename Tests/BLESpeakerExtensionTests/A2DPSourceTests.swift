@@ -181,4 +181,94 @@ func bestCorrelation(_ source: [Int16], _ received: [Int16], maximumLag: Int = 4
         try await Task.sleep(for: .milliseconds(100))
         #expect(await system.devicesList.map(\.displayName) == ["Old Speaker"])
     }
+
+    /// A route to the rig's speaker streaming a ramp from a writer of its own, past its first packets.
+    func streaming(_ rig: Rig) async throws -> (route: ActiveRoute, descriptor: Int32, writer: Task<Bool, Never>) {
+        let device = try #require(await rig.system.devicesList.first)
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let descriptor = acquisition.descriptor
+        let writer = Task.detached { writeBlocking(rampFrames(44_100 * 30), to: descriptor, piece: 4_096) }
+        #expect(await eventually {
+            ((try? await rig.mock.call("TransportPackets", [.objectPath(rig.speaker)]).first?.array?.count) ?? 0) > 5
+        })
+        return (route, descriptor, writer)
+    }
+
+    func sessionEndReason(_ rig: Rig, _ route: ActiveRoute) async -> MediaDeviceError? {
+        await rig.recorder.first(timeout: .seconds(10)) { event -> MediaDeviceError? in
+            if case .sessionEnded(let ended, let reason?) = event, ended == route { return reason }
+            return nil
+        }
+    }
+
+    @Test func theSpeakerSuspendingTheStreamEndsItWithAnEventAndItCanStartAgain() async throws {
+        let rig = try await makeRig(sinkCapabilities: [0xFF, 0xFF, 2, 53])
+        defer { Task { await rig.mock.stop() } }
+        let (route, descriptor, writer) = try await streaming(rig)
+        try await rig.mock.call("SpeakerSuspends", [.objectPath(rig.speaker)])
+        let reason = await sessionEndReason(rig, route)
+        #expect(reason?.code == .sessionFailed && reason?.message.contains("suspended") == true, "\(String(describing: reason))")
+        #expect(await writer.value == false, "the writer's socket closed under it")
+        close(descriptor)
+        #expect(await rig.system.activeRoutes.contains { $0.session == route.session }, "the link is up: the route stays")
+        #expect(await rig.system.audioStatistics(on: route.session)?.active == false, "statistics stay readable")
+
+        // The next acquisition takes the stream again.
+        let before = ((try? await rig.mock.call("TransportPackets", [.objectPath(rig.speaker)]).first?.array?.count) ?? 0)
+        let again = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let next = again.descriptor
+        let second = Task.detached { writeBlocking(rampFrames(44_100), to: next, piece: 4_096) }
+        #expect(await eventually {
+            ((try? await rig.mock.call("TransportPackets", [.objectPath(rig.speaker)]).first?.array?.count) ?? 0) > before + 5
+        })
+        await rig.system.deactivate(route.session)
+        _ = await second.value
+        close(next)
+    }
+
+    @Test func theSpeakerDroppingItsAudioProfileEndsTheStream() async throws {
+        let rig = try await makeRig(sinkCapabilities: [0xFF, 0xFF, 2, 53])
+        defer { Task { await rig.mock.stop() } }
+        let (route, descriptor, writer) = try await streaming(rig)
+        let transportPath = DBusObjectPath(rig.speaker.rawValue + "/fd0")!
+        try await rig.mock.call("SpeakerDropsAudioProfile", [.objectPath(rig.speaker)])
+        let reason = await sessionEndReason(rig, route)
+        #expect(reason?.code == .sessionFailed, "\(String(describing: reason))")
+        #expect(await writer.value == false)
+        close(descriptor)
+        #expect(await rig.transport.a2dpSource?.configuration(of: transportPath) == nil, "BlueZ cleared the configuration")
+        do {
+            _ = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+            let again = await sessionEndReason(rig, route)
+            #expect(again != nil)
+        } catch let error as MediaDeviceError {
+            #expect(error.message.contains("no audio") || error.code == .unsupported, "\(error)")
+        }
+    }
+
+    @Test func bluezRestartingMidStreamEndsTheRouteLeaksNothingAndRegistersTheSourceAgain() async throws {
+        @Sendable func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+        let rig = try await makeRig(sinkCapabilities: [0xFF, 0xFF, 2, 53])
+        defer { Task { await rig.mock.stop() } }
+        let baseline = openDescriptors()
+        let (route, descriptor, writer) = try await streaming(rig)
+        await rig.mock.kill()
+        let reason = await rig.recorder.first(timeout: .seconds(10)) { event -> MediaDeviceError? in
+            if case .routeDeactivated(let ended, let reason?) = event, ended == route { return reason }
+            return nil
+        }
+        #expect(reason != nil, "the route ends with a reason")
+        #expect(await writer.value == false, "the writer's socket closed under it")
+        close(descriptor)
+        #expect(await rig.system.audioStatistics(on: route.session) == nil)
+
+        // bluetoothd comes back: the source endpoint is registered with its adapter again.
+        try await rig.mock.start()
+        try await rig.mock.addAdapter()
+        #expect(await eventually(timeout: .seconds(10)) {
+            ((try? await rig.mock.call("Endpoints").first?.array?.count) ?? 0) == 1
+        })
+        #expect(await eventually { openDescriptors() <= baseline + 1 }, "descriptors: \(baseline) before, \(openDescriptors()) after")
+    }
 }

@@ -30,13 +30,20 @@ import Transport
         var pair: [Int32] = [0, 0]
         #expect(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &pair) == 0)
         var socket: PacketSocket? = PacketSocket(owning: pair[0], mtu: 4)
-        #expect(socket?.send([1, 2, 3]) == true)
+        #expect(socket?.send([1, 2, 3]) == .sent)
         var buffer = [UInt8](repeating: 0, count: 8)
         #expect(read(pair[1], &buffer, 8) == 3)
         #expect(Array(buffer.prefix(3)) == [1, 2, 3])
+        // A full socket drops the packet; a closed one says so, and stays closed.
+        var sent = 0
+        while socket?.send([UInt8](repeating: 7, count: 4)) == .sent { sent += 1 }
+        #expect(sent > 0 && socket?.send([1]) == .dropped, "full after \(sent) packets")
+        close(pair[1])
+        let outcome = socket?.send([1])
+        #expect(outcome == .closed(errno: ECONNRESET) || outcome == .closed(errno: EPIPE), "\(String(describing: outcome))")
+        #expect(socket?.send([1]) == .closed(errno: EPIPE), "and stays closed")
         socket = nil
         #expect(fcntl(pair[0], F_GETFD) == -1, "the socket's descriptor is closed with it")
-        close(pair[1])
     }
 
     @Test func transportErrorsDescribeThemselves() {

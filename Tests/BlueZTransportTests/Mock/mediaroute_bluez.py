@@ -366,6 +366,26 @@ def SpeakerSetsTransportVolume(self, path, volume):
     set_props(str(path) + '/fd0', TRANSPORT_IFACE, {'Volume': dbus.UInt16(volume, variant_level=1)})
 
 
+def SpeakerSuspends(self, path):
+    '''The speaker suspends the stream (AVDTP Suspend): bluetoothd closes the acquired
+    socket and the transport goes back to idle.'''
+    state = STATE.get(str(path), {})
+    ours = state.pop('transport_packets_socket', None)
+    if ours is not None:
+        ours.close()
+    set_props(str(path) + '/fd0', TRANSPORT_IFACE, {'State': dbus.String('idle', variant_level=1)})
+
+
+def SpeakerDropsAudioProfile(self, path):
+    '''The A2DP profile disconnects while the device stays connected: the endpoint's
+    configuration is cleared and the transport removed.'''
+    state = STATE.get(str(path), {})
+    ours = state.pop('transport_packets_socket', None)
+    if ours is not None:
+        ours.close()
+    clear_a2dp(str(path))
+
+
 # --- Media1 and A2DP ------------------------------------------------------
 
 def RegisterEndpoint(adapter, path, properties):
@@ -625,6 +645,8 @@ def load(mock, _parameters):
         ('TransportPackets', 'o', 'aay', TransportPackets),
         ('SpeakerSetsTransportVolume', 'oq', '', SpeakerSetsTransportVolume),
         ('SetSinkCapabilities', 'oay', '', SetSinkCapabilities),
+        ('SpeakerSuspends', 'o', '', SpeakerSuspends),
+        ('SpeakerDropsAudioProfile', 'o', '', SpeakerDropsAudioProfile),
         ('A2DPState', 'o', 'sayas', A2DPState),
         ('Endpoints', '', 'a(sosyay)', Endpoints),
         ('SetDeviceClass', 'ou', '', lambda self, path, value: set_props(str(path), DEVICE_IFACE, {'Class': dbus.UInt32(value, variant_level=1)})),
