@@ -14,13 +14,26 @@ import DBus
 /// The sink is a process of its own so that libpipewire is never loaded into the idle daemon;
 /// it acquires the route's audio over D-Bus like any other app. Its exit is followed on the
 /// I/O reactor (a pidfd): no thread waits for it. A sink that finds no PipeWire says so in one
-/// line and exits 69; it is not started again for that route.
+/// line and exits 69; it is not started again for that route. A sink whose PipeWire went away
+/// (restarted, or stopped) exits 75 and is started again, quietly, with a growing pause
+/// (``retryDelays``) until PipeWire is back or the route ends: the node comes back by itself.
 actor PipeWireSinkLauncher {
+    /// A route's sink: how to start it again, and the process running now (nil between tries).
+    private struct Sink {
+        var options: PipeWireSink.Options
+        var pid: pid_t?
+        var retries = 0
+        var retry: Task<Void, Never>?
+    }
+
+    /// The pauses before each new try while PipeWire is away; the last repeats.
+    static let retryDelays: [Duration] = [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(5)]
+
     private let executable: String
     private let bus: String
     private let runtimeDirectory: String?
     private let logger: Logger
-    private var running: [String: pid_t] = [:]
+    private var sinks: [String: Sink] = [:]
 
     init(bus: String, runtimeDirectory: String?, logger: Logger) {
         var path = [CChar](repeating: 0, count: 4096)
@@ -43,47 +56,76 @@ actor PipeWireSinkLauncher {
 
     /// Starts the sink for a route (session path as the daemon exports it).
     func start(session: String, id: String, deviceName: String, format: SampleBuffer.Format) {
-        guard running[id] == nil, let path = DBusObjectPath(session) else { return }
-        let options = PipeWireSink.Options(bus: bus, session: path, deviceName: deviceName, format: format)
-        let arguments = [executable, "pipewire-sink"] + options.arguments
+        guard sinks[id] == nil, let path = DBusObjectPath(session) else { return }
+        sinks[id] = Sink(options: PipeWireSink.Options(bus: bus, session: path, deviceName: deviceName, format: format))
+        launch(id)
+    }
+
+    private func launch(_ id: String) {
+        guard let sink = sinks[id] else { return }
+        let arguments = [executable, "pipewire-sink"] + sink.options.arguments
         var environment = processEnvironment
         if let runtimeDirectory { environment["XDG_RUNTIME_DIR"] = runtimeDirectory }
+        let deviceName = sink.options.deviceName
         let pid: pid_t
         do {
             pid = try spawnProcess(arguments, environment: environment, output: .inherited)
         } catch {
             logger.warning("PipeWire sink not started", metadata: ["device": "\(deviceName)", "error": "\(error)"])
+            sinks[id] = nil
             return
         }
-        let child = pid
-        running[id] = child
-        logger.info("PipeWire sink started", metadata: ["device": "\(deviceName)", "pid": "\(pid)"])
-        let logger = self.logger
+        sinks[id]?.pid = pid
+        if !sink.options.retrying { logger.info("PipeWire sink started", metadata: ["device": "\(deviceName)", "pid": "\(pid)"]) }
         do {
-            try IOReactor.shared.reap(child) { status in
-                Task { await self.exited(id, pid: child) }
-                let code = (status >> 8) & 0xFF
-                // 69: no PipeWire, which the sink said in its own line.
-                if status & 0x7F == 0, code != 0, code != 69 {
-                    logger.notice("PipeWire sink ended", metadata: ["device": "\(deviceName)", "exit": "\(code)"])
-                }
+            try IOReactor.shared.reap(pid) { status in
+                Task { await self.exited(id, pid: pid, status: status) }
             }
         } catch {
             logger.warning("PipeWire sink exit not followed: \(error)")
         }
     }
 
-    private func exited(_ id: String, pid: pid_t) {
-        if running[id] == pid { running[id] = nil }
+    private func exited(_ id: String, pid: pid_t, status: Int32) {
+        guard var sink = sinks[id], sink.pid == pid else { return }  // stopped with its route
+        sink.pid = nil
+        let signalled = status & 0x7F != 0
+        let code = (status >> 8) & 0xFF
+        let lost = !signalled && code == PipeWireSink.exitPipeWireLost
+        let stillAway = !signalled && code == PipeWireSink.exitUnavailable && sink.options.retrying
+        guard lost || stillAway else {
+            // 69 on the first start: no PipeWire, which the sink said in its own line.
+            if signalled || (code != 0 && code != PipeWireSink.exitUnavailable) {
+                logger.notice("PipeWire sink ended", metadata: ["device": "\(sink.options.deviceName)", "status": "\(status)"])
+            }
+            sinks[id] = nil
+            return
+        }
+        if lost {
+            if !sink.options.retrying || sink.retries > 0 {
+                logger.notice("PipeWire went away: the sink node comes back with it", metadata: ["device": "\(sink.options.deviceName)"])
+            }
+            sink.retries = 0
+        }
+        let delay = Self.retryDelays[min(sink.retries, Self.retryDelays.count - 1)]
+        sink.retries += 1
+        sink.options.retrying = true
+        sink.retry = Task {
+            try? await Task.sleep(for: delay)
+            guard !Task.isCancelled else { return }
+            self.launch(id)
+        }
+        sinks[id] = sink
     }
 
-    /// Stops a route's sink (SIGTERM: it removes its node and exits).
+    /// Stops a route's sink (SIGTERM: it removes its node and exits), or its next try.
     func stop(id: String) {
-        guard let pid = running.removeValue(forKey: id) else { return }
-        kill(pid, SIGTERM)
+        guard let sink = sinks.removeValue(forKey: id) else { return }
+        sink.retry?.cancel()
+        if let pid = sink.pid { kill(pid, SIGTERM) }
     }
 
     func stopAll() {
-        for id in Array(running.keys) { stop(id: id) }
+        for id in Array(sinks.keys) { stop(id: id) }
     }
 }

@@ -27,29 +27,38 @@ public enum PipeWireSink {
         public var session: DBusObjectPath
         public var deviceName: String
         public var format: SampleBuffer.Format
+        /// Started again after PipeWire went away: a PipeWire not (yet) back exits 69 without a word.
+        public var retrying: Bool
 
         public init(
             bus: String, session: DBusObjectPath, deviceName: String,
-            format: SampleBuffer.Format = SampleBuffer.Format(encoding: .pcmF32LE, sampleRate: 48_000, channels: 2)
+            format: SampleBuffer.Format = SampleBuffer.Format(encoding: .pcmF32LE, sampleRate: 48_000, channels: 2),
+            retrying: Bool = false
         ) {
             self.bus = bus
             self.session = session
             self.deviceName = deviceName
             self.format = format
+            self.retrying = retrying
         }
 
         /// The arguments after `mediarouted pipewire-sink`.
         public var arguments: [String] {
-            ["--bus", bus, "--session", session.rawValue, "--device", deviceName, "--format", format.name]
+            ["--bus", bus, "--session", session.rawValue, "--device", deviceName, "--format", format.name] + (retrying ? ["--retrying"] : [])
         }
 
         /// Options from `arguments`, or why they are not.
         public static func parse(_ arguments: [String]) -> Result<Options, PipeWireSinkError> {
             var values: [String: String] = [:]
+            var retrying = false
             var rest = arguments[...]
             while let key = rest.popFirst() {
+                if key == "--retrying" {
+                    retrying = true
+                    continue
+                }
                 guard ["--bus", "--session", "--device", "--format"].contains(key), let value = rest.popFirst() else {
-                    return .failure(PipeWireSinkError("usage: mediarouted pipewire-sink --bus ADDRESS --session PATH --device NAME [--format f32le/48000/2]"))
+                    return .failure(PipeWireSinkError("usage: mediarouted pipewire-sink --bus ADDRESS --session PATH --device NAME [--format f32le/48000/2] [--retrying]"))
                 }
                 values[key] = value
             }
@@ -59,9 +68,15 @@ public enum PipeWireSink {
             guard let format = SampleBuffer.Format(name: values["--format"] ?? "f32le/48000/2"), format.bytesPerFrame != nil else {
                 return .failure(PipeWireSinkError("--format must be like f32le/48000/2"))
             }
-            return .success(Options(bus: bus, session: path, deviceName: device, format: format))
+            return .success(Options(bus: bus, session: path, deviceName: device, format: format, retrying: retrying))
         }
     }
+
+    /// Exit status: PipeWire is not there (not installed, not running).
+    public static let exitUnavailable: Int32 = 69
+    /// Exit status: PipeWire went away under a running node (restarted, or stopped); the
+    /// daemon starts the sink again (``Options/retrying``) until PipeWire is back.
+    public static let exitPipeWireLost: Int32 = 75
 
     /// The node's name in PipeWire: `mediaroute.<device>`, letters and digits kept.
     public static func nodeName(for deviceName: String) -> String {
@@ -69,7 +84,7 @@ public enum PipeWireSink {
     }
 
     /// Publishes the node and runs PipeWire's loop on this thread until SIGTERM or SIGINT.
-    /// - Returns: the process's exit status (0; 69: no PipeWire; 1: failed).
+    /// - Returns: the process's exit status (0; ``exitUnavailable``; ``exitPipeWireLost``; 1: failed).
     public static func run(_ options: Options) -> Int32 {
         _ = mr_die_with_parent()
         // SIGTERM and SIGINT reach the loop through its signal source (a signalfd): blocked in
@@ -83,7 +98,7 @@ public enum PipeWireSink {
         guard mr_pw_open(&reason, reason.count) == 0 else {
             let text = String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             printError("PipeWire is not available (\(text)): no sink node for \(options.deviceName)")
-            return 69
+            return exitUnavailable
         }
         let api = mr_pw()!.pointee
         api.`init`(nil, nil)
@@ -106,8 +121,12 @@ public enum PipeWireSink {
                 let sink = Unmanaged<SinkState>.fromOpaque(data!).takeUnretainedValue()
                 if streamState == PW_STREAM_STATE_PAUSED {
                     sink.releaseAudio()
-                } else if streamState == PW_STREAM_STATE_ERROR {
-                    PipeWireSink.printError("PipeWire stream error: \(error.flatMap { String(validatingCString: $0) } ?? "?")")
+                } else if streamState == PW_STREAM_STATE_ERROR || (streamState == PW_STREAM_STATE_UNCONNECTED && !sink.quitting.load(ordering: .relaxed)) {
+                    // The connection to PipeWire broke (it restarted or stopped): the route's audio
+                    // is released and the daemon starts a sink again once PipeWire is back.
+                    PipeWireSink.printError(
+                        "PipeWire went away (\(error.flatMap { String(validatingCString: $0) } ?? "disconnected")): node \(PipeWireSink.nodeName(for: sink.options.deviceName)) gone until it is back")
+                    sink.lost.store(true, ordering: .relaxed)
                     sink.quit()
                 }
             })
@@ -130,9 +149,11 @@ public enum PipeWireSink {
         guard connected >= 0 else {
             api.stream_destroy(stream)
             if connected == -EHOSTDOWN || connected == -ECONNREFUSED || connected == -ENOENT {
-                let directory = getenv("XDG_RUNTIME_DIR").map { String(cString: $0) } ?? "unset"
-                printError("PipeWire is not running (XDG_RUNTIME_DIR \(directory)): no sink node for \(options.deviceName)")
-                return 69
+                if !options.retrying {
+                    let directory = getenv("XDG_RUNTIME_DIR").map { String(cString: $0) } ?? "unset"
+                    printError("PipeWire is not running (XDG_RUNTIME_DIR \(directory)): no sink node for \(options.deviceName)")
+                }
+                return exitUnavailable
             }
             printError("PipeWire: the stream did not connect (\(String(cString: strerror(-connected))))")
             return 1
@@ -145,10 +166,11 @@ public enum PipeWireSink {
         }
         printError("PipeWire sink node \(nodeName(for: options.deviceName)) for \(options.deviceName) (\(options.format.name), latency \(latency))")
         _ = api.main_loop_run(mainLoop)
+        state.quitting.store(true, ordering: .relaxed)
         api.stream_destroy(stream)
         api.main_loop_destroy(mainLoop)
         state.releaseAudio()
-        return 0
+        return state.lost.load(ordering: .relaxed) ? exitPipeWireLost : 0
     }
 
     static func printError(_ line: String) {
@@ -179,6 +201,10 @@ final class SinkState: @unchecked Sendable {
     let wanted = Atomic<Bool>(false)
     let acquiring = Atomic<Bool>(false)
     let dropped = Atomic<UInt64>(0)
+    /// The loop is ending at our request (a signal): the stream's going is not a loss.
+    let quitting = Atomic<Bool>(false)
+    /// PipeWire went away under the node.
+    let lost = Atomic<Bool>(false)
     /// The node's quantum, in frames.
     static let quantumFrames = 1024
     /// Bytes of silence in a row, and how many release the route (2 s).
@@ -276,6 +302,7 @@ final class SinkState: @unchecked Sendable {
     }
 
     func quit() {
+        quitting.store(true, ordering: .relaxed)
         _ = mr_pw()!.pointee.main_loop_quit(mainLoop)
     }
 }

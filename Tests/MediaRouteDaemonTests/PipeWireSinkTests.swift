@@ -106,6 +106,46 @@ private func bestCorrelation(_ source: [Double], _ received: [Double], maximumLa
         await picker.close()
     }
 
+    /// PipeWire restarting under a route: the node goes with it and comes back by itself, and plays again.
+    @Test func aPipeWireRestartBringsTheNodeBack() async throws {
+        let pipewire = try await HeadlessPipeWire()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-pw-conf-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let config = directory.appendingPathComponent("mediaroute.conf").path
+        try "[audio]\npipewire = yes\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try await RunningDaemon(["--config", config], environment: pipewire.environment)
+        let (_, _, controller) = try await client(daemon, agent: ScriptedPairingAgent([]))
+        let picker = controller.makePicker(prioritizesVideoDevices: false)
+        await picker.open()
+        #expect(await eventually { await picker.entries().contains { $0.displayName == "Kitchen Speaker" } })
+        let route = try await picker.pick(try #require(await picker.entries().first { $0.displayName == "Kitchen Speaker" }))
+        #expect(await eventually(timeout: .seconds(10)) { await pipewire.nodes().contains("mediaroute.kitchen_speaker") })
+        @Sendable func sinks() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { entry in
+                guard Int(entry) != nil, let command = try? String(contentsOfFile: "/proc/\(entry)/cmdline", encoding: .utf8) else { return false }
+                return command.contains("pipewire-sink") && command.contains("Kitchen Speaker")
+                    && (try? String(contentsOfFile: "/proc/\(entry)/environ", encoding: .utf8))?.contains(pipewire.runtimeDirectory) == true
+            }
+        }
+        let first = sinks()
+        #expect(first.count == 1)
+
+        try await pipewire.stopServers()
+        // Away for longer than the first tries take: the sink keeps trying, quietly, one process at a time.
+        try await Task.sleep(for: .seconds(2))
+        #expect(sinks().count <= 1)
+        try await pipewire.startServers()
+        #expect(await eventually(timeout: .seconds(15)) { await pipewire.nodes().contains("mediaroute.kitchen_speaker") }, "the node is back")
+        #expect(sinks().count == 1 && sinks() != first, "a new sink: \(first) then \(sinks())")
+        let tone = try writeWAV(rate: 48_000, frames: 24_000) { Int16(sin(Double($0) * 2 * .pi * 440 / 48_000) * 12_000) }
+        #expect(try await pipewire.play(tone, target: "mediaroute.kitchen_speaker") == 0)
+        #expect(await eventually(timeout: .seconds(10)) { (await route.audioStatistics()?.framesReceived ?? 0) >= 24_000 }, "and plays")
+
+        await controller.deactivate(route)
+        #expect(await eventually(timeout: .seconds(10)) { sinks().isEmpty }, "the sink goes with the route")
+        await picker.close()
+    }
+
     @Test func withoutPipeWireTheSinkSaysSoInOneLine() async throws {
         let empty = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-nopw-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)

@@ -8,7 +8,9 @@ import Glibc
 /// to targets). Everything stops when the value goes.
 public final class HeadlessPipeWire: Sendable {
     public let runtimeDirectory: String
-    private let processes: [ChildProcess]
+    private let bus: ChildProcess
+    /// pipewire and wireplumber, while they run.
+    private let servers = Locked<[ChildProcess]>([])
 
     /// Whether pipewire, wireplumber and pw-play are installed (prints why not when they are not).
     public static var available: Bool {
@@ -28,24 +30,51 @@ public final class HeadlessPipeWire: Sendable {
         runtimeDirectory = directory
         let environment = ["XDG_RUNTIME_DIR": directory, "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(directory)/bus"]
         let bus = try ChildProcess(["/usr/bin/dbus-daemon", "--session", "--address=unix:path=\(directory)/bus", "--nofork", "--nopidfile"], environment: environment)
-        var started = [bus]
-        func waitFor(_ path: String) async throws {
-            let deadline = ContinuousClock.now + .seconds(10)
-            while !FileManager.default.fileExists(atPath: path) {
-                guard ContinuousClock.now < deadline else { throw PrivateBusError(message: "\(path) did not appear") }
-                try await Task.sleep(for: .milliseconds(20))
-            }
-        }
         do {
-            try await waitFor(directory + "/bus")
+            try await Self.waitFor(directory + "/bus")
+        } catch {
+            bus.kill()
+            bus.wait()
+            throw error
+        }
+        self.bus = bus
+        try await startServers()
+    }
+
+    private static func waitFor(_ path: String, toExist: Bool = true) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while FileManager.default.fileExists(atPath: path) != toExist {
+            guard ContinuousClock.now < deadline else { throw PrivateBusError(message: "\(path) did not \(toExist ? "appear" : "go")") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Starts pipewire and wireplumber (again).
+    public func startServers() async throws {
+        let environment = ["XDG_RUNTIME_DIR": runtimeDirectory, "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(runtimeDirectory)/bus"]
+        var started: [ChildProcess] = []
+        do {
             started.append(try ChildProcess(["/usr/bin/pipewire"], environment: environment))
-            try await waitFor(directory + "/pipewire-0")
+            try await Self.waitFor(runtimeDirectory + "/pipewire-0")
             started.append(try ChildProcess(["/usr/bin/wireplumber"], environment: environment))
         } catch {
             for process in started.reversed() { process.kill(); process.wait() }
             throw error
         }
-        processes = started
+        servers.withLock { $0 = started }
+    }
+
+    /// Stops wireplumber and pipewire, as a restart of the box's audio does first.
+    public func stopServers() async throws {
+        let running = servers.withLock { servers in
+            defer { servers = [] }
+            return servers
+        }
+        for process in running.reversed() {
+            process.kill()
+            process.wait()
+        }
+        try await Self.waitFor(runtimeDirectory + "/pipewire-0", toExist: false)
     }
 
     /// `pw-cli ls Node` now.
@@ -59,7 +88,7 @@ public final class HeadlessPipeWire: Sendable {
     }
 
     deinit {
-        for process in processes.reversed() {
+        for process in servers.value.reversed() + [bus] {
             process.kill()
             process.wait()
         }
