@@ -273,7 +273,7 @@ let package = Package(
             name: "MediaRouteDaemonTests",
             dependencies: [
                 "MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "MediaRouteCommands", "SystemRouting", "DBus",
-                "MediaRouteDaemon", "RouteSystem", "LoopbackExtension", "LoopbackTransport", "MediaDevice", "MediaClock",
+                "MediaRouteDaemon", "RouteSystem", "LoopbackExtension", "LoopbackTransport", "MediaDevice", "MediaClock", "PipeWireSink",
             ],
             exclude: ["HostilePeer"]),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "IPNetwork", "MediaClock", "MediaDevice", "MediaRouteTestSupport"]),

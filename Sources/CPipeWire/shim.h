@@ -14,6 +14,7 @@
 #include <string.h>
 #include <pipewire/pipewire.h>
 #include <spa/param/audio/format-utils.h>
+#include <spa/param/latency-utils.h>
 
 struct mr_pw_api {
     void *library;
@@ -96,6 +97,16 @@ static inline const struct spa_pod *mr_pw_audio_format(uint8_t *buffer, uint32_t
         info.position[1] = SPA_AUDIO_CHANNEL_FR;
     }
     return spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &info);
+}
+
+/* A Latency pod for the sink's port: what it adds downstream (to the speaker), in nanoseconds.
+ * PipeWire adds it up along the graph, so a player linked to the node learns it in its delay. */
+static inline const struct spa_pod *mr_pw_port_latency(uint8_t *buffer, uint32_t size, uint64_t nanoseconds) {
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, size);
+    struct spa_latency_info info = SPA_LATENCY_INFO(SPA_DIRECTION_INPUT);
+    info.min_ns = nanoseconds;
+    info.max_ns = nanoseconds;
+    return spa_latency_build(&builder, SPA_PARAM_Latency, &info);
 }
 
 /* Properties of a sink node: media.class Audio/Sink, its names and latency. */

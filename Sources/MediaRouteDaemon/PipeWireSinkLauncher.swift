@@ -54,10 +54,10 @@ actor PipeWireSinkLauncher {
         return SampleBuffer.Format(encoding: encoding, sampleRate: rate, channels: channels)
     }
 
-    /// Starts the sink for a route (session path as the daemon exports it).
-    func start(session: String, id: String, deviceName: String, format: SampleBuffer.Format) {
+    /// Starts the sink for a route (session path as the daemon exports it); its node publishes `latency`.
+    func start(session: String, id: String, deviceName: String, format: SampleBuffer.Format, latency: Duration) {
         guard sinks[id] == nil, let path = DBusObjectPath(session) else { return }
-        sinks[id] = Sink(options: PipeWireSink.Options(bus: bus, session: path, deviceName: deviceName, format: format))
+        sinks[id] = Sink(options: PipeWireSink.Options(bus: bus, session: path, deviceName: deviceName, format: format, latency: latency))
         launch(id)
     }
 

@@ -333,9 +333,10 @@ public actor RoutingDaemon {
             if let pipeWireSinks, route.device.capabilities.contains(.realtimeAudioStreaming),
                 let support = await system.realtimeAudioSupport(on: route.session), let format = PipeWireSinkLauncher.format(for: support)
             {
+                let latency = await system.audioLatency(on: route.session, format: format) ?? support.latency
                 await pipeWireSinks.start(
                     session: DaemonNames.sessionPath(route.session).rawValue, id: route.session.id.uuidString,
-                    deviceName: route.device.displayName, format: format)
+                    deviceName: route.device.displayName, format: format, latency: latency)
             }
         case .routeDeactivated(let route, let reason):
             await pipeWireSinks?.stop(id: route.session.id.uuidString)

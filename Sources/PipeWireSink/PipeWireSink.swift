@@ -27,24 +27,34 @@ public enum PipeWireSink {
         public var session: DBusObjectPath
         public var deviceName: String
         public var format: SampleBuffer.Format
+        /// The route's latency (its device's buffer and the daemon's pacing): the node publishes it
+        /// on its port, so players linked to it account for it.
+        public var latency: Duration
         /// Started again after PipeWire went away: a PipeWire not (yet) back exits 69 without a word.
         public var retrying: Bool
 
         public init(
             bus: String, session: DBusObjectPath, deviceName: String,
             format: SampleBuffer.Format = SampleBuffer.Format(encoding: .pcmF32LE, sampleRate: 48_000, channels: 2),
-            retrying: Bool = false
+            latency: Duration = .zero, retrying: Bool = false
         ) {
             self.bus = bus
             self.session = session
             self.deviceName = deviceName
             self.format = format
+            self.latency = latency
             self.retrying = retrying
         }
 
         /// The arguments after `mediarouted pipewire-sink`.
         public var arguments: [String] {
-            ["--bus", bus, "--session", session.rawValue, "--device", deviceName, "--format", format.name] + (retrying ? ["--retrying"] : [])
+            ["--bus", bus, "--session", session.rawValue, "--device", deviceName, "--format", format.name, "--latency-us", String(latencyMicroseconds)]
+                + (retrying ? ["--retrying"] : [])
+        }
+
+        var latencyMicroseconds: UInt64 {
+            let (seconds, attoseconds) = latency.components
+            return seconds < 0 ? 0 : UInt64(seconds) &* 1_000_000 &+ UInt64(attoseconds / 1_000_000_000_000)
         }
 
         /// Options from `arguments`, or why they are not.
@@ -57,8 +67,9 @@ public enum PipeWireSink {
                     retrying = true
                     continue
                 }
-                guard ["--bus", "--session", "--device", "--format"].contains(key), let value = rest.popFirst() else {
-                    return .failure(PipeWireSinkError("usage: mediarouted pipewire-sink --bus ADDRESS --session PATH --device NAME [--format f32le/48000/2] [--retrying]"))
+                guard ["--bus", "--session", "--device", "--format", "--latency-us"].contains(key), let value = rest.popFirst() else {
+                    return .failure(PipeWireSinkError(
+                        "usage: mediarouted pipewire-sink --bus ADDRESS --session PATH --device NAME [--format f32le/48000/2] [--latency-us N] [--retrying]"))
                 }
                 values[key] = value
             }
@@ -68,7 +79,15 @@ public enum PipeWireSink {
             guard let format = SampleBuffer.Format(name: values["--format"] ?? "f32le/48000/2"), format.bytesPerFrame != nil else {
                 return .failure(PipeWireSinkError("--format must be like f32le/48000/2"))
             }
-            return .success(Options(bus: bus, session: path, deviceName: device, format: format, retrying: retrying))
+            var latency = Duration.zero
+            if let text = values["--latency-us"] {
+                // At most ten seconds: no route buffers more.
+                guard let microseconds = UInt32(text), microseconds <= 10_000_000 else {
+                    return .failure(PipeWireSinkError("--latency-us must be microseconds, at most 10000000"))
+                }
+                latency = .microseconds(microseconds)
+            }
+            return .success(Options(bus: bus, session: path, deviceName: device, format: format, latency: latency, retrying: retrying))
         }
     }
 
@@ -135,15 +154,24 @@ public enum PipeWireSink {
             return 1
         }
         state.stream = stream
-        var podBytes = [UInt8](repeating: 0, count: 1024)
-        let connected = podBytes.withUnsafeMutableBytes { bytes -> Int32 in
-            var format: UnsafePointer<spa_pod>? = mr_pw_audio_format(
-                bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt32(bytes.count),
-                options.format.encoding == .pcmF32LE ? 1 : 0, UInt32(options.format.sampleRate), UInt32(options.format.channels))
-            return withUnsafeMutablePointer(to: &format) { params in
-                api.stream_connect(
-                    stream, SPA_DIRECTION_INPUT, UInt32.max /* PW_ID_ANY */,
-                    pw_stream_flags(PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_RT_PROCESS.rawValue), params, 1)
+        var formatBytes = [UInt8](repeating: 0, count: 1024)
+        var latencyBytes = [UInt8](repeating: 0, count: 256)
+        let connected = formatBytes.withUnsafeMutableBytes { formatBuffer -> Int32 in
+            latencyBytes.withUnsafeMutableBytes { latencyBuffer -> Int32 in
+                var params: [UnsafePointer<spa_pod>?] = [
+                    mr_pw_audio_format(
+                        formatBuffer.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt32(formatBuffer.count),
+                        options.format.encoding == .pcmF32LE ? 1 : 0, UInt32(options.format.sampleRate), UInt32(options.format.channels)),
+                    mr_pw_port_latency(
+                        latencyBuffer.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt32(latencyBuffer.count),
+                        options.latencyMicroseconds &* 1_000),
+                ]
+                return params.withUnsafeMutableBufferPointer { params in
+                    api.stream_connect(
+                        stream, SPA_DIRECTION_INPUT, UInt32.max /* PW_ID_ANY */,
+                        pw_stream_flags(PW_STREAM_FLAG_MAP_BUFFERS.rawValue | PW_STREAM_FLAG_RT_PROCESS.rawValue),
+                        params.baseAddress, UInt32(params.count))
+                }
             }
         }
         guard connected >= 0 else {
@@ -164,7 +192,8 @@ public enum PipeWireSink {
         for signal in [SIGTERM, SIGINT] {
             mr_pw_quit_on_signal(loop, signal, { data, _ in Unmanaged<SinkState>.fromOpaque(data!).takeUnretainedValue().quit() }, context)
         }
-        printError("PipeWire sink node \(nodeName(for: options.deviceName)) for \(options.deviceName) (\(options.format.name), latency \(latency))")
+        printError(
+            "PipeWire sink node \(nodeName(for: options.deviceName)) for \(options.deviceName) (\(options.format.name), quantum \(latency), route latency \(options.latencyMicroseconds / 1_000) ms)")
         _ = api.main_loop_run(mainLoop)
         state.quitting.store(true, ordering: .relaxed)
         api.stream_destroy(stream)

@@ -84,6 +84,13 @@ extension RouteSystem {
         return await handler.realtimeAudioSupport(session: session)
     }
 
+    /// The latency a route adds to audio acquired in `format`: its device's buffer and the
+    /// daemon's pacing (what ``acquireAudio(on:format:)`` would report); nil when it takes none.
+    public func audioLatency(on session: MediaOutputSession, format: SampleBuffer.Format) async -> Duration? {
+        guard let support = await realtimeAudioSupport(on: session) else { return nil }
+        return support.latency + PacedAudioDelivery.addedLatency(for: format, configuration: PacedAudioDelivery.Configuration())
+    }
+
     /// How delivery on a route goes; nil when none was acquired since the route started.
     public func audioStatistics(on session: MediaOutputSession) -> RealtimeAudioStatistics? {
         audioDeliveries[session.id]?.delivery.statistics

@@ -4,6 +4,7 @@ import MediaDevice
 import MediaRouteBusAPI
 import MediaRouteClient
 import MediaRouteTestSupport
+import PipeWireSink
 import SystemRouting
 import Testing
 
@@ -101,6 +102,16 @@ private func bestCorrelation(_ source: [Double], _ received: [Double], maximumLa
         #expect(try await pipewire.play(tone, target: "mediaroute.kitchen_speaker") == 0)
         #expect(await eventually(timeout: .seconds(10)) { (await route.audioStatistics()?.framesReceived ?? 0) >= 24_000 })
         #expect(await route.audioStatistics()?.format == SampleBuffer.Format(encoding: .pcmF32LE, sampleRate: 48_000, channels: 2))
+        // The node tells its players the route's latency (the device's buffer and the pacing): what the route
+        // declares to anyone who acquires its audio in the node's format.
+        #expect(await eventually { await route.audioStatistics()?.active == false })
+        let acquisition = try await route.acquireAudio(format: SampleBuffer.Format(encoding: .pcmF32LE, sampleRate: 48_000, channels: 2))
+        close(acquisition.descriptor)
+        let (seconds, attoseconds) = acquisition.latency.components
+        let routeLatency = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        let published = await pipewire.inputPortLatencies(node: "mediaroute.kitchen_speaker")
+        #expect(published.count == 2, "one per channel: \(published)")
+        #expect(routeLatency > 0 && published.allSatisfy { abs(Int64($0) - routeLatency) <= 1_000 }, "published \(published) ns, the route \(routeLatency) ns")
         await controller.deactivate(route)
         #expect(await eventually(timeout: .seconds(10)) { !(await pipewire.nodes().contains("mediaroute.kitchen_speaker")) }, "the node goes with the route")
         await picker.close()
@@ -144,6 +155,18 @@ private func bestCorrelation(_ source: [Double], _ received: [Double], maximumLa
         await controller.deactivate(route)
         #expect(await eventually(timeout: .seconds(10)) { sinks().isEmpty }, "the sink goes with the route")
         await picker.close()
+    }
+
+    @Test func theSinksOptionsSurviveItsCommandLineAndBadOnesAreRefused() throws {
+        let options = PipeWireSink.Options(
+            bus: "unix:path=/run/x", session: "/org/mediaroute/session/a", deviceName: "Den Speaker",
+            format: SampleBuffer.Format(encoding: .pcmS16LE, sampleRate: 44_100, channels: 1), latency: .microseconds(73_250), retrying: true)
+        #expect(try PipeWireSink.Options.parse(options.arguments).get() == options)
+        for bad in [["--latency-us", "-1"], ["--latency-us", "99999999999"], ["--latency-us", "ten"], ["--format", "mp3/1/1"], ["--retrying", "--bus"]] {
+            let arguments = ["--bus", "b", "--session", "/s", "--device", "D"] + bad
+            #expect(throws: PipeWireSinkError.self, "\(bad)") { try PipeWireSink.Options.parse(arguments).get() }
+        }
+        #expect(PipeWireSink.nodeName(for: "Kitchen Speaker #2") == "mediaroute.kitchen_speaker__2")
     }
 
     @Test func withoutPipeWireTheSinkSaysSoInOneLine() async throws {

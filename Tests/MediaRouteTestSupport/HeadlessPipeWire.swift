@@ -82,6 +82,24 @@ public final class HeadlessPipeWire: Sendable {
         (try? await ChildProcess.runOffPool(["/usr/bin/pw-cli", "ls", "Node"], environment: environment).output) ?? ""
     }
 
+    /// The latency (ns) each input port of the node named `node` publishes toward its players
+    /// (its `Latency` param of the input direction), from `pw-dump`.
+    public func inputPortLatencies(node: String) async -> [UInt64] {
+        guard let output = try? await ChildProcess.runOffPool(["/usr/bin/pw-dump"], environment: environment).output,
+            let objects = try? JSONSerialization.jsonObject(with: Data(output.utf8)) as? [[String: Any]]
+        else { return [] }
+        func info(_ object: [String: Any]) -> [String: Any] { object["info"] as? [String: Any] ?? [:] }
+        func props(_ object: [String: Any]) -> [String: Any] { info(object)["props"] as? [String: Any] ?? [:] }
+        let ids = Set(objects.filter { props($0)["node.name"] as? String == node && ($0["type"] as? String)?.hasSuffix("Node") == true }.compactMap { $0["id"] as? Int })
+        return objects.compactMap { object -> UInt64? in
+            guard (object["type"] as? String)?.hasSuffix("Port") == true, let owner = props(object)["node.id"] as? Int, ids.contains(owner), info(object)["direction"] as? String == "input",
+                let latencies = (info(object)["params"] as? [String: Any])?["Latency"] as? [[String: Any]],
+                let input = latencies.first(where: { $0["direction"] as? String == "Input" }), let nanoseconds = input["minNs"] as? Int
+            else { return nil }
+            return UInt64(nanoseconds)
+        }
+    }
+
     /// Plays a file with `pw-play --target NODE`; returns its exit status.
     public func play(_ file: String, target: String) async throws -> Int32 {
         try await ChildProcess.runOffPool(["/usr/bin/pw-play", "--target", target, file], environment: environment).status
