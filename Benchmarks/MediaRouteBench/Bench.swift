@@ -11,6 +11,7 @@ import MediaRouteTestSupport
 ///   mediaroute-bench wifi                      scan-dump parsing, and network change → SSDP search
 ///   mediaroute-bench bluez                     1 000 mock BLE devices, next to bleak
 ///   mediaroute-bench realtime [SECONDS] [LOAD] one real-time SBC stream: CPU, latency added, underruns
+///   mediaroute-bench pipewire PATH/mediarouted [SECONDS]  pw-play → the route's PipeWire node: CPU of each process
 ///   mediaroute-bench upnp [mediaroutectl]      gmediarender discovery and play, next to async_upnp_client and gssdp-discover
 @main
 struct Bench {
@@ -26,9 +27,11 @@ struct Bench {
         case "bluez-decode": try await bluezDecode()
         case "http": try await http(host: arguments.dropFirst().first!, port: UInt16(arguments.dropFirst(2).first!)!, path: arguments.dropFirst(3).first ?? "/")
         case "realtime": try await realtime(seconds: Int(arguments.dropFirst().first ?? "") ?? 20, load: Int(arguments.dropFirst(2).first ?? "") ?? 0)
+        case "pipewire":
+            try await pipewire(binary: arguments.dropFirst().first ?? ".build/release/mediarouted", seconds: Int(arguments.dropFirst(2).first ?? "") ?? 60)
         case "upnp": try await upnp(mediaroutectl: arguments.dropFirst().first ?? ".build/release/mediaroutectl")
         default:
-            print("usage: mediaroute-bench dbus | daemon PATH | clocksync | push | wifi | bluez | upnp [PATH/mediaroutectl]")
+            print("usage: mediaroute-bench dbus | daemon PATH | clocksync | push | wifi | bluez | realtime [S] [LOAD] | pipewire PATH [S] | upnp [PATH/mediaroutectl]")
         }
     }
 

@@ -397,7 +397,7 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
         sessions[session.id] = state
         Task {
             for await buffer in buffers {
-                if case .audioReceived(let total) = try? await link.request(.audio(frames: buffer.frameCount, payload: buffer.data)) {
+                if case .audioReceived(let total) = try? await link.request(.audio(frames: buffer.frameCount, payload: WireBytes(buffer.data))) {
                     self.acknowledgedFrames[session.id] = total
                 }
             }

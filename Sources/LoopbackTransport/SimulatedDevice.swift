@@ -173,7 +173,7 @@ actor SimulatedDevice {
         case .audio(let frames, let payload):
             guard spec.kind == .speaker else { return unsupported("real-time audio") }
             audioFrames += max(frames, 0)
-            audioBytes.append(contentsOf: payload.prefix(max(0, Self.audioBytesKept - audioBytes.count)))
+            audioBytes.append(contentsOf: payload.bytes.prefix(max(0, Self.audioBytesKept - audioBytes.count)))
             return .audioReceived(totalFrames: audioFrames)
         case .status:
             return .playback(status())

@@ -47,6 +47,9 @@ public final class PacedAudioDelivery: Sendable {
     private struct State {
         var pacing: DeliveryPacing
         var buffer: [UInt8] = []
+        /// When the writer's first bytes came; the clock starts once the buffer is full, or a
+        /// period after them (see ``readable(_:)``).
+        var firstBytes: ContinuousClock.Instant?
         var started: ContinuousClock.Instant?
         var watch: IOWatch?
         /// The writer hung up while the buffer was full: ticks read the rest themselves.
@@ -163,11 +166,18 @@ public final class PacedAudioDelivery: Sendable {
 
     // MARK: The reactor thread
 
+    /// The device's clock starts once the buffer is full (a period and what is read ahead), or
+    /// one period after the writer's first bytes, whichever comes first: a writer that sends
+    /// in bursts about a period long (PipeWire's quantum of 1024 frames against a 20 ms period)
+    /// would otherwise be a few frames short at the second tick, an underrun on every start.
     private func readable(_ events: IOEvents) {
         let (watchToCancel, startNow) = state.withLock { state -> (IOWatch?, Bool) in
             guard !state.finished else { return (nil, false) }
-            let firstBytes = state.started == nil
-            if firstBytes { state.started = .now }
+            if state.firstBytes == nil {
+                let now = ContinuousClock.now
+                state.firstBytes = now
+                state.timer = reactor.schedule(at: now + configuration.period) { [weak self] in self?.startClock() }
+            }
             fill(&state)
             var cancel: IOWatch?
             if state.writerEnd != nil {
@@ -184,10 +194,27 @@ public final class PacedAudioDelivery: Sendable {
                     state.watch?.setInterest([])
                 }
             }
-            return (cancel, firstBytes)
+            let startNow = state.started == nil && (state.buffer.count >= capacity || state.writerEnd != nil)
+            if startNow {
+                state.timer?.cancel()
+                state.timer = nil
+                state.started = .now
+            }
+            return (cancel, startNow)
         }
         watchToCancel?.cancel()
         if startNow { tick() }
+    }
+
+    /// A period after the first bytes: the clock starts with what came.
+    private func startClock() {
+        let start = state.withLock { state -> Bool in
+            guard !state.finished, state.started == nil else { return false }
+            state.started = .now
+            state.timer = nil
+            return true
+        }
+        if start { tick() }
     }
 
     /// Reads what fits into the buffer; notes the writer's end.
