@@ -389,6 +389,14 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
 
     // MARK: Real-time audio
 
+    /// The standard formats, with the latency the speaker declares (a scenario's `audioLatency`).
+    public func realtimeAudioSupport(session: MediaOutputSession) -> RealtimeAudioSupport {
+        var support = RealtimeAudioSupport.standard
+        let microseconds = sessions[session.id]?.device.requiredNetworkEndpoints.first?.attributes[LoopbackTransport.audioLatencyAttribute]
+        if let microseconds = microseconds.flatMap(Int.init), microseconds > 0 { support.latency = .microseconds(microseconds) }
+        return support
+    }
+
     public func startRealtimeSampleDelivery(session: MediaOutputSession) {
         guard var state = sessions[session.id], !state.streaming, let link = state.link else { return }
         let (buffers, continuation) = AsyncStream.makeStream(of: SampleBuffer.self)

@@ -57,6 +57,8 @@ public struct LoopbackDeviceSpec: Sendable, Hashable, Codable {
     /// through (nil: always reachable). When the daemon's adapter inventory
     /// reports it removed or disabled, the device disappears until it is back.
     public var adapter: String?
+    /// Seconds a speaker buffers before it plays real-time audio (what it declares as its latency).
+    public var audioLatency: Double
 
     public init(
         name: String,
@@ -75,7 +77,8 @@ public struct LoopbackDeviceSpec: Sendable, Hashable, Codable {
         volumeSteps: Int = 16,
         deviceVolumeChanges: [DeviceVolumeChange] = [],
         mediaDuration: Double = 600,
-        adapter: String? = nil
+        adapter: String? = nil,
+        audioLatency: Double = 0
     ) {
         self.name = name
         self.displayName = displayName ?? name
@@ -94,12 +97,13 @@ public struct LoopbackDeviceSpec: Sendable, Hashable, Codable {
         self.deviceVolumeChanges = deviceVolumeChanges
         self.mediaDuration = mediaDuration
         self.adapter = adapter
+        self.audioLatency = audioLatency
     }
 
     private enum CodingKeys: String, CodingKey {
         case name, displayName, kind, pin, signalStrength, attributes, services, appearAfter, disappearAfter
         case refusesConnections, replyDelay, dropConnectionAfter, volume, volumeSteps, deviceVolumeChanges
-        case mediaDuration, adapter
+        case mediaDuration, adapter, audioLatency
     }
 
     /// Decodes a device; every key but `name` and `kind` is optional in scenario files.
@@ -122,7 +126,8 @@ public struct LoopbackDeviceSpec: Sendable, Hashable, Codable {
             volumeSteps: try c.decodeIfPresent(Int.self, forKey: .volumeSteps) ?? 16,
             deviceVolumeChanges: try c.decodeIfPresent([DeviceVolumeChange].self, forKey: .deviceVolumeChanges) ?? [],
             mediaDuration: try c.decodeIfPresent(Double.self, forKey: .mediaDuration) ?? 600,
-            adapter: try c.decodeIfPresent(String.self, forKey: .adapter)
+            adapter: try c.decodeIfPresent(String.self, forKey: .adapter),
+            audioLatency: try c.decodeIfPresent(Double.self, forKey: .audioLatency) ?? 0
         )
     }
 }

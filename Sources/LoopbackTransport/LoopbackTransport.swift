@@ -102,6 +102,9 @@ public actor LoopbackTransport: Transport {
         return connection
     }
 
+    /// The endpoint attribute with a speaker's audio latency, in microseconds.
+    public nonisolated static let audioLatencyAttribute = "audio-latency-us"
+
     /// The endpoint of a simulated device, as discovery reports it.
     public func endpoint(named name: String) -> Endpoint? {
         specs[name].map(Self.endpoint(for:))
@@ -110,6 +113,9 @@ public actor LoopbackTransport: Transport {
     static func endpoint(for spec: LoopbackDeviceSpec) -> Endpoint {
         var attributes = spec.attributes
         attributes["kind"] = spec.kind.rawValue
+        if spec.audioLatency > 0, spec.audioLatency.isFinite {
+            attributes[Self.audioLatencyAttribute] = String(Int(min(spec.audioLatency, 10) * 1_000_000))
+        }
         return Endpoint(
             id: spec.name, transport: "loopback", address: .loopback(name: spec.name), name: spec.displayName,
             signalStrength: spec.signalStrength, attributes: attributes, services: spec.services)

@@ -23,8 +23,9 @@ extension MediaRouteCtl {
                 s16le at 44100 Hz in 2 channels unless --format, --rate and --channels say otherwise. \
                 Other formats through a pipe, for example: \
                 ffmpeg -i song.flac -f s16le -ar 44100 -ac 2 - | mediaroutectl stream - --to "Kitchen Speaker". \
-                With several --to each device is started and fed the same samples, each at its own clock \
-                (exact group sync is per protocol). The stream ends at the end of the input or on Ctrl-C; \
+                With several --to the devices play as a group: each is held back by how much less than the \
+                slowest it buffers, so the same sample comes out of every device at the same time (to within \
+                the devices' declared latencies; exact clock sync is per protocol). The stream ends at the end of the input or on Ctrl-C; \
                 the routes end with it unless --keep.
                 """)
 
@@ -69,22 +70,57 @@ extension MediaRouteCtl {
                 throw CommandFailure("cannot stream: \(error)")
             }
 
+            // A group plays together: each device's samples are held back by how much less than the
+            // slowest it buffers (silence first), and the devices are fed in turns of a few
+            // milliseconds, so no delivery starts or runs ahead of the others.
+            let bytesPerFrame = opening.format.bytesPerFrame ?? 4
+            var queues = [[UInt8]](repeating: [], count: sinks.count)
+            if sinks.count > 1 {
+                var latencies: [Duration] = []
+                for sink in sinks { latencies.append(await sink.acquisition?.latency ?? .zero) }
+                let slowest = latencies.max() ?? .zero
+                for (index, latency) in latencies.enumerated() {
+                    let lead = slowest - latency
+                    let frames = Int(Self.milliseconds(lead)) * opening.format.sampleRate / 1_000
+                    queues[index] = [UInt8](repeating: 0, count: max(0, frames) * bytesPerFrame)
+                    if frames > 0 {
+                        console.write("\(routes[index].routeDisplayName) starts \(Self.milliseconds(lead)) ms later, to play with the others")
+                    }
+                }
+            }
+            let turn = max(1, opening.format.sampleRate / 100) * bytesPerFrame  // 10 ms
+
             let interrupted = InterruptSignal.install()
             defer { InterruptSignal.restore(interrupted) }
             var pending = opening.firstBytes
             var remaining = opening.remaining
             var failure: (any Error)?
-            let bytesPerFrame = opening.format.bytesPerFrame ?? 4
+            var inputEnded = false
+            var finished = [Bool](repeating: false, count: sinks.count)
             streaming: while !InterruptSignal.wasRaised {
-                if pending.isEmpty {
-                    guard let chunk = await source.read(max: 16 * 1024, remaining: &remaining), !chunk.isEmpty else { break }
-                    pending = chunk
+                if !inputEnded, queues.contains(where: { $0.count < turn }) {
+                    if let chunk = await source.read(max: 16 * 1024, remaining: &remaining), !chunk.isEmpty {
+                        pending += chunk
+                    } else {
+                        inputEnded = true
+                    }
+                    // Whole frames go out; a partial one waits for its other bytes (or ends the stream).
+                    let whole = inputEnded ? pending.count : pending.count - pending.count % bytesPerFrame
+                    for index in queues.indices { queues[index] += pending[..<whole] }
+                    pending.removeFirst(whole)
                 }
-                let buffer = SampleBuffer(format: opening.format, presentationTime: .zero, frameCount: pending.count / bytesPerFrame, data: pending)
-                pending = []
-                for (index, sink) in sinks.enumerated() {
+                guard queues.contains(where: { !$0.isEmpty }) else { break }
+                for (index, sink) in sinks.enumerated() where queues[index].isEmpty && inputEnded && !finished[index] {
+                    // Done with everything it had: closed now, not after the others (it would
+                    // get silence, counted as underruns, while they play out their lead).
+                    finished[index] = true
+                    await sink.finish()
+                }
+                for (index, sink) in sinks.enumerated() where !queues[index].isEmpty {
+                    let piece = Array(queues[index].prefix(turn))
+                    queues[index].removeFirst(piece.count)
                     do {
-                        try await sink.send(buffer)
+                        try await sink.send(SampleBuffer(format: opening.format, presentationTime: .zero, frameCount: piece.count / bytesPerFrame, data: piece))
                     } catch {
                         failure = CommandFailure("\(routes[index].routeDisplayName): \(error)")
                         break streaming
@@ -95,7 +131,7 @@ extension MediaRouteCtl {
                 for route in routes { await route.stopRealtimeSampleDelivery() }
             } else {
                 // The end of the input: what was written plays out, then each delivery reports its end.
-                for sink in sinks { await sink.finish() }
+                for (index, sink) in sinks.enumerated() where !finished[index] { await sink.finish() }
                 let deadline = ContinuousClock.now + .seconds(10)
                 for route in routes {
                     while ContinuousClock.now < deadline, await route.audioStatistics()?.active == true {

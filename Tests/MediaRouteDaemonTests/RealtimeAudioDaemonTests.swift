@@ -105,6 +105,41 @@ private func wavFile(frames: Int) throws -> String {
         #expect(audio?["format"] as? String == "s16le/44100/2")
     }
 
+    /// Two speakers that buffer 50 and 200 ms: the quicker one gets 150 ms of silence first, so a
+    /// sample comes out of both at once; each gets the whole file.
+    @Test func severalDevicesPlayAsAGroupAlignedToTheSlowest() async throws {
+        let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("group-\(UUID()).json").path
+        try #"""
+            {"devices": [
+              {"name": "quick", "displayName": "Quick Speaker", "kind": "speaker", "audioLatency": 0.05},
+              {"name": "slow", "displayName": "Slow Speaker", "kind": "speaker", "audioLatency": 0.2}
+            ]}
+            """#.write(toFile: scenario, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: scenario) }
+        let daemon = try await RunningDaemon(["--scenario", scenario], simulate: false)
+        let path = try wavFile(frames: 8_820)
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path) }
+        let stream = RecordingConsole()
+        try await MediaRouteCtl.Stream.parse([path, "--to", "Slow Speaker", "--to", "Quick Speaker", "--keep", "--bus", daemon.bus.address]).run(console: stream)
+        #expect(stream.lines.contains("Quick Speaker starts 150 ms later, to play with the others"), "\(stream.lines)")
+        #expect(!stream.lines.contains { $0.hasPrefix("Slow Speaker starts") })
+        #expect(stream.lines.last == "Ended.")
+
+        let status = RecordingConsole()
+        try await MediaRouteCtl.Status.parse(["--json", "--bus", daemon.bus.address]).run(console: status)
+        let report = try JSONSerialization.jsonObject(with: Data(status.lines.joined(separator: "\n").utf8)) as? [String: Any]
+        var received: [String: Int] = [:]
+        var underruns: [String: Int] = [:]
+        for route in report?["routes"] as? [[String: Any]] ?? [] {
+            let audio = route["audio"] as? [String: Any]
+            received[route["device"] as? String ?? "?"] = audio?["framesReceived"] as? Int
+            underruns[route["device"] as? String ?? "?"] = audio?["underruns"] as? Int
+        }
+        #expect(received["Slow Speaker"] == 8_820, "\(received)")
+        #expect(received["Quick Speaker"] == 8_820 + 6_615, "150 ms at 44.1 kHz ahead of the file: \(received)")
+        #expect(underruns.values.allSatisfy { $0 == 0 }, "fed in turns, neither waited on the other: \(underruns)")
+    }
+
     @Test func aMalformedWAVIsRefusedBeforeAnythingStarts() async throws {
         let daemon = try await RunningDaemon()
         let path = try wavFile(frames: 10)
