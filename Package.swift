@@ -84,6 +84,13 @@ let package = Package(
         .systemLibrary(name: "CExpat", pkgConfig: "expat", providers: [.apt(["libexpat1-dev"])]),
         // UPnP documents as values: descriptions, SCPDs, SOAP, DIDL-Lite, LastChange, times.
         .target(name: "UPnP", dependencies: ["CExpat", "IPNetwork"], swiftSettings: strict),
+        // AirPlay 1 (RAOP) on bytes: RTSP requests and responses, the UDP packets, ALAC frames.
+        .target(name: "RAOP", swiftSettings: strict),
+        // AirPlay 1 receivers as a MediaDeviceExtension that takes real-time samples.
+        .target(
+            name: "RAOPExtension",
+            dependencies: ["RAOP", "MediaDevice", "Transport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         // UPnP/DLNA MediaRenderers (LAN TVs and speakers) as a MediaDeviceExtension.
         .target(
             name: "UPnPRendererExtension",
@@ -200,7 +207,7 @@ let package = Package(
             name: "ExtensionCatalogue",
             dependencies: [
                 "AdapterInventory", "BLESpeakerExtension", "BlueZTransport", "BluetoothAudio", "BoxConfiguration", "DBus", "LANTransport", "MediaClock",
-                "MediaDevice", "RouteSystem", "UPnPRendererExtension", "WiFiDisplayExtension", "WiFiTransport",
+                "MediaDevice", "RouteSystem", "UPnPRendererExtension", "WiFiDisplayExtension", "WiFiTransport", "RAOPExtension",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),

@@ -7,6 +7,7 @@ import LANTransport
 import Logging
 import MediaClock
 import MediaDevice
+import RAOPExtension
 import RouteSystem
 import UPnPRendererExtension
 import WiFiDisplayExtension
@@ -14,7 +15,7 @@ import WiFiTransport
 
 /// One protocol family the box can reach devices through, with its extension.
 public enum CatalogueEntry: String, Sendable, Hashable, CaseIterable {
-    /// UPnP/DLNA renderers (SSDP) and DNS-SD services (mDNS) on the LAN.
+    /// UPnP/DLNA renderers (SSDP) and AirPlay 1 receivers (RAOP, mDNS) on the LAN.
     case lan
     /// BLE speakers through BlueZ on the system bus.
     case bluez
@@ -100,6 +101,8 @@ public struct ExtensionCatalogue: Sendable {
                 }
                 let transport = LANTransport(configuration: lan, logger: logger)
                 try await system.load { manager in UPnPRendererExtension(transport: transport, routingManager: manager, logger: logger) }
+                let airPlay = DNSSDServiceTransport(lan: transport, serviceTypes: [RAOPExtension.serviceType])
+                try await system.load { manager in RAOPExtension(transport: airPlay, routingManager: manager, logger: logger) }
                 loaded.lanTransport = transport
             case .bluez:
                 let primary = settings.first { $0.transport == .bluetooth && $0.enabled && $0.role == .primary }?.name

@@ -146,8 +146,14 @@ public final class LANTransport: Transport {
     }
 
     /// LAN devices are reached with HTTP requests (``fetch(_:for:limits:)``), not a connection.
+    /// A TCP connection to the host and port the device announced, with UDP sockets that
+    /// talk to that host only (``Connection/byteStream``, ``Connection/datagrams``). UPnP
+    /// renderers are reached with HTTP requests instead (``fetch(_:_:for:headers:body:limits:)``).
     public func connect(to endpoint: Endpoint) async throws(TransportError) -> any Connection {
-        throw TransportError(.unavailable, "LAN devices are reached with HTTP requests, not a connection")
+        guard case .ip(let host, let port, _) = endpoint.address, port > 0 else {
+            throw TransportError(.unreachable, "\(endpoint.id) has no LAN address with a port")
+        }
+        return try await LANConnection.connect(to: endpoint, host: host, port: Int(port), timeout: .seconds(5), logger: logger)
     }
 
     /// Sends one request to `url`, which must be on the endpoint's host.
@@ -435,5 +441,26 @@ extension Endpoint {
     var interfaceName: String? {
         if case .ip(_, _, let interface) = address { return interface }
         return nil
+    }
+}
+
+/// The LAN seen through named DNS-SD service types only: discovery browses them over mDNS
+/// (no SSDP), connections are the LAN's (TCP to the announced host and port, UDP to that
+/// host). What an extension for an mDNS protocol (AirPlay, Cast) is given.
+public struct DNSSDServiceTransport: Transport {
+    public let lan: LANTransport
+    public let serviceTypes: [String]
+
+    public init(lan: LANTransport, serviceTypes: [String]) {
+        self.lan = lan
+        self.serviceTypes = serviceTypes
+    }
+
+    public var name: String { lan.name }
+
+    public func discover() -> DiscoveryEvents { lan.browse(serviceTypes: serviceTypes) }
+
+    public func connect(to endpoint: Endpoint) async throws(TransportError) -> any Connection {
+        try await lan.connect(to: endpoint)
     }
 }

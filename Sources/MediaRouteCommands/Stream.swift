@@ -75,9 +75,9 @@ extension MediaRouteCtl {
             // milliseconds, so no delivery starts or runs ahead of the others.
             let bytesPerFrame = opening.format.bytesPerFrame ?? 4
             var queues = [[UInt8]](repeating: [], count: sinks.count)
+            var latencies: [Duration] = []
+            for sink in sinks { latencies.append(await sink.acquisition?.latency ?? .zero) }
             if sinks.count > 1 {
-                var latencies: [Duration] = []
-                for sink in sinks { latencies.append(await sink.acquisition?.latency ?? .zero) }
                 let slowest = latencies.max() ?? .zero
                 for (index, latency) in latencies.enumerated() {
                     let lead = slowest - latency
@@ -137,6 +137,12 @@ extension MediaRouteCtl {
                     while ContinuousClock.now < deadline, await route.audioStatistics()?.active == true {
                         try? await Task.sleep(for: .milliseconds(50))
                     }
+                }
+                // Then what the devices hold plays (their declared latency, at most 5 s), so the
+                // command ends with the sound rather than cutting its last seconds.
+                let playedOut = ContinuousClock.now + min(latencies.max() ?? .zero, .seconds(5))
+                while ContinuousClock.now < playedOut, !InterruptSignal.wasRaised {
+                    try? await Task.sleep(for: .milliseconds(50))
                 }
             }
             for route in routes {

@@ -24,6 +24,10 @@ public protocol Connection: Sendable {
     var audio: (any AudioLink)? { get }
     /// Pairing with the device, where the transport pairs.
     var pairing: (any DevicePairing)? { get }
+    /// A byte stream to the device (TCP on a LAN), where it was connected to a port.
+    var byteStream: (any ByteStream)? { get }
+    /// UDP sockets that talk to the device only.
+    var datagrams: (any DatagramSockets)? { get }
 }
 
 extension Connection {
@@ -31,6 +35,8 @@ extension Connection {
     public var gatt: (any GATTClient)? { nil }
     public var audio: (any AudioLink)? { nil }
     public var pairing: (any DevicePairing)? { nil }
+    public var byteStream: (any ByteStream)? { nil }
+    public var datagrams: (any DatagramSockets)? { nil }
 }
 
 /// A conversation in whole messages.

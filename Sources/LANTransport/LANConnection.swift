@@ -1,0 +1,197 @@
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+import Transport
+
+/// A TCP connection to a LAN device at the host and port its announcement gave, with UDP
+/// sockets that talk to that host only: what RAOP (and the Cast channel) need. Nothing
+/// here reaches any other host.
+final class LANConnection: Connection {
+    let endpoint: Endpoint
+    let lifetime: AsyncThrowingStream<Never, any Error>
+    private let channel: any Channel
+    private let stream: LANByteStream
+    private let sockets: LANDatagramSockets
+
+    /// Bytes a device may have sent that we have not read yet before the connection is
+    /// closed as hostile (the protocols read whole messages of a few kilobytes).
+    static let maximumUnreadChunks = 256
+
+    private init(endpoint: Endpoint, channel: any Channel, stream: LANByteStream, sockets: LANDatagramSockets, lifetime: AsyncThrowingStream<Never, any Error>) {
+        self.endpoint = endpoint
+        self.channel = channel
+        self.stream = stream
+        self.sockets = sockets
+        self.lifetime = lifetime
+    }
+
+    static func connect(to endpoint: Endpoint, host: String, port: Int, timeout: Duration, logger: Logger) async throws(TransportError) -> LANConnection {
+        let (incoming, incomingContinuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self, bufferingPolicy: .bufferingOldest(maximumUnreadChunks))
+        let (lifetime, lifetimeContinuation) = AsyncThrowingStream.makeStream(of: Never.self, throwing: (any Error).self)
+        let reader = StreamReader(incoming: incomingContinuation, lifetime: lifetimeContinuation, name: endpoint.id)
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+                .channelOption(.socketOption(.so_keepalive), value: 1)
+                .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(reader) } }
+                .connect(host: host, port: port)
+                .get()
+        } catch {
+            throw TransportError(.connectionRefused, "\(endpoint.id) at \(host):\(port): \(error)")
+        }
+        let local = channel.localAddress?.ipAddress ?? "0.0.0.0"
+        let stream = LANByteStream(channel: channel, incoming: incoming, localAddress: local)
+        let sockets = LANDatagramSockets(host: host, localAddress: local, logger: logger)
+        return LANConnection(endpoint: endpoint, channel: channel, stream: stream, sockets: sockets, lifetime: lifetime)
+    }
+
+    func close() async {
+        await sockets.closeAll()
+        try? await channel.close()
+    }
+
+    var byteStream: (any ByteStream)? { stream }
+    var datagrams: (any DatagramSockets)? { sockets }
+}
+
+/// Hands what the device sends to the stream; ends it (and the connection's lifetime) when
+/// the device closes, fails, or sends faster than it is read.
+private final class StreamReader: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    let incoming: AsyncThrowingStream<[UInt8], any Error>.Continuation
+    let lifetime: AsyncThrowingStream<Never, any Error>.Continuation
+    let name: String
+
+    init(incoming: AsyncThrowingStream<[UInt8], any Error>.Continuation, lifetime: AsyncThrowingStream<Never, any Error>.Continuation, name: String) {
+        self.incoming = incoming
+        self.lifetime = lifetime
+        self.name = name
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var buffer = unwrapInboundIn(data)
+        let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
+        if case .dropped = incoming.yield(bytes) {
+            let error = TransportError(.connectionLost, "\(name) sent more than is read; closed")
+            incoming.finish(throwing: error)
+            lifetime.finish(throwing: error)
+            context.close(promise: nil)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        let failure = TransportError(.connectionLost, "\(name): \(error)")
+        incoming.finish(throwing: failure)
+        lifetime.finish(throwing: failure)
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        incoming.finish()
+        lifetime.finish(throwing: TransportError(.connectionLost, "\(name) closed the connection"))
+    }
+}
+
+private struct LANByteStream: ByteStream {
+    let channel: any Channel
+    let incoming: AsyncThrowingStream<[UInt8], any Error>
+    let localAddress: String
+
+    func write(_ bytes: [UInt8]) async throws(TransportError) {
+        do {
+            try await channel.writeAndFlush(channel.allocator.buffer(bytes: bytes))
+        } catch {
+            throw TransportError(.connectionLost, "write failed: \(error)")
+        }
+    }
+}
+
+/// UDP sockets bound next to the connection's local address, each sending only to `host`.
+private final class LANDatagramSockets: DatagramSockets {
+    let host: String
+    let localAddress: String
+    let logger: Logger
+    private let open = Mutex<[any Channel]>([])
+
+    init(host: String, localAddress: String, logger: Logger) {
+        self.host = host
+        self.localAddress = localAddress
+        self.logger = logger
+    }
+
+    func open() async throws(TransportError) -> any DatagramSocket {
+        let (incoming, continuation) = AsyncStream.makeStream(of: DeviceDatagram.self, bufferingPolicy: .bufferingNewest(256))
+        let target: SocketAddress
+        do {
+            target = try SocketAddress(ipAddress: host, port: 0)
+        } catch {
+            throw TransportError(.unreachable, "\(host) is not an IP address")
+        }
+        let receiver = DatagramReceiver(host: target, incoming: continuation)
+        let channel: any Channel
+        do {
+            channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(receiver) } }
+                .bind(host: localAddress, port: 0)
+                .get()
+        } catch {
+            throw TransportError(.unavailable, "no UDP socket: \(error)")
+        }
+        self.open.withLock { $0.append(channel) }
+        return LANDatagramSocket(channel: channel, host: host, localPort: channel.localAddress?.port ?? 0, incoming: incoming)
+    }
+
+    func closeAll() async {
+        let channels = open.withLock { channels in
+            defer { channels = [] }
+            return channels
+        }
+        for channel in channels { try? await channel.close() }
+    }
+}
+
+/// Keeps what the device's host sends; anything from another host is dropped unread.
+private final class DatagramReceiver: ChannelInboundHandler, Sendable {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+    let host: SocketAddress
+    let incoming: AsyncStream<DeviceDatagram>.Continuation
+
+    init(host: SocketAddress, incoming: AsyncStream<DeviceDatagram>.Continuation) {
+        self.host = host
+        self.incoming = incoming
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var envelope = unwrapInboundIn(data)
+        guard envelope.remoteAddress.ipAddress == host.ipAddress, let port = envelope.remoteAddress.port else { return }
+        let bytes = envelope.data.readBytes(length: min(envelope.data.readableBytes, 2048)) ?? []
+        incoming.yield(DeviceDatagram(sourcePort: port, bytes: bytes))
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        incoming.finish()
+    }
+}
+
+private struct LANDatagramSocket: DatagramSocket {
+    let channel: any Channel
+    let host: String
+    let localPort: Int
+    let incoming: AsyncStream<DeviceDatagram>
+
+    func send(_ bytes: [UInt8], toPort port: Int) async throws(TransportError) {
+        guard (1...65_535).contains(port) else { throw TransportError(.unreachable, "port \(port)") }
+        do {
+            let address = try SocketAddress(ipAddress: host, port: port)
+            try await channel.writeAndFlush(AddressedEnvelope(remoteAddress: address, data: channel.allocator.buffer(bytes: bytes)))
+        } catch {
+            throw TransportError(.connectionLost, "datagram not sent: \(error)")
+        }
+    }
+
+    func close() async {
+        try? await channel.close()
+    }
+}

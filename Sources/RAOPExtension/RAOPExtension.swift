@@ -1,0 +1,312 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
+import MediaDevice
+import RAOP
+import Transport
+
+/// AirPlay 1 receivers (RAOP): speakers announced as `_raop._tcp` over mDNS, played to in
+/// real time: the route's samples, paced by the daemon, go out as ALAC in RTP to the
+/// receiver, which plays them two seconds later.
+///
+/// Activation opens the RTSP connection (`OPTIONS`); samples starting announce, set up and
+/// record a stream (``RAOPStream``); samples stopping tear it down; volume is
+/// `SET_PARAMETER`. A receiver that asks for a password, encryption we do not offer, or an
+/// Apple-Challenge answer fails activation with a clear error.
+public actor RAOPExtension: RealtimeSampleHandling {
+    public static let defaultProtocol = MediaSharingProtocol("org.mediaroute.raop", displayName: "AirPlay")
+    public static let serviceType = "_raop._tcp"
+
+    private struct Active {
+        var device: MediaOutputDevice
+        var session: MediaOutputSession
+        var connection: (any Connection)?
+        var rtsp: RTSPClient?
+        var stream: RAOPStream?
+        /// Samples to the stream, in order (one consumer), at most ``queuedBuffers`` behind.
+        var feed: AsyncStream<[UInt8]>.Continuation?
+        /// Samples wait here while the stream is being set up (about a second at most).
+        var waiting: [[UInt8]] = []
+        var streaming = false
+        var volume: Float = 0.5
+        var watcher: Task<Void, Never>?
+    }
+
+    /// Buffers queued to a stream before new ones are dropped (half a second of 20 ms buffers).
+    static let queuedBuffers = 25
+
+    public nonisolated let protocolType: MediaSharingProtocol
+    private let transport: any Transport
+    private let routingManager: MediaDeviceRoutingManager
+    private let logger: Logger
+    private let discovery = DiscoveryDriver()
+    private var known = DiscoveredDevices()
+    private var active: [UUID: Active] = [:]
+
+    /// - Parameter transport: where receivers are found (mDNS `_raop._tcp` endpoints) and connected (TCP, UDP).
+    public init(
+        transport: any Transport, routingManager: MediaDeviceRoutingManager, protocolType: MediaSharingProtocol = RAOPExtension.defaultProtocol,
+        logger: Logger = Logger(label: "mediaroute.extension.raop")
+    ) {
+        self.transport = transport
+        self.routingManager = routingManager
+        self.protocolType = protocolType
+        self.logger = logger
+    }
+
+    // MARK: Discovery
+
+    /// A speaker for each `_raop._tcp` service: its name is the instance's after the `@`
+    /// (`AABBCCDDEEFF@Kitchen`), its identity the hardware address before it.
+    public static func device(for endpoint: Endpoint) -> MediaOutputDevice? {
+        guard endpoint.services.contains(where: { $0.hasPrefix(serviceType) }) || endpoint.attributes["serviceType"]?.hasPrefix(serviceType) == true,
+            case .ip = endpoint.address
+        else { return nil }
+        let instance = endpoint.id.hasSuffix(".\(serviceType).local") ? String(endpoint.id.dropLast(serviceType.count + 7)) : endpoint.id
+        let parts = instance.split(separator: "@", maxSplits: 1)
+        let name = parts.count == 2 ? String(parts[1]) : instance
+        var unavailable: String?
+        if let codecs = endpoint.attributes["cn"], !codecs.split(separator: ",").contains("1") {
+            unavailable = "it does not take ALAC"
+        } else if endpoint.attributes["pw"] == "true" || endpoint.attributes["pw"] == "1" {
+            unavailable = "it asks for a password, which MediaRoute does not send yet"
+        } else if let encryptions = endpoint.attributes["et"], !encryptions.split(separator: ",").contains("0") {
+            unavailable = "it takes only encrypted streams"
+        }
+        return MediaOutputDevice(
+            id: endpoint.id, displayName: name, capabilities: [.realtimeAudioStreaming], deviceType: .speaker,
+            volumeControl: .absolute, canMute: true, requiredNetworkEndpoints: [endpoint], unavailableReason: unavailable)
+    }
+
+    public func startDeviceDiscovery() {
+        discovery.start(transport) { await self.handle($0) }
+    }
+
+    public func stopDeviceDiscovery() {
+        discovery.stop()
+    }
+
+    private func handle(_ event: DiscoveryEvent) {
+        known.apply(event, to: routingManager, failurePrefix: "AirPlay: ", device: Self.device(for:))
+    }
+
+    // MARK: Activation
+
+    public func activateDevice(_ device: MediaOutputDevice, session: MediaOutputSession, for deviceFeatures: MediaOutputDevice.Capabilities) {
+        guard let endpoint = device.requiredNetworkEndpoints.first else {
+            routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.connectionFailed, "no address"))
+            return
+        }
+        if let reason = device.unavailableReason {
+            routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.unsupported, "\(device.displayName): \(reason)"))
+            return
+        }
+        active[session.id] = Active(device: device, session: session)
+        Task { await self.activate(session.id, endpoint: endpoint) }
+    }
+
+    private func activate(_ id: UUID, endpoint: Endpoint) async {
+        do {
+            let connection = try await transport.connect(to: endpoint)
+            guard active[id] != nil else {
+                await connection.close()
+                return
+            }
+            guard let stream = connection.byteStream else {
+                await connection.close()
+                throw TransportError(.unsupported, "the transport gives no byte stream")
+            }
+            let instance = String(UInt64.random(in: 1 ... .max), radix: 16, uppercase: true)
+            let rtsp = RTSPClient(stream: stream, commonHeaders: [
+                ("User-Agent", "MediaRoute/1.0"), ("Client-Instance", instance), ("DACP-ID", instance),
+                ("Active-Remote", String(UInt32.random(in: 1 ... .max))),
+            ])
+            await rtsp.start()
+            active[id]?.connection = connection
+            active[id]?.rtsp = rtsp
+            let options = try await rtsp.send(RTSPRequest(method: "OPTIONS", uri: "*"))
+            guard options.status == 200 else {
+                throw TransportError(options.status == 401 ? .authenticationFailed : .connectionRefused, "OPTIONS: \(options.status) \(options.reason)")
+            }
+            guard let current = active[id] else { return }
+            watch(id, connection)
+            routingManager.activatedDevice(current.device, session: current.session)
+        } catch let error as TransportError {
+            fail(id, MediaDeviceError(error.code == .timedOut ? .timedOut : error.code == .authenticationFailed ? .authorizationFailed : .connectionFailed, error.message))
+        } catch {
+            fail(id, MediaDeviceError(.connectionFailed, "\(error)"))
+        }
+    }
+
+    private func watch(_ id: UUID, _ connection: any Connection) {
+        active[id]?.watcher = Task {
+            do {
+                for try await _ in connection.lifetime {}
+            } catch {
+                self.connectionEnded(id, error)
+            }
+        }
+    }
+
+    private func connectionEnded(_ id: UUID, _ error: any Error) {
+        guard let entry = active.removeValue(forKey: id) else { return }
+        Task { await entry.stream?.stop() }
+        routingManager.failedToActivateDevice(entry.device, session: entry.session, error: MediaDeviceError(.connectionFailed, "\(error)"))
+    }
+
+    private func fail(_ id: UUID, _ error: MediaDeviceError) {
+        guard let entry = active.removeValue(forKey: id) else { return }
+        entry.watcher?.cancel()
+        routingManager.failedToActivateDevice(entry.device, session: entry.session, error: error)
+        Task {
+            await entry.rtsp?.stop()
+            await entry.connection?.close()
+        }
+    }
+
+    public func connectUsingPairingCode(_ pairingCode: String?, to device: MediaOutputDevice, session: MediaOutputSession) {}
+
+    public func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {
+        guard let entry = active.removeValue(forKey: session.id) else { return }
+        entry.watcher?.cancel()
+        entry.feed?.finish()
+        Task {
+            await entry.stream?.stop()
+            await entry.rtsp?.stop()
+            await entry.connection?.close()
+        }
+    }
+
+    // MARK: Real-time samples
+
+    /// 16-bit stereo (or mono, doubled) at 44.1 kHz, played two seconds after it is sent.
+    public func realtimeAudioSupport(session: MediaOutputSession) -> RealtimeAudioSupport {
+        RealtimeAudioSupport(
+            encodings: [.pcmS16LE], sampleRates: [RAOPStream.sampleRate], channels: 1...2,
+            latency: .milliseconds(Int64(RAOPStream.latencyFrames) * 1000 / Int64(RAOPStream.sampleRate)))
+    }
+
+    public func startRealtimeSampleDelivery(session: MediaOutputSession) {
+        guard let entry = active[session.id], !entry.streaming, let rtsp = entry.rtsp, let connection = entry.connection,
+            let sockets = connection.datagrams, let localAddress = connection.byteStream?.localAddress,
+            case .ip(let host, _, _)? = entry.device.requiredNetworkEndpoints.first?.address
+        else { return }
+        active[session.id]?.streaming = true
+        let stream = RAOPStream(
+            rtsp: rtsp, sockets: sockets, sessionID: UInt32.random(in: 1 ... .max), localAddress: localAddress, receiverAddress: host, logger: logger)
+        Task {
+            do {
+                try await stream.start()
+                try? await stream.setVolume(entry.volume)
+                self.streamStarted(session, stream)
+            } catch {
+                await stream.stop()
+                self.streamFailed(session, error)
+            }
+        }
+    }
+
+    private func streamStarted(_ session: MediaOutputSession, _ stream: RAOPStream) {
+        guard active[session.id]?.streaming == true else {
+            Task { await stream.stop() }
+            return
+        }
+        active[session.id]?.stream = stream
+        let (feed, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingOldest(Self.queuedBuffers))
+        for pcm in active[session.id]?.waiting ?? [] { continuation.yield(pcm) }
+        active[session.id]?.waiting = []
+        active[session.id]?.feed = continuation
+        Task {
+            for await pcm in feed { await stream.push(pcm) }
+        }
+    }
+
+    private func streamFailed(_ session: MediaOutputSession, _ error: any Error) {
+        guard active[session.id]?.streaming == true else { return }
+        active[session.id]?.streaming = false
+        active[session.id]?.waiting = []
+        let code: MediaDeviceError.Code = (error as? TransportError)?.code == .authenticationFailed ? .authorizationFailed : .sessionFailed
+        routingManager.sessionFailed(session, error: MediaDeviceError(code, "AirPlay stream not started: \(error)"))
+    }
+
+    public func stopRealtimeSampleDelivery(session: MediaOutputSession) {
+        guard let entry = active[session.id], entry.streaming else { return }
+        active[session.id]?.streaming = false
+        active[session.id]?.stream = nil
+        active[session.id]?.waiting = []
+        active[session.id]?.feed = nil
+        // What is queued still goes out (the feed finishes after it), then what was sent plays.
+        entry.feed?.finish()
+        if let stream = entry.stream { Task { await stream.stop(draining: true) } }
+    }
+
+    public func receiveSamples(_ buffer: SampleBuffer, session: MediaOutputSession) {
+        guard let entry = active[session.id], entry.streaming else { return }
+        let pcm = Self.stereoS16(buffer)
+        if let feed = entry.feed {
+            feed.yield(pcm)
+        } else if entry.waiting.count < Self.queuedBuffers * 2 {
+            active[session.id]?.waiting.append(pcm)
+        }
+    }
+
+    /// Interleaved stereo S16LE from S16LE mono or stereo.
+    static func stereoS16(_ buffer: SampleBuffer) -> [UInt8] {
+        guard buffer.format.encoding == .pcmS16LE else { return [] }
+        guard buffer.format.channels == 1 else { return buffer.data }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(buffer.data.count * 2)
+        var index = 0
+        while index + 1 < buffer.data.count {
+            bytes += [buffer.data[index], buffer.data[index + 1], buffer.data[index], buffer.data[index + 1]]
+            index += 2
+        }
+        return bytes
+    }
+
+    // MARK: Volume
+
+    public func setVolume(_ volume: Float, for device: MediaOutputDevice) {
+        guard let id = session(of: device) else { return }
+        let level = volume.isFinite ? min(max(volume, 0), 1) : 0
+        active[id]?.volume = level
+        if let stream = active[id]?.stream { Task { try? await stream.setVolume(level) } }
+        if let entry = active[id] { routingManager.volumeChanged(for: entry.device, volume: level, muted: level == 0) }
+    }
+
+    public func volume(for device: MediaOutputDevice) -> Float {
+        session(of: device).flatMap { active[$0]?.volume } ?? 0
+    }
+
+    public func changeVolume(by increments: Int, for device: MediaOutputDevice) {
+        setVolume(volume(for: device) + Float(increments) / 16, for: device)
+    }
+
+    public func muteDevice(_ device: MediaOutputDevice) {
+        guard let id = session(of: device), let stream = active[id]?.stream else { return }
+        Task { try? await stream.setVolume(0) }
+    }
+
+    public func unmuteDevice(_ device: MediaOutputDevice) {
+        guard let id = session(of: device), let stream = active[id]?.stream, let level = active[id]?.volume else { return }
+        Task { try? await stream.setVolume(level) }
+    }
+
+    public func isDeviceMuted(_ device: MediaOutputDevice) -> Bool { false }
+
+    private func session(of device: MediaOutputDevice) -> UUID? {
+        active.first { $0.value.device.id == device.id }?.key
+    }
+
+    // MARK: Sessions
+
+    public func startSession(_ session: MediaOutputSession, identifier: String?, url: URL) {
+        routingManager.sessionFailed(session, error: MediaDeviceError(.unsupported, "an AirPlay 1 receiver does not fetch URLs; stream audio to it"))
+    }
+
+    public func stopSession(_ session: MediaOutputSession) {}
+    public func sendData(_ data: Data, toApplication applicationIdentifier: String, session: MediaOutputSession) {}
+}

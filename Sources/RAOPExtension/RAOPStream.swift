@@ -1,0 +1,194 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import RAOP
+import Transport
+
+/// One RAOP stream to a receiver (AirPlay 1): announced, set up and recorded over RTSP,
+/// then ALAC frames of 352 samples in RTP packets at the pace samples come (the daemon's
+/// delivery paces them by the clock), a sync packet each second on the control port, the
+/// receiver's timing requests answered, and its resend requests served from the last
+/// ``resendBufferPackets`` packets.
+actor RAOPStream {
+    /// Frames between a packet's sending and its playing: iTunes' two seconds (77 175 in the
+    /// sync packets, which the receiver adds its fixed 11 025 to).
+    static let latencyFrames: UInt32 = 88_200
+    static let sampleRate = 44_100
+    /// Two seconds of packets kept for resend requests.
+    static let resendBufferPackets = 256
+
+    private let rtsp: RTSPClient
+    private let sockets: any DatagramSockets
+    private let uri: String
+    private let localAddress: String
+    private let receiverAddress: String
+    private let logger: Logger
+    private var audio: (any DatagramSocket)?
+    private var control: (any DatagramSocket)?
+    private var timing: (any DatagramSocket)?
+    private var ports: RAOPTransportPorts?
+    private var tasks: [Task<Void, Never>] = []
+
+    private var sequence = UInt16.random(in: .min ... .max)
+    private let firstTimestamp = UInt32.random(in: .min ... .max)
+    private var timestamp: UInt32
+    private let ssrc = UInt32.random(in: .min ... .max)
+    private var pending: [UInt8] = []
+    private var sent: [UInt16: [UInt8]] = [:]
+    private var sentOrder: [UInt16] = []
+    private var started: ContinuousClock.Instant?
+    private(set) var packetsSent = 0
+    private var lastSent: ContinuousClock.Instant?
+
+    init(rtsp: RTSPClient, sockets: any DatagramSockets, sessionID: UInt32, localAddress: String, receiverAddress: String, logger: Logger) {
+        self.rtsp = rtsp
+        self.sockets = sockets
+        self.localAddress = localAddress
+        self.receiverAddress = receiverAddress
+        self.uri = "rtsp://\(localAddress.contains(":") ? "[\(localAddress)]" : localAddress)/\(sessionID)"
+        self.logger = logger
+        timestamp = firstTimestamp
+        self.sessionID = sessionID
+    }
+
+    private let sessionID: UInt32
+
+    /// ANNOUNCE, SETUP and RECORD; the stream then takes samples.
+    func start() async throws {
+        let audio = try await sockets.open()
+        let control = try await sockets.open()
+        let timing = try await sockets.open()
+        self.audio = audio
+        self.control = control
+        self.timing = timing
+        try await expectOK(rtsp.send(RTSPRequest(
+            method: "ANNOUNCE", uri: uri, headers: [("Content-Type", "application/sdp")],
+            body: raopAnnouncement(sessionID: sessionID, senderAddress: localAddress, receiverAddress: receiverAddress))), "ANNOUNCE")
+        let setup = try await rtsp.send(RTSPRequest(method: "SETUP", uri: uri, headers: [
+            ("Transport", "RTP/AVP/UDP;unicast;interleaved=0-1;mode=record;control_port=\(control.localPort);timing_port=\(timing.localPort)"),
+        ]))
+        try expectOK(setup, "SETUP")
+        guard let transport = setup[header: "Transport"], let ports = RAOPTransportPorts(transport: transport) else {
+            throw TransportError(.malformedMessage, "SETUP's answer names no server and control ports")
+        }
+        self.ports = ports
+        if let session = setup[header: "Session"] { await rtsp.setSession(String(session.prefix { $0 != ";" })) }
+        // Timing requests are answered from now on: the receiver asks before it plays.
+        tasks.append(Task { [weak self] in
+            for await datagram in timing.incoming {
+                guard let request = TimingRequest(datagram.bytes) else { continue }
+                let received = Self.now()
+                try? await timing.send(RAOPPacket.timingReply(to: request, received: received, transmitted: Self.now()), toPort: datagram.sourcePort)
+                if self == nil { return }
+            }
+        })
+        tasks.append(Task { [weak self] in
+            for await datagram in control.incoming {
+                guard let request = ResendRequest(datagram.bytes), let self else { continue }
+                await self.resend(request)
+            }
+        })
+        try await expectOK(rtsp.send(RTSPRequest(method: "RECORD", uri: uri, headers: [
+            ("Range", "npt=0-"), ("RTP-Info", "seq=\(sequence);rtptime=\(timestamp)"),
+        ])), "RECORD")
+        logger.info("RAOP stream recording", metadata: ["receiver": "\(receiverAddress)", "ports": "\(ports)"])
+    }
+
+    /// Sets the receiver's volume (0…1; 0 is silence).
+    func setVolume(_ fraction: Float) async throws {
+        try expectOK(
+            await rtsp.send(RTSPRequest(method: "SET_PARAMETER", uri: uri, headers: [("Content-Type", "text/parameters")], body: raopVolumeParameter(fraction))),
+            "SET_PARAMETER")
+    }
+
+    /// Interleaved stereo S16LE at 44.1 kHz: sent in packets of 352 frames as they fill.
+    func push(_ pcm: [UInt8]) async {
+        pending += pcm
+        let packetBytes = ALACUncompressed.framesPerPacket * 4
+        while pending.count >= packetBytes {
+            let frame = ALACUncompressed.frame(stereoS16LE: pending[..<packetBytes])
+            pending.removeFirst(packetBytes)
+            await send(frame)
+        }
+    }
+
+    private func send(_ frame: [UInt8]) async {
+        guard let audio, let ports else { return }
+        let first = started == nil
+        if first {
+            started = .now
+            await sendSync(first: true)
+            tasks.append(Task { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    await self?.sendSync(first: false)
+                }
+            })
+        }
+        let packet = RAOPPacket.audio(sequence: sequence, timestamp: timestamp, ssrc: ssrc, first: first, payload: frame)
+        try? await audio.send(packet, toPort: ports.server)
+        sent[sequence] = packet
+        sentOrder.append(sequence)
+        if sentOrder.count > Self.resendBufferPackets { sent[sentOrder.removeFirst()] = nil }
+        sequence &+= 1
+        timestamp &+= UInt32(ALACUncompressed.framesPerPacket)
+        packetsSent += 1
+        lastSent = .now
+    }
+
+    /// The frame playing now is the stream's position by the clock less the latency.
+    private func sendSync(first: Bool) async {
+        guard let control, let ports, let started else { return }
+        let elapsed = ContinuousClock.now - started
+        let frames = UInt32(truncatingIfNeeded: Int64(elapsed.components.seconds) * Int64(Self.sampleRate)
+            + elapsed.components.attoseconds / (1_000_000_000_000_000_000 / Int64(Self.sampleRate)))
+        let position = firstTimestamp &+ frames
+        let packet = RAOPPacket.sync(playingTimestamp: position &- (Self.latencyFrames - 11_025), now: Self.now(), nextTimestamp: position, first: first)
+        try? await control.send(packet, toPort: ports.control)
+    }
+
+    private func resend(_ request: ResendRequest) async {
+        guard let control, let ports else { return }
+        for offset in 0..<min(request.count, 64) {
+            if let packet = sent[request.first &+ offset] { try? await control.send(RAOPPacket.resent(packet), toPort: ports.control) }
+        }
+    }
+
+    /// Ends the stream: TEARDOWN (its answer is not waited for long) and the sockets closed.
+    /// Draining waits first until what was sent has played (the latency after the last
+    /// packet): the receiver drops what it holds at TEARDOWN.
+    func stop(draining: Bool = false) async {
+        if draining, let lastSent {
+            let playedOut = lastSent + .milliseconds(Int64(Self.latencyFrames) * 1000 / Int64(Self.sampleRate)) + .milliseconds(100)
+            if playedOut > .now { try? await Task.sleep(until: playedOut) }
+        }
+        for task in tasks { task.cancel() }
+        tasks = []
+        _ = try? await rtsp.send(RTSPRequest(method: "TEARDOWN", uri: uri), timeout: .seconds(2))
+        for socket in [audio, control, timing].compactMap({ $0 }) { await socket.close() }
+        audio = nil
+        control = nil
+        timing = nil
+    }
+
+    private func expectOK(_ response: RTSPResponse, _ method: String) throws {
+        guard response.status == 200 else {
+            throw TransportError(
+                response.status == 401 || response.status == 403 ? .authenticationFailed : .connectionRefused,
+                "\(method): \(response.status) \(response.reason)")
+        }
+    }
+
+    /// The sender's clock as NTP time (monotonic: only differences matter to the receiver).
+    static func now() -> NTPTimestamp {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        // An epoch a little after 1900 keeps the seconds positive and far from wrapping.
+        return NTPTimestamp(nanoseconds: (UInt64(time.tv_sec) + 0x8000_0000) &* 1_000_000_000 &+ UInt64(time.tv_nsec))
+    }
+}
+
+extension RTSPClient {
+    func setSession(_ value: String) { session = value }
+}

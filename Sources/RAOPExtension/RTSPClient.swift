@@ -1,0 +1,102 @@
+import RAOP
+import Transport
+
+/// One RTSP conversation with a receiver over a byte stream: a request at a time, each
+/// answered in order or failed by its time limit, the stream's end, or a malformed answer.
+actor RTSPClient {
+    private let stream: any ByteStream
+    private var parser = RTSPResponseParser()
+    private var cseq = 0
+    private var waiting: (cseq: Int, continuation: CheckedContinuation<RTSPResponse, any Error>)?
+    private var failure: TransportError?
+    private var reader: Task<Void, Never>?
+    /// Header fields every request carries (the session's `Client-Instance`, `DACP-ID`, `User-Agent`).
+    let commonHeaders: [(String, String)]
+    /// `Session` from SETUP's answer, sent with the requests after it.
+    var session: String?
+
+    init(stream: any ByteStream, commonHeaders: [(String, String)]) {
+        self.stream = stream
+        self.commonHeaders = commonHeaders
+    }
+
+    func start() {
+        let incoming = stream.incoming
+        reader = Task { [weak self] in
+            do {
+                for try await chunk in incoming {
+                    guard let self else { return }
+                    await self.received(chunk)
+                }
+                await self?.ended(TransportError(.connectionLost, "the receiver closed the RTSP connection"))
+            } catch {
+                await self?.ended(error as? TransportError ?? TransportError(.connectionLost, "\(error)"))
+            }
+        }
+    }
+
+    /// Sends `request` and waits for its answer (at most `timeout`).
+    func send(_ request: RTSPRequest, timeout: Duration = .seconds(5)) async throws -> RTSPResponse {
+        if let failure { throw failure }
+        guard waiting == nil else { throw TransportError(.unavailable, "an RTSP request is already under way") }
+        cseq += 1
+        let number = cseq
+        var request = request
+        request.headers = commonHeaders + (session.map { [("Session", $0)] } ?? []) + request.headers
+        let bytes = request.encoded(cseq: number)
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            await self?.timedOut(number, request.method)
+        }
+        defer { timer.cancel() }
+        // Waiting before writing: the answer can come before the write returns.
+        return try await withCheckedThrowingContinuation { continuation in
+            waiting = (number, continuation)
+            let stream = self.stream
+            Task { [weak self] in
+                do {
+                    try await stream.write(bytes)
+                } catch {
+                    await self?.failed(number, error as? TransportError ?? TransportError(.connectionLost, "\(error)"))
+                }
+            }
+        }
+    }
+
+    private func failed(_ number: Int, _ error: TransportError) {
+        guard let (waitingFor, continuation) = waiting, waitingFor == number else { return }
+        waiting = nil
+        continuation.resume(throwing: error)
+    }
+
+    private func received(_ bytes: [UInt8]) {
+        do {
+            for response in try parser.consume(bytes) {
+                guard let (number, continuation) = waiting, response.cseq == nil || response.cseq == number else { continue }
+                waiting = nil
+                continuation.resume(returning: response)
+            }
+        } catch {
+            ended(TransportError(.connectionLost, "the receiver's RTSP answer is malformed: \(error)"))
+        }
+    }
+
+    private func timedOut(_ number: Int, _ method: String) {
+        guard let (waitingFor, continuation) = waiting, waitingFor == number else { return }
+        waiting = nil
+        continuation.resume(throwing: TransportError(.timedOut, "the receiver did not answer \(method)"))
+    }
+
+    private func ended(_ error: TransportError) {
+        if failure == nil { failure = error }
+        if let (_, continuation) = waiting {
+            waiting = nil
+            continuation.resume(throwing: error)
+        }
+    }
+
+    func stop() {
+        reader?.cancel()
+        ended(TransportError(.closed, "the RTSP connection was closed"))
+    }
+}
