@@ -284,6 +284,7 @@ let package = Package(
                 "MediaRouteDaemon", "RouteSystem", "LoopbackExtension", "LoopbackTransport", "MediaDevice", "MediaClock", "PipeWireSink",
             ],
             exclude: ["HostilePeer"]),
+        .testTarget(name: "RAOPTests", dependencies: ["RAOP"]),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "IPNetwork", "MediaClock", "MediaDevice", "MediaRouteTestSupport"]),
         .testTarget(name: "NowPlayingTests", dependencies: ["NowPlaying", "MediaRouteTestSupport"]),
         .testTarget(name: "NowPlayingPushTests", dependencies: ["NowPlayingPush", "NowPlaying", "MediaRouteTestSupport"]),
@@ -331,7 +332,7 @@ let package = Package(
             name: "MediaRouteFuzzing",
             dependencies: [
                 "LANTransport", "IPNetwork", "UPnP", "UPnPRendererExtension", "Transport", "DBus", "BlueZTransport", "BluetoothAudio", "MediaRouteBusAPI", "WiFiTransport",
-                "CNetlink", "NowPlaying", "BoxConfiguration", "LoopbackTransport", "RealtimeAudio",
+                "CNetlink", "NowPlaying", "BoxConfiguration", "LoopbackTransport", "RealtimeAudio", "RAOP",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

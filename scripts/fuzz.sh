@@ -43,7 +43,7 @@ for harness in "${harnesses[@]}"; do
   ln -sf "$(realpath "$binary")" "$build/fuzz-$harness"
   case "$harness" in
     xml|upnp-*|soap|gena-event) dict=(-dict=Fuzz/Dictionaries/xml.dict) ;;
-    ssdp|http-*) dict=(-dict=Fuzz/Dictionaries/http.dict) ;;
+    ssdp|http-*|rtsp-*) dict=(-dict=Fuzz/Dictionaries/http.dict) ;;
     push-json|loopback-*) dict=(-dict=Fuzz/Dictionaries/json.dict) ;;
     *) dict=() ;;
   esac

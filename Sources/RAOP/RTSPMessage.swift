@@ -26,7 +26,10 @@ public struct RTSPRequest: Sendable, Hashable {
     /// The request's bytes with sequence number `cseq`. Header values never carry a line
     /// break: one that does is cut there (a device name in a URI cannot split the request).
     public func encoded(cseq: Int) -> [UInt8] {
-        func clean(_ text: String) -> String { String(text.prefix { $0 != "\r" && $0 != "\n" }) }
+        // By scalar: "\r\n" is one Character, equal to neither "\r" nor "\n".
+        func clean(_ text: String) -> String {
+            String(String.UnicodeScalarView(text.unicodeScalars.prefix { $0 != "\r" && $0 != "\n" }))
+        }
         var text = "\(clean(method)) \(clean(uri)) RTSP/1.0\r\nCSeq: \(cseq)\r\n"
         for (name, value) in headers { text += "\(clean(name)): \(clean(value))\r\n" }
         if !body.isEmpty { text += "Content-Length: \(body.count)\r\n" }

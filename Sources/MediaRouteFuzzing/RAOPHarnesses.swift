@@ -1,0 +1,44 @@
+import RAOP
+
+/// What an AirPlay 1 receiver sends: RTSP answers on the connection, and timing and
+/// resend requests on the UDP ports.
+enum RAOPHarnesses {
+    static let all: [FuzzHarness] = [rtspResponse, raopControl]
+
+    /// The receiver's RTSP answers, fed in two pieces split where the input's first byte says.
+    static let rtspResponse = FuzzHarness("rtsp-response", "RTSP answers of an AirPlay receiver, in two reads", maximumLength: 96 * 1024) { bytes in
+        var parser = RTSPResponseParser()
+        let split = bytes.isEmpty ? 0 : min(Int(bytes[0]) * 64, bytes.count)
+        var responses: [RTSPResponse] = []
+        do {
+            responses += try parser.consume(bytes[..<split])
+            responses += try parser.consume(bytes[split...])
+        } catch {
+            // A refused answer leaves the parser refusing.
+            if (try? parser.consume([13, 10])) != nil { return "the parser took bytes after refusing" }
+            return nil
+        }
+        for response in responses {
+            if response.body.count > RTSPResponseParser.maximumBodyBytes { return "a body of \(response.body.count) bytes" }
+            if response.headers.count > RTSPResponseParser.maximumHeaders { return "\(response.headers.count) header fields" }
+            if !(100...599).contains(response.status) { return "status \(response.status)" }
+            if let transport = response[header: "Transport"], let ports = RAOPTransportPorts(transport: transport),
+                ![ports.server, ports.control].allSatisfy({ (1...65_535).contains($0) })
+            {
+                return "ports out of range: \(ports)"
+            }
+        }
+        return nil
+    }
+
+    /// Datagrams on our control and timing ports.
+    static let raopControl = FuzzHarness("raop-control", "timing and resend requests on the RAOP UDP ports", maximumLength: 2048) { bytes in
+        if let request = TimingRequest(bytes) {
+            let reply = RAOPPacket.timingReply(to: request, received: NTPTimestamp(seconds: 1, fraction: 2), transmitted: NTPTimestamp(seconds: 3, fraction: 4))
+            if reply.count != 32 { return "a timing reply of \(reply.count) bytes" }
+            if Array(reply[8..<16]) != Array(bytes[24..<32]) { return "the reply does not echo the request's transmit time" }
+        }
+        if let resend = ResendRequest(bytes), bytes.count < 8 { return "a resend request from \(bytes.count) bytes: \(resend)" }
+        return nil
+    }
+}
