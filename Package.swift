@@ -285,6 +285,9 @@ let package = Package(
             ],
             exclude: ["HostilePeer"]),
         .testTarget(name: "RAOPTests", dependencies: ["RAOP"]),
+        .testTarget(
+            name: "RAOPExtensionTests",
+            dependencies: ["RAOPExtension", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel"]),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "IPNetwork", "MediaClock", "MediaDevice", "MediaRouteTestSupport"]),
         .testTarget(name: "NowPlayingTests", dependencies: ["NowPlaying", "MediaRouteTestSupport"]),
         .testTarget(name: "NowPlayingPushTests", dependencies: ["NowPlayingPush", "NowPlaying", "MediaRouteTestSupport"]),

@@ -26,6 +26,8 @@ public actor RAOPExtension: RealtimeSampleHandling {
         var connection: (any Connection)?
         var rtsp: RTSPClient?
         var stream: RAOPStream?
+        /// A stream whose samples stopped, playing out what it sent before its TEARDOWN.
+        var draining: RAOPStream?
         /// Samples to the stream, in order (one consumer), at most ``queuedBuffers`` behind.
         var feed: AsyncStream<[UInt8]>.Continuation?
         /// Samples wait here while the stream is being set up (about a second at most).
@@ -174,7 +176,8 @@ public actor RAOPExtension: RealtimeSampleHandling {
         entry.watcher?.cancel()
         entry.feed?.finish()
         Task {
-            await entry.stream?.stop()
+            // Ended now: what the receiver holds is dropped (TEARDOWN), as the route ends.
+            await (entry.stream ?? entry.draining)?.stop()
             await entry.rtsp?.stop()
             await entry.connection?.close()
         }
@@ -240,7 +243,10 @@ public actor RAOPExtension: RealtimeSampleHandling {
         active[session.id]?.feed = nil
         // What is queued still goes out (the feed finishes after it), then what was sent plays.
         entry.feed?.finish()
-        if let stream = entry.stream { Task { await stream.stop(draining: true) } }
+        if let stream = entry.stream {
+            active[session.id]?.draining = stream
+            Task { await stream.stop(draining: true) }
+        }
     }
 
     public func receiveSamples(_ buffer: SampleBuffer, session: MediaOutputSession) {

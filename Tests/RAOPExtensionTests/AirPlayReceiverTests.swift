@@ -1,0 +1,118 @@
+import Foundation
+import LANTransport
+import MediaDevice
+import MediaRouteTestSupport
+import RAOPExtension
+import RouteSystem
+import RoutingModel
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The left channel of stereo S16LE bytes.
+private func leftChannel(_ bytes: [UInt8]) -> [Double] {
+    stride(from: 0, to: bytes.count - 3, by: 4).map { Double(Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8)) }
+}
+
+/// A 440 Hz tone, stereo S16LE at 44.1 kHz.
+private func tone(seconds: Double) -> [UInt8] {
+    (0..<Int(44_100 * seconds)).flatMap { frame -> [UInt8] in
+        let value = Int16(sin(Double(frame) * 2 * .pi * 440 / 44_100) * 12_000)
+        return [UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8)]
+    }
+}
+
+/// The best normalised correlation of a window of `received` (from where it is loud) with a 440 Hz sine at any phase.
+private func correlationWithTone(_ received: [Double]) -> Double {
+    guard let start = received.firstIndex(where: { abs($0) > 50 }) else { return 0 }
+    let window = Array(received.dropFirst(start + 2_000).prefix(20_000))
+    guard window.count == 20_000 else { return 0 }
+    var best = 0.0
+    for lag in 0..<101 {
+        var dot = 0.0, aa = 0.0, bb = 0.0
+        for (index, value) in window.enumerated() {
+            let reference = sin(Double(index + lag) * 2 * .pi * 440 / 44_100)
+            dot += reference * value
+            aa += reference * reference
+            bb += value * value
+        }
+        if aa > 0, bb > 0 { best = max(best, dot / (aa * bb).squareRoot()) }
+    }
+    return best
+}
+
+@Suite(.timeLimit(.minutes(2)), .enabled(if: AirPlayReceiver.available), .serialized) struct AirPlayReceiverTests {
+    struct Rig {
+        let lab: NamespaceLab
+        let receiver: AirPlayReceiver
+        let system: RouteSystem
+        let recorder: EventRecorder
+    }
+
+    func makeRig() async throws -> Rig {
+        let lab = try NamespaceLab(rooms: 1)
+        let room = lab.rooms[0]
+        let receiver = try AirPlayReceiver(in: lab, room: room, name: "Test AirPlay")
+        let lan = LANTransport(configuration: .init(interfaces: [room.outside]))
+        let transport = DNSSDServiceTransport(lan: lan, serviceTypes: [RAOPExtension.serviceType])
+        let system = RouteSystem()
+        let recorder = await EventRecorder(system)
+        try await system.load { manager in RAOPExtension(transport: transport, routingManager: manager) }
+        await system.beginDiscovery(client: "test")
+        return Rig(lab: lab, receiver: receiver, system: system, recorder: recorder)
+    }
+
+    func speaker(_ rig: Rig) async throws -> SystemDevice {
+        #expect(await eventually(timeout: .seconds(15)) { await rig.system.devicesList.contains { $0.displayName == "Test AirPlay" } }, "\(rig.receiver.log.suffix(600)) avahi: \(rig.lab.log("avahi-\(rig.lab.rooms[0].inside).log"))")
+        return try #require(await rig.system.devicesList.first { $0.displayName == "Test AirPlay" })
+    }
+
+    @Test func aToneReachesTheReceiversOutputIntactAtTheVolumeAsked() async throws {
+        let rig = try await makeRig()
+        defer { Task { await rig.system.shutdown() } }
+        let device = try await speaker(rig)
+        #expect(device.members.first?.protocolType == RAOPExtension.defaultProtocol)
+        let route = try await rig.system.activate(deviceID: device.id)
+        try await rig.system.setVolume(0.8, on: route.session)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        #expect(acquisition.latency >= .seconds(2), "two seconds of the receiver's buffer, and delivery's")
+        let descriptor = acquisition.descriptor
+        let writer = Task.detached {
+            writeBlocking(tone(seconds: 3), to: descriptor, piece: 4_096)
+            close(descriptor)
+        }
+        await writer.value
+        #expect(await eventually(timeout: .seconds(10)) { await rig.system.audioStatistics(on: route.session)?.active == false })
+        // The receiver plays two seconds after the samples left.
+        #expect(await eventually(timeout: .seconds(10)) { leftChannel(rig.receiver.pcm).filter { abs($0) > 50 }.count > 44_100 * 5 / 2 })
+        let received = leftChannel(rig.receiver.pcm)
+        let correlation = correlationWithTone(received)
+        #expect(correlation >= 0.99, "cross-correlation \(correlation)")
+        #expect(rig.receiver.log.contains("airplay volume is -6.000000"), "0.8 is −6 dB: \(rig.receiver.log.suffix(400))")
+        #expect(rig.receiver.log.contains("AppleLossless") || rig.receiver.log.contains("ANNOUNCE"))
+
+        await rig.system.deactivate(route.session)
+        #expect(await eventually(timeout: .seconds(5)) { rig.receiver.log.contains("TEARDOWN") }, "the stream is torn down")
+    }
+
+    @Test func theReceiverKilledMidStreamEndsTheRouteWithAnEvent() async throws {
+        let rig = try await makeRig()
+        defer { Task { await rig.system.shutdown() } }
+        let device = try await speaker(rig)
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let descriptor = acquisition.descriptor
+        let writer = Task.detached { writeBlocking(tone(seconds: 20), to: descriptor, piece: 4_096) }
+        #expect(await eventually(timeout: .seconds(10)) { rig.receiver.log.contains("RECORD") })
+        rig.receiver.process.kill(SIGKILL)
+        // `sh -c exec` made shairport-sync the process itself.
+        let reason = await rig.recorder.first(timeout: .seconds(10)) { event -> MediaDeviceError? in
+            if case .routeDeactivated(let ended, let reason?) = event, ended.session == route.session { return reason }
+            return nil
+        }
+        #expect(reason?.code == .connectionFailed, "\(String(describing: reason))")
+        #expect(await writer.value == false, "the writer's socket closed under it")
+        close(descriptor)
+    }
+}
