@@ -112,7 +112,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
 
     private func activate(_ id: UUID, endpoint: Endpoint) async {
         do {
-            let connection = try await transport.connect(to: endpoint)
+            let connection = try await connect(endpoint)
             guard active[id] != nil else {
                 await connection.close()
                 return
@@ -140,6 +140,20 @@ public actor RAOPExtension: RealtimeSampleHandling {
             fail(id, MediaDeviceError(error.code == .timedOut ? .timedOut : error.code == .authenticationFailed ? .authorizationFailed : .connectionFailed, error.message))
         } catch {
             fail(id, MediaDeviceError(.connectionFailed, "\(error)"))
+        }
+    }
+
+    /// A receiver that has just announced itself may not listen yet: a refused connection is
+    /// tried twice more, 300 ms apart.
+    private func connect(_ endpoint: Endpoint) async throws(TransportError) -> any Connection {
+        var attempt = 0
+        while true {
+            do {
+                return try await transport.connect(to: endpoint)
+            } catch where error.code == .connectionRefused && attempt < 2 {
+                attempt += 1
+                try? await Task.sleep(for: .milliseconds(300))
+            }
         }
     }
 
