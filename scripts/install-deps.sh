@@ -32,6 +32,9 @@ packages=(
   # (GStreamer's base/good plugins play and fetch the test media); gupnp-tools' gssdp-discover is a
   # benchmark peer.
   libexpat1-dev gmediarender rygel rygel-playbin gstreamer1.0-plugins-base gstreamer1.0-plugins-good gupnp-tools
+  # AirPlay: shairport-sync 3.3.8 is the real receiver the RAOP tests start in a network namespace,
+  # with an Avahi of its own there (avahi-daemon; neither runs as a service of the machine).
+  shairport-sync avahi-daemon
   # The virtual HIL rig (make hil, Tests/HIL): QEMU boots Debian's kernel package (downloaded, not
   # installed; kmod's depmod indexes its modules) with an initramfs (cpio) of busybox, hostapd and iw.
   qemu-system-x86 busybox-static iw hostapd kmod cpio
