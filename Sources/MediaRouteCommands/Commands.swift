@@ -108,8 +108,7 @@ public struct CommonOptions: ParsableArguments {
     /// The LAN discovery settings.
     var lanConfiguration: LANTransport.Configuration {
         LANTransport.Configuration(
-            manualHosts: lanHosts, interfaces: lanInterfaces.isEmpty ? nil : lanInterfaces,
-            browsedServiceTypes: LANTransport.discoveryOnlyServiceTypes)
+            manualHosts: lanHosts, interfaces: lanInterfaces.isEmpty ? nil : lanInterfaces)
     }
 
     func environment(console: any Console, allowDaemon: Bool = true) async throws -> RoutingEnvironment {

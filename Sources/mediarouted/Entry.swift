@@ -191,7 +191,8 @@ struct Daemon {
         }
         let lan = options["--lan"] ?? (options["--bus"] == "system" ? "on" : "off")
         guard lan == "on" || lan == "off" else { fail("--lan takes on or off") }
-        var lanConfiguration = LANTransport.Configuration(browsedServiceTypes: LANTransport.discoveryOnlyServiceTypes)
+        // SSDP only: the mDNS services are browsed by the extensions that use them (AirPlay's).
+        var lanConfiguration = LANTransport.Configuration()
         if let names = options["--lan-interfaces"] {
             lanConfiguration.interfaces = names.split(separator: ",").map(String.init)
         }

@@ -41,8 +41,7 @@ import Testing
     @Test func entriesLoadInCatalogueOrderWhateverTheSetSays() async throws {
         let catalogue = ExtensionCatalogue(adapterRecords: { [] }, loadsUnavailable: true, logger: Self.logger)
         let (protocols, _) = try await load([.wifi, .lan], catalogue)
-        #expect(protocols.count == 2)
-        #expect(protocols.last == "org.mediaroute.wifi-display")
+        #expect(protocols == ["org.mediaroute.upnp", "org.mediaroute.raop", "org.mediaroute.wifi-display"], "the LAN's two (UPnP, AirPlay), then Wi-Fi")
     }
 
     @Test func theConfigurationTurnsEntriesOnAndOff() {

@@ -70,7 +70,6 @@ private func correlationWithTone(_ received: [Double]) -> Double {
 
     @Test func aToneReachesTheReceiversOutputIntactAtTheVolumeAsked() async throws {
         let rig = try await makeRig()
-        defer { Task { await rig.system.shutdown() } }
         let device = try await speaker(rig)
         #expect(device.members.first?.protocolType == RAOPExtension.defaultProtocol)
         let route = try await rig.system.activate(deviceID: device.id)
@@ -94,11 +93,12 @@ private func correlationWithTone(_ received: [Double]) -> Double {
 
         await rig.system.deactivate(route.session)
         #expect(await eventually(timeout: .seconds(5)) { rig.receiver.log.contains("TEARDOWN") }, "the stream is torn down")
+        // Shut down here, not in a task that would keep the lab (its namespaces) past the test.
+        await rig.system.shutdown()
     }
 
     @Test func theReceiverKilledMidStreamEndsTheRouteWithAnEvent() async throws {
         let rig = try await makeRig()
-        defer { Task { await rig.system.shutdown() } }
         let device = try await speaker(rig)
         let route = try await rig.system.activate(deviceID: device.id)
         let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
@@ -114,5 +114,6 @@ private func correlationWithTone(_ received: [Double]) -> Double {
         #expect(reason?.code == .connectionFailed, "\(String(describing: reason))")
         #expect(await writer.value == false, "the writer's socket closed under it")
         close(descriptor)
+        await rig.system.shutdown()
     }
 }
