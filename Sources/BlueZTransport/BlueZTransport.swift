@@ -510,16 +510,36 @@ public actor BlueZTransport: Transport {
     public func notifications(_ characteristic: DBusObjectPath) async throws(BlueZError) -> AsyncStream<[UInt8]> {
         let events = await objectManager.events()
         _ = try await call(characteristic, BlueZ.gattCharacteristic, "StartNotify")
-        return AsyncStream { continuation in
+        return Self.follow(characteristic, BlueZ.gattCharacteristic, in: events) { change, continuation in
+            if case .changed(let properties) = change, let value = properties["Value"]?.bytes { continuation.yield(value) }
+        }
+    }
+
+    /// What happens to one object's interface, as BlueZ signals it.
+    enum ObjectChange {
+        case changed([String: DBusValue])
+        /// The object (or this interface of it) was removed, or bluetoothd left the bus: the last change.
+        case gone
+    }
+
+    /// Follows `interface` of the object at `path` in `events`: `handle` gets each property
+    /// change, then `gone` when the object goes or BlueZ leaves, and the stream finishes.
+    static func follow<Element: Sendable>(
+        _ path: DBusObjectPath, _ interface: String, in events: AsyncStream<BlueZObjectManager.Event>,
+        _ handle: @escaping @Sendable (ObjectChange, AsyncStream<Element>.Continuation) -> Void
+    ) -> AsyncStream<Element> {
+        AsyncStream { continuation in
             let task = Task {
                 for await event in events {
                     switch event {
-                    case .changed(let path, BlueZ.gattCharacteristic, let changed) where path == characteristic:
-                        if let value = changed["Value"]?.bytes { continuation.yield(value) }
-                    case .removed(let path, _) where path == characteristic:
+                    case .changed(path, interface, let properties):
+                        handle(.changed(properties), continuation)
+                    case .removed(path, let interfaces) where interfaces.contains(interface):
+                        handle(.gone, continuation)
                         continuation.finish()
                         return
                     case .vanished:
+                        handle(.gone, continuation)
                         continuation.finish()
                         return
                     default:
@@ -599,15 +619,9 @@ extension BlueZTransport {
     /// `Volume` changes of an audio transport, as fractions of its scale.
     public func mediaTransportVolumes(_ transport: BlueZMediaTransport) async -> AsyncStream<Float> {
         let events = await objectManager.events()
-        return AsyncStream { continuation in
-            let task = Task {
-                for await event in events {
-                    guard case .changed(transport.path, BlueZ.mediaTransport, let changed) = event, let raw = changed["Volume"]?.integer else { continue }
-                    continuation.yield(Float(raw) / transport.volumeScale)
-                }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
+        let scale = transport.volumeScale
+        return Self.follow(transport.path, BlueZ.mediaTransport, in: events) { change, continuation in
+            if case .changed(let properties) = change, let raw = properties["Volume"]?.integer { continuation.yield(Float(raw) / scale) }
         }
     }
 
@@ -615,34 +629,17 @@ extension BlueZTransport {
     /// removed (the profile disconnected, the device went) or bluetoothd leaves the bus.
     public func mediaTransportStates(_ transport: BlueZMediaTransport) async -> AsyncStream<AudioStreamState> {
         let events = await objectManager.events()
-        let exists = await objectManager.properties(of: transport.path, BlueZ.mediaTransport) != nil
-        return AsyncStream { continuation in
-            guard exists else {
-                continuation.yield(.gone)
-                continuation.finish()
-                return
+        guard await objectManager.properties(of: transport.path, BlueZ.mediaTransport) != nil else {
+            return AsyncStream {
+                $0.yield(.gone)
+                $0.finish()
             }
-            let task = Task {
-                for await event in events {
-                    switch event {
-                    case .changed(transport.path, BlueZ.mediaTransport, let changed):
-                        guard let state = changed["State"]?.string else { continue }
-                        continuation.yield(Self.audioStreamState(state))
-                    case .removed(transport.path, let interfaces) where interfaces.contains(BlueZ.mediaTransport):
-                        continuation.yield(.gone)
-                        continuation.finish()
-                        return
-                    case .vanished:
-                        continuation.yield(.gone)
-                        continuation.finish()
-                        return
-                    default:
-                        continue
-                    }
-                }
-                continuation.finish()
+        }
+        return Self.follow(transport.path, BlueZ.mediaTransport, in: events) { change, continuation in
+            switch change {
+            case .changed(let properties): if let state = properties["State"]?.string { continuation.yield(Self.audioStreamState(state)) }
+            case .gone: continuation.yield(.gone)
             }
-            continuation.onTermination = { _ in task.cancel() }
         }
     }
 
