@@ -84,9 +84,8 @@ private func bestCorrelation(_ source: [Double], _ received: [Double], maximumLa
         #expect(await eventually { !(await pipewire.nodes().contains("mediaroute.test_speaker")) })
     }
 
-    /// `[audio] pipewire = yes`: the daemon publishes a node for a route that takes samples and removes it with the route.
-    @Test func theDaemonPublishesANodePerRouteAndRemovesItWithTheRoute() async throws {
-        let pipewire = try await HeadlessPipeWire()
+    /// The daemon with `[audio] pipewire = yes` and its simulated speaker's route, once its node is published.
+    func speakerRoute(publishingIn pipewire: HeadlessPipeWire) async throws -> (RunningDaemon, SystemRouteController, RoutePicker, SystemRoute) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-pw-conf-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("mediaroute.conf").path
@@ -98,6 +97,14 @@ private func bestCorrelation(_ source: [Double], _ received: [Double], maximumLa
         #expect(await eventually { await picker.entries().contains { $0.displayName == "Kitchen Speaker" } })
         let route = try await picker.pick(try #require(await picker.entries().first { $0.displayName == "Kitchen Speaker" }))
         #expect(await eventually(timeout: .seconds(10)) { await pipewire.nodes().contains("mediaroute.kitchen_speaker") })
+        return (daemon, controller, picker, route)
+    }
+
+    /// `[audio] pipewire = yes`: the daemon publishes a node for a route that takes samples and removes it with the route.
+    @Test func theDaemonPublishesANodePerRouteAndRemovesItWithTheRoute() async throws {
+        let pipewire = try await HeadlessPipeWire()
+        let (daemon, controller, picker, route) = try await speakerRoute(publishingIn: pipewire)
+        defer { withExtendedLifetime(daemon) {} }
         let tone = try writeWAV(rate: 48_000, frames: 24_000) { Int16(sin(Double($0) * 2 * .pi * 440 / 48_000) * 12_000) }
         #expect(try await pipewire.play(tone, target: "mediaroute.kitchen_speaker") == 0)
         #expect(await eventually(timeout: .seconds(10)) { (await route.audioStatistics()?.framesReceived ?? 0) >= 24_000 })
@@ -120,17 +127,8 @@ private func bestCorrelation(_ source: [Double], _ received: [Double], maximumLa
     /// PipeWire restarting under a route: the node goes with it and comes back by itself, and plays again.
     @Test func aPipeWireRestartBringsTheNodeBack() async throws {
         let pipewire = try await HeadlessPipeWire()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-pw-conf-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let config = directory.appendingPathComponent("mediaroute.conf").path
-        try "[audio]\npipewire = yes\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let daemon = try await RunningDaemon(["--config", config], environment: pipewire.environment)
-        let (_, _, controller) = try await client(daemon, agent: ScriptedPairingAgent([]))
-        let picker = controller.makePicker(prioritizesVideoDevices: false)
-        await picker.open()
-        #expect(await eventually { await picker.entries().contains { $0.displayName == "Kitchen Speaker" } })
-        let route = try await picker.pick(try #require(await picker.entries().first { $0.displayName == "Kitchen Speaker" }))
-        #expect(await eventually(timeout: .seconds(10)) { await pipewire.nodes().contains("mediaroute.kitchen_speaker") })
+        let (daemon, controller, picker, route) = try await speakerRoute(publishingIn: pipewire)
+        defer { withExtendedLifetime(daemon) {} }
         @Sendable func sinks() -> [String] {
             ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { entry in
                 guard Int(entry) != nil, let command = try? String(contentsOfFile: "/proc/\(entry)/cmdline", encoding: .utf8) else { return false }
