@@ -56,12 +56,13 @@ public final class AirPlayReceiver: Sendable {
         let environment = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(bus)"]
         try lab.start(in: room, ["/usr/bin/dbus-daemon", "--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile"])
         for _ in 0..<200 where !FileManager.default.fileExists(atPath: bus) { usleep(10_000) }
-        // Each Avahi gets a /run/avahi-daemon of its own (its pid file and socket): `ip netns exec`
+        // Each Avahi gets a /run/avahi-daemon of its own (its pid file and socket; the directory exists
+        // only where the service ran once): `ip netns exec`
         // already runs it in a mount namespace of its own, so the mount stays there.
         let avahiLog = "avahi-\(room.inside).log"
         try lab.start(in: room, [
             "/bin/sh", "-c",
-            "mount -t tmpfs tmpfs /run/avahi-daemon && exec /usr/sbin/avahi-daemon --no-chroot --no-drop-root --no-rlimits -f \(directory)/avahi.conf",
+            "mkdir -p /run/avahi-daemon && mount -t tmpfs tmpfs /run/avahi-daemon && exec /usr/sbin/avahi-daemon --no-chroot --no-drop-root --no-rlimits -f \(directory)/avahi.conf",
         ], log: avahiLog, environment: environment)
         for _ in 0..<300 where !lab.log(avahiLog).contains("Server startup complete") { usleep(10_000) }
         process = try lab.start(in: room, ["/bin/sh", "-c", "exec /usr/bin/shairport-sync -c \(directory)/shairport.conf -u >\(pcmPath) 2>\(logPath)"],
