@@ -62,6 +62,9 @@ struct PlayerctlTests {
         let bridge = MPRISBridge(center: center, connection: connection)
         try await bridge.start()
         let rig = Rig(bus: bus, connection: connection, center: center, ext: ext, bridge: bridge, session: session)
+        // The bridge learns of the session from the center's events, a moment after it starts:
+        // a command sent before it shows the session would find no session to act on.
+        _ = await eventually { "\(String(describing: try? await rig.property("Metadata")))".contains("/org/mediaroute/track/S1") }
         do {
             try await body(rig)
         } catch {
