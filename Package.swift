@@ -86,10 +86,12 @@ let package = Package(
         .target(name: "UPnP", dependencies: ["CExpat", "IPNetwork"], swiftSettings: strict),
         // AirPlay 1 (RAOP) on bytes: RTSP requests and responses, the UDP packets, ALAC frames.
         .target(name: "RAOP", swiftSettings: strict),
+        // FFmpeg's ALAC encoder, opened with dlopen when a stream starts (headers from libavcodec-dev).
+        .systemLibrary(name: "CAVCodec", path: "Sources/CAVCodec"),
         // AirPlay 1 receivers as a MediaDeviceExtension that takes real-time samples.
         .target(
             name: "RAOPExtension",
-            dependencies: ["RAOP", "MediaDevice", "Transport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["RAOP", "CAVCodec", "MediaDevice", "Transport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // UPnP/DLNA MediaRenderers (LAN TVs and speakers) as a MediaDeviceExtension.
         .target(

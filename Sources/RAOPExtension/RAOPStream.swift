@@ -40,6 +40,7 @@ actor RAOPStream {
     private var started: ContinuousClock.Instant?
     private(set) var packetsSent = 0
     private var lastSent: ContinuousClock.Instant?
+    private let encoder = ALACEncoder()
 
     init(rtsp: RTSPClient, sockets: any DatagramSockets, sessionID: UInt32, localAddress: String, receiverAddress: String, logger: Logger) {
         self.rtsp = rtsp
@@ -62,9 +63,13 @@ actor RAOPStream {
         self.audio = audio
         self.control = control
         self.timing = timing
+        if let reason = encoder.fallbackReason {
+            logger.notice("RAOP stream sends uncompressed ALAC frames", metadata: ["reason": "\(reason)"])
+        }
         try await expectOK(rtsp.send(RTSPRequest(
             method: "ANNOUNCE", uri: uri, headers: [("Content-Type", "application/sdp")],
-            body: raopAnnouncement(sessionID: sessionID, senderAddress: localAddress, receiverAddress: receiverAddress))), "ANNOUNCE")
+            body: raopAnnouncement(
+                sessionID: sessionID, senderAddress: localAddress, receiverAddress: receiverAddress, alac: encoder.configuration))), "ANNOUNCE")
         let setup = try await rtsp.send(RTSPRequest(method: "SETUP", uri: uri, headers: [
             ("Transport", "RTP/AVP/UDP;unicast;interleaved=0-1;mode=record;control_port=\(control.localPort);timing_port=\(timing.localPort)"),
         ]))
@@ -107,7 +112,7 @@ actor RAOPStream {
         pending += pcm
         let packetBytes = ALACUncompressed.framesPerPacket * 4
         while pending.count >= packetBytes {
-            let frame = ALACUncompressed.frame(stereoS16LE: pending[..<packetBytes])
+            let frame = encoder.encode(pending[..<packetBytes])
             pending.removeFirst(packetBytes)
             await send(frame)
         }

@@ -131,4 +131,16 @@ private struct BitReader {
         #expect(sdp.contains("a=rtpmap:96 AppleLossless\r\na=fmtp:96 352 0 16 40 10 14 2 255 0 0 44100\r\n"))
         #expect(!sdp.contains("rsaaeskey"))
     }
+
+    @Test func aMagicCookieBecomesTheFormatParameters() {
+        // FFmpeg's extradata: the 36-byte `alac` atom around ALACSpecificConfig.
+        let config: [UInt8] = [0, 0, 0x10, 0, 0, 16, 40, 10, 14, 2, 0, 255, 0, 0, 0x12, 0x34, 0, 0, 0, 0, 0, 0, 0xAC, 0x44]
+        let atom: [UInt8] = [0, 0, 0, 36] + Array("alac".utf8) + [0, 0, 0, 0] + config
+        let parsed = ALACConfiguration(magicCookie: atom)
+        #expect(parsed?.formatParameters == "4096 0 16 40 10 14 2 255 4660 0 44100")
+        #expect(ALACConfiguration(magicCookie: config) == parsed, "the bare config reads the same")
+        #expect(ALACConfiguration(magicCookie: Array(config.prefix(23))) == nil)
+        #expect(ALACConfiguration(magicCookie: []) == nil)
+        #expect(ALACConfiguration.standard.formatParameters == "352 0 16 40 10 14 2 255 0 0 44100")
+    }
 }

@@ -1,0 +1,208 @@
+#ifndef MEDIAROUTE_CAVCODEC_SHIM_H
+#define MEDIAROUTE_CAVCODEC_SHIM_H
+/*
+ * FFmpeg's ALAC encoder (libavcodec 59, libavutil 57: Debian 12's FFmpeg 5.1), opened with
+ * dlopen when the first AirPlay stream starts. Nothing links libavcodec: it pulls in dozens
+ * of codec libraries that an idle daemon has no use for (resident memory, start-up time),
+ * and a box without it still streams, in uncompressed ALAC frames. The structures come
+ * from the development headers of that same major version, so their layout is the
+ * library's; the functions are called through the table below.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libavcodec/avcodec.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/frame.h>
+
+struct mr_av_api {
+    void *codec_library;
+    void *util_library;
+    const AVCodec *(*find_encoder)(enum AVCodecID id);
+    AVCodecContext *(*alloc_context3)(const AVCodec *codec);
+    int (*open2)(AVCodecContext *context, const AVCodec *codec, AVDictionary **options);
+    void (*free_context)(AVCodecContext **context);
+    int (*send_frame)(AVCodecContext *context, const AVFrame *frame);
+    int (*receive_packet)(AVCodecContext *context, AVPacket *packet);
+    AVPacket *(*packet_alloc)(void);
+    void (*packet_free)(AVPacket **packet);
+    void (*packet_unref)(AVPacket *packet);
+    AVFrame *(*frame_alloc)(void);
+    void (*frame_free)(AVFrame **frame);
+    int (*frame_get_buffer)(AVFrame *frame, int align);
+    int (*frame_make_writable)(AVFrame *frame);
+    void (*channel_layout_default)(AVChannelLayout *layout, int channels);
+    int (*channel_layout_copy)(AVChannelLayout *destination, const AVChannelLayout *source);
+    void (*log_set_level)(int level);
+};
+
+static inline struct mr_av_api *mr_av(void) {
+    static struct mr_av_api api;
+    return &api;
+}
+
+/* Opens libavcodec and libavutil and finds their functions; 0, or -1 with the reason in `error`. */
+static inline int mr_av_open(char *error, size_t size) {
+    struct mr_av_api *api = mr_av();
+    if (api->codec_library) return 0;
+    void *util = dlopen("libavutil.so.57", RTLD_NOW | RTLD_LOCAL);
+    if (!util) {
+        snprintf(error, size, "%s", dlerror());
+        return -1;
+    }
+    void *codec = dlopen("libavcodec.so.59", RTLD_NOW | RTLD_LOCAL);
+    if (!codec) {
+        snprintf(error, size, "%s", dlerror());
+        dlclose(util);
+        return -1;
+    }
+#define MR_AV_SYMBOL(library, field, name) \
+    if (!(*(void **)&api->field = dlsym(library, name))) { \
+        snprintf(error, size, "FFmpeg has no %s", name); dlclose(codec); dlclose(util); return -1; }
+    MR_AV_SYMBOL(codec, find_encoder, "avcodec_find_encoder")
+    MR_AV_SYMBOL(codec, alloc_context3, "avcodec_alloc_context3")
+    MR_AV_SYMBOL(codec, open2, "avcodec_open2")
+    MR_AV_SYMBOL(codec, free_context, "avcodec_free_context")
+    MR_AV_SYMBOL(codec, send_frame, "avcodec_send_frame")
+    MR_AV_SYMBOL(codec, receive_packet, "avcodec_receive_packet")
+    MR_AV_SYMBOL(codec, packet_alloc, "av_packet_alloc")
+    MR_AV_SYMBOL(codec, packet_free, "av_packet_free")
+    MR_AV_SYMBOL(codec, packet_unref, "av_packet_unref")
+    MR_AV_SYMBOL(util, frame_alloc, "av_frame_alloc")
+    MR_AV_SYMBOL(util, frame_free, "av_frame_free")
+    MR_AV_SYMBOL(util, frame_get_buffer, "av_frame_get_buffer")
+    MR_AV_SYMBOL(util, frame_make_writable, "av_frame_make_writable")
+    MR_AV_SYMBOL(util, channel_layout_default, "av_channel_layout_default")
+    MR_AV_SYMBOL(util, channel_layout_copy, "av_channel_layout_copy")
+    MR_AV_SYMBOL(util, log_set_level, "av_log_set_level")
+#undef MR_AV_SYMBOL
+    // FFmpeg logs to stderr by itself; the daemon reports failures through its own log.
+    api->log_set_level(AV_LOG_QUIET);
+    api->util_library = util;
+    api->codec_library = codec;
+    return 0;
+}
+
+/* One ALAC encoder of 16-bit interleaved PCM, `frames_per_packet` frames at a time. */
+struct mr_alac {
+    AVCodecContext *context;
+    AVFrame *frame;
+    AVPacket *packet;
+    int channels;
+};
+
+static inline void mr_alac_close(struct mr_alac *encoder) {
+    if (!encoder) return;
+    struct mr_av_api *api = mr_av();
+    if (encoder->packet) api->packet_free(&encoder->packet);
+    if (encoder->frame) api->frame_free(&encoder->frame);
+    if (encoder->context) api->free_context(&encoder->context);
+    free(encoder);
+}
+
+/* An encoder, or NULL with the reason in `error`. */
+static inline struct mr_alac *mr_alac_open(int sample_rate, int channels, int frames_per_packet, char *error, size_t size) {
+    if (mr_av_open(error, size) != 0) return NULL;
+    struct mr_av_api *api = mr_av();
+    const AVCodec *codec = api->find_encoder(AV_CODEC_ID_ALAC);
+    if (!codec) {
+        snprintf(error, size, "this libavcodec has no ALAC encoder");
+        return NULL;
+    }
+    struct mr_alac *encoder = calloc(1, sizeof *encoder);
+    if (!encoder) {
+        snprintf(error, size, "out of memory");
+        return NULL;
+    }
+    encoder->channels = channels;
+    encoder->context = api->alloc_context3(codec);
+    encoder->frame = api->frame_alloc();
+    encoder->packet = api->packet_alloc();
+    if (!encoder->context || !encoder->frame || !encoder->packet) {
+        snprintf(error, size, "out of memory");
+        mr_alac_close(encoder);
+        return NULL;
+    }
+    AVCodecContext *context = encoder->context;
+    context->sample_rate = sample_rate;
+    context->sample_fmt = AV_SAMPLE_FMT_S16P;
+    api->channel_layout_default(&context->ch_layout, channels);
+    context->time_base = (AVRational){1, sample_rate};
+    int result = api->open2(context, codec, NULL);
+    if (result < 0) {
+        snprintf(error, size, "the ALAC encoder did not open (error %d)", result);
+        mr_alac_close(encoder);
+        return NULL;
+    }
+    /*
+     * FFmpeg 5.1's encoder sets its frame size to 4096 when it opens, and libavcodec takes a
+     * shorter frame only as the stream's last. Each frame it writes carries its own sample
+     * count when it is shorter than 4096, as RAOP's 352-sample frames are, so the size is
+     * set after opening: libavcodec then takes every 352-sample frame as a whole one. The
+     * magic cookie keeps 4096; the SDP announces 352 (ALACEncoder.swift).
+     */
+    if (frames_per_packet <= 0 || frames_per_packet > context->frame_size) {
+        snprintf(error, size, "the ALAC encoder takes at most %d frames a packet, not %d", context->frame_size, frames_per_packet);
+        mr_alac_close(encoder);
+        return NULL;
+    }
+    context->frame_size = frames_per_packet;
+    AVFrame *frame = encoder->frame;
+    frame->format = AV_SAMPLE_FMT_S16P;
+    frame->nb_samples = frames_per_packet;
+    frame->sample_rate = sample_rate;
+    api->channel_layout_copy(&frame->ch_layout, &context->ch_layout);
+    if (api->frame_get_buffer(frame, 0) < 0) {
+        snprintf(error, size, "out of memory");
+        mr_alac_close(encoder);
+        return NULL;
+    }
+    return encoder;
+}
+
+/* The encoder's ALAC magic cookie (its configuration, 36 bytes); its length, or -1 when it does not fit. */
+static inline int mr_alac_cookie(struct mr_alac *encoder, uint8_t *out, int capacity) {
+    AVCodecContext *context = encoder->context;
+    if (!context->extradata || context->extradata_size > capacity) return -1;
+    memcpy(out, context->extradata, (size_t)context->extradata_size);
+    return context->extradata_size;
+}
+
+/*
+ * Encodes `frames` (at most frames_per_packet) interleaved S16LE frames into `out`: the
+ * packet's length, 0 when the encoder gave none, or a negative FFmpeg error.
+ */
+static inline int mr_alac_encode(struct mr_alac *encoder, const uint8_t *pcm, int frames, uint8_t *out, int capacity) {
+    struct mr_av_api *api = mr_av();
+    AVFrame *frame = encoder->frame;
+    if (frames <= 0 || frames > encoder->context->frame_size) return AVERROR(EINVAL);
+    int result = api->frame_make_writable(frame);
+    if (result < 0) return result;
+    frame->nb_samples = frames;
+    int channels = encoder->channels;
+    for (int channel = 0; channel < channels; channel++) {
+        int16_t *plane = (int16_t *)frame->extended_data[channel];
+        for (int index = 0; index < frames; index++) {
+            const uint8_t *sample = pcm + ((size_t)index * (size_t)channels + (size_t)channel) * 2;
+            plane[index] = (int16_t)(uint16_t)(sample[0] | (sample[1] << 8));
+        }
+    }
+    result = api->send_frame(encoder->context, frame);
+    if (result < 0) return result;
+    AVPacket *packet = encoder->packet;
+    result = api->receive_packet(encoder->context, packet);
+    if (result == AVERROR(EAGAIN)) return 0;
+    if (result < 0) return result;
+    int length = packet->size;
+    if (length > capacity) {
+        api->packet_unref(packet);
+        return AVERROR(ENOSPC);
+    }
+    memcpy(out, packet->data, (size_t)length);
+    api->packet_unref(packet);
+    return length;
+}
+#endif
