@@ -85,7 +85,9 @@ let package = Package(
         // UPnP documents as values: descriptions, SCPDs, SOAP, DIDL-Lite, LastChange, times.
         .target(name: "UPnP", dependencies: ["CExpat", "IPNetwork"], swiftSettings: strict),
         // AirPlay 1 (RAOP) on bytes: RTSP requests and responses, the UDP packets, ALAC frames.
-        .target(name: "RAOP", swiftSettings: strict),
+        .target(name: "RAOP", dependencies: ["CLibMD"], swiftSettings: strict),
+        // libmd's MD5 for RTSP digest authentication.
+        .systemLibrary(name: "CLibMD", path: "Sources/CLibMD", pkgConfig: "libmd", providers: [.apt(["libmd-dev"])]),
         // FFmpeg's ALAC encoder, opened with dlopen when a stream starts (headers from libavcodec-dev).
         .systemLibrary(name: "CAVCodec", path: "Sources/CAVCodec"),
         // AirPlay 1 receivers as a MediaDeviceExtension that takes real-time samples.

@@ -35,6 +35,9 @@ packages=(
   # AirPlay: shairport-sync 3.3.8 is the real receiver the RAOP tests start in a network namespace,
   # with an Avahi of its own there (avahi-daemon; neither runs as a service of the machine).
   shairport-sync avahi-daemon
+  # AirPlay's ALAC encoder: FFmpeg's libavcodec (headers to build against; the library is opened at run time);
+  # libmd's MD5 for the digest authentication of password-protected receivers.
+  libavcodec-dev libmd-dev
   # The virtual HIL rig (make hil, Tests/HIL): QEMU boots Debian's kernel package (downloaded, not
   # installed; kmod's depmod indexes its modules) with an initramfs (cpio) of busybox, hostapd and iw.
   qemu-system-x86 busybox-static iw hostapd kmod cpio

@@ -93,10 +93,59 @@ public protocol RealtimeSampleHandling: MediaDeviceExtension {
     func receiveSamples(_ buffer: SampleBuffer, session: MediaOutputSession)
     /// The PCM the session's device takes and the latency it adds (default: ``RealtimeAudioSupport/standard``).
     func realtimeAudioSupport(session: MediaOutputSession) -> RealtimeAudioSupport
+    /// The samples already handed over are not to be played: the app paused or jumped in its
+    /// source. A device that buffers (AirPlay's two seconds) drops what it holds, so the pause
+    /// is heard now; samples that come after play as soon as they can. Default: nothing (a
+    /// device that plays what it gets at once has nothing to drop).
+    func flushRealtimeSamples(session: MediaOutputSession)
+    /// What the samples are, for a device that shows it (AirPlay's title, artwork and progress).
+    /// Called when the app sets it and again for each new stream on the route. Default: ignored.
+    func updateRealtimeNowPlaying(_ nowPlaying: RealtimeNowPlaying, session: MediaOutputSession)
 }
 
 extension RealtimeSampleHandling {
     public func realtimeAudioSupport(session: MediaOutputSession) -> RealtimeAudioSupport { .standard }
+    public func flushRealtimeSamples(session: MediaOutputSession) {}
+    public func updateRealtimeNowPlaying(_ nowPlaying: RealtimeNowPlaying, session: MediaOutputSession) {}
+}
+
+/// What an app's real-time audio is: its metadata, cover art and where in it the app is.
+public struct RealtimeNowPlaying: Sendable, Equatable {
+    /// Cover art as image bytes.
+    public struct Artwork: Sendable, Equatable {
+        /// The most artwork a route carries: a receiver's screen needs no more.
+        public static let maximumBytes = 1 << 20
+
+        /// `image/jpeg` or `image/png`.
+        public var mimeType: String
+        public var bytes: [UInt8]
+
+        /// Artwork whose bytes are JPEG or PNG (told by their signature, whatever the name says);
+        /// nil for anything else or past ``maximumBytes``.
+        public init?(bytes: [UInt8]) {
+            guard bytes.count <= Self.maximumBytes else { return nil }
+            if bytes.starts(with: [0xFF, 0xD8, 0xFF]) {
+                mimeType = "image/jpeg"
+            } else if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
+                mimeType = "image/png"
+            } else {
+                return nil
+            }
+            self.bytes = bytes
+        }
+    }
+
+    /// Title, artist, album and duration (seconds).
+    public var metadata: PlaybackMetadata
+    public var artwork: Artwork?
+    /// Seconds into the track of the samples the app writes now; nil when unknown.
+    public var position: Double?
+
+    public init(metadata: PlaybackMetadata = PlaybackMetadata(), artwork: Artwork? = nil, position: Double? = nil) {
+        self.metadata = metadata
+        self.artwork = artwork
+        self.position = position
+    }
 }
 
 /// A buffer of media samples on its way to a device.

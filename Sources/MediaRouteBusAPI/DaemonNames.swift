@@ -88,6 +88,37 @@ public enum SessionMetadataCodec {
     }
 }
 
+extension SessionMetadataCodec {
+    /// `Session1.SetNowPlaying`'s dictionary: the metadata keys above, `position` (d, seconds)
+    /// and `artwork` (ay, JPEG or PNG bytes, at most 1 MiB).
+    public static func encode(_ nowPlaying: RealtimeNowPlaying) -> DBusValue {
+        var entries = encode(nowPlaying.metadata).dictionary ?? [:]
+        if let position = nowPlaying.position { entries["position"] = .double(position) }
+        if let artwork = nowPlaying.artwork { entries["artwork"] = .bytes(artwork.bytes) }
+        return .properties(entries)
+    }
+
+    public static func decodeNowPlaying(_ value: DBusValue) throws -> RealtimeNowPlaying {
+        var nowPlaying = RealtimeNowPlaying(metadata: try decode(value))
+        let entries = value.dictionary ?? [:]
+        if let raw = entries["position"] {
+            guard let seconds = raw.unwrapped.double, seconds.isFinite, seconds >= 0 else {
+                throw MediaDeviceError(.invalidArgument, "now playing position must be seconds")
+            }
+            nowPlaying.position = seconds
+        }
+        if let raw = entries["artwork"] {
+            guard let bytes = raw.unwrapped.bytes else { throw MediaDeviceError(.invalidArgument, "now playing artwork must be bytes") }
+            guard let artwork = RealtimeNowPlaying.Artwork(bytes: bytes) else {
+                throw MediaDeviceError(
+                    .invalidArgument, "now playing artwork must be a JPEG or PNG image of at most \(RealtimeNowPlaying.Artwork.maximumBytes) bytes")
+            }
+            nowPlaying.artwork = artwork
+        }
+        return nowPlaying
+    }
+}
+
 /// Runs `body`, turning a `MediaDeviceError` into its D-Bus error.
 public func mapErrors<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws -> T {
     do {

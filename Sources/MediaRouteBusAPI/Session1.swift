@@ -161,6 +161,8 @@ public enum Session1 {
         case acquireAudio(SampleBuffer.Format)
         /// Ends real-time audio now (what is queued is dropped).
         case releaseAudio
+        /// Says what the route's real-time audio is (title, artist, album, duration, position, artwork).
+        case setNowPlaying(RealtimeNowPlaying)
 
         public static let methods: [BusMethodDescription] = [
             BusMethodDescription("Start", inputs: [DBusArgument("url", "s"), DBusArgument("mode", "s")]),
@@ -181,6 +183,7 @@ public enum Session1 {
                     DBusArgument("latency_us", "t"),
                 ]),
             BusMethodDescription("ReleaseAudio"),
+            BusMethodDescription("SetNowPlaying", inputs: [DBusArgument("now_playing", "a{sv}")]),
         ]
 
         public init(member: String, arguments: [DBusValue]) throws(DBusError) {
@@ -234,6 +237,15 @@ public enum Session1 {
                 }
                 self = .acquireAudio(SampleBuffer.Format(encoding: encoding, sampleRate: Int(rate), channels: Int(channels)))
             case "ReleaseAudio": _ = try BusArguments(member, arguments, count: 0); self = .releaseAudio
+            case "SetNowPlaying":
+                _ = try BusArguments(member, arguments, count: 1)
+                do {
+                    self = .setNowPlaying(try SessionMetadataCodec.decodeNowPlaying(arguments[0]))
+                } catch let error as MediaDeviceError {
+                    throw error.dbusError
+                } catch {
+                    throw DBusError.invalidArgs("SetNowPlaying: \(error)")
+                }
             default: throw DBusError.unknownMember(member, of: Session1.interface)
             }
         }
@@ -252,6 +264,7 @@ public enum Session1 {
             case .sendToExtension: "SendToExtension"
             case .acquireAudio: "AcquireAudio"
             case .releaseAudio: "ReleaseAudio"
+            case .setNowPlaying: "SetNowPlaying"
             }
         }
 
@@ -267,6 +280,7 @@ public enum Session1 {
             case .acquireAudio(let format):
                 [.string(format.encoding.pcmName ?? ""), .uint32(UInt32(clamping: format.sampleRate)), .uint32(UInt32(clamping: format.channels))]
             case .releaseAudio: []
+            case .setNowPlaying(let nowPlaying): [SessionMetadataCodec.encode(nowPlaying)]
             }
         }
 

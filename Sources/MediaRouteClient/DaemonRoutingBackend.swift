@@ -374,6 +374,11 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
     }
 
     /// The route's `Audio*` properties, read now (they change too often to be signalled).
+    /// `Session1.SetNowPlaying`.
+    public func setRealtimeNowPlaying(_ nowPlaying: RealtimeNowPlaying, on session: MediaOutputSession) async throws {
+        _ = try await call(try sessionPath(session), .setNowPlaying(nowPlaying))
+    }
+
     public func audioStatistics(on session: MediaOutputSession) async -> RealtimeAudioStatistics? {
         guard let path = try? sessionPath(session), let values = try? await getAll(path, Session1.interface) else { return nil }
         var properties = routes[session.id]?.properties

@@ -35,10 +35,29 @@ extension MediaRouteCtl {
         @Option(help: "Raw PCM: s16le or f32le (default s16le).") public var format: String?
         @Option(help: "Raw PCM: 44100 or 48000 frames per second (default 44100).") public var rate: Int?
         @Option(help: "Raw PCM: 1 or 2 channels (default 2).") public var channels: Int?
-        @Option(help: "The pairing code, if a device asks for one.") public var pin: String?
+        @Option(help: "The pairing code or password, if a device asks for one.") public var pin: String?
+        @Option(help: "The title a device shows (AirPlay receivers).") public var title: String?
+        @Option(help: "The artist a device shows.") public var artist: String?
+        @Option(help: "The album a device shows.") public var album: String?
+        @Option(help: "Cover art a device shows: a JPEG or PNG file of at most 1 MiB.") public var artwork: String?
         @Flag(help: "Leave the routes active when the stream ends.") public var keep = false
 
         public init() {}
+
+        /// What `--title`, `--artist`, `--album` and `--artwork` say; nil when none is given.
+        func nowPlaying(duration: Double?) throws -> RealtimeNowPlaying? {
+            guard title != nil || artist != nil || album != nil || artwork != nil else { return nil }
+            var nowPlaying = RealtimeNowPlaying(
+                metadata: PlaybackMetadata(title: title, artist: artist, album: album, duration: duration), position: 0)
+            if let artwork {
+                guard let data = FileManager.default.contents(atPath: artwork) else { throw CommandFailure("cannot read \(artwork)") }
+                guard let image = RealtimeNowPlaying.Artwork(bytes: [UInt8](data)) else {
+                    throw CommandFailure("\(artwork) is not a JPEG or PNG image of at most \(RealtimeNowPlaying.Artwork.maximumBytes) bytes")
+                }
+                nowPlaying.artwork = image
+            }
+            return nowPlaying
+        }
 
         public func run() async throws { try await run(console: StandardConsole()) }
 
@@ -47,6 +66,7 @@ extension MediaRouteCtl {
             let source = try PCMSource(path: input)
             defer { source.close() }
             let opening = try await source.readFormat(raw: rawFormat())
+            let nowPlaying = try nowPlaying(duration: opening.duration)
             let environment = try await common.environment(console: console)
             var routes: [SystemRoute] = []
             var sinks: [RealtimeSampleSink] = []
@@ -62,6 +82,13 @@ extension MediaRouteCtl {
                     // An empty buffer acquires delivery: a format the device cannot take fails here, before any input is read.
                     try await sink.send(SampleBuffer(format: opening.format, presentationTime: .zero, frameCount: 0, data: []))
                     sinks.append(sink)
+                    if let nowPlaying {
+                        do {
+                            try await route.setNowPlaying(nowPlaying)
+                        } catch let error as MediaDeviceError where error.code == .unsupported {
+                            // A device with nothing to show: the stream goes on.
+                        }
+                    }
                     let latency = await sink.acquisition.map { " (latency \(Self.milliseconds($0.latency)) ms)" } ?? ""
                     console.write("Streaming \(opening.format.name) to \(route.routeDisplayName)\(latency)")
                 }
@@ -186,6 +213,12 @@ final class PCMSource: Sendable {
         var firstBytes: [UInt8]
         /// Bytes of samples left after `firstBytes` (nil: to the end of the input).
         var remaining: Int?
+
+        /// Seconds of audio, when the input says how much it holds.
+        var duration: Double? {
+            guard let remaining, let bytesPerFrame = format.bytesPerFrame, bytesPerFrame > 0, format.sampleRate > 0 else { return nil }
+            return Double((firstBytes.count + remaining) / bytesPerFrame) / Double(format.sampleRate)
+        }
     }
 
     let descriptor: Int32

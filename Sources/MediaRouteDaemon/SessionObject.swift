@@ -38,6 +38,14 @@ struct SessionObject {
             }
             body(control)
         }
+        /// A command of the URL session, or, on a route playing real-time audio, of that audio.
+        func command(_ body: (PlaybackControl) -> Void, realtime: () async throws -> Void) async throws {
+            if await system.playbackControl(for: session) == nil, await system.isAudioPaused(on: session) != nil {
+                try await mapErrors { try await realtime() }
+            } else {
+                try await playback(body)
+            }
+        }
         switch call {
         case .start(let url, let mode, let metadata):
             try await daemon.startSession(
@@ -49,11 +57,14 @@ struct SessionObject {
         case .stop:
             await system.stopSession(on: session)
         case .play:
-            try await playback { $0.play() }
+            try await command({ $0.play() }, realtime: { try await system.resumeAudio(on: session) })
         case .pause:
-            try await playback { $0.pause() }
+            try await command({ $0.pause() }, realtime: { try await system.pauseAudio(on: session) })
         case .seek(let position):
-            try await playback { $0.seek(to: position) }
+            // Real-time audio has no position of ours: a seek drops what the device holds.
+            try await command({ $0.seek(to: position) }, realtime: { try await system.flushAudio(on: session) })
+        case .setNowPlaying(let nowPlaying):
+            try await mapErrors { try await system.setRealtimeNowPlaying(nowPlaying, on: session) }
         case .setRate(let rate):
             try await playback { $0.playbackSpeed = rate }
         case .send(let bytes):

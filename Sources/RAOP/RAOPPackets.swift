@@ -232,3 +232,65 @@ public func raopVolumeParameter(_ fraction: Float) -> [UInt8] {
     let padded = String(repeating: "0", count: 6 - fractionDigits.count) + fractionDigits
     return Array("volume: \(decibels < 0 ? "-" : "")\(whole).\(padded)\r\n".utf8)
 }
+
+/// What a receiver's `md` TXT key says it shows: 0 text, 1 artwork, 2 progress.
+public struct RAOPMetadataTypes: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    public static let text = RAOPMetadataTypes(rawValue: 1)
+    public static let artwork = RAOPMetadataTypes(rawValue: 2)
+    public static let progress = RAOPMetadataTypes(rawValue: 4)
+
+    /// The types in `md` (`0,1,2`); unknown numbers are ignored, nil means none.
+    public init(txt value: String?) {
+        var types: RAOPMetadataTypes = []
+        for item in value?.split(separator: ",") ?? [] {
+            switch item.trimmingWhitespace {
+            case "0": types.insert(.text)
+            case "1": types.insert(.artwork)
+            case "2": types.insert(.progress)
+            default: continue
+            }
+        }
+        self = types
+    }
+}
+
+/// DAAP (DMAP-tagged) metadata of a `SET_PARAMETER` (`application/x-dmap-tagged`): one
+/// listing item (`mlit`) with the title (`minm`), artist (`asar`) and album (`asal`) given.
+/// Each text is cut to ``maximumTextBytes`` of UTF-8 at a character boundary.
+public enum DAAPMetadata {
+    public static let maximumTextBytes = 1024
+
+    public static func listingItem(title: String?, artist: String?, album: String?) -> [UInt8] {
+        var items: [UInt8] = []
+        for (tag, text) in [("minm", title), ("asar", artist), ("asal", album)] {
+            guard let text else { continue }
+            items += element(tag, bounded(text))
+        }
+        return element("mlit", items)
+    }
+
+    /// A tag, its length (32 bits, big-endian) and its bytes.
+    static func element(_ tag: String, _ bytes: [UInt8]) -> [UInt8] {
+        let length = UInt32(clamping: bytes.count)
+        return Array(tag.utf8.prefix(4)) + [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)] + bytes
+    }
+
+    static func bounded(_ text: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for character in text {
+            let utf8 = Array(String(character).utf8)
+            guard bytes.count + utf8.count <= maximumTextBytes else { break }
+            bytes += utf8
+        }
+        return bytes
+    }
+}
+
+/// The body of a progress `SET_PARAMETER`: the RTP times of the track's start, of what plays
+/// now, and of its end.
+public func raopProgressParameter(start: UInt32, current: UInt32, end: UInt32) -> [UInt8] {
+    Array("progress: \(start)/\(current)/\(end)\r\n".utf8)
+}

@@ -14,8 +14,10 @@ import Transport
 ///
 /// Activation opens the RTSP connection (`OPTIONS`); samples starting announce, set up and
 /// record a stream (``RAOPStream``); samples stopping tear it down; volume is
-/// `SET_PARAMETER`. A receiver that asks for a password, encryption we do not offer, or an
-/// Apple-Challenge answer fails activation with a clear error.
+/// `SET_PARAMETER`; what plays (title, artist, album, artwork, progress) goes to receivers
+/// whose `md` says they show it; a pause or a jump in the app's source is a `FLUSH`. A
+/// receiver that asks for a password gets it through the pairing flow (digest
+/// authentication); one that takes only encryption we do not offer is listed unavailable.
 public actor RAOPExtension: RealtimeSampleHandling {
     public static let defaultProtocol = MediaSharingProtocol("org.mediaroute.raop", displayName: "AirPlay")
     public static let serviceType = "_raop._tcp"
@@ -28,13 +30,23 @@ public actor RAOPExtension: RealtimeSampleHandling {
         var stream: RAOPStream?
         /// A stream whose samples stopped, playing out what it sent before its TEARDOWN.
         var draining: RAOPStream?
-        /// Samples to the stream, in order (one consumer), at most ``queuedBuffers`` behind.
-        var feed: AsyncStream<[UInt8]>.Continuation?
+        /// Samples, flushes and metadata to the stream, in order (one consumer), at most ``queuedBuffers`` behind.
+        var feed: AsyncStream<StreamItem>.Continuation?
+        /// What plays, as the app last said; sent to each new stream.
+        var nowPlaying: RealtimeNowPlaying?
+        /// The receiver's challenge while the person is asked for its password.
+        var challenge: RTSPDigestChallenge?
         /// Samples wait here while the stream is being set up (about a second at most).
         var waiting: [[UInt8]] = []
         var streaming = false
         var volume: Float = 0.5
         var watcher: Task<Void, Never>?
+    }
+
+    enum StreamItem: Sendable {
+        case pcm([UInt8])
+        case flush
+        case nowPlaying(RealtimeNowPlaying)
     }
 
     /// Buffers queued to a stream before new ones are dropped (half a second of 20 ms buffers).
@@ -47,6 +59,8 @@ public actor RAOPExtension: RealtimeSampleHandling {
     private let discovery = DiscoveryDriver()
     private var known = DiscoveredDevices()
     private var active: [UUID: Active] = [:]
+    /// Passwords receivers accepted, by device id, while the daemon runs (never written anywhere).
+    private var passwords: [String: String] = [:]
 
     /// - Parameter transport: where receivers are found (mDNS `_raop._tcp` endpoints) and connected (TCP, UDP).
     public init(
@@ -73,8 +87,6 @@ public actor RAOPExtension: RealtimeSampleHandling {
         var unavailable: String?
         if let codecs = endpoint.attributes["cn"], !codecs.split(separator: ",").contains("1") {
             unavailable = "it does not take ALAC"
-        } else if endpoint.attributes["pw"] == "true" || endpoint.attributes["pw"] == "1" {
-            unavailable = "it asks for a password, which MediaRoute does not send yet"
         } else if let encryptions = endpoint.attributes["et"], !encryptions.split(separator: ",").contains("0") {
             unavailable = "it takes only encrypted streams"
         }
@@ -130,11 +142,26 @@ public actor RAOPExtension: RealtimeSampleHandling {
             active[id]?.connection = connection
             active[id]?.rtsp = rtsp
             let options = try await rtsp.send(RTSPRequest(method: "OPTIONS", uri: "*"))
+            watch(id, connection)
+            if options.status == 401 {
+                guard let challenge = RTSPDigestChallenge(header: options[header: "WWW-Authenticate"] ?? "") else {
+                    throw TransportError(.authenticationFailed, "the receiver asks for an authentication other than a password digest")
+                }
+                guard let current = active[id] else { return }
+                if let password = passwords[current.device.id] {
+                    await authenticate(id, challenge, password: password)
+                } else {
+                    active[id]?.challenge = challenge
+                    routingManager.requestPairingCode(
+                        for: current.device, session: current.session, reason: "\(current.device.displayName) asks for its AirPlay password",
+                        authorizationMethod: .password)
+                }
+                return
+            }
             guard options.status == 200 else {
-                throw TransportError(options.status == 401 ? .authenticationFailed : .connectionRefused, "OPTIONS: \(options.status) \(options.reason)")
+                throw TransportError(.connectionRefused, "OPTIONS: \(options.status) \(options.reason)")
             }
             guard let current = active[id] else { return }
-            watch(id, connection)
             routingManager.activatedDevice(current.device, session: current.session)
         } catch let error as TransportError {
             fail(id, MediaDeviceError(error.code == .timedOut ? .timedOut : error.code == .authenticationFailed ? .authorizationFailed : .connectionFailed, error.message))
@@ -183,7 +210,40 @@ public actor RAOPExtension: RealtimeSampleHandling {
         }
     }
 
-    public func connectUsingPairingCode(_ pairingCode: String?, to device: MediaOutputDevice, session: MediaOutputSession) {}
+    public func connectUsingPairingCode(_ pairingCode: String?, to device: MediaOutputDevice, session: MediaOutputSession) {
+        guard let challenge = active[session.id]?.challenge else { return }
+        active[session.id]?.challenge = nil
+        guard let pairingCode else {
+            fail(session.id, MediaDeviceError(.cancelled, "no password was given for \(device.displayName)"))
+            return
+        }
+        Task { await self.authenticate(session.id, challenge, password: pairingCode) }
+    }
+
+    /// Asks OPTIONS again with the password's digest: accepted, the route is active and the
+    /// password is kept for the next activation; refused, activation fails.
+    private func authenticate(_ id: UUID, _ challenge: RTSPDigestChallenge, password: String) async {
+        guard let rtsp = active[id]?.rtsp else { return }
+        await rtsp.authenticate(challenge, password: password)
+        do {
+            let options = try await rtsp.send(RTSPRequest(method: "OPTIONS", uri: "*"))
+            guard let current = active[id] else { return }
+            guard options.status == 200 else {
+                passwords[current.device.id] = nil
+                fail(id, MediaDeviceError(
+                    .authorizationFailed,
+                    options.status == 401 || options.status == 403
+                        ? "\(current.device.displayName) refused the password" : "OPTIONS: \(options.status) \(options.reason)"))
+                return
+            }
+            passwords[current.device.id] = password
+            routingManager.activatedDevice(current.device, session: current.session)
+        } catch let error as TransportError {
+            fail(id, MediaDeviceError(error.code == .timedOut ? .timedOut : .connectionFailed, error.message))
+        } catch {
+            fail(id, MediaDeviceError(.connectionFailed, "\(error)"))
+        }
+    }
 
     public func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {
         guard let entry = active.removeValue(forKey: session.id) else { return }
@@ -232,12 +292,27 @@ public actor RAOPExtension: RealtimeSampleHandling {
             return
         }
         active[session.id]?.stream = stream
-        let (feed, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingOldest(Self.queuedBuffers))
-        for pcm in active[session.id]?.waiting ?? [] { continuation.yield(pcm) }
+        let (feed, continuation) = AsyncStream.makeStream(of: StreamItem.self, bufferingPolicy: .bufferingOldest(Self.queuedBuffers))
+        if let nowPlaying = active[session.id]?.nowPlaying { continuation.yield(.nowPlaying(nowPlaying)) }
+        for pcm in active[session.id]?.waiting ?? [] { continuation.yield(.pcm(pcm)) }
         active[session.id]?.waiting = []
         active[session.id]?.feed = continuation
+        let types = RAOPMetadataTypes(txt: active[session.id]?.device.requiredNetworkEndpoints.first?.attributes["md"])
+        let logger = self.logger
         Task {
-            for await pcm in feed { await stream.push(pcm) }
+            for await item in feed {
+                switch item {
+                case .pcm(let pcm): await stream.push(pcm)
+                case .flush:
+                    do { try await stream.flush() } catch { logger.warning("RAOP FLUSH failed", metadata: ["error": "\(error)"]) }
+                case .nowPlaying(let nowPlaying):
+                    do {
+                        try await stream.setNowPlaying(nowPlaying, types: types)
+                    } catch {
+                        logger.warning("RAOP metadata not taken", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
         }
     }
 
@@ -267,10 +342,25 @@ public actor RAOPExtension: RealtimeSampleHandling {
         guard let entry = active[session.id], entry.streaming else { return }
         let pcm = Self.stereoS16(buffer)
         if let feed = entry.feed {
-            feed.yield(pcm)
+            feed.yield(.pcm(pcm))
         } else if entry.waiting.count < Self.queuedBuffers * 2 {
             active[session.id]?.waiting.append(pcm)
         }
+    }
+
+    public func flushRealtimeSamples(session: MediaOutputSession) {
+        guard let entry = active[session.id], entry.streaming else { return }
+        if let feed = entry.feed {
+            feed.yield(.flush)
+        } else {
+            active[session.id]?.waiting = []
+        }
+    }
+
+    public func updateRealtimeNowPlaying(_ nowPlaying: RealtimeNowPlaying, session: MediaOutputSession) {
+        guard active[session.id] != nil else { return }
+        active[session.id]?.nowPlaying = nowPlaying
+        active[session.id]?.feed?.yield(.nowPlaying(nowPlaying))
     }
 
     /// Interleaved stereo S16LE from S16LE mono or stereo.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Logging
+import MediaDevice
 import RAOP
 import Transport
 
@@ -37,7 +38,10 @@ actor RAOPStream {
     private var pending: [UInt8] = []
     private var sent: [UInt16: [UInt8]] = [:]
     private var sentOrder: [UInt16] = []
-    private var started: ContinuousClock.Instant?
+    /// When the first packet since the start or the last flush left, and its RTP time: the
+    /// sync packets count the stream's position from them.
+    private var started: (instant: ContinuousClock.Instant, timestamp: UInt32)?
+    private var syncing = false
     private(set) var packetsSent = 0
     private var lastSent: ContinuousClock.Instant?
     private let encoder = ALACEncoder()
@@ -122,14 +126,17 @@ actor RAOPStream {
         guard let audio, let ports else { return }
         let first = started == nil
         if first {
-            started = .now
+            started = (.now, timestamp)
             await sendSync(first: true)
-            tasks.append(Task { [weak self] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(1))
-                    await self?.sendSync(first: false)
-                }
-            })
+            if !syncing {
+                syncing = true
+                tasks.append(Task { [weak self] in
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: .seconds(1))
+                        await self?.sendSync(first: false)
+                    }
+                })
+            }
         }
         let packet = RAOPPacket.audio(sequence: sequence, timestamp: timestamp, ssrc: ssrc, first: first, payload: frame)
         try? await audio.send(packet, toPort: ports.server)
@@ -145,12 +152,46 @@ actor RAOPStream {
     /// The frame playing now is the stream's position by the clock less the latency.
     private func sendSync(first: Bool) async {
         guard let control, let ports, let started else { return }
-        let elapsed = ContinuousClock.now - started
+        let elapsed = ContinuousClock.now - started.instant
         let frames = UInt32(truncatingIfNeeded: Int64(elapsed.components.seconds) * Int64(Self.sampleRate)
             + elapsed.components.attoseconds / (1_000_000_000_000_000_000 / Int64(Self.sampleRate)))
-        let position = firstTimestamp &+ frames
+        let position = started.timestamp &+ frames
         let packet = RAOPPacket.sync(playingTimestamp: position &- (Self.latencyFrames - 11_025), now: Self.now(), nextTimestamp: position, first: first)
         try? await control.send(packet, toPort: ports.control)
+    }
+
+    /// Drops what the receiver holds (`FLUSH` up to the next packet's RTP time) and what waits
+    /// here for a whole packet; the next packet starts the stream's timing again, as the first did.
+    func flush() async throws {
+        pending = []
+        started = nil
+        try expectOK(
+            await rtsp.send(RTSPRequest(method: "FLUSH", uri: uri, headers: [("RTP-Info", "seq=\(sequence);rtptime=\(timestamp)")])), "FLUSH")
+    }
+
+    /// Tells the receiver what plays, in the kinds it shows: DAAP text, artwork, progress.
+    func setNowPlaying(_ nowPlaying: RealtimeNowPlaying, types: RAOPMetadataTypes) async throws {
+        let rtpInfo = ("RTP-Info", "rtptime=\(timestamp)")
+        let metadata = nowPlaying.metadata
+        if types.contains(.text), metadata.title != nil || metadata.artist != nil || metadata.album != nil {
+            try expectOK(await rtsp.send(RTSPRequest(
+                method: "SET_PARAMETER", uri: uri, headers: [("Content-Type", "application/x-dmap-tagged"), rtpInfo],
+                body: DAAPMetadata.listingItem(title: metadata.title, artist: metadata.artist, album: metadata.album))), "SET_PARAMETER")
+        }
+        if types.contains(.artwork), let artwork = nowPlaying.artwork {
+            try expectOK(await rtsp.send(RTSPRequest(
+                method: "SET_PARAMETER", uri: uri, headers: [("Content-Type", artwork.mimeType), rtpInfo], body: artwork.bytes)), "SET_PARAMETER")
+        }
+        if types.contains(.progress), let duration = metadata.duration, duration.isFinite, duration >= 0 {
+            // The app's position is that of what it writes now, the next packet's; what plays now is a latency behind.
+            let rate = Double(Self.sampleRate)
+            let start = timestamp &- UInt32(truncatingIfNeeded: Int64(min(nowPlaying.position ?? 0, 1e6) * rate))
+            let current = started == nil ? timestamp : timestamp &- Self.latencyFrames
+            let end = start &+ UInt32(truncatingIfNeeded: Int64(min(duration, 1e6) * rate))
+            try expectOK(await rtsp.send(RTSPRequest(
+                method: "SET_PARAMETER", uri: uri, headers: [("Content-Type", "text/parameters")],
+                body: raopProgressParameter(start: start, current: current, end: end))), "SET_PARAMETER")
+        }
     }
 
     private func resend(_ request: ResendRequest) async {

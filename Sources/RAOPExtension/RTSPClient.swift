@@ -1,8 +1,9 @@
 import RAOP
 import Transport
 
-/// One RTSP conversation with a receiver over a byte stream: a request at a time, each
-/// answered in order or failed by its time limit, the stream's end, or a malformed answer.
+/// One RTSP conversation with a receiver over a byte stream: a request at a time (callers
+/// wait their turn), each answered in order or failed by its time limit, the stream's end,
+/// or a malformed answer. Once a password is accepted every request carries its digest.
 actor RTSPClient {
     private let stream: any ByteStream
     private var parser = RTSPResponseParser()
@@ -14,6 +15,10 @@ actor RTSPClient {
     let commonHeaders: [(String, String)]
     /// `Session` from SETUP's answer, sent with the requests after it.
     var session: String?
+    /// The receiver's challenge and the password that answers it.
+    private var credentials: (challenge: RTSPDigestChallenge, password: String)?
+    private var busy = false
+    private var turn: [CheckedContinuation<Void, Never>] = []
 
     init(stream: any ByteStream, commonHeaders: [(String, String)]) {
         self.stream = stream
@@ -37,12 +42,21 @@ actor RTSPClient {
 
     /// Sends `request` and waits for its answer (at most `timeout`).
     func send(_ request: RTSPRequest, timeout: Duration = .seconds(5)) async throws -> RTSPResponse {
+        while busy { await withCheckedContinuation { turn.append($0) } }
+        busy = true
+        defer {
+            busy = false
+            if !turn.isEmpty { turn.removeFirst().resume() }
+        }
         if let failure { throw failure }
-        guard waiting == nil else { throw TransportError(.unavailable, "an RTSP request is already under way") }
         cseq += 1
         let number = cseq
         var request = request
-        request.headers = commonHeaders + (session.map { [("Session", $0)] } ?? []) + request.headers
+        var authorization: [(String, String)] = []
+        if let (challenge, password) = credentials {
+            authorization = [("Authorization", challenge.authorization(username: "iTunes", password: password, method: request.method, uri: request.uri))]
+        }
+        request.headers = commonHeaders + (session.map { [("Session", $0)] } ?? []) + authorization + request.headers
         let bytes = request.encoded(cseq: number)
         let timer = Task { [weak self] in
             try? await Task.sleep(for: timeout)
@@ -93,6 +107,11 @@ actor RTSPClient {
             waiting = nil
             continuation.resume(throwing: error)
         }
+    }
+
+    /// Answers `challenge` with `password` from now on.
+    func authenticate(_ challenge: RTSPDigestChallenge, password: String) {
+        credentials = (challenge, password)
     }
 
     func stop() {

@@ -59,6 +59,10 @@ public final class PacedAudioDelivery: Sendable {
         var finished = false
         var bytesReceived: UInt64 = 0
         var statistics: RealtimeAudioStatistics
+        /// Held by ``pause()``: no clock, no ticks; reading stops once the buffer is full.
+        var paused = false
+        /// Frames handed over before the clock last started (presentation times run on across pauses).
+        var framesBeforeClock: Int64 = 0
     }
 
     private let descriptor: Int32
@@ -151,6 +155,48 @@ public final class PacedAudioDelivery: Sendable {
         }
     }
 
+    /// Holds delivery: the device's clock stops, what is buffered waits, and reading stops
+    /// once the buffer is full, so a writer blocks on its socket instead of losing audio.
+    /// Nothing happens when delivery ended or is already paused.
+    public func pause() {
+        let timer = state.withLock { state -> IOTimer? in
+            guard !state.finished, !state.paused else { return nil }
+            state.paused = true
+            if state.started != nil {
+                state.framesBeforeClock += state.pacing.position
+                state.pacing = DeliveryPacing(sampleRate: format.sampleRate, maxBurst: framesPerPeriod * max(1, configuration.maxBurstPeriods))
+            }
+            state.started = nil
+            state.firstBytes = nil
+            if state.buffer.count >= capacity { state.watch?.setInterest([]) }
+            defer { state.timer = nil }
+            return state.timer
+        }
+        timer?.cancel()
+    }
+
+    /// Runs the device's clock again after ``pause()``, as at the start: once the buffer is
+    /// full or a period after this call, whichever comes first.
+    public func resume() {
+        let startNow = state.withLock { state -> Bool in
+            guard !state.finished, state.paused else { return false }
+            state.paused = false
+            if state.buffer.count >= capacity || state.writerEnd != nil || state.watch == nil {
+                state.started = .now
+                return true
+            }
+            state.watch?.setInterest(.readable)
+            let now = ContinuousClock.now
+            state.firstBytes = now
+            state.timer = reactor.schedule(at: now + configuration.period) { [weak self] in self?.startClock() }
+            return false
+        }
+        if startNow { tick() }
+    }
+
+    /// Whether delivery is held by ``pause()``.
+    public var isPaused: Bool { state.withLock { $0.paused } }
+
     /// How delivery goes, latency included.
     public var statistics: RealtimeAudioStatistics {
         let (snapshot, buffered) = state.withLock { ($0.statistics, $0.buffer.count) }
@@ -173,7 +219,7 @@ public final class PacedAudioDelivery: Sendable {
     private func readable(_ events: IOEvents) {
         let (watchToCancel, startNow) = state.withLock { state -> (IOWatch?, Bool) in
             guard !state.finished else { return (nil, false) }
-            if state.firstBytes == nil {
+            if state.firstBytes == nil, !state.paused {
                 let now = ContinuousClock.now
                 state.firstBytes = now
                 state.timer = reactor.schedule(at: now + configuration.period) { [weak self] in self?.startClock() }
@@ -194,7 +240,7 @@ public final class PacedAudioDelivery: Sendable {
                     state.watch?.setInterest([])
                 }
             }
-            let startNow = state.started == nil && (state.buffer.count >= capacity || state.writerEnd != nil)
+            let startNow = !state.paused && state.started == nil && (state.buffer.count >= capacity || state.writerEnd != nil)
             if startNow {
                 state.timer?.cancel()
                 state.timer = nil
@@ -209,7 +255,7 @@ public final class PacedAudioDelivery: Sendable {
     /// A period after the first bytes: the clock starts with what came.
     private func startClock() {
         let start = state.withLock { state -> Bool in
-            guard !state.finished, state.started == nil else { return false }
+            guard !state.finished, !state.paused, state.started == nil else { return false }
             state.started = .now
             state.timer = nil
             return true
@@ -246,7 +292,7 @@ public final class PacedAudioDelivery: Sendable {
 
     private func tick() {
         let outcome = state.withLock { state -> (buffer: SampleBuffer?, end: End?) in
-            guard !state.finished, let started = state.started else { return (nil, nil) }
+            guard !state.finished, !state.paused, let started = state.started else { return (nil, nil) }
             if state.readsOnTicks { fill(&state) }
             let now = ContinuousClock.now
             let due = state.pacing.framesDue(after: now - started)
@@ -274,7 +320,8 @@ public final class PacedAudioDelivery: Sendable {
             var buffer: SampleBuffer?
             if handed > 0 {
                 buffer = SampleBuffer(
-                    format: format, presentationTime: state.pacing.duration(ofFrames: state.pacing.position - Int64(handed)),
+                    format: format,
+                    presentationTime: state.pacing.duration(ofFrames: state.framesBeforeClock + state.pacing.position - Int64(handed)),
                     frameCount: handed, data: bytes)
             }
             if end != nil {

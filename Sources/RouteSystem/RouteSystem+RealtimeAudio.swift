@@ -13,8 +13,14 @@ import RealtimeAudio
 struct AudioDeliveryRecord {
     let token: UInt64
     let delivery: PacedAudioDelivery
-    let buffers: AsyncStream<SampleBuffer>.Continuation
+    let buffers: AsyncStream<AudioDeliveryItem>.Continuation
     let feeder: Task<Void, Never>
+}
+
+/// What goes to the extension, in order: samples, and flushes between them.
+enum AudioDeliveryItem: Sendable {
+    case samples(SampleBuffer)
+    case flush
 }
 
 extension RouteSystem {
@@ -45,13 +51,13 @@ extension RouteSystem {
         nextAudioDelivery += 1
         let token = nextAudioDelivery
         let (buffers, continuation) = AsyncStream.makeStream(
-            of: SampleBuffer.self, bufferingPolicy: .bufferingOldest(Self.queuedBuffersForExtension))
+            of: AudioDeliveryItem.self, bufferingPolicy: .bufferingOldest(Self.queuedBuffersForExtension))
         let delivery: PacedAudioDelivery
         do {
             delivery = try PacedAudioDelivery(
                 reading: reader, format: format, routeLatency: support.latency, configuration: configuration,
                 deliver: { buffer in
-                    if case .enqueued = continuation.yield(buffer) { return true }
+                    if case .enqueued = continuation.yield(.samples(buffer)) { return true }
                     return false
                 },
                 ended: { [weak self] end in
@@ -66,14 +72,77 @@ extension RouteSystem {
             throw MediaDeviceError(.sessionFailed, "real-time audio not started: \(error)")
         }
         let feeder = Task {
-            for await buffer in buffers { await handler.receiveSamples(buffer, session: session) }
+            for await item in buffers {
+                switch item {
+                case .samples(let buffer): await handler.receiveSamples(buffer, session: session)
+                case .flush: await handler.flushRealtimeSamples(session: session)
+                }
+            }
         }
         audioDeliveries[session.id] = AudioDeliveryRecord(token: token, delivery: delivery, buffers: continuation, feeder: feeder)
+        if let nowPlaying = realtimeNowPlaying[session.id] { await handler.updateRealtimeNowPlaying(nowPlaying, session: session) }
         logger.info(
             "real-time audio acquired",
             metadata: ["device": "\(route.device.displayName)", "format": "\(format.encoding.pcmName ?? "?")/\(format.sampleRate)/\(format.channels)"])
         return AudioAcquisition(
             descriptor: writer, format: format, latency: support.latency + PacedAudioDelivery.addedLatency(for: format, configuration: configuration))
+    }
+
+    /// Pauses a route's real-time audio: the device's clock stops, the writer blocks once its
+    /// socket fills, and the device drops what it holds (``RealtimeSampleHandling/flushRealtimeSamples(session:)``)
+    /// so the pause is heard now, not after the device's buffer.
+    /// - Throws: deviceNotActive when no real-time audio was acquired on the route.
+    public func pauseAudio(on session: MediaOutputSession) throws {
+        guard let record = audioDeliveries[session.id], record.delivery.statistics.active else {
+            throw MediaDeviceError(.deviceNotActive, "no real-time audio is playing on \(session)")
+        }
+        guard !record.delivery.isPaused else { return }
+        record.delivery.pause()
+        flush(record, session)
+    }
+
+    /// Resumes a route's real-time audio after ``pauseAudio(on:)``, at once.
+    public func resumeAudio(on session: MediaOutputSession) throws {
+        guard let record = audioDeliveries[session.id], record.delivery.statistics.active else {
+            throw MediaDeviceError(.deviceNotActive, "no real-time audio is playing on \(session)")
+        }
+        record.delivery.resume()
+    }
+
+    /// Drops what the route's device holds (the app jumped in its source); delivery goes on
+    /// with what the app writes next.
+    public func flushAudio(on session: MediaOutputSession) throws {
+        guard let record = audioDeliveries[session.id], record.delivery.statistics.active else {
+            throw MediaDeviceError(.deviceNotActive, "no real-time audio is playing on \(session)")
+        }
+        flush(record, session)
+    }
+
+    /// Whether the route's real-time audio is paused; nil when none is acquired.
+    public func isAudioPaused(on session: MediaOutputSession) -> Bool? {
+        guard let record = audioDeliveries[session.id], record.delivery.statistics.active else { return nil }
+        return record.delivery.isPaused
+    }
+
+    /// The flush goes through the same queue as the samples, after those already queued.
+    private func flush(_ record: AudioDeliveryRecord, _ session: MediaOutputSession) {
+        if case .enqueued = record.buffers.yield(.flush) { return }
+        // The queue is full (the extension is stuck): the flush goes straight to it.
+        guard let route = routes(session), let handler = loadedExtension(for: route.key.protocolID)?.instance as? any RealtimeSampleHandling else {
+            return
+        }
+        Task { await handler.flushRealtimeSamples(session: session) }
+    }
+
+    /// Sets what a route's real-time audio is; the extension gets it now and with each new stream.
+    public func setRealtimeNowPlaying(_ nowPlaying: RealtimeNowPlaying, on session: MediaOutputSession) async throws {
+        guard let route = routes(session), let handler = loadedExtension(for: route.key.protocolID)?.instance as? any RealtimeSampleHandling,
+            route.device.capabilities.contains(.realtimeAudioStreaming)
+        else {
+            throw MediaDeviceError(.unsupported, "the route of \(session) takes no real-time audio")
+        }
+        realtimeNowPlaying[session.id] = nowPlaying
+        if isRealtime(session) { await handler.updateRealtimeNowPlaying(nowPlaying, session: session) }
     }
 
     /// What real-time audio a route takes; nil when it takes none.

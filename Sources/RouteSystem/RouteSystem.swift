@@ -83,6 +83,8 @@ public actor RouteSystem {
     private var pairingAgent: (any PairingAgent)?
     /// Paced real-time deliveries, by route session (kept after the writer ended, for statistics).
     var audioDeliveries: [UUID: AudioDeliveryRecord] = [:]
+    /// What each route's real-time audio is, as its app last said (``setRealtimeNowPlaying(_:on:)``).
+    var realtimeNowPlaying: [UUID: RealtimeNowPlaying] = [:]
     var nextAudioDelivery: UInt64 = 0
 
     public init(
@@ -887,6 +889,7 @@ public actor RouteSystem {
             await loaded.instance.stopSession(route.session)
         }
         endAudioDelivery(id, forgetting: true)
+        realtimeNowPlaying[id] = nil
         if record.realtime, let handler = loaded.instance as? any RealtimeSampleHandling {
             await handler.stopRealtimeSampleDelivery(session: route.session)
         }

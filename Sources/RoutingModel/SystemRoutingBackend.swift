@@ -38,6 +38,9 @@ public protocol SystemRoutingBackend: Sendable {
     func acquireAudio(on session: MediaOutputSession, format: SampleBuffer.Format) async throws -> AudioAcquisition
     /// How delivery on a route goes; nil when none was acquired.
     func audioStatistics(on session: MediaOutputSession) async -> RealtimeAudioStatistics?
+    /// Says what a route's real-time audio is; the device gets it now and with each new stream.
+    /// - Throws: ``MediaDeviceError`` `unsupported` when the route takes no real-time audio.
+    func setRealtimeNowPlaying(_ nowPlaying: RealtimeNowPlaying, on session: MediaOutputSession) async throws
 }
 
 extension SystemRoutingBackend {

@@ -140,6 +140,12 @@ public final class SystemRoute: Sendable, Hashable, Identifiable {
         try await controller.system.acquireAudio(on: session, format: format)
     }
 
+    /// Says what the real-time audio is (title, artist, album, duration, position, artwork),
+    /// for a device that shows it.
+    public func setNowPlaying(_ nowPlaying: RealtimeNowPlaying) async throws {
+        try await controller.system.setRealtimeNowPlaying(nowPlaying, on: session)
+    }
+
     /// How real-time delivery goes (frames, underruns, latency); nil when none was acquired.
     public func audioStatistics() async -> RealtimeAudioStatistics? {
         await controller.system.audioStatistics(on: session)

@@ -10,6 +10,8 @@ public final class AirPlayReceiver: Sendable {
     public let name: String
     public let pcmPath: String
     public let logPath: String
+    /// What shairport-sync wrote to its metadata pipe (its XML items), as a reader copied it.
+    public let metadataPath: String
     public let process: ChildProcess
 
     /// Whether shairport-sync, avahi-daemon and dbus-daemon are installed (prints why not).
@@ -50,7 +52,7 @@ public final class AirPlayReceiver: Sendable {
         if let password { general += " password = \"\(password)\";" }
         try """
             general = { \(general) };
-            metadata = { enabled = "yes"; include_cover_art = "no"; pipe_name = "\(directory)/metadata"; };
+            metadata = { enabled = "yes"; include_cover_art = "yes"; pipe_name = "\(directory)/metadata"; };
             diagnostics = { log_verbosity = 2; };
             """.write(toFile: directory + "/shairport.conf", atomically: true, encoding: .utf8)
         let environment = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(bus)"]
@@ -67,10 +69,19 @@ public final class AirPlayReceiver: Sendable {
         for _ in 0..<300 where !lab.log(avahiLog).contains("Server startup complete") { usleep(10_000) }
         process = try lab.start(in: room, ["/bin/sh", "-c", "exec /usr/bin/shairport-sync -c \(directory)/shairport.conf -u >\(pcmPath) 2>\(logPath)"],
                                 environment: environment)
+        // shairport-sync writes metadata only while the pipe has a reader (it makes the pipe when it starts).
+        metadataPath = directory + "/metadata.xml"
+        try lab.start(in: room, [
+            "/bin/sh", "-c",
+            "while [ ! -p \(directory)/metadata ]; do sleep 0.05; done; while true; do cat \(directory)/metadata >>\(metadataPath); done",
+        ])
     }
 
     /// The PCM written so far (interleaved stereo S16LE at 44.1 kHz).
     public var pcm: [UInt8] { (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: pcmPath)))) ?? [] }
+
+    /// The metadata items so far.
+    public var metadata: String { (try? String(contentsOfFile: metadataPath, encoding: .utf8)) ?? "" }
 
     /// The receiver's log so far.
     public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }

@@ -143,4 +143,49 @@ private struct BitReader {
         #expect(ALACConfiguration(magicCookie: []) == nil)
         #expect(ALACConfiguration.standard.formatParameters == "352 0 16 40 10 14 2 255 0 0 44100")
     }
+
+    @Test func md5MatchesRFC1321() {
+        #expect(MD5.hex([]) == "d41d8cd98f00b204e9800998ecf8427e")
+        #expect(MD5.hex(Array("abc".utf8)) == "900150983cd24fb0d6963f7d28e17f72")
+    }
+
+    @Test func aDigestChallengeIsAnsweredAsReceiversCheckIt() throws {
+        let challenge = try #require(RTSPDigestChallenge(header: #"Digest realm="raop", nonce="abc123""#))
+        #expect(challenge == RTSPDigestChallenge(realm: "raop", nonce: "abc123"))
+        let authorization = challenge.authorization(username: "iTunes", password: "sesame", method: "OPTIONS", uri: "*")
+        // MD5(MD5("iTunes:raop:sesame"):abc123:MD5("OPTIONS:*")), as shairport-sync computes it.
+        #expect(authorization.contains(#"response="5b8f3c510614e32512a88f1013e24ed8""#), "\(authorization)")
+        #expect(authorization.hasPrefix(#"Digest username="iTunes", realm="raop", nonce="abc123", uri="*""#))
+        // Unquoted values, other orders and spacing read the same.
+        #expect(RTSPDigestChallenge(header: "digest nonce=abc123,realm=\"raop\"") == challenge)
+    }
+
+    @Test func challengesThatAreNotDigestsOrAreMalformedAreRefused() {
+        #expect(RTSPDigestChallenge(header: #"Basic realm="raop""#) == nil)
+        #expect(RTSPDigestChallenge(header: #"Digest realm="raop""#) == nil, "no nonce")
+        #expect(RTSPDigestChallenge(header: #"Digest realm="raop", nonce="unterminated"#) == nil)
+        #expect(RTSPDigestChallenge(header: "Digest realm=\"r\", nonce=\"" + String(repeating: "n", count: 2_000) + "\"") == nil, "too long")
+        #expect(RTSPDigestChallenge(header: "") == nil)
+        // A nonce cannot smuggle a quote or a line into the answer.
+        let hostile = RTSPDigestChallenge(realm: "raop", nonce: "x\r\nEvil: 1")
+        #expect(!hostile.authorization(username: "iTunes", password: "p", method: "OPTIONS", uri: "*").contains("\r"))
+    }
+
+    @Test func daapMetadataIsOneListingItemOfTaggedTexts() {
+        let bytes = DAAPMetadata.listingItem(title: "Hi", artist: nil, album: "Al")
+        #expect(bytes == Array("mlit".utf8) + [0, 0, 0, 20] + Array("minm".utf8) + [0, 0, 0, 2] + Array("Hi".utf8)
+            + Array("asal".utf8) + [0, 0, 0, 2] + Array("Al".utf8))
+        // A long text is cut at a character boundary.
+        let long = DAAPMetadata.listingItem(title: String(repeating: "é", count: 600), artist: nil, album: nil)
+        #expect(long.count == 8 + 8 + 1024)
+        #expect(String(validating: long.dropFirst(16), as: UTF8.self) != nil)
+    }
+
+    @Test func metadataTypesComeFromTheTXTRecord() {
+        #expect(RAOPMetadataTypes(txt: "0,1,2") == [.text, .artwork, .progress])
+        #expect(RAOPMetadataTypes(txt: "0, 2") == [.text, .progress])
+        #expect(RAOPMetadataTypes(txt: nil) == [])
+        #expect(RAOPMetadataTypes(txt: "9,x") == [])
+        #expect(String(decoding: raopProgressParameter(start: 1, current: 2, end: 3), as: UTF8.self) == "progress: 1/2/3\r\n")
+    }
 }
