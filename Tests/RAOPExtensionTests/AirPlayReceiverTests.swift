@@ -50,10 +50,10 @@ private func correlationWithTone(_ received: [Double]) -> Double {
         let recorder: EventRecorder
     }
 
-    func makeRig() async throws -> Rig {
+    func makeRig(password: String? = nil) async throws -> Rig {
         let lab = try NamespaceLab(rooms: 1)
         let room = lab.rooms[0]
-        let receiver = try AirPlayReceiver(in: lab, room: room, name: "Test AirPlay")
+        let receiver = try AirPlayReceiver(in: lab, room: room, name: "Test AirPlay", password: password)
         let lan = LANTransport(configuration: .init(interfaces: [room.outside]))
         let transport = DNSSDServiceTransport(lan: lan, serviceTypes: [RAOPExtension.serviceType])
         let system = RouteSystem()
@@ -114,6 +114,110 @@ private func correlationWithTone(_ received: [Double]) -> Double {
         #expect(reason?.code == .connectionFailed, "\(String(describing: reason))")
         #expect(await writer.value == false, "the writer's socket closed under it")
         close(descriptor)
+        await rig.system.shutdown()
+    }
+
+    /// A tiny PNG (its signature and an IHDR chunk are all a receiver passes on).
+    static let artwork: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0]
+
+    @Test func titleArtistAlbumArtworkAndProgressArriveOnTheMetadataPipe() async throws {
+        let rig = try await makeRig()
+        let device = try await speaker(rig)
+        #expect(device.members.first?.device.requiredNetworkEndpoints.first?.attributes["md"] == "0,1,2", "shairport-sync shows all three")
+        let route = try await rig.system.activate(deviceID: device.id)
+        let nowPlaying = RealtimeNowPlaying(
+            metadata: PlaybackMetadata(title: "Ünïcode Song", artist: "Test Artist", album: "Test Album", duration: 3), artwork: .init(bytes: Self.artwork),
+            position: 0)
+        try await rig.system.setRealtimeNowPlaying(nowPlaying, on: route.session)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let descriptor = acquisition.descriptor
+        let writer = Task.detached {
+            writeBlocking(tone(seconds: 3), to: descriptor, piece: 4_096)
+            close(descriptor)
+        }
+        // shairport-sync writes each item with its type and code in hex, the data in base64.
+        let expected = [
+            ("6d696e6d", "w5xuw69jb2RlIFNvbmc="), ("61736172", "VGVzdCBBcnRpc3Q="), ("6173616c", "VGVzdCBBbGJ1bQ=="),
+        ]
+        #expect(await eventually(timeout: .seconds(10)) {
+            let metadata = rig.receiver.metadata
+            return expected.allSatisfy { metadata.contains("<code>\($0.0)</code>") && metadata.contains($0.1) }
+                && metadata.contains("<code>50494354</code>") && metadata.contains("<code>70726772</code>")
+        }, "\(rig.receiver.metadata.suffix(1500))")
+        // The artwork's bytes, whole.
+        #expect(rig.receiver.metadata.contains(Data(Self.artwork).base64EncodedString()))
+        // Progress: start/current/end with end − start = 3 s at 44.1 kHz.
+        let progress = rig.receiver.metadata.components(separatedBy: "<code>70726772</code>").dropFirst().first
+            .flatMap { $0.components(separatedBy: "<data encoding=\"base64\">").dropFirst().first?.components(separatedBy: "</data>").first }
+            .flatMap { Data(base64Encoded: $0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            .map { String(decoding: $0, as: UTF8.self) }
+        let times = progress?.split(separator: "/").compactMap { UInt32($0) } ?? []
+        #expect(times.count == 3 && times[2] &- times[0] == 132_300, "progress \(String(describing: progress))")
+        await writer.value
+        await rig.system.shutdown()
+    }
+
+    @Test func pauseFlushesWhatTheReceiverHoldsAndResumePlaysOn() async throws {
+        let rig = try await makeRig()
+        let device = try await speaker(rig)
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let descriptor = acquisition.descriptor
+        let writer = Task.detached {
+            let done = writeBlocking(tone(seconds: 8), to: descriptor, piece: 4_096)
+            close(descriptor)
+            return done
+        }
+        @Sendable func loud() -> Int { leftChannel(rig.receiver.pcm).filter { abs($0) > 50 }.count }
+        #expect(await eventually(timeout: .seconds(10)) { loud() > 44_100 })
+        try await rig.system.pauseAudio(on: route.session)
+        #expect(await rig.system.isAudioPaused(on: route.session) == true)
+        #expect(await eventually(timeout: .seconds(5)) { rig.receiver.log.contains("FLUSH") }, "\(rig.receiver.log.suffix(600))")
+        try await Task.sleep(for: .milliseconds(700))
+        let paused = loud()
+        try await Task.sleep(for: .seconds(2))
+        // Without the flush the receiver would play its two seconds of buffer on.
+        #expect(loud() - paused < 44_100 / 5, "\(loud() - paused) loud frames came out while paused")
+        try await rig.system.resumeAudio(on: route.session)
+        #expect(await rig.system.isAudioPaused(on: route.session) == false)
+        #expect(await eventually(timeout: .seconds(10)) { loud() > paused + 44_100 }, "it plays on after the resume")
+        #expect(await writer.value, "the writer waited through the pause and wrote everything")
+        #expect(correlationWithTone(leftChannel(rig.receiver.pcm)) >= 0.99)
+        await rig.system.shutdown()
+    }
+
+    @Test func aPasswordProtectedReceiverTakesTheRightPasswordAndRefusesAWrongOne() async throws {
+        let rig = try await makeRig(password: "open sesame")
+        let device = try await speaker(rig)
+        #expect(device.isAvailable, "a password is asked for, not a reason to list it unavailable")
+        let wrong = ScriptedPairingAgent([.code("wrong")])
+        await rig.system.setPairingAgent(wrong)
+        await #expect {
+            _ = try await rig.system.activate(deviceID: device.id)
+        } throws: { error in
+            (error as? MediaDeviceError)?.code == .authorizationFailed
+        }
+        #expect(wrong.receivedRequests.first?.authorizationMethod == .password)
+        #expect(await eventually(timeout: .seconds(5)) { rig.receiver.log.contains("Password authorization failed") || rig.receiver.log.contains("uthoriz") },
+                "\(rig.receiver.log.suffix(600))")
+
+        await rig.system.setPairingAgent(ScriptedPairingAgent([.code("open sesame")]))
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let descriptor = acquisition.descriptor
+        let writer = Task.detached {
+            writeBlocking(tone(seconds: 2), to: descriptor, piece: 4_096)
+            close(descriptor)
+        }
+        await writer.value
+        #expect(await eventually(timeout: .seconds(10)) { leftChannel(rig.receiver.pcm).filter { abs($0) > 50 }.count > 44_100 }, "authorized, it plays")
+        await rig.system.deactivate(route.session)
+        // The accepted password is kept: the next activation asks nobody.
+        let silent = ScriptedPairingAgent([])
+        await rig.system.setPairingAgent(silent)
+        let again = try await rig.system.activate(deviceID: device.id)
+        #expect(silent.receivedRequests.isEmpty)
+        await rig.system.deactivate(again.session)
         await rig.system.shutdown()
     }
 }
