@@ -6,7 +6,7 @@ enum RAOPHarnesses {
     static let all: [FuzzHarness] = [rtspResponse, raopControl]
 
     /// The receiver's RTSP answers, fed in two pieces split where the input's first byte says.
-    static let rtspResponse = FuzzHarness("rtsp-response", "RTSP answers of an AirPlay receiver, in two reads", maximumLength: 96 * 1024) { bytes in
+    static let rtspResponse = FuzzHarness("rtsp-response", "RTSP answers of an AirPlay receiver, in two reads, and their digest challenges", maximumLength: 96 * 1024) { bytes in
         var parser = RTSPResponseParser()
         let split = bytes.isEmpty ? 0 : min(Int(bytes[0]) * 64, bytes.count)
         var responses: [RTSPResponse] = []
@@ -26,6 +26,11 @@ enum RAOPHarnesses {
                 ![ports.server, ports.control].allSatisfy({ (1...65_535).contains($0) })
             {
                 return "ports out of range: \(ports)"
+            }
+            if let header = response[header: "WWW-Authenticate"], let challenge = RTSPDigestChallenge(header: header) {
+                if challenge.nonce.isEmpty { return "a challenge without a nonce" }
+                let answer = challenge.authorization(username: "iTunes", password: "p", method: "OPTIONS", uri: "*")
+                if answer.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" }) { return "a line break in the answer to \(header)" }
             }
         }
         return nil

@@ -45,6 +45,8 @@ import Testing
             .selectAudible(optionID: "en"), .selectLegible(optionID: ""), .stop, .play, .pause, .seek(position: 30), .setRate(2),
             .send([1, 2, 3]), .sendToExtension([]),
             .acquireAudio(.cdAudio), .acquireAudio(SampleBuffer.Format(encoding: .pcmF32LE, sampleRate: 48_000, channels: 1)), .releaseAudio,
+            .setNowPlaying(RealtimeNowPlaying(
+                metadata: PlaybackMetadata(title: "T", album: "B", duration: 3), artwork: .init(bytes: [0xFF, 0xD8, 0xFF, 0xE0]), position: 1.5)),
         ]
         for call in calls {
             #expect(try Session1.Call(member: call.member, arguments: call.arguments) == call)

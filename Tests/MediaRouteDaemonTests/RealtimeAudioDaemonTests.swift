@@ -66,6 +66,65 @@ private func wavFile(frames: Int) throws -> String {
         #expect(format.contains("s16le/44100/2"), "\(format)")
     }
 
+    @Test func mediaroutectlPausesAndResumesRealTimeAudio() async throws {
+        let daemon = try await RunningDaemon()
+        let (_, _, route) = try await speakerRoute(daemon)
+        let acquisition = try await route.acquireAudio(format: .cdAudio)
+        let descriptor = acquisition.descriptor
+        // Two seconds: the writer blocks while the route is paused.
+        let writer = Task.detached {
+            let done = writeBlocking(rampFrames(88_200), to: descriptor, piece: 1_764)
+            close(descriptor)
+            return done
+        }
+        #expect(await eventually { (await route.audioStatistics()?.framesDelivered ?? 0) > 4_410 })
+        let pause = RecordingConsole()
+        try await MediaRouteCtl.Pause.parse(["--to", "Kitchen Speaker", "--bus", daemon.bus.address]).run(console: pause)
+        #expect(pause.lines.last == "Kitchen Speaker: paused", "\(pause.lines)")
+        try await Task.sleep(for: .milliseconds(300))
+        let held = await route.audioStatistics()
+        try await Task.sleep(for: .milliseconds(500))
+        let later = await route.audioStatistics()
+        #expect(held?.framesDelivered == later?.framesDelivered, "nothing is delivered while paused")
+        #expect(held?.framesReceived == later?.framesReceived, "nothing is read: the writer waits")
+        #expect((later?.framesReceived ?? 0) < 88_200)
+        let resume = RecordingConsole()
+        try await MediaRouteCtl.Resume.parse(["--to", "Kitchen Speaker", "--bus", daemon.bus.address]).run(console: resume)
+        #expect(resume.lines.last == "Kitchen Speaker: playing", "\(resume.lines)")
+        #expect(await writer.value)
+        #expect(await eventually(timeout: .seconds(5)) { await route.audioStatistics()?.active == false })
+        let statistics = try #require(await route.audioStatistics())
+        #expect(statistics.framesReceived == 88_200)
+        #expect(statistics.framesDropped == 0)
+        // A pause with no audio is a typed error, not a crash or a silent success.
+        let again = RecordingConsole()
+        await #expect(throws: (any Error).self) {
+            try await MediaRouteCtl.Pause.parse(["--to", "Kitchen Speaker", "--bus", daemon.bus.address]).run(console: again)
+        }
+    }
+
+    @Test func setNowPlayingTakesMetadataAndRefusesWhatIsNotAnImage() async throws {
+        let daemon = try await RunningDaemon()
+        let (_, _, route) = try await speakerRoute(daemon)
+        let path = DaemonNames.sessionPath(route.session).description
+        let method = "\(DaemonNames.session).SetNowPlaying"
+        _ = try await daemon.gdbus(["--object-path", path, "--method", method, "{'title': <'Song'>, 'duration': <3.5>, 'position': <0.0>}"])
+        do {
+            _ = try await daemon.gdbus(["--object-path", path, "--method", method, "{'artwork': <[byte 1, 2, 3]>}"])
+            Issue.record("bytes that are no image were taken as artwork")
+        } catch {
+            #expect("\(error)".contains("JPEG or PNG"), "\(error)")
+        }
+        do {
+            _ = try await daemon.gdbus(["--object-path", path, "--method", method, "{'position': <-1.0>}"])
+            Issue.record("a negative position was taken")
+        } catch {
+            #expect("\(error)".contains("position"), "\(error)")
+        }
+        // Through the client library too.
+        try await route.setNowPlaying(RealtimeNowPlaying(metadata: PlaybackMetadata(title: "Song"), position: 1))
+    }
+
     @Test func aClientLeavingTheBusEndsItsStream() async throws {
         let daemon = try await RunningDaemon()
         let (connection, _, route) = try await speakerRoute(daemon)
