@@ -101,7 +101,7 @@ public struct ExtensionCatalogue: Sendable {
                 }
                 let transport = LANTransport(configuration: lan, logger: logger)
                 try await system.load { manager in UPnPRendererExtension(transport: transport, routingManager: manager, logger: logger) }
-                let airPlay = DNSSDServiceTransport(lan: transport, serviceTypes: [RAOPExtension.serviceType])
+                let airPlay = DNSSDServiceTransport(lan: transport, serviceTypes: [RAOPExtension.serviceType, RAOPExtension.airPlayServiceType])
                 try await system.load { manager in RAOPExtension(transport: airPlay, routingManager: manager, logger: logger) }
                 loaded.lanTransport = transport
             case .bluez:

@@ -21,6 +21,9 @@ import Transport
 public actor RAOPExtension: RealtimeSampleHandling {
     public static let defaultProtocol = MediaSharingProtocol("org.mediaroute.raop", displayName: "AirPlay")
     public static let serviceType = "_raop._tcp"
+    /// The same receivers' AirPlay 2 service: merged into the `_raop._tcp` speaker by the
+    /// hardware address both names carry; alone, a receiver MediaRoute cannot play to.
+    public static let airPlayServiceType = "_airplay._tcp"
 
     private struct Active {
         var device: MediaOutputDevice
@@ -57,7 +60,9 @@ public actor RAOPExtension: RealtimeSampleHandling {
     private let routingManager: MediaDeviceRoutingManager
     private let logger: Logger
     private let discovery = DiscoveryDriver()
-    private var known = DiscoveredDevices()
+    /// Each receiver's services by endpoint id, and the device reported for it by device id.
+    private var services: [String: Endpoint] = [:]
+    private var reported: [String: MediaOutputDevice] = [:]
     private var active: [UUID: Active] = [:]
     /// Passwords receivers accepted, by device id, while the daemon runs (never written anywhere).
     private var passwords: [String: String] = [:]
@@ -75,24 +80,69 @@ public actor RAOPExtension: RealtimeSampleHandling {
 
     // MARK: Discovery
 
-    /// A speaker for each `_raop._tcp` service: its name is the instance's after the `@`
-    /// (`AABBCCDDEEFF@Kitchen`), its identity the hardware address before it.
-    public static func device(for endpoint: Endpoint) -> MediaOutputDevice? {
-        guard endpoint.services.contains(where: { $0.hasPrefix(serviceType) }) || endpoint.attributes["serviceType"]?.hasPrefix(serviceType) == true,
-            case .ip = endpoint.address
-        else { return nil }
-        let instance = endpoint.id.hasSuffix(".\(serviceType).local") ? String(endpoint.id.dropLast(serviceType.count + 7)) : endpoint.id
-        let parts = instance.split(separator: "@", maxSplits: 1)
-        let name = parts.count == 2 ? String(parts[1]) : instance
-        var unavailable: String?
-        if let codecs = endpoint.attributes["cn"], !codecs.split(separator: ",").contains("1") {
-            unavailable = "it does not take ALAC"
-        } else if let encryptions = endpoint.attributes["et"], !encryptions.split(separator: ",").contains("0") {
-            unavailable = "it takes only encrypted streams"
+    /// The service type of an endpoint (`_raop._tcp` or `_airplay._tcp`), nil for others.
+    static func serviceType(of endpoint: Endpoint) -> String? {
+        for type in [serviceType, airPlayServiceType]
+        where endpoint.services.contains(where: { $0.hasPrefix(type) }) || endpoint.attributes["serviceType"]?.hasPrefix(type) == true
+            || endpoint.id.hasSuffix(".\(type).local")
+        {
+            return type
         }
+        return nil
+    }
+
+    /// The instance name of an endpoint without its service type and domain.
+    static func instance(of endpoint: Endpoint, type: String) -> String {
+        endpoint.id.hasSuffix(".\(type).local") ? String(endpoint.id.dropLast(type.count + 7)) : endpoint.id
+    }
+
+    /// The receiver's hardware address: the hex before the `@` of a `_raop._tcp` name
+    /// (`AABBCCDDEEFF@Kitchen`), or the `deviceid` of an `_airplay._tcp` record.
+    static func hardwareAddress(of endpoint: Endpoint) -> String? {
+        guard let type = serviceType(of: endpoint) else { return nil }
+        if type == serviceType {
+            let parts = instance(of: endpoint, type: type).split(separator: "@", maxSplits: 1)
+            return parts.count == 2 ? DeviceIdentifier.normalizedAddress(String(parts[0])) : nil
+        }
+        return endpoint.attributes["deviceid"].flatMap(DeviceIdentifier.normalizedAddress)
+    }
+
+    /// A speaker for one receiver from its services: the `_raop._tcp` one (named after the
+    /// `@`) to play to, the `_airplay._tcp` one (named as it is) for what it adds. Its id is
+    /// the hardware address both carry, so the two services are one device whichever came first.
+    public static func device(for endpoints: [Endpoint]) -> MediaOutputDevice? {
+        var raop = endpoints.first { serviceType(of: $0) == serviceType }
+        let airPlay = endpoints.first { serviceType(of: $0) == airPlayServiceType }
+        guard let primary = raop ?? airPlay, case .ip = primary.address else { return nil }
+        let address = hardwareAddress(of: primary) ?? airPlay.flatMap(hardwareAddress(of:))
+        if let address, var endpoint = raop, !endpoint.identifiers.contains(.mac(address)) {
+            endpoint.identifiers.append(.mac(address))
+            raop = endpoint
+        }
+        let name: String
+        var unavailable: String?
+        if let raop {
+            let parts = instance(of: raop, type: serviceType).split(separator: "@", maxSplits: 1)
+            name = parts.count == 2 ? String(parts[1]) : instance(of: raop, type: serviceType)
+            if let codecs = raop.attributes["cn"], !codecs.split(separator: ",").contains("1") {
+                unavailable = "it does not take ALAC"
+            } else if let encryptions = raop.attributes["et"], !encryptions.split(separator: ",").contains("0") {
+                unavailable = "it takes only encrypted streams"
+            }
+        } else {
+            name = instance(of: primary, type: airPlayServiceType)
+            unavailable = "it offers only AirPlay 2, which MediaRoute does not send"
+        }
+        let model = (airPlay?.attributes["model"] ?? raop?.attributes["am"])?.lowercased() ?? ""
+        let type: MediaOutputDevice.DeviceType = model.hasPrefix("appletv") ? .setTopBox : .speaker
         return MediaOutputDevice(
-            id: endpoint.id, displayName: name, capabilities: [.realtimeAudioStreaming], deviceType: .speaker,
-            volumeControl: .absolute, canMute: true, requiredNetworkEndpoints: [endpoint], unavailableReason: unavailable)
+            id: address ?? primary.id, displayName: name, capabilities: [.realtimeAudioStreaming], deviceType: type,
+            volumeControl: .absolute, canMute: true, requiredNetworkEndpoints: [raop, airPlay].compactMap { $0 }, unavailableReason: unavailable)
+    }
+
+    /// A speaker for a single service (see ``device(for:)-([Endpoint])``).
+    public static func device(for endpoint: Endpoint) -> MediaOutputDevice? {
+        device(for: [endpoint])
     }
 
     public func startDeviceDiscovery() {
@@ -103,14 +153,47 @@ public actor RAOPExtension: RealtimeSampleHandling {
         discovery.stop()
     }
 
+    /// The device id an endpoint belongs to.
+    private func deviceID(of endpoint: Endpoint) -> String {
+        Self.hardwareAddress(of: endpoint) ?? endpoint.id
+    }
+
     private func handle(_ event: DiscoveryEvent) {
-        known.apply(event, to: routingManager, failurePrefix: "AirPlay: ", device: Self.device(for:))
+        switch event {
+        case .appeared(let endpoint), .updated(let endpoint):
+            guard Self.serviceType(of: endpoint) != nil else { return }
+            if let previous = services[endpoint.id], deviceID(of: previous) != deviceID(of: endpoint) {
+                services[endpoint.id] = nil
+                report(deviceID(of: previous))
+            }
+            services[endpoint.id] = endpoint
+            report(deviceID(of: endpoint))
+        case .lost(let endpointID):
+            guard let endpoint = services.removeValue(forKey: endpointID) else { return }
+            report(deviceID(of: endpoint))
+        case .failed(let error):
+            routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "AirPlay: " + error.message))
+        }
+    }
+
+    /// Reports the device `id` as its services now make it: found, updated or lost.
+    private func report(_ id: String) {
+        let endpoints = services.values.filter { deviceID(of: $0) == id }.sorted { $0.id < $1.id }
+        guard let device = endpoints.isEmpty ? nil : Self.device(for: endpoints) else {
+            if let gone = reported.removeValue(forKey: id) { routingManager.lostDevice(gone) }
+            return
+        }
+        if reported.updateValue(device, forKey: device.id) == nil {
+            routingManager.foundDevice(device)
+        } else {
+            routingManager.updateDevices([device])
+        }
     }
 
     // MARK: Activation
 
     public func activateDevice(_ device: MediaOutputDevice, session: MediaOutputSession, for deviceFeatures: MediaOutputDevice.Capabilities) {
-        guard let endpoint = device.requiredNetworkEndpoints.first else {
+        guard let endpoint = device.requiredNetworkEndpoints.first(where: { Self.serviceType(of: $0) == Self.serviceType }) ?? device.requiredNetworkEndpoints.first else {
             routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.connectionFailed, "no address"))
             return
         }

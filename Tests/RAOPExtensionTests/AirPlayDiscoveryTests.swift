@@ -1,0 +1,84 @@
+import MediaDevice
+import MediaRouteTestSupport
+import RAOPExtension
+import RouteSystem
+import RoutingModel
+import Synchronization
+import Testing
+import Transport
+
+/// A transport whose single discovery the test feeds by hand.
+private final class FedTransport: Transport {
+    let name = "fed"
+    let continuation = Mutex<DiscoveryEvents.Continuation?>(nil)
+
+    func discover() -> DiscoveryEvents {
+        DiscoveryEvents { continuation in self.continuation.withLock { $0 = continuation } }
+    }
+
+    func connect(to endpoint: Endpoint) async throws(TransportError) -> any Connection {
+        throw TransportError(.unavailable, "no connections")
+    }
+
+    func send(_ event: DiscoveryEvent) { _ = continuation.withLock { $0?.yield(event) } }
+}
+
+private func raop(_ instance: String, txt: [String: String] = ["cn": "0,1", "et": "0,1", "md": "0,1,2"]) -> Endpoint {
+    Endpoint(id: "\(instance)._raop._tcp.local", transport: "lan", address: .ip(host: "10.0.0.7", port: 5000, interface: nil), name: instance,
+             attributes: txt, services: ["_raop._tcp"])
+}
+
+private func airPlay(_ instance: String, deviceID: String, model: String = "AppleTV3,2") -> Endpoint {
+    Endpoint(id: "\(instance)._airplay._tcp.local", transport: "lan", address: .ip(host: "10.0.0.7", port: 7000, interface: nil), name: instance,
+             attributes: ["deviceid": deviceID, "model": model], services: ["_airplay._tcp"])
+}
+
+@Suite(.timeLimit(.minutes(1))) struct AirPlayDiscoveryTests {
+    fileprivate func rig() async throws -> (FedTransport, RouteSystem) {
+        let transport = FedTransport()
+        let system = RouteSystem()
+        try await system.load { manager in RAOPExtension(transport: transport, routingManager: manager) }
+        await system.beginDiscovery(client: "test")
+        #expect(await eventually { transport.continuation.withLock { $0 != nil } })
+        return (transport, system)
+    }
+
+    @Test func theRAOPAndAirPlayServicesOfOneReceiverAreOneDevice() async throws {
+        let (transport, system) = try await rig()
+        transport.send(.appeared(airPlay("Living Room", deviceID: "AA:BB:CC:DD:EE:FF")))
+        #expect(await eventually { await system.devicesList.count == 1 })
+        let alone = try #require(await system.devicesList.first)
+        #expect(alone.displayName == "Living Room")
+        #expect(alone.members.first?.device.unavailableReason?.contains("AirPlay 2") == true, "AirPlay 2 alone cannot be played to")
+
+        transport.send(.appeared(raop("AABBCCDDEEFF@Living Room")))
+        #expect(await eventually { await system.devicesList.first?.members.first?.device.isAvailable == true })
+        let merged = await system.devicesList
+        #expect(merged.count == 1, "\(merged.map(\.displayName))")
+        let device = try #require(merged.first?.members.first?.device)
+        #expect(device.id == "aa:bb:cc:dd:ee:ff")
+        #expect(device.deviceType == .setTopBox, "the model comes from the AirPlay record")
+        #expect(device.requiredNetworkEndpoints.map(\.id) == ["AABBCCDDEEFF@Living Room._raop._tcp.local", "Living Room._airplay._tcp.local"])
+        #expect(device.identifiers.contains(.mac("aa:bb:cc:dd:ee:ff")))
+
+        // The AirPlay 2 record going leaves the RAOP speaker; the RAOP one going too, nothing.
+        transport.send(.lost(endpointID: "Living Room._airplay._tcp.local"))
+        #expect(await eventually { await system.devicesList.first?.members.first?.device.requiredNetworkEndpoints.count == 1 })
+        transport.send(.lost(endpointID: "AABBCCDDEEFF@Living Room._raop._tcp.local"))
+        #expect(await eventually { await system.devicesList.isEmpty })
+        await system.shutdown()
+    }
+
+    @Test func receiversWithoutALACOrOnlyEncryptedAreListedWithTheReason() async throws {
+        let (transport, system) = try await rig()
+        transport.send(.appeared(raop("112233445566@No ALAC", txt: ["cn": "0", "et": "0"])))
+        transport.send(.appeared(raop("223344556677@Encrypted", txt: ["cn": "1", "et": "1,3"])))
+        transport.send(.appeared(raop("334455667788@Open", txt: ["cn": "1", "et": "0", "pw": "true"])))
+        #expect(await eventually { await system.devicesList.count == 3 })
+        let reasons = Dictionary(uniqueKeysWithValues: await system.devicesList.map { ($0.displayName, $0.members.first?.device.unavailableReason) })
+        #expect(reasons["No ALAC"]??.contains("ALAC") == true)
+        #expect(reasons["Encrypted"]??.contains("encrypted") == true)
+        #expect(reasons["Open"] == .some(nil), "a password is asked for when activating, not a reason to be unavailable")
+        await system.shutdown()
+    }
+}
