@@ -12,9 +12,14 @@ import Transport
 /// receiver's timing requests answered, and its resend requests served from the last
 /// ``resendBufferPackets`` packets.
 actor RAOPStream {
-    /// Frames between a packet's sending and its playing: iTunes' two seconds (77 175 in the
-    /// sync packets, which the receiver adds its fixed 11 025 to).
-    static let latencyFrames: UInt32 = 88_200
+    /// Frames between a packet's sending and its playing by default: iTunes' two seconds
+    /// (77 175 in the sync packets, which the receiver adds its fixed 11 025 to).
+    static let defaultLatencyFrames: UInt32 = 88_200
+    /// The least latency a stream asks for: the receiver's fixed part (a quarter second).
+    static let minimumLatencyFrames: UInt32 = 11_025
+
+    /// Frames between a packet's sending and its playing, as the sync packets tell the receiver.
+    let latencyFrames: UInt32
     static let sampleRate = 44_100
     /// Two seconds of packets kept for resend requests.
     static let resendBufferPackets = 256
@@ -46,7 +51,11 @@ actor RAOPStream {
     private var lastSent: ContinuousClock.Instant?
     private let encoder = ALACEncoder()
 
-    init(rtsp: RTSPClient, sockets: any DatagramSockets, sessionID: UInt32, localAddress: String, receiverAddress: String, logger: Logger) {
+    init(
+        rtsp: RTSPClient, sockets: any DatagramSockets, sessionID: UInt32, localAddress: String, receiverAddress: String,
+        latencyFrames: UInt32 = RAOPStream.defaultLatencyFrames, logger: Logger
+    ) {
+        self.latencyFrames = max(latencyFrames, Self.minimumLatencyFrames)
         self.rtsp = rtsp
         self.sockets = sockets
         self.localAddress = localAddress
@@ -156,7 +165,7 @@ actor RAOPStream {
         let frames = UInt32(truncatingIfNeeded: Int64(elapsed.components.seconds) * Int64(Self.sampleRate)
             + elapsed.components.attoseconds / (1_000_000_000_000_000_000 / Int64(Self.sampleRate)))
         let position = started.timestamp &+ frames
-        let packet = RAOPPacket.sync(playingTimestamp: position &- (Self.latencyFrames - 11_025), now: Self.now(), nextTimestamp: position, first: first)
+        let packet = RAOPPacket.sync(playingTimestamp: position &- (latencyFrames - 11_025), now: Self.now(), nextTimestamp: position, first: first)
         try? await control.send(packet, toPort: ports.control)
     }
 
@@ -186,7 +195,7 @@ actor RAOPStream {
             // The app's position is that of what it writes now, the next packet's; what plays now is a latency behind.
             let rate = Double(Self.sampleRate)
             let start = timestamp &- UInt32(truncatingIfNeeded: Int64(min(nowPlaying.position ?? 0, 1e6) * rate))
-            let current = started == nil ? timestamp : timestamp &- Self.latencyFrames
+            let current = started == nil ? timestamp : timestamp &- latencyFrames
             let end = start &+ UInt32(truncatingIfNeeded: Int64(min(duration, 1e6) * rate))
             try expectOK(await rtsp.send(RTSPRequest(
                 method: "SET_PARAMETER", uri: uri, headers: [("Content-Type", "text/parameters")],
@@ -206,7 +215,7 @@ actor RAOPStream {
     /// packet): the receiver drops what it holds at TEARDOWN.
     func stop(draining: Bool = false) async {
         if draining, let lastSent {
-            let playedOut = lastSent + .milliseconds(Int64(Self.latencyFrames) * 1000 / Int64(Self.sampleRate)) + .milliseconds(100)
+            let playedOut = lastSent + .milliseconds(Int64(latencyFrames) * 1000 / Int64(Self.sampleRate)) + .milliseconds(100)
             if playedOut > .now { try? await Task.sleep(until: playedOut) }
         }
         for task in tasks { task.cancel() }
