@@ -276,7 +276,7 @@ let package = Package(
             dependencies: [
                 "DBus", "MediaRouteTestSupport", "Coordination", "NowPlaying", "NowPlayingPush", "WiFiTransport", "LANTransport", "Transport", "BlueZTransport",
                 "UPnPRendererExtension", "MediaDevice", "HTTPServing", "RealtimeAudio", "BluetoothAudio", "IOReactor", "RoutingModel",
-                "MediaRouteClient", "SystemRouting",
+                "MediaRouteClient", "SystemRouting", "RAOPExtension", "RouteSystem",
             ],
             path: "Benchmarks/MediaRouteBench", exclude: []),
         // The libdbus floor next to the BlueZ benchmark: a C client that only receives and walks the signals.

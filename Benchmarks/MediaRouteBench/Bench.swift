@@ -12,6 +12,7 @@ import MediaRouteTestSupport
 ///   mediaroute-bench bluez                     1 000 mock BLE devices, next to bleak
 ///   mediaroute-bench realtime [SECONDS] [LOAD] one real-time SBC stream: CPU, latency added, underruns
 ///   mediaroute-bench pipewire PATH/mediarouted [SECONDS]  pw-play → the route's PipeWire node: CPU of each process
+///   mediaroute-bench raop [RUNS] [SECONDS]    AirPlay to shairport-sync: stream → first sound, CPU of one ALAC stream
 ///   mediaroute-bench upnp [mediaroutectl]      gmediarender discovery and play, next to async_upnp_client and gssdp-discover
 @main
 struct Bench {
@@ -29,6 +30,7 @@ struct Bench {
         case "realtime": try await realtime(seconds: Int(arguments.dropFirst().first ?? "") ?? 20, load: Int(arguments.dropFirst(2).first ?? "") ?? 0)
         case "pipewire":
             try await pipewire(binary: arguments.dropFirst().first ?? ".build/release/mediarouted", seconds: Int(arguments.dropFirst(2).first ?? "") ?? 60)
+        case "raop": try await raop(runs: Int(arguments.dropFirst().first ?? "") ?? 10, seconds: Int(arguments.dropFirst(2).first ?? "") ?? 30)
         case "upnp": try await upnp(mediaroutectl: arguments.dropFirst().first ?? ".build/release/mediaroutectl")
         default:
             print("usage: mediaroute-bench dbus | daemon PATH | clocksync | push | wifi | bluez | realtime [S] [LOAD] | pipewire PATH [S] | upnp [PATH/mediaroutectl]")

@@ -1,0 +1,111 @@
+import Foundation
+import LANTransport
+import MediaDevice
+import MediaRouteTestSupport
+import RAOPExtension
+import RouteSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// AirPlay to shairport-sync 3.3.8 in a network namespace (its `stdout` backend written to a
+/// file): the time from the first write to the first sound at the receiver's output, less the
+/// latency asked (0.25 s), over `runs` starts; then one stream of `seconds`: the CPU of this
+/// process (delivery, FFmpeg's ALAC encoder, RTP, and the writer) and of the receiver, as a
+/// share of one core.
+extension Bench {
+    static func raop(runs: Int, seconds: Int) async throws {
+        guard AirPlayReceiver.available else { return }
+        let lab = try NamespaceLab(rooms: 1)
+        let room = lab.rooms[0]
+        let receiver = try AirPlayReceiver(in: lab, room: room, name: "Bench AirPlay")
+        let latency = Duration.milliseconds(250)
+        let transport = DNSSDServiceTransport(lan: LANTransport(configuration: .init(interfaces: [room.outside])), serviceTypes: [RAOPExtension.serviceType])
+        let system = RouteSystem()
+        try await system.load { manager in RAOPExtension(transport: transport, routingManager: manager, latency: latency) }
+        await system.beginDiscovery(client: "bench")
+        guard await eventually(timeout: .seconds(15), { await system.devicesList.contains { $0.displayName == "Bench AirPlay" } }),
+            let device = await system.devicesList.first(where: { $0.displayName == "Bench AirPlay" })
+        else {
+            print("raop: shairport-sync was not found")
+            return
+        }
+        // A 440 Hz tone with a little noise, as music compresses rather than as silence does.
+        var generator = SystemRandomNumberGenerator()
+        let second = (0..<44_100).flatMap { frame -> [UInt8] in
+            let value = Int16(sin(Double(frame) * 2 * .pi * 440 / 44_100) * 10_000 + Double(Int.random(in: -300...300, using: &generator)))
+            return [UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8)]
+        }
+        /// The first frame index from `offset` on in the receiver's output that is loud.
+        func firstLoud(from offset: Int) -> Bool {
+            let pcm = receiver.pcm
+            var index = offset - offset % 4
+            while index + 1 < pcm.count {
+                if abs(Int(Int16(bitPattern: UInt16(pcm[index]) | UInt16(pcm[index + 1]) << 8))) > 200 { return true }
+                index += 4
+            }
+            return false
+        }
+
+        var starts: [Double] = []
+        for _ in 0..<runs {
+            let route = try await system.activate(deviceID: device.id)
+            try await system.setVolume(1, on: route.session)
+            let offset = receiver.pcm.count
+            let acquisition = try await system.acquireAudio(on: route.session, format: .cdAudio)
+            let descriptor = acquisition.descriptor
+            let begun = ContinuousClock.now
+            let writer = Task.detached { _ = writeBlocking(second, to: descriptor, piece: 4_096); close(descriptor) }
+            var heard: ContinuousClock.Instant?
+            while ContinuousClock.now - begun < .seconds(5) {
+                if firstLoud(from: offset) {
+                    heard = .now
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            await writer.value
+            if heard == nil { print("raop: run not heard within 5 s (output \(receiver.pcm.count - offset) bytes)") }
+            if let heard {
+                let elapsed = heard - begun
+                starts.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+            }
+            await system.deactivate(route.session)
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        let sorted = starts.sorted()
+        if !sorted.isEmpty {
+            print(String(format: "raop: first write → first sound in shairport-sync's output (latency asked: 250 ms): min %.1f, median %.1f, max %.1f ms (%d of %d runs heard)",
+                         sorted.first!, sorted[sorted.count / 2], sorted.last!, sorted.count, runs))
+        }
+
+        // One stream of `seconds`: CPU of this process and of shairport-sync over the middle of it.
+        let route = try await system.activate(deviceID: device.id)
+        let acquisition = try await system.acquireAudio(on: route.session, format: .cdAudio)
+        let descriptor = acquisition.descriptor
+        let writer = Task.detached {
+            for _ in 0..<seconds { _ = writeBlocking(second, to: descriptor, piece: 4_096) }
+            close(descriptor)
+        }
+        try await Task.sleep(for: .seconds(3))
+        let receiverPID = receiver.process.pid
+        let ownBefore = processCPUSeconds(), receiverBefore = cpuSeconds([receiverPID])
+        let measured = max(1, seconds - 6)
+        try await Task.sleep(for: .seconds(measured))
+        let own = processCPUSeconds() - ownBefore, theirs = cpuSeconds([receiverPID]) - receiverBefore
+        await writer.value
+        let statistics = await system.audioStatistics(on: route.session)
+        print(String(format: "raop: one ALAC stream for %d s: MediaRoute %.2f %% of a core, shairport-sync %.2f %%; underruns %d, dropped %d",
+                     measured, own / Double(measured) * 100, theirs / Double(measured) * 100, statistics?.underruns ?? 0, statistics?.framesDropped ?? 0))
+        await system.deactivate(route.session)
+        await system.shutdown()
+    }
+
+    /// User and system time of this process, in seconds.
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+}
+
