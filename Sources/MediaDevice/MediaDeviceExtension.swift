@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -176,11 +179,21 @@ public struct SampleBuffer: Sendable, Hashable {
     }
 
     public var format: Format
-    /// Host time at which the first sample should be heard.
+    /// When the delivery's clock reached the first frame, on CLOCK_MONOTONIC (as a duration since
+    /// boot); the device adds its own latency. Buffers of one stream advance by their length;
+    /// buffers handed to several devices by one delivery (a group) carry the same time, so
+    /// devices that schedule playback themselves (AirPlay) play them at the same instant.
     public var presentationTime: Duration
     /// Number of frames (one sample per channel) in ``data``.
     public var frameCount: Int
     public var data: [UInt8]
+
+    /// Now on the clock of ``presentationTime`` (CLOCK_MONOTONIC, as a duration since boot).
+    public static func clockNow() -> Duration {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
+    }
 
     public init(format: Format, presentationTime: Duration, frameCount: Int, data: [UInt8]) {
         self.format = format

@@ -40,14 +40,14 @@ public actor RAOPExtension: RealtimeSampleHandling {
         /// The receiver's challenge while the person is asked for its password.
         var challenge: RTSPDigestChallenge?
         /// Samples wait here while the stream is being set up (about a second at most).
-        var waiting: [[UInt8]] = []
+        var waiting: [([UInt8], Duration)] = []
         var streaming = false
         var volume: Float = 0.5
         var watcher: Task<Void, Never>?
     }
 
     enum StreamItem: Sendable {
-        case pcm([UInt8])
+        case pcm([UInt8], presentationTime: Duration)
         case flush
         case nowPlaying(RealtimeNowPlaying)
     }
@@ -387,7 +387,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
         active[session.id]?.stream = stream
         let (feed, continuation) = AsyncStream.makeStream(of: StreamItem.self, bufferingPolicy: .bufferingOldest(Self.queuedBuffers))
         if let nowPlaying = active[session.id]?.nowPlaying { continuation.yield(.nowPlaying(nowPlaying)) }
-        for pcm in active[session.id]?.waiting ?? [] { continuation.yield(.pcm(pcm)) }
+        for (pcm, time) in active[session.id]?.waiting ?? [] { continuation.yield(.pcm(pcm, presentationTime: time)) }
         active[session.id]?.waiting = []
         active[session.id]?.feed = continuation
         let types = RAOPMetadataTypes(txt: active[session.id]?.device.requiredNetworkEndpoints.first?.attributes["md"])
@@ -395,7 +395,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
         Task {
             for await item in feed {
                 switch item {
-                case .pcm(let pcm): await stream.push(pcm)
+                case .pcm(let pcm, let time): await stream.push(pcm, presentationTime: time)
                 case .flush:
                     do { try await stream.flush() } catch { logger.warning("RAOP FLUSH failed", metadata: ["error": "\(error)"]) }
                 case .nowPlaying(let nowPlaying):
@@ -435,9 +435,9 @@ public actor RAOPExtension: RealtimeSampleHandling {
         guard let entry = active[session.id], entry.streaming else { return }
         let pcm = Self.stereoS16(buffer)
         if let feed = entry.feed {
-            feed.yield(.pcm(pcm))
+            feed.yield(.pcm(pcm, presentationTime: buffer.presentationTime))
         } else if entry.waiting.count < Self.queuedBuffers * 2 {
-            active[session.id]?.waiting.append(pcm)
+            active[session.id]?.waiting.append((pcm, buffer.presentationTime))
         }
     }
 

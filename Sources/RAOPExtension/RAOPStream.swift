@@ -43,9 +43,13 @@ actor RAOPStream {
     private var pending: [UInt8] = []
     private var sent: [UInt16: [UInt8]] = [:]
     private var sentOrder: [UInt16] = []
-    /// When the first packet since the start or the last flush left, and its RTP time: the
-    /// sync packets count the stream's position from them.
-    private var started: (instant: ContinuousClock.Instant, timestamp: UInt32)?
+    /// The stream's timeline since the start or the last flush: the RTP time of a frame and the
+    /// monotonic time delivery's clock reached it. Sync packets count the position from it, so
+    /// streams fed by one delivery (a group) tell their receivers the same instant for the same
+    /// frame, whenever each packet leaves.
+    private var anchor: (time: Duration, timestamp: UInt32)?
+    /// Whether a packet went out since the start or the last flush (the next one is marked first).
+    private var started = false
     private var syncing = false
     private(set) var packetsSent = 0
     private var lastSent: ContinuousClock.Instant?
@@ -120,8 +124,14 @@ actor RAOPStream {
             "SET_PARAMETER")
     }
 
-    /// Interleaved stereo S16LE at 44.1 kHz: sent in packets of 352 frames as they fill.
-    func push(_ pcm: [UInt8]) async {
+    /// Interleaved stereo S16LE at 44.1 kHz whose first frame the delivery's clock reached at
+    /// `presentationTime` (CLOCK_MONOTONIC): sent in packets of 352 frames as they fill.
+    func push(_ pcm: [UInt8], presentationTime: Duration) async {
+        if anchor == nil {
+            // What waits for a whole packet came just before this buffer.
+            let waiting = Duration.nanoseconds(Int64(pending.count / 4) * 1_000_000_000 / Int64(Self.sampleRate))
+            anchor = (presentationTime - waiting, timestamp)
+        }
         pending += pcm
         let packetBytes = ALACUncompressed.framesPerPacket * 4
         while pending.count >= packetBytes {
@@ -133,9 +143,9 @@ actor RAOPStream {
 
     private func send(_ frame: [UInt8]) async {
         guard let audio, let ports else { return }
-        let first = started == nil
+        let first = !started
         if first {
-            started = (.now, timestamp)
+            started = true
             await sendSync(first: true)
             if !syncing {
                 syncing = true
@@ -160,11 +170,11 @@ actor RAOPStream {
 
     /// The frame playing now is the stream's position by the clock less the latency.
     private func sendSync(first: Bool) async {
-        guard let control, let ports, let started else { return }
-        let elapsed = ContinuousClock.now - started.instant
-        let frames = UInt32(truncatingIfNeeded: Int64(elapsed.components.seconds) * Int64(Self.sampleRate)
-            + elapsed.components.attoseconds / (1_000_000_000_000_000_000 / Int64(Self.sampleRate)))
-        let position = started.timestamp &+ frames
+        guard let control, let ports, started, let anchor else { return }
+        let elapsed = SampleBuffer.clockNow() - anchor.time
+        let frames = UInt32(truncatingIfNeeded: elapsed.components.seconds &* Int64(Self.sampleRate)
+            &+ elapsed.components.attoseconds / (1_000_000_000_000_000_000 / Int64(Self.sampleRate)))
+        let position = anchor.timestamp &+ frames
         let packet = RAOPPacket.sync(playingTimestamp: position &- (latencyFrames - 11_025), now: Self.now(), nextTimestamp: position, first: first)
         try? await control.send(packet, toPort: ports.control)
     }
@@ -173,7 +183,8 @@ actor RAOPStream {
     /// here for a whole packet; the next packet starts the stream's timing again, as the first did.
     func flush() async throws {
         pending = []
-        started = nil
+        started = false
+        anchor = nil
         try expectOK(
             await rtsp.send(RTSPRequest(method: "FLUSH", uri: uri, headers: [("RTP-Info", "seq=\(sequence);rtptime=\(timestamp)")])), "FLUSH")
     }
@@ -195,7 +206,7 @@ actor RAOPStream {
             // The app's position is that of what it writes now, the next packet's; what plays now is a latency behind.
             let rate = Double(Self.sampleRate)
             let start = timestamp &- UInt32(truncatingIfNeeded: Int64(min(nowPlaying.position ?? 0, 1e6) * rate))
-            let current = started == nil ? timestamp : timestamp &- latencyFrames
+            let current = started ? timestamp &- latencyFrames : timestamp
             let end = start &+ UInt32(truncatingIfNeeded: Int64(min(duration, 1e6) * rate))
             try expectOK(await rtsp.send(RTSPRequest(
                 method: "SET_PARAMETER", uri: uri, headers: [("Content-Type", "text/parameters")],

@@ -61,8 +61,8 @@ public final class PacedAudioDelivery: Sendable {
         var statistics: RealtimeAudioStatistics
         /// Held by ``pause()``: no clock, no ticks; reading stops once the buffer is full.
         var paused = false
-        /// Frames handed over before the clock last started (presentation times run on across pauses).
-        var framesBeforeClock: Int64 = 0
+        /// The monotonic clock (CLOCK_MONOTONIC) when the device's clock last started.
+        var clockStartedAt: Duration = .zero
     }
 
     private let descriptor: Int32
@@ -163,7 +163,6 @@ public final class PacedAudioDelivery: Sendable {
             guard !state.finished, !state.paused else { return nil }
             state.paused = true
             if state.started != nil {
-                state.framesBeforeClock += state.pacing.position
                 state.pacing = DeliveryPacing(sampleRate: format.sampleRate, maxBurst: framesPerPeriod * max(1, configuration.maxBurstPeriods))
             }
             state.started = nil
@@ -183,6 +182,8 @@ public final class PacedAudioDelivery: Sendable {
             state.paused = false
             if state.buffer.count >= capacity || state.writerEnd != nil || state.watch == nil {
                 state.started = .now
+            state.clockStartedAt = SampleBuffer.clockNow()
+                state.clockStartedAt = SampleBuffer.clockNow()
                 return true
             }
             state.watch?.setInterest(.readable)
@@ -245,6 +246,7 @@ public final class PacedAudioDelivery: Sendable {
                 state.timer?.cancel()
                 state.timer = nil
                 state.started = .now
+            state.clockStartedAt = SampleBuffer.clockNow()
             }
             return (cancel, startNow)
         }
@@ -321,7 +323,7 @@ public final class PacedAudioDelivery: Sendable {
             if handed > 0 {
                 buffer = SampleBuffer(
                     format: format,
-                    presentationTime: state.pacing.duration(ofFrames: state.framesBeforeClock + state.pacing.position - Int64(handed)),
+                    presentationTime: state.clockStartedAt + state.pacing.duration(ofFrames: state.pacing.position - Int64(handed)),
                     frameCount: handed, data: bytes)
             }
             if end != nil {
