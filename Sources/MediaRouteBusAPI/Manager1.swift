@@ -102,6 +102,9 @@ public enum Manager1 {
         case suggest(application: String, content: PlaybackContent)
         /// The person's pick for `content` (nil device: played locally).
         case recordRouteChoice(application: String, content: PlaybackContent, deviceID: String?)
+        /// One real-time delivery for several routes playing as a group; replies with
+        /// ``Manager1/groupAudioReply(descriptor:format:latency:leads:)``.
+        case acquireGroupAudio(sessions: [DBusObjectPath], format: SampleBuffer.Format)
 
         public static let methods: [BusMethodDescription] = [
             BusMethodDescription("StartDiscovery"),
@@ -114,6 +117,13 @@ public enum Manager1 {
             BusMethodDescription(
                 "RecordRouteChoice",
                 inputs: [DBusArgument("application", "s"), DBusArgument("video", "b"), DBusArgument("longForm", "b"), DBusArgument("device", "s")]),
+            BusMethodDescription(
+                "AcquireGroupAudio",
+                inputs: [DBusArgument("sessions", "ao"), DBusArgument("encoding", "s"), DBusArgument("rate", "u"), DBusArgument("channels", "u")],
+                outputs: [
+                    DBusArgument("fd", "h"), DBusArgument("encoding", "s"), DBusArgument("rate", "u"), DBusArgument("channels", "u"),
+                    DBusArgument("latency_us", "t"), DBusArgument("leads_us", "at"),
+                ]),
         ]
 
         public init(member: String, arguments: [DBusValue]) throws(DBusError) {
@@ -131,6 +141,26 @@ public enum Manager1 {
                 self = .recordRouteChoice(
                     application: try reader.string(0), content: PlaybackContent(isVideo: try reader.bool(1), isLongForm: try reader.bool(2)),
                     deviceID: try reader.optionalString(3))
+            case "AcquireGroupAudio":
+                let reader = try BusArguments(member, arguments, count: 4)
+                guard case .array(elementSignature: "o", let elements) = arguments[0].unwrapped, !elements.isEmpty, elements.count <= 32 else {
+                    throw MediaDeviceError(.invalidArgument, "sessions must be 1 to 32 session paths").dbusError
+                }
+                var paths: [DBusObjectPath] = []
+                for element in elements {
+                    guard case .objectPath(let path) = element.unwrapped else { throw DBusError.invalidArgs("AcquireGroupAudio: sessions must be object paths") }
+                    paths.append(path)
+                }
+                let name = try reader.string(1)
+                guard let encoding = SampleBuffer.Format.Encoding(pcmName: name) else {
+                    throw MediaDeviceError(.invalidArgument, "encoding must be s16le or f32le, not \(name)").dbusError
+                }
+                let rate = try reader.uint32(2)
+                let channels = try reader.uint32(3)
+                guard rate > 0, rate <= 384_000, (1...8).contains(channels) else {
+                    throw MediaDeviceError(.invalidArgument, "\(rate) Hz with \(channels) channels is not a PCM format").dbusError
+                }
+                self = .acquireGroupAudio(sessions: paths, format: SampleBuffer.Format(encoding: encoding, sampleRate: Int(rate), channels: Int(channels)))
             default: throw DBusError.unknownMember(member, of: Manager1.interface)
             }
         }
@@ -143,6 +173,7 @@ public enum Manager1 {
             case .unregisterPairingAgent: "UnregisterPairingAgent"
             case .suggest: "Suggest"
             case .recordRouteChoice: "RecordRouteChoice"
+            case .acquireGroupAudio: "AcquireGroupAudio"
             }
         }
 
@@ -153,8 +184,33 @@ public enum Manager1 {
             case .suggest(let application, let content): [.string(application), .bool(content.isVideo), .bool(content.isLongForm)]
             case .recordRouteChoice(let application, let content, let deviceID):
                 [.string(application), .bool(content.isVideo), .bool(content.isLongForm), .string(deviceID ?? "")]
+            case .acquireGroupAudio(let sessions, let format):
+                [
+                    .array(elementSignature: "o", sessions.map { .objectPath($0) }), .string(format.encoding.pcmName ?? ""),
+                    .uint32(UInt32(clamping: format.sampleRate)), .uint32(UInt32(clamping: format.channels)),
+                ]
             }
         }
+    }
+
+    /// `AcquireGroupAudio`'s reply: `AcquireAudio`'s, then each member's lead (how much later
+    /// than the slowest it starts, in µs, in the order asked).
+    public static func groupAudioReply(descriptor: DBusFileDescriptor, format: SampleBuffer.Format, latency: Duration, leads: [Duration]) -> [DBusValue] {
+        Session1.AudioReply.values(descriptor: descriptor, format: format, latency: latency)
+            + [.array(elementSignature: "t", leads.map { .uint64(Session1.AudioReply.microseconds($0)) })]
+    }
+
+    /// The acquisition and leads in an `AcquireGroupAudio` reply; the descriptor is the caller's.
+    public static func groupAudio(from reply: [DBusValue]) throws(DBusError) -> (acquisition: AudioAcquisition, leads: [Duration]) {
+        guard reply.count == 6, case .array(elementSignature: "t", let elements) = reply[5].unwrapped else {
+            throw DBusError.invalidArgs("AcquireGroupAudio: the reply is not (h, s, u, u, t, at)")
+        }
+        let acquisition = try Session1.AudioReply.acquisition(from: Array(reply.prefix(5)))
+        let leads = elements.map { element -> Duration in
+            if case .uint64(let value) = element.unwrapped { return .microseconds(Int64(clamping: value)) }
+            return .zero
+        }
+        return (acquisition, leads)
     }
 
     /// `Suggest`'s reply: `("local", "", "")` or `("external", device id, name)`.

@@ -302,12 +302,16 @@ public enum Session1 {
     /// The reply of `AcquireAudio`: (h fd, s encoding, u rate, u channels, t latency in µs).
     public enum AudioReply {
         public static func values(descriptor: DBusFileDescriptor, format: SampleBuffer.Format, latency: Duration) -> [DBusValue] {
-            let (seconds, attoseconds) = latency.components
-            let microseconds = UInt64(clamping: seconds.multipliedReportingOverflow(by: 1_000_000).partialValue + attoseconds / 1_000_000_000_000)
-            return [
+            [
                 .unixFD(descriptor), .string(format.encoding.pcmName ?? ""), .uint32(UInt32(clamping: format.sampleRate)),
-                .uint32(UInt32(clamping: format.channels)), .uint64(microseconds),
+                .uint32(UInt32(clamping: format.channels)), .uint64(microseconds(latency)),
             ]
+        }
+
+        /// A duration in whole microseconds (0 for a negative one).
+        public static func microseconds(_ duration: Duration) -> UInt64 {
+            let (seconds, attoseconds) = duration.components
+            return UInt64(clamping: seconds.multipliedReportingOverflow(by: 1_000_000).partialValue + attoseconds / 1_000_000_000_000)
         }
 
         /// The acquisition a reply describes; the descriptor is duplicated for the caller, who owns it.

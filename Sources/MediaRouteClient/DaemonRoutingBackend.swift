@@ -374,6 +374,18 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
     }
 
     /// The route's `Audio*` properties, read now (they change too often to be signalled).
+    /// `Manager1.AcquireGroupAudio`: the descriptor comes in the reply; the caller owns it.
+    public func acquireGroupAudio(
+        on sessions: [MediaOutputSession], format: SampleBuffer.Format
+    ) async throws -> (acquisition: AudioAcquisition, leads: [Duration]) {
+        let reply = try await call(.acquireGroupAudio(sessions: sessions.map(DaemonNames.sessionPath), format: format))
+        do {
+            return try Manager1.groupAudio(from: reply)
+        } catch {
+            throw MediaDeviceError(.sessionFailed, "mediarouted's AcquireGroupAudio reply: \(error)")
+        }
+    }
+
     /// `Session1.SetNowPlaying`.
     public func setRealtimeNowPlaying(_ nowPlaying: RealtimeNowPlaying, on session: MediaOutputSession) async throws {
         _ = try await call(try sessionPath(session), .setNowPlaying(nowPlaying))

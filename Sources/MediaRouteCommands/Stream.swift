@@ -78,10 +78,6 @@ extension MediaRouteCtl {
                 for name in devices {
                     let route = try await activate(name, pin: pin, discoverySeconds: 5, environment: environment, console: console)
                     routes.append(route)
-                    let sink = try await route.startRealtimeSampleDelivery()
-                    // An empty buffer acquires delivery: a format the device cannot take fails here, before any input is read.
-                    try await sink.send(SampleBuffer(format: opening.format, presentationTime: .zero, frameCount: 0, data: []))
-                    sinks.append(sink)
                     if let nowPlaying {
                         do {
                             try await route.setNowPlaying(nowPlaying)
@@ -89,32 +85,37 @@ extension MediaRouteCtl {
                             // A device with nothing to show: the stream goes on.
                         }
                     }
+                    guard devices.count == 1 else { continue }
+                    let sink = try await route.startRealtimeSampleDelivery()
+                    // An empty buffer acquires delivery: a format the device cannot take fails here, before any input is read.
+                    try await sink.send(SampleBuffer(format: opening.format, presentationTime: .zero, frameCount: 0, data: []))
+                    sinks.append(sink)
                     let latency = await sink.acquisition.map { " (latency \(Self.milliseconds($0.latency)) ms)" } ?? ""
                     console.write("Streaming \(opening.format.name) to \(route.routeDisplayName)\(latency)")
+                }
+                if devices.count > 1 {
+                    // A group: one delivery for all (one socket, one clock); the daemon holds back each
+                    // device by how much less than the slowest it buffers, so a sample comes out of
+                    // every device at the same time, and AirPlay receivers share one timeline.
+                    let (acquisition, leads) = try await environment.controller.acquireGroupAudio(routes, format: opening.format)
+                    let sink = RealtimeSampleSink(acquired: acquisition, session: routes[0].session)
+                    try await sink.send(SampleBuffer(format: opening.format, presentationTime: .zero, frameCount: 0, data: []))
+                    sinks.append(sink)
+                    for (index, lead) in leads.enumerated() where Self.milliseconds(lead) > 0 {
+                        console.write("\(routes[index].routeDisplayName) starts \(Self.milliseconds(lead)) ms later, to play with the others")
+                    }
+                    let names = routes.map(\.routeDisplayName).joined(separator: " + ")
+                    console.write("Streaming \(opening.format.name) to \(names) as a group (latency \(Self.milliseconds(acquisition.latency)) ms)")
                 }
             } catch {
                 await endAll()
                 throw CommandFailure("cannot stream: \(error)")
             }
 
-            // A group plays together: each device's samples are held back by how much less than the
-            // slowest it buffers (silence first), and the devices are fed in turns of a few
-            // milliseconds, so no delivery starts or runs ahead of the others.
             let bytesPerFrame = opening.format.bytesPerFrame ?? 4
             var queues = [[UInt8]](repeating: [], count: sinks.count)
             var latencies: [Duration] = []
             for sink in sinks { latencies.append(await sink.acquisition?.latency ?? .zero) }
-            if sinks.count > 1 {
-                let slowest = latencies.max() ?? .zero
-                for (index, latency) in latencies.enumerated() {
-                    let lead = slowest - latency
-                    let frames = Int(Self.milliseconds(lead)) * opening.format.sampleRate / 1_000
-                    queues[index] = [UInt8](repeating: 0, count: max(0, frames) * bytesPerFrame)
-                    if frames > 0 {
-                        console.write("\(routes[index].routeDisplayName) starts \(Self.milliseconds(lead)) ms later, to play with the others")
-                    }
-                }
-            }
             let turn = max(1, opening.format.sampleRate / 100) * bytesPerFrame  // 10 ms
 
             let interrupted = InterruptSignal.install()

@@ -25,6 +25,8 @@ struct ManagerObject {
                         return Manager1.suggestionReply(await daemon.suggest(application: application, content: content))
                     case .recordRouteChoice(let application, let content, let deviceID):
                         try await daemon.recordRouteChoice(application: application, content: content, deviceID: deviceID)
+                    case .acquireGroupAudio(let sessions, let format):
+                        return try await daemon.acquireGroupAudio(sessions, format: format, sender: message.sender)
                     }
                     return []
                 },

@@ -195,6 +195,22 @@ public actor RoutingDaemon {
             descriptor: DBusFileDescriptor(owning: acquisition.descriptor), format: acquisition.format, latency: acquisition.latency)
     }
 
+    /// `Manager1.AcquireGroupAudio`: one delivery for the routes of `paths`, owned by `sender`
+    /// as ``acquireAudio(_:format:sender:)``'s is.
+    func acquireGroupAudio(_ paths: [DBusObjectPath], format: SampleBuffer.Format, sender: String) async throws -> [DBusValue] {
+        var sessions: [MediaOutputSession] = []
+        for path in paths {
+            guard let route = routes.values.first(where: { DaemonNames.sessionPath($0.session) == path }) else {
+                throw MediaDeviceError(.deviceNotActive, "\(path) is not an active route").dbusError
+            }
+            sessions.append(route.session)
+        }
+        let (acquisition, leads) = try await mapErrors { try await system.acquireGroupAudio(on: sessions, format: format) }
+        for session in sessions { audioOwners[session.id] = sender }
+        return Manager1.groupAudioReply(
+            descriptor: DBusFileDescriptor(owning: acquisition.descriptor), format: acquisition.format, latency: acquisition.latency, leads: leads)
+    }
+
     /// `Session1.ReleaseAudio`: ends delivery now.
     func releaseAudio(_ session: MediaOutputSession) async {
         audioOwners[session.id] = nil

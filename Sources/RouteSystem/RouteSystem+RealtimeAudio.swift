@@ -8,6 +8,7 @@ import Glibc
 #endif
 import MediaDevice
 import RealtimeAudio
+import Synchronization
 
 /// One paced delivery of real-time audio on a route.
 struct AudioDeliveryRecord {
@@ -15,6 +16,74 @@ struct AudioDeliveryRecord {
     let delivery: PacedAudioDelivery
     let buffers: AsyncStream<AudioDeliveryItem>.Continuation
     let feeder: Task<Void, Never>
+    /// The group the route plays in, when the delivery is shared (``RouteSystem/acquireGroupAudio(on:format:)``).
+    var group: AudioGroupFanOut? = nil
+}
+
+/// One delivery's buffers handed to every route of a group: each member gets every buffer,
+/// after silence for how much less than the slowest member its device buffers, with the
+/// buffers' presentation times moved on by that lead; a member whose route ends is let go
+/// and the others play on.
+final class AudioGroupFanOut: Sendable {
+    struct Member {
+        let continuation: AsyncStream<AudioDeliveryItem>.Continuation
+        /// Frames of silence before the first buffer.
+        let leadFrames: Int
+        let lead: Duration
+        var started = false
+    }
+
+    private let members: Mutex<[UUID: Member]>
+
+    init(_ members: [UUID: Member]) {
+        self.members = Mutex(members)
+    }
+
+    /// Hands `buffer` to every member; false when a member's queue was full (its device is stuck).
+    func deliver(_ buffer: SampleBuffer) -> Bool {
+        members.withLock { members in
+            var allTaken = true
+            for id in members.keys {
+                var buffer = buffer
+                if !members[id]!.started {
+                    members[id]!.started = true
+                    if let bytesPerFrame = buffer.format.bytesPerFrame, members[id]!.leadFrames > 0 {
+                        let silence = SampleBuffer(
+                            format: buffer.format, presentationTime: buffer.presentationTime, frameCount: members[id]!.leadFrames,
+                            data: [UInt8](repeating: 0, count: members[id]!.leadFrames * bytesPerFrame))
+                        _ = members[id]!.continuation.yield(.samples(silence))
+                    }
+                }
+                buffer.presentationTime += members[id]!.lead
+                if case .enqueued = members[id]!.continuation.yield(.samples(buffer)) {} else { allTaken = false }
+            }
+            return allTaken
+        }
+    }
+
+    /// Lets a member go; true when none is left.
+    func remove(_ id: UUID) -> Bool {
+        members.withLock { members in
+            members.removeValue(forKey: id)?.continuation.finish()
+            return members.isEmpty
+        }
+    }
+
+    /// The writer ended the stream: every member's queue ends after what it holds.
+    func finishAll() {
+        members.withLock { members in
+            for member in members.values { member.continuation.finish() }
+        }
+    }
+
+    /// A flush to every member, after what each has queued.
+    func flushAll() {
+        members.withLock { members in
+            for member in members.values { member.continuation.yield(.flush) }
+        }
+    }
+
+    var memberIDs: [UUID] { members.withLock { Array($0.keys) } }
 }
 
 /// What goes to the extension, in order: samples, and flushes between them.
@@ -124,8 +193,13 @@ extension RouteSystem {
         return record.delivery.isPaused
     }
 
-    /// The flush goes through the same queue as the samples, after those already queued.
+    /// The flush goes through the same queue as the samples, after those already queued (to
+    /// every member of a group: they share the delivery that paused).
     private func flush(_ record: AudioDeliveryRecord, _ session: MediaOutputSession) {
+        if let group = record.group {
+            group.flushAll()
+            return
+        }
         if case .enqueued = record.buffers.yield(.flush) { return }
         // The queue is full (the extension is stuck): the flush goes straight to it.
         guard let route = routes(session), let handler = loadedExtension(for: route.key.protocolID)?.instance as? any RealtimeSampleHandling else {
@@ -169,9 +243,108 @@ extension RouteSystem {
     /// closed. Its statistics stay readable until the route ends (`forgetting`) or audio is acquired again.
     func endAudioDelivery(_ id: UUID, forgetting: Bool = false) {
         guard let record = forgetting ? audioDeliveries.removeValue(forKey: id) : audioDeliveries[id] else { return }
-        record.delivery.stop()
-        record.buffers.finish()
+        if let group = record.group {
+            // A member leaving a group: the others play on; the last one stops the delivery.
+            if !forgetting { audioDeliveries[id]?.group = nil }
+            if group.remove(id) { record.delivery.stop() }
+        } else {
+            record.delivery.stop()
+            record.buffers.finish()
+        }
         record.feeder.cancel()
+    }
+
+    /// Opens one paced delivery of `format` for several routes that play as a group: one
+    /// socket and one clock, every buffer to every member. Each member gets silence first for
+    /// how much less than the slowest it buffers, so a sample comes out of every device at the
+    /// same time; devices that schedule playback themselves (AirPlay) get the same presentation
+    /// times and play on one timeline. A member whose route ends leaves the group; the others
+    /// play on. Any delivery the routes had ends.
+    /// - Returns: the acquisition (its latency is the slowest member's) and each member's lead.
+    public func acquireGroupAudio(
+        on sessions: [MediaOutputSession], format: SampleBuffer.Format
+    ) async throws -> (acquisition: AudioAcquisition, leads: [Duration]) {
+        guard !sessions.isEmpty, Set(sessions.map(\.id)).count == sessions.count else {
+            throw MediaDeviceError(.invalidArgument, "a group needs routes, each once")
+        }
+        let configuration = PacedAudioDelivery.Configuration()
+        var handlers: [(any RealtimeSampleHandling, ActiveRoute)] = []
+        var latencies: [Duration] = []
+        for session in sessions {
+            let (handler, route) = try await startRealtimeHandler(on: session)
+            let support = await handler.realtimeAudioSupport(session: session)
+            guard format.bytesPerFrame != nil, support.accepts(format) else {
+                throw MediaDeviceError(
+                    .unsupported,
+                    "\(route.device.displayName) takes \(support), not \(format.encoding.pcmName ?? "encoded frames") at \(format.sampleRate) Hz with \(format.channels) channels")
+            }
+            handlers.append((handler, route))
+            latencies.append(support.latency)
+        }
+        for session in sessions {
+            guard isRealtime(session) else { throw MediaDeviceError(.deviceNotActive, "\(session) is not active") }
+            endAudioDelivery(session.id)
+        }
+        let slowest = latencies.max() ?? .zero
+        let leads = latencies.map { slowest - $0 }
+        let pacing = DeliveryPacing(sampleRate: format.sampleRate, maxBurst: 1)
+
+        var members: [UUID: AudioGroupFanOut.Member] = [:]
+        var streams: [UUID: AsyncStream<AudioDeliveryItem>] = [:]
+        for (index, session) in sessions.enumerated() {
+            let (stream, continuation) = AsyncStream.makeStream(
+                of: AudioDeliveryItem.self, bufferingPolicy: .bufferingOldest(Self.queuedBuffersForExtension))
+            let leadFrames = Int(max(0, min(pacing.clockFrames(after: leads[index]), Int64(format.sampleRate) * 10)))
+            members[session.id] = AudioGroupFanOut.Member(continuation: continuation, leadFrames: leadFrames, lead: leads[index])
+            streams[session.id] = stream
+        }
+        let group = AudioGroupFanOut(members)
+        let (reader, writer) = try PacedAudioDelivery.socketPair()
+        nextAudioDelivery += 1
+        let token = nextAudioDelivery
+        let delivery: PacedAudioDelivery
+        do {
+            delivery = try PacedAudioDelivery(
+                reading: reader, format: format, routeLatency: slowest, configuration: configuration,
+                deliver: { buffer in group.deliver(buffer) },
+                ended: { [weak self] end in
+                    let ids = group.memberIDs
+                    group.finishAll()
+                    Task {
+                        for session in sessions where ids.contains(session.id) { await self?.audioDeliveryEnded(session, token: token, end) }
+                    }
+                })
+            try delivery.start()
+        } catch {
+            close(reader)
+            close(writer)
+            group.finishAll()
+            throw MediaDeviceError(.sessionFailed, "real-time audio not started: \(error)")
+        }
+        for (index, session) in sessions.enumerated() {
+            let handler = handlers[index].0
+            let stream = streams[session.id]!
+            let feeder = Task {
+                for await item in stream {
+                    switch item {
+                    case .samples(let buffer): await handler.receiveSamples(buffer, session: session)
+                    case .flush: await handler.flushRealtimeSamples(session: session)
+                    }
+                }
+            }
+            audioDeliveries[session.id] = AudioDeliveryRecord(
+                token: token, delivery: delivery, buffers: members[session.id]!.continuation, feeder: feeder, group: group)
+            if let nowPlaying = realtimeNowPlaying[session.id] { await handler.updateRealtimeNowPlaying(nowPlaying, session: session) }
+        }
+        logger.info(
+            "real-time group audio acquired",
+            metadata: [
+                "devices": "\(handlers.map(\.1.device.displayName))", "leads": "\(leads)",
+                "format": "\(format.encoding.pcmName ?? "?")/\(format.sampleRate)/\(format.channels)",
+            ])
+        let acquisition = AudioAcquisition(
+            descriptor: writer, format: format, latency: slowest + PacedAudioDelivery.addedLatency(for: format, configuration: configuration))
+        return (acquisition, leads)
     }
 
     /// The writer ended the stream: once the extension has every buffer, samples stop on the route.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 internal import IOReactor
 import MediaDevice
+import Synchronization
 
 /// Real-time audio delivery opened on a route: the descriptor to write PCM into, and
 /// what the route made of the request.
@@ -78,6 +79,21 @@ public struct RealtimeSampleSink: Sendable {
     public init(session: MediaOutputSession, acquire: @escaping @Sendable (SampleBuffer.Format) async throws -> AudioAcquisition) {
         self.session = session
         self.writer = SampleWriter(acquire: acquire)
+    }
+
+    /// A sink over a delivery already acquired (a group's, `acquireGroupAudio`): it takes that
+    /// format only, and its writer owns the descriptor.
+    public init(acquired acquisition: AudioAcquisition, session: MediaOutputSession) {
+        let unused = Mutex<AudioAcquisition?>(acquisition)
+        self.init(session: session) { format in
+            guard format == acquisition.format, let taken = unused.withLock({ value -> AudioAcquisition? in
+                defer { value = nil }
+                return value
+            }) else {
+                throw MediaDeviceError(.unsupported, "this stream was opened for \(acquisition.format.encoding.pcmName ?? "?")/\(acquisition.format.sampleRate)/\(acquisition.format.channels)")
+            }
+            return taken
+        }
     }
 
     /// Delivers one buffer, in presentation order.

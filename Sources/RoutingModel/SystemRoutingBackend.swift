@@ -38,6 +38,10 @@ public protocol SystemRoutingBackend: Sendable {
     func acquireAudio(on session: MediaOutputSession, format: SampleBuffer.Format) async throws -> AudioAcquisition
     /// How delivery on a route goes; nil when none was acquired.
     func audioStatistics(on session: MediaOutputSession) async -> RealtimeAudioStatistics?
+    /// Opens one paced delivery for several routes that play as a group (one socket, one clock):
+    /// each member starts later by how much less than the slowest it buffers (its lead, in the
+    /// order of `sessions`); a member whose route ends leaves and the others play on.
+    func acquireGroupAudio(on sessions: [MediaOutputSession], format: SampleBuffer.Format) async throws -> (acquisition: AudioAcquisition, leads: [Duration])
     /// Says what a route's real-time audio is; the device gets it now and with each new stream.
     /// - Throws: ``MediaDeviceError`` `unsupported` when the route takes no real-time audio.
     func setRealtimeNowPlaying(_ nowPlaying: RealtimeNowPlaying, on session: MediaOutputSession) async throws

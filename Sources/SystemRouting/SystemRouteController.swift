@@ -40,6 +40,12 @@ public final class SystemRouteController: Sendable {
     }
 
     let system: any SystemRoutingBackend
+
+    /// Opens one real-time delivery for `routes` playing as a group; see
+    /// ``SystemRoutingBackend/acquireGroupAudio(on:format:)``.
+    public func acquireGroupAudio(_ routes: [SystemRoute], format: SampleBuffer.Format) async throws -> (acquisition: AudioAcquisition, leads: [Duration]) {
+        try await system.acquireGroupAudio(on: routes.map(\.session), format: format)
+    }
     /// Identifies this app to devices (the application launched in `.application` mode)
     /// and to the system (discovery interest).
     public let applicationIdentifier: String

@@ -342,3 +342,56 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
         #expect(after[1] <= after[0], "descriptors open after each run: \(after)")
     }
 }
+
+@Suite(.timeLimit(.minutes(1))) struct GroupAudioTests {
+    static let quick = LoopbackDeviceSpec(name: "quick", displayName: "Quick Speaker", kind: .speaker, audioLatency: 0.05)
+    static let slow = LoopbackDeviceSpec(name: "slow", displayName: "Slow Speaker", kind: .speaker, audioLatency: 0.2)
+
+    @Test func oneDeliveryFeedsEveryMemberAlignedToTheSlowest() async throws {
+        let rig = try await LoopbackRig(devices: [Self.quick, Self.slow])
+        await rig.discover(expecting: 2)
+        let quick = try await rig.system.activate(deviceID: "Quick Speaker")
+        let slow = try await rig.system.activate(deviceID: "Slow Speaker")
+        let (acquisition, leads) = try await rig.system.acquireGroupAudio(on: [quick.session, slow.session], format: .cdAudio)
+        #expect(leads == [.milliseconds(150), .zero], "the quicker device starts 150 ms later")
+        #expect(acquisition.latency >= .milliseconds(200))
+        let source = rampFrames(8_820)
+        let descriptor = acquisition.descriptor
+        #expect(await Task.detached { writeBlocking(source, to: descriptor, piece: 1_000) }.value)
+        close(descriptor)
+        #expect(await eventually { await rig.system.audioStatistics(on: slow.session)?.active == false })
+        #expect(await eventually { await rig.transport.audioFramesReceived(by: "slow") >= 8_820 })
+        #expect(await eventually { await rig.transport.audioFramesReceived(by: "quick") >= 8_820 + 6_615 })
+        let (slowAudio, _) = withoutSilence(await rig.transport.audioReceived(by: "slow"))
+        let (quickAudio, quickSilence) = withoutSilence(await rig.transport.audioReceived(by: "quick"))
+        #expect(sameBytes(slowAudio, source) && sameBytes(quickAudio, source), "both got every sample, in order")
+        #expect(quickSilence >= 6_615, "the lead came first as silence: \(quickSilence)")
+        let statistics = try #require(await rig.system.audioStatistics(on: quick.session))
+        #expect(statistics.framesReceived == 8_820 && statistics.framesDropped == 0)
+    }
+
+    @Test func aMemberLeavingLeavesTheOthersPlaying() async throws {
+        let rig = try await LoopbackRig(devices: [Self.quick, Self.slow])
+        await rig.discover(expecting: 2)
+        let quick = try await rig.system.activate(deviceID: "Quick Speaker")
+        let slow = try await rig.system.activate(deviceID: "Slow Speaker")
+        let (acquisition, _) = try await rig.system.acquireGroupAudio(on: [quick.session, slow.session], format: .cdAudio)
+        let descriptor = acquisition.descriptor
+        let writer = Task.detached {
+            let done = writeBlocking(rampFrames(44_100), to: descriptor, piece: 1_764)
+            close(descriptor)
+            return done
+        }
+        #expect(await eventually { await rig.transport.audioFramesReceived(by: "slow") > 4_410 })
+        await rig.system.deactivate(quick.session)
+        let left = await rig.transport.audioFramesReceived(by: "quick")
+        #expect(await writer.value, "the writer was not cut off: the group plays on")
+        #expect(await eventually { await rig.system.audioStatistics(on: slow.session)?.active == false })
+        #expect(await rig.system.audioStatistics(on: slow.session)?.framesReceived == 44_100)
+        #expect(await eventually { await rig.transport.audioFramesReceived(by: "slow") >= 44_100 })
+        #expect(await rig.transport.audioFramesReceived(by: "quick") == left, "nothing goes to a member that left")
+        // A route given twice, or none, is refused.
+        await #expect(throws: MediaDeviceError.self) { _ = try await rig.system.acquireGroupAudio(on: [slow.session, slow.session], format: .cdAudio) }
+        await #expect(throws: MediaDeviceError.self) { _ = try await rig.system.acquireGroupAudio(on: [], format: .cdAudio) }
+    }
+}
