@@ -56,6 +56,8 @@ public actor RAOPExtension: RealtimeSampleHandling {
     static let queuedBuffers = 25
 
     public nonisolated let protocolType: MediaSharingProtocol
+    /// Each receiver is a session of its own: several play at once (a group).
+    public nonisolated var supportsSimultaneousSessions: Bool { true }
     /// How long after its sending a packet plays: the receivers' buffer against the network.
     private let latencyFrames: UInt32
     private let transport: any Transport

@@ -24,7 +24,13 @@ public final class AirPlayReceiver: Sendable {
         return true
     }
 
-    public init(in lab: NamespaceLab, room: NamespaceLab.Room, name: String, password: String? = nil) throws {
+    /// Where the recorder notes, for each read of the receiver's output, the CLOCK_MONOTONIC time
+    /// and the bytes read so far (`timed` receivers only).
+    public let timesPath: String
+
+    /// - Parameter timed: the output goes through a recorder that notes when each piece came
+    ///   (``outputClock()``), for measuring when the receiver plays a sample.
+    public init(in lab: NamespaceLab, room: NamespaceLab.Room, name: String, password: String? = nil, timed: Bool = false) throws {
         self.name = name
         let directory = NSTemporaryDirectory() + "mr-airplay-\(room.inside)"
         try? FileManager.default.removeItem(atPath: directory)
@@ -67,8 +73,27 @@ public final class AirPlayReceiver: Sendable {
             "mkdir -p /run/avahi-daemon && mount -t tmpfs tmpfs /run/avahi-daemon && exec /usr/sbin/avahi-daemon --no-chroot --no-drop-root --no-rlimits -f \(directory)/avahi.conf",
         ], log: avahiLog, environment: environment)
         for _ in 0..<300 where !lab.log(avahiLog).contains("Server startup complete") { usleep(10_000) }
-        process = try lab.start(in: room, ["/bin/sh", "-c", "exec /usr/bin/shairport-sync -c \(directory)/shairport.conf -u >\(pcmPath) 2>\(logPath)"],
-                                environment: environment)
+        timesPath = directory + "/times.txt"
+        if timed {
+            try """
+                import os, sys, time
+                out = open(sys.argv[1], "wb"); times = open(sys.argv[2], "w"); total = 0
+                while True:
+                    piece = os.read(0, 65536)
+                    if not piece: break
+                    now = time.clock_gettime(time.CLOCK_MONOTONIC)
+                    out.write(piece); out.flush(); total += len(piece)
+                    times.write("%.6f %d\\n" % (now, total)); times.flush()
+                """.write(toFile: directory + "/recorder.py", atomically: true, encoding: .utf8)
+            // `exec` in a pipeline's first stage: the killed process is shairport-sync itself.
+            process = try lab.start(in: room, [
+                "/bin/sh", "-c",
+                "(exec /usr/bin/shairport-sync -c \(directory)/shairport.conf -u 2>\(logPath)) | python3 -u \(directory)/recorder.py \(pcmPath) \(timesPath)",
+            ], environment: environment)
+        } else {
+            process = try lab.start(in: room, ["/bin/sh", "-c", "exec /usr/bin/shairport-sync -c \(directory)/shairport.conf -u >\(pcmPath) 2>\(logPath)"],
+                                    environment: environment)
+        }
         // shairport-sync writes metadata only while the pipe has a reader (it makes the pipe when it starts).
         metadataPath = directory + "/metadata.xml"
         try lab.start(in: room, [
@@ -80,9 +105,75 @@ public final class AirPlayReceiver: Sendable {
     /// The PCM written so far (interleaved stereo S16LE at 44.1 kHz).
     public var pcm: [UInt8] { (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: pcmPath)))) ?? [] }
 
+    /// When the receiver's output frames came out, by a steady clock (as a DAC would take them):
+    /// for each read, the time frame 0 would have come out if every frame before it had come at
+    /// the rate; the least of those over a rolling two seconds is the clock, since a read is
+    /// only ever late. Returns the time (CLOCK_MONOTONIC seconds) of `frame`, or nil before the
+    /// first read.
+    public func outputClock(rate: Double = 44_100) -> @Sendable (Int) -> Double? {
+        let reads: [(time: Double, frames: Double)] = ((try? String(contentsOfFile: timesPath, encoding: .utf8)) ?? "")
+            .split(separator: "\n").compactMap { line in
+                let fields = line.split(separator: " ")
+                guard fields.count == 2, let time = Double(fields[0]), let bytes = Double(fields[1]) else { return nil }
+                return (time, bytes / 4)
+            }
+        let origins = reads.map { (frames: $0.frames, origin: $0.time - $0.frames / rate) }
+        return { frame in
+            let position = Double(frame)
+            let window = origins.filter { abs($0.frames - position) <= rate }
+            guard let origin = (window.isEmpty ? origins : window).map(\.origin).min() else { return nil }
+            return origin + position / rate
+        }
+    }
+
     /// The metadata items so far.
     public var metadata: String { (try? String(contentsOfFile: metadataPath, encoding: .utf8)) ?? "" }
 
     /// The receiver's log so far.
     public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+}
+
+/// The impulse train the sync measurements play: low noise with a loud one-frame click every
+/// half second (stereo S16LE at 44.1 kHz), so the same source sample can be found in every
+/// receiver's output.
+public func impulseTrain(seconds: Int) -> [UInt8] {
+    var generator = SystemRandomNumberGenerator()
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(seconds * 44_100 * 4)
+    for frame in 0..<(seconds * 44_100) {
+        let value: Int16 = frame % 22_050 == 11_025 ? 20_000 : Int16.random(in: -30...30, using: &generator)
+        let low = UInt8(truncatingIfNeeded: value), high = UInt8(truncatingIfNeeded: value >> 8)
+        bytes += [low, high, low, high]
+    }
+    return bytes
+}
+
+/// The frames of the clicks in a receiver's output (left channel above 10 000 after quiet).
+public func clickFrames(in pcm: [UInt8]) -> [Int] {
+    var frames: [Int] = []
+    var index = 0
+    var lastClick = -44_100
+    while index + 1 < pcm.count {
+        let frame = index / 4
+        let value = Int(Int16(bitPattern: UInt16(pcm[index]) | UInt16(pcm[index + 1]) << 8))
+        if abs(value) > 10_000, frame - lastClick > 11_025 {
+            frames.append(frame)
+            lastClick = frame
+        }
+        index += 4
+    }
+    return frames
+}
+
+/// When each click came out of `a` less when the same click came out of `b`, in milliseconds,
+/// by each output's steady clock (``AirPlayReceiver/outputClock(rate:)``); the clicks are
+/// matched in order. Nil when the two outputs hold different numbers of clicks.
+public func clickOffsets(_ a: AirPlayReceiver, _ b: AirPlayReceiver) -> [Double]? {
+    let clicksA = clickFrames(in: a.pcm), clicksB = clickFrames(in: b.pcm)
+    guard clicksA.count == clicksB.count, !clicksA.isEmpty else { return nil }
+    let clockA = a.outputClock(), clockB = b.outputClock()
+    return zip(clicksA, clicksB).compactMap { frameA, frameB in
+        guard let timeA = clockA(frameA), let timeB = clockB(frameB) else { return nil }
+        return (timeA - timeB) * 1000
+    }
 }

@@ -220,4 +220,45 @@ private func correlationWithTone(_ received: [Double]) -> Double {
         await rig.system.deactivate(again.session)
         await rig.system.shutdown()
     }
+
+    /// Two receivers in a group on one delivery play the same click at the same time, by their
+    /// outputs' steady clocks (the figures over 60 s, beside other senders, are in
+    /// Docs/benchmarks.md: `mediaroute-bench raop-group`).
+    @Test(.timeLimit(.minutes(2))) func twoReceiversInAGroupPlayEachSampleAtTheSameTime() async throws {
+        let lab = try NamespaceLab(rooms: 2)
+        let left = try AirPlayReceiver(in: lab, room: lab.rooms[0], name: "Left AirPlay", timed: true)
+        let right = try AirPlayReceiver(in: lab, room: lab.rooms[1], name: "Right AirPlay", timed: true)
+        let transport = DNSSDServiceTransport(
+            lan: LANTransport(configuration: .init(interfaces: lab.rooms.map(\.outside))), serviceTypes: [RAOPExtension.serviceType])
+        let system = RouteSystem()
+        try await system.load { manager in RAOPExtension(transport: transport, routingManager: manager) }
+        await system.beginDiscovery(client: "test")
+        #expect(await eventually(timeout: .seconds(15)) { await system.devicesList.filter { $0.displayName.hasSuffix("AirPlay") }.count == 2 })
+        var routes: [MediaOutputSession] = []
+        for name in ["Left AirPlay", "Right AirPlay"] {
+            let device = try #require(await system.devicesList.first { $0.displayName == name })
+            let route = try await system.activate(deviceID: device.id)
+            try await system.setVolume(1, on: route.session)
+            routes.append(route.session)
+        }
+        let (acquisition, leads) = try await system.acquireGroupAudio(on: routes, format: .cdAudio)
+        #expect(leads == [.zero, .zero])
+        let descriptor = acquisition.descriptor
+        let writer = Task.detached {
+            let done = writeBlocking(impulseTrain(seconds: 8), to: descriptor, piece: 4_096)
+            close(descriptor)
+            return done
+        }
+        #expect(await writer.value)
+        #expect(await eventually(timeout: .seconds(10)) { clickFrames(in: left.pcm).count >= 15 && clickFrames(in: right.pcm).count >= 15 })
+        try await Task.sleep(for: .seconds(1))
+        let offsets = try #require(clickOffsets(left, right), "clicks: \(clickFrames(in: left.pcm).count) and \(clickFrames(in: right.pcm).count)")
+        // The first second is the receivers filling their output buffers (a burst the steady
+        // clock cannot see through); from the third click on, the outputs run on their clocks.
+        let worst = offsets.dropFirst(2).map(abs).max() ?? .infinity
+        print("two AirPlay receivers, one group: click offsets (ms) \(offsets.map { (($0 * 100).rounded()) / 100 })")
+        #expect(offsets.count >= 15)
+        #expect(worst < 1, "the same sample out of both within 1 ms: \(offsets)")
+        await system.shutdown()
+    }
 }
