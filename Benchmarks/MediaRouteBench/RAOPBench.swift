@@ -109,3 +109,92 @@ extension Bench {
     }
 }
 
+
+extension Bench {
+    /// Two shairport-sync receivers in two namespaces, one group (`acquireGroupAudio`), an
+    /// impulse train for `seconds`: the offset between the outputs' steady clocks for each
+    /// click (p50, p95 and max of the absolute offsets), from the third click on.
+    static func raopGroup(seconds: Int) async throws {
+        guard AirPlayReceiver.available else { return }
+        let lab = try NamespaceLab(rooms: 2)
+        let left = try AirPlayReceiver(in: lab, room: lab.rooms[0], name: "Left AirPlay", timed: true)
+        let right = try AirPlayReceiver(in: lab, room: lab.rooms[1], name: "Right AirPlay", timed: true)
+        let transport = DNSSDServiceTransport(
+            lan: LANTransport(configuration: .init(interfaces: lab.rooms.map(\.outside))), serviceTypes: [RAOPExtension.serviceType])
+        let system = RouteSystem()
+        try await system.load { manager in RAOPExtension(transport: transport, routingManager: manager) }
+        await system.beginDiscovery(client: "bench")
+        guard await eventually(timeout: .seconds(15), { await system.devicesList.filter { $0.displayName.hasSuffix("AirPlay") }.count == 2 }) else {
+            print("raop-group: the receivers were not found")
+            return
+        }
+        var sessions: [MediaOutputSession] = []
+        for name in ["Left AirPlay", "Right AirPlay"] {
+            guard let device = await system.devicesList.first(where: { $0.displayName == name }) else { return }
+            let route = try await system.activate(deviceID: device.id)
+            try await system.setVolume(1, on: route.session)
+            sessions.append(route.session)
+        }
+        let (acquisition, _) = try await system.acquireGroupAudio(on: sessions, format: .cdAudio)
+        let descriptor = acquisition.descriptor
+        let source = impulseTrain(seconds: seconds)
+        await Task.detached {
+            _ = writeBlocking(source, to: descriptor, piece: 4_096)
+            close(descriptor)
+        }.value
+        try await Task.sleep(for: .seconds(3))
+        guard let offsets = clickOffsets(left.output, right.output) else {
+            print("raop-group: the outputs hold \(clickFrames(in: left.pcm).count) and \(clickFrames(in: right.pcm).count) clicks")
+            return
+        }
+        let steady = offsets.dropFirst(2).map(abs).sorted()
+        guard !steady.isEmpty else { return }
+        let start = offsets.prefix(2).map { String(format: "%.2f", $0) }.joined(separator: ", ")
+        print(String(format: "raop-group: MediaRoute → two shairport-sync receivers, one group, %d clicks over %d s: |offset| p50 %.3f ms, p95 %.3f ms, max %.3f ms (first two clicks: %@ ms)",
+                     steady.count, seconds, steady[steady.count / 2], steady[min(steady.count - 1, steady.count * 95 / 100)], steady.last!, start))
+        await system.shutdown()
+        try await snapcastAnchor(seconds: seconds)
+    }
+
+    /// The same measurement on Snapcast 0.26: snapserver reading the impulse train from a FIFO,
+    /// a snapclient in each of two namespaces (`--player file`).
+    static func snapcastAnchor(seconds: Int) async throws {
+        guard SnapcastGroup.available else { return }
+        let lab = try NamespaceLab(rooms: 2)
+        let snapcast = try SnapcastGroup(in: lab)
+        defer {
+            snapcast.server.kill()
+            snapcast.server.wait()
+        }
+        try await Task.sleep(for: .seconds(2))
+        let fifo = snapcast.fifo
+        let source = impulseTrain(seconds: seconds)
+        await Task.detached {
+            let descriptor = open(fifo, O_WRONLY)
+            guard descriptor >= 0 else {
+                print("raop-group: cannot open snapserver's FIFO (errno \(errno))")
+                return
+            }
+            // A FIFO, not a socket: write(2), which blocks while snapserver reads at the stream's pace.
+            var offset = 0
+            while offset < source.count {
+                let wrote = source[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, min($0.count, 4_096)) }
+                guard wrote > 0 else {
+                    print("raop-group: writing snapserver's FIFO failed (errno \(errno))")
+                    break
+                }
+                offset += wrote
+            }
+            close(descriptor)
+        }.value
+        try await Task.sleep(for: .seconds(3))
+        guard let offsets = clickOffsets(snapcast.outputs[0], snapcast.outputs[1]) else {
+            print("raop-group: Snapcast's outputs hold \(clickFrames(in: snapcast.outputs[0].pcm).count) and \(clickFrames(in: snapcast.outputs[1].pcm).count) clicks")
+            return
+        }
+        let steady = offsets.dropFirst(2).map(abs).sorted()
+        guard !steady.isEmpty else { return }
+        print(String(format: "raop-group: Snapcast 0.26 → two snapclients, %d clicks over %d s: |offset| p50 %.3f ms, p95 %.3f ms, max %.3f ms",
+                     steady.count, seconds, steady[steady.count / 2], steady[min(steady.count - 1, steady.count * 95 / 100)], steady.last!))
+    }
+}

@@ -75,20 +75,10 @@ public final class AirPlayReceiver: Sendable {
         for _ in 0..<300 where !lab.log(avahiLog).contains("Server startup complete") { usleep(10_000) }
         timesPath = directory + "/times.txt"
         if timed {
-            try """
-                import os, sys, time
-                out = open(sys.argv[1], "wb"); times = open(sys.argv[2], "w"); total = 0
-                while True:
-                    piece = os.read(0, 65536)
-                    if not piece: break
-                    now = time.clock_gettime(time.CLOCK_MONOTONIC)
-                    out.write(piece); out.flush(); total += len(piece)
-                    times.write("%.6f %d\\n" % (now, total)); times.flush()
-                """.write(toFile: directory + "/recorder.py", atomically: true, encoding: .utf8)
-            // `exec` in a pipeline's first stage: the killed process is shairport-sync itself.
+            let recorder = try TimedOutput.writeRecorder(in: directory)
             process = try lab.start(in: room, [
                 "/bin/sh", "-c",
-                "(exec /usr/bin/shairport-sync -c \(directory)/shairport.conf -u 2>\(logPath)) | python3 -u \(directory)/recorder.py \(pcmPath) \(timesPath)",
+                "(exec /usr/bin/shairport-sync -c \(directory)/shairport.conf -u 2>\(logPath)) | \(recorder) \(pcmPath) \(timesPath)",
             ], environment: environment)
         } else {
             process = try lab.start(in: room, ["/bin/sh", "-c", "exec /usr/bin/shairport-sync -c \(directory)/shairport.conf -u >\(pcmPath) 2>\(logPath)"],
@@ -105,26 +95,8 @@ public final class AirPlayReceiver: Sendable {
     /// The PCM written so far (interleaved stereo S16LE at 44.1 kHz).
     public var pcm: [UInt8] { (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: pcmPath)))) ?? [] }
 
-    /// When the receiver's output frames came out, by a steady clock (as a DAC would take them):
-    /// for each read, the time frame 0 would have come out if every frame before it had come at
-    /// the rate; the least of those over a rolling two seconds is the clock, since a read is
-    /// only ever late. Returns the time (CLOCK_MONOTONIC seconds) of `frame`, or nil before the
-    /// first read.
-    public func outputClock(rate: Double = 44_100) -> @Sendable (Int) -> Double? {
-        let reads: [(time: Double, frames: Double)] = ((try? String(contentsOfFile: timesPath, encoding: .utf8)) ?? "")
-            .split(separator: "\n").compactMap { line in
-                let fields = line.split(separator: " ")
-                guard fields.count == 2, let time = Double(fields[0]), let bytes = Double(fields[1]) else { return nil }
-                return (time, bytes / 4)
-            }
-        let origins = reads.map { (frames: $0.frames, origin: $0.time - $0.frames / rate) }
-        return { frame in
-            let position = Double(frame)
-            let window = origins.filter { abs($0.frames - position) <= rate }
-            guard let origin = (window.isEmpty ? origins : window).map(\.origin).min() else { return nil }
-            return origin + position / rate
-        }
-    }
+    /// The receiver's output as a ``TimedOutput`` (its times are there for `timed` receivers).
+    public var output: TimedOutput { TimedOutput(pcmPath: pcmPath, timesPath: timesPath) }
 
     /// The metadata items so far.
     public var metadata: String { (try? String(contentsOfFile: metadataPath, encoding: .utf8)) ?? "" }
@@ -165,13 +137,63 @@ public func clickFrames(in pcm: [UInt8]) -> [Int] {
     return frames
 }
 
+/// What a player wrote (interleaved stereo S16LE at 44.1 kHz), with, for each read of it by
+/// the recorder (``writeRecorder(in:)``), the CLOCK_MONOTONIC time and the bytes so far.
+public struct TimedOutput: Sendable {
+    public let pcmPath: String
+    public let timesPath: String
+
+    public init(pcmPath: String, timesPath: String) {
+        self.pcmPath = pcmPath
+        self.timesPath = timesPath
+    }
+
+    /// Writes the recorder (python3: stdin to the PCM file, a line per read to the times file)
+    /// into `directory`; returns the command to pipe a player's output into, followed by the two paths.
+    public static func writeRecorder(in directory: String) throws -> String {
+        try """
+            import os, sys, time
+            out = open(sys.argv[1], "wb"); times = open(sys.argv[2], "w"); total = 0
+            while True:
+                piece = os.read(0, 65536)
+                if not piece: break
+                now = time.clock_gettime(time.CLOCK_MONOTONIC)
+                out.write(piece); out.flush(); total += len(piece)
+                times.write("%.6f %d\\n" % (now, total)); times.flush()
+            """.write(toFile: directory + "/recorder.py", atomically: true, encoding: .utf8)
+        return "python3 -u \(directory)/recorder.py"
+    }
+
+    public var pcm: [UInt8] { (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: pcmPath)))) ?? [] }
+
+    /// When the output's frames came out by a steady clock (as a DAC would take them): for each
+    /// read, the time frame 0 would have come out if every frame had come at the rate; the least
+    /// of those within a second of a frame is the clock there, since a read is only ever late.
+    /// Returns the time (CLOCK_MONOTONIC seconds) of `frame`, or nil before the first read.
+    public func clock(rate: Double = 44_100) -> @Sendable (Int) -> Double? {
+        let reads: [(time: Double, frames: Double)] = ((try? String(contentsOfFile: timesPath, encoding: .utf8)) ?? "")
+            .split(separator: "\n").compactMap { line in
+                let fields = line.split(separator: " ")
+                guard fields.count == 2, let time = Double(fields[0]), let bytes = Double(fields[1]) else { return nil }
+                return (time, bytes / 4)
+            }
+        let origins = reads.map { (frames: $0.frames, origin: $0.time - $0.frames / rate) }
+        return { frame in
+            let position = Double(frame)
+            let window = origins.filter { abs($0.frames - position) <= rate }
+            guard let origin = (window.isEmpty ? origins : window).map(\.origin).min() else { return nil }
+            return origin + position / rate
+        }
+    }
+}
+
 /// When each click came out of `a` less when the same click came out of `b`, in milliseconds,
-/// by each output's steady clock (``AirPlayReceiver/outputClock(rate:)``); the clicks are
-/// matched in order. Nil when the two outputs hold different numbers of clicks.
-public func clickOffsets(_ a: AirPlayReceiver, _ b: AirPlayReceiver) -> [Double]? {
+/// by each output's steady clock (``TimedOutput/clock(rate:)``); the clicks are matched in
+/// order. Nil when the two outputs hold different numbers of clicks.
+public func clickOffsets(_ a: TimedOutput, _ b: TimedOutput) -> [Double]? {
     let clicksA = clickFrames(in: a.pcm), clicksB = clickFrames(in: b.pcm)
     guard clicksA.count == clicksB.count, !clicksA.isEmpty else { return nil }
-    let clockA = a.outputClock(), clockB = b.outputClock()
+    let clockA = a.clock(), clockB = b.clock()
     return zip(clicksA, clicksB).compactMap { frameA, frameB in
         guard let timeA = clockA(frameA), let timeB = clockB(frameB) else { return nil }
         return (timeA - timeB) * 1000

@@ -252,7 +252,7 @@ private func correlationWithTone(_ received: [Double]) -> Double {
         #expect(await writer.value)
         #expect(await eventually(timeout: .seconds(10)) { clickFrames(in: left.pcm).count >= 15 && clickFrames(in: right.pcm).count >= 15 })
         try await Task.sleep(for: .seconds(1))
-        let offsets = try #require(clickOffsets(left, right), "clicks: \(clickFrames(in: left.pcm).count) and \(clickFrames(in: right.pcm).count)")
+        let offsets = try #require(clickOffsets(left.output, right.output), "clicks: \(clickFrames(in: left.pcm).count) and \(clickFrames(in: right.pcm).count)")
         // The first second is the receivers filling their output buffers (a burst the steady
         // clock cannot see through); from the third click on, the outputs run on their clocks.
         let worst = offsets.dropFirst(2).map(abs).max() ?? .infinity
