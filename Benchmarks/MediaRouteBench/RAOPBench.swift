@@ -153,7 +153,62 @@ extension Bench {
         print(String(format: "raop-group: MediaRoute → two shairport-sync receivers, one group, %d clicks over %d s: |offset| p50 %.3f ms, p95 %.3f ms, max %.3f ms (first two clicks: %@ ms)",
                      steady.count, seconds, steady[steady.count / 2], steady[min(steady.count - 1, steady.count * 95 / 100)], steady.last!, start))
         await system.shutdown()
+        try await pulseAudioAnchor(seconds: seconds)
         try await snapcastAnchor(seconds: seconds)
+    }
+
+    /// The same measurement with PulseAudio 16.1 as the sender: `module-raop-sink` for each of
+    /// two fresh shairport-sync receivers, `module-combine-sink` over them, the impulse train
+    /// played into it with pacat.
+    static func pulseAudioAnchor(seconds: Int) async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/pulseaudio"), FileManager.default.isExecutableFile(atPath: "/usr/bin/pacat") else {
+            print("raop-group: skipping PulseAudio (apt-get install pulseaudio pulseaudio-module-raop pulseaudio-utils)")
+            return
+        }
+        let lab = try NamespaceLab(rooms: 2)
+        let left = try AirPlayReceiver(in: lab, room: lab.rooms[0], name: "Left AirPlay", timed: true)
+        let right = try AirPlayReceiver(in: lab, room: lab.rooms[1], name: "Right AirPlay", timed: true)
+        let directory = NSTemporaryDirectory() + "mr-pulse-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socket = directory + "/native"
+        try await Task.sleep(for: .seconds(2))  // the receivers listen
+        try """
+            load-module module-native-protocol-unix socket=\(socket) auth-anonymous=1
+            load-module module-raop-sink server=\(lab.rooms[0].deviceAddress):5000 protocol=UDP encryption=none codec=ALAC sink_name=left
+            load-module module-raop-sink server=\(lab.rooms[1].deviceAddress):5000 protocol=UDP encryption=none codec=ALAC sink_name=right
+            load-module module-combine-sink sink_name=both slaves=left,right
+            """.write(toFile: directory + "/mediaroute.pa", atomically: true, encoding: .utf8)
+        let pulseaudio = try ChildProcess(
+            ["/bin/sh", "-c", "exec /usr/bin/pulseaudio -n --daemonize=no --exit-idle-time=-1 --use-pid-file=no -F \(directory)/mediaroute.pa 2>/tmp/mr-pulse.log"],
+            environment: ["HOME": directory, "XDG_RUNTIME_DIR": directory])
+        defer {
+            pulseaudio.kill()
+            pulseaudio.wait()
+        }
+        guard await eventually(timeout: .seconds(10), { FileManager.default.fileExists(atPath: socket) }) else {
+            print("raop-group: PulseAudio did not start")
+            return
+        }
+        try await Task.sleep(for: .seconds(1))
+        let input = directory + "/impulses.raw"
+        try Data(impulseTrain(seconds: seconds)).write(to: URL(fileURLWithPath: input))
+        let (status, output) = try await ChildProcess.runOffPool([
+            "/usr/bin/timeout", String(seconds + 30), "/usr/bin/pacat", "--server=unix:\(socket)", "--device=both", "--raw", "--format=s16le", "--rate=44100", "--channels=2", input,
+        ])
+        guard status == 0 else {
+            print("raop-group: pacat failed: \(output)")
+            return
+        }
+        try await Task.sleep(for: .seconds(4))
+        guard let offsets = clickOffsets(left.output, right.output) else {
+            print("raop-group: PulseAudio's receivers' outputs hold \(clickFrames(in: left.pcm).count) and \(clickFrames(in: right.pcm).count) clicks")
+            return
+        }
+        let steady = offsets.dropFirst(2).map(abs).sorted()
+        guard !steady.isEmpty else { return }
+        print(String(format: "raop-group: PulseAudio 16.1 → two shairport-sync receivers, %d clicks over %d s: |offset| p50 %.3f ms, p95 %.3f ms, max %.3f ms",
+                     steady.count, seconds, steady[steady.count / 2], steady[min(steady.count - 1, steady.count * 95 / 100)], steady.last!))
     }
 
     /// The same measurement on Snapcast 0.26: snapserver reading the impulse train from a FIFO,
