@@ -147,11 +147,7 @@ extension Bench {
             print("raop-group: the outputs hold \(clickFrames(in: left.pcm).count) and \(clickFrames(in: right.pcm).count) clicks")
             return
         }
-        let steady = offsets.dropFirst(2).map(abs).sorted()
-        guard !steady.isEmpty else { return }
-        let start = offsets.prefix(2).map { String(format: "%.2f", $0) }.joined(separator: ", ")
-        print(String(format: "raop-group: MediaRoute → two shairport-sync receivers, one group, %d clicks over %d s: |offset| p50 %.3f ms, p95 %.3f ms, max %.3f ms (first two clicks: %@ ms)",
-                     steady.count, seconds, steady[steady.count / 2], steady[min(steady.count - 1, steady.count * 95 / 100)], steady.last!, start))
+        report("MediaRoute → two shairport-sync receivers, one group", offsets, seconds: seconds)
         await system.shutdown()
         try await pulseAudioAnchor(seconds: seconds)
         try await snapcastAnchor(seconds: seconds)
@@ -205,10 +201,16 @@ extension Bench {
             print("raop-group: PulseAudio's receivers' outputs hold \(clickFrames(in: left.pcm).count) and \(clickFrames(in: right.pcm).count) clicks")
             return
         }
+        report("PulseAudio 16.1 → two shairport-sync receivers", offsets, seconds: seconds)
+    }
+
+    /// p50, p95 and max of the absolute offsets from the third click on; the first two apart.
+    static func report(_ what: String, _ offsets: [Double], seconds: Int) {
         let steady = offsets.dropFirst(2).map(abs).sorted()
         guard !steady.isEmpty else { return }
-        print(String(format: "raop-group: PulseAudio 16.1 → two shairport-sync receivers, %d clicks over %d s: |offset| p50 %.3f ms, p95 %.3f ms, max %.3f ms",
-                     steady.count, seconds, steady[steady.count / 2], steady[min(steady.count - 1, steady.count * 95 / 100)], steady.last!))
+        let start = offsets.prefix(2).map { String(format: "%.2f", $0) }.joined(separator: ", ")
+        print(String(format: "raop-group: %@, %d clicks over %d s: |offset| p50 %.3f ms, p95 %.3f ms, max %.3f ms (first two clicks: %@ ms)",
+                     what, steady.count, seconds, steady[steady.count / 2], steady[min(steady.count - 1, steady.count * 95 / 100)], steady.last!, start))
     }
 
     /// The same measurement on Snapcast 0.26: snapserver reading the impulse train from a FIFO,
@@ -247,9 +249,6 @@ extension Bench {
             print("raop-group: Snapcast's outputs hold \(clickFrames(in: snapcast.outputs[0].pcm).count) and \(clickFrames(in: snapcast.outputs[1].pcm).count) clicks")
             return
         }
-        let steady = offsets.dropFirst(2).map(abs).sorted()
-        guard !steady.isEmpty else { return }
-        print(String(format: "raop-group: Snapcast 0.26 → two snapclients, %d clicks over %d s: |offset| p50 %.3f ms, p95 %.3f ms, max %.3f ms",
-                     steady.count, seconds, steady[steady.count / 2], steady[min(steady.count - 1, steady.count * 95 / 100)], steady.last!))
+        report("Snapcast 0.26 → two snapclients", offsets, seconds: seconds)
     }
 }

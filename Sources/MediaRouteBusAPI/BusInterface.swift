@@ -1,4 +1,5 @@
 import DBus
+import MediaDevice
 
 /// One method of an interface of the daemon's bus API: its name and arguments, as
 /// introspection shows them. The daemon builds its exported methods from these.
@@ -93,6 +94,20 @@ struct BusArguments {
     func bytes(_ index: Int) throws(DBusError) -> [UInt8] {
         guard let value = values[index].bytes else { throw refuse(index, "a byte array") }
         return value
+    }
+
+    /// A PCM format from three arguments from `index` on: encoding (`s16le`/`f32le`), rate, channels.
+    func pcmFormat(at index: Int) throws(DBusError) -> SampleBuffer.Format {
+        let name = try string(index)
+        guard let encoding = SampleBuffer.Format.Encoding(pcmName: name) else {
+            throw MediaDeviceError(.invalidArgument, "encoding must be s16le or f32le, not \(name)").dbusError
+        }
+        let rate = try uint32(index + 1)
+        let channels = try uint32(index + 2)
+        guard rate > 0, rate <= 384_000, (1...8).contains(channels) else {
+            throw MediaDeviceError(.invalidArgument, "\(rate) Hz with \(channels) channels is not a PCM format").dbusError
+        }
+        return SampleBuffer.Format(encoding: encoding, sampleRate: Int(rate), channels: Int(channels))
     }
 }
 

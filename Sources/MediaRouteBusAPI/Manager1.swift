@@ -151,16 +151,7 @@ public enum Manager1 {
                     guard case .objectPath(let path) = element.unwrapped else { throw DBusError.invalidArgs("AcquireGroupAudio: sessions must be object paths") }
                     paths.append(path)
                 }
-                let name = try reader.string(1)
-                guard let encoding = SampleBuffer.Format.Encoding(pcmName: name) else {
-                    throw MediaDeviceError(.invalidArgument, "encoding must be s16le or f32le, not \(name)").dbusError
-                }
-                let rate = try reader.uint32(2)
-                let channels = try reader.uint32(3)
-                guard rate > 0, rate <= 384_000, (1...8).contains(channels) else {
-                    throw MediaDeviceError(.invalidArgument, "\(rate) Hz with \(channels) channels is not a PCM format").dbusError
-                }
-                self = .acquireGroupAudio(sessions: paths, format: SampleBuffer.Format(encoding: encoding, sampleRate: Int(rate), channels: Int(channels)))
+                self = .acquireGroupAudio(sessions: paths, format: try reader.pcmFormat(at: 1))
             default: throw DBusError.unknownMember(member, of: Manager1.interface)
             }
         }

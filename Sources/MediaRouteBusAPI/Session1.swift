@@ -225,17 +225,7 @@ public enum Session1 {
             case "Send": self = .send(try BusArguments(member, arguments, count: 1).bytes(0))
             case "SendToExtension": self = .sendToExtension(try BusArguments(member, arguments, count: 1).bytes(0))
             case "AcquireAudio":
-                let reader = try BusArguments(member, arguments, count: 3)
-                let name = try reader.string(0)
-                guard let encoding = SampleBuffer.Format.Encoding(pcmName: name) else {
-                    throw MediaDeviceError(.invalidArgument, "encoding must be s16le or f32le, not \(name)").dbusError
-                }
-                let rate = try reader.uint32(1)
-                let channels = try reader.uint32(2)
-                guard rate > 0, rate <= 384_000, (1...8).contains(channels) else {
-                    throw MediaDeviceError(.invalidArgument, "\(rate) Hz with \(channels) channels is not a PCM format").dbusError
-                }
-                self = .acquireAudio(SampleBuffer.Format(encoding: encoding, sampleRate: Int(rate), channels: Int(channels)))
+                self = .acquireAudio(try BusArguments(member, arguments, count: 3).pcmFormat(at: 0))
             case "ReleaseAudio": _ = try BusArguments(member, arguments, count: 0); self = .releaseAudio
             case "SetNowPlaying":
                 _ = try BusArguments(member, arguments, count: 1)

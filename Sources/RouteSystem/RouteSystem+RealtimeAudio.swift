@@ -140,14 +140,7 @@ extension RouteSystem {
             continuation.finish()
             throw MediaDeviceError(.sessionFailed, "real-time audio not started: \(error)")
         }
-        let feeder = Task {
-            for await item in buffers {
-                switch item {
-                case .samples(let buffer): await handler.receiveSamples(buffer, session: session)
-                case .flush: await handler.flushRealtimeSamples(session: session)
-                }
-            }
-        }
+        let feeder = Self.feed(buffers, to: handler, session: session)
         audioDeliveries[session.id] = AudioDeliveryRecord(token: token, delivery: delivery, buffers: continuation, feeder: feeder)
         if let nowPlaying = realtimeNowPlaying[session.id] { await handler.updateRealtimeNowPlaying(nowPlaying, session: session) }
         logger.info(
@@ -217,6 +210,20 @@ extension RouteSystem {
         }
         realtimeNowPlaying[session.id] = nowPlaying
         if isRealtime(session) { await handler.updateRealtimeNowPlaying(nowPlaying, session: session) }
+    }
+
+    /// Hands a delivery's items to the route's extension, in order, one at a time.
+    static func feed(
+        _ items: AsyncStream<AudioDeliveryItem>, to handler: any RealtimeSampleHandling, session: MediaOutputSession
+    ) -> Task<Void, Never> {
+        Task {
+            for await item in items {
+                switch item {
+                case .samples(let buffer): await handler.receiveSamples(buffer, session: session)
+                case .flush: await handler.flushRealtimeSamples(session: session)
+                }
+            }
+        }
     }
 
     /// What real-time audio a route takes; nil when it takes none.
@@ -324,14 +331,7 @@ extension RouteSystem {
         for (index, session) in sessions.enumerated() {
             let handler = handlers[index].0
             let stream = streams[session.id]!
-            let feeder = Task {
-                for await item in stream {
-                    switch item {
-                    case .samples(let buffer): await handler.receiveSamples(buffer, session: session)
-                    case .flush: await handler.flushRealtimeSamples(session: session)
-                    }
-                }
-            }
+            let feeder = Self.feed(stream, to: handler, session: session)
             audioDeliveries[session.id] = AudioDeliveryRecord(
                 token: token, delivery: delivery, buffers: members[session.id]!.continuation, feeder: feeder, group: group)
             if let nowPlaying = realtimeNowPlaying[session.id] { await handler.updateRealtimeNowPlaying(nowPlaying, session: session) }

@@ -1,4 +1,5 @@
 import DBus
+import MediaDevice
 import MediaRouteBusAPI
 import SystemRouting
 import Testing
@@ -27,6 +28,7 @@ import Testing
             .startDiscovery, .stopDiscovery, .registerPairingAgent("/a"), .unregisterPairingAgent("/a"),
             .suggest(application: "org.app", content: content), .recordRouteChoice(application: "org.app", content: content, deviceID: nil),
             .recordRouteChoice(application: "", content: content, deviceID: "upnp/uuid:1"),
+            .acquireGroupAudio(sessions: ["/org/mediaroute/session/a", "/org/mediaroute/session/b"], format: .cdAudio),
         ]
         for call in calls {
             #expect(try Manager1.Call(member: call.member, arguments: call.arguments) == call)
@@ -34,6 +36,22 @@ import Testing
             #expect(described.inputs.map(\.signature) == call.arguments.map(\.signature))
         }
         #expect(throws: DBusError.self) { try Manager1.Call(member: "RegisterPairingAgent", arguments: [.string("/a")]) }
+        #expect(Set(calls.map(\.member)) == Set(Manager1.Call.methods.map(\.member)))
+        // A group of no routes, and a format that is not PCM, are typed refusals.
+        #expect(throws: DBusError.self) {
+            try Manager1.Call(member: "AcquireGroupAudio", arguments: [.array(elementSignature: "o", []), .string("s16le"), .uint32(44_100), .uint32(2)])
+        }
+        #expect(throws: DBusError.self) {
+            try Manager1.Call(member: "AcquireGroupAudio", arguments: [.array(elementSignature: "o", [.objectPath("/a")]), .string("mp3"), .uint32(44_100), .uint32(2)])
+        }
+    }
+
+    @Test func aGroupAudioReplyRoundTrips() throws {
+        let reply: [DBusValue] = [
+            .string("s16le"), .uint32(44_100), .uint32(2), .uint64(2_073_000), .array(elementSignature: "t", [.uint64(150_000), .uint64(0)]),
+        ]
+        // Without the descriptor the reply is refused, typed.
+        #expect(throws: DBusError.self) { try Manager1.groupAudio(from: reply) }
     }
 
     @Test func suggestionsRoundTrip() {
