@@ -78,7 +78,9 @@ public final class AirPlayReceiver: Sendable {
             let recorder = try TimedOutput.writeRecorder(in: directory)
             process = try lab.start(in: room, [
                 "/bin/sh", "-c",
-                "(exec /usr/bin/shairport-sync -c \(directory)/shairport.conf -u 2>\(logPath)) | \(recorder) \(pcmPath) \(timesPath)",
+                // The recorder reads a FIFO and shairport-sync execs: killing the process kills the receiver.
+                "mkfifo \(directory)/out && (\(recorder) \(pcmPath) \(timesPath) <\(directory)/out &) && "
+                    + "exec /usr/bin/shairport-sync -c \(directory)/shairport.conf -u 2>\(logPath) >\(directory)/out",
             ], environment: environment)
         } else {
             process = try lab.start(in: room, ["/bin/sh", "-c", "exec /usr/bin/shairport-sync -c \(directory)/shairport.conf -u >\(pcmPath) 2>\(logPath)"],

@@ -39,7 +39,10 @@ public final class SnapcastGroup: Sendable {
             let output = TimedOutput(pcmPath: directory + "/pcm\(index).raw", timesPath: directory + "/times\(index).txt")
             try lab.start(in: room, [
                 "/bin/sh", "-c",
-                "/usr/bin/snapclient -h \(room.hostAddress) -p 1704 --hostID room\(index) --player file:filename=stdout --logsink file:\(directory)/client\(index).log | \(recorder) \(output.pcmPath) \(output.timesPath)",
+                // The recorder reads a FIFO and snapclient execs: the lab's kill reaches the player itself.
+                "mkfifo \(directory)/out\(index) && (\(recorder) \(output.pcmPath) \(output.timesPath) <\(directory)/out\(index) &) && "
+                    + "exec /usr/bin/snapclient -h \(room.hostAddress) -p 1704 --hostID room\(index) --player file:filename=stdout "
+                    + "--logsink file:\(directory)/client\(index).log >\(directory)/out\(index)",
             ])
             outputs.append(output)
         }
