@@ -253,8 +253,8 @@ private func correlationWithTone(_ received: [Double]) -> Double {
         #expect(await eventually(timeout: .seconds(10)) { clickFrames(in: left.pcm).count >= 15 && clickFrames(in: right.pcm).count >= 15 })
         try await Task.sleep(for: .seconds(1))
         let offsets = try #require(clickOffsets(left.output, right.output), "clicks: \(clickFrames(in: left.pcm).count) and \(clickFrames(in: right.pcm).count)")
-        // The first second is the receivers filling their output buffers (a burst the steady
-        // clock cannot see through); from the third click on, the outputs run on their clocks.
+        // In their first second the receivers settle their estimates of the box's clock (clicks
+        // 0.4-5 ms apart, Docs/benchmarks.md); from the third click on they run on it.
         let worst = offsets.dropFirst(2).map(abs).max() ?? .infinity
         print("two AirPlay receivers, one group: click offsets (ms) \(offsets.map { (($0 * 100).rounded()) / 100 })")
         #expect(offsets.count >= 15)
