@@ -97,13 +97,11 @@ extension RouteSystem {
     /// (25 ticks: half a second): a stuck device costs the daemon this much memory and no more.
     static let queuedBuffersForExtension = 25
 
-    /// Opens paced real-time delivery of `format` on a route; see ``SystemRoutingBackend/acquireAudio(on:format:)``.
-    ///
-    /// The descriptor returned is the write end of a Unix stream socket with the smallest
-    /// send buffer; the read end is read by a ``PacedAudioDelivery`` at the device's rate
-    /// and its buffers go to the extension in order, through a queue of
-    /// ``queuedBuffersForExtension`` buffers.
-    public func acquireAudio(on session: MediaOutputSession, format: SampleBuffer.Format) async throws -> AudioAcquisition {
+    /// The route's extension as a sample handler (told samples start), and what it takes.
+    /// - Throws: ``MediaDeviceError`` `unsupported` naming what the route takes, when not `format`.
+    private func realtimeHandler(
+        on session: MediaOutputSession, taking format: SampleBuffer.Format
+    ) async throws -> (any RealtimeSampleHandling, ActiveRoute, RealtimeAudioSupport) {
         let (handler, route) = try await startRealtimeHandler(on: session)
         let support = await handler.realtimeAudioSupport(session: session)
         guard format.bytesPerFrame != nil, support.accepts(format) else {
@@ -111,6 +109,17 @@ extension RouteSystem {
                 .unsupported,
                 "\(route.device.displayName) takes \(support), not \(format.encoding.pcmName ?? "encoded frames") at \(format.sampleRate) Hz with \(format.channels) channels")
         }
+        return (handler, route, support)
+    }
+
+    /// Opens paced real-time delivery of `format` on a route; see ``SystemRoutingBackend/acquireAudio(on:format:)``.
+    ///
+    /// The descriptor returned is the write end of a Unix stream socket with the smallest
+    /// send buffer; the read end is read by a ``PacedAudioDelivery`` at the device's rate
+    /// and its buffers go to the extension in order, through a queue of
+    /// ``queuedBuffersForExtension`` buffers.
+    public func acquireAudio(on session: MediaOutputSession, format: SampleBuffer.Format) async throws -> AudioAcquisition {
+        let (handler, route, support) = try await realtimeHandler(on: session, taking: format)
         guard isRealtime(session) else { throw MediaDeviceError(.deviceNotActive, "\(session) is not active") }
         endAudioDelivery(session.id)
 
@@ -278,13 +287,7 @@ extension RouteSystem {
         var handlers: [(any RealtimeSampleHandling, ActiveRoute)] = []
         var latencies: [Duration] = []
         for session in sessions {
-            let (handler, route) = try await startRealtimeHandler(on: session)
-            let support = await handler.realtimeAudioSupport(session: session)
-            guard format.bytesPerFrame != nil, support.accepts(format) else {
-                throw MediaDeviceError(
-                    .unsupported,
-                    "\(route.device.displayName) takes \(support), not \(format.encoding.pcmName ?? "encoded frames") at \(format.sampleRate) Hz with \(format.channels) channels")
-            }
+            let (handler, route, support) = try await realtimeHandler(on: session, taking: format)
             handlers.append((handler, route))
             latencies.append(support.latency)
         }
