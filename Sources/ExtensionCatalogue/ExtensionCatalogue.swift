@@ -57,6 +57,9 @@ public struct ExtensionCatalogue: Sendable {
     /// The daemon loads a protocol that cannot open yet, so its discovery failure is published
     /// (and BlueZ may start later); the CLI leaves it out with one notice line.
     public var loadsUnavailable: Bool
+    /// How far ahead of playing AirPlay receivers are sent audio (0.25–10 s; iTunes' 2 s by
+    /// default): less starts sooner, more rides out a worse network.
+    public var airPlayLatency: Duration = .seconds(2)
 
     public init(
         configuration: DaemonConfiguration = DaemonConfiguration(), adapterRecords: @escaping @Sendable () -> [AdapterRecord] = { SysfsAdapterReader().records() },
@@ -91,6 +94,7 @@ public struct ExtensionCatalogue: Sendable {
         let adapters = resolvedAdapters()
         let settings = adapters.map(\.settings)
         let logger = self.logger
+        let airPlayLatency = self.airPlayLatency
         // The order of the catalogue is the order of loading, so the merged list is the same everywhere.
         for entry in CatalogueEntry.allCases where entries.contains(entry) {
             switch entry {
@@ -102,7 +106,7 @@ public struct ExtensionCatalogue: Sendable {
                 let transport = LANTransport(configuration: lan, logger: logger)
                 try await system.load { manager in UPnPRendererExtension(transport: transport, routingManager: manager, logger: logger) }
                 let airPlay = DNSSDServiceTransport(lan: transport, serviceTypes: [RAOPExtension.serviceType, RAOPExtension.airPlayServiceType])
-                try await system.load { manager in RAOPExtension(transport: airPlay, routingManager: manager, logger: logger) }
+                try await system.load { manager in RAOPExtension(transport: airPlay, routingManager: manager, latency: airPlayLatency, logger: logger) }
                 loaded.lanTransport = transport
             case .bluez:
                 let primary = settings.first { $0.transport == .bluetooth && $0.enabled && $0.role == .primary }?.name

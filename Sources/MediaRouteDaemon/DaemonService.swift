@@ -59,6 +59,8 @@ public struct DaemonService: Service {
     public let lan: LANTransport.Configuration?
     /// Where the daemon keeps what it learns (route suggestions); nil: memory only.
     public let stateDirectory: String?
+    /// How far ahead of playing AirPlay receivers are sent audio (``ExtensionCatalogue/airPlayLatency``).
+    public var airPlayLatency: Duration = .seconds(2)
     public let logger: Logger
 
     public init(
@@ -92,9 +94,10 @@ public struct DaemonService: Service {
         // The catalogue's protocols the configuration turns on; Wi-Fi only on adapters udev
         // marks as usable. A protocol that cannot open yet is still loaded: its discovery
         // failure is published, and BlueZ is followed from whenever it starts.
-        let catalogue = ExtensionCatalogue(
+        var catalogue = ExtensionCatalogue(
             configuration: configuration, followsAdapters: followsAdapters, lan: lan ?? .init(), bluezBus: bluezBus ?? .system,
             loadsUnavailable: true, logger: logger)
+        catalogue.airPlayLatency = airPlayLatency
         var entries = Set(CatalogueEntry.allCases.filter { $0.isEnabled(in: configuration) })
         if !followsAdapters { entries.remove(.wifi) }
         if bluezBus == nil { entries.remove(.bluez) }

@@ -31,7 +31,7 @@ struct Daemon {
         USAGE: mediarouted [--bus system|session|ADDRESS] [--name NAME] [--simulate] [--scenario FILE] [--log-level LEVEL]
                            [--push-listen HOST:PORT|off] [--mpris on|off] [--mpris-name NAME]
                            [--config FILE] [--adapters on|off] [--bluez-bus system|ADDRESS|off] [--lan on|off] [--lan-interfaces IF,IF…]
-                           [--ignored-report SECONDS]
+                           [--ignored-report SECONDS] [--airplay-latency SECONDS]
                            [--state-dir DIR|off] [--check-config]
 
           --bus          the bus to publish on (default: system)
@@ -51,6 +51,8 @@ struct Daemon {
           --lan-interfaces  search only these interfaces (default: the usable LAN and Wi-Fi adapters)
           --ignored-report  how often SSDP/mDNS datagrams that were ignored (malformed, pointing at another
                             host, over the device table) are reported, as one line with counts (default 60)
+          --airplay-latency  how far ahead of playing AirPlay receivers are sent audio, 0.25 to 10
+                             (default 2, as iTunes: less starts sooner, more rides out a worse network)
           --state-dir    where what the daemon learns is kept (route suggestions; default: /var/lib/mediaroute,
                          the unit's StateDirectory, when it is writable; off: memory only)
           --check-config check the configuration file and the udev rules' MediaRoute properties, then exit
@@ -114,7 +116,7 @@ struct Daemon {
         var given: [String: String] = [:]
         var checkOnly = false
         var arguments = CommandLine.arguments.dropFirst()
-        let valued = ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name", "--config", "--adapters", "--bluez-bus", "--lan", "--lan-interfaces", "--ignored-report", "--state-dir"]
+        let valued = ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name", "--config", "--adapters", "--bluez-bus", "--lan", "--lan-interfaces", "--ignored-report", "--airplay-latency", "--state-dir"]
         while let argument = arguments.popFirst() {
             if argument == "--help" || argument == "-h" {
                 print(usage)
@@ -209,6 +211,10 @@ struct Daemon {
             bus: bus, busName: options["--name"]!, nowPlaying: nowPlaying, configuration: configuration,
             followsAdapters: options["--adapters"] == "on", bluezBus: bluezBus, lan: lan == "on" ? lanConfiguration : nil,
             stateDirectory: stateDirectory, logger: logger)
+        if let text = options["--airplay-latency"] {
+            guard let seconds = Double(text), seconds >= 0.25, seconds <= 10 else { fail("--airplay-latency takes seconds from 0.25 to 10") }
+            service.airPlayLatency = .milliseconds(Int64((seconds * 1000).rounded()))
+        }
         #if SimulatedDevices
         service.scenario = scenario
         #endif

@@ -122,7 +122,8 @@ public func impulseTrain(seconds: Int) -> [UInt8] {
     return bytes
 }
 
-/// The frames of the clicks in a receiver's output (left channel above 10 000 after quiet).
+/// The frames of the clicks in a receiver's output (left channel above 300 after quiet: the
+/// clicks stand out of the noise from shairport-sync's −36 dB up).
 public func clickFrames(in pcm: [UInt8]) -> [Int] {
     var frames: [Int] = []
     var index = 0
@@ -130,7 +131,7 @@ public func clickFrames(in pcm: [UInt8]) -> [Int] {
     while index + 1 < pcm.count {
         let frame = index / 4
         let value = Int(Int16(bitPattern: UInt16(pcm[index]) | UInt16(pcm[index + 1]) << 8))
-        if abs(value) > 10_000, frame - lastClick > 11_025 {
+        if abs(value) > 300, frame - lastClick > 11_025 {
             frames.append(frame)
             lastClick = frame
         }

@@ -10,38 +10,6 @@ import Testing
 import Glibc
 #endif
 
-/// The left channel of stereo S16LE bytes.
-private func leftChannel(_ bytes: [UInt8]) -> [Double] {
-    stride(from: 0, to: bytes.count - 3, by: 4).map { Double(Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8)) }
-}
-
-/// A 440 Hz tone, stereo S16LE at 44.1 kHz.
-private func tone(seconds: Double) -> [UInt8] {
-    (0..<Int(44_100 * seconds)).flatMap { frame -> [UInt8] in
-        let value = Int16(sin(Double(frame) * 2 * .pi * 440 / 44_100) * 12_000)
-        return [UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8)]
-    }
-}
-
-/// The best normalised correlation of a window of `received` (from where it is loud) with a 440 Hz sine at any phase.
-private func correlationWithTone(_ received: [Double]) -> Double {
-    guard let start = received.firstIndex(where: { abs($0) > 50 }) else { return 0 }
-    let window = Array(received.dropFirst(start + 2_000).prefix(20_000))
-    guard window.count == 20_000 else { return 0 }
-    var best = 0.0
-    for lag in 0..<101 {
-        var dot = 0.0, aa = 0.0, bb = 0.0
-        for (index, value) in window.enumerated() {
-            let reference = sin(Double(index + lag) * 2 * .pi * 440 / 44_100)
-            dot += reference * value
-            aa += reference * reference
-            bb += value * value
-        }
-        if aa > 0, bb > 0 { best = max(best, dot / (aa * bb).squareRoot()) }
-    }
-    return best
-}
-
 @Suite(.timeLimit(.minutes(2)), .enabled(if: AirPlayReceiver.available), .serialized) struct AirPlayReceiverTests {
     struct Rig {
         let lab: NamespaceLab
