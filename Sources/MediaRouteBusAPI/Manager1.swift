@@ -105,6 +105,8 @@ public enum Manager1 {
         /// One real-time delivery for several routes playing as a group; replies with
         /// ``Manager1/groupAudioReply(descriptor:format:latency:leads:)``.
         case acquireGroupAudio(sessions: [DBusObjectPath], format: SampleBuffer.Format)
+        /// A route joins the group another plays in; replies with its lead (`t`, µs).
+        case joinGroupAudio(session: DBusObjectPath, member: DBusObjectPath)
 
         public static let methods: [BusMethodDescription] = [
             BusMethodDescription("StartDiscovery"),
@@ -124,6 +126,8 @@ public enum Manager1 {
                     DBusArgument("fd", "h"), DBusArgument("encoding", "s"), DBusArgument("rate", "u"), DBusArgument("channels", "u"),
                     DBusArgument("latency_us", "t"), DBusArgument("leads_us", "at"),
                 ]),
+            BusMethodDescription(
+                "JoinGroupAudio", inputs: [DBusArgument("session", "o"), DBusArgument("member", "o")], outputs: [DBusArgument("lead_us", "t")]),
         ]
 
         public init(member: String, arguments: [DBusValue]) throws(DBusError) {
@@ -152,6 +156,9 @@ public enum Manager1 {
                     paths.append(path)
                 }
                 self = .acquireGroupAudio(sessions: paths, format: try reader.pcmFormat(at: 1))
+            case "JoinGroupAudio":
+                let reader = try BusArguments(member, arguments, count: 2)
+                self = .joinGroupAudio(session: try reader.objectPath(0), member: try reader.objectPath(1))
             default: throw DBusError.unknownMember(member, of: Manager1.interface)
             }
         }
@@ -165,6 +172,7 @@ public enum Manager1 {
             case .suggest: "Suggest"
             case .recordRouteChoice: "RecordRouteChoice"
             case .acquireGroupAudio: "AcquireGroupAudio"
+            case .joinGroupAudio: "JoinGroupAudio"
             }
         }
 
@@ -180,6 +188,7 @@ public enum Manager1 {
                     .array(elementSignature: "o", sessions.map { .objectPath($0) }), .string(format.encoding.pcmName ?? ""),
                     .uint32(UInt32(clamping: format.sampleRate)), .uint32(UInt32(clamping: format.channels)),
                 ]
+            case .joinGroupAudio(let session, let member): [.objectPath(session), .objectPath(member)]
             }
         }
     }

@@ -373,7 +373,6 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         }
     }
 
-    /// The route's `Audio*` properties, read now (they change too often to be signalled).
     /// `Manager1.AcquireGroupAudio`: the descriptor comes in the reply; the caller owns it.
     public func acquireGroupAudio(
         on sessions: [MediaOutputSession], format: SampleBuffer.Format
@@ -384,6 +383,15 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         } catch {
             throw MediaDeviceError(.sessionFailed, "mediarouted's AcquireGroupAudio reply: \(error)")
         }
+    }
+
+    /// `Manager1.JoinGroupAudio`.
+    public func joinGroupAudio(on session: MediaOutputSession, joining member: MediaOutputSession) async throws -> Duration {
+        let reply = try await call(.joinGroupAudio(session: DaemonNames.sessionPath(session), member: DaemonNames.sessionPath(member)))
+        guard reply.count == 1, case .uint64(let lead) = reply[0].unwrapped else {
+            throw MediaDeviceError(.sessionFailed, "mediarouted's JoinGroupAudio reply is not (t)")
+        }
+        return .microseconds(Int64(clamping: lead))
     }
 
     /// `Session1.SetNowPlaying`.

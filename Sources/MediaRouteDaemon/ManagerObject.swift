@@ -27,6 +27,8 @@ struct ManagerObject {
                         try await daemon.recordRouteChoice(application: application, content: content, deviceID: deviceID)
                     case .acquireGroupAudio(let sessions, let format):
                         return try await daemon.acquireGroupAudio(sessions, format: format, sender: message.sender)
+                    case .joinGroupAudio(let session, let member):
+                        return try await daemon.joinGroupAudio(session, joining: member)
                     }
                     return []
                 },

@@ -211,6 +211,21 @@ public actor RoutingDaemon {
             descriptor: DBusFileDescriptor(owning: acquisition.descriptor), format: acquisition.format, latency: acquisition.latency, leads: leads)
     }
 
+    /// `Manager1.JoinGroupAudio`: the route's audio is the group's, owned by the group's owner
+    /// (the group's writer leaving the bus ends it on the route too).
+    func joinGroupAudio(_ path: DBusObjectPath, joining memberPath: DBusObjectPath) async throws -> [DBusValue] {
+        func session(_ path: DBusObjectPath) throws -> MediaOutputSession {
+            guard let route = routes.values.first(where: { DaemonNames.sessionPath($0.session) == path }) else {
+                throw MediaDeviceError(.deviceNotActive, "\(path) is not an active route").dbusError
+            }
+            return route.session
+        }
+        let (joining, member) = (try session(path), try session(memberPath))
+        let lead = try await mapErrors { try await system.joinGroupAudio(on: joining, joining: member) }
+        audioOwners[joining.id] = audioOwners[member.id]
+        return [.uint64(Session1.AudioReply.microseconds(lead))]
+    }
+
     /// `Session1.ReleaseAudio`: ends delivery now.
     func releaseAudio(_ session: MediaOutputSession) async {
         audioOwners[session.id] = nil

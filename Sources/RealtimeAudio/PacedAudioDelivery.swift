@@ -66,10 +66,12 @@ public final class PacedAudioDelivery: Sendable {
     }
 
     private let descriptor: Int32
-    private let format: SampleBuffer.Format
+    /// What the writer writes.
+    public let format: SampleBuffer.Format
     private let bytesPerFrame: Int
     private let capacity: Int
-    private let routeLatency: Duration
+    /// How much the device (the slowest of a group's) buffers, as given.
+    public let routeLatency: Duration
     private let reactor: IOReactor
     private let configuration: Configuration
     private let framesPerPeriod: Int

@@ -18,6 +18,13 @@ struct AudioDeliveryRecord {
     let feeder: Task<Void, Never>
     /// The group the route plays in, when the delivery is shared (``RouteSystem/acquireGroupAudio(on:format:)``).
     var group: AudioGroupFanOut? = nil
+    /// The route left the group it played in: the delivery goes on for the others, and this
+    /// route's record is kept only for its statistics (it can no longer pause the group).
+    var leftGroup = false
+
+    /// Whether the route's audio is playing through this record (the delivery is open, and
+    /// the route has not left the group that shares it).
+    var isPlaying: Bool { delivery.statistics.active && !leftGroup }
 }
 
 /// One delivery's buffers handed to every route of a group: each member gets every buffer,
@@ -26,6 +33,7 @@ struct AudioDeliveryRecord {
 /// and the others play on.
 final class AudioGroupFanOut: Sendable {
     struct Member {
+        let session: MediaOutputSession
         let continuation: AsyncStream<AudioDeliveryItem>.Continuation
         /// Frames of silence before the first buffer.
         let leadFrames: Int
@@ -34,6 +42,8 @@ final class AudioGroupFanOut: Sendable {
     }
 
     private let members: Mutex<[UUID: Member]>
+    /// Set once the writer ended the stream (under `members`' lock): no one joins after that.
+    private let finished = Mutex(false)
 
     init(_ members: [UUID: Member]) {
         self.members = Mutex(members)
@@ -61,6 +71,16 @@ final class AudioGroupFanOut: Sendable {
         }
     }
 
+    /// Takes a member in: it gets every buffer from the next one on (after its lead's silence).
+    /// False when the group has ended (no member left to play with).
+    func add(_ id: UUID, _ member: Member) -> Bool {
+        members.withLock { members in
+            guard !members.isEmpty, !finished.withLock({ $0 }) else { return false }
+            members[id] = member
+            return true
+        }
+    }
+
     /// Lets a member go; true when none is left.
     func remove(_ id: UUID) -> Bool {
         members.withLock { members in
@@ -72,6 +92,7 @@ final class AudioGroupFanOut: Sendable {
     /// The writer ended the stream: every member's queue ends after what it holds.
     func finishAll() {
         members.withLock { members in
+            finished.withLock { $0 = true }
             for member in members.values { member.continuation.finish() }
         }
     }
@@ -83,7 +104,7 @@ final class AudioGroupFanOut: Sendable {
         }
     }
 
-    var memberIDs: [UUID] { members.withLock { Array($0.keys) } }
+    var memberSessions: [MediaOutputSession] { members.withLock { $0.values.map(\.session) } }
 }
 
 /// What goes to the extension, in order: samples, and flushes between them.
@@ -164,7 +185,7 @@ extension RouteSystem {
     /// so the pause is heard now, not after the device's buffer.
     /// - Throws: deviceNotActive when no real-time audio was acquired on the route.
     public func pauseAudio(on session: MediaOutputSession) throws {
-        guard let record = audioDeliveries[session.id], record.delivery.statistics.active else {
+        guard let record = audioDeliveries[session.id], record.isPlaying else {
             throw MediaDeviceError(.deviceNotActive, "no real-time audio is playing on \(session)")
         }
         guard !record.delivery.isPaused else { return }
@@ -174,7 +195,7 @@ extension RouteSystem {
 
     /// Resumes a route's real-time audio after ``pauseAudio(on:)``, at once.
     public func resumeAudio(on session: MediaOutputSession) throws {
-        guard let record = audioDeliveries[session.id], record.delivery.statistics.active else {
+        guard let record = audioDeliveries[session.id], record.isPlaying else {
             throw MediaDeviceError(.deviceNotActive, "no real-time audio is playing on \(session)")
         }
         record.delivery.resume()
@@ -183,7 +204,7 @@ extension RouteSystem {
     /// Drops what the route's device holds (the app jumped in its source); delivery goes on
     /// with what the app writes next.
     public func flushAudio(on session: MediaOutputSession) throws {
-        guard let record = audioDeliveries[session.id], record.delivery.statistics.active else {
+        guard let record = audioDeliveries[session.id], record.isPlaying else {
             throw MediaDeviceError(.deviceNotActive, "no real-time audio is playing on \(session)")
         }
         flush(record, session)
@@ -191,7 +212,7 @@ extension RouteSystem {
 
     /// Whether the route's real-time audio is paused; nil when none is acquired.
     public func isAudioPaused(on session: MediaOutputSession) -> Bool? {
-        guard let record = audioDeliveries[session.id], record.delivery.statistics.active else { return nil }
+        guard let record = audioDeliveries[session.id], record.isPlaying else { return nil }
         return record.delivery.isPaused
     }
 
@@ -259,9 +280,14 @@ extension RouteSystem {
     /// closed. Its statistics stay readable until the route ends (`forgetting`) or audio is acquired again.
     func endAudioDelivery(_ id: UUID, forgetting: Bool = false) {
         guard let record = forgetting ? audioDeliveries.removeValue(forKey: id) : audioDeliveries[id] else { return }
+        // The route left its group earlier: the delivery is the others' still.
+        if record.leftGroup { return }
         if let group = record.group {
             // A member leaving a group: the others play on; the last one stops the delivery.
-            if !forgetting { audioDeliveries[id]?.group = nil }
+            if !forgetting {
+                audioDeliveries[id]?.group = nil
+                audioDeliveries[id]?.leftGroup = true
+            }
             if group.remove(id) { record.delivery.stop() }
         } else {
             record.delivery.stop()
@@ -305,7 +331,7 @@ extension RouteSystem {
             let (stream, continuation) = AsyncStream.makeStream(
                 of: AudioDeliveryItem.self, bufferingPolicy: .bufferingOldest(Self.queuedBuffersForExtension))
             let leadFrames = Int(max(0, min(pacing.clockFrames(after: leads[index]), Int64(format.sampleRate) * 10)))
-            members[session.id] = AudioGroupFanOut.Member(continuation: continuation, leadFrames: leadFrames, lead: leads[index])
+            members[session.id] = AudioGroupFanOut.Member(session: session, continuation: continuation, leadFrames: leadFrames, lead: leads[index])
             streams[session.id] = stream
         }
         let group = AudioGroupFanOut(members)
@@ -318,10 +344,10 @@ extension RouteSystem {
                 reading: reader, format: format, routeLatency: slowest, configuration: configuration,
                 deliver: { buffer in group.deliver(buffer) },
                 ended: { [weak self] end in
-                    let ids = group.memberIDs
+                    let members = group.memberSessions
                     group.finishAll()
                     Task {
-                        for session in sessions where ids.contains(session.id) { await self?.audioDeliveryEnded(session, token: token, end) }
+                        for session in members { await self?.audioDeliveryEnded(session, token: token, end) }
                     }
                 })
             try delivery.start()
@@ -348,6 +374,46 @@ extension RouteSystem {
         let acquisition = AudioAcquisition(
             descriptor: writer, format: format, latency: slowest + PacedAudioDelivery.addedLatency(for: format, configuration: configuration))
         return (acquisition, leads)
+    }
+
+    /// Takes a route into the group `member` plays in (a device that left and came back, or
+    /// one more room), in sync: it gets every buffer from the next one on, with the group's
+    /// presentation times, after silence for how much less than the group it buffers. Any
+    /// delivery the route had ends; the writer of the group's delivery does not notice.
+    /// - Returns: the route's lead (how much later than the slowest member it starts).
+    /// - Throws: ``MediaDeviceError`` `deviceNotActive` when `member` plays in no group;
+    ///   `unsupported` when the route does not take the group's format, or buffers more than the
+    ///   group (it would play late by the difference).
+    public func joinGroupAudio(on session: MediaOutputSession, joining member: MediaOutputSession) async throws -> Duration {
+        guard session.id != member.id else { throw MediaDeviceError(.invalidArgument, "a route cannot join its own group") }
+        guard let groupRecord = audioDeliveries[member.id], groupRecord.isPlaying, let group = groupRecord.group else {
+            throw MediaDeviceError(.deviceNotActive, "\(member) plays in no group")
+        }
+        let delivery = groupRecord.delivery
+        let (handler, route, support) = try await realtimeHandler(on: session, taking: delivery.format)
+        guard isRealtime(session) else { throw MediaDeviceError(.deviceNotActive, "\(session) is not active") }
+        let slowest = delivery.routeLatency
+        guard support.latency <= slowest else {
+            throw MediaDeviceError(
+                .unsupported,
+                "\(route.device.displayName) buffers \(support.latency), more than the group's \(slowest): it would play late")
+        }
+        endAudioDelivery(session.id)
+        let lead = slowest - support.latency
+        let pacing = DeliveryPacing(sampleRate: delivery.format.sampleRate, maxBurst: 1)
+        let leadFrames = Int(max(0, min(pacing.clockFrames(after: lead), Int64(delivery.format.sampleRate) * 10)))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: AudioDeliveryItem.self, bufferingPolicy: .bufferingOldest(Self.queuedBuffersForExtension))
+        guard group.add(session.id, AudioGroupFanOut.Member(session: session, continuation: continuation, leadFrames: leadFrames, lead: lead)) else {
+            continuation.finish()
+            throw MediaDeviceError(.deviceNotActive, "the group of \(member) has ended")
+        }
+        let feeder = Self.feed(stream, to: handler, session: session)
+        audioDeliveries[session.id] = AudioDeliveryRecord(
+            token: groupRecord.token, delivery: delivery, buffers: continuation, feeder: feeder, group: group)
+        if let nowPlaying = realtimeNowPlaying[session.id] { await handler.updateRealtimeNowPlaying(nowPlaying, session: session) }
+        logger.info("joined a real-time audio group", metadata: ["device": "\(route.device.displayName)", "lead": "\(lead)"])
+        return lead
     }
 
     /// The writer ended the stream: once the extension has every buffer, samples stop on the route.

@@ -42,6 +42,11 @@ public protocol SystemRoutingBackend: Sendable {
     /// each member starts later by how much less than the slowest it buffers (its lead, in the
     /// order of `sessions`); a member whose route ends leaves and the others play on.
     func acquireGroupAudio(on sessions: [MediaOutputSession], format: SampleBuffer.Format) async throws -> (acquisition: AudioAcquisition, leads: [Duration])
+    /// Takes a route into the group `member` plays in, in sync from the next buffer (a device
+    /// that came back, or one more room); returns its lead.
+    /// - Throws: ``MediaDeviceError`` `deviceNotActive` when `member` plays in no group,
+    ///   `unsupported` when the route does not take the group's format or buffers more than it.
+    func joinGroupAudio(on session: MediaOutputSession, joining member: MediaOutputSession) async throws -> Duration
     /// Says what a route's real-time audio is; the device gets it now and with each new stream.
     /// - Throws: ``MediaDeviceError`` `unsupported` when the route takes no real-time audio.
     func setRealtimeNowPlaying(_ nowPlaying: RealtimeNowPlaying, on session: MediaOutputSession) async throws

@@ -46,6 +46,12 @@ public final class SystemRouteController: Sendable {
     public func acquireGroupAudio(_ routes: [SystemRoute], format: SampleBuffer.Format) async throws -> (acquisition: AudioAcquisition, leads: [Duration]) {
         try await system.acquireGroupAudio(on: routes.map(\.session), format: format)
     }
+
+    /// Takes `route` into the group `member` plays in, in sync; returns its lead.
+    /// ``SystemRoutingBackend/joinGroupAudio(on:joining:)``.
+    public func joinGroupAudio(_ route: SystemRoute, joining member: SystemRoute) async throws -> Duration {
+        try await system.joinGroupAudio(on: route.session, joining: member.session)
+    }
     /// Identifies this app to devices (the application launched in `.application` mode)
     /// and to the system (discovery interest).
     public let applicationIdentifier: String

@@ -29,6 +29,7 @@ import Testing
             .suggest(application: "org.app", content: content), .recordRouteChoice(application: "org.app", content: content, deviceID: nil),
             .recordRouteChoice(application: "", content: content, deviceID: "upnp/uuid:1"),
             .acquireGroupAudio(sessions: ["/org/mediaroute/session/a", "/org/mediaroute/session/b"], format: .cdAudio),
+            .joinGroupAudio(session: "/org/mediaroute/session/c", member: "/org/mediaroute/session/a"),
         ]
         for call in calls {
             #expect(try Manager1.Call(member: call.member, arguments: call.arguments) == call)

@@ -200,6 +200,57 @@ private func wavFile(frames: Int) throws -> String {
         #expect(underruns.values.allSatisfy { $0 == 0 }, "one clock, no member waits on another: \(underruns)")
     }
 
+    /// Through the bus: a member that released its audio (`ReleaseAudio`) cannot pause the group
+    /// (`Pause` on it is refused), and `Manager1.JoinGroupAudio` takes it back with its lead.
+    @Test func aMemberLeavesAGroupAndJoinsItAgainThroughTheBus() async throws {
+        let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("rejoin-\(UUID()).json").path
+        try #"""
+            {"devices": [
+              {"name": "quick", "displayName": "Quick Speaker", "kind": "speaker", "audioLatency": 0.05},
+              {"name": "slow", "displayName": "Slow Speaker", "kind": "speaker", "audioLatency": 0.2}
+            ]}
+            """#.write(toFile: scenario, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: scenario) }
+        let daemon = try await RunningDaemon(["--scenario", scenario], simulate: false)
+        let (_, _, controller) = try await client(daemon, agent: ScriptedPairingAgent([]))
+        let picker = controller.makePicker(prioritizesVideoDevices: false)
+        await picker.open()
+        #expect(await eventually { await picker.entries().count == 2 })
+        let quick = try await picker.pick(try #require(await picker.entries().first { $0.displayName == "Quick Speaker" }))
+        let slow = try await picker.pick(try #require(await picker.entries().first { $0.displayName == "Slow Speaker" }))
+        await picker.close()
+        let (acquisition, leads) = try await controller.acquireGroupAudio([quick, slow], format: .cdAudio)
+        #expect(leads == [.milliseconds(150), .zero])
+        let descriptor = acquisition.descriptor
+        let writer = Task.detached {
+            let done = writeBlocking(rampFrames(88_200), to: descriptor, piece: 1_764)
+            close(descriptor)
+            return done
+        }
+        #expect(await eventually { (await slow.audioStatistics()?.framesDelivered ?? 0) > 4_410 })
+        await quick.stopRealtimeSampleDelivery()
+        let pause = RecordingConsole()
+        await #expect(throws: (any Error).self, "a member that left has no say over the group") {
+            try await MediaRouteCtl.Pause.parse(["--to", "Quick Speaker", "--bus", daemon.bus.address]).run(console: pause)
+        }
+        #expect(try await controller.joinGroupAudio(quick, joining: slow) == .milliseconds(150))
+        // Now it is a member again: pausing it pauses the group.
+        let paused = RecordingConsole()
+        try await MediaRouteCtl.Pause.parse(["--to", "Quick Speaker", "--bus", daemon.bus.address]).run(console: paused)
+        #expect(paused.lines.last == "Quick Speaker: paused", "\(paused.lines)")
+        try await Task.sleep(for: .milliseconds(300))
+        let held = await slow.audioStatistics()?.framesReceived
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(await slow.audioStatistics()?.framesReceived == held, "the whole group holds")
+        let resumed = RecordingConsole()
+        try await MediaRouteCtl.Resume.parse(["--to", "Slow Speaker", "--bus", daemon.bus.address]).run(console: resumed)
+        #expect(await writer.value)
+        #expect(await eventually(timeout: .seconds(5)) { await slow.audioStatistics()?.active == false })
+        #expect(await quick.audioStatistics()?.framesReceived == 88_200)
+        // Joining a group that has ended is a typed refusal.
+        await #expect(throws: MediaDeviceError.self) { _ = try await controller.joinGroupAudio(quick, joining: slow) }
+    }
+
     @Test func aMalformedWAVIsRefusedBeforeAnythingStarts() async throws {
         let daemon = try await RunningDaemon()
         let path = try wavFile(frames: 10)

@@ -229,4 +229,48 @@ import Glibc
         #expect(worst < 1, "the same sample out of both within 1 ms: \(offsets)")
         await system.shutdown()
     }
+
+    /// A receiver that leaves a group mid-stream (its route ends) and comes back (activated
+    /// again, `joinGroupAudio`) plays the group's samples in sync with the one that stayed.
+    @Test(.timeLimit(.minutes(2))) func aReceiverThatLeavesAndRejoinsPlaysInSyncAgain() async throws {
+        let lab = try NamespaceLab(rooms: 2)
+        let stays = try AirPlayReceiver(in: lab, room: lab.rooms[0], name: "Stays AirPlay", timed: true)
+        let returns = try AirPlayReceiver(in: lab, room: lab.rooms[1], name: "Returns AirPlay", timed: true)
+        let transport = DNSSDServiceTransport(
+            lan: LANTransport(configuration: .init(interfaces: lab.rooms.map(\.outside))), serviceTypes: [RAOPExtension.serviceType])
+        let system = RouteSystem()
+        try await system.load { manager in RAOPExtension(transport: transport, routingManager: manager) }
+        await system.beginDiscovery(client: "test")
+        #expect(await eventually(timeout: .seconds(15)) { await system.devicesList.filter { $0.displayName.hasSuffix("AirPlay") }.count == 2 })
+        let stayingDevice = try #require(await system.devicesList.first { $0.displayName == "Stays AirPlay" })
+        let returningDevice = try #require(await system.devicesList.first { $0.displayName == "Returns AirPlay" })
+        let staying = try await system.activate(deviceID: stayingDevice.id)
+        var returning = try await system.activate(deviceID: returningDevice.id)
+        for route in [staying, returning] { try await system.setVolume(1, on: route.session) }
+        let (acquisition, _) = try await system.acquireGroupAudio(on: [staying.session, returning.session], format: .cdAudio)
+        let descriptor = acquisition.descriptor
+        let writer = Task.detached {
+            let done = writeBlocking(impulseTrain(seconds: 14), to: descriptor, piece: 4_096)
+            close(descriptor)
+            return done
+        }
+        try await Task.sleep(for: .seconds(3))
+        await system.deactivate(returning.session)
+        let clicksBeforeLeaving = clickFrames(in: returns.pcm).count
+        try await Task.sleep(for: .seconds(1))
+        returning = try await system.activate(deviceID: returningDevice.id)
+        try await system.setVolume(1, on: returning.session)
+        #expect(try await system.joinGroupAudio(on: returning.session, joining: staying.session) == .zero)
+        #expect(await writer.value, "the group's writer went on throughout")
+        #expect(await eventually(timeout: .seconds(10)) { clickFrames(in: stays.pcm).count >= 27 })
+        try await Task.sleep(for: .seconds(1))
+        // The returning receiver's output after it came back: a new session, so its first second
+        // (two clicks) settles on the box's clock as at any start.
+        let offsets = nearestClickOffsets(stays.output, returns.output)
+        print("a receiver that rejoined: click offsets (ms) \(offsets.map { (($0 * 100).rounded()) / 100 })")
+        let afterRejoining = Array(offsets.dropFirst(clicksBeforeLeaving + 2))
+        #expect(afterRejoining.count >= 8, "\(offsets) (\(clicksBeforeLeaving) before leaving)")
+        #expect((afterRejoining.map(abs).max() ?? .infinity) < 1, "\(afterRejoining)")
+        await system.shutdown()
+    }
 }

@@ -397,4 +397,59 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
         await #expect(throws: MediaDeviceError.self) { _ = try await rig.system.acquireGroupAudio(on: [slow.session, slow.session], format: .cdAudio) }
         await #expect(throws: MediaDeviceError.self) { _ = try await rig.system.acquireGroupAudio(on: [], format: .cdAudio) }
     }
+
+    /// A member that released its audio has no say over the group's any more; it comes back
+    /// with `joinGroupAudio`, after silence for its lead, and gets the group's buffers again.
+    @Test func aMemberThatLeftCannotPauseTheGroupAndRejoinsIt() async throws {
+        let rig = try await LoopbackRig(devices: [Self.quick, Self.slow])
+        await rig.discover(expecting: 2)
+        let quick = try await rig.system.activate(deviceID: "Quick Speaker")
+        let slow = try await rig.system.activate(deviceID: "Slow Speaker")
+        let (acquisition, _) = try await rig.system.acquireGroupAudio(on: [quick.session, slow.session], format: .cdAudio)
+        let descriptor = acquisition.descriptor
+        let writer = Task.detached {
+            let done = writeBlocking(rampFrames(88_200), to: descriptor, piece: 1_764)
+            close(descriptor)
+            return done
+        }
+        #expect(await eventually { await rig.transport.audioFramesReceived(by: "quick") > 4_410 })
+        await rig.system.stopRealtimeSampleDelivery(on: quick.session)
+        await #expect(throws: MediaDeviceError.self) { try await rig.system.pauseAudio(on: quick.session) }
+        #expect(await rig.system.isAudioPaused(on: quick.session) == nil)
+        #expect(await rig.system.isAudioPaused(on: slow.session) == false, "the group plays on")
+        try await Task.sleep(for: .milliseconds(200))
+        let beforeRejoining = await rig.transport.audioFramesReceived(by: "quick")
+
+        // Refused: a route joining itself, or a group that does not exist.
+        await #expect(throws: MediaDeviceError.self) { _ = try await rig.system.joinGroupAudio(on: slow.session, joining: slow.session) }
+        let lead = try await rig.system.joinGroupAudio(on: quick.session, joining: slow.session)
+        #expect(lead == .milliseconds(150))
+        #expect(await rig.system.isAudioPaused(on: quick.session) == false)
+        #expect(await eventually { await rig.transport.audioFramesReceived(by: "quick") > beforeRejoining + 6_615 + 4_410 }, "silence for the lead, then the group's samples")
+        // Pausing the member that came back pauses the group.
+        try await rig.system.pauseAudio(on: quick.session)
+        #expect(await rig.system.isAudioPaused(on: slow.session) == true)
+        try await rig.system.resumeAudio(on: slow.session)
+        #expect(await writer.value)
+        #expect(await eventually { await rig.system.audioStatistics(on: slow.session)?.active == false })
+        #expect(await rig.system.audioStatistics(on: slow.session)?.framesReceived == 88_200)
+    }
+
+    /// A route that buffers more than a group would play late in it: refused, by name.
+    @Test func aSlowerRouteCannotJoinAQuickerGroup() async throws {
+        let rig = try await LoopbackRig(devices: [Self.quick, Self.slow])
+        await rig.discover(expecting: 2)
+        let quick = try await rig.system.activate(deviceID: "Quick Speaker")
+        let slow = try await rig.system.activate(deviceID: "Slow Speaker")
+        await #expect(throws: MediaDeviceError.self) { _ = try await rig.system.joinGroupAudio(on: slow.session, joining: quick.session) }
+        let (acquisition, _) = try await rig.system.acquireGroupAudio(on: [quick.session], format: .cdAudio)
+        defer { close(acquisition.descriptor) }
+        do {
+            _ = try await rig.system.joinGroupAudio(on: slow.session, joining: quick.session)
+            Issue.record("a slower route joined")
+        } catch let error as MediaDeviceError {
+            #expect(error.code == .unsupported)
+            #expect(error.message.contains("Slow Speaker") && error.message.contains("play late"), "\(error.message)")
+        }
+    }
 }
