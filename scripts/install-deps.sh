@@ -38,8 +38,9 @@ packages=(
   # AirPlay's ALAC encoder: FFmpeg's libavcodec (headers to build against; the library is opened at run time);
   # libmd's MD5 for the digest authentication of password-protected receivers.
   libavcodec-dev libmd-dev
-  # The AirPlay group benchmark's anchors (mediaroute-bench raop-group): Snapcast 0.26 and PulseAudio 16.1's RAOP sink.
-  snapserver snapclient pulseaudio pulseaudio-module-raop pulseaudio-utils
+  # The AirPlay group benchmark's anchors (mediaroute-bench raop-group): Snapcast 0.26 and PulseAudio 16.1's RAOP sink;
+  # iptables-legacy's NFQUEUE target for its delayed link (this kernel has no netem).
+  snapserver snapclient pulseaudio pulseaudio-module-raop pulseaudio-utils iptables
   # The virtual HIL rig (make hil, Tests/HIL): QEMU boots Debian's kernel package (downloaded, not
   # installed; kmod's depmod indexes its modules) with an initramfs (cpio) of busybox, hostapd and iw.
   qemu-system-x86 busybox-static iw hostapd kmod cpio

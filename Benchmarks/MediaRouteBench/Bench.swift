@@ -13,7 +13,9 @@ import MediaRouteTestSupport
 ///   mediaroute-bench realtime [SECONDS] [LOAD] one real-time SBC stream: CPU, latency added, underruns
 ///   mediaroute-bench pipewire PATH/mediarouted [SECONDS]  pw-play → the route's PipeWire node: CPU of each process
 ///   mediaroute-bench raop [RUNS] [SECONDS]    AirPlay to shairport-sync: stream → first sound, CPU of one ALAC stream
-///   mediaroute-bench raop-group [SECONDS]      two shairport-sync receivers in one group: offset between their outputs
+///   mediaroute-bench raop-group [SECONDS] [--only mediaroute,pulseaudio,snapcast] [--delay MS] [--jitter MS] [--both-ways]
+///                                              two shairport-sync receivers in one group: offset between their outputs,
+///                                              beside PulseAudio and Snapcast; optionally the second link delayed
 ///   mediaroute-bench upnp [mediaroutectl]      gmediarender discovery and play, next to async_upnp_client and gssdp-discover
 @main
 struct Bench {
@@ -32,7 +34,7 @@ struct Bench {
         case "pipewire":
             try await pipewire(binary: arguments.dropFirst().first ?? ".build/release/mediarouted", seconds: Int(arguments.dropFirst(2).first ?? "") ?? 60)
         case "raop": try await raop(runs: Int(arguments.dropFirst().first ?? "") ?? 10, seconds: Int(arguments.dropFirst(2).first ?? "") ?? 30)
-        case "raop-group": try await raopGroup(seconds: Int(arguments.dropFirst().first ?? "") ?? 60)
+        case "raop-group": try await raopGroup(arguments: Array(arguments.dropFirst()))
         case "upnp": try await upnp(mediaroutectl: arguments.dropFirst().first ?? ".build/release/mediaroutectl")
         default:
             print("usage: mediaroute-bench dbus | daemon PATH | clocksync | push | wifi | bluez | realtime [S] [LOAD] | pipewire PATH [S] | upnp [PATH/mediaroutectl]")

@@ -114,11 +114,65 @@ extension Bench {
     /// Two shairport-sync receivers in two namespaces, one group (`acquireGroupAudio`), an
     /// impulse train for `seconds`: the offset between the outputs' steady clocks for each
     /// click (p50, p95 and max of the absolute offsets), from the third click on.
-    static func raopGroup(seconds: Int) async throws {
+    /// What the second room's link does to packets (this kernel has no netem: iptables' NFQUEUE
+    /// and Benchmarks/nfqueue_delay.py in the room's namespace).
+    struct LinkImpairment: CustomStringConvertible {
+        var delay: Double = 0
+        var jitter: Double = 0
+        /// Only packets towards the room's receiver (one-way), or both ways.
+        var bothWays = false
+
+        var isClean: Bool { delay == 0 && jitter == 0 }
+
+        var description: String {
+            isClean ? "clean links" : String(format: "second link +%.0f ms, jitter 0–%.0f ms, %@", delay, jitter, bothWays ? "both ways" : "towards the receiver only")
+        }
+
+        /// Sends the room's packets through the delayer; it goes with the lab.
+        func apply(to room: NamespaceLab.Room, in lab: NamespaceLab) throws {
+            guard !isClean else { return }
+            let rules = bothWays ? [["-A", "INPUT", "-i", room.inside], ["-A", "OUTPUT", "-o", room.inside]] : [["-A", "INPUT", "-i", room.inside]]
+            for rule in rules {
+                let (status, output) = try ChildProcess.run(["/usr/sbin/ip", "netns", "exec", room.namespace, "/usr/sbin/iptables-legacy"] + rule + ["-j", "NFQUEUE", "--queue-num", "7"])
+                guard status == 0 else { throw PrivateBusError(message: "iptables-legacy: \(output)") }
+            }
+            try lab.start(in: room, ["/usr/bin/python3", "Benchmarks/nfqueue_delay.py", "7", String(delay), String(jitter)], log: "delay.log")
+            for _ in 0..<200 where !lab.log("delay.log").contains("ready") { usleep(10_000) }
+            guard lab.log("delay.log").contains("ready") else { throw PrivateBusError(message: "the delayer did not start: \(lab.log("delay.log"))") }
+        }
+    }
+
+    /// `raop-group [SECONDS] [--only mediaroute,pulseaudio,snapcast] [--delay MS] [--jitter MS] [--both-ways]`
+    static func raopGroup(arguments: [String]) async throws {
+        var seconds = 60
+        var only: Set<String> = ["mediaroute", "pulseaudio", "snapcast"]
+        var link = LinkImpairment()
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--only": only = Set((rest.popFirst() ?? "").split(separator: ",").map(String.init))
+            case "--delay": link.delay = Double(rest.popFirst() ?? "") ?? 0
+            case "--jitter": link.jitter = Double(rest.popFirst() ?? "") ?? 0
+            case "--both-ways": link.bothWays = true
+            default: seconds = Int(argument) ?? seconds
+            }
+        }
+        if !link.isClean && !FileManager.default.isExecutableFile(atPath: "/usr/sbin/iptables-legacy") {
+            print("raop-group: a delayed link needs iptables-legacy (apt-get install iptables)")
+            return
+        }
+        print("raop-group: \(seconds) s, \(link)")
+        if only.contains("mediaroute") { try await mediaRouteGroup(seconds: seconds, link: link) }
+        if only.contains("pulseaudio") { try await pulseAudioAnchor(seconds: seconds, link: link) }
+        if only.contains("snapcast") { try await snapcastAnchor(seconds: seconds, link: link) }
+    }
+
+    static func mediaRouteGroup(seconds: Int, link: LinkImpairment) async throws {
         guard AirPlayReceiver.available else { return }
         let lab = try NamespaceLab(rooms: 2)
         let left = try AirPlayReceiver(in: lab, room: lab.rooms[0], name: "Left AirPlay", timed: true)
         let right = try AirPlayReceiver(in: lab, room: lab.rooms[1], name: "Right AirPlay", timed: true)
+        try link.apply(to: lab.rooms[1], in: lab)
         let transport = DNSSDServiceTransport(
             lan: LANTransport(configuration: .init(interfaces: lab.rooms.map(\.outside))), serviceTypes: [RAOPExtension.serviceType])
         let system = RouteSystem()
@@ -149,14 +203,12 @@ extension Bench {
         }
         report("MediaRoute → two shairport-sync receivers, one group", offsets, seconds: seconds)
         await system.shutdown()
-        try await pulseAudioAnchor(seconds: seconds)
-        try await snapcastAnchor(seconds: seconds)
     }
 
     /// The same measurement with PulseAudio 16.1 as the sender: `module-raop-sink` for each of
     /// two fresh shairport-sync receivers, `module-combine-sink` over them, the impulse train
     /// played into it with pacat.
-    static func pulseAudioAnchor(seconds: Int) async throws {
+    static func pulseAudioAnchor(seconds: Int, link: LinkImpairment) async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/pulseaudio"), FileManager.default.isExecutableFile(atPath: "/usr/bin/pacat") else {
             print("raop-group: skipping PulseAudio (apt-get install pulseaudio pulseaudio-module-raop pulseaudio-utils)")
             return
@@ -164,6 +216,7 @@ extension Bench {
         let lab = try NamespaceLab(rooms: 2)
         let left = try AirPlayReceiver(in: lab, room: lab.rooms[0], name: "Left AirPlay", timed: true)
         let right = try AirPlayReceiver(in: lab, room: lab.rooms[1], name: "Right AirPlay", timed: true)
+        try link.apply(to: lab.rooms[1], in: lab)
         let directory = NSTemporaryDirectory() + "mr-pulse-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -173,7 +226,6 @@ extension Bench {
             load-module module-native-protocol-unix socket=\(socket) auth-anonymous=1
             load-module module-raop-sink server=\(lab.rooms[0].deviceAddress):5000 protocol=UDP encryption=none codec=ALAC sink_name=left
             load-module module-raop-sink server=\(lab.rooms[1].deviceAddress):5000 protocol=UDP encryption=none codec=ALAC sink_name=right
-            load-module module-combine-sink sink_name=both slaves=left,right
             """.write(toFile: directory + "/mediaroute.pa", atomically: true, encoding: .utf8)
         let pulseaudio = try ChildProcess(
             ["/bin/sh", "-c", "exec /usr/bin/pulseaudio -n --daemonize=no --exit-idle-time=-1 --use-pid-file=no -F \(directory)/mediaroute.pa 2>/tmp/mr-pulse.log"],
@@ -184,6 +236,16 @@ extension Bench {
         }
         guard await eventually(timeout: .seconds(10), { FileManager.default.fileExists(atPath: socket) }) else {
             print("raop-group: PulseAudio did not start")
+            return
+        }
+        // The combine sink only once both RAOP sinks have connected (loaded with them, its
+        // stream never gets past OPTIONS: ../shared/PEERS.md).
+        try await Task.sleep(for: .seconds(3))
+        let (loaded, loadOutput) = try await ChildProcess.runOffPool([
+            "/usr/bin/pactl", "--server=unix:\(socket)", "load-module", "module-combine-sink", "sink_name=both", "slaves=left,right",
+        ])
+        guard loaded == 0 else {
+            print("raop-group: PulseAudio's combine sink did not load: \(loadOutput)")
             return
         }
         try await Task.sleep(for: .seconds(1))
@@ -215,9 +277,10 @@ extension Bench {
 
     /// The same measurement on Snapcast 0.26: snapserver reading the impulse train from a FIFO,
     /// a snapclient in each of two namespaces (`--player file`).
-    static func snapcastAnchor(seconds: Int) async throws {
+    static func snapcastAnchor(seconds: Int, link: LinkImpairment) async throws {
         guard SnapcastGroup.available else { return }
         let lab = try NamespaceLab(rooms: 2)
+        try link.apply(to: lab.rooms[1], in: lab)
         let snapcast = try SnapcastGroup(in: lab)
         defer {
             snapcast.server.kill()

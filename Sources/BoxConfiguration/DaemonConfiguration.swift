@@ -37,7 +37,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
 
     public init() {}
 
-    public static let daemonKeys = ["bus", "name", "log-level", "scenario", "push-listen", "mpris", "mpris-name", "lan"]
+    public static let daemonKeys = ["bus", "name", "log-level", "scenario", "push-listen", "mpris", "mpris-name", "lan", "airplay-latency"]
     static let transportKeys: [String: [String]] = [
         "lan": ["enabled", "role"],
         "wifi": ["enabled", "role", "scan-mode", "setup-ssids"],
