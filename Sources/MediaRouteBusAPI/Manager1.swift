@@ -107,6 +107,9 @@ public enum Manager1 {
         case acquireGroupAudio(sessions: [DBusObjectPath], format: SampleBuffer.Format)
         /// A route joins the group another plays in; replies with its lead (`t`, µs).
         case joinGroupAudio(session: DBusObjectPath, member: DBusObjectPath)
+        /// The routes of `sessions` (each playing the same URL) become one group the daemon
+        /// keeps on one timeline; replies with the group's path (``Group1``).
+        case createGroup(sessions: [DBusObjectPath])
 
         public static let methods: [BusMethodDescription] = [
             BusMethodDescription("StartDiscovery"),
@@ -126,6 +129,7 @@ public enum Manager1 {
                     DBusArgument("fd", "h"), DBusArgument("encoding", "s"), DBusArgument("rate", "u"), DBusArgument("channels", "u"),
                     DBusArgument("latency_us", "t"), DBusArgument("leads_us", "at"),
                 ]),
+            BusMethodDescription("CreateGroup", inputs: [DBusArgument("sessions", "ao")], outputs: [DBusArgument("group", "o")]),
             BusMethodDescription(
                 "JoinGroupAudio", inputs: [DBusArgument("session", "o"), DBusArgument("member", "o")], outputs: [DBusArgument("lead_us", "t")]),
         ]
@@ -156,6 +160,17 @@ public enum Manager1 {
                     paths.append(path)
                 }
                 self = .acquireGroupAudio(sessions: paths, format: try reader.pcmFormat(at: 1))
+            case "CreateGroup":
+                _ = try BusArguments(member, arguments, count: 1)
+                guard case .array(elementSignature: "o", let elements) = arguments[0].unwrapped, !elements.isEmpty, elements.count <= 32 else {
+                    throw MediaDeviceError(.invalidArgument, "sessions must be 1 to 32 session paths").dbusError
+                }
+                var paths: [DBusObjectPath] = []
+                for element in elements {
+                    guard case .objectPath(let path) = element.unwrapped else { throw DBusError.invalidArgs("CreateGroup: sessions must be object paths") }
+                    paths.append(path)
+                }
+                self = .createGroup(sessions: paths)
             case "JoinGroupAudio":
                 let reader = try BusArguments(member, arguments, count: 2)
                 self = .joinGroupAudio(session: try reader.objectPath(0), member: try reader.objectPath(1))
@@ -173,6 +188,7 @@ public enum Manager1 {
             case .recordRouteChoice: "RecordRouteChoice"
             case .acquireGroupAudio: "AcquireGroupAudio"
             case .joinGroupAudio: "JoinGroupAudio"
+            case .createGroup: "CreateGroup"
             }
         }
 
@@ -189,6 +205,7 @@ public enum Manager1 {
                     .uint32(UInt32(clamping: format.sampleRate)), .uint32(UInt32(clamping: format.channels)),
                 ]
             case .joinGroupAudio(let session, let member): [.objectPath(session), .objectPath(member)]
+            case .createGroup(let sessions): [.array(elementSignature: "o", sessions.map { .objectPath($0) })]
             }
         }
     }

@@ -385,6 +385,26 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         }
     }
 
+    /// `Manager1.CreateGroup`: the routes of `sessions`, each playing the same URL, become one
+    /// group route the daemon keeps on one timeline (paused until ``DaemonGroupRoute/play()``).
+    public func createGroup(_ sessions: [MediaOutputSession]) async throws -> DaemonGroupRoute {
+        let reply = try await call(.createGroup(sessions: sessions.map(DaemonNames.sessionPath)))
+        guard reply.count == 1, case .objectPath(let path) = reply[0].unwrapped else {
+            throw MediaDeviceError(.sessionFailed, "mediarouted's CreateGroup reply is not (o)")
+        }
+        return DaemonGroupRoute(path: path, backend: self)
+    }
+
+    /// A `Group1` call on the group at `path`.
+    func groupCall(_ path: DBusObjectPath, _ call: Group1.Call) async throws {
+        _ = try await self.call(path, Group1.interface, call.member, call.arguments)
+    }
+
+    /// The `Group1` properties of the group at `path`, read now.
+    func groupProperties(_ path: DBusObjectPath) async throws -> Group1.Properties {
+        Group1.Properties(values: try await getAll(path, Group1.interface))
+    }
+
     /// `Manager1.JoinGroupAudio`.
     public func joinGroupAudio(on session: MediaOutputSession, joining member: MediaOutputSession) async throws -> Duration {
         let reply = try await call(.joinGroupAudio(session: DaemonNames.sessionPath(session), member: DaemonNames.sessionPath(member)))

@@ -9,6 +9,7 @@ import Foundation
 import LoopbackTransport
 #endif
 import MediaClock
+import MediaRouteClient
 import SystemRouting
 
 extension MediaRouteCtl {
@@ -54,45 +55,41 @@ extension MediaRouteCtl {
                 media.playbackControl.pause()
                 members.append((route.routeDisplayName, route, session, media.playbackControl))
             }
-            let clock = SystemHostClock()
-            let medium = LoopbackCoordinationMedium(clock: clock)
-            var coordinators: [PlaybackCoordinator] = []
-            for member in members {
-                let coordinator = PlaybackCoordinator(
-                    participant: ParticipantID(member.name), itemID: mediaURL.absoluteString, playback: member.control,
-                    medium: medium, clock: clock)
-                await coordinator.start()
-                coordinators.append(coordinator)
-            }
             console.write("Group of \(members.count): \(members.map(\.name).joined(separator: ", "))")
-            await coordinators[0].seek(to: 0)
-            await coordinators[0].play()
-
-            let corrector = DriftCorrector()
-            // Right after the start, a device that joined late (its play command
-            // arrived late on a busy box) is moved into place at once: a trim at
-            // ≤ 500 ppm would take minutes to remove tens of milliseconds.
-            var joining = DriftCorrector()
-            joining.hardResync = 0.020
-            let settleUntil = clock.now() + .seconds(1)
+            let clock = SystemHostClock()
             let end = clock.now() + .seconds(double: seconds)
-            while clock.now() < end {
-                try? await clock.sleep(for: min(.milliseconds(500), end - clock.now()))
-                guard let expected = await coordinators[0].expectedItemTime(atHostTime: clock.now().seconds) else { continue }
-                var line = "  group at \(MediaRouteCommands.seconds(expected)):"
-                for member in members {
-                    let offset = member.control.currentPlaybackPosition - expected
-                    let policy = clock.now() <= settleUntil ? joining : corrector
-                    switch policy.correction(position: member.control.currentPlaybackPosition, expected: expected, groupRate: 1) {
-                    case .trim(let rate): member.control.playbackSpeed = rate
-                    case .seek(let target): member.control.seek(to: target)
-                    case .none(let rate): if member.control.playbackSpeed != rate { member.control.playbackSpeed = rate }
+            if let daemon = environment.daemon {
+                // Through mediarouted: the daemon keeps the group on its timeline (Group1);
+                // this process only shows where each member stands.
+                let group = try await daemon.createGroup(members.map(\.route.session))
+                try await group.play()
+                while clock.now() < end {
+                    try? await clock.sleep(for: min(.milliseconds(500), end - clock.now()))
+                    guard let properties = try? await group.properties(), properties.position >= 0, !properties.offsets.isEmpty else { continue }
+                    var line = "  group at \(MediaRouteCommands.seconds(properties.position)):"
+                    for member in members {
+                        guard let offset = DaemonGroupRoute.offset(of: member.route.session, in: properties) else { continue }
+                        line += "  \(member.name) \(milliseconds(offset)) ms"
                     }
-                    line += "  \(member.name) \(milliseconds(offset)) ms"
+                    console.write(line)
                 }
-                console.write(line)
+                try? await group.end()
+            } else {
+                let group = CoordinatedGroup(itemID: mediaURL.absoluteString, clock: clock)
+                for member in members { await group.add(member.name, control: member.control) }
+                await group.seek(to: 0)
+                await group.play()
+                while clock.now() < end {
+                    try? await clock.sleep(for: min(.milliseconds(500), end - clock.now()))
+                    guard let expected = await group.expectedPosition() else { continue }
+                    let offsets = await group.offsets
+                    guard !offsets.isEmpty else { continue }
+                    var line = "  group at \(MediaRouteCommands.seconds(expected)):"
+                    for offset in offsets { line += "  \(offset.id) \(milliseconds(offset.offset)) ms" }
+                    console.write(line)
+                }
+                await group.end()
             }
-            for coordinator in coordinators { await coordinator.stop() }
             for member in members { await endRoute(member.route, environment: environment) }
             console.write("Group stopped.")
             await environment.shutdown()

@@ -29,6 +29,8 @@ struct ManagerObject {
                         return try await daemon.acquireGroupAudio(sessions, format: format, sender: message.sender)
                     case .joinGroupAudio(let session, let member):
                         return try await daemon.joinGroupAudio(session, joining: member)
+                    case .createGroup(let sessions):
+                        return [.objectPath(try await daemon.createGroup(sessions, owner: message.sender))]
                     }
                     return []
                 },

@@ -17,7 +17,7 @@ import SystemRouting
 public actor RoutingDaemon {
     public let system: RouteSystem
     let connection: DBusConnection
-    private let logger: Logger
+    let logger: Logger
     private var devices: [String: SystemDevice] = [:]
     private var routes: [UUID: ActiveRoute] = [:]
     /// `Activate` calls waiting for their route's `Session1` to be published by the event task.
@@ -39,6 +39,9 @@ public actor RoutingDaemon {
     private var audioOwners: [UUID: String] = [:]
     private var tasks: [Task<Void, Never>] = []
     private var playbackWatchers: [UUID: Task<Void, Never>] = [:]
+    /// Group routes (`Manager1.CreateGroup`) by number.
+    var groups: [Int: GroupRoute] = [:]
+    var nextGroup = 0
     /// The adapters the inventory reports (Manager1.Adapters).
     private(set) var adapters: [AdapterSettings] = []
 
@@ -175,6 +178,10 @@ public actor RoutingDaemon {
             }
         }
         if agentOwner == name { await unregisterAgent(owner: name) }
+        for (number, group) in groups where group.owner == name {
+            logger.info("client left; ending its group", metadata: ["client": "\(name)", "group": "\(number)"])
+            await endGroup(number)
+        }
         for (id, owner) in audioOwners where owner == name {
             audioOwners[id] = nil
             guard let route = routes[id] else { continue }
@@ -225,6 +232,14 @@ public actor RoutingDaemon {
         audioOwners[joining.id] = audioOwners[member.id]
         return [.uint64(Session1.AudioReply.microseconds(lead))]
     }
+
+    /// The active route whose `Session1` is at `path`.
+    func activeSession(at path: DBusObjectPath) -> MediaOutputSession? {
+        routes.values.first { DaemonNames.sessionPath($0.session) == path }?.session
+    }
+
+    /// The URL a route plays, when a session was started on it.
+    func playingURL(_ session: MediaOutputSession) -> String? { urls[session.id] }
 
     /// `Session1.ReleaseAudio`: ends delivery now.
     func releaseAudio(_ session: MediaOutputSession) async {
@@ -377,6 +392,7 @@ public actor RoutingDaemon {
             urls[route.session.id] = nil
             playbackWatchers.removeValue(forKey: route.session.id)?.cancel()
             connection.unexport(path)
+            await memberEnded(path)
         case .sessionEnded(let route, _):
             playbackWatchers.removeValue(forKey: route.session.id)?.cancel()
             urls[route.session.id] = nil

@@ -30,6 +30,7 @@ import Testing
             .recordRouteChoice(application: "", content: content, deviceID: "upnp/uuid:1"),
             .acquireGroupAudio(sessions: ["/org/mediaroute/session/a", "/org/mediaroute/session/b"], format: .cdAudio),
             .joinGroupAudio(session: "/org/mediaroute/session/c", member: "/org/mediaroute/session/a"),
+            .createGroup(sessions: ["/org/mediaroute/session/a", "/org/mediaroute/session/b"]),
         ]
         for call in calls {
             #expect(try Manager1.Call(member: call.member, arguments: call.arguments) == call)
