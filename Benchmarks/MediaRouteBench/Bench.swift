@@ -13,7 +13,7 @@ import MediaRouteTestSupport
 ///   mediaroute-bench realtime [SECONDS] [LOAD] one real-time SBC stream: CPU, latency added, underruns
 ///   mediaroute-bench pipewire PATH/mediarouted [SECONDS]  pw-play → the route's PipeWire node: CPU of each process
 ///   mediaroute-bench raop [RUNS] [SECONDS]    AirPlay to shairport-sync: stream → first sound, CPU of one ALAC stream
-///   mediaroute-bench raop-group [SECONDS] [--only mediaroute,pulseaudio,snapcast] [--delay MS] [--jitter MS] [--both-ways]
+///   mediaroute-bench raop-group [SECONDS] [--only mediaroute,pulseaudio,snapcast] [--delay MS] [--jitter MS] [--both-ways] [--offset-second MS]
 ///                                              two shairport-sync receivers in one group: offset between their outputs,
 ///                                              beside PulseAudio and Snapcast; optionally the second link delayed
 ///   mediaroute-bench upnp [mediaroutectl]      gmediarender discovery and play, next to async_upnp_client and gssdp-discover

@@ -121,6 +121,9 @@ extension Bench {
         var jitter: Double = 0
         /// Only packets towards the room's receiver (one-way), or both ways.
         var bothWays = false
+        /// MediaRoute's `[audio] group-offsets` for the second receiver (ms), as a box maker who
+        /// knows the link would set it.
+        var offset: Double = 0
 
         var isClean: Bool { delay == 0 && jitter == 0 }
 
@@ -142,7 +145,7 @@ extension Bench {
         }
     }
 
-    /// `raop-group [SECONDS] [--only mediaroute,pulseaudio,snapcast] [--delay MS] [--jitter MS] [--both-ways]`
+    /// `raop-group [SECONDS] [--only mediaroute,pulseaudio,snapcast] [--delay MS] [--jitter MS] [--both-ways] [--offset-second MS]`
     static func raopGroup(arguments: [String]) async throws {
         var seconds = 60
         var only: Set<String> = ["mediaroute", "pulseaudio", "snapcast"]
@@ -154,6 +157,7 @@ extension Bench {
             case "--delay": link.delay = Double(rest.popFirst() ?? "") ?? 0
             case "--jitter": link.jitter = Double(rest.popFirst() ?? "") ?? 0
             case "--both-ways": link.bothWays = true
+            case "--offset-second": link.offset = Double(rest.popFirst() ?? "") ?? 0
             default: seconds = Int(argument) ?? seconds
             }
         }
@@ -175,7 +179,9 @@ extension Bench {
         try link.apply(to: lab.rooms[1], in: lab)
         let transport = DNSSDServiceTransport(
             lan: LANTransport(configuration: .init(interfaces: lab.rooms.map(\.outside))), serviceTypes: [RAOPExtension.serviceType])
-        let system = RouteSystem()
+        var configuration = RouteSystem.Configuration()
+        if link.offset != 0 { configuration.groupOffsets = ["Right AirPlay": .microseconds(Int64(link.offset * 1000))] }
+        let system = RouteSystem(configuration: configuration)
         try await system.load { manager in RAOPExtension(transport: transport, routingManager: manager) }
         await system.beginDiscovery(client: "bench")
         guard await eventually(timeout: .seconds(15), { await system.devicesList.filter { $0.displayName.hasSuffix("AirPlay") }.count == 2 }) else {
@@ -201,7 +207,7 @@ extension Bench {
             print("raop-group: the outputs hold \(clickFrames(in: left.pcm).count) and \(clickFrames(in: right.pcm).count) clicks")
             return
         }
-        report("MediaRoute → two shairport-sync receivers, one group", offsets, seconds: seconds)
+        report("MediaRoute → two shairport-sync receivers, one group" + (link.offset != 0 ? String(format: " (second set %+.1f ms)", link.offset) : ""), offsets, seconds: seconds)
         await system.shutdown()
     }
 

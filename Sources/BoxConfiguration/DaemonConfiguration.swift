@@ -34,6 +34,15 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// `[audio] pipewire-runtime-dir`: the `XDG_RUNTIME_DIR` of the PipeWire to publish in
     /// (default: the daemon's own environment).
     public var pipeWireRuntimeDirectory: String?
+    /// `[audio] group-offsets = Porch AirPlay: -5, Den TV: 12`: how much later (ms; negative:
+    /// earlier) a device plays in a group than its own report says, by its name — for what no
+    /// two-way clock exchange can see, a link slower one way than the other.
+    public var groupOffsets: [String: Double] = [:]
+
+    /// ``groupOffsets`` as durations.
+    public var groupOffsetDurations: [String: Duration] {
+        groupOffsets.mapValues { .microseconds(Int64(($0 * 1000).rounded())) }
+    }
 
     public init() {}
 
@@ -111,8 +120,17 @@ public struct DaemonConfiguration: Sendable, Hashable {
                 case "pipewire-runtime-dir":
                     guard value.hasPrefix("/"), value.utf8.count <= 256 else { throw fail("pipewire-runtime-dir must be an absolute path") }
                     configuration.pipeWireRuntimeDirectory = value
+                case "group-offsets":
+                    for entry in value.split(separator: ",") {
+                        guard let colon = entry.lastIndex(of: ":") else { throw fail("group-offsets takes NAME: MILLISECONDS, …") }
+                        let name = String(entry[..<colon]).trimmingSpaces
+                        guard !name.isEmpty, let milliseconds = Double(String(entry[entry.index(after: colon)...]).trimmingSpaces),
+                            milliseconds.isFinite, abs(milliseconds) <= 1_000
+                        else { throw fail("group-offsets: \"\(entry.trimmingSpaces)\" is not NAME: MILLISECONDS (at most ±1000)") }
+                        configuration.groupOffsets[name] = milliseconds
+                    }
                 default:
-                    throw fail("unknown key \(key) in [audio] (known: pipewire, pipewire-runtime-dir)")
+                    throw fail("unknown key \(key) in [audio] (known: pipewire, pipewire-runtime-dir, group-offsets)")
                 }
                 continue
             }

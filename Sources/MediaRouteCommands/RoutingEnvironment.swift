@@ -59,16 +59,20 @@ public struct RoutingEnvironment: Sendable {
         notice: @escaping @Sendable (String) -> Void = { _ in }, logger: Logger,
         loadingFirst: (RouteSystem) async throws -> Void = { _ in }
     ) async throws -> RoutingEnvironment {
-        let system = RouteSystem(clock: clock, logger: logger)
-        try await loadingFirst(system)
-        // The box's own configuration, as the daemon reads it (which transports, Wi-Fi setup SSIDs);
-        // a file with a mistake is one notice line and the defaults, as a missing one is silence.
+        // The box's own configuration, as the daemon reads it (which transports, Wi-Fi setup SSIDs,
+        // preferred protocols, group offsets); a file with a mistake is one notice line and the
+        // defaults, as a missing one is silence.
         var configuration = DaemonConfiguration()
         do {
             configuration = try DaemonConfiguration.load(path: configurationPath)
         } catch {
             notice("\(error); using the defaults")
         }
+        var routing = RouteSystem.Configuration()
+        routing.preferredProtocols = configuration.preferredProtocols
+        routing.groupOffsets = configuration.groupOffsetDurations
+        let system = RouteSystem(configuration: routing, clock: clock, logger: logger)
+        try await loadingFirst(system)
         let catalogue = ExtensionCatalogue(configuration: configuration, lan: lan, bluezBus: bluezBus, clock: clock, logger: logger)
         let loaded = try await catalogue.load(transports, into: system) { entry, reason in notice("\(entry.noticeName): \(reason)") }
         let controller = await SystemRouteController(system: system, applicationIdentifier: "org.mediaroute.ctl")

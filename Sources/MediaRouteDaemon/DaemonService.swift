@@ -84,6 +84,7 @@ public struct DaemonService: Service {
         let connection = try await DBusConnection.connect(to: bus, logger: logger)
         var routing = RouteSystem.Configuration()
         routing.preferredProtocols = configuration.preferredProtocols
+        routing.groupOffsets = configuration.groupOffsetDurations
         let system = RouteSystem(configuration: routing, logger: logger)
         let logger = self.logger
         // What else follows the adapters as they come and go.

@@ -315,7 +315,9 @@ extension RouteSystem {
         for session in sessions {
             let (handler, route, support) = try await realtimeHandler(on: session, taking: format)
             handlers.append((handler, route))
-            latencies.append(support.latency)
+            // A device set to play later counts as buffering less (it is led in by more), and
+            // one set to play earlier as buffering more.
+            latencies.append(support.latency - groupOffset(of: route))
         }
         for session in sessions {
             guard isRealtime(session) else { throw MediaDeviceError(.deviceNotActive, "\(session) is not active") }
@@ -393,13 +395,14 @@ extension RouteSystem {
         let (handler, route, support) = try await realtimeHandler(on: session, taking: delivery.format)
         guard isRealtime(session) else { throw MediaDeviceError(.deviceNotActive, "\(session) is not active") }
         let slowest = delivery.routeLatency
-        guard support.latency <= slowest else {
+        let latency = support.latency - groupOffset(of: route)
+        guard latency <= slowest else {
             throw MediaDeviceError(
                 .unsupported,
-                "\(route.device.displayName) buffers \(support.latency), more than the group's \(slowest): it would play late")
+                "\(route.device.displayName) buffers \(latency), more than the group's \(slowest): it would play late")
         }
         endAudioDelivery(session.id)
-        let lead = slowest - support.latency
+        let lead = slowest - latency
         let pacing = DeliveryPacing(sampleRate: delivery.format.sampleRate, maxBurst: 1)
         let leadFrames = Int(max(0, min(pacing.clockFrames(after: lead), Int64(delivery.format.sampleRate) * 10)))
         let (stream, continuation) = AsyncStream.makeStream(
@@ -414,6 +417,11 @@ extension RouteSystem {
         if let nowPlaying = realtimeNowPlaying[session.id] { await handler.updateRealtimeNowPlaying(nowPlaying, session: session) }
         logger.info("joined a real-time audio group", metadata: ["device": "\(route.device.displayName)", "lead": "\(lead)"])
         return lead
+    }
+
+    /// How much later than its latency says the route's device plays in a group (configured).
+    private func groupOffset(of route: ActiveRoute) -> Duration {
+        configuration.groupOffsets[route.device.displayName] ?? .zero
     }
 
     /// The writer ended the stream: once the extension has every buffer, samples stop on the route.

@@ -30,6 +30,11 @@ public actor RouteSystem {
         /// Protocols to try first when a device is reached by several, most preferred first:
         /// ids (`org.mediaroute.upnp`) or their last part (`upnp`). `[routing] preferred-protocols`.
         public var preferredProtocols: [String] = []
+        /// How much later a device plays in a group of real-time audio than its own latency
+        /// says, by its display name (negative: earlier): a link slower one way than the other
+        /// puts a receiver off by half the difference, which no two-way clock exchange can see.
+        /// `[audio] group-offsets`.
+        public var groupOffsets: [String: Duration] = [:]
 
         public init() {}
     }

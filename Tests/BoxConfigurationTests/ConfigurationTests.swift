@@ -38,6 +38,14 @@ import Testing
         #expect(try DaemonConfiguration.parse("[wifi]\nenabled = yes", file: "box.conf").wifiSetupSSIDs.isEmpty)
     }
 
+    @Test func groupOffsetsAndTheAirPlayLatencyAreRead() throws {
+        let configuration = try DaemonConfiguration.parse(
+            "[audio]\ngroup-offsets = Porch AirPlay: -5, Den: TV: 12.5 \n[daemon]\nairplay-latency = 0.5", file: "box.conf")
+        #expect(configuration.groupOffsets == ["Porch AirPlay": -5, "Den: TV": 12.5])
+        #expect(configuration.groupOffsetDurations["Porch AirPlay"] == .milliseconds(-5))
+        #expect(configuration.daemon["airplay-latency"] == "0.5")
+    }
+
     @Test func aMissingDefaultFileGivesTheDefaultsButAMissingNamedFileIsAnError() throws {
         #expect(try DaemonConfiguration.load(path: "/nonexistent/mediaroute.conf") == DaemonConfiguration())
         #expect(throws: ConfigurationError(file: "/nonexistent/mediaroute.conf", line: 0, "cannot be read")) {
@@ -64,6 +72,10 @@ import Testing
         ("[wifi]\nsetup-ssids = A-name-that-is-longer-than-thirty-two-bytes", 2, "is not an SSID pattern"),
         ("[wifi]\nsetup-ssids = bell\u{07}", 2, "is not an SSID pattern"),
         ("[lan]\nsetup-ssids = Sonos_*", 2, "unknown key setup-ssids in [lan]"),
+        ("[audio]\ngroup-offsets = Porch AirPlay", 2, "group-offsets takes NAME: MILLISECONDS"),
+        ("[audio]\ngroup-offsets = Porch: soon", 2, "is not NAME: MILLISECONDS"),
+        ("[audio]\ngroup-offsets = Porch: 5000", 2, "at most ±1000"),
+        ("[audio]\ngroup-offsets = : 5", 2, "is not NAME: MILLISECONDS"),
     ])
     func mistakesNameTheFileAndLine(text: String, line: Int, message: String) {
         do {

@@ -435,6 +435,30 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
         #expect(await rig.system.audioStatistics(on: slow.session)?.framesReceived == 88_200)
     }
 
+    /// A configured group offset moves a member on the group's timeline: "Quick Speaker" set
+    /// 30 ms later is led in by 180 ms; "Slow Speaker" set 100 ms earlier makes it the slowest.
+    @Test func groupOffsetsMoveMembersOnTheTimeline() async throws {
+        var configuration = RouteSystem.Configuration()
+        configuration.groupOffsets = ["Quick Speaker": .milliseconds(30)]
+        let rig = try await LoopbackRig(devices: [Self.quick, Self.slow], configuration: configuration)
+        await rig.discover(expecting: 2)
+        let quick = try await rig.system.activate(deviceID: "Quick Speaker")
+        let slow = try await rig.system.activate(deviceID: "Slow Speaker")
+        let (acquisition, leads) = try await rig.system.acquireGroupAudio(on: [quick.session, slow.session], format: .cdAudio)
+        close(acquisition.descriptor)
+        #expect(leads == [.milliseconds(180), .zero])
+
+        configuration.groupOffsets = ["Slow Speaker": .milliseconds(-100)]
+        let earlier = try await LoopbackRig(devices: [Self.quick, Self.slow], configuration: configuration)
+        await earlier.discover(expecting: 2)
+        let quick2 = try await earlier.system.activate(deviceID: "Quick Speaker")
+        let slow2 = try await earlier.system.activate(deviceID: "Slow Speaker")
+        let (acquisition2, leads2) = try await earlier.system.acquireGroupAudio(on: [quick2.session, slow2.session], format: .cdAudio)
+        close(acquisition2.descriptor)
+        #expect(leads2 == [.milliseconds(250), .zero])
+        #expect(acquisition2.latency > .milliseconds(300), "the group's latency counts the earlier device's: \(acquisition2.latency)")
+    }
+
     /// A route that buffers more than a group would play late in it: refused, by name.
     @Test func aSlowerRouteCannotJoinAQuickerGroup() async throws {
         let rig = try await LoopbackRig(devices: [Self.quick, Self.slow])
