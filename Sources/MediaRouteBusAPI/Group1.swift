@@ -37,10 +37,12 @@ public enum Group1 {
             if case .array(_, let elements)? = values["Members"]?.unwrapped {
                 members = elements.compactMap { if case .objectPath(let path) = $0.unwrapped { path } else { nil } }
             }
-            if case .double(let value)? = values["Position"]?.unwrapped { position = value }
+            if case .double(let value)? = values["Position"]?.unwrapped, value.isFinite { position = value }
             if case .dictionary(_, _, let entries)? = values["Offsets"]?.unwrapped {
                 for entry in entries {
-                    if case .objectPath(let path) = entry.key.unwrapped, case .double(let offset) = entry.value.unwrapped { offsets[path] = offset }
+                    if case .objectPath(let path) = entry.key.unwrapped, case .double(let offset) = entry.value.unwrapped, offset.isFinite {
+                        offsets[path] = offset
+                    }
                 }
             }
         }

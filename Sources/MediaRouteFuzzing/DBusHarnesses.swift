@@ -40,6 +40,9 @@ enum DBusHarnesses {
         if let call = try? Manager1.Call(member: member, arguments: message.body),
             (try? Manager1.Call(member: call.member, arguments: call.arguments)) != call
         { return "Manager1.\(member) does not round-trip" }
+        if let call = try? Group1.Call(member: member, arguments: message.body),
+            (try? Group1.Call(member: call.member, arguments: call.arguments)) != call
+        { return "Group1.\(member) does not round-trip" }
         _ = try? Session1.Call(member: member, arguments: message.body)
         _ = try? Push1.Call(member: member, arguments: message.body)
         _ = try? PairingAgent1.Request(arguments: message.body)
@@ -53,6 +56,8 @@ enum DBusHarnesses {
             }
             _ = Session1.Properties(values: properties)
             _ = Manager1.Properties(values: properties)
+            let group = Group1.Properties(values: properties)
+            if Group1.Properties(values: group.values) != group { return "Group1 properties do not round-trip" }
         }
         return nil
     }
