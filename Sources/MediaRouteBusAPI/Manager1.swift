@@ -151,31 +151,28 @@ public enum Manager1 {
                     deviceID: try reader.optionalString(3))
             case "AcquireGroupAudio":
                 let reader = try BusArguments(member, arguments, count: 4)
-                guard case .array(elementSignature: "o", let elements) = arguments[0].unwrapped, !elements.isEmpty, elements.count <= 32 else {
-                    throw MediaDeviceError(.invalidArgument, "sessions must be 1 to 32 session paths").dbusError
-                }
-                var paths: [DBusObjectPath] = []
-                for element in elements {
-                    guard case .objectPath(let path) = element.unwrapped else { throw DBusError.invalidArgs("AcquireGroupAudio: sessions must be object paths") }
-                    paths.append(path)
-                }
-                self = .acquireGroupAudio(sessions: paths, format: try reader.pcmFormat(at: 1))
+                self = .acquireGroupAudio(sessions: try Self.sessionPaths(arguments[0], member), format: try reader.pcmFormat(at: 1))
             case "CreateGroup":
                 _ = try BusArguments(member, arguments, count: 1)
-                guard case .array(elementSignature: "o", let elements) = arguments[0].unwrapped, !elements.isEmpty, elements.count <= 32 else {
-                    throw MediaDeviceError(.invalidArgument, "sessions must be 1 to 32 session paths").dbusError
-                }
-                var paths: [DBusObjectPath] = []
-                for element in elements {
-                    guard case .objectPath(let path) = element.unwrapped else { throw DBusError.invalidArgs("CreateGroup: sessions must be object paths") }
-                    paths.append(path)
-                }
-                self = .createGroup(sessions: paths)
+                self = .createGroup(sessions: try Self.sessionPaths(arguments[0], member))
             case "JoinGroupAudio":
                 let reader = try BusArguments(member, arguments, count: 2)
                 self = .joinGroupAudio(session: try reader.objectPath(0), member: try reader.objectPath(1))
             default: throw DBusError.unknownMember(member, of: Manager1.interface)
             }
+        }
+
+        /// A group's sessions: 1 to 32 object paths.
+        private static func sessionPaths(_ value: DBusValue, _ member: String) throws(DBusError) -> [DBusObjectPath] {
+            guard case .array(elementSignature: "o", let elements) = value.unwrapped, !elements.isEmpty, elements.count <= 32 else {
+                throw MediaDeviceError(.invalidArgument, "sessions must be 1 to 32 session paths").dbusError
+            }
+            var paths: [DBusObjectPath] = []
+            for element in elements {
+                guard case .objectPath(let path) = element.unwrapped else { throw DBusError.invalidArgs("\(member): sessions must be object paths") }
+                paths.append(path)
+            }
+            return paths
         }
 
         public var member: String {

@@ -28,6 +28,23 @@ final class RunningDaemon: Sendable {
         guard up else { throw PrivateBusError(message: "mediarouted did not take its name") }
     }
 
+    /// A daemon publishing only the devices of a loopback scenario (`{"devices": [...]}` JSON);
+    /// the scenario file is gone once the daemon has read it.
+    static func with(scenario json: String) async throws -> RunningDaemon {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("scenario-\(UUID()).json").path
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return try await RunningDaemon(["--scenario", path], simulate: false)
+    }
+
+    /// Two speakers that buffer 50 ms ("Quick Speaker") and 200 ms ("Slow Speaker").
+    static let quickAndSlowSpeakers = #"""
+        {"devices": [
+          {"name": "quick", "displayName": "Quick Speaker", "kind": "speaker", "audioLatency": 0.05},
+          {"name": "slow", "displayName": "Slow Speaker", "kind": "speaker", "audioLatency": 0.2}
+        ]}
+        """#
+
     func stop() -> Int32 {
         process.kill()
         return process.wait()

@@ -11,20 +11,17 @@ import Testing
 /// Group routes kept by the daemon (`Manager1.CreateGroup`, `org.mediaroute.Group1`): two
 /// simulated TVs playing one URL on one timeline, members leaving and joining.
 @Suite(.timeLimit(.minutes(1)), .enabled(if: PrivateBus.isAvailable), .serialized) struct GroupRouteDaemonTests {
-    static func daemonWithTwoTVs() async throws -> (RunningDaemon, String) {
-        let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("group-route-\(UUID()).json").path
-        try #"""
+    static func daemonWithTwoTVs() async throws -> RunningDaemon {
+        try await RunningDaemon.with(scenario: #"""
             {"devices": [
               {"name": "den", "displayName": "Den TV", "kind": "tv"},
               {"name": "bedroom", "displayName": "Bedroom TV", "kind": "tv"}
             ]}
-            """#.write(toFile: scenario, atomically: true, encoding: .utf8)
-        return (try await RunningDaemon(["--scenario", scenario], simulate: false), scenario)
+            """#)
     }
 
     @Test func mediaroutectlGroupPlaysAURLOnTwoTVsThroughTheDaemon() async throws {
-        let (daemon, scenario) = try await Self.daemonWithTwoTVs()
-        defer { try? FileManager.default.removeItem(atPath: scenario) }
+        let daemon = try await Self.daemonWithTwoTVs()
         let console = RecordingConsole()
         try await MediaRouteCtl.Group.parse([
             "http://media.example/film.mp4", "--to", "Den TV", "--to", "Bedroom TV", "--seconds", "2.5", "--bus", daemon.bus.address,
@@ -42,8 +39,7 @@ import Testing
     }
 
     @Test func aMemberLeavesAndJoinsAGroupRouteWhileItPlays() async throws {
-        let (daemon, scenario) = try await Self.daemonWithTwoTVs()
-        defer { try? FileManager.default.removeItem(atPath: scenario) }
+        let daemon = try await Self.daemonWithTwoTVs()
         let (_, backend, controller) = try await client(daemon, agent: ScriptedPairingAgent([]))
         let picker = controller.makePicker(prioritizesVideoDevices: true)
         await picker.open()

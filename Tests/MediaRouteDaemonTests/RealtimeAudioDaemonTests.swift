@@ -167,15 +167,7 @@ private func wavFile(frames: Int) throws -> String {
     /// Two speakers that buffer 50 and 200 ms: the quicker one gets 150 ms of silence first, so a
     /// sample comes out of both at once; each gets the whole file.
     @Test func severalDevicesPlayAsAGroupAlignedToTheSlowest() async throws {
-        let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("group-\(UUID()).json").path
-        try #"""
-            {"devices": [
-              {"name": "quick", "displayName": "Quick Speaker", "kind": "speaker", "audioLatency": 0.05},
-              {"name": "slow", "displayName": "Slow Speaker", "kind": "speaker", "audioLatency": 0.2}
-            ]}
-            """#.write(toFile: scenario, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(atPath: scenario) }
-        let daemon = try await RunningDaemon(["--scenario", scenario], simulate: false)
+        let daemon = try await RunningDaemon.with(scenario: RunningDaemon.quickAndSlowSpeakers)
         let path = try wavFile(frames: 8_820)
         defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path) }
         let stream = RecordingConsole()
@@ -203,15 +195,7 @@ private func wavFile(frames: Int) throws -> String {
     /// Through the bus: a member that released its audio (`ReleaseAudio`) cannot pause the group
     /// (`Pause` on it is refused), and `Manager1.JoinGroupAudio` takes it back with its lead.
     @Test func aMemberLeavesAGroupAndJoinsItAgainThroughTheBus() async throws {
-        let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("rejoin-\(UUID()).json").path
-        try #"""
-            {"devices": [
-              {"name": "quick", "displayName": "Quick Speaker", "kind": "speaker", "audioLatency": 0.05},
-              {"name": "slow", "displayName": "Slow Speaker", "kind": "speaker", "audioLatency": 0.2}
-            ]}
-            """#.write(toFile: scenario, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(atPath: scenario) }
-        let daemon = try await RunningDaemon(["--scenario", scenario], simulate: false)
+        let daemon = try await RunningDaemon.with(scenario: RunningDaemon.quickAndSlowSpeakers)
         let (_, _, controller) = try await client(daemon, agent: ScriptedPairingAgent([]))
         let picker = controller.makePicker(prioritizesVideoDevices: false)
         await picker.open()

@@ -189,19 +189,27 @@ import Glibc
         await rig.system.shutdown()
     }
 
-    /// Two receivers in a group on one delivery play the same click at the same time, by their
-    /// outputs' steady clocks (the figures over 60 s, beside other senders, are in
-    /// Docs/benchmarks.md: `mediaroute-bench raop-group`).
-    @Test(.timeLimit(.minutes(2))) func twoReceiversInAGroupPlayEachSampleAtTheSameTime() async throws {
+    /// Two timed receivers in two rooms, found by a routing system browsing both rooms' links;
+    /// the lab and the receivers live as long as the returned values.
+    func twoReceivers(_ names: (String, String)) async throws -> (lab: NamespaceLab, receivers: (AirPlayReceiver, AirPlayReceiver), system: RouteSystem) {
         let lab = try NamespaceLab(rooms: 2)
-        let left = try AirPlayReceiver(in: lab, room: lab.rooms[0], name: "Left AirPlay", timed: true)
-        let right = try AirPlayReceiver(in: lab, room: lab.rooms[1], name: "Right AirPlay", timed: true)
+        let first = try AirPlayReceiver(in: lab, room: lab.rooms[0], name: names.0, timed: true)
+        let second = try AirPlayReceiver(in: lab, room: lab.rooms[1], name: names.1, timed: true)
         let transport = DNSSDServiceTransport(
             lan: LANTransport(configuration: .init(interfaces: lab.rooms.map(\.outside))), serviceTypes: [RAOPExtension.serviceType])
         let system = RouteSystem()
         try await system.load { manager in RAOPExtension(transport: transport, routingManager: manager) }
         await system.beginDiscovery(client: "test")
         #expect(await eventually(timeout: .seconds(15)) { await system.devicesList.filter { $0.displayName.hasSuffix("AirPlay") }.count == 2 })
+        return (lab, (first, second), system)
+    }
+
+    /// Two receivers in a group on one delivery play the same click at the same time, by their
+    /// outputs' steady clocks (the figures over 60 s, beside other senders, are in
+    /// Docs/benchmarks.md: `mediaroute-bench raop-group`).
+    @Test(.timeLimit(.minutes(2))) func twoReceiversInAGroupPlayEachSampleAtTheSameTime() async throws {
+        let (lab, (left, right), system) = try await twoReceivers(("Left AirPlay", "Right AirPlay"))
+        _ = lab
         var routes: [MediaOutputSession] = []
         for name in ["Left AirPlay", "Right AirPlay"] {
             let device = try #require(await system.devicesList.first { $0.displayName == name })
@@ -233,15 +241,8 @@ import Glibc
     /// A receiver that leaves a group mid-stream (its route ends) and comes back (activated
     /// again, `joinGroupAudio`) plays the group's samples in sync with the one that stayed.
     @Test(.timeLimit(.minutes(2))) func aReceiverThatLeavesAndRejoinsPlaysInSyncAgain() async throws {
-        let lab = try NamespaceLab(rooms: 2)
-        let stays = try AirPlayReceiver(in: lab, room: lab.rooms[0], name: "Stays AirPlay", timed: true)
-        let returns = try AirPlayReceiver(in: lab, room: lab.rooms[1], name: "Returns AirPlay", timed: true)
-        let transport = DNSSDServiceTransport(
-            lan: LANTransport(configuration: .init(interfaces: lab.rooms.map(\.outside))), serviceTypes: [RAOPExtension.serviceType])
-        let system = RouteSystem()
-        try await system.load { manager in RAOPExtension(transport: transport, routingManager: manager) }
-        await system.beginDiscovery(client: "test")
-        #expect(await eventually(timeout: .seconds(15)) { await system.devicesList.filter { $0.displayName.hasSuffix("AirPlay") }.count == 2 })
+        let (lab, (stays, returns), system) = try await twoReceivers(("Stays AirPlay", "Returns AirPlay"))
+        _ = lab
         let stayingDevice = try #require(await system.devicesList.first { $0.displayName == "Stays AirPlay" })
         let returningDevice = try #require(await system.devicesList.first { $0.displayName == "Returns AirPlay" })
         let staying = try await system.activate(deviceID: stayingDevice.id)

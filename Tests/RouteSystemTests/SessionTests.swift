@@ -347,11 +347,31 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
     static let quick = LoopbackDeviceSpec(name: "quick", displayName: "Quick Speaker", kind: .speaker, audioLatency: 0.05)
     static let slow = LoopbackDeviceSpec(name: "slow", displayName: "Slow Speaker", kind: .speaker, audioLatency: 0.2)
 
-    @Test func oneDeliveryFeedsEveryMemberAlignedToTheSlowest() async throws {
-        let rig = try await LoopbackRig(devices: [Self.quick, Self.slow])
+    /// The two speakers, discovered and activated, with `configuration`.
+    static func speakers(
+        _ configuration: RouteSystem.Configuration = RouteSystem.Configuration()
+    ) async throws -> (rig: LoopbackRig, quick: ActiveRoute, slow: ActiveRoute) {
+        let rig = try await LoopbackRig(devices: [quick, slow], configuration: configuration)
         await rig.discover(expecting: 2)
-        let quick = try await rig.system.activate(deviceID: "Quick Speaker")
-        let slow = try await rig.system.activate(deviceID: "Slow Speaker")
+        return (rig, try await rig.system.activate(deviceID: "Quick Speaker"), try await rig.system.activate(deviceID: "Slow Speaker"))
+    }
+
+    /// A group of the two speakers with `frames` ramp frames written into it by a detached writer
+    /// (true when it wrote everything).
+    static func playingGroup(frames: Int) async throws -> (rig: LoopbackRig, quick: ActiveRoute, slow: ActiveRoute, writer: Task<Bool, Never>) {
+        let (rig, quick, slow) = try await speakers()
+        let (acquisition, _) = try await rig.system.acquireGroupAudio(on: [quick.session, slow.session], format: .cdAudio)
+        let descriptor = acquisition.descriptor
+        let writer = Task.detached {
+            let done = writeBlocking(rampFrames(frames), to: descriptor, piece: 1_764)
+            close(descriptor)
+            return done
+        }
+        return (rig, quick, slow, writer)
+    }
+
+    @Test func oneDeliveryFeedsEveryMemberAlignedToTheSlowest() async throws {
+        let (rig, quick, slow) = try await Self.speakers()
         let (acquisition, leads) = try await rig.system.acquireGroupAudio(on: [quick.session, slow.session], format: .cdAudio)
         #expect(leads == [.milliseconds(150), .zero], "the quicker device starts 150 ms later")
         #expect(acquisition.latency >= .milliseconds(200))
@@ -371,17 +391,7 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
     }
 
     @Test func aMemberLeavingLeavesTheOthersPlaying() async throws {
-        let rig = try await LoopbackRig(devices: [Self.quick, Self.slow])
-        await rig.discover(expecting: 2)
-        let quick = try await rig.system.activate(deviceID: "Quick Speaker")
-        let slow = try await rig.system.activate(deviceID: "Slow Speaker")
-        let (acquisition, _) = try await rig.system.acquireGroupAudio(on: [quick.session, slow.session], format: .cdAudio)
-        let descriptor = acquisition.descriptor
-        let writer = Task.detached {
-            let done = writeBlocking(rampFrames(44_100), to: descriptor, piece: 1_764)
-            close(descriptor)
-            return done
-        }
+        let (rig, quick, slow, writer) = try await Self.playingGroup(frames: 44_100)
         #expect(await eventually { await rig.transport.audioFramesReceived(by: "slow") > 4_410 })
         await rig.system.deactivate(quick.session)
         // A buffer already on its way to the device may still land; after that, nothing does
@@ -401,17 +411,7 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
     /// A member that released its audio has no say over the group's any more; it comes back
     /// with `joinGroupAudio`, after silence for its lead, and gets the group's buffers again.
     @Test func aMemberThatLeftCannotPauseTheGroupAndRejoinsIt() async throws {
-        let rig = try await LoopbackRig(devices: [Self.quick, Self.slow])
-        await rig.discover(expecting: 2)
-        let quick = try await rig.system.activate(deviceID: "Quick Speaker")
-        let slow = try await rig.system.activate(deviceID: "Slow Speaker")
-        let (acquisition, _) = try await rig.system.acquireGroupAudio(on: [quick.session, slow.session], format: .cdAudio)
-        let descriptor = acquisition.descriptor
-        let writer = Task.detached {
-            let done = writeBlocking(rampFrames(88_200), to: descriptor, piece: 1_764)
-            close(descriptor)
-            return done
-        }
+        let (rig, quick, slow, writer) = try await Self.playingGroup(frames: 88_200)
         #expect(await eventually { await rig.transport.audioFramesReceived(by: "quick") > 4_410 })
         await rig.system.stopRealtimeSampleDelivery(on: quick.session)
         await #expect(throws: MediaDeviceError.self) { try await rig.system.pauseAudio(on: quick.session) }
@@ -440,20 +440,14 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
     @Test func groupOffsetsMoveMembersOnTheTimeline() async throws {
         var configuration = RouteSystem.Configuration()
         configuration.groupOffsets = ["Quick Speaker": .milliseconds(30)]
-        let rig = try await LoopbackRig(devices: [Self.quick, Self.slow], configuration: configuration)
-        await rig.discover(expecting: 2)
-        let quick = try await rig.system.activate(deviceID: "Quick Speaker")
-        let slow = try await rig.system.activate(deviceID: "Slow Speaker")
+        let (rig, quick, slow) = try await Self.speakers(configuration)
         let (acquisition, leads) = try await rig.system.acquireGroupAudio(on: [quick.session, slow.session], format: .cdAudio)
         close(acquisition.descriptor)
         #expect(leads == [.milliseconds(180), .zero])
 
         configuration.groupOffsets = ["Slow Speaker": .milliseconds(-100)]
-        let earlier = try await LoopbackRig(devices: [Self.quick, Self.slow], configuration: configuration)
-        await earlier.discover(expecting: 2)
-        let quick2 = try await earlier.system.activate(deviceID: "Quick Speaker")
-        let slow2 = try await earlier.system.activate(deviceID: "Slow Speaker")
-        let (acquisition2, leads2) = try await earlier.system.acquireGroupAudio(on: [quick2.session, slow2.session], format: .cdAudio)
+        let earlier = try await Self.speakers(configuration)
+        let (acquisition2, leads2) = try await earlier.rig.system.acquireGroupAudio(on: [earlier.quick.session, earlier.slow.session], format: .cdAudio)
         close(acquisition2.descriptor)
         #expect(leads2 == [.milliseconds(250), .zero])
         #expect(acquisition2.latency > .milliseconds(300), "the group's latency counts the earlier device's: \(acquisition2.latency)")
@@ -461,10 +455,7 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
 
     /// A route that buffers more than a group would play late in it: refused, by name.
     @Test func aSlowerRouteCannotJoinAQuickerGroup() async throws {
-        let rig = try await LoopbackRig(devices: [Self.quick, Self.slow])
-        await rig.discover(expecting: 2)
-        let quick = try await rig.system.activate(deviceID: "Quick Speaker")
-        let slow = try await rig.system.activate(deviceID: "Slow Speaker")
+        let (rig, quick, slow) = try await Self.speakers()
         await #expect(throws: MediaDeviceError.self) { _ = try await rig.system.joinGroupAudio(on: slow.session, joining: quick.session) }
         let (acquisition, _) = try await rig.system.acquireGroupAudio(on: [quick.session], format: .cdAudio)
         defer { close(acquisition.descriptor) }
