@@ -22,8 +22,17 @@ enum LANHarnesses {
         // Our encoder must take whatever the decoder gives (the browser re-announces nothing,
         // but a trap here would still be a crash on a decoded value).
         _ = message.encoded()
+        // The box's own responder answers whatever question comes: its answer must encode and
+        // read back, and a response is never answered.
+        if let answer = boxAdvertisement.answer(to: message, address: "192.0.2.10") {
+            if message.isResponse { return "answered a response" }
+            guard (try? DNSMessage.decode(answer.encoded())) != nil else { return "an answer that does not decode" }
+        }
         return nil
     }
+
+    static let boxAdvertisement = MDNSServiceAdvertisement(
+        instance: "Fuzz Box", serviceType: "_mediaroute._udp", port: 7391, txt: ["id=fuzz"], host: "mediaroute-fuzz")
 
     /// An answer as the client's pipeline reads it: NIO's decoder, then our bounded collector.
     static let httpResponse = FuzzHarness("http-response", "HTTP answers to our requests (descriptions, SOAP, media)") { bytes in

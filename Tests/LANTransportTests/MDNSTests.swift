@@ -144,3 +144,109 @@ struct MDNSBrowsingTests {
         #expect(await eventually(timeout: .seconds(3)) { events.value.contains(.lost(endpointID: "Lab Speaker._airplay._tcp.local")) })
     }
 }
+
+@Suite struct MDNSAdvertisementTests {
+    let box = MDNSServiceAdvertisement(instance: "Kitchen.Box", serviceType: "_mediaroute._udp", port: 7391, txt: ["id=abc"], host: "mediaroute-abc")
+
+    @Test func aQuestionForTheTypeIsAnsweredWithTheWholeService() throws {
+        let query = DNSMessage(isResponse: false, questions: [DNSQuestion(name: "_MediaRoute._udp.local", type: .ptr)])
+        let answer = try #require(box.answer(to: query, address: "198.51.100.4"))
+        let decoded = try DNSMessage.decode(answer.encoded())
+        #expect(decoded.isResponse)
+        // A label holds no dot: the instance's became a dash.
+        #expect(decoded.answers.map(\.data) == [.ptr("Kitchen-Box._mediaroute._udp.local")])
+        #expect(decoded.additionals.map(\.data) == [
+            .srv(priority: 0, weight: 0, port: 7391, target: "mediaroute-abc.local"), .txt(["id=abc"]), .a("198.51.100.4"),
+        ])
+        #expect(decoded.additionals.allSatisfy(\.cacheFlush) && !decoded.answers[0].cacheFlush)
+    }
+
+    @Test func knownAnswersOtherNamesAndResponsesAreNotAnswered() {
+        let ptr = box.records(address: "198.51.100.4", ttl: 120).ptr
+        var fresh = ptr
+        fresh.ttl = 100
+        let knowing = DNSMessage(isResponse: false, questions: [DNSQuestion(name: "_mediaroute._udp.local", type: .ptr)], answers: [fresh])
+        #expect(box.answer(to: knowing, address: "198.51.100.4") == nil, "the asker holds the PTR at more than half its TTL")
+        var stale = ptr
+        stale.ttl = 30
+        let forgetting = DNSMessage(isResponse: false, questions: [DNSQuestion(name: "_mediaroute._udp.local", type: .ptr)], answers: [stale])
+        #expect(box.answer(to: forgetting, address: "198.51.100.4") != nil)
+        #expect(box.answer(to: DNSMessage(isResponse: false, questions: [DNSQuestion(name: "_raop._tcp.local", type: .ptr)]), address: "198.51.100.4") == nil)
+        #expect(box.answer(to: DNSMessage(isResponse: true, questions: [DNSQuestion(name: "_mediaroute._udp.local", type: .ptr)]), address: "198.51.100.4") == nil)
+        // A question for the host's address, or for anything of the instance, is answered too.
+        let host = box.answer(to: DNSMessage(isResponse: false, questions: [DNSQuestion(name: "mediaroute-abc.local", type: .a)]), address: "198.51.100.4")
+        #expect(host?.answers.map(\.data) == [.a("198.51.100.4")])
+        let any = box.answer(to: DNSMessage(isResponse: false, questions: [DNSQuestion(name: "Kitchen-Box._mediaroute._udp.local", type: .any)]), address: "198.51.100.4")
+        #expect(any?.answers.count == 2)
+    }
+
+    @Test func aGoodbyeHasEveryRecordAtTTLZero() {
+        #expect(box.announcement(address: "198.51.100.4", ttl: 0).answers.allSatisfy { $0.ttl == 0 })
+        #expect(box.announcement(address: "198.51.100.4").answers.count == 4)
+    }
+}
+
+@Suite(.serialized, .timeLimit(.minutes(1)), .enabled(if: NamespaceLab.isAvailable))
+struct MDNSRespondingTests {
+    /// Asks once for `_mediaroute._udp` from inside the room and prints the answer's SRV port and A address.
+    static func querier(_ room: NamespaceLab.Room) -> String {
+        """
+        import socket, struct
+        ip = "\(room.deviceAddress)"
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("0.0.0.0", 5353))
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, socket.inet_aton("224.0.0.251") + socket.inet_aton(ip))
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(ip))
+        s.settimeout(0.5)
+        def name(n): return b"".join(bytes([len(l)]) + l.encode() for l in n.split(".")) + b"\\0"
+        def skip(b, o):
+            while b[o]: o += 1 + b[o]
+            return o + 1
+        for attempt in range(20):
+            s.sendto(struct.pack(">HHHHHH", 0, 0, 1, 0, 0, 0) + name("_mediaroute._udp.local") + struct.pack(">HH", 12, 1), ("224.0.0.251", 5353))
+            try:
+                while True:
+                    data, sender = s.recvfrom(9000)
+                    flags, qd, an, ns, ar = struct.unpack(">HHHHH", data[2:12])
+                    if not flags & 0x8000: continue
+                    o = 12
+                    for _ in range(qd): o = skip(data, o) + 4
+                    seen = {}
+                    for _ in range(an + ns + ar):
+                        o = skip(data, o); t, c, ttl, l = struct.unpack(">HHIH", data[o:o+10]); o += 10
+                        if t == 33: seen["port"] = struct.unpack(">H", data[o+4:o+6])[0]
+                        if t == 1: seen["a"] = socket.inet_ntoa(data[o:o+4])
+                        if t == 12: seen["ttl"] = ttl
+                        o += l
+                    if "port" in seen and "a" in seen:
+                        print("ANSWER", seen["port"], seen["a"], "from", sender[0], flush=True)
+                        raise SystemExit
+            except socket.timeout:
+                pass
+        print("NO ANSWER", flush=True)
+        """
+    }
+
+    @Test func theBoxIsFoundFromAnotherHostAndSaysGoodbye() async throws {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        let responder = MDNSResponder(
+            advertising: MDNSServiceAdvertisement(instance: "Lab Box", serviceType: "_mediaroute._udp", port: 7391, txt: ["id=lab"], host: "mediaroute-lab"),
+            interfaces: [room.outside])
+        try await responder.start()
+        try lab.start(in: room, ["/usr/bin/python3", "-u", "-c", Self.querier(room)], log: "query.log")
+        #expect(await eventually(timeout: .seconds(8)) { lab.log("query.log").contains("ANSWER") || lab.log("query.log").contains("NO ANSWER") })
+        #expect(lab.log("query.log").contains("ANSWER 7391 \(room.hostAddress) from \(room.hostAddress)"), "\(lab.log("query.log"))")
+        #expect(await responder.answersSent >= 1)
+
+        // Our own browser, on the same link, finds it too, and loses it at the goodbye.
+        let transport = LANTransport(configuration: .init(interfaces: [room.outside]))
+        let events = Locked<[DiscoveryEvent]>([])
+        let follower = Task { for await event in transport.browse(serviceTypes: ["_mediaroute._udp"]) { events.withLock { $0.append(event) } } }
+        defer { follower.cancel() }
+        #expect(await eventually { events.value.contains { if case .appeared(let endpoint) = $0 { endpoint.id == "Lab Box._mediaroute._udp.local" } else { false } } })
+        await responder.stop()
+        #expect(await eventually(timeout: .seconds(3)) { events.value.contains(.lost(endpointID: "Lab Box._mediaroute._udp.local")) })
+    }
+}

@@ -1,0 +1,167 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import NIOCore
+import Transport
+
+/// One DNS-SD service this box offers (RFC 6763), as an mDNS responder answers for it.
+public struct MDNSServiceAdvertisement: Sendable, Hashable {
+    /// The instance's label, e.g. "Kitchen Box" (dots become dashes: a label holds none).
+    public var instance: String
+    /// `_mediaroute._udp`.
+    public var serviceType: String
+    public var port: UInt16
+    /// `key=value` strings.
+    public var txt: [String]
+    /// The host label the SRV record points at, e.g. "mediaroute-1a2b3c" (`.local` is added).
+    public var host: String
+
+    public init(instance: String, serviceType: String, port: UInt16, txt: [String], host: String) {
+        self.instance = String(instance.replacingDots().utf8.prefix(63)) ?? "MediaRoute"
+        self.serviceType = serviceType.hasSuffix(".local") ? String(serviceType.dropLast(6)) : serviceType
+        self.port = port
+        self.txt = txt
+        self.host = String(host.replacingDots().utf8.prefix(63)) ?? "mediaroute"
+    }
+
+    public var typeName: String { serviceType + ".local" }
+    public var instanceName: String { instance + "." + typeName }
+    public var hostName: String { host + ".local" }
+
+    /// The records of the service as seen from an interface whose address is `address`.
+    public func records(address: String, ttl: UInt32) -> (ptr: DNSRecord, srv: DNSRecord, txt: DNSRecord, a: DNSRecord) {
+        (
+            DNSRecord(name: typeName, ttl: ttl, data: .ptr(instanceName)),
+            DNSRecord(name: instanceName, ttl: ttl, data: .srv(priority: 0, weight: 0, port: port, target: hostName), cacheFlush: true),
+            DNSRecord(name: instanceName, ttl: ttl, data: .txt(txt.isEmpty ? [""] : txt), cacheFlush: true),
+            DNSRecord(name: hostName, ttl: ttl, data: .a(address), cacheFlush: true)
+        )
+    }
+
+    /// The answer to `query` from an interface whose address is `address`: the records it
+    /// asks for that the asker does not already hold (known answers at more than half their
+    /// TTL, RFC 6762 §7.1), with the rest of the service as additional records; nil when it
+    /// asks nothing of ours or is itself a response.
+    public func answer(to query: DNSMessage, address: String, ttl: UInt32 = 120) -> DNSMessage? {
+        guard !query.isResponse else { return nil }
+        let records = self.records(address: address, ttl: ttl)
+        let all = [records.ptr, records.srv, records.txt, records.a]
+        var answers: [DNSRecord] = []
+        for question in query.questions {
+            let name = question.name.lowercased()
+            let wanted = all.filter { record in
+                record.name.lowercased() == name && (question.type == record.type || question.type == DNSRecord.RecordType.any.rawValue)
+            }
+            for record in wanted where !answers.contains(record) {
+                let known = query.answers.contains { $0.name.lowercased() == record.name.lowercased() && $0.data == record.data && $0.ttl > ttl / 2 }
+                if !known { answers.append(record) }
+            }
+        }
+        guard !answers.isEmpty else { return nil }
+        let additionals = all.filter { record in !answers.contains(record) && record.type != DNSRecord.RecordType.ptr.rawValue }
+        return DNSMessage(isResponse: true, answers: answers, additionals: additionals)
+    }
+
+    /// An unsolicited announcement (or, with `ttl` 0, a goodbye) of every record.
+    public func announcement(address: String, ttl: UInt32 = 120) -> DNSMessage {
+        let records = self.records(address: address, ttl: ttl)
+        return DNSMessage(isResponse: true, answers: [records.ptr, records.srv, records.txt, records.a])
+    }
+}
+
+extension String {
+    fileprivate func replacingDots() -> String { String(map { $0 == "." ? "-" : $0 }) }
+}
+
+/// Answers mDNS questions for one service this box offers, on each multicast interface
+/// (or those named), announcing it when it starts and saying goodbye when it stops. The
+/// address in its answers is the address of the interface the question came in on.
+public actor MDNSResponder {
+    static let group = "224.0.0.251"
+
+    private let advertisement: MDNSServiceAdvertisement
+    private let interfaceNames: [String]?
+    private let logger: Logger
+    private let sockets = MulticastSockets(maximumDatagram: 9000)
+    private var listener: (any Channel)?
+    private var senders: [String: (interface: MulticastInterface, channel: any Channel)] = [:]
+    private var reader: Task<Void, Never>?
+    private var announcer: Task<Void, Never>?
+    private var stopped = false
+    /// Answers sent (for tests).
+    public private(set) var answersSent = 0
+
+    public init(advertising advertisement: MDNSServiceAdvertisement, interfaces: [String]? = nil, logger: Logger = Logger(label: "mediaroute.mdns")) {
+        self.advertisement = advertisement
+        self.interfaceNames = interfaces
+        self.logger = logger
+    }
+
+    /// Listens on port 5353 and announces the service twice, a second apart (RFC 6762 §8.3).
+    public func start() async throws {
+        let stream = sockets.datagrams
+        reader = Task { [weak self] in
+            for await datagram in stream {
+                guard let self else { return }
+                await self.handle(datagram)
+            }
+        }
+        listener = try await sockets.bind(host: "0.0.0.0", port: 5353, sendingOn: nil, ttl: 255, reusePort: true)
+        await refresh()
+        announcer = Task { [weak self] in
+            try? await Task.sleep(for: .seconds(1))
+            await self?.announce(ttl: 120)
+        }
+    }
+
+    /// Follows the interfaces: joins the group on new ones and announces there.
+    public func refresh() async {
+        guard !stopped, let listener else { return }
+        let current = MulticastInterface.current().filter { interfaceNames?.contains($0.name) ?? true }
+        for (name, sender) in senders where !current.contains(sender.interface) {
+            try? await sender.channel.close()
+            senders[name] = nil
+        }
+        for interface in current where senders[interface.name] == nil {
+            do {
+                try await sockets.join(listener, group: Self.group, port: 5353, on: interface)
+                let channel = try await sockets.bind(host: interface.address, port: 5353, sendingOn: interface, ttl: 255, reusePort: true)
+                senders[interface.name] = (interface, channel)
+                sockets.send(advertisement.announcement(address: interface.address).encoded(), on: channel, to: Self.group, port: 5353)
+            } catch {
+                logger.notice("mDNS cannot answer on \(interface.name): \(error)")
+            }
+        }
+    }
+
+    /// Says goodbye (every record with TTL 0) and closes.
+    public func stop() async {
+        guard !stopped else { return }
+        announce(ttl: 0)
+        stopped = true
+        announcer?.cancel()
+        reader?.cancel()
+        sockets.finish()
+        for sender in senders.values { try? await sender.channel.close() }
+        senders = [:]
+        try? await listener?.close()
+    }
+
+    private func announce(ttl: UInt32) {
+        guard !stopped else { return }
+        for sender in senders.values {
+            sockets.send(advertisement.announcement(address: sender.interface.address, ttl: ttl).encoded(), on: sender.channel, to: Self.group, port: 5353)
+        }
+    }
+
+    private func handle(_ datagram: Datagram) {
+        guard !stopped, let query = try? DNSMessage.decode(datagram.bytes), !query.isResponse else { return }
+        // Answered on the interface the question came from, with that interface's address.
+        guard let sender = senders.values.first(where: { $0.interface.contains(datagram.host) }),
+            let answer = advertisement.answer(to: query, address: sender.interface.address)
+        else { return }
+        sockets.send(answer.encoded(), on: sender.channel, to: Self.group, port: 5353)
+        answersSent += 1
+    }
+}
