@@ -216,7 +216,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         // Coordinated playback: clock sync between participants (more to come, see issue 7).
-        .target(name: "Coordination", dependencies: ["IOReactor", "MediaClock", "MediaDevice", "Transport", "IPNetwork"], swiftSettings: strict),
+        .target(name: "Coordination", dependencies: ["IOReactor", "MediaClock", "MediaDevice", "Transport", "IPNetwork", "CLibMD"], swiftSettings: strict),
         // The CLI's commands, as a library so tests can drive them.
         .target(
             name: "MediaRouteCommands",

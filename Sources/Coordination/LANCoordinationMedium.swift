@@ -9,7 +9,10 @@ import MediaClock
 /// Coordination between boxes on a LAN, over UDP: clock samples as plain
 /// request/reply datagrams (a lost one is simply skipped), commands on a
 /// reliable channel (acknowledged, retransmitted, delivered once). Peers are
-/// configured; each box runs one medium for its one participant.
+/// configured (or found: `_mediaroute._udp`); each box runs one medium for its one
+/// participant. With a ``HouseholdKey`` every datagram carries its HMAC and what
+/// does not is dropped unread (a replayed command is one the coordinators have seen:
+/// they ignore what is not newer than the newest from its originator).
 public actor LANCoordinationMedium: CoordinationMedium {
     private enum Datagram: Codable {
         case message(id: UInt64, CoordinationMessage)
@@ -40,14 +43,19 @@ public actor LANCoordinationMedium: CoordinationMedium {
     private let retransmitInterval: Duration
     private let maximumAttempts: Int
     private let clockInterval: Duration
+    private let key: HouseholdKey?
+    /// Datagrams dropped for a wrong or missing tag (for tests and the daemon's report).
+    public private(set) var unauthenticated = 0
 
     /// The address other boxes reach this one at.
     public nonisolated var localAddress: UDPAddress { socket.localAddress }
 
     public init(
         binding address: UDPAddress, peers: [UDPAddress],
-        retransmitInterval: Duration = .milliseconds(50), maximumAttempts: Int = 40, clockInterval: Duration = .seconds(1)
+        retransmitInterval: Duration = .milliseconds(50), maximumAttempts: Int = 40, clockInterval: Duration = .seconds(1),
+        key: HouseholdKey? = nil
     ) throws {
+        self.key = key
         socket = try UDPSocket(binding: address)
         self.peers = peers
         self.retransmitInterval = retransmitInterval
@@ -71,7 +79,7 @@ public actor LANCoordinationMedium: CoordinationMedium {
     public func broadcast(_ message: CoordinationMessage) {
         for peer in peers {
             nextID += 1
-            let bytes = Self.encode(.message(id: nextID, message))
+            let bytes = encode(.message(id: nextID, message))
             pending[nextID] = Pending(bytes: bytes, peer: peer, attempts: 1)
             transmit(bytes, to: peer)
         }
@@ -96,8 +104,9 @@ public actor LANCoordinationMedium: CoordinationMedium {
 
     // MARK: Internals
 
-    private static func encode(_ datagram: Datagram) -> [UInt8] {
-        (try? Array(JSONEncoder().encode(datagram))) ?? []
+    private func encode(_ datagram: Datagram) -> [UInt8] {
+        let bytes = (try? Array(JSONEncoder().encode(datagram))) ?? []
+        return key?.seal(bytes) ?? bytes
     }
 
     private func transmit(_ bytes: [UInt8], to peer: UDPAddress) {
@@ -142,15 +151,24 @@ public actor LANCoordinationMedium: CoordinationMedium {
 
     private func requestClockSamples() {
         let t1 = clock.now().seconds
-        for peer in peers { socket.send(Self.encode(.clockRequest(t1: t1)), to: peer) }
+        for peer in peers { socket.send(encode(.clockRequest(t1: t1)), to: peer) }
     }
 
     private func handle(_ bytes: [UInt8], from peer: UDPAddress, receivedAt received: Double) {
         // Datagrams are bounded by the socket's buffer; anything malformed is dropped.
-        guard bytes.count <= 16_384, let datagram = try? JSONDecoder().decode(Datagram.self, from: Data(bytes)) else { return }
+        guard bytes.count <= 16_384 else { return }
+        var bytes = bytes
+        if let key {
+            guard let opened = key.open(bytes) else {
+                unauthenticated += 1
+                return
+            }
+            bytes = opened
+        }
+        guard let datagram = try? JSONDecoder().decode(Datagram.self, from: Data(bytes)) else { return }
         switch datagram {
         case .message(let id, let message):
-            socket.send(Self.encode(.ack(id: id)), to: peer)
+            socket.send(encode(.ack(id: id)), to: peer)
             guard delivered[peer, default: []].insert(id).inserted else { return }
             if delivered[peer]!.count > 4096 { delivered[peer]!.remove(delivered[peer]!.min()!) }
             continuation?.yield(message)
@@ -158,7 +176,7 @@ public actor LANCoordinationMedium: CoordinationMedium {
             if pending[id]?.peer == peer { pending[id] = nil }
         case .clockRequest(let t1):
             let t2 = received
-            socket.send(Self.encode(.clockReply(t1: t1, t2: t2, t3: clock.now().seconds)), to: peer)
+            socket.send(encode(.clockReply(t1: t1, t2: t2, t3: clock.now().seconds)), to: peer)
         case .clockReply(let t1, let t2, let t3):
             estimators[peer, default: DriftTrackingEstimator()].add(ClockSample(t1: t1, t2: t2, t3: t3, t4: received))
         }
