@@ -44,6 +44,9 @@ public actor LANCoordinationMedium: CoordinationMedium {
     private let maximumAttempts: Int
     private let clockInterval: Duration
     private let key: HouseholdKey?
+    /// Wakes the retransmission and clock loops when there is something for them (a command
+    /// waiting for its acknowledgement, peers to sample): with neither, the medium sleeps.
+    private var wake: AsyncStream<Void>.Continuation?
     /// Datagrams dropped for a wrong or missing tag (for tests and the daemon's report).
     public private(set) var unauthenticated = 0
 
@@ -63,7 +66,10 @@ public actor LANCoordinationMedium: CoordinationMedium {
         self.clockInterval = clockInterval
     }
 
-    public func setPeers(_ peers: [UDPAddress]) { self.peers = peers }
+    public func setPeers(_ peers: [UDPAddress]) {
+        self.peers = peers
+        wake?.yield()
+    }
 
     /// Makes the first try of every n-th outgoing datagram get lost.
     public func dropEvery(_ n: Int) { dropEvery = n }
@@ -83,6 +89,7 @@ public actor LANCoordinationMedium: CoordinationMedium {
             pending[nextID] = Pending(bytes: bytes, peer: peer, attempts: 1)
             transmit(bytes, to: peer)
         }
+        wake?.yield()
     }
 
     public func leave(_ participant: ParticipantID) {
@@ -90,6 +97,8 @@ public actor LANCoordinationMedium: CoordinationMedium {
         continuation = nil
         for task in tasks { task.cancel() }
         tasks.removeAll()
+        wake?.finish()
+        wake = nil
         socket.close()
     }
 
@@ -122,21 +131,34 @@ public actor LANCoordinationMedium: CoordinationMedium {
                 await self?.handle(bytes, from: from, receivedAt: receivedAt.seconds)
             }
         })
+        let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        self.wake = wake
         let retransmitInterval = self.retransmitInterval
-        tasks.append(Task { [weak self, clock] in
-            while !Task.isCancelled {
-                guard (try? await clock.sleep(for: retransmitInterval)) != nil else { return }
-                await self?.retransmit()
-            }
-        })
         let clockInterval = self.clockInterval
+        // One loop for both timers, asleep while nothing waits for an acknowledgement and there
+        // is no peer to sample (an idle box has no wake-ups).
         tasks.append(Task { [weak self, clock] in
+            var nextSample = clock.now()
+            var wakes = wakes.makeAsyncIterator()
             while !Task.isCancelled {
-                await self?.requestClockSamples()
-                guard (try? await clock.sleep(for: clockInterval)) != nil else { return }
+                guard let (waiting, sampling) = await self?.timerState else { return }
+                if !waiting && !sampling {
+                    guard await wakes.next() != nil else { return }
+                    continue
+                }
+                if sampling, clock.now() >= nextSample {
+                    await self?.requestClockSamples()
+                    nextSample = clock.now() + clockInterval
+                }
+                let next = waiting ? min(clock.now() + retransmitInterval, sampling ? nextSample : .seconds(Int64.max / 2)) : nextSample
+                guard (try? await clock.sleep(until: next)) != nil else { return }
+                if waiting { await self?.retransmit() }
             }
         })
     }
+
+    /// Whether a command waits for its acknowledgement, and whether there are peers to sample.
+    private var timerState: (waiting: Bool, sampling: Bool) { (!pending.isEmpty, !peers.isEmpty) }
 
     private func retransmit() {
         for (id, entry) in pending {
