@@ -265,7 +265,7 @@ let package = Package(
             name: "mediarouted",
             dependencies: [
                 "MediaRouteDaemon", "MediaRouteBusAPI", "DBus", "NowPlayingPush", "BoxConfiguration", "LANTransport",
-                "MediaRouteExecutors", "MediaRouteCommands", "PipeWireSink",
+                "MediaRouteExecutors", "MediaRouteCommands", "PipeWireSink", "Coordination",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ] + simulatedDevices,

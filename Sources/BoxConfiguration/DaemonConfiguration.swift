@@ -46,7 +46,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
 
     public init() {}
 
-    public static let daemonKeys = ["bus", "name", "log-level", "scenario", "push-listen", "mpris", "mpris-name", "lan", "airplay-latency"]
+    public static let daemonKeys = ["bus", "name", "log-level", "scenario", "push-listen", "mpris", "mpris-name", "lan", "airplay-latency", "household-key", "box-name"]
     static let transportKeys: [String: [String]] = [
         "lan": ["enabled", "role"],
         "wifi": ["enabled", "role", "scan-mode", "setup-ssids"],

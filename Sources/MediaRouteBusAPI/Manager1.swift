@@ -33,6 +33,28 @@ public enum Manager1 {
         }
     }
 
+    /// Another MediaRoute box of the household, as `Manager1.Boxes` lists it.
+    public struct Box: Sendable, Hashable {
+        public var id: String
+        public var name: String
+        public var host: String
+        public var port: UInt16
+        /// Its clock less ours (seconds) and the bound of that estimate's error, once the
+        /// coordination medium has exchanged clock samples with it (only boxes with the
+        /// household's key answer them).
+        public var clockOffset: Double?
+        public var clockError: Double?
+
+        public init(id: String, name: String, host: String, port: UInt16, clockOffset: Double?, clockError: Double?) {
+            self.id = id
+            self.name = name
+            self.host = host
+            self.port = port
+            self.clockOffset = clockOffset
+            self.clockError = clockError
+        }
+    }
+
     /// Every property of the interface, typed.
     public struct Properties: Sendable, Hashable {
         public var discovering = false
@@ -41,16 +63,30 @@ public enum Manager1 {
         public var adapters: [Adapter] = []
         /// Why each protocol's discovery failed since discovery last started (protocol id → reason).
         public var discoveryFailures: [String: String] = [:]
+        /// The other boxes of the household found over mDNS (`_mediaroute._udp`).
+        public var boxes: [Box] = []
 
         public init() {}
 
         public static let signatures: [(name: String, signature: String)] = [
-            ("Discovering", "b"), ("Protocols", "as"), ("Adapters", "a(ssssbs)"), ("DiscoveryFailures", "a{ss}"),
+            ("Discovering", "b"), ("Protocols", "as"), ("Adapters", "a(ssssbs)"), ("DiscoveryFailures", "a{ss}"), ("Boxes", "a(sssqbdd)"),
         ]
 
         public var values: [String: DBusValue] {
             ["Discovering": .bool(discovering), "Protocols": .strings(protocols),
-             "Adapters": Self.value(of: adapters), "DiscoveryFailures": Self.value(of: discoveryFailures)]
+             "Adapters": Self.value(of: adapters), "DiscoveryFailures": Self.value(of: discoveryFailures), "Boxes": Self.value(of: boxes)]
+        }
+
+        /// Each box as (id, name, host, port, synced, clock offset s, error bound s); the last
+        /// two are 0 until `synced`.
+        public static func value(of boxes: [Box]) -> DBusValue {
+            .array(elementSignature: "(sssqbdd)", boxes.map { box in
+                let synced = box.clockOffset != nil && box.clockError != nil
+                return .structure([
+                    .string(box.id), .string(box.name), .string(box.host), .uint16(box.port), .bool(synced),
+                    .double(synced ? box.clockOffset! : 0), .double(synced ? box.clockError! : 0),
+                ])
+            })
         }
 
         public static func value(of adapters: [Adapter]) -> DBusValue {
@@ -88,6 +124,17 @@ public enum Manager1 {
             }
             if let entries = changed["DiscoveryFailures"]?.unwrapped.dictionary {
                 discoveryFailures = entries.compactMapValues(\.string)
+            }
+            if let entries = changed["Boxes"]?.array {
+                boxes = entries.compactMap { entry in
+                    guard case .structure(let fields) = entry.unwrapped, fields.count == 7,
+                        let id = fields[0].string, let name = fields[1].string, let host = fields[2].string,
+                        case .uint16(let port) = fields[3].unwrapped, let synced = fields[4].bool,
+                        case .double(let offset) = fields[5].unwrapped, case .double(let error) = fields[6].unwrapped
+                    else { return nil }
+                    let known = synced && offset.isFinite && error.isFinite
+                    return Box(id: id, name: name, host: host, port: port, clockOffset: known ? offset : nil, clockError: known ? error : nil)
+                }
             }
         }
     }

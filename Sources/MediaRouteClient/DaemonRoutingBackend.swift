@@ -405,6 +405,11 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         Group1.Properties(values: try await getAll(path, Group1.interface))
     }
 
+    /// `Manager1.Boxes`: the household's other boxes the daemon found, read now.
+    public func boxes() async throws -> [Manager1.Box] {
+        Manager1.Properties(values: try await getAll(DaemonNames.root, Manager1.interface)).boxes
+    }
+
     /// `Manager1.JoinGroupAudio`.
     public func joinGroupAudio(on session: MediaOutputSession, joining member: MediaOutputSession) async throws -> Duration {
         let reply = try await call(.joinGroupAudio(session: DaemonNames.sessionPath(session), member: DaemonNames.sessionPath(member)))

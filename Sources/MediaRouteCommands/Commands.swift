@@ -24,7 +24,7 @@ public struct MediaRouteCtl: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "mediaroutectl",
         abstract: "Find TVs and speakers, pair, play and control them.",
-        subcommands: [Devices.self, Pick.self, Play.self, Stream.self, Pause.self, Resume.self, Seek.self, Volume.self, Mute.self, Stop.self, Status.self, Suggest.self, Group.self] + developmentCommands)
+        subcommands: [Devices.self, Pick.self, Play.self, Stream.self, Pause.self, Resume.self, Seek.self, Volume.self, Mute.self, Stop.self, Status.self, Suggest.self, Group.self, Boxes.self] + developmentCommands)
 
     public init() {}
 }
@@ -473,6 +473,38 @@ extension MediaRouteCtl {
     }
 
     /// Shows devices with their state and the active routes.
+    /// The household's other MediaRoute boxes, as the daemon finds them over mDNS.
+    public struct Boxes: AsyncParsableCommand {
+        public static let configuration = CommandConfiguration(
+            abstract: "List the household's other MediaRoute boxes (found by mediarouted over mDNS).",
+            discussion: "The daemon publishes its box and finds the others when it has a household key (mediarouted --household-key FILE).")
+
+        @OptionGroup public var common: CommonOptions
+        @Option(help: "How long to look, in seconds.") public var seconds: Double = 3
+
+        public init() {}
+
+        public func run() async throws { try await run(console: StandardConsole()) }
+
+        public func run(console: any Console) async throws {
+            var options = common
+            if options.bus == nil { options.bus = "system" }
+            let environment = try await options.environment(console: console)
+            guard let daemon = environment.daemon else { throw CommandFailure("boxes are found by mediarouted; none answers on the bus") }
+            // Discovery running is what has the daemon look for boxes.
+            _ = await environment.discover(seconds: seconds)
+            let boxes = try await daemon.boxes()
+            if boxes.isEmpty { console.write("No other box found.") }
+            for box in boxes {
+                let clock = box.clockOffset.map { offset in
+                    "clock \(milliseconds(offset)) ms ± \(milliseconds(box.clockError ?? 0).dropFirst()) ms"
+                } ?? "no clock samples (another household's key?)"
+                console.write("\(box.name)  \(box.host):\(box.port)  \(clock)")
+            }
+            await environment.shutdown()
+        }
+    }
+
     public struct Status: AsyncParsableCommand {
         public static let configuration = CommandConfiguration(abstract: "Show devices, their state and active routes.")
 

@@ -1,5 +1,6 @@
 import AdapterInventory
 import BoxConfiguration
+import Coordination
 import DBus
 import ExtensionCatalogue
 import IPNetwork
@@ -61,6 +62,11 @@ public struct DaemonService: Service {
     public let stateDirectory: String?
     /// How far ahead of playing AirPlay receivers are sent audio (``ExtensionCatalogue/airPlayLatency``).
     public var airPlayLatency: Duration = .seconds(2)
+    /// The household's key: with it (and the LAN on) the box publishes itself as
+    /// `_mediaroute._udp` and finds the household's other boxes (``BoxPresence``).
+    public var householdKey: HouseholdKey?
+    /// This box's name among them (default: the host name).
+    public var boxName: String?
     public let logger: Logger
 
     public init(
@@ -125,6 +131,22 @@ public struct DaemonService: Service {
         let closeLoaded = loaded.close
         let suggestions = RouteSuggestionStore(path: stateDirectory.map { $0 + "/route-suggestions.json" }, logger: logger)
         let daemon = RoutingDaemon(system: system, connection: connection, suggestions: suggestions, logger: logger)
+        var presence: BoxPresence?
+        if let householdKey, let lanTransport = loaded.lanTransport {
+            do {
+                let name = boxName ?? BoxPresence.hostName()
+                let box = try BoxPresence(
+                    name: name, id: BoxPresence.localID(name: name), key: householdKey, lan: lanTransport,
+                    interfaces: lan?.interfaces, logger: logger, changed: { [weak daemon] in await daemon?.boxesChanged() })
+                try await box.start()
+                await daemon.setPresence(box)
+                presence = box
+            } catch {
+                logger.error("this box is not published to the household (\(error))")
+            }
+        } else if loaded.lanTransport != nil {
+            logger.notice("no household key: this box is not published as _mediaroute._udp (--household-key FILE)")
+        }
         if configuration.pipeWireSink {
             let address = switch bus {
             case .system: "system"
@@ -155,6 +177,8 @@ public struct DaemonService: Service {
             await adapters?.stop()
             connection.close()
         }
+        // The other boxes hear this one go (mDNS goodbye) before the LAN closes.
+        await presence?.stop()
         await closeLoaded()
         logger.info("mediarouted stopped")
     }

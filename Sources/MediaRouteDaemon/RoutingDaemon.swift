@@ -42,6 +42,29 @@ public actor RoutingDaemon {
     /// Group routes (`Manager1.CreateGroup`) by number.
     var groups: [Int: GroupRoute] = [:]
     var nextGroup = 0
+    /// This box among the household's (`_mediaroute._udp`), when it has a household key.
+    private(set) var presence: BoxPresence?
+
+    /// Publishes this box and finds the others while discovery runs (`Manager1.Boxes`).
+    func setPresence(_ presence: BoxPresence) async {
+        self.presence = presence
+        if await system.isDiscovering { await presence.setBrowsing(true) }
+    }
+
+    /// The boxes found changed: `Manager1.Boxes` is signalled.
+    func boxesChanged() async {
+        guard let presence else { return }
+        connection.emitPropertiesChanged(
+            path: DaemonNames.root, interface: Manager1.interface, changed: ["Boxes": Manager1.Properties.value(of: await Self.boxes(presence))])
+    }
+
+    private static func boxes(_ presence: BoxPresence) async -> [Manager1.Box] {
+        await presence.boxes().map { entry in
+            Manager1.Box(
+                id: entry.box.id, name: entry.box.name, host: entry.box.address.host, port: entry.box.address.port,
+                clockOffset: entry.offset, clockError: entry.error)
+        }
+    }
     /// The adapters the inventory reports (Manager1.Adapters).
     private(set) var adapters: [AdapterSettings] = []
 
@@ -137,6 +160,7 @@ public actor RoutingDaemon {
         properties.protocols = await system.loadedProtocols.map(\.identifier)
         properties.adapters = adapters.map(Manager1.Adapter.init)
         properties.discoveryFailures = discoveryFailures
+        if let presence { properties.boxes = await Self.boxes(presence) }
         return properties
     }
 
@@ -145,12 +169,14 @@ public actor RoutingDaemon {
     func startDiscovery(for client: String) async {
         discoveryClients.insert(client)
         await system.beginDiscovery(client: client)
+        await presence?.setBrowsing(true)
         connection.emitPropertiesChanged(path: DaemonNames.root, interface: Manager1.interface, changed: ["Discovering": .bool(true)])
     }
 
     func stopDiscovery(for client: String) async {
         await system.endDiscovery(client: client)
         if !(await system.isDiscovering) {
+            await presence?.setBrowsing(false)
             connection.emitPropertiesChanged(path: DaemonNames.root, interface: Manager1.interface, changed: ["Discovering": .bool(false)])
         }
     }
@@ -174,6 +200,7 @@ public actor RoutingDaemon {
             logger.info("client left; dropping its discovery", metadata: ["client": "\(name)"])
             await system.endAllDiscovery(client: name)
             if !(await system.isDiscovering) {
+                await presence?.setBrowsing(false)
                 connection.emitPropertiesChanged(path: DaemonNames.root, interface: Manager1.interface, changed: ["Discovering": .bool(false)])
             }
         }

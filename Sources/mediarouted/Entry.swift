@@ -1,4 +1,5 @@
 import BoxConfiguration
+import Coordination
 import DBus
 import Dispatch
 import Logging
@@ -31,7 +32,7 @@ struct Daemon {
         USAGE: mediarouted [--bus system|session|ADDRESS] [--name NAME] [--simulate] [--scenario FILE] [--log-level LEVEL]
                            [--push-listen HOST:PORT|off] [--mpris on|off] [--mpris-name NAME]
                            [--config FILE] [--adapters on|off] [--bluez-bus system|ADDRESS|off] [--lan on|off] [--lan-interfaces IF,IF…]
-                           [--ignored-report SECONDS] [--airplay-latency SECONDS]
+                           [--ignored-report SECONDS] [--airplay-latency SECONDS] [--household-key FILE] [--box-name NAME]
                            [--state-dir DIR|off] [--check-config]
 
           --bus          the bus to publish on (default: system)
@@ -53,6 +54,10 @@ struct Daemon {
                             host, over the device table) are reported, as one line with counts (default 60)
           --airplay-latency  how far ahead of playing AirPlay receivers are sent audio, 0.25 to 10
                              (default 2, as iTunes: less starts sooner, more rides out a worse network)
+          --household-key  a file of at least 16 bytes shared by the household's boxes: with it (and --lan on)
+                           this box is published as _mediaroute._udp, finds the others while discovering, and
+                           coordinates only with boxes that hold the same key
+          --box-name     this box's name among them (default: the host name)
           --state-dir    where what the daemon learns is kept (route suggestions; default: /var/lib/mediaroute,
                          the unit's StateDirectory, when it is writable; off: memory only)
           --check-config check the configuration file and the udev rules' MediaRoute properties, then exit
@@ -116,7 +121,7 @@ struct Daemon {
         var given: [String: String] = [:]
         var checkOnly = false
         var arguments = CommandLine.arguments.dropFirst()
-        let valued = ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name", "--config", "--adapters", "--bluez-bus", "--lan", "--lan-interfaces", "--ignored-report", "--airplay-latency", "--state-dir"]
+        let valued = ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name", "--config", "--adapters", "--bluez-bus", "--lan", "--lan-interfaces", "--ignored-report", "--airplay-latency", "--household-key", "--box-name", "--state-dir"]
         while let argument = arguments.popFirst() {
             if argument == "--help" || argument == "-h" {
                 print(usage)
@@ -214,6 +219,24 @@ struct Daemon {
         if let text = options["--airplay-latency"] {
             guard let seconds = Double(text), seconds >= 0.25, seconds <= 10 else { fail("--airplay-latency takes seconds from 0.25 to 10") }
             service.airPlayLatency = .milliseconds(Int64((seconds * 1000).rounded()))
+        }
+        if let path = options["--household-key"] {
+            guard let file = fopen(path, "r") else { fail("--household-key: cannot read \(path)", status: 78) }
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while bytes.count <= 4096 {
+                let count = fread(&buffer, 1, buffer.count, file)
+                if count <= 0 { break }
+                bytes += buffer.prefix(count)
+            }
+            fclose(file)
+            while let last = bytes.last, last == 0x0A || last == 0x0D || last == 0x20 { bytes.removeLast() }
+            guard let key = HouseholdKey(bytes) else { fail("--household-key: \(path) must hold 16 to 4096 bytes", status: 78) }
+            service.householdKey = key
+        }
+        if let name = options["--box-name"] {
+            guard !name.isEmpty, name.utf8.count <= 63 else { fail("--box-name takes 1 to 63 bytes") }
+            service.boxName = name
         }
         #if SimulatedDevices
         service.scenario = scenario

@@ -14,6 +14,10 @@ import Testing
             Manager1.Adapter(name: "wlan0", subsystem: "net", transport: "wifi", role: "sender", enabled: false, scanMode: "passive"),
         ]
         properties.discoveryFailures = ["ble": "org.bluez is not on the bus"]
+        properties.boxes = [
+            Manager1.Box(id: "a1b2", name: "Kitchen Box", host: "192.0.2.4", port: 40_000, clockOffset: -0.0225, clockError: 0.0002),
+            Manager1.Box(id: "c3d4", name: "Neighbour Box", host: "192.0.2.5", port: 40_001, clockOffset: nil, clockError: nil),
+        ]
         let values = properties.values
         for (name, signature) in Manager1.Properties.signatures { #expect(values[name]?.signature == signature, "\(name)") }
         #expect(Manager1.Properties(values: values) == properties)
