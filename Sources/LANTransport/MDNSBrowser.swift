@@ -30,7 +30,7 @@ actor MDNSBrowseRun {
     private let maximumQueryInterval: Duration
     private let sockets: MulticastSockets
     private var listener: (any Channel)?
-    private var senders: [String: (interface: MulticastInterface, channel: any Channel)] = [:]
+    private var senders: MulticastSockets.Senders = [:]
     private var cache: [String: CachedRecord] = [:]
     private var reported: [String: Endpoint] = [:]
     private var queryInterval: Duration = .seconds(1)
@@ -92,19 +92,7 @@ actor MDNSBrowseRun {
     /// Joins the group and opens a sender on new interfaces, and queries there.
     func refresh() async {
         guard !stopped, let listener else { return }
-        let current = MulticastInterface.current().filter { interfaceNames?.contains($0.name) ?? true }
-        for (name, sender) in senders where !current.contains(sender.interface) {
-            try? await sender.channel.close()
-            senders[name] = nil
-        }
-        for interface in current where senders[interface.name] == nil {
-            do {
-                try await sockets.join(listener, group: Self.group, port: 5353, on: interface)
-                senders[interface.name] = (interface, try await sockets.bind(host: interface.address, port: 5353, sendingOn: interface, ttl: 255, reusePort: true))
-            } catch {
-                logger.notice("mDNS cannot use \(interface.name): \(error)")
-            }
-        }
+        senders = await sockets.follow(interfaces: interfaceNames, senders: senders, listener: listener, group: Self.group, port: 5353, logger: logger).senders
         query()
     }
 

@@ -85,7 +85,7 @@ public actor MDNSResponder {
     private let logger: Logger
     private let sockets = MulticastSockets(maximumDatagram: 9000)
     private var listener: (any Channel)?
-    private var senders: [String: (interface: MulticastInterface, channel: any Channel)] = [:]
+    private var senders: MulticastSockets.Senders = [:]
     private var reader: Task<Void, Never>?
     private var announcer: Task<Void, Never>?
     private var stopped = false
@@ -118,20 +118,12 @@ public actor MDNSResponder {
     /// Follows the interfaces: joins the group on new ones and announces there.
     public func refresh() async {
         guard !stopped, let listener else { return }
-        let current = MulticastInterface.current().filter { interfaceNames?.contains($0.name) ?? true }
-        for (name, sender) in senders where !current.contains(sender.interface) {
-            try? await sender.channel.close()
-            senders[name] = nil
-        }
-        for interface in current where senders[interface.name] == nil {
-            do {
-                try await sockets.join(listener, group: Self.group, port: 5353, on: interface)
-                let channel = try await sockets.bind(host: interface.address, port: 5353, sendingOn: interface, ttl: 255, reusePort: true)
-                senders[interface.name] = (interface, channel)
-                sockets.send(advertisement.announcement(address: interface.address).encoded(), on: channel, to: Self.group, port: 5353)
-            } catch {
-                logger.notice("mDNS cannot answer on \(interface.name): \(error)")
-            }
+        let (current, joined) = await sockets.follow(
+            interfaces: interfaceNames, senders: senders, listener: listener, group: Self.group, port: 5353, logger: logger)
+        senders = current
+        for interface in joined {
+            guard let channel = senders[interface.name]?.channel else { continue }
+            sockets.send(advertisement.announcement(address: interface.address).encoded(), on: channel, to: Self.group, port: 5353)
         }
     }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Logging
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -80,6 +81,34 @@ struct MulticastSockets: Sendable {
         let address = try SocketAddress(ipAddress: group, port: port)
         let device = try? System.enumerateDevices().first { $0.name == interface.name && $0.address?.ipAddress == interface.address }
         try await multicast.joinGroup(address, device: device).get()
+    }
+
+    /// One sender per interface joined, by interface name.
+    typealias Senders = [String: (interface: MulticastInterface, channel: any Channel)]
+
+    /// Follows the interfaces: closes the senders of interfaces gone, and on each current one
+    /// (of `names`, if given) not yet joined joins `group` with `listener` and opens a sender
+    /// bound to it. Returns the senders now, and the interfaces joined this time.
+    func follow(
+        interfaces names: [String]?, senders: Senders, listener: any Channel, group: String, port: Int, logger: Logger
+    ) async -> (senders: Senders, joined: [MulticastInterface]) {
+        var senders = senders
+        var joined: [MulticastInterface] = []
+        let current = MulticastInterface.current().filter { names?.contains($0.name) ?? true }
+        for (name, sender) in senders where !current.contains(sender.interface) {
+            try? await sender.channel.close()
+            senders[name] = nil
+        }
+        for interface in current where senders[interface.name] == nil {
+            do {
+                try await join(listener, group: group, port: port, on: interface)
+                senders[interface.name] = (interface, try await bind(host: interface.address, port: port, sendingOn: interface, ttl: 255, reusePort: true))
+                joined.append(interface)
+            } catch {
+                logger.notice("multicast on \(interface.name) (\(group):\(port)) unavailable: \(error)")
+            }
+        }
+        return (senders, joined)
     }
 
     /// Sends `bytes` to `host:port` (nothing for a host that is not an IP literal).

@@ -74,20 +74,28 @@ import Transport
     }
 }
 
+/// Python that opens `s`, an mDNS socket in the room (port 5353, the group joined, sending on
+/// the room's address), and defines `name(n)`, a DNS name's wire form.
+func mdnsSocket(_ room: NamespaceLab.Room) -> String {
+    """
+    import socket, struct, time
+    ip = "\(room.deviceAddress)"
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("0.0.0.0", 5353))
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, socket.inet_aton("224.0.0.251") + socket.inet_aton(ip))
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(ip))
+    def name(n): return b"".join(bytes([len(l)]) + l.encode() for l in n.split(".")) + b"\\0"
+    """
+}
+
 @Suite(.serialized, .timeLimit(.minutes(1)), .enabled(if: NamespaceLab.isAvailable))
 struct MDNSBrowsingTests {
     /// A minimal DNS-SD responder inside the room: answers PTR queries for `_airplay._tcp`
     /// unless the query already knows the answer, then says goodbye.
     static func responder(_ room: NamespaceLab.Room) -> String {
         """
-        import socket, struct, time
-        ip = "\(room.deviceAddress)"
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(("0.0.0.0", 5353))
-        s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, socket.inet_aton("224.0.0.251") + socket.inet_aton(ip))
-        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(ip))
-        def name(n): return b"".join(bytes([len(l)]) + l.encode() for l in n.split(".")) + b"\\0"
+        \(mdnsSocket(room))
         def rr(n, t, ttl, data, flush=False): return name(n) + struct.pack(">HHIH", t, 0x8001 if flush else 1, ttl, len(data)) + data
         def read_name(b, o):
             labels = []
@@ -191,15 +199,8 @@ struct MDNSRespondingTests {
     /// Asks once for `_mediaroute._udp` from inside the room and prints the answer's SRV port and A address.
     static func querier(_ room: NamespaceLab.Room) -> String {
         """
-        import socket, struct
-        ip = "\(room.deviceAddress)"
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(("0.0.0.0", 5353))
-        s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, socket.inet_aton("224.0.0.251") + socket.inet_aton(ip))
-        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(ip))
+        \(mdnsSocket(room))
         s.settimeout(0.5)
-        def name(n): return b"".join(bytes([len(l)]) + l.encode() for l in n.split(".")) + b"\\0"
         def skip(b, o):
             while b[o]: o += 1 + b[o]
             return o + 1
