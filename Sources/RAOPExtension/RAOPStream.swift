@@ -48,6 +48,8 @@ actor RAOPStream {
     /// streams fed by one delivery (a group) tell their receivers the same instant for the same
     /// frame, whenever each packet leaves.
     private var anchor: (time: Duration, timestamp: UInt32)?
+    /// The sender's and the receiver's parts of the latency (the receiver's from `RECORD`'s answer).
+    private var latency: RAOPLatency
     /// Whether a packet went out since the start or the last flush (the next one is marked first).
     private var started = false
     private var syncing = false
@@ -68,6 +70,7 @@ actor RAOPStream {
         self.logger = logger
         timestamp = firstTimestamp
         self.sessionID = sessionID
+        latency = RAOPLatency(total: self.latencyFrames, receiverHeader: nil)
     }
 
     private let sessionID: UInt32
@@ -111,9 +114,18 @@ actor RAOPStream {
                 await self.resend(request)
             }
         })
-        try await expectOK(rtsp.send(RTSPRequest(method: "RECORD", uri: uri, headers: [
+        let record = try await rtsp.send(RTSPRequest(method: "RECORD", uri: uri, headers: [
             ("Range", "npt=0-"), ("RTP-Info", "seq=\(sequence);rtptime=\(timestamp)"),
-        ])), "RECORD")
+        ]))
+        try expectOK(record, "RECORD")
+        // Each receiver adds its own fixed part: the sync packets make up the rest, so receivers
+        // with different parts play a frame at one instant.
+        latency = RAOPLatency(total: latencyFrames, receiverHeader: record[header: "Audio-Latency"])
+        if latency.lateFrames > 0 {
+            logger.warning(
+                "the receiver's own latency is longer than the stream's: it plays late",
+                metadata: ["receiver": "\(receiverAddress)", "frames": "\(latency.lateFrames)"])
+        }
         logger.info("RAOP stream recording", metadata: ["receiver": "\(receiverAddress)", "ports": "\(ports)"])
     }
 
@@ -175,7 +187,7 @@ actor RAOPStream {
         let frames = UInt32(truncatingIfNeeded: elapsed.components.seconds &* Int64(Self.sampleRate)
             &+ elapsed.components.attoseconds / (1_000_000_000_000_000_000 / Int64(Self.sampleRate)))
         let position = anchor.timestamp &+ frames
-        let packet = RAOPPacket.sync(playingTimestamp: position &- (latencyFrames - 11_025), now: Self.now(), nextTimestamp: position, first: first)
+        let packet = RAOPPacket.sync(playingTimestamp: latency.playingTimestamp(position: position), now: Self.now(), nextTimestamp: position, first: first)
         try? await control.send(packet, toPort: ports.control)
     }
 

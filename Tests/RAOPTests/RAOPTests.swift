@@ -189,3 +189,24 @@ private struct BitReader {
         #expect(String(decoding: raopProgressParameter(start: 1, current: 2, end: 3), as: UTF8.self) == "progress: 1/2/3\r\n")
     }
 }
+
+/// Receivers with different fixed latencies play a frame at one instant: the sync packets
+/// make up the difference between each receiver's part and the stream's total.
+@Suite struct RAOPLatencyTests {
+    @Test func theSyncPacketsMakeUpEachReceiversOwnPart() {
+        let position: UInt32 = 1_000_000
+        // No header: an AirPort Express's 11 025, as iTunes assumes.
+        #expect(RAOPLatency(total: 88_200, receiverHeader: nil).playingTimestamp(position: position) == position - 77_175)
+        #expect(RAOPLatency(total: 88_200, receiverHeader: "11025").playingTimestamp(position: position) == position - 77_175)
+        #expect(RAOPLatency(total: 88_200, receiverHeader: " 22050 ").playingTimestamp(position: position) == position - 66_150)
+        #expect(RAOPLatency(total: 88_200, receiverHeader: "0").playingTimestamp(position: position) == position - 88_200)
+        // A receiver whose own part is longer plays late, by what is said.
+        let slow = RAOPLatency(total: 11_025, receiverHeader: "44100")
+        #expect(slow.playingTimestamp(position: position) == position && slow.lateFrames == 33_075)
+        // What cannot be read is the default; what is absurd is bounded (ten seconds).
+        #expect(RAOPLatency(total: 88_200, receiverHeader: "soon").receiver == 11_025)
+        #expect(RAOPLatency(total: 88_200, receiverHeader: "4294967295").receiver == 441_000)
+        // Positions wrap as RTP timestamps do.
+        #expect(RAOPLatency(total: 88_200, receiverHeader: nil).playingTimestamp(position: 10) == 10 &- 77_175)
+    }
+}
