@@ -22,6 +22,10 @@ enum RAOPHarnesses {
             if response.body.count > RTSPResponseParser.maximumBodyBytes { return "a body of \(response.body.count) bytes" }
             if response.headers.count > RTSPResponseParser.maximumHeaders { return "\(response.headers.count) header fields" }
             if !(100...599).contains(response.status) { return "status \(response.status)" }
+            // RECORD's Audio-Latency, as the stream reads it: bounded, and the sync arithmetic never traps.
+            let latency = RAOPLatency(total: 11_025, receiverHeader: response[header: "Audio-Latency"])
+            if latency.receiver > 441_000 { return "a receiver latency of \(latency.receiver) frames" }
+            _ = latency.playingTimestamp(position: UInt32(truncatingIfNeeded: bytes.count))
             if let transport = response[header: "Transport"], let ports = RAOPTransportPorts(transport: transport),
                 ![ports.server, ports.control].allSatisfy({ (1...65_535).contains($0) })
             {
