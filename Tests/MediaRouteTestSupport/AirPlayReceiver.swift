@@ -88,9 +88,18 @@ public final class AirPlayReceiver: Sendable {
         }
         // shairport-sync writes metadata only while the pipe has a reader (it makes the pipe when it starts).
         metadataPath = directory + "/metadata.xml"
+        // One process (the lab's kill ends it; a shell loop's `cat` would outlive it, blocked on the pipe).
         try lab.start(in: room, [
-            "/bin/sh", "-c",
-            "while [ ! -p \(directory)/metadata ]; do sleep 0.05; done; while true; do cat \(directory)/metadata >>\(metadataPath); done",
+            "/usr/bin/python3", "-c",
+            """
+            import os, time
+            pipe, out = "\(directory)/metadata", open("\(metadataPath)", "ab")
+            while not os.path.exists(pipe): time.sleep(0.05)
+            while True:
+                with open(pipe, "rb", buffering=0) as source:
+                    for chunk in iter(lambda: source.read(4096), b""):
+                        out.write(chunk); out.flush()
+            """,
         ])
     }
 
