@@ -491,9 +491,12 @@ extension MediaRouteCtl {
             if options.bus == nil { options.bus = "system" }
             let environment = try await options.environment(console: console)
             guard let daemon = environment.daemon else { throw CommandFailure("boxes are found by mediarouted; none answers on the bus") }
-            // Discovery running is what has the daemon look for boxes.
-            _ = await environment.discover(seconds: seconds)
+            // The daemon looks for boxes while discovery runs: read them before it stops.
+            let picker = environment.controller.makePicker(prioritizesVideoDevices: false)
+            await picker.open()
+            try? await Task.sleep(for: .seconds(seconds))
             let boxes = try await daemon.boxes()
+            await picker.close()
             if boxes.isEmpty { console.write("No other box found.") }
             for box in boxes {
                 let clock = box.clockOffset.map { offset in

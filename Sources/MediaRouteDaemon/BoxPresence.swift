@@ -10,7 +10,7 @@ import Transport
 /// This box among the other MediaRoute boxes of the household: its LAN coordination medium
 /// (every datagram sealed with the household key), published over mDNS as
 /// `<box name>._mediaroute._udp`, and the other boxes found the same way while discovery
-/// runs, which become the medium's peers. `Manager1.Boxes` shows them with the medium's
+/// runs, which are the medium's peers while it runs. `Manager1.Boxes` shows them with the medium's
 /// estimate of each one's clock.
 actor BoxPresence {
     /// Another box, as found over mDNS.
@@ -57,11 +57,17 @@ actor BoxPresence {
         logger.info("box published", metadata: ["name": "\(name)", "port": "\(medium.localAddress.port)"])
     }
 
-    /// Browses for the other boxes while discovery runs; they stay the medium's peers after.
-    func setBrowsing(_ on: Bool) {
+    /// Browses for the other boxes while discovery runs. When it stops they are forgotten and
+    /// the medium has no peers: nothing wakes an idle box (a group spanning boxes, when there is
+    /// one, will keep its own).
+    func setBrowsing(_ on: Bool) async {
         if !on {
             browsing?.cancel()
             browsing = nil
+            guard !found.isEmpty else { return }
+            found = [:]
+            await medium.setPeers([])
+            await changed()
             return
         }
         guard browsing == nil else { return }

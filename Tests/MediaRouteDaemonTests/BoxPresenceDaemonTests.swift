@@ -50,12 +50,15 @@ struct BoxPresenceDaemonTests {
         // within its error bound.
         let connection = try await DBusConnection.connect(to: .address(here.bus.address))
         defer { connection.close() }
-        func boxes() async throws -> [Manager1.Box] {
+        @Sendable func boxes() async throws -> [Manager1.Box] {
             let values = try await connection.call(
                 destination: DaemonNames.busName, path: DaemonNames.root, interface: "org.freedesktop.DBus.Properties", member: "Get",
                 [.string(Manager1.interface), .string("Boxes")])
             return Manager1.Properties(values: ["Boxes": try #require(values.first)]).boxes
         }
+        _ = try await connection.call(
+            destination: DaemonNames.busName, path: DaemonNames.root, interface: Manager1.interface, member: "StartDiscovery", [])
+        #expect(await eventually(timeout: .seconds(5)) { ((try? await boxes()) ?? []).contains { $0.name == "Kitchen Box" && $0.clockOffset != nil } })
         let first = try #require(try await boxes().first { $0.name == "Kitchen Box" })
         let offset = try #require(first.clockOffset), error = try #require(first.clockError)
         #expect(abs(offset) < 60 && error < 0.005, "offset \(offset) s ± \(error) s")
@@ -64,5 +67,9 @@ struct BoxPresenceDaemonTests {
         #expect(abs(later - offset) < 0.002, "one machine's clocks do not drift apart: \(offset) then \(later)")
         let boxesNow = try await boxes()
         #expect(boxesNow.first { $0.name == "Neighbour Box" }?.clockOffset == nil)
+        // Discovery stopped: the boxes are forgotten and the medium has no peers to wake for.
+        _ = try await connection.call(
+            destination: DaemonNames.busName, path: DaemonNames.root, interface: Manager1.interface, member: "StopDiscovery", [])
+        #expect(await eventually { (try? await boxes())?.isEmpty == true })
     }
 }
