@@ -40,9 +40,7 @@ extension RoutingDaemon {
 
     /// The playback of the route at `path`, and the URL it plays.
     private func groupMember(_ path: DBusObjectPath) async throws -> (PlaybackControl, String) {
-        guard let session = activeSession(at: path) else {
-            throw MediaDeviceError(.deviceNotActive, "\(path) is not an active route").dbusError
-        }
+        let session = try activeSession(at: path)
         guard let control = await system.playbackControl(for: session), let url = playingURL(session) else {
             throw MediaDeviceError(.deviceNotActive, "\(path) plays no URL (Session1.Start first)").dbusError
         }

@@ -232,13 +232,7 @@ public actor RoutingDaemon {
     /// `Manager1.AcquireGroupAudio`: one delivery for the routes of `paths`, owned by `sender`
     /// as ``acquireAudio(_:format:sender:)``'s is.
     func acquireGroupAudio(_ paths: [DBusObjectPath], format: SampleBuffer.Format, sender: String) async throws -> [DBusValue] {
-        var sessions: [MediaOutputSession] = []
-        for path in paths {
-            guard let route = routes.values.first(where: { DaemonNames.sessionPath($0.session) == path }) else {
-                throw MediaDeviceError(.deviceNotActive, "\(path) is not an active route").dbusError
-            }
-            sessions.append(route.session)
-        }
+        let sessions = try paths.map(activeSession(at:))
         let (acquisition, leads) = try await mapErrors { try await system.acquireGroupAudio(on: sessions, format: format) }
         for session in sessions { audioOwners[session.id] = sender }
         return Manager1.groupAudioReply(
@@ -248,21 +242,19 @@ public actor RoutingDaemon {
     /// `Manager1.JoinGroupAudio`: the route's audio is the group's, owned by the group's owner
     /// (the group's writer leaving the bus ends it on the route too).
     func joinGroupAudio(_ path: DBusObjectPath, joining memberPath: DBusObjectPath) async throws -> [DBusValue] {
-        func session(_ path: DBusObjectPath) throws -> MediaOutputSession {
-            guard let route = routes.values.first(where: { DaemonNames.sessionPath($0.session) == path }) else {
-                throw MediaDeviceError(.deviceNotActive, "\(path) is not an active route").dbusError
-            }
-            return route.session
-        }
-        let (joining, member) = (try session(path), try session(memberPath))
+        let (joining, member) = (try activeSession(at: path), try activeSession(at: memberPath))
         let lead = try await mapErrors { try await system.joinGroupAudio(on: joining, joining: member) }
         audioOwners[joining.id] = audioOwners[member.id]
         return [.uint64(Session1.AudioReply.microseconds(lead))]
     }
 
     /// The active route whose `Session1` is at `path`.
-    func activeSession(at path: DBusObjectPath) -> MediaOutputSession? {
-        routes.values.first { DaemonNames.sessionPath($0.session) == path }?.session
+    /// - Throws: `org.mediaroute.Error.DeviceNotActive` when there is none.
+    func activeSession(at path: DBusObjectPath) throws -> MediaOutputSession {
+        guard let route = routes.values.first(where: { DaemonNames.sessionPath($0.session) == path }) else {
+            throw MediaDeviceError(.deviceNotActive, "\(path) is not an active route").dbusError
+        }
+        return route.session
     }
 
     /// The URL a route plays, when a session was started on it.
