@@ -43,6 +43,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        // TLS for the Cast channel (BoringSSL inside: Debian's OpenSSL is not what the box ships).
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
+        // The Cast channel's CastMessage; its generated code is checked in (scripts/generate-cast-proto.sh).
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.30.0"),
     ],
     targets: [
         // Swift concurrency executors without periodic wake-ups (no libdispatch pool), for the daemon.
@@ -70,13 +74,14 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strict),
-        // LAN sockets on swift-nio: SSDP discovery, bounded HTTP client, mDNS.
+        // LAN sockets on swift-nio: SSDP discovery, bounded HTTP client, mDNS, TLS streams (Cast).
         .target(
             name: "LANTransport",
             dependencies: [
                 "Transport", "IPNetwork", "MediaClock", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
             ],
             swiftSettings: strict),
         // Expat, the C library: UPnP documents parsed with no DTD, no entity of their own, nothing
@@ -84,6 +89,15 @@ let package = Package(
         .systemLibrary(name: "CExpat", pkgConfig: "expat", providers: [.apt(["libexpat1-dev"])]),
         // UPnP documents as values: descriptions, SCPDs, SOAP, DIDL-Lite, LastChange, times.
         .target(name: "UPnP", dependencies: ["CExpat", "IPNetwork"], swiftSettings: strict),
+        // The Cast channel (CASTV2) on bytes: framing, CastMessage, the namespaces' JSON, TXT records.
+        .target(
+            name: "CastChannel", dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")], exclude: ["Proto"],
+            swiftSettings: strict),
+        // Google Cast receivers (TVs, speakers, groups) as a MediaDeviceExtension: URL playback, apps, volume.
+        .target(
+            name: "CastExtension",
+            dependencies: ["CastChannel", "CLibMD", "MediaDevice", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         // AirPlay 1 (RAOP) on bytes: RTSP requests and responses, the UDP packets, ALAC frames.
         .target(name: "RAOP", dependencies: ["CLibMD"], swiftSettings: strict),
         // libmd's MD5 for RTSP digest authentication.
@@ -289,6 +303,10 @@ let package = Package(
             ],
             exclude: ["HostilePeer"]),
         .testTarget(name: "RAOPTests", dependencies: ["RAOP"]),
+        .testTarget(name: "CastChannelTests", dependencies: ["CastChannel"]),
+        .testTarget(
+            name: "CastExtensionTests",
+            dependencies: ["CastExtension", "CastChannel", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel", "Transport"]),
         .testTarget(
             name: "RAOPExtensionTests",
             dependencies: ["RAOPExtension", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel"]),

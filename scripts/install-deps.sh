@@ -41,6 +41,9 @@ packages=(
   # The AirPlay group benchmark's anchors (mediaroute-bench raop-group): Snapcast 0.26 and PulseAudio 16.1's RAOP sink;
   # iptables-legacy's NFQUEUE target for its delayed link (this kernel has no netem).
   snapserver snapclient pulseaudio pulseaudio-module-raop pulseaudio-utils iptables
+  # Cast: the test receiver (Tests/Peers/cast_receiver.py) is Python with its own TLS certificate (openssl
+  # makes it) announced with python3-zeroconf; pychromecast is the benchmark's anchor (mediaroute-bench cast).
+  openssl python3-zeroconf python3-pychromecast
   # The virtual HIL rig (make hil, Tests/HIL): QEMU boots Debian's kernel package (downloaded, not
   # installed; kmod's depmod indexes its modules) with an initramfs (cpio) of busybox, hostapd and iw.
   qemu-system-x86 busybox-static iw hostapd kmod cpio

@@ -1,6 +1,8 @@
 import Logging
 import NIOCore
 import NIOPosix
+import NIOSSL
+import NIOTLS
 import Synchronization
 import Transport
 
@@ -26,23 +28,63 @@ final class LANConnection: Connection {
         self.lifetime = lifetime
     }
 
-    static func connect(to endpoint: Endpoint, host: String, port: Int, timeout: Duration, logger: Logger) async throws(TransportError) -> LANConnection {
+    /// - Parameter tls: wrap the stream in TLS (the Cast channel). Receivers present
+    ///   self-signed certificates no one can check offline, so none is verified here: the
+    ///   certificate is handed up (``ByteStream/peerCertificate``) for the extension to pin.
+    static func connect(to endpoint: Endpoint, host: String, port: Int, tls: Bool = false, timeout: Duration, logger: Logger) async throws(TransportError) -> LANConnection {
         let (incoming, incomingContinuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self, bufferingPolicy: .bufferingOldest(maximumUnreadChunks))
         let (lifetime, lifetimeContinuation) = AsyncThrowingStream.makeStream(of: Never.self, throwing: (any Error).self)
         let reader = StreamReader(incoming: incomingContinuation, lifetime: lifetimeContinuation, name: endpoint.id)
+        let nanoseconds = Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        let context: NIOSSLContext?
+        if tls {
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.certificateVerification = .none
+            do {
+                context = try NIOSSLContext(configuration: configuration)
+            } catch {
+                throw TransportError(.unavailable, "no TLS: \(error)")
+            }
+        } else {
+            context = nil
+        }
+        let handshake = TLSHandshakeWatcher()
         let channel: any Channel
         do {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connectTimeout(.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+                .connectTimeout(.nanoseconds(nanoseconds))
                 .channelOption(.socketOption(.so_keepalive), value: 1)
-                .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(reader) } }
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        if let context {
+                            handshake.arm(on: channel.eventLoop, timeout: .nanoseconds(nanoseconds))
+                            try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: nil))
+                            try channel.pipeline.syncOperations.addHandler(handshake)
+                        }
+                        try channel.pipeline.syncOperations.addHandler(reader)
+                    }
+                }
                 .connect(host: host, port: port)
                 .get()
         } catch {
             throw TransportError(.connectionRefused, "\(endpoint.id) at \(host):\(port): \(error)")
         }
+        var certificate: [UInt8]?
+        if tls {
+            do {
+                try await handshake.completed()
+                certificate = try await channel.nioSSL_peerCertificate().flatMapThrowing { try $0?.toDERBytes() }.get()
+            } catch {
+                try? await channel.close()
+                throw TransportError(.connectionRefused, "\(endpoint.id) at \(host):\(port): no TLS session (\(error))")
+            }
+            guard certificate != nil else {
+                try? await channel.close()
+                throw TransportError(.authenticationFailed, "\(endpoint.id) at \(host):\(port) presented no certificate")
+            }
+        }
         let local = channel.localAddress?.ipAddress ?? "0.0.0.0"
-        let stream = LANByteStream(channel: channel, incoming: incoming, localAddress: local)
+        let stream = LANByteStream(channel: channel, incoming: incoming, localAddress: local, peerCertificate: certificate)
         let sockets = LANDatagramSockets(host: host, localAddress: local, logger: logger)
         return LANConnection(endpoint: endpoint, channel: channel, stream: stream, sockets: sockets, lifetime: lifetime)
     }
@@ -98,6 +140,7 @@ private struct LANByteStream: ByteStream {
     let channel: any Channel
     let incoming: AsyncThrowingStream<[UInt8], any Error>
     let localAddress: String
+    let peerCertificate: [UInt8]?
 
     func write(_ bytes: [UInt8]) async throws(TransportError) {
         do {
@@ -105,6 +148,49 @@ private struct LANByteStream: ByteStream {
         } catch {
             throw TransportError(.connectionLost, "write failed: \(error)")
         }
+    }
+}
+
+/// Waits for the TLS handshake: done, failed, or not done within the connection's timeout
+/// (a peer that accepts TCP and never answers the handshake does not hold activation).
+private final class TLSHandshakeWatcher: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    private let outcome = Mutex<(promise: EventLoopPromise<Void>?, result: Result<Void, any Error>?)>((nil, nil))
+
+    func arm(on eventLoop: any EventLoop, timeout: TimeAmount) {
+        let promise = eventLoop.makePromise(of: Void.self)
+        outcome.withLock { $0.promise = promise }
+        eventLoop.scheduleTask(in: timeout) { self.finish(.failure(TransportError(.timedOut, "the TLS handshake took too long"))) }
+    }
+
+    func completed() async throws {
+        guard let promise = outcome.withLock({ $0.promise }) else { return }
+        try await promise.futureResult.get()
+    }
+
+    private func finish(_ result: Result<Void, any Error>) {
+        let promise = outcome.withLock { state -> EventLoopPromise<Void>? in
+            guard state.result == nil else { return nil }
+            state.result = result
+            return state.promise
+        }
+        promise?.completeWith(result)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case TLSUserEvent.handshakeCompleted = event { finish(.success(())) }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        finish(.failure(error))
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        finish(.failure(TransportError(.connectionLost, "closed during the TLS handshake")))
+        context.fireChannelInactive()
     }
 }
 

@@ -150,10 +150,16 @@ public final class LANTransport: Transport {
     /// talk to that host only (``Connection/byteStream``, ``Connection/datagrams``). UPnP
     /// renderers are reached with HTTP requests instead (``fetch(_:_:for:headers:body:limits:)``).
     public func connect(to endpoint: Endpoint) async throws(TransportError) -> any Connection {
+        try await connect(to: endpoint, tls: false)
+    }
+
+    /// The same, with TLS on the stream when `tls` (nothing verifies the device's certificate:
+    /// the stream hands it up in ``ByteStream/peerCertificate`` to be pinned).
+    public func connect(to endpoint: Endpoint, tls: Bool) async throws(TransportError) -> any Connection {
         guard case .ip(let host, let port, _) = endpoint.address, port > 0 else {
             throw TransportError(.unreachable, "\(endpoint.id) has no LAN address with a port")
         }
-        return try await LANConnection.connect(to: endpoint, host: host, port: Int(port), timeout: .seconds(5), logger: logger)
+        return try await LANConnection.connect(to: endpoint, host: host, port: Int(port), tls: tls, timeout: .seconds(5), logger: logger)
     }
 
     /// Sends one request to `url`, which must be on the endpoint's host.
@@ -450,10 +456,13 @@ extension Endpoint {
 public struct DNSSDServiceTransport: Transport {
     public let lan: LANTransport
     public let serviceTypes: [String]
+    /// Whether connections carry TLS (Cast's channel) rather than plain TCP (RAOP's RTSP).
+    public let tls: Bool
 
-    public init(lan: LANTransport, serviceTypes: [String]) {
+    public init(lan: LANTransport, serviceTypes: [String], tls: Bool = false) {
         self.lan = lan
         self.serviceTypes = serviceTypes
+        self.tls = tls
     }
 
     public var name: String { lan.name }
@@ -461,6 +470,6 @@ public struct DNSSDServiceTransport: Transport {
     public func discover() -> DiscoveryEvents { lan.browse(serviceTypes: serviceTypes) }
 
     public func connect(to endpoint: Endpoint) async throws(TransportError) -> any Connection {
-        try await lan.connect(to: endpoint)
+        try await lan.connect(to: endpoint, tls: tls)
     }
 }

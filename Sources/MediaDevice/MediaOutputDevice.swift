@@ -28,6 +28,8 @@ public struct MediaOutputDevice: Sendable, Hashable, Identifiable {
         case headphones
         case setTopBox
         case computer
+        /// Speakers that play as one, announced as a device of their own (a Cast group).
+        case speakerGroup
         case unknown
 
         /// Whether the device shows video.
@@ -41,6 +43,7 @@ public struct MediaOutputDevice: Sendable, Hashable, Identifiable {
             case .headphones: "headphones"
             case .setTopBox: "appletv"
             case .computer: "desktopcomputer"
+            case .speakerGroup: "hifispeaker.2"
             case .unknown: "airplayaudio"
             }
         }

@@ -141,7 +141,7 @@ final class RoutedSession: RemoteMediaSessionRepresentable {
         let type: RemoteMediaDevice.DeviceType =
             switch device.deviceType {
             case .tv: .tv
-            case .speaker: .speaker
+            case .speaker, .speakerGroup: .speaker
             case .headphones: .headphones
             case .setTopBox: .setTopBox
             case .computer: .computer

@@ -11,6 +11,14 @@ public protocol ByteStream: Sendable {
     /// The local address of the stream, as the device sees the sender (for protocols that
     /// name it, such as an SDP's origin).
     var localAddress: String { get }
+
+    /// The device's TLS certificate (DER), for a stream the transport wrapped in TLS; nil
+    /// otherwise. Nothing checked it: an extension pins it (trust on first use).
+    var peerCertificate: [UInt8]? { get }
+}
+
+extension ByteStream {
+    public var peerCertificate: [UInt8]? { nil }
 }
 
 /// One datagram from the device.
