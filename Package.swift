@@ -225,7 +225,7 @@ let package = Package(
             name: "ExtensionCatalogue",
             dependencies: [
                 "AdapterInventory", "BLESpeakerExtension", "BlueZTransport", "BluetoothAudio", "BoxConfiguration", "DBus", "LANTransport", "MediaClock",
-                "MediaDevice", "RouteSystem", "UPnPRendererExtension", "WiFiDisplayExtension", "WiFiTransport", "RAOPExtension",
+                "MediaDevice", "RouteSystem", "UPnPRendererExtension", "WiFiDisplayExtension", "WiFiTransport", "RAOPExtension", "CastExtension",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -299,7 +299,7 @@ let package = Package(
             name: "MediaRouteDaemonTests",
             dependencies: [
                 "MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "MediaRouteCommands", "SystemRouting", "DBus",
-                "MediaRouteDaemon", "RouteSystem", "LoopbackExtension", "LoopbackTransport", "MediaDevice", "MediaClock", "PipeWireSink",
+                "MediaRouteDaemon", "RouteSystem", "LoopbackExtension", "LoopbackTransport", "MediaDevice", "MediaClock", "PipeWireSink", "CastChannel",
             ],
             exclude: ["HostilePeer"]),
         .testTarget(name: "RAOPTests", dependencies: ["RAOP"]),

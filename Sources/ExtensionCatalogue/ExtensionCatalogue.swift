@@ -2,6 +2,7 @@ import AdapterInventory
 import BLESpeakerExtension
 import BlueZTransport
 import BoxConfiguration
+import CastExtension
 import DBus
 import LANTransport
 import Logging
@@ -15,7 +16,8 @@ import WiFiTransport
 
 /// One protocol family the box can reach devices through, with its extension.
 public enum CatalogueEntry: String, Sendable, Hashable, CaseIterable {
-    /// UPnP/DLNA renderers (SSDP) and AirPlay 1 receivers (RAOP, mDNS) on the LAN.
+    /// UPnP/DLNA renderers (SSDP), AirPlay 1 receivers (RAOP, mDNS) and Google Cast
+    /// receivers (mDNS, the Cast channel) on the LAN.
     case lan
     /// BLE speakers through BlueZ on the system bus.
     case bluez
@@ -60,6 +62,9 @@ public struct ExtensionCatalogue: Sendable {
     /// How far ahead of playing AirPlay receivers are sent audio (0.25–10 s; iTunes' 2 s by
     /// default): less starts sooner, more rides out a worse network.
     public var airPlayLatency: Duration = .seconds(2)
+    /// Where Cast receivers' certificates are pinned on first use (the daemon's state
+    /// directory, the CLI's `~/.local/state/mediaroute`); nil keeps them in memory.
+    public var castCertificatesPath: String?
 
     public init(
         configuration: DaemonConfiguration = DaemonConfiguration(), adapterRecords: @escaping @Sendable () -> [AdapterRecord] = { SysfsAdapterReader().records() },
@@ -95,6 +100,7 @@ public struct ExtensionCatalogue: Sendable {
         let settings = adapters.map(\.settings)
         let logger = self.logger
         let airPlayLatency = self.airPlayLatency
+        let castConfiguration = CastExtension.Configuration(certificatesPath: castCertificatesPath)
         // The order of the catalogue is the order of loading, so the merged list is the same everywhere.
         for entry in CatalogueEntry.allCases where entries.contains(entry) {
             switch entry {
@@ -107,6 +113,10 @@ public struct ExtensionCatalogue: Sendable {
                 try await system.load { manager in UPnPRendererExtension(transport: transport, routingManager: manager, logger: logger) }
                 let airPlay = DNSSDServiceTransport(lan: transport, serviceTypes: [RAOPExtension.serviceType, RAOPExtension.airPlayServiceType])
                 try await system.load { manager in RAOPExtension(transport: airPlay, routingManager: manager, latency: airPlayLatency, logger: logger) }
+                let cast = DNSSDServiceTransport(lan: transport, serviceTypes: [CastExtension.serviceType], tls: true)
+                try await system.load { manager in
+                    CastExtension(transport: cast, routingManager: manager, configuration: castConfiguration, logger: logger)
+                }
                 loaded.lanTransport = transport
             case .bluez:
                 let primary = settings.first { $0.transport == .bluetooth && $0.enabled && $0.role == .primary }?.name

@@ -76,9 +76,6 @@ public final class LANTransport: Transport {
     }
 
     public let name = "lan"
-    /// AirPlay, AirPlay audio (RAOP) and Cast receivers: browsed as discovery-only
-    /// endpoints by the daemon and `mediaroutectl --lan` (extensions for them come later).
-    public static let discoveryOnlyServiceTypes = ["_raop._tcp", "_airplay._tcp", "_googlecast._tcp"]
     public let configuration: Configuration
     /// HTTP to the devices (bounded reads).
     public let http: LANHTTPClient

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import BLESpeakerExtension
 import BlueZTransport
 import BoxConfiguration
@@ -73,13 +78,28 @@ public struct RoutingEnvironment: Sendable {
         routing.groupOffsets = configuration.groupOffsetDurations
         let system = RouteSystem(configuration: routing, clock: clock, logger: logger)
         try await loadingFirst(system)
-        let catalogue = ExtensionCatalogue(configuration: configuration, lan: lan, bluezBus: bluezBus, clock: clock, logger: logger)
+        var catalogue = ExtensionCatalogue(configuration: configuration, lan: lan, bluezBus: bluezBus, clock: clock, logger: logger)
+        catalogue.castCertificatesPath = Self.userStateDirectory().map { $0 + "/cast-certificates.json" }
         let loaded = try await catalogue.load(transports, into: system) { entry, reason in notice("\(entry.noticeName): \(reason)") }
         let controller = await SystemRouteController(system: system, applicationIdentifier: "org.mediaroute.ctl")
         return RoutingEnvironment(controller: controller, daemon: nil, close: {
             await system.shutdown()
             await loaded.close()
         }, notice: notice)
+    }
+
+    /// `$XDG_STATE_HOME/mediaroute` (else `~/.local/state/mediaroute`), made when missing:
+    /// where the CLI without a daemon keeps what it pins (Cast receivers' certificates).
+    static func userStateDirectory() -> String? {
+        let environment = ProcessInfo.processInfo.environment
+        guard let base = environment["XDG_STATE_HOME"].flatMap({ $0.isEmpty ? nil : $0 }) ?? environment["HOME"].map({ $0 + "/.local/state" }) else { return nil }
+        let directory = base + "/mediaroute"
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            return nil
+        }
+        return directory
     }
 
     /// `mediarouted` on `bus`.

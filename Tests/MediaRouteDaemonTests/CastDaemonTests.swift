@@ -1,0 +1,55 @@
+import CastChannel
+import DBus
+import Foundation
+import MediaRouteBusAPI
+import MediaRouteCommands
+import MediaRouteTestSupport
+import Testing
+
+/// mediarouted with the Cast receiver written for the tests, announced over mDNS in a network
+/// namespace, driven as a person would: `mediaroutectl devices`, `play URL --to NAME`, pause,
+/// volume, stop.
+@Suite(.timeLimit(.minutes(2)), .enabled(if: CastReceiverPeer.available && NamespaceLab.isAvailable && PrivateBus.isAvailable), .serialized)
+struct CastDaemonTests {
+    @Test func mediaroutectlFindsPlaysAndControlsACastTelevisionThroughTheDaemon() async throws {
+        let lab = try NamespaceLab(rooms: 1)
+        let room = lab.rooms[0]
+        let peer = try CastReceiverPeer(lab: lab, room: room, name: "Lounge TV")
+        let bus = try PrivateBus()
+        let state = NSTemporaryDirectory() + "mr-cast-daemon-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        let daemon = try ChildProcess([
+            RunningDaemon.binary, "--bus", bus.address, "--lan", "on", "--lan-interfaces", room.outside, "--adapters", "off", "--push-listen", "off",
+            "--config", "/dev/null", "--log-level", "warning", "--state-dir", state,
+        ])
+        defer {
+            daemon.kill()
+            daemon.wait()
+            bus.stop()
+            try? FileManager.default.removeItem(atPath: state)
+        }
+        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        defer { connection.close() }
+        #expect(await eventually(timeout: .seconds(10)) { (try? await connection.nameOwner(of: DaemonNames.busName)) ?? nil != nil })
+
+        let listing = RecordingConsole()
+        try await MediaRouteCtl.Devices.parse(["--bus", bus.address, "--seconds", "3", "--json"]).run(console: listing)
+        let text = listing.lines.joined(separator: "\n")
+        #expect(text.contains("Lounge TV") && text.contains("\"tv\"") && text.contains("Google Cast"), "\(text)")
+
+        let url = "http://\(room.hostAddress):9/film.mp4"
+        let console = RecordingConsole()
+        try await MediaRouteCtl.Play.parse(["--bus", bus.address, url, "--to", "Lounge TV"]).run(console: console)
+        #expect(console.lines.contains { $0.hasPrefix("Lounge TV: playing") }, "\(console.lines)")
+        #expect(peer.received(CastNamespace.media, type: "LOAD").first.flatMap { ($0["media"] as? [String: Any])?["contentId"] as? String } == url)
+
+        try await MediaRouteCtl.Pause.parse(["--bus", bus.address, "--to", "Lounge TV"]).run(console: RecordingConsole())
+        #expect(await eventually { ((try? await peer.state())?["media"] as? [String: Any])?["state"] as? String == "PAUSED" })
+        try await MediaRouteCtl.Volume.parse(["--bus", bus.address, "25", "--to", "Lounge TV"]).run(console: RecordingConsole())
+        #expect(await eventually { abs((((try? await peer.state())?["volume"] as? [String: Any])?["level"] as? Double ?? 0) - 0.25) < 0.01 })
+        try await MediaRouteCtl.Stop.parse(["--bus", bus.address, "--to", "Lounge TV"]).run(console: RecordingConsole())
+        #expect(await eventually { (try? await peer.state())?["app"] is NSNull }, "stopping ends the app on the TV")
+        let pins = try String(contentsOfFile: state + "/cast-certificates.json", encoding: .utf8)
+        #expect(pins.contains("cast:\(peer.id)"), "the certificate is pinned in the state directory: \(pins)")
+    }
+}
