@@ -368,11 +368,73 @@ def files():
     save("http-response", b"HTTP/1.1 302 Found\r\nLocation: http://192.0.2.1:80/elsewhere\r\nContent-Length: 0\r\n\r\n", "redirect")
 
 
+# --- Cast ----------------------------------------------------------------------------
+
+def cast():
+    """What the test Cast receiver (Tests/Peers/cast_receiver.py) sends a sender that connects,
+    launches the media receiver, loads, queues and stops: each read off its TLS stream is a seed."""
+    import ssl
+    sys.path.insert(0, os.path.join(ROOT, "Tests", "Peers"))
+    import cast_receiver
+    folder = tempfile.mkdtemp()
+    cert, key = os.path.join(folder, "c.pem"), os.path.join(folder, "c.key")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=seed"], check=True, capture_output=True)
+    peer = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests", "Peers", "cast_receiver.py"), "--port", "0",
+                             "--cert", cert, "--key", key], stdout=subprocess.PIPE, text=True)
+    port = json.loads(peer.stdout.readline())["port"]
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    stream = context.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=5))
+
+    def send(source, destination, namespace, payload):
+        body = cast_receiver.encode(source, destination, namespace, json.dumps(payload))
+        stream.sendall(struct.pack(">I", len(body)) + body)
+        time.sleep(0.2)
+        stream.settimeout(0.5)
+        data = b""
+        try:
+            while True:
+                chunk = stream.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        except (socket.timeout, ssl.SSLError):
+            pass
+        return data
+
+    seeds = []
+    seeds.append(send("sender-0", "receiver-0", cast_receiver.CONNECTION, {"type": "CONNECT"}) or None)
+    seeds.append(send("sender-0", "receiver-0", cast_receiver.HEARTBEAT, {"type": "PING"}))
+    seeds.append(send("sender-0", "receiver-0", cast_receiver.RECEIVER, {"type": "GET_STATUS", "requestId": 1}))
+    launched = send("sender-0", "receiver-0", cast_receiver.RECEIVER, {"type": "LAUNCH", "appId": "CC1AD845", "requestId": 2})
+    seeds.append(launched)
+    transport = re.search(rb'"transportId": "([^"]+)"', launched).group(1).decode()
+    send("sender-1", transport, cast_receiver.CONNECTION, {"type": "CONNECT"})
+    media = {"contentId": "http://192.0.2.1/a.mp3", "contentType": "audio/mpeg", "streamType": "BUFFERED",
+             "metadata": {"metadataType": 3, "title": "Song", "artist": "Band", "images": [{"url": "http://192.0.2.1/c.jpg"}]}}
+    seeds.append(send("sender-1", transport, cast_receiver.MEDIA, {"type": "LOAD", "requestId": 3, "media": media, "autoplay": True}))
+    seeds.append(send("sender-1", transport, cast_receiver.MEDIA, {"type": "QUEUE_INSERT", "requestId": 4, "mediaSessionId": 1, "items": [{"media": media}]}))
+    seeds.append(send("sender-1", transport, cast_receiver.MEDIA, {"type": "LOAD", "requestId": 5, "media": dict(media, contentId="http://192.0.2.1/load-fail")}))
+    seeds.append(send("sender-0", "receiver-0", cast_receiver.RECEIVER, {"type": "LAUNCH", "appId": "NOSUCHAP", "requestId": 6}))
+    seeds.append(send("sender-0", "receiver-0", cast_receiver.RECEIVER, {"type": "STOP", "sessionId": "x", "requestId": 7}))
+    stream.close()
+    peer.kill()
+    shutil.rmtree(folder)
+    for index, seed in enumerate(s for s in seeds if s):
+        save("cast-channel", seed, "reply-%02d" % index)
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["--inside"]:
         inside_namespace()
         sys.exit(0)
+    if sys.argv[1:] == ["--only", "cast"]:
+        cast()
+        sys.exit(0)
     print("fuzz seeds into", CORPUS)
+    cast()
     renderers()
     bluez()
     rtnetlink()

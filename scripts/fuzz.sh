@@ -44,7 +44,7 @@ for harness in "${harnesses[@]}"; do
   case "$harness" in
     xml|upnp-*|soap|gena-event) dict=(-dict=Fuzz/Dictionaries/xml.dict) ;;
     ssdp|http-*|rtsp-*) dict=(-dict=Fuzz/Dictionaries/http.dict) ;;
-    push-json|loopback-*) dict=(-dict=Fuzz/Dictionaries/json.dict) ;;
+    push-json|loopback-*|cast-*) dict=(-dict=Fuzz/Dictionaries/json.dict) ;;
     *) dict=() ;;
   esac
   log="$build/findings/$harness.log"
