@@ -46,7 +46,9 @@ let package = Package(
         // TLS for the Cast channel (BoringSSL inside: Debian's OpenSSL is not what the box ships).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
         // The Cast channel's CastMessage; its generated code is checked in (scripts/generate-cast-proto.sh).
-        .package(url: "https://github.com/apple/swift-protobuf", from: "1.30.0"),
+        // No default traits: BinaryDelimitedStreams imports the whole of Foundation, and with it
+        // ICU's data (+46 MB in the static daemon); the channel needs neither it nor FieldMask.
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.30.0", traits: []),
     ],
     targets: [
         // Swift concurrency executors without periodic wake-ups (no libdispatch pool), for the daemon.
@@ -290,7 +292,7 @@ let package = Package(
             dependencies: [
                 "DBus", "MediaRouteTestSupport", "Coordination", "NowPlaying", "NowPlayingPush", "WiFiTransport", "LANTransport", "Transport", "BlueZTransport",
                 "UPnPRendererExtension", "MediaDevice", "HTTPServing", "RealtimeAudio", "BluetoothAudio", "IOReactor", "RoutingModel",
-                "MediaRouteClient", "SystemRouting", "RAOPExtension", "RouteSystem",
+                "MediaRouteClient", "SystemRouting", "RAOPExtension", "RouteSystem", "CastExtension",
             ],
             path: "Benchmarks/MediaRouteBench", exclude: []),
         // The libdbus floor next to the BlueZ benchmark: a C client that only receives and walks the signals.

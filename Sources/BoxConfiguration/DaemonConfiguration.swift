@@ -25,6 +25,10 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// `?` one character: `Sonos_*, TV-????-Setup`); access points that match are listed as
     /// devices that need setup.
     public var wifiSetupSSIDs: [String] = []
+    /// `[lan] cast-app-namespaces = ABCD1234: urn:x-cast:com.example.game, …`: the data-channel
+    /// namespace of a Cast app launched in application mode (without one: the first of its own
+    /// the running app lists, else `urn:x-cast:` and its id).
+    public var castApplicationNamespaces: [String: String] = [:]
     /// `[bluetooth] a2dp-source`: register MediaRoute's A2DP source endpoint with BlueZ
     /// (default yes); no where PipeWire or bluez-alsa is the box's A2DP source.
     public var bluetoothA2DPSource = true
@@ -48,7 +52,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
 
     public static let daemonKeys = ["bus", "name", "log-level", "scenario", "push-listen", "mpris", "mpris-name", "lan", "airplay-latency", "household-key", "box-name"]
     static let transportKeys: [String: [String]] = [
-        "lan": ["enabled", "role"],
+        "lan": ["enabled", "role", "cast-app-namespaces"],
         "wifi": ["enabled", "role", "scan-mode", "setup-ssids"],
         "bluetooth": ["enabled", "role", "adapter", "a2dp-source"],
     ]
@@ -145,6 +149,19 @@ public struct DaemonConfiguration: Sendable, Hashable {
             }
             guard transportKeys[section]!.contains(key) else {
                 throw fail("unknown key \(key) in [\(section)] (known: \(transportKeys[section]!.joined(separator: ", ")))")
+            }
+            if key == "cast-app-namespaces" {
+                for entry in value.split(separator: ",") {
+                    guard let colon = entry.firstIndex(of: ":") else { throw fail("cast-app-namespaces takes APPID: urn:x-cast:NAME, …") }
+                    let app = String(entry[..<colon]).trimmingSpaces
+                    let namespace = String(entry[entry.index(after: colon)...]).trimmingSpaces
+                    guard !app.isEmpty, app.utf8.count <= 64, app.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) }),
+                        namespace.hasPrefix("urn:x-cast:"), namespace.utf8.count <= 128, namespace.utf8.count > 11,
+                        namespace.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
+                    else { throw fail("cast-app-namespaces: \"\(entry.trimmingSpaces)\" is not APPID: urn:x-cast:NAME") }
+                    configuration.castApplicationNamespaces[app] = namespace
+                }
+                continue
             }
             if key == "setup-ssids" {
                 configuration.wifiSetupSSIDs = try Self.ssidPatterns(value, fail: fail)

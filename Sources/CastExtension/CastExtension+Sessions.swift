@@ -20,6 +20,11 @@ extension CastExtension: MediaDeviceExtension {
             routingManager.sessionFailed(session, error: MediaDeviceError(.invalidArgument, "\(identifier) is not a Cast application id"))
             return
         }
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            routingManager.sessionFailed(
+                session, error: MediaDeviceError(.invalidArgument, "a Cast receiver fetches http(s) URLs itself, not \(url.scheme ?? "this") URLs"))
+            return
+        }
         guard routes[session.id]?.client != nil else {
             routingManager.sessionFailed(session, error: MediaDeviceError(.deviceNotActive, "the Cast channel to the device is not open"))
             return

@@ -205,8 +205,10 @@ public actor CastExtension {
     /// - Parameter confirmed: a certificate fingerprint the person accepted through the pairing flow.
     func open(_ id: UUID, confirmed: String?) async {
         guard let route = routes[id] else { return }
+        var opening: CastChannelClient?
         do {
             let client = try await connect(route.endpoint)
+            opening = client
             guard routes[id] != nil else {
                 await client.close()
                 return
@@ -234,6 +236,14 @@ public actor CastExtension {
             pins.pin(fingerprint, for: route.device.id)
             await opened(id, status: status)
         } catch {
+            // A channel that opened but did not answer is not the route's: the next attempt starts afresh.
+            if let opening {
+                if routes[id]?.client === opening {
+                    routes[id]?.client = nil
+                    routes[id]?.events?.cancel()
+                }
+                await opening.close()
+            }
             await openFailed(id, error)
         }
     }
@@ -280,9 +290,7 @@ public actor CastExtension {
             logger.notice("Cast reconnect failed", metadata: ["device": "\(route.device.displayName)", "error": "\(error)"])
             return
         }
-        await route.client?.close()
         routes[id] = nil
-        route.events?.cancel()
         routingManager.failedToActivateDevice(route.device, session: route.session, error: Self.mediaError(error, activating: true))
     }
 

@@ -100,7 +100,8 @@ public struct ExtensionCatalogue: Sendable {
         let settings = adapters.map(\.settings)
         let logger = self.logger
         let airPlayLatency = self.airPlayLatency
-        let castConfiguration = CastExtension.Configuration(certificatesPath: castCertificatesPath)
+        let castConfiguration = CastExtension.Configuration(
+            certificatesPath: castCertificatesPath, applicationNamespaces: configuration.castApplicationNamespaces)
         // The order of the catalogue is the order of loading, so the merged list is the same everywhere.
         for entry in CatalogueEntry.allCases where entries.contains(entry) {
             switch entry {

@@ -38,6 +38,14 @@ import Testing
         #expect(try DaemonConfiguration.parse("[wifi]\nenabled = yes", file: "box.conf").wifiSetupSSIDs.isEmpty)
     }
 
+    @Test func castApplicationNamespacesAreReadForTheLAN() throws {
+        let configuration = try DaemonConfiguration.parse("[lan]\ncast-app-namespaces = ABCD1234: urn:x-cast:com.example.game , B2: urn:x-cast:b", file: "box.conf")
+        #expect(configuration.castApplicationNamespaces == ["ABCD1234": "urn:x-cast:com.example.game", "B2": "urn:x-cast:b"])
+        for bad in ["ABCD1234", "ABCD1234: http://x", "bad id: urn:x-cast:x", "A: urn:x-cast:", "A: urn:x-cast:with space"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try DaemonConfiguration.parse("[lan]\ncast-app-namespaces = \(bad)", file: "box.conf") }
+        }
+    }
+
     @Test func groupOffsetsAndTheAirPlayLatencyAreRead() throws {
         let configuration = try DaemonConfiguration.parse(
             "[audio]\ngroup-offsets = Porch AirPlay: -5, Den: TV: 12.5 \n[daemon]\nairplay-latency = 0.5", file: "box.conf")

@@ -171,6 +171,11 @@ struct CastRig {
         } throws: { error in
             (error as? MediaDeviceError)?.code == .sessionFailed && "\(error)".contains("LOAD_FAILED")
         }
+        await #expect {
+            _ = try await rig.system.startSession(on: route.session, identifier: nil, url: URL(fileURLWithPath: "/tmp/film.mp4"))
+        } throws: { error in
+            (error as? MediaDeviceError)?.code == .invalidArgument
+        }
         let control = try await rig.system.startSession(on: route.session, identifier: nil, url: URL(string: "http://127.0.0.1:9/film.mp4")!)
         #expect(await eventually { control.playbackState == .playing })
         await rig.system.shutdown()
@@ -330,5 +335,42 @@ struct CastRig {
         #expect(await eventually(timeout: .seconds(5)) { control.playbackState == .buffering })
         #expect(await eventually(timeout: .seconds(10)) { control.playbackState == .playing })
         await rig.system.shutdown()
+    }
+}
+
+/// The extension on the LAN transport's mDNS browser, with the receiver announced by
+/// python3-zeroconf in a network namespace.
+@Suite(.timeLimit(.minutes(2)), .enabled(if: CastReceiverPeer.available && NamespaceLab.isAvailable), .serialized)
+struct CastDiscoveryTests {
+    @Test func aReceiverAnnouncedOverMDNSPlaysAndItsGoodbyeEndsARouteThatIsDown() async throws {
+        let lab = try NamespaceLab(rooms: 1)
+        let room = lab.rooms[0]
+        let peer = try CastReceiverPeer(lab: lab, room: room, name: "Kitchen Speaker", model: "Google Nest Mini", capabilities: 2052)
+        let lan = LANTransport(configuration: .init(interfaces: [room.outside]))
+        let transport = DNSSDServiceTransport(lan: lan, serviceTypes: [CastExtension.serviceType], tls: true)
+        let system = RouteSystem()
+        let recorder = await EventRecorder(system)
+        var configuration = CastRig.fast
+        configuration.maximumReconnectDelay = .milliseconds(500)
+        let loaded = configuration
+        try await system.load { manager in CastExtension(transport: transport, routingManager: manager, configuration: loaded) }
+        await system.beginDiscovery(client: "test")
+        #expect(await eventually(timeout: .seconds(10)) { await system.devicesList.contains { $0.displayName == "Kitchen Speaker" } })
+        let device = try #require(await system.devicesList.first { $0.displayName == "Kitchen Speaker" })
+        #expect(device.deviceType == .speaker)
+        let route = try await system.activate(deviceID: device.id)
+        let control = try await system.startSession(on: route.session, identifier: nil, url: URL(string: "http://\(room.hostAddress):9/song.mp3")!)
+        #expect(await eventually { control.playbackState == .playing })
+        // The speaker goes away: no more connections, then its goodbye.
+        try await peer.command("refuse")
+        try await peer.command("reset")
+        #expect(await eventually(timeout: .seconds(5)) { control.playbackState == .buffering })
+        try await peer.command("unannounce")
+        let reason = await recorder.first(timeout: .seconds(10)) { event -> MediaDeviceError? in
+            if case .routeDeactivated(let ended, let reason?) = event, ended.session == route.session { return reason }
+            return nil
+        }
+        #expect(reason?.code == .deviceLost, "\(String(describing: reason))")
+        await system.shutdown()
     }
 }
