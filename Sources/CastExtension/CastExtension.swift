@@ -90,6 +90,8 @@ public actor CastExtension {
         /// A certificate that differs from the pinned one, while the person is asked about it.
         var unconfirmedCertificate: String?
         var reconnecting: Task<Void, Never>?
+        /// When the channel last opened (on the extension's clock).
+        var openedAt: Duration?
         /// The device left discovery (its channel is trusted only while it is up).
         var lost = false
     }
@@ -270,6 +272,7 @@ public actor CastExtension {
     private func opened(_ id: UUID, status: CastReceiverStatus) async {
         guard var route = routes[id] else { return }
         route.reconnecting = nil
+        route.openedAt = clock.now()
         if let volume = status.volume { route.volume = volume }
         let first = !route.activated
         route.activated = true
@@ -474,8 +477,16 @@ public actor CastExtension {
         routes[id]?.reconnecting = Task { await self.reconnect(id) }
     }
 
+    /// A channel that had been up a while is tried again at once (a receiver that reset one
+    /// connection usually takes the next: pychromecast does the same); every later attempt, and
+    /// the first after a channel that died young, waits 1 s doubling to 60 s, ±20 %, so a
+    /// receiver that keeps dropping us is not hammered.
     private func reconnect(_ id: UUID) async {
         var delay = configuration.initialReconnectDelay
+        let livedLong = routes[id]?.openedAt.map { clock.now() - $0 >= Self.steadyChannel } ?? false
+        if livedLong, routes[id]?.client == nil {
+            await open(id, confirmed: nil)
+        }
         while let route = routes[id], route.client == nil {
             let jitter = Double.random(in: 0.8...1.2)
             let wait = Duration.nanoseconds(Int64(Double(delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000) * jitter))
@@ -484,6 +495,9 @@ public actor CastExtension {
             delay = min(delay * 2, configuration.maximumReconnectDelay)
         }
     }
+
+    /// How long a channel must have been up for its loss to be retried at once.
+    static let steadyChannel: Duration = .seconds(5)
 
     /// After a reconnect: the app still running is joined again (`CONNECT` to its transport,
     /// its media status read); one that stopped while we were away ends the route.

@@ -38,10 +38,8 @@ final class LANConnection: Connection {
         let nanoseconds = Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
         let context: NIOSSLContext?
         if tls {
-            var configuration = TLSConfiguration.makeClientConfiguration()
-            configuration.certificateVerification = .none
             do {
-                context = try NIOSSLContext(configuration: configuration)
+                context = try unverifiedTLSContext.get()
             } catch {
                 throw TransportError(.unavailable, "no TLS: \(error)")
             }
@@ -54,6 +52,7 @@ final class LANConnection: Connection {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connectTimeout(.nanoseconds(nanoseconds))
                 .channelOption(.socketOption(.so_keepalive), value: 1)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         if let context {
@@ -149,6 +148,16 @@ private struct LANByteStream: ByteStream {
             throw TransportError(.connectionLost, "write failed: \(error)")
         }
     }
+}
+
+/// The one TLS client context of the process, made on first use: nothing is verified (the
+/// extension pins what the device presents), so no trust store is read: loading the system's
+/// CA bundle would cost the daemon megabytes for certificates it never consults.
+private let unverifiedTLSContext: Result<NIOSSLContext, any Error> = Result {
+    var configuration = TLSConfiguration.makeClientConfiguration()
+    configuration.certificateVerification = .none
+    configuration.trustRoots = .certificates([])
+    return try NIOSSLContext(configuration: configuration)
 }
 
 /// Waits for the TLS handshake: done, failed, or not done within the connection's timeout

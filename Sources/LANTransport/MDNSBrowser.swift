@@ -42,6 +42,11 @@ actor MDNSBrowseRun {
     private let ignored: IgnoredDatagrams
     /// Queries sent (for tests).
     private(set) var queriesSent = 0
+    /// Whether the next query is this browse's first: it asks for unicast answers (RFC 6762
+    /// §5.4), which responders send at once instead of after their 20–120 ms multicast delay.
+    private var firstQuery = true
+    /// When instances that need resolving were last asked about outside the schedule.
+    private var lastResolution: Duration?
 
     init(
         serviceTypes: [String], interfaces: [String]?, maximumQueryInterval: Duration, ignoredReportPeriod: Duration = .seconds(60),
@@ -98,10 +103,14 @@ actor MDNSBrowseRun {
 
     /// One query per interface: PTR for each type with the known answers
     /// still above half their TTL, and SRV/TXT/A for instances not yet resolved.
-    private func query() {
+    /// - Parameter unicast: ask for unicast answers (the browse's first query, and what is asked
+    ///   outside the schedule to resolve a new instance): responders send those at once.
+    private func query(unicast: Bool = false) {
         let now = clock.now()
+        let unicast = unicast || firstQuery
+        firstQuery = false
         var message = DNSMessage(isResponse: false)
-        for type in serviceTypes { message.questions.append(DNSQuestion(name: type, type: .ptr)) }
+        for type in serviceTypes { message.questions.append(DNSQuestion(name: type, type: .ptr, unicastResponse: unicast)) }
         for entry in cache.values {
             guard case .ptr = entry.record.data, serviceTypes.contains(where: { $0.lowercased() == entry.record.name.lowercased() }) else { continue }
             let lifetime = entry.expires - entry.received
@@ -109,10 +118,10 @@ actor MDNSBrowseRun {
         }
         for instance in instances() {
             let records = resolution(of: instance)
-            if records.srv == nil { message.questions.append(DNSQuestion(name: instance, type: .srv)) }
-            if records.txt == nil { message.questions.append(DNSQuestion(name: instance, type: .txt)) }
+            if records.srv == nil { message.questions.append(DNSQuestion(name: instance, type: .srv, unicastResponse: unicast)) }
+            if records.txt == nil { message.questions.append(DNSQuestion(name: instance, type: .txt, unicastResponse: unicast)) }
             if let srv = records.srv, case .srv(_, _, _, let target) = srv.data, records.address == nil {
-                message.questions.append(DNSQuestion(name: target, type: .a))
+                message.questions.append(DNSQuestion(name: target, type: .a, unicastResponse: unicast))
             }
         }
         let bytes = message.encoded()
@@ -161,7 +170,22 @@ actor MDNSBrowseRun {
         if goodbyes { logger.debug("mDNS goodbye", metadata: ["from": "\(datagram.host)"]) }
         let interface = senders.values.map(\.interface).first { $0.contains(datagram.host) }
         publish(interface: interface)
+        resolveSoon(now: now)
         planTimer()
+    }
+
+    /// A responder that answers PTR without the instance's SRV, TXT and address (python-zeroconf
+    /// does) is asked for them at once rather than at the next scheduled query, a second or
+    /// more away; at most every 200 ms, so a flood of PTRs makes no flood of queries.
+    private func resolveSoon(now: Duration) {
+        guard lastResolution.map({ now - $0 >= .milliseconds(200) }) ?? true else { return }
+        let unresolved = instances().contains { instance in
+            let records = resolution(of: instance)
+            return records.srv == nil || records.txt == nil || records.address == nil
+        }
+        guard unresolved else { return }
+        lastResolution = now
+        query(unicast: true)
     }
 
     private func instances() -> [String] {

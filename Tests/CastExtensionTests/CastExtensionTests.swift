@@ -80,7 +80,28 @@ struct CastRig {
         try await system.activate(deviceID: try await device().id)
     }
 
-    func position(_ control: PlaybackControl) -> Double { control.currentPlaybackPosition }
+    /// Activates the receiver and plays a film on it.
+    func playing() async throws -> (ActiveRoute, PlaybackControl) {
+        let route = try await activate()
+        let control = try await system.startSession(on: route.session, identifier: nil, url: URL(string: "http://127.0.0.1:9/film.mp4")!)
+        #expect(await eventually { control.playbackState == .playing })
+        return (route, control)
+    }
+
+    /// The receiver stops taking connections and drops ours: the session shows buffering.
+    func dropAndRefuse(_ control: PlaybackControl) async throws {
+        try await peer.command("refuse")
+        try await peer.command("reset")
+        #expect(await eventually(timeout: .seconds(5)) { control.playbackState == .buffering })
+    }
+
+    /// Why the route ended, once it has.
+    func endReason(of route: ActiveRoute) async -> MediaDeviceError? {
+        await recorder.first(timeout: .seconds(10)) { event -> MediaDeviceError? in
+            if case .routeDeactivated(let ended, let reason?) = event, ended.session == route.session { return reason }
+            return nil
+        }
+    }
 }
 
 @Suite(.timeLimit(.minutes(2)), .enabled(if: CastReceiverPeer.available), .serialized) struct CastExtensionTests {
@@ -222,23 +243,16 @@ struct CastRig {
 
     @Test func theAppStoppedByAnotherSenderEndsTheRouteWithTheReason() async throws {
         let rig = try await CastRig.make()
-        let route = try await rig.activate()
-        let control = try await rig.system.startSession(on: route.session, identifier: nil, url: URL(string: "http://127.0.0.1:9/film.mp4")!)
-        #expect(await eventually { control.playbackState == .playing })
+        let (route, control) = try await rig.playing()
         try await rig.peer.command("stop-app")
-        let reason = await rig.recorder.first(timeout: .seconds(5)) { event -> MediaDeviceError? in
-            if case .routeDeactivated(let ended, let reason?) = event, ended.session == route.session { return reason }
-            return nil
-        }
+        let reason = await rig.endReason(of: route)
         #expect(reason?.message.contains("stopped by another sender") == true, "\(String(describing: reason))")
         await rig.system.shutdown()
     }
 
     @Test func aSilentReceiverIsReconnectedAndTheSessionResumed() async throws {
         let rig = try await CastRig.make()
-        let route = try await rig.activate()
-        let control = try await rig.system.startSession(on: route.session, identifier: nil, url: URL(string: "http://127.0.0.1:9/film.mp4")!)
-        #expect(await eventually { control.playbackState == .playing })
+        let (route, control) = try await rig.playing()
         try await rig.peer.command("mute-heartbeat")
         #expect(await eventually(timeout: .seconds(5)) { control.playbackState == .buffering }, "the app sees buffering while the channel is down")
         try await rig.peer.command("unmute-heartbeat")
@@ -253,12 +267,8 @@ struct CastRig {
 
     @Test func aResetConnectionAndARefusingReceiverAreRetriedWithBackoff() async throws {
         let rig = try await CastRig.make()
-        let route = try await rig.activate()
-        let control = try await rig.system.startSession(on: route.session, identifier: nil, url: URL(string: "http://127.0.0.1:9/film.mp4")!)
-        #expect(await eventually { control.playbackState == .playing })
-        try await rig.peer.command("refuse")
-        try await rig.peer.command("reset")
-        #expect(await eventually(timeout: .seconds(5)) { control.playbackState == .buffering })
+        let (route, control) = try await rig.playing()
+        try await rig.dropAndRefuse(control)
         // Attempts at 0.2, 0.4, 0.8, 1.6 s… (±20 %): a second and a half of refusals.
         try await Task.sleep(for: .milliseconds(1500))
         #expect(await rig.system.activeRoutes.contains { $0.session == route.session })
@@ -270,18 +280,11 @@ struct CastRig {
 
     @Test func theAppStoppedWhileDisconnectedEndsTheRouteOnReconnect() async throws {
         let rig = try await CastRig.make()
-        let route = try await rig.activate()
-        let control = try await rig.system.startSession(on: route.session, identifier: nil, url: URL(string: "http://127.0.0.1:9/film.mp4")!)
-        #expect(await eventually { control.playbackState == .playing })
-        try await rig.peer.command("refuse")
-        try await rig.peer.command("reset")
-        #expect(await eventually(timeout: .seconds(5)) { control.playbackState == .buffering })
+        let (route, control) = try await rig.playing()
+        try await rig.dropAndRefuse(control)
         try await rig.peer.command("stop-app")
         try await rig.peer.command("accept")
-        let reason = await rig.recorder.first(timeout: .seconds(10)) { event -> MediaDeviceError? in
-            if case .routeDeactivated(let ended, let reason?) = event, ended.session == route.session { return reason }
-            return nil
-        }
+        let reason = await rig.endReason(of: route)
         #expect(reason?.message.contains("while the connection was down") == true, "\(String(describing: reason))")
         await rig.system.shutdown()
     }
