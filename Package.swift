@@ -77,15 +77,16 @@ let package = Package(
             ],
             swiftSettings: strict),
         // LAN sockets on swift-nio: SSDP discovery, bounded HTTP client, mDNS, TLS streams (Cast).
+        // The fuzz build (whose harnesses parse SSDP and DNS) leaves TLS out: BoringSSL under
+        // ASan would add minutes to every CI run for code no harness reaches.
         .target(
             name: "LANTransport",
             dependencies: [
                 "Transport", "IPNetwork", "MediaClock", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOTLS", package: "swift-nio"),
-            ],
-            swiftSettings: strict),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ] + (fuzzing ? [] : [.product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "NIOTLS", package: "swift-nio")]),
+            swiftSettings: strict + (fuzzing ? [.define("MEDIAROUTE_NO_TLS")] : [])),
         // Expat, the C library: UPnP documents parsed with no DTD, no entity of their own, nothing
         // fetched. Chosen over libxml2, whose static build drags in ICU's 31 MB data table.
         .systemLibrary(name: "CExpat", pkgConfig: "expat", providers: [.apt(["libexpat1-dev"])]),

@@ -112,9 +112,11 @@ public struct ExtensionCatalogue: Sendable {
                 }
                 let transport = LANTransport(configuration: lan, logger: logger)
                 try await system.load { manager in UPnPRendererExtension(transport: transport, routingManager: manager, logger: logger) }
-                let airPlay = DNSSDServiceTransport(lan: transport, serviceTypes: [RAOPExtension.serviceType, RAOPExtension.airPlayServiceType])
+                // AirPlay and Cast share one mDNS browse (each extension keeps its own types).
+                let airPlay = DNSSDServiceTransport(
+                    lan: transport, serviceTypes: [RAOPExtension.serviceType, RAOPExtension.airPlayServiceType, CastExtension.serviceType])
                 try await system.load { manager in RAOPExtension(transport: airPlay, routingManager: manager, latency: airPlayLatency, logger: logger) }
-                let cast = DNSSDServiceTransport(lan: transport, serviceTypes: [CastExtension.serviceType], tls: true)
+                let cast = airPlay.sharingDiscovery(tls: true)
                 try await system.load { manager in
                     CastExtension(transport: cast, routingManager: manager, configuration: castConfiguration, logger: logger)
                 }

@@ -1,8 +1,10 @@
 import Logging
 import NIOCore
 import NIOPosix
+#if !MEDIAROUTE_NO_TLS
 import NIOSSL
 import NIOTLS
+#endif
 import Synchronization
 import Transport
 
@@ -36,6 +38,9 @@ final class LANConnection: Connection {
         let (lifetime, lifetimeContinuation) = AsyncThrowingStream.makeStream(of: Never.self, throwing: (any Error).self)
         let reader = StreamReader(incoming: incomingContinuation, lifetime: lifetimeContinuation, name: endpoint.id)
         let nanoseconds = Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        #if MEDIAROUTE_NO_TLS
+        guard !tls else { throw TransportError(.unsupported, "this build has no TLS") }
+        #else
         let context: NIOSSLContext?
         if tls {
             do {
@@ -47,6 +52,7 @@ final class LANConnection: Connection {
             context = nil
         }
         let handshake = TLSHandshakeWatcher()
+        #endif
         let channel: any Channel
         do {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -55,11 +61,13 @@ final class LANConnection: Connection {
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        #if !MEDIAROUTE_NO_TLS
                         if let context {
                             handshake.arm(on: channel.eventLoop, timeout: .nanoseconds(nanoseconds))
                             try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: nil))
                             try channel.pipeline.syncOperations.addHandler(handshake)
                         }
+                        #endif
                         try channel.pipeline.syncOperations.addHandler(reader)
                     }
                 }
@@ -69,6 +77,7 @@ final class LANConnection: Connection {
             throw TransportError(.connectionRefused, "\(endpoint.id) at \(host):\(port): \(error)")
         }
         var certificate: [UInt8]?
+        #if !MEDIAROUTE_NO_TLS
         if tls {
             do {
                 try await handshake.completed()
@@ -82,6 +91,7 @@ final class LANConnection: Connection {
                 throw TransportError(.authenticationFailed, "\(endpoint.id) at \(host):\(port) presented no certificate")
             }
         }
+        #endif
         let local = channel.localAddress?.ipAddress ?? "0.0.0.0"
         let stream = LANByteStream(channel: channel, incoming: incoming, localAddress: local, peerCertificate: certificate)
         let sockets = LANDatagramSockets(host: host, localAddress: local, logger: logger)
@@ -150,6 +160,7 @@ private struct LANByteStream: ByteStream {
     }
 }
 
+#if !MEDIAROUTE_NO_TLS
 /// The one TLS client context of the process, made on first use: nothing is verified (the
 /// extension pins what the device presents), so no trust store is read: loading the system's
 /// CA bundle would cost the daemon megabytes for certificates it never consults.
@@ -202,6 +213,8 @@ private final class TLSHandshakeWatcher: ChannelInboundHandler, Sendable {
         context.fireChannelInactive()
     }
 }
+
+#endif
 
 /// UDP sockets bound next to the connection's local address, each sending only to `host`.
 private final class LANDatagramSockets: DatagramSockets {

@@ -455,18 +455,94 @@ public struct DNSSDServiceTransport: Transport {
     public let serviceTypes: [String]
     /// Whether connections carry TLS (Cast's channel) rather than plain TCP (RAOP's RTSP).
     public let tls: Bool
+    private let hub: DNSSDBrowseHub
 
     public init(lan: LANTransport, serviceTypes: [String], tls: Bool = false) {
+        self.init(lan: lan, serviceTypes: serviceTypes, tls: tls, hub: DNSSDBrowseHub(lan: lan, serviceTypes: serviceTypes))
+    }
+
+    private init(lan: LANTransport, serviceTypes: [String], tls: Bool, hub: DNSSDBrowseHub) {
         self.lan = lan
         self.serviceTypes = serviceTypes
         self.tls = tls
+        self.hub = hub
+    }
+
+    /// The same discovery, connecting with or without TLS: extensions given the copies share
+    /// one browse (one set of mDNS sockets, each datagram read and counted once) and each
+    /// keeps the service types it knows.
+    public func sharingDiscovery(tls: Bool) -> DNSSDServiceTransport {
+        DNSSDServiceTransport(lan: lan, serviceTypes: serviceTypes, tls: tls, hub: hub)
     }
 
     public var name: String { lan.name }
 
-    public func discover() -> DiscoveryEvents { lan.browse(serviceTypes: serviceTypes) }
+    public func discover() -> DiscoveryEvents { hub.subscribe() }
 
     public func connect(to endpoint: Endpoint) async throws(TransportError) -> any Connection {
         try await lan.connect(to: endpoint, tls: tls)
+    }
+}
+
+/// One mDNS browse for every subscriber: started with the first, stopped with the last; a
+/// subscriber that comes while it runs is told what it has found so far.
+final class DNSSDBrowseHub: Sendable {
+    private struct State {
+        var subscribers: [UInt64: DiscoveryEvents.Continuation] = [:]
+        var known: [String: Endpoint] = [:]
+        var browse: Task<Void, Never>?
+        var next: UInt64 = 0
+    }
+
+    let lan: LANTransport
+    let serviceTypes: [String]
+    private let state = Mutex(State())
+
+    init(lan: LANTransport, serviceTypes: [String]) {
+        self.lan = lan
+        self.serviceTypes = serviceTypes
+    }
+
+    func subscribe() -> DiscoveryEvents {
+        let (stream, continuation) = DiscoveryEvents.makeStream()
+        let id = state.withLock { state -> UInt64 in
+            state.next += 1
+            state.subscribers[state.next] = continuation
+            for endpoint in state.known.values { _ = continuation.yield(.appeared(endpoint)) }
+            if state.browse == nil {
+                let events = lan.browse(serviceTypes: serviceTypes)
+                state.browse = Task { [weak self] in
+                    for await event in events { self?.fanOut(event) }
+                }
+            }
+            return state.next
+        }
+        continuation.onTermination = { [weak self] _ in self?.leave(id) }
+        return stream
+    }
+
+    private func fanOut(_ event: DiscoveryEvent) {
+        let subscribers = state.withLock { state -> [DiscoveryEvents.Continuation] in
+            switch event {
+            case .appeared(let endpoint), .updated(let endpoint): state.known[endpoint.id] = endpoint
+            case .lost(let id): state.known[id] = nil
+            case .failed: break
+            }
+            return Array(state.subscribers.values)
+        }
+        for subscriber in subscribers { _ = subscriber.yield(event) }
+    }
+
+    private func leave(_ id: UInt64) {
+        let browse = state.withLock { state -> Task<Void, Never>? in
+            state.subscribers[id] = nil
+            guard state.subscribers.isEmpty else { return nil }
+            defer {
+                state.browse = nil
+                state.known = [:]
+            }
+            return state.browse
+        }
+        browse?.cancel()
     }
 }

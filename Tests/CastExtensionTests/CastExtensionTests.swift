@@ -247,6 +247,7 @@ struct CastRig {
         try await rig.peer.command("stop-app")
         let reason = await rig.endReason(of: route)
         #expect(reason?.message.contains("stopped by another sender") == true, "\(String(describing: reason))")
+        #expect(control.playbackState == .ended)
         await rig.system.shutdown()
     }
 

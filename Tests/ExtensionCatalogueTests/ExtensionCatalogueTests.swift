@@ -41,7 +41,7 @@ import Testing
     @Test func entriesLoadInCatalogueOrderWhateverTheSetSays() async throws {
         let catalogue = ExtensionCatalogue(adapterRecords: { [] }, loadsUnavailable: true, logger: Self.logger)
         let (protocols, _) = try await load([.wifi, .lan], catalogue)
-        #expect(protocols == ["org.mediaroute.upnp", "org.mediaroute.raop", "org.mediaroute.wifi-display"], "the LAN's two (UPnP, AirPlay), then Wi-Fi")
+        #expect(protocols == ["org.mediaroute.upnp", "org.mediaroute.raop", "org.mediaroute.cast", "org.mediaroute.wifi-display"], "the LAN's three (UPnP, AirPlay, Cast), then Wi-Fi")
     }
 
     @Test func theConfigurationTurnsEntriesOnAndOff() {
