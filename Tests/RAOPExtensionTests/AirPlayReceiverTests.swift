@@ -140,7 +140,9 @@ import Glibc
         #expect(await eventually(timeout: .seconds(10)) { loud() > 44_100 })
         try await rig.system.pauseAudio(on: route.session)
         #expect(await rig.system.isAudioPaused(on: route.session) == true)
-        #expect(await eventually(timeout: .seconds(5)) { rig.receiver.log.contains("FLUSH") }, "\(rig.receiver.log.suffix(600))")
+        // The RTSP line, or the player's own note of the flush it was asked for (under load
+        // shairport-sync 3.3.8 may log only the latter); what is heard is checked below.
+        #expect(await eventually(timeout: .seconds(5)) { rig.receiver.log.contains("FLUSH") || rig.receiver.log.contains("flush request") }, "\(rig.receiver.log.suffix(600))")
         try await Task.sleep(for: .milliseconds(700))
         let paused = loud()
         try await Task.sleep(for: .seconds(2))
