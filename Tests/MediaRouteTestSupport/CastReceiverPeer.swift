@@ -67,7 +67,8 @@ public final class CastReceiverPeer: Sendable {
         if let lab, let room {
             arguments.append("--announce")
             // The lab's own log directory is private to it: the events go to this peer's.
-            process = try lab.start(in: room, ["/bin/sh", "-c", arguments.map { "'\($0)'" }.joined(separator: " ") + " > \(logPath) 2>&1"])
+            // `exec`: the receiver replaces the shell, so killing the process kills the receiver.
+            process = try lab.start(in: room, ["/bin/sh", "-c", "exec " + arguments.map { "'\($0)'" }.joined(separator: " ") + " > \(logPath) 2>&1"])
         } else {
             let fd = open(logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
             defer { close(fd) }
