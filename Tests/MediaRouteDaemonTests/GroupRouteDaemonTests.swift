@@ -58,6 +58,9 @@ import Testing
         #expect(try await group.properties().position == -1, "paused until Play")
         try await group.play()
         #expect(await eventually(timeout: .seconds(5)) { ((try? await group.properties())?.position ?? -1) > 0.5 })
+        // Offsets are measured on each correction (every 0.5 s): the first pass may not have
+        // reported both members yet when the position passes 0.5 s.
+        #expect(await eventually(timeout: .seconds(3)) { (try? await group.properties())?.offsets.count == 2 })
         let playing = try await group.properties()
         #expect(playing.offsets.count == 2 && playing.offsets.values.allSatisfy { abs($0) < 0.1 }, "\(playing.offsets)")
 
