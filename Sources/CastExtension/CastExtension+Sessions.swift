@@ -324,15 +324,4 @@ extension CastExtension: MediaDeviceExtension {
         guard let id = route(of: device) else { return }
         Task { try? await self.setReceiverVolume(level: nil, muted: muted, on: id) }
     }
-
-    /// Closes every channel (the daemon stopping).
-    public func shutdown() async {
-        for (id, route) in routes {
-            routes[id] = nil
-            route.reconnecting?.cancel()
-            route.playback?.commands?.cancel()
-            route.events?.cancel()
-            await route.client?.close()
-        }
-    }
 }
