@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Logging
+import Synchronization
 import MediaDevice
 import RAOP
 import Transport
@@ -35,6 +36,9 @@ public actor RAOPExtension: RealtimeSampleHandling {
         var draining: RAOPStream?
         /// Samples, flushes and metadata to the stream, in order (one consumer), at most ``queuedBuffers`` behind.
         var feed: AsyncStream<StreamItem>.Continuation?
+        /// Counts flushes asked for; the feed's consumer reads it before each item, so a flush is never
+        /// lost to a full feed and the samples queued before it are dropped rather than sent.
+        var flushes = FlushCounter()
         /// What plays, as the app last said; sent to each new stream.
         var nowPlaying: RealtimeNowPlaying?
         /// The receiver's challenge while the person is asked for its password.
@@ -47,7 +51,10 @@ public actor RAOPExtension: RealtimeSampleHandling {
     }
 
     enum StreamItem: Sendable {
-        case pcm([UInt8], presentationTime: Duration)
+        /// Samples written before flush number `flushes` was asked for.
+        case pcm([UInt8], presentationTime: Duration, flushes: UInt64)
+        /// Wakes an idle consumer to a flush; when the feed is full it is dropped, and the
+        /// consumer sees the flush before its next item.
         case flush
         case nowPlaying(RealtimeNowPlaying)
     }
@@ -389,17 +396,25 @@ public actor RAOPExtension: RealtimeSampleHandling {
         active[session.id]?.stream = stream
         let (feed, continuation) = AsyncStream.makeStream(of: StreamItem.self, bufferingPolicy: .bufferingOldest(Self.queuedBuffers))
         if let nowPlaying = active[session.id]?.nowPlaying { continuation.yield(.nowPlaying(nowPlaying)) }
-        for (pcm, time) in active[session.id]?.waiting ?? [] { continuation.yield(.pcm(pcm, presentationTime: time)) }
+        let flushes = active[session.id]?.flushes ?? FlushCounter()
+        for (pcm, time) in active[session.id]?.waiting ?? [] { continuation.yield(.pcm(pcm, presentationTime: time, flushes: flushes.count)) }
         active[session.id]?.waiting = []
         active[session.id]?.feed = continuation
         let types = RAOPMetadataTypes(txt: active[session.id]?.device.requiredNetworkEndpoints.first?.attributes["md"])
         let logger = self.logger
         Task {
+            var flushed = flushes.count
             for await item in feed {
-                switch item {
-                case .pcm(let pcm, let time): await stream.push(pcm, presentationTime: time)
-                case .flush:
+                let asked = flushes.count
+                if asked != flushed {
+                    flushed = asked
                     do { try await stream.flush() } catch { logger.warning("RAOP FLUSH failed", metadata: ["error": "\(error)"]) }
+                }
+                switch item {
+                case .pcm(let pcm, let time, let written):
+                    if written == flushed { await stream.push(pcm, presentationTime: time) }
+                case .flush:
+                    break
                 case .nowPlaying(let nowPlaying):
                     do {
                         try await stream.setNowPlaying(nowPlaying, types: types)
@@ -437,7 +452,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
         guard let entry = active[session.id], entry.streaming else { return }
         let pcm = Self.stereoS16(buffer)
         if let feed = entry.feed {
-            feed.yield(.pcm(pcm, presentationTime: buffer.presentationTime))
+            feed.yield(.pcm(pcm, presentationTime: buffer.presentationTime, flushes: entry.flushes.count))
         } else if entry.waiting.count < Self.queuedBuffers * 2 {
             active[session.id]?.waiting.append((pcm, buffer.presentationTime))
         }
@@ -446,6 +461,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
     public func flushRealtimeSamples(session: MediaOutputSession) {
         guard let entry = active[session.id], entry.streaming else { return }
         if let feed = entry.feed {
+            entry.flushes.increment()
             feed.yield(.flush)
         } else {
             active[session.id]?.waiting = []
@@ -514,4 +530,14 @@ public actor RAOPExtension: RealtimeSampleHandling {
 
     public func stopSession(_ session: MediaOutputSession) {}
     public func sendData(_ data: Data, toApplication applicationIdentifier: String, session: MediaOutputSession) {}
+}
+
+/// How many flushes a stream was asked for, shared by the extension (which counts them) and
+/// its feed's consumer (which reads the count before each item).
+final class FlushCounter: Sendable {
+    private let value = Atomic<UInt64>(0)
+
+    var count: UInt64 { value.load(ordering: .acquiring) }
+
+    func increment() { value.add(1, ordering: .releasing) }
 }

@@ -188,7 +188,7 @@ func bestCorrelation(_ source: [Int16], _ received: [Int16], maximumLag: Int = 4
         let route = try await rig.system.activate(deviceID: device.id)
         let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
         let descriptor = acquisition.descriptor
-        let writer = Task.detached { writeBlocking(rampFrames(44_100 * 30), to: descriptor, piece: 4_096) }
+        let writer = writeOnOwnThread(rampFrames(44_100 * 30), to: descriptor, piece: 4_096, closing: false)
         #expect(await eventually {
             ((try? await rig.mock.call("TransportPackets", [.objectPath(rig.speaker)]).first?.array?.count) ?? 0) > 5
         })
@@ -218,7 +218,7 @@ func bestCorrelation(_ source: [Int16], _ received: [Int16], maximumLag: Int = 4
         let before = ((try? await rig.mock.call("TransportPackets", [.objectPath(rig.speaker)]).first?.array?.count) ?? 0)
         let again = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
         let next = again.descriptor
-        let second = Task.detached { writeBlocking(rampFrames(44_100), to: next, piece: 4_096) }
+        let second = writeOnOwnThread(rampFrames(44_100), to: next, piece: 4_096, closing: false)
         #expect(await eventually {
             ((try? await rig.mock.call("TransportPackets", [.objectPath(rig.speaker)]).first?.array?.count) ?? 0) > before + 5
         })

@@ -72,11 +72,7 @@ private func wavFile(frames: Int) throws -> String {
         let acquisition = try await route.acquireAudio(format: .cdAudio)
         let descriptor = acquisition.descriptor
         // Two seconds: the writer blocks while the route is paused.
-        let writer = Task.detached {
-            let done = writeBlocking(rampFrames(88_200), to: descriptor, piece: 1_764)
-            close(descriptor)
-            return done
-        }
+        let writer = writeOnOwnThread(rampFrames(88_200), to: descriptor, piece: 1_764)
         #expect(await eventually { (await route.audioStatistics()?.framesDelivered ?? 0) > 4_410 })
         let pause = RecordingConsole()
         try await MediaRouteCtl.Pause.parse(["--to", "Kitchen Speaker", "--bus", daemon.bus.address]).run(console: pause)
@@ -206,11 +202,7 @@ private func wavFile(frames: Int) throws -> String {
         let (acquisition, leads) = try await controller.acquireGroupAudio([quick, slow], format: .cdAudio)
         #expect(leads == [.milliseconds(150), .zero])
         let descriptor = acquisition.descriptor
-        let writer = Task.detached {
-            let done = writeBlocking(rampFrames(88_200), to: descriptor, piece: 1_764)
-            close(descriptor)
-            return done
-        }
+        let writer = writeOnOwnThread(rampFrames(88_200), to: descriptor, piece: 1_764)
         #expect(await eventually { (await slow.audioStatistics()?.framesDelivered ?? 0) > 4_410 })
         await quick.stopRealtimeSampleDelivery()
         let pause = RecordingConsole()

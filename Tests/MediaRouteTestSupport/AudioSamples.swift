@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 
 /// `frames` stereo S16 frames of a ramp that never has a zero sample.
 public func rampFrames(_ frames: Int) -> [UInt8] {
@@ -37,6 +38,21 @@ public func writeBlocking(_ bytes: [UInt8], to descriptor: Int32, piece: Int) ->
         offset += sent
     }
     return true
+}
+
+/// ``writeBlocking(_:to:piece:)`` on a thread of its own, closing `descriptor` after it when
+/// `closing`: a blocking write on the cooperative pool (two threads on a two-core box) holds
+/// back every task of the code under test while the route is paused or slow.
+public func writeOnOwnThread(_ bytes: [UInt8], to descriptor: Int32, piece: Int, closing: Bool = true) -> Task<Bool, Never> {
+    Task {
+        await withCheckedContinuation { finished in
+            Thread {
+                let written = writeBlocking(bytes, to: descriptor, piece: piece)
+                if closing { close(descriptor) }
+                finished.resume(returning: written)
+            }.start()
+        }
+    }
 }
 
 /// Whether two byte arrays are equal, as a plain Bool: a failed expectation then prints

@@ -264,7 +264,7 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
         #expect(acquisition.latency >= .milliseconds(10))
         let source = rampFrames(13_230)  // 0.3 s, written in pieces that cut frames
         let descriptor = acquisition.descriptor
-        #expect(await Task.detached { writeBlocking(source, to: descriptor, piece: 999) }.value)
+        #expect(await writeOnOwnThread(source, to: descriptor, piece: 999, closing: false).value)
         close(descriptor)
         #expect(await eventually { await rig.system.audioStatistics(on: route.session)?.active == false })
         let statistics = try #require(await rig.system.audioStatistics(on: route.session))
@@ -324,7 +324,7 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
             let route = try await rig.system.activate(deviceID: "Kitchen Speaker")
             let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
             let descriptor = acquisition.descriptor
-            let writer = Task.detached { writeBlocking(rampFrames(44_100 * 30), to: descriptor, piece: 4_096) }
+            let writer = writeOnOwnThread(rampFrames(44_100 * 30), to: descriptor, piece: 4_096, closing: false)
             #expect(await eventually { (await rig.system.audioStatistics(on: route.session)?.framesDelivered ?? 0) > 4_410 })
             await rig.transport.removeDevice(named: "speaker")
             let reason = await rig.recorder.first { event -> MediaDeviceError.Code? in
@@ -362,11 +362,7 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
         let (rig, quick, slow) = try await speakers()
         let (acquisition, _) = try await rig.system.acquireGroupAudio(on: [quick.session, slow.session], format: .cdAudio)
         let descriptor = acquisition.descriptor
-        let writer = Task.detached {
-            let done = writeBlocking(rampFrames(frames), to: descriptor, piece: 1_764)
-            close(descriptor)
-            return done
-        }
+        let writer = writeOnOwnThread(rampFrames(frames), to: descriptor, piece: 1_764)
         return (rig, quick, slow, writer)
     }
 
@@ -377,7 +373,7 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
         #expect(acquisition.latency >= .milliseconds(200))
         let source = rampFrames(8_820)
         let descriptor = acquisition.descriptor
-        #expect(await Task.detached { writeBlocking(source, to: descriptor, piece: 1_000) }.value)
+        #expect(await writeOnOwnThread(source, to: descriptor, piece: 1_000, closing: false).value)
         close(descriptor)
         #expect(await eventually { await rig.system.audioStatistics(on: slow.session)?.active == false })
         #expect(await eventually { await rig.transport.audioFramesReceived(by: "slow") >= 8_820 })
