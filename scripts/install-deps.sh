@@ -47,6 +47,9 @@ packages=(
   # The virtual HIL rig (make hil, Tests/HIL): QEMU boots Debian's kernel package (downloaded, not
   # installed; kmod's depmod indexes its modules) with an initramfs (cpio) of busybox, hostapd and iw.
   qemu-system-x86 busybox-static iw hostapd kmod cpio
+  # Its Bluetooth half: bluez (bluetoothd, btattach) in the guest; pip fetches bumble (PyPI) for the
+  # host-side controllers and speaker (Tests/HIL/bluetooth_peer.py).
+  bluez python3-pip
 )
 
 missing=()

@@ -42,8 +42,15 @@ public struct VolumeControl: Sendable, Hashable {
 
     /// The speaker's state as last read or notified, with our own accepted writes applied.
     public private(set) var state: State?
+    /// The state as the speaker itself last said it (read or notified), without our writes:
+    /// what listeners were told. The speaker's notification after our own write is news
+    /// against this, not against ``state``, so the write is confirmed when the speaker says so.
+    private var reported: State?
 
-    public init(state: State? = nil) { self.state = state }
+    public init(state: State? = nil) {
+        self.state = state
+        reported = state
+    }
 
     /// The volume as a fraction 0.0–1.0 (0 before the state is known).
     public var level: Float { state.map { Float($0.volume) / 255 } ?? 0 }
@@ -97,8 +104,9 @@ public struct VolumeControl: Sendable, Hashable {
     @discardableResult
     public mutating func received(_ bytes: [UInt8]) -> Bool? {
         guard let new = State(bytes) else { return nil }
-        let changed = state.map { $0.volume != new.volume || $0.muted != new.muted } ?? true
+        let changed = reported.map { $0.volume != new.volume || $0.muted != new.muted } ?? true
         state = new
+        reported = new
         return changed
     }
 }

@@ -394,6 +394,7 @@ public actor RoutingDaemon {
             devices[device.id] = nil
             connection.unexport(DaemonNames.devicePath(device.id))
         case .routeActivated(let route):
+            logger.info("route activated", metadata: ["device": "\(route.device.displayName)", "protocol": "\(route.key.protocolID)"])
             await publish(route)
             if let pipeWireSinks, route.device.capabilities.contains(.realtimeAudioStreaming),
                 let support = await system.realtimeAudioSupport(on: route.session), let format = PipeWireSinkLauncher.format(for: support)
@@ -404,6 +405,7 @@ public actor RoutingDaemon {
                     deviceName: route.device.displayName, format: format, latency: latency)
             }
         case .routeDeactivated(let route, let reason):
+            logger.info("route ended", metadata: ["device": "\(route.device.displayName)", "reason": "\(reason.map { "\($0)" } ?? "deactivated")"])
             await pipeWireSinks?.stop(id: route.session.id.uuidString)
             let path = DaemonNames.sessionPath(route.session)
             emit(.ended(reason), at: path)
@@ -418,6 +420,7 @@ public actor RoutingDaemon {
             connection.emitPropertiesChanged(
                 path: DaemonNames.sessionPath(route.session), interface: Session1.interface, changed: Session1.Properties.endedValues)
         case .volumeChanged(let route, let volume, let muted):
+            logger.info("volume changed", metadata: ["device": "\(route.device.displayName)", "level": "\(volume)", "muted": "\(muted)"])
             if let device = await system.device(containing: route.key) {
                 connection.emitPropertiesChanged(
                     path: DaemonNames.devicePath(device.id), interface: Device1.interface,

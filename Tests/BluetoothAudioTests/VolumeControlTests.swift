@@ -52,6 +52,19 @@ import Testing
         #expect(control.state == .init(volume: 0x21, muted: true, changeCounter: 4))
     }
 
+    @Test func theSpeakersNotificationConfirmsOurOwnWrite() {
+        var control = VolumeControl()
+        #expect(control.received([0x40, 0x00, 0x00]) == true)
+        control.accepted(.setAbsolute, volume: 102)
+        #expect(control.level == Float(102) / 255, "kept in step while the notification is on its way")
+        // A real speaker (bumble's VCS in the HIL rig) answers the write first, then notifies:
+        // the notification is what tells listeners the speaker took it.
+        #expect(control.received([102, 0x00, 0x01]) == true)
+        #expect(control.received([102, 0x00, 0x01]) == false, "said once")
+        control.accepted(.mute)
+        #expect(control.received([102, 0x01, 0x02]) == true)
+    }
+
     @Test func aStepUnmutesWhenMutedAndLevelsMapToTheFullRange() {
         var control = VolumeControl(state: .init(volume: 0, muted: true, changeCounter: 0))
         #expect(control.step(up: true) == .unmuteRelativeUp && control.step(up: false) == .unmuteRelativeDown)
