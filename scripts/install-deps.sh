@@ -47,9 +47,10 @@ packages=(
   # The virtual HIL rig (make hil, Tests/HIL): QEMU boots Debian's kernel package (downloaded, not
   # installed; kmod's depmod indexes its modules) with an initramfs (cpio) of busybox, hostapd and iw.
   qemu-system-x86 busybox-static iw hostapd kmod cpio
-  # Its Bluetooth half: bluez (bluetoothd, btattach) in the guest; pip fetches bumble (PyPI) for the
-  # host-side controllers and speaker (Tests/HIL/bluetooth_peer.py).
-  bluez python3-pip
+  # Its Bluetooth half: bluez (bluetoothd, btattach) and bluez-test-tools (btvirt, BlueZ's emulator) in the
+  # guest; pip fetches bumble (PyPI) for the host-side controllers, speaker and A2DP sink
+  # (Tests/HIL/bluetooth_peer.py); sbc-tools' sbcdec decodes what the sink received.
+  bluez bluez-test-tools sbc-tools python3-pip
 )
 
 missing=()

@@ -340,6 +340,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
             do {
                 encoder = try makeBluetoothAudioEncoder(codec: codec, configuration: stream.configuration, mtu: socket.mtu)
             } catch {
+                logger.warning("no encoder for the speaker's stream", metadata: ["device": "\(entry.device.displayName)", "error": "\(error)"])
                 await audio.release()
                 routingManager.sessionFailed(session, error: MediaDeviceError(.unsupported, error.description))
                 return
@@ -369,6 +370,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
             }
             for buffer in waiting { receiveSamples(buffer, session: session) }
         } catch {
+            logger.warning("audio stream not acquired", metadata: ["device": "\(entry.device.displayName)", "error": "\(error)"])
             routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(error)"))
         }
     }

@@ -35,7 +35,7 @@ public struct A2DPSourceCodec: Sendable {
 /// their own, so `[bluetooth] a2dp-source = no` turns this one off where they run.
 public actor A2DPSourceEndpoint {
     public static let path: DBusObjectPath = "/org/mediaroute/bluez/a2dp_source_sbc"
-    public static let sourceUUID = BlueZ.uuid(0x110A)
+    public static let sourceUUID = BlueZ.audioSource
     public static let media = "org.bluez.Media1"
     public static let interface = "org.bluez.MediaEndpoint1"
 

@@ -26,6 +26,8 @@ public enum BlueZ {
     public static let publishedAudioCapabilities = uuid(0x1850)
     public static let audioStreamControl = uuid(0x184E)
     public static let audioSink = uuid(0x110B)
+    /// A2DP source: the UUID of our own endpoint, which bluetoothd gives the transports it configures.
+    public static let audioSource = uuid(0x110A)
 
     /// A UUID in lower case; BlueZ writes them so, and then no copy is made.
     public static func lowercased(_ uuid: String) -> String {

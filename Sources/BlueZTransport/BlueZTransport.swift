@@ -15,8 +15,12 @@ import Transport
 /// and bluetoothd restarting all restart discovery.
 public actor BlueZTransport: Transport {
     public struct Configuration: Sendable {
-        /// The adapter to use (`hci0`); nil: the first powered one.
+        /// The adapter to use (`hci0`); nil: the first powered one not in ``ignoredAdapterNames``,
+        /// so that when it goes (a dongle unplugged, or plugged again as `hci1`) another is used.
         public var adapterName: String?
+        /// Adapters never used without ``adapterName`` (the box's udev rules disabled them, or gave
+        /// them another job).
+        public var ignoredAdapterNames: Set<String>
         /// Service UUIDs of interest (128-bit, lowercase).
         public var serviceUUIDs: [String]
         /// The codec of MediaRoute's A2DP source endpoint, registered with BlueZ; nil where
@@ -36,12 +40,13 @@ public actor BlueZTransport: Transport {
         ]
 
         public init(
-            adapterName: String? = nil, serviceUUIDs: [String] = Configuration.defaultServiceUUIDs, vendorUUIDs: [String] = [],
+            adapterName: String? = nil, ignoredAdapterNames: Set<String> = [], serviceUUIDs: [String] = Configuration.defaultServiceUUIDs, vendorUUIDs: [String] = [],
             rssiThreshold: Int16? = -90, connectAttempts: Int = 4, retryDelay: Duration = .milliseconds(100),
             servicesResolvedTimeout: Duration = .seconds(10), a2dpSource: A2DPSourceCodec? = nil
         ) {
             self.a2dpSource = a2dpSource
             self.adapterName = adapterName
+            self.ignoredAdapterNames = ignoredAdapterNames
             self.serviceUUIDs = (serviceUUIDs + vendorUUIDs).map { $0.lowercased() }
             self.rssiThreshold = rssiThreshold
             self.connectAttempts = connectAttempts
@@ -75,7 +80,10 @@ public actor BlueZTransport: Transport {
 
     /// The adapter discovery and connections use.
     public func adapter() async -> DBusObjectPath? {
-        let adapters = await objectManager.paths(implementing: BlueZ.adapter)
+        let ignored = configuration.ignoredAdapterNames
+        let adapters = await objectManager.paths(implementing: BlueZ.adapter).filter { path in
+            !ignored.contains(where: { path.rawValue.hasSuffix("/" + $0) })
+        }
         if let name = configuration.adapterName { return adapters.first { $0.rawValue.hasSuffix("/" + name) } }
         var firstPowered: DBusObjectPath?
         for path in adapters where await objectManager.properties(of: path, BlueZ.adapter)?["Powered"]?.bool == true {
@@ -210,7 +218,7 @@ public actor BlueZTransport: Transport {
             if Task.isCancelled { break }
             switch event {
             case .added(let path, _):
-                if adapter == nil || configuration.adapterName.map({ path.rawValue.hasSuffix("/" + $0) }) == true {
+                if adapter == nil ? await self.adapter() == path : configuration.adapterName.map({ path.rawValue.hasSuffix("/" + $0) }) == true {
                     adapter = path
                     reporter.setAdapter(path)
                     await startDiscovery(on: path)
@@ -577,7 +585,8 @@ public actor BlueZTransport: Transport {
 /// A device's audio transport (`org.bluez.MediaTransport1`): its codec and volume.
 public struct BlueZMediaTransport: Sendable, Hashable {
     public var path: DBusObjectPath
-    /// The profile UUID (A2DP sink, or a BAP one for LE Audio).
+    /// The profile UUID of the local endpoint that configured it (A2DP source for ours; A2DP
+    /// sink where the box is the sink), or a BAP one for LE Audio.
     public var uuid: String?
     public var codec: UInt8
     public var configuration: [UInt8]
@@ -585,7 +594,10 @@ public struct BlueZMediaTransport: Sendable, Hashable {
     public var volume: Int?
 
     /// Whether this is A2DP (classic) rather than LE Audio (BAP).
-    public var isA2DP: Bool { uuid?.lowercased() == BlueZ.audioSink }
+    public var isA2DP: Bool {
+        let profile = uuid?.lowercased()
+        return profile == BlueZ.audioSource || profile == BlueZ.audioSink
+    }
     /// The top of the `Volume` scale: 127 for A2DP, 255 for BAP.
     public var volumeScale: Float { isA2DP ? 127 : 255 }
 

@@ -122,8 +122,10 @@ public struct ExtensionCatalogue: Sendable {
                 }
                 loaded.lanTransport = transport
             case .bluez:
-                let primary = settings.first { $0.transport == .bluetooth && $0.enabled && $0.role == .primary }?.name
-                switch await openBlueZ(adapterName: configuration.bluetooth.preferredAdapter ?? primary) {
+                // The box's named adapter, else any primary one: pinning the one seen at start by name
+                // would wait forever for `hci0` after the dongle came back as `hci1`.
+                let ignored = settings.filter { $0.transport == .bluetooth && (!$0.enabled || $0.role != .primary) }.map(\.name)
+                switch await openBlueZ(adapterName: configuration.bluetooth.preferredAdapter, ignoring: Set(ignored)) {
                 case .success(let (transport, connection)):
                     try await system.load { manager in BLESpeakerExtension(transport: transport, routingManager: manager, logger: logger) }
                     loaded.close = { connection.close() }
@@ -165,7 +167,7 @@ public struct ExtensionCatalogue: Sendable {
 
     /// BlueZ's object manager on the bus. The CLI wants `org.bluez` running now; the daemon
     /// follows it from whenever it starts.
-    private func openBlueZ(adapterName: String?) async -> Result<(BlueZTransport, DBusConnection), MediaDeviceError> {
+    private func openBlueZ(adapterName: String?, ignoring ignored: Set<String>) async -> Result<(BlueZTransport, DBusConnection), MediaDeviceError> {
         let connection: DBusConnection
         do {
             connection = try await DBusConnection.connect(to: bluezBus, logger: logger)
@@ -184,7 +186,7 @@ public struct ExtensionCatalogue: Sendable {
             return .failure(MediaDeviceError(.discoveryFailed, "cannot read BlueZ's objects (\(error))"))
         }
         let transport = BlueZTransport(
-            objectManager: manager, configuration: .init(adapterName: adapterName, a2dpSource: configuration.bluetoothA2DPSource ? .sbc : nil),
+            objectManager: manager, configuration: .init(adapterName: adapterName, ignoredAdapterNames: ignored, a2dpSource: configuration.bluetoothA2DPSource ? .sbc : nil),
             clock: clock, logger: logger)
         return .success((transport, connection))
     }

@@ -414,7 +414,8 @@ public actor RoutingDaemon {
             playbackWatchers.removeValue(forKey: route.session.id)?.cancel()
             connection.unexport(path)
             await memberEnded(path)
-        case .sessionEnded(let route, _):
+        case .sessionEnded(let route, let reason):
+            logger.info("session ended", metadata: ["device": "\(route.device.displayName)", "reason": "\(reason.map { "\($0)" } ?? "stopped")"])
             playbackWatchers.removeValue(forKey: route.session.id)?.cancel()
             urls[route.session.id] = nil
             connection.emitPropertiesChanged(

@@ -9,16 +9,27 @@ Service, serves bumble's VCS (encryption required), pairs with LE Secure Connect
 a fixed passkey on its "display" (the rig gives it to `mediaroutectl --pin`), and a few
 seconds after the box first sets its volume it changes the volume itself, as a person at
 the speaker would. Everything it sees is printed, one line each, for the rig to check.
+
+With --sink-hci it also runs "HIL Sink", a classic (BR/EDR) A2DP sink: bumble's AVDTP with
+SBC, on a controller of BlueZ's own emulator (`btvirt -s` in the guest; its HCI reaches
+this process over a virtio console and a byte pump). It writes the SBC frames it receives
+to --sink-output for the rig to decode (`sbcdec`) and compare with the tone it streamed.
 """
 
 import argparse
 import asyncio
+import signal
 import sys
+import time
+
+START = time.monotonic()
 
 from bumble import hci
 from bumble.controller import Controller
+from bumble.a2dp import A2DP_SBC_CODEC_TYPE, SbcMediaCodecInformation, make_audio_sink_service_sdp_records
+from bumble.avdtp import AVDTP_AUDIO_MEDIA_TYPE, Listener, MediaCodecCapabilities
 from bumble.core import AdvertisingData, PhysicalTransport
-from bumble.device import Device
+from bumble.device import Device, DeviceConfiguration
 from bumble.host import Host
 from bumble.link import LocalLink
 from bumble.pairing import PairingConfig, PairingDelegate
@@ -44,7 +55,7 @@ class ConnectionAddressLink(LocalLink):
 
 
 def say(line: str) -> None:
-    print(f"peer: {line}", flush=True)
+    print(f"peer: {line} (at {time.monotonic() - START:.1f} s)", flush=True)
 
 
 class DisplayOnly(PairingDelegate):
@@ -61,13 +72,90 @@ class DisplayOnly(PairingDelegate):
         say(f"display shows passkey {number:0{digits}d}")
 
 
+async def run_sink(spec: str, output_path: str) -> None:
+    """A classic A2DP sink that keeps what it is sent: SBC frames, their RTP headers and the
+    one-byte A2DP SBC header of each packet taken off."""
+    say(f"sink waiting for its controller on {spec}")
+    transport = await open_transport(spec)
+    # The guest's pump joins this port to btvirt late in its boot; until the rig says it did
+    # (SIGUSR1), a command would go nowhere and time out.
+    bridged = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, bridged.set)
+    await bridged.wait()
+    say("sink: the guest bridged its controller")
+    config = DeviceConfiguration(name="HIL Sink", class_of_device=0x240414, classic_enabled=True, le_enabled=False)
+    sink_device = Device.from_config_with_hci(config, transport.source, transport.sink)
+    sink_device.sdp_service_records = {0x00010001: make_audio_sink_service_sdp_records(0x00010001)}
+    sink_device.pairing_config_factory = lambda connection: PairingConfig(
+        mitm=False, delegate=PairingDelegate(io_capability=PairingDelegate.IoCapability.NO_OUTPUT_NO_INPUT))
+    output = open(output_path, "wb")
+    packets = 0
+
+    def on_rtp_packet(packet) -> None:
+        nonlocal packets
+        packets += 1
+        output.write(packet.payload[1:])
+        output.flush()
+        if packets in (1, 10, 100) or packets % 1000 == 0:
+            say(f"sink received {packets} A2DP packets")
+
+    def on_avdtp_connection(protocol) -> None:
+        say("sink: AVDTP signalling connected")
+        capabilities = MediaCodecCapabilities(
+            media_type=AVDTP_AUDIO_MEDIA_TYPE,
+            media_codec_type=A2DP_SBC_CODEC_TYPE,
+            media_codec_information=SbcMediaCodecInformation(
+                sampling_frequency=SbcMediaCodecInformation.SamplingFrequency.SF_44100
+                | SbcMediaCodecInformation.SamplingFrequency.SF_48000,
+                channel_mode=SbcMediaCodecInformation.ChannelMode.MONO
+                | SbcMediaCodecInformation.ChannelMode.DUAL_CHANNEL
+                | SbcMediaCodecInformation.ChannelMode.STEREO
+                | SbcMediaCodecInformation.ChannelMode.JOINT_STEREO,
+                block_length=SbcMediaCodecInformation.BlockLength.BL_4 | SbcMediaCodecInformation.BlockLength.BL_8
+                | SbcMediaCodecInformation.BlockLength.BL_12 | SbcMediaCodecInformation.BlockLength.BL_16,
+                subbands=SbcMediaCodecInformation.Subbands.S_4 | SbcMediaCodecInformation.Subbands.S_8,
+                allocation_method=SbcMediaCodecInformation.AllocationMethod.LOUDNESS
+                | SbcMediaCodecInformation.AllocationMethod.SNR,
+                minimum_bitpool_value=2,
+                maximum_bitpool_value=53,
+            ),
+        )
+        sink = protocol.add_sink(capabilities)
+        sink.on("configuration", lambda: say(f"sink configured: {sink.configuration}"))
+        sink.on("start", lambda: say("sink: stream started"))
+        sink.on("suspend", lambda: say("sink: stream suspended"))
+        sink.on("rtp_packet", on_rtp_packet)
+
+    def on_connection(connection) -> None:
+        say(f"sink connected to {connection.peer_address}")
+        connection.on(connection.EVENT_PAIRING, lambda keys: say("sink paired (BR/EDR Secure Simple Pairing)"))
+        connection.on(connection.EVENT_DISCONNECTION, lambda reason: say(f"sink disconnected ({reason})"))
+
+    sink_device.on(sink_device.EVENT_CONNECTION, on_connection)
+    await sink_device.power_on()
+    # What a real A2DP speaker puts in its extended inquiry response: its name and Audio Sink.
+    sink_device.inquiry_response = bytes(AdvertisingData([
+        (AdvertisingData.COMPLETE_LOCAL_NAME, b"HIL Sink"),
+        (AdvertisingData.COMPLETE_LIST_OF_16_BIT_SERVICE_CLASS_UUIDS, bytes([0x0B, 0x11])),
+    ]))
+    listener = Listener.for_device(sink_device)
+    listener.on("connection", on_avdtp_connection)
+    await sink_device.set_discoverable(True)
+    await sink_device.set_connectable(True)
+    say(f"HIL Sink is discoverable as {sink_device.public_address}")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--hci", required=True, help="bumble transport of the box's controller, e.g. tcp-server:127.0.0.1:7711")
     parser.add_argument("--passkey", type=int, default=314159)
     parser.add_argument("--own-volume", type=int, default=200, help="the volume the speaker sets itself (0-255)")
     parser.add_argument("--own-change-after", type=float, default=4.0)
+    parser.add_argument("--sink-hci", help="bumble transport of the A2DP sink's controller (one of btvirt's in the guest)")
+    parser.add_argument("--sink-output", default="sink.sbc")
     arguments = parser.parse_args()
+    if arguments.sink_hci:
+        asyncio.get_running_loop().create_task(run_sink(arguments.sink_hci, arguments.sink_output))
 
     link = ConnectionAddressLink()
     say(f"waiting for the box on {arguments.hci}")
@@ -124,7 +212,7 @@ async def main() -> None:
 if __name__ == "__main__":
     import logging
     import os
-    logging.basicConfig(level=os.environ.get("BUMBLE_LOGLEVEL", "WARNING").upper(), format="bumble %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=os.environ.get("BUMBLE_LOGLEVEL", "WARNING").upper(), format="bumble %(relativeCreated)d %(levelname)s %(name)s: %(message)s")
     try:
         asyncio.run(main())
     except KeyboardInterrupt:

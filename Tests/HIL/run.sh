@@ -49,6 +49,17 @@ copy_with_libraries "$(command -v iw)"
 copy_with_libraries "$(command -v dbus-daemon)"
 copy_with_libraries /usr/libexec/bluetooth/bluetoothd
 copy_with_libraries "$(command -v btattach)"
+copy_with_libraries "$(command -v btvirt)"
+# The guest's byte pump between the sink's console port and btvirt's socket (Tests/HIL/h4_bridge.c).
+clang -O2 -o "$cache/h4_bridge" "$root/Tests/HIL/h4_bridge.c"
+copy_with_libraries "$cache/h4_bridge"
+# The tone the box streams over A2DP: 3 s of 1 kHz at half scale, 16-bit stereo, 44.1 kHz.
+/usr/bin/python3 - "$image/etc/tone.wav" <<'PY'
+import math, struct, sys, wave
+with wave.open(sys.argv[1], "wb") as out:
+    out.setnchannels(2); out.setsampwidth(2); out.setframerate(44100)
+    out.writeframes(b"".join(struct.pack("<hh", v, v) for v in (int(16384 * math.sin(2 * math.pi * 1000 * i / 44100)) for i in range(3 * 44100))))
+PY
 printf 'root:x:0:0:root:/:/bin/sh\n' >"$image/etc/passwd"
 printf 'root:x:0:\n' >"$image/etc/group"
 copy_with_libraries "$binary"
@@ -61,9 +72,14 @@ for module in $needed; do basename "$module" .ko; done | tac | grep -v mac80211_
 # Bluetooth over a serial line: hci_uart (H4) and what it needs; LE pairing's crypto, which the
 # kernel would ask modprobe for: cmac(aes), and the DRBG that ECDH key generation draws from.
 needed=$(grep -E '^kernel/drivers/bluetooth/hci_uart.ko:' "$modules/modules.dep" | cut -d: -f2)
-crypto="kernel/crypto/jitterentropy_rng.ko kernel/crypto/drbg.ko kernel/crypto/cmac.ko"
-for module in $crypto $needed kernel/drivers/bluetooth/hci_uart.ko; do cp "$modules/$module" "$image/lib/modules/"; done
-{ for module in $crypto; do basename "$module" .ko; done; for module in $needed; do basename "$module" .ko; done | tac; echo hci_uart; } >"$image/etc/modules-bluetooth"
+# btvirt's emulated controllers: hci_vhci, the kernel crypto API's sockets (AF_ALG) its pairing
+# uses, and the virtio console the host's A2DP sink arrives on.
+crypto="kernel/crypto/jitterentropy_rng.ko kernel/crypto/drbg.ko kernel/crypto/cmac.ko kernel/crypto/ecb.ko kernel/crypto/af_alg.ko kernel/crypto/algif_hash.ko kernel/crypto/algif_skcipher.ko"
+virtio=$(grep -E '^kernel/drivers/(virtio/virtio_pci|char/virtio_console).ko:' "$modules/modules.dep" | cut -d: -f2 | tr ' ' '\n' | awk 'NF && !seen[$0]++')
+virtio="$virtio kernel/drivers/virtio/virtio_pci.ko kernel/drivers/char/virtio_console.ko"
+for module in $crypto $needed $virtio kernel/drivers/bluetooth/hci_uart.ko kernel/drivers/bluetooth/hci_vhci.ko; do cp "$modules/$module" "$image/lib/modules/"; done
+{ for module in $crypto; do basename "$module" .ko; done; for module in $needed; do basename "$module" .ko; done | tac; echo hci_uart; echo hci_vhci
+  for module in $virtio; do basename "$module" .ko; done; } >"$image/etc/modules-bluetooth"
 cp "$root/Tests/HIL/guest-init" "$image/init"
 cp "$root"/Tests/HIL/*.conf "$image/etc/"
 chmod +x "$image/init"
@@ -76,17 +92,28 @@ python="$cache/python"
 if ! PYTHONPATH="$python" /usr/bin/python3 -c 'import bumble' 2>/dev/null; then
     /usr/bin/python3 -m pip install --quiet --disable-pip-version-check --target "$python" "bumble==0.0.236" >&2
 fi
-port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port=$(free_port)
+sink_port=$(free_port)
 peer_log="$cache/logs/peer.log"
-BUMBLE_LOGLEVEL=${HIL_PEER_LOG_LEVEL:-warning} PYTHONPATH="$python" /usr/bin/python3 "$root/Tests/HIL/bluetooth_peer.py" --hci "tcp-server:127.0.0.1:$port" >"$peer_log" 2>&1 &
+sink_sbc="$cache/logs/sink.sbc"
+rm -f "$sink_sbc" "$cache/logs/sink.au"
+BUMBLE_LOGLEVEL=${HIL_PEER_LOG_LEVEL:-warning} PYTHONPATH="$python" /usr/bin/python3 "$root/Tests/HIL/bluetooth_peer.py" \
+    --hci "tcp-server:127.0.0.1:$port" --sink-hci "tcp-server:127.0.0.1:$sink_port" --sink-output "$sink_sbc" >"$peer_log" 2>&1 &
 peer=$!
-trap 'kill $peer 2>/dev/null || true' EXIT
+watcher=
+trap 'kill $peer $watcher 2>/dev/null || true' EXIT
 for _ in $(seq 50); do grep -q 'waiting for the box' "$peer_log" && break; sleep 0.2; done
 sleep 0.5
 
 log="$cache/logs/console.log"
+rm -f "$log"
+# The sink powers on once the guest says its pump joined the console port to btvirt.
+(for _ in $(seq 600); do grep -q 'rig: sink bridge up' "$log" 2>/dev/null && { kill -USR1 $peer; exit 0; }; sleep 0.5; done) &
+watcher=$!
 timeout 420 qemu-system-x86_64 -accel tcg -m 1024 -nographic -no-reboot -nic none \
     -serial mon:stdio -serial "tcp:127.0.0.1:$port" \
+    -device virtio-serial-pci -chardev "socket,id=sink,host=127.0.0.1,port=$sink_port" -device virtconsole,chardev=sink \
     -kernel "$kernel/boot/vmlinuz-$version" -initrd "$cache/initramfs.gz" \
     -append "console=ttyS0 panic=-1 quiet" >"$log" 2>&1 || true
 kill $peer 2>/dev/null || true
@@ -94,7 +121,45 @@ grep '^hil: ' "$log" | tr -d '\r' | grep -v '^hil: done' || true
 # What the speaker itself saw: the box's VCS write (40% of 255 is 102) and its pairing.
 if grep -q 'peer: paired' "$peer_log"; then echo "hil: ok the speaker paired (bumble: LE Secure Connections with its passkey)"; else echo "hil: FAIL the speaker did not pair"; fi
 if grep -q 'peer: VCS write: volume 102 ' "$peer_log"; then echo "hil: ok the speaker saw the box's VCS write (volume 102 of 255)"; else echo "hil: FAIL the speaker saw no VCS write of 102"; fi
-if grep -q '^hil: FAIL' "$log" || ! grep -q '^hil: done' "$log" || ! grep -q 'peer: paired' "$peer_log" || ! grep -q 'peer: VCS write: volume 102 ' "$peer_log"; then
+# What the A2DP sink received, decoded by BlueZ's SBC decoder (sbc-tools) and compared with the
+# tone: a 1 kHz sine fitted to the middle of what came out, and the correlation with that fit.
+correlation="0.0 0"
+if [ -s "$sink_sbc" ] && sbcdec -f "$cache/logs/sink.au" "$sink_sbc" 2>/dev/null; then
+    correlation=$(/usr/bin/python3 - "$cache/logs/sink.au" <<'PY'
+import math, struct, sys
+# Sun .au as sbcdec writes it: big-endian header (its length unknown while it streamed), then
+# big-endian 16-bit PCM.
+raw = open(sys.argv[1], "rb").read()
+offset, _, encoding, rate, channels = struct.unpack_from(">IIIII", raw, 4)
+data = raw[offset:]
+left = [struct.unpack_from(">h", data, 2 * channels * i)[0] for i in range(len(data) // (2 * channels))]
+middle = left[len(left) // 10: len(left) * 9 // 10]
+if len(middle) < rate:
+    print("0.0 0"); sys.exit()
+w = 2 * math.pi * 1000 / rate
+s = [math.sin(w * i) for i in range(len(middle))]
+c = [math.cos(w * i) for i in range(len(middle))]
+mean = sum(middle) / len(middle)
+x = [v - mean for v in middle]
+a = 2 * sum(v * t for v, t in zip(x, s)) / len(x)
+b = 2 * sum(v * t for v, t in zip(x, c)) / len(x)
+fit = [a * p + b * q for p, q in zip(s, c)]
+num = sum(v * f for v, f in zip(x, fit))
+den = math.sqrt(sum(v * v for v in x) * sum(f * f for f in fit)) or 1
+# The tone went out at 16 384 (half scale): the fit's amplitude says the sink heard it at that level.
+print(f"{num / den:.5f} {math.hypot(a, b):.0f}")
+PY
+)
+fi
+amplitude=${correlation#* }
+correlation=${correlation% *}
+if /usr/bin/python3 -c "import sys; sys.exit(0 if float('$correlation') >= 0.99 else 1)"; then
+    echo "hil: ok the sink decoded the tone back: correlation $correlation with a 1 kHz sine, amplitude $amplitude of 16384 ($(($(stat -c %s "$sink_sbc") / 1024)) KiB of SBC)"
+else
+    echo "hil: FAIL the sink's audio does not match the tone (correlation $correlation)"
+fi
+if grep -q '^hil: FAIL' "$log" || ! grep -q '^hil: done' "$log" || ! grep -q 'peer: paired' "$peer_log" || ! grep -q 'peer: VCS write: volume 102 ' "$peer_log" \
+    || ! /usr/bin/python3 -c "import sys; sys.exit(0 if float('$correlation') >= 0.99 else 1)"; then
     echo "hil: failed; console log kept in $log, the speaker's in $peer_log" >&2
     exit 1
 fi

@@ -424,7 +424,8 @@ def configure_a2dp(device_path):
         state['a2dp'] = 'SelectConfiguration failed: ' + failure.get_dbus_name()
         return False
     chosen = [int(b) for b in chosen]
-    AddMediaTransport(mockobject.objects['/'], dbus.ObjectPath(device_path), 0, chosen, 64, A2DP_SINK_UUID)
+    # bluetoothd gives the transport the UUID of the local endpoint that configured it (ours: A2DP Source).
+    AddMediaTransport(mockobject.objects['/'], dbus.ObjectPath(device_path), 0, chosen, 64, A2DP_SOURCE_UUID)
     properties = dict(mockobject.objects[transport].props[TRANSPORT_IFACE])
     try:
         proxy.SetConfiguration(dbus.ObjectPath(transport), dbus.Dictionary(properties, signature='sv'), dbus_interface=ENDPOINT_IFACE, timeout=5)
