@@ -18,9 +18,11 @@ public actor BlueZTransport: Transport {
         /// The adapter to use (`hci0`); nil: the first powered one not in ``ignoredAdapterNames``,
         /// so that when it goes (a dongle unplugged, or plugged again as `hci1`) another is used.
         public var adapterName: String?
-        /// Adapters never used without ``adapterName`` (the box's udev rules disabled them, or gave
-        /// them another job).
+        /// Adapters never used without ``adapterName`` (the box's udev rules disabled them).
         public var ignoredAdapterNames: Set<String>
+        /// Adapters used before the others without ``adapterName`` (udev's `primary` role); the
+        /// others (`secondary`, `standby`) take over while none of these is there.
+        public var preferredAdapterNames: Set<String>
         /// Service UUIDs of interest (128-bit, lowercase).
         public var serviceUUIDs: [String]
         /// The codec of MediaRoute's A2DP source endpoint, registered with BlueZ; nil where
@@ -40,13 +42,14 @@ public actor BlueZTransport: Transport {
         ]
 
         public init(
-            adapterName: String? = nil, ignoredAdapterNames: Set<String> = [], serviceUUIDs: [String] = Configuration.defaultServiceUUIDs, vendorUUIDs: [String] = [],
+            adapterName: String? = nil, ignoredAdapterNames: Set<String> = [], preferredAdapterNames: Set<String> = [], serviceUUIDs: [String] = Configuration.defaultServiceUUIDs, vendorUUIDs: [String] = [],
             rssiThreshold: Int16? = -90, connectAttempts: Int = 4, retryDelay: Duration = .milliseconds(100),
             servicesResolvedTimeout: Duration = .seconds(10), a2dpSource: A2DPSourceCodec? = nil
         ) {
             self.a2dpSource = a2dpSource
             self.adapterName = adapterName
             self.ignoredAdapterNames = ignoredAdapterNames
+            self.preferredAdapterNames = preferredAdapterNames
             self.serviceUUIDs = (serviceUUIDs + vendorUUIDs).map { $0.lowercased() }
             self.rssiThreshold = rssiThreshold
             self.connectAttempts = connectAttempts
@@ -80,17 +83,19 @@ public actor BlueZTransport: Transport {
 
     /// The adapter discovery and connections use.
     public func adapter() async -> DBusObjectPath? {
-        let ignored = configuration.ignoredAdapterNames
-        let adapters = await objectManager.paths(implementing: BlueZ.adapter).filter { path in
-            !ignored.contains(where: { path.rawValue.hasSuffix("/" + $0) })
+        func named(_ path: DBusObjectPath, in names: Set<String>) -> Bool {
+            names.contains { path.rawValue.hasSuffix("/" + $0) }
         }
-        if let name = configuration.adapterName { return adapters.first { $0.rawValue.hasSuffix("/" + name) } }
-        var firstPowered: DBusObjectPath?
-        for path in adapters where await objectManager.properties(of: path, BlueZ.adapter)?["Powered"]?.bool == true {
-            firstPowered = path
-            break
+        let all = await objectManager.paths(implementing: BlueZ.adapter)
+        if let name = configuration.adapterName { return all.first { $0.rawValue.hasSuffix("/" + name) } }
+        let usable = all.filter { !named($0, in: configuration.ignoredAdapterNames) }
+        // Preferred ones first, then the others; powered before unpowered within each.
+        let ordered = usable.filter { named($0, in: configuration.preferredAdapterNames) }
+            + usable.filter { !named($0, in: configuration.preferredAdapterNames) }
+        for path in ordered where await objectManager.properties(of: path, BlueZ.adapter)?["Powered"]?.bool == true {
+            return path
         }
-        return firstPowered ?? adapters.first
+        return ordered.first
     }
 
     // MARK: Discovery

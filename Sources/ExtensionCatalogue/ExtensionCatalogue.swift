@@ -122,10 +122,14 @@ public struct ExtensionCatalogue: Sendable {
                 }
                 loaded.lanTransport = transport
             case .bluez:
-                // The box's named adapter, else any primary one: pinning the one seen at start by name
-                // would wait forever for `hci0` after the dongle came back as `hci1`.
-                let ignored = settings.filter { $0.transport == .bluetooth && (!$0.enabled || $0.role != .primary) }.map(\.name)
-                switch await openBlueZ(adapterName: configuration.bluetooth.preferredAdapter, ignoring: Set(ignored)) {
+                // The box's named adapter, else a primary one, else any other enabled one: pinning the
+                // one seen at start by name would wait forever for `hci0` after the dongle came back as `hci1`.
+                let bluetooth = settings.filter { $0.transport == .bluetooth }
+                switch await openBlueZ(
+                    adapterName: configuration.bluetooth.preferredAdapter,
+                    ignoring: Set(bluetooth.filter { !$0.enabled }.map(\.name)),
+                    preferring: Set(bluetooth.filter { $0.enabled && $0.role == .primary }.map(\.name)))
+                {
                 case .success(let (transport, connection)):
                     try await system.load { manager in BLESpeakerExtension(transport: transport, routingManager: manager, logger: logger) }
                     loaded.close = { connection.close() }
@@ -167,7 +171,7 @@ public struct ExtensionCatalogue: Sendable {
 
     /// BlueZ's object manager on the bus. The CLI wants `org.bluez` running now; the daemon
     /// follows it from whenever it starts.
-    private func openBlueZ(adapterName: String?, ignoring ignored: Set<String>) async -> Result<(BlueZTransport, DBusConnection), MediaDeviceError> {
+    private func openBlueZ(adapterName: String?, ignoring ignored: Set<String>, preferring preferred: Set<String>) async -> Result<(BlueZTransport, DBusConnection), MediaDeviceError> {
         let connection: DBusConnection
         do {
             connection = try await DBusConnection.connect(to: bluezBus, logger: logger)
@@ -186,7 +190,8 @@ public struct ExtensionCatalogue: Sendable {
             return .failure(MediaDeviceError(.discoveryFailed, "cannot read BlueZ's objects (\(error))"))
         }
         let transport = BlueZTransport(
-            objectManager: manager, configuration: .init(adapterName: adapterName, ignoredAdapterNames: ignored, a2dpSource: configuration.bluetoothA2DPSource ? .sbc : nil),
+            objectManager: manager, configuration: .init(
+                adapterName: adapterName, ignoredAdapterNames: ignored, preferredAdapterNames: preferred, a2dpSource: configuration.bluetoothA2DPSource ? .sbc : nil),
             clock: clock, logger: logger)
         return .success((transport, connection))
     }

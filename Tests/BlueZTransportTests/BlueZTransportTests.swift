@@ -168,8 +168,8 @@ struct BlueZTransportTests {
         })
     }
 
-    /// Two controllers: when the one in use goes, the other (already there) is used at once;
-    /// one the box's udev rules set aside is never used.
+    /// Three controllers: the preferred (udev's `primary`) one is used; when it goes, another
+    /// already there is used at once; one the box's udev rules disabled is never used.
     @Test func whenItsAdapterGoesDiscoveryMovesToAnotherAndNeverToAnIgnoredOne() async throws {
         let mock = try await BlueZMock()
         defer { Task { await mock.stop() } }
@@ -179,14 +179,15 @@ struct BlueZTransportTests {
         try await mock.addDevice("AA:00:00:00:00:01", name: "Kitchen Speaker")
         try await mock.addDevice("AA:00:00:00:00:02", name: "Den Speaker", adapter: "hci1")
         try await mock.addDevice("AA:00:00:00:00:03", name: "Garage Speaker", adapter: "hci2")
-        let transport = try await makeTransport(mock, .init(ignoredAdapterNames: ["hci1"], retryDelay: .milliseconds(20)))
+        let transport = try await makeTransport(
+            mock, .init(ignoredAdapterNames: ["hci1"], preferredAdapterNames: ["hci2"], retryDelay: .milliseconds(20)))
         let log = DiscoveryLog(transport.discover())
         defer { log.task.cancel() }
-        #expect(await eventually { log.appeared.map(\.id) == ["AA:00:00:00:00:01"] })
-        try await mock.call("RemoveAdapter", [.string("hci0")])
-        #expect(await eventually { log.lost == ["AA:00:00:00:00:01"] && log.appeared.last?.id == "AA:00:00:00:00:03" })
-        #expect(!log.appeared.contains { $0.id == "AA:00:00:00:00:02" }, "hci1 is set aside")
-        #expect(await transport.adapter()?.rawValue == "/org/bluez/hci2")
+        #expect(await eventually { log.appeared.map(\.id) == ["AA:00:00:00:00:03"] }, "the preferred one first")
+        try await mock.call("RemoveAdapter", [.string("hci2")])
+        #expect(await eventually { log.lost == ["AA:00:00:00:00:03"] && log.appeared.last?.id == "AA:00:00:00:00:01" })
+        #expect(!log.appeared.contains { $0.id == "AA:00:00:00:00:02" }, "hci1 is disabled")
+        #expect(await transport.adapter()?.rawValue == "/org/bluez/hci0")
     }
 
     /// Signals are published on the D-Bus I/O thread with the cache locked while

@@ -117,6 +117,9 @@ timeout 420 qemu-system-x86_64 -accel tcg -m 1024 -nographic -no-reboot -nic non
     -kernel "$kernel/boot/vmlinuz-$version" -initrd "$cache/initramfs.gz" \
     -append "console=ttyS0 panic=-1 quiet" >"$log" 2>&1 || true
 kill $peer 2>/dev/null || true
+for name in daemon bluetoothd; do
+    tr -d '\r' <"$log" | sed -n "/^rig: $name log begins/,/^rig: $name log ends/p" | sed '1d;$d' >"$cache/logs/$name.log"
+done
 grep '^hil: ' "$log" | tr -d '\r' | grep -v '^hil: done' || true
 # What the speaker itself saw: the box's VCS write (40% of 255 is 102) and its pairing.
 if grep -q 'peer: paired' "$peer_log"; then echo "hil: ok the speaker paired (bumble: LE Secure Connections with its passkey)"; else echo "hil: FAIL the speaker did not pair"; fi
@@ -160,7 +163,7 @@ else
 fi
 if grep -q '^hil: FAIL' "$log" || ! grep -q '^hil: done' "$log" || ! grep -q 'peer: paired' "$peer_log" || ! grep -q 'peer: VCS write: volume 102 ' "$peer_log" \
     || ! /usr/bin/python3 -c "import sys; sys.exit(0 if float('$correlation') >= 0.99 else 1)"; then
-    echo "hil: failed; console log kept in $log, the speaker's in $peer_log" >&2
+    echo "hil: failed; logs kept in $cache/logs: console.log, daemon.log, bluetoothd.log, peer.log (the host's bumble devices)" >&2
     exit 1
 fi
 echo "hil: done"
