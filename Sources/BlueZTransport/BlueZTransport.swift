@@ -15,13 +15,15 @@ import Transport
 /// and bluetoothd restarting all restart discovery.
 public actor BlueZTransport: Transport {
     public struct Configuration: Sendable {
-        /// The adapter to use (`hci0`); nil: the first powered one not in ``ignoredAdapterNames``,
-        /// so that when it goes (a dongle unplugged, or plugged again as `hci1`) another is used.
+        /// The adapter to use (`hci0`), waited for by name; nil: one chosen by ``preferredAdapterNames``
+        /// and ``ignoredAdapterNames``, so that when it goes (a dongle unplugged, or plugged again as
+        /// `hci1`) another is used.
         public var adapterName: String?
         /// Adapters never used without ``adapterName`` (the box's udev rules disabled them).
         public var ignoredAdapterNames: Set<String>
-        /// Adapters used before the others without ``adapterName`` (udev's `primary` role); the
-        /// others (`secondary`, `standby`) take over while none of these is there.
+        /// Adapters chosen before the others without ``adapterName`` (udev's `primary` role); the
+        /// others (`secondary`, `standby`) are chosen when none of these is there. The adapter in
+        /// use stays until it goes.
         public var preferredAdapterNames: Set<String>
         /// Service UUIDs of interest (128-bit, lowercase).
         public var serviceUUIDs: [String]
@@ -83,19 +85,21 @@ public actor BlueZTransport: Transport {
 
     /// The adapter discovery and connections use.
     public func adapter() async -> DBusObjectPath? {
-        func named(_ path: DBusObjectPath, in names: Set<String>) -> Bool {
-            names.contains { path.rawValue.hasSuffix("/" + $0) }
-        }
         let all = await objectManager.paths(implementing: BlueZ.adapter)
-        if let name = configuration.adapterName { return all.first { $0.rawValue.hasSuffix("/" + name) } }
-        let usable = all.filter { !named($0, in: configuration.ignoredAdapterNames) }
+        if let name = configuration.adapterName { return all.first { Self.isAdapter($0, named: [name]) } }
+        let usable = all.filter { !Self.isAdapter($0, named: configuration.ignoredAdapterNames) }
         // Preferred ones first, then the others; powered before unpowered within each.
-        let ordered = usable.filter { named($0, in: configuration.preferredAdapterNames) }
-            + usable.filter { !named($0, in: configuration.preferredAdapterNames) }
+        let ordered = usable.filter { Self.isAdapter($0, named: configuration.preferredAdapterNames) }
+            + usable.filter { !Self.isAdapter($0, named: configuration.preferredAdapterNames) }
         for path in ordered where await objectManager.properties(of: path, BlueZ.adapter)?["Powered"]?.bool == true {
             return path
         }
         return ordered.first
+    }
+
+    /// Whether `path` is the adapter object of one of `names` (`/org/bluez/hci0` for `hci0`).
+    static func isAdapter(_ path: DBusObjectPath, named names: Set<String>) -> Bool {
+        names.contains { path.rawValue.hasSuffix("/" + $0) }
     }
 
     // MARK: Discovery
@@ -223,7 +227,7 @@ public actor BlueZTransport: Transport {
             if Task.isCancelled { break }
             switch event {
             case .added(let path, _):
-                if adapter == nil ? await self.adapter() == path : configuration.adapterName.map({ path.rawValue.hasSuffix("/" + $0) }) == true {
+                if adapter == nil ? await self.adapter() == path : configuration.adapterName.map({ Self.isAdapter(path, named: [$0]) }) == true {
                     adapter = path
                     reporter.setAdapter(path)
                     await startDiscovery(on: path)
