@@ -68,6 +68,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     private let logger: Logger
     private let discovery = DiscoveryDriver()
     private var known = DiscoveredDevices()
+    private var discoveryRun = 0
     private var active: [UUID: Active] = [:]
     private let prompts = PromptBridge()
 
@@ -98,7 +99,20 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     }
 
     public func startDeviceDiscovery() {
+        known.beginRun()
+        discoveryRun &+= 1
         discovery.start(transport) { await self.handle($0) }
+        // Speakers kept from the last run whose adapter or BlueZ entry went while we did not listen.
+        let run = discoveryRun
+        Task {
+            guard let present = await self.transport.presentEndpointIDs() else { return }
+            self.loseUnconfirmed(present: present, run: run)
+        }
+    }
+
+    private func loseUnconfirmed(present: Set<String>, run: Int) {
+        guard run == discoveryRun else { return }  // a later run asks for itself
+        known.loseUnconfirmed(present: present, to: routingManager)
     }
 
     public func stopDeviceDiscovery() {

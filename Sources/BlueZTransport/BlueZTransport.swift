@@ -169,6 +169,7 @@ public actor BlueZTransport: Transport {
         do {
             _ = try await connection.call(destination: BlueZ.busName, path: adapter, interface: BlueZ.adapter, member: "SetDiscoveryFilter", [.properties(filter)])
             _ = try await connection.call(destination: BlueZ.busName, path: adapter, interface: BlueZ.adapter, member: "StartDiscovery")
+            logger.debug("discovery started", metadata: ["adapter": "\(adapter)"])
         } catch where BlueZError(error).kind == .inProgress {
             // Already discovering (another client, or us before a restart): fine.
         } catch {
@@ -271,6 +272,18 @@ public actor BlueZTransport: Transport {
     static func address(from path: DBusObjectPath) -> String? {
         guard let last = path.rawValue.split(separator: "/").last, last.hasPrefix("dev_") else { return nil }
         return String(last.dropFirst(4).map { $0 == "_" ? ":" : $0 })
+    }
+
+    /// The devices discovery would report now: BlueZ's, below the adapter in use, passing our filter.
+    public func presentEndpointIDs() async -> Set<String>? {
+        guard let adapter = await adapter() else { return [] }
+        var ids: Set<String> = []
+        for (path, interfaces) in await objectManager.objects where path.isDescendant(of: adapter) {
+            if let properties = interfaces[BlueZ.device], let endpoint = Self.endpoint(path: path, properties: properties), matches(endpoint) {
+                ids.insert(endpoint.id)
+            }
+        }
+        return ids
     }
 
     // MARK: Connecting

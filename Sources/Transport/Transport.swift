@@ -31,6 +31,20 @@ public protocol Transport: Sendable {
     ///   cannot be reached, `unavailable` when this transport has no connections to offer
     ///   (LAN devices are reached by HTTP requests instead).
     func connect(to endpoint: Endpoint) async throws(TransportError) -> any Connection
+
+    /// The ids (``Endpoint/id``) of the endpoints reachable now, as discovery would report
+    /// them, read without discovering; nil when this transport cannot tell.
+    ///
+    /// An extension keeps the devices it found after discovery stops (a picker still shows
+    /// them), but it hears nothing while stopped: a speaker whose adapter was unplugged in the
+    /// meantime would stay listed. At the next start the extension asks this and drops what
+    /// is no longer there (``DiscoveredDevices``' `loseUnconfirmed(present:to:)`).
+    func presentEndpointIDs() async -> Set<String>?
+}
+
+extension Transport {
+    /// Transports whose discovery reports everything again at each start need not answer.
+    public func presentEndpointIDs() async -> Set<String>? { nil }
 }
 
 /// A transport-level failure, typed so that extensions can map it to a device error.

@@ -91,6 +91,31 @@ struct BLESpeakerExtensionTests {
         #expect(writes.suffix(2).map { $0[1] } == [4, 5], "the retry carries the counter read again")
     }
 
+    /// Found speakers stay listed once discovery stops, but nothing is heard while it is
+    /// stopped: a speaker whose adapter was unplugged meanwhile is dropped when discovery
+    /// starts again, one still in BlueZ's list stays.
+    @Test func aSpeakerWhoseAdapterWentWhileDiscoveryWasStoppedIsDroppedAtTheNextStart() async throws {
+        let rig = try await makeRig()
+        defer { Task { await rig.mock.stop() } }
+        try await rig.mock.addAdapter("hci1", address: "00:11:22:33:44:66")
+        try await rig.mock.addDevice("AA:00:00:00:00:02", name: "Den Speaker", adapter: "hci1")
+        await rig.system.endDiscovery(client: "test")
+        #expect(await rig.system.devicesList.map(\.displayName) == ["Kitchen Speaker"], "kept while stopped")
+        try await rig.mock.call("RemoveAdapter", [.string("hci0")])
+        #expect(await eventually { await rig.transport.adapter()?.rawValue == "/org/bluez/hci1" })
+        #expect(await rig.system.devicesList.map(\.displayName) == ["Kitchen Speaker"], "nothing heard while stopped")
+
+        await rig.system.beginDiscovery(client: "test")
+        #expect(await eventually { await rig.system.devicesList.map(\.displayName) == ["Den Speaker"] })
+        #expect(rig.recorder.deviceEventNames.contains("lost:Kitchen Speaker"))
+
+        // A speaker still there is kept across a stop and a start.
+        await rig.system.endDiscovery(client: "test")
+        await rig.system.beginDiscovery(client: "test")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(await rig.system.devicesList.map(\.displayName) == ["Den Speaker"])
+    }
+
     @Test func relativeStepsUnmuteFirstWhenMuted() async throws {
         let rig = try await makeRig()
         defer { Task { await rig.mock.stop() } }

@@ -155,7 +155,13 @@ async def main() -> None:
     parser.add_argument("--sink-output", default="sink.sbc")
     arguments = parser.parse_args()
     if arguments.sink_hci:
-        asyncio.get_running_loop().create_task(run_sink(arguments.sink_hci, arguments.sink_output))
+        async def sink_or_say_why() -> None:
+            try:
+                await run_sink(arguments.sink_hci, arguments.sink_output)
+            except Exception as error:  # a task's failure would otherwise go unseen until exit
+                say(f"sink failed: {error!r}")
+        # Kept: the loop holds its tasks only weakly.
+        sink_task = asyncio.get_running_loop().create_task(sink_or_say_why())
 
     link = ConnectionAddressLink()
     say(f"waiting for the box on {arguments.hci}")

@@ -49,6 +49,10 @@ int main(int argc, char **argv) {
         perror(argv[2]);
         return 1;
     }
+    /* Only now may the host's sink speak: bytes that reached the console before it was raw
+     * would have been echoed and line-edited by the tty. */
+    printf("h4_bridge: joined %s and %s\n", argv[1], argv[2]);
+    fflush(stdout);
     struct pollfd fds[2] = {{.fd = tty, .events = POLLIN}, {.fd = sock, .events = POLLIN}};
     for (;;) {
         if (poll(fds, 2, -1) < 0) {
