@@ -131,7 +131,7 @@ actor BoxPresence {
         if let file = fopen("/etc/machine-id", "r") {
             defer { fclose(file) }
             var buffer = [CChar](repeating: 0, count: 64)
-            if fgets(&buffer, Int32(buffer.count), file) != nil { machine = String(cString: buffer).filter(\.isHexDigit) }
+            if fgets(&buffer, Int32(buffer.count), file) != nil { machine = Self.string(ofTerminated: buffer).filter(\.isHexDigit) }
         }
         let digits = Array("0123456789abcdef")
         return String(HouseholdKey.sha256(Array((machine + "\n" + name).utf8)).prefix(8).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] })
@@ -140,6 +140,11 @@ actor BoxPresence {
     static func hostName() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "MediaRoute" }
-        return String(cString: buffer)
+        return string(ofTerminated: buffer)
+    }
+
+    /// The text of a C buffer up to its first NUL (all of it when there is none).
+    private static func string(ofTerminated buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
