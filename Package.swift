@@ -99,7 +99,7 @@ let package = Package(
         // Google Cast receivers (TVs, speakers, groups) as a MediaDeviceExtension: URL playback, apps, volume.
         .target(
             name: "CastExtension",
-            dependencies: ["CastChannel", "CLibMD", "MediaDevice", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CastChannel", "CLibMD", "HTTPServing", "MediaDevice", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // AirPlay 1 (RAOP) on bytes: RTSP requests and responses, the UDP packets, ALAC frames.
         .target(name: "RAOP", dependencies: ["CLibMD"], swiftSettings: strict),
@@ -360,7 +360,7 @@ let package = Package(
             name: "MediaRouteFuzzing",
             dependencies: [
                 "LANTransport", "IPNetwork", "UPnP", "UPnPRendererExtension", "Transport", "DBus", "BlueZTransport", "BluetoothAudio", "MediaRouteBusAPI", "WiFiTransport",
-                "CNetlink", "NowPlaying", "BoxConfiguration", "LoopbackTransport", "RealtimeAudio", "RAOP", "CastChannel",
+                "CNetlink", "NowPlaying", "BoxConfiguration", "LoopbackTransport", "RealtimeAudio", "RAOP", "CastChannel", "HTTPServing",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
@@ -383,7 +383,7 @@ let package = Package(
             dependencies: ["MediaRouteTesting", "LoopbackExtension", "LoopbackTransport", "MediaClock", "MediaDevice"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
         .testTarget(name: "IPNetworkTests", dependencies: ["IPNetwork"]),
-        .testTarget(name: "HTTPServingTests", dependencies: ["HTTPServing"]),
+        .testTarget(name: "HTTPServingTests", dependencies: ["HTTPServing", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LoopbackTransportTests", dependencies: ["MediaRouteTestSupport", "LoopbackTransport", "Transport", "MediaClock"]),
         .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "MediaClock", "Transport"]),
         .testTarget(

@@ -3,7 +3,11 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import CastChannel
+import HTTPServing
 import MediaDevice
 
 extension CastExtension: MediaDeviceExtension {
@@ -20,9 +24,10 @@ extension CastExtension: MediaDeviceExtension {
             routingManager.sessionFailed(session, error: MediaDeviceError(.invalidArgument, "\(identifier) is not a Cast application id"))
             return
         }
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            routingManager.sessionFailed(
-                session, error: MediaDeviceError(.invalidArgument, "a Cast receiver fetches http(s) URLs itself, not \(url.scheme ?? "this") URLs"))
+        do throws(MediaDeviceError) {
+            try Self.checkPlayable(url)
+        } catch {
+            routingManager.sessionFailed(session, error: error)
             return
         }
         guard routes[session.id]?.client != nil else {
@@ -50,8 +55,8 @@ extension CastExtension: MediaDeviceExtension {
             routes[session.id]?.playback?.control = control
             if playsMedia {
                 let item = CastMediaItem(
-                    contentID: url.absoluteString, contentType: Self.contentType(of: url), streamType: metadata.isLive ? .live : .buffered,
-                    title: metadata.title, artist: metadata.artist, album: metadata.album, imageURL: metadata.artworkURL?.absoluteString,
+                    contentID: try await contentID(for: url, on: session.id), contentType: Self.contentType(of: url),
+                    streamType: metadata.isLive ? .live : .buffered, title: metadata.title ?? (url.isFileURL ? url.lastPathComponent : nil), artist: metadata.artist, album: metadata.album, imageURL: metadata.artworkURL?.absoluteString,
                     duration: metadata.duration)
                 let reply = try await client.request(
                     .load(item, sessionID: application.sessionId, autoplay: true, currentTime: 0, requestID: await client.requestID()),
@@ -75,6 +80,7 @@ extension CastExtension: MediaDeviceExtension {
         } catch {
             if let playback = routes[session.id]?.playback {
                 routes[session.id]?.playback = nil
+                withdrawFiles(of: playback)
                 playback.control?.finish()
             }
             routingManager.sessionFailed(session, error: Self.mediaError(error, activating: false))
@@ -115,6 +121,55 @@ extension CastExtension: MediaDeviceExtension {
         }
         return "urn:x-cast:" + identifier
     }
+
+    // MARK: Local files
+
+    /// A receiver fetches http(s) URLs itself; a local file it fetches from us. Anything else
+    /// (or a file we cannot read) is refused before the receiver is asked.
+    static func checkPlayable(_ url: URL) throws(MediaDeviceError) {
+        if url.isFileURL {
+            var info = stat()
+            guard stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, access(url.path, R_OK) == 0 else {
+                throw MediaDeviceError(.invalidArgument, "\(url.path) is not a readable file")
+            }
+            return
+        }
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw MediaDeviceError(.invalidArgument, "a Cast receiver plays http(s) URLs and local files, not \(url.scheme ?? "this") URLs")
+        }
+    }
+
+    /// What the receiver fetches for `url`: the URL itself, or for a local file our server's
+    /// URL on the address facing the receiver, served to the receiver's address only and only
+    /// until the session ends (the token is the session's).
+    private func contentID(for url: URL, on id: UUID) async throws -> String {
+        guard url.isFileURL else { return url.absoluteString }
+        guard let route = routes[id] else { throw MediaDeviceError(.deviceNotActive, "the route ended") }
+        guard let facing = route.endpoint.attributes["interfaceAddress"], case .ip(let host, _, _) = route.endpoint.address else {
+            throw MediaDeviceError(.sessionFailed, "no local address faces \(route.device.displayName) to serve \(url.lastPathComponent) from")
+        }
+        let base: String
+        do {
+            base = try await fileServers.base(on: facing)
+        } catch {
+            throw MediaDeviceError(.sessionFailed, error.description)
+        }
+        let token = files.add(ServedFiles.File(path: url.path, mimeType: Self.contentType(of: url), allowedHost: host))
+        guard routes[id]?.playback != nil else {
+            files.remove(token)
+            throw MediaDeviceError(.deviceNotActive, "the session ended")
+        }
+        routes[id]?.playback?.fileTokens.append(token)
+        return base + ServedFiles.path(token: token, name: url.lastPathComponent)
+    }
+
+    /// Stops serving what a session handed to its receiver.
+    func withdrawFiles(of playback: Playback?) {
+        for token in playback?.fileTokens ?? [] { files.remove(token) }
+    }
+
+    /// How many local files are being served (for tests: zero once sessions end).
+    public var servedFileCount: Int { files.count }
 
     /// The MIME type receivers need for `LOAD`, from the URL's extension.
     static func contentType(of url: URL) -> String {
@@ -221,6 +276,7 @@ extension CastExtension: MediaDeviceExtension {
     private func sessionStopped(_ id: UUID, _ appSession: String) {
         guard let playback = routes[id]?.playback, playback.application.sessionId == appSession else { return }
         routes[id]?.playback = nil
+        withdrawFiles(of: playback)
         playback.control?.update { $0.state = .ended }
         playback.control?.finish()
     }
@@ -231,10 +287,12 @@ extension CastExtension: MediaDeviceExtension {
         guard let route = routes[session.id], let client = route.client, let playback = route.playback, let media = playback.mediaSessionID else {
             throw MediaDeviceError(.deviceNotActive, "nothing plays on this route to queue after")
         }
-        let item = CastMediaItem(
-            contentID: url.absoluteString, contentType: Self.contentType(of: url), streamType: metadata.isLive ? .live : .buffered, title: metadata.title,
-            artist: metadata.artist, album: metadata.album, imageURL: metadata.artworkURL?.absoluteString, duration: metadata.duration)
+        try Self.checkPlayable(url)
         do {
+            let item = CastMediaItem(
+                contentID: try await contentID(for: url, on: session.id), contentType: Self.contentType(of: url),
+                streamType: metadata.isLive ? .live : .buffered, title: metadata.title ?? (url.isFileURL ? url.lastPathComponent : nil),
+                artist: metadata.artist, album: metadata.album, imageURL: metadata.artworkURL?.absoluteString, duration: metadata.duration)
             let reply = try await client.request(
                 .queueInsert([item], mediaSessionID: media, requestID: await client.requestID()), from: route.senderID, to: playback.application.transportId)
             switch reply {

@@ -3,7 +3,11 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import CastChannel
+import HTTPServing
 import Logging
 import MediaClock
 import MediaDevice
@@ -74,6 +78,8 @@ public actor CastExtension {
         var commands: Task<Void, Never>?
         /// Set when we stop it, so the receiver's word that it stopped does not end the route.
         var stopping = false
+        /// Local files this session handed to the receiver (``ServedFiles`` tokens).
+        var fileTokens: [String] = []
     }
 
     struct Route {
@@ -109,6 +115,10 @@ public actor CastExtension {
     private var endpoints: [String: Endpoint] = [:]
     private var reported: [String: MediaOutputDevice] = [:]
     var routes: [UUID: Route] = [:]
+    /// Local files played on receivers, each served to its receiver only while its session lasts.
+    let files = ServedFiles()
+    /// Our HTTP servers the receivers fetch local files from, one per address facing them.
+    let fileServers: HTTPServerPool
 
     /// - Parameter transport: where receivers are found (mDNS `_googlecast._tcp` endpoints)
     ///   and connected (a TLS stream whose ``ByteStream/peerCertificate`` is pinned).
@@ -124,6 +134,8 @@ public actor CastExtension {
         self.clock = clock
         self.logger = logger
         self.pins = CastCertificatePins(path: configuration.certificatesPath)
+        let files = self.files
+        self.fileServers = HTTPServerPool(logger: logger) { files.response(to: $0) ?? HTTPServerResponse(status: 404) }
     }
 
     var timing: CastChannelClient.Timing {
@@ -342,6 +354,7 @@ public actor CastExtension {
 
     public func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {
         guard let route = routes.removeValue(forKey: session.id) else { return }
+        withdrawFiles(of: route.playback)
         route.reconnecting?.cancel()
         route.playback?.commands?.cancel()
         route.events?.cancel()
@@ -364,6 +377,7 @@ public actor CastExtension {
     /// Ends a route from the extension's side, with the reason in the route's end event.
     func endRoute(_ id: UUID, _ error: MediaDeviceError) {
         guard let route = routes.removeValue(forKey: id) else { return }
+        withdrawFiles(of: route.playback)
         logger.info("Cast route ended", metadata: ["device": "\(route.device.displayName)", "reason": "\(error.message)"])
         route.reconnecting?.cancel()
         route.playback?.commands?.cancel()
@@ -433,6 +447,7 @@ public actor CastExtension {
     func applicationStopped(_ id: UUID, by whom: String?) {
         guard let route = routes[id], let playback = route.playback else { return }
         routes[id]?.playback = nil
+        withdrawFiles(of: playback)
         playback.commands?.cancel()
         guard let whom else { return }
         let name = playback.application.displayName ?? playback.application.appId

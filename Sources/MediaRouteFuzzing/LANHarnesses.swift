@@ -4,6 +4,7 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Transport
+import HTTPServing
 import UPnPRendererExtension
 
 /// SSDP and mDNS datagrams from anyone on the LAN, HTTP answers from any device.

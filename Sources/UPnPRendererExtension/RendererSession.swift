@@ -152,8 +152,8 @@ actor RendererSession {
         }
         subscriptions = [:]
         if let eventToken { servers.routes.removeEvents(eventToken) }
-        if let fileToken { servers.routes.removeFile(fileToken) }
-        for token in queuedFileTokens { servers.routes.removeFile(token) }
+        if let fileToken { servers.routes.files.remove(fileToken) }
+        for token in queuedFileTokens { servers.routes.files.remove(token) }
         queuedFileTokens = []
         eventToken = nil
         fileToken = nil

@@ -6,6 +6,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import HTTPServing
 import LANTransport
 import MediaClock
 import Logging
@@ -285,7 +286,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
             do throws(MediaDeviceError) {
                 try await running.start(mediaURL: mediaURL, metadata: described, mimeType: mimeType, fileToken: fileToken)
             } catch {
-                if let fileToken { servers.routes.removeFile(fileToken) }
+                if let fileToken { servers.routes.files.remove(fileToken) }
                 if sessions[session.id] === running { sessions[session.id] = nil }
                 throw error
             }
@@ -318,15 +319,11 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         do {
             base = try await servers.base(on: facing)
         } catch {
-            throw MediaDeviceError(.sessionFailed, error.message)
+            throw MediaDeviceError(.sessionFailed, error.description)
         }
         let mimeType = MediaTypes.mimeType(forPath: path)
-        let token = servers.routes.addFile(ServedFile(path: path, mimeType: mimeType, allowedHost: host))
-        let encoded = name.utf8.map { byte -> String in
-            let safe = (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || "-._~".utf8.contains(byte)
-            return safe ? String(UnicodeScalar(byte)) : "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
-        }.joined()
-        return ("\(base)/media/\(token)/\(encoded)", mimeType, name, token)
+        let token = servers.routes.files.add(ServedFiles.File(path: path, mimeType: mimeType, allowedHost: host, extraHeaders: CallbackRoutes.dlnaHeaders))
+        return (base + ServedFiles.path(token: token, name: name), mimeType, name, token)
     }
 
     private func handle(_ report: RendererSessionReport, session: MediaOutputSession) {
@@ -355,7 +352,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         do throws(MediaDeviceError) {
             try await running.setNext(mediaURL: mediaURL, title: title ?? name, mimeType: mimeType, fileToken: fileToken)
         } catch {
-            if let fileToken { servers.routes.removeFile(fileToken) }
+            if let fileToken { servers.routes.files.remove(fileToken) }
             throw error
         }
     }
@@ -367,7 +364,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
     }
 
     /// How many files are being served (for tests: zero once sessions end).
-    public var servedFileCount: Int { servers.routes.servedFileCount }
+    public var servedFileCount: Int { servers.routes.files.count }
 
     public func sendData(_ data: Data, toApplication applicationIdentifier: String, session: MediaOutputSession) {
         logger.debug("UPnP renderers have no application data channel; \(data.count) bytes dropped")

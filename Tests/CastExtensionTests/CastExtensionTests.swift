@@ -29,7 +29,11 @@ struct FixedCastTransport: Transport {
     static func endpoint(for peer: CastReceiverPeer, model: String = "Chromecast", capabilities: Int = 4101) -> Endpoint {
         Endpoint(
             id: "\(model)-\(peer.id)._googlecast._tcp.local", transport: "lan", address: .ip(host: peer.address, port: UInt16(peer.port), interface: "lo"),
-            attributes: ["id": peer.id, "fn": peer.name, "md": model, "ca": String(capabilities), "serviceType": "_googlecast._tcp"],
+            attributes: [
+                "id": peer.id, "fn": peer.name, "md": model, "ca": String(capabilities), "serviceType": "_googlecast._tcp",
+                // Loopback: the receiver fetches our files from the address it is reached at.
+                "interfaceAddress": peer.address,
+            ],
             services: ["_googlecast._tcp"])
     }
 }
@@ -182,6 +186,49 @@ struct CastRig {
         #expect(await eventually { (try? await rig.peer.state())?["app"] is NSNull })
         #expect(await eventually { (try? await rig.peer.state())?["senders"] as? Int == 0 }, "the channel is closed")
         await rig.system.shutdown()
+    }
+
+    @Test func aLocalFileIsServedToTheReceiverOnlyWhileItsSessionLasts() async throws {
+        let rig = try await CastRig.make()
+        let route = try await rig.activate()
+        let path = NSTemporaryDirectory() + "mr-cast-\(UUID().uuidString.prefix(8)) Holiday film.mp4"
+        let content = Data((0..<5000).map { UInt8(65 + $0 % 26) })
+        try content.write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+
+        let control = try await rig.system.startSession(on: route.session, identifier: nil, url: URL(fileURLWithPath: path))
+        let load = try #require(rig.peer.received(CastNamespace.media, type: "LOAD").first)
+        let media = try #require(load["media"] as? [String: Any])
+        let contentID = try #require(media["contentId"] as? String)
+        #expect(contentID.hasPrefix("http://\(rig.peer.address):") && contentID.contains("/media/") && contentID.hasSuffix("%20Holiday%20film.mp4"), "\(contentID)")
+        #expect(media["contentType"] as? String == "video/mp4")
+        #expect((media["metadata"] as? [String: Any])?["title"] as? String == URL(fileURLWithPath: path).lastPathComponent, "the file's name when the app gave no title")
+        #expect(await eventually { control.playbackState == .playing })
+        #expect(await rig.handle.cast.servedFileCount == 1)
+
+        // What the receiver fetches: the file, and a part of it when it seeks by bytes.
+        let address = try #require(URL(string: contentID))
+        let port = try #require(address.port)
+        func get(_ range: String? = nil) async throws -> RawHTTP.Response {
+            let request = "GET \(address.path(percentEncoded: true)) HTTP/1.1\r\nHost: x\r\n\(range.map { "Range: \($0)\r\n" } ?? "")Connection: close\r\n\r\n"
+            return try #require(try await RawHTTP.exchange(port: port, Array(request.utf8)).first)
+        }
+        let whole = try await get()
+        #expect(whole.status == 200 && whole.body.utf8.count == 5000 && Array(whole.body.utf8) == Array(content))
+        let tail = try await get("bytes=4990-")
+        #expect(tail.status == 206 && Array(tail.body.utf8) == Array(content.suffix(10)))
+
+        // The session ends: the file is no longer served.
+        await rig.system.stopSession(on: route.session)
+        #expect(await eventually { await rig.handle.cast.servedFileCount == 0 })
+        #expect(try await get().status == 404)
+
+        // A file that is not there is refused before the receiver is asked.
+        let loads = rig.peer.received(CastNamespace.media, type: "LOAD").count
+        await #expect(throws: MediaDeviceError.self) {
+            _ = try await rig.system.startSession(on: route.session, identifier: nil, url: URL(fileURLWithPath: path + ".missing"))
+        }
+        #expect(rig.peer.received(CastNamespace.media, type: "LOAD").count == loads)
     }
 
     @Test func loadFailedIsATypedSessionFailureAndTheRouteStays() async throws {

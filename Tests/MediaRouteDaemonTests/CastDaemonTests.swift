@@ -49,6 +49,21 @@ struct CastDaemonTests {
         #expect(await eventually { abs((((try? await peer.state())?["volume"] as? [String: Any])?["level"] as? Double ?? 0) - 0.25) < 0.01 })
         try await MediaRouteCtl.Stop.parse(["--bus", bus.address, "--to", "Lounge TV"]).run(console: RecordingConsole())
         #expect(await eventually { (try? await peer.state())?["app"] is NSNull }, "stopping ends the app on the TV")
+
+        // A local file: the daemon serves it to the TV, which fetches it from the box.
+        let file = NSTemporaryDirectory() + "mr-cast-daemon-\(UUID().uuidString.prefix(8)).mp3"
+        try Data(repeating: 0x55, count: 3000).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let local = RecordingConsole()
+        try await MediaRouteCtl.Play.parse(["--bus", bus.address, file, "--to", "Lounge TV"]).run(console: local)
+        #expect(local.lines.contains { $0.hasPrefix("Lounge TV: playing") }, "\(local.lines)")
+        let served = try #require(peer.received(CastNamespace.media, type: "LOAD").last.flatMap { ($0["media"] as? [String: Any])?["contentId"] as? String })
+        #expect(served.hasPrefix("http://\(room.hostAddress):") && served.hasSuffix(".mp3"), "\(served)")
+        #expect(await eventually(timeout: .seconds(5)) {
+            (((try? await peer.state())?["fetched"] as? [String: Any])?[served] as? [String: Any])?["bytes"] as? Int == 3000
+        }, "the TV fetched the whole file from the box")
+        try await MediaRouteCtl.Stop.parse(["--bus", bus.address, "--to", "Lounge TV"]).run(console: RecordingConsole())
+
         let pins = try String(contentsOfFile: state + "/cast-certificates.json", encoding: .utf8)
         #expect(pins.contains("cast:\(peer.id)"), "the certificate is pinned in the state directory: \(pins)")
     }

@@ -129,6 +129,7 @@ class Receiver:
         self.listener = None
         self.zeroconf = None
         self.info = None
+        self.fetched = {}          # contentId -> {"status", "bytes"}: what a LOAD of a sender-served file fetched
 
     # state ------------------------------------------------------------------
     def position(self):
@@ -149,6 +150,17 @@ class Receiver:
             })
         return {"type": "RECEIVER_STATUS", "requestId": request_id,
                 "status": {"applications": apps, "volume": dict(self.volume, controlType="attenuation", stepInterval=0.05)}}
+
+    def fetch(self, url):
+        import urllib.error
+        import urllib.request
+        try:
+            with urllib.request.urlopen(url, timeout=5) as answer:
+                self.fetched[url] = {"status": answer.status, "bytes": len(answer.read())}
+        except urllib.error.HTTPError as error:
+            self.fetched[url] = {"status": error.code, "bytes": 0}
+        except OSError as error:
+            self.fetched[url] = {"status": 0, "error": str(error)}
 
     def media_status(self, request_id=0):
         statuses = []
@@ -265,6 +277,9 @@ class Receiver:
                               "metadata": item.get("metadata"), "queue": []}
                 reply(MEDIA, self.media_status(request_id))
                 self.broadcast_media_status()
+                if "/media/" in content:
+                    # A file the sender serves itself: fetched as a real receiver would.
+                    threading.Thread(target=self.fetch, args=(content,), daemon=True).start()
             elif media is None:
                 reply(MEDIA, {"type": "INVALID_PLAYER_STATE", "requestId": request_id} if kind != "GET_STATUS" else self.media_status(request_id))
             elif kind == "GET_STATUS":
@@ -339,6 +354,7 @@ class Receiver:
                             sender.send(self.app["transportId"], peer[0], TEST_NAMESPACE, rest[0] if rest else "")
             elif name == "state":
                 return "ok " + json.dumps({"app": self.app and self.app["appId"], "volume": self.volume, "senders": len(self.senders),
+                                           "fetched": self.fetched,
                                            "media": self.media and {k: self.media[k] for k in ("state", "contentId", "queue")},
                                            "position": self.position()})
             elif name == "unannounce":

@@ -1,0 +1,114 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// Local files handed to devices that fetch media themselves (UPnP renderers, Cast
+/// receivers), each at `/media/TOKEN/NAME` for the one host it was handed to.
+///
+/// A token is 128 random bits; a request for any other path, from any other host, or
+/// after the file was taken back is refused, so the server never reads a path a request
+/// names.
+public final class ServedFiles: Sendable {
+    /// A file handed to one device.
+    public struct File: Sendable {
+        public var path: String
+        public var mimeType: String
+        /// Only this host may fetch it (the device that was told its URL).
+        public var allowedHost: String
+        /// Headers some devices want beside the file (DLNA's transfer mode, say).
+        public var extraHeaders: [(String, String)]
+
+        public init(path: String, mimeType: String, allowedHost: String, extraHeaders: [(String, String)] = []) {
+            self.path = path
+            self.mimeType = mimeType
+            self.allowedHost = allowedHost
+            self.extraHeaders = extraHeaders
+        }
+    }
+
+    private let files = Mutex<[String: File]>([:])
+
+    public init() {}
+
+    /// 128 random bits in hex.
+    public static func token() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in
+            let value = generator.next() as UInt64
+            let hex = String(value, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+    }
+
+    /// Serves `file` until ``remove(_:)``; returns its token.
+    public func add(_ file: File) -> String {
+        let token = Self.token()
+        files.withLock { $0[token] = file }
+        return token
+    }
+
+    public func remove(_ token: String) { files.withLock { _ = $0.removeValue(forKey: token) } }
+
+    /// How many files are served now.
+    public var count: Int { files.withLock { $0.count } }
+
+    /// The path a device fetches `token`'s file at; `name` (what the device may show) is
+    /// percent-encoded.
+    public static func path(token: String, name: String) -> String {
+        let encoded = name.utf8.map { byte -> String in
+            let safe = (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || "-._~".utf8.contains(byte)
+            return safe ? String(UnicodeScalar(byte)) : "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+        }.joined()
+        return "/media/\(token)/\(encoded)"
+    }
+
+    /// The answer to a request under `/media/`; nil for any other path (another handler's).
+    public func response(to request: HTTPServerRequest) -> HTTPServerResponse? {
+        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true)
+        guard parts.first == "media" else { return nil }
+        guard request.method == "GET" || request.method == "HEAD" else { return HTTPServerResponse(status: 405) }
+        guard parts.count == 3, let file = files.withLock({ $0[String(parts[1])] }) else { return HTTPServerResponse(status: 404) }
+        guard request.remoteHost == file.allowedHost else { return HTTPServerResponse(status: 403) }
+        return Self.serve(file, range: request[header: "range"])
+    }
+
+    static func serve(_ file: File, range: String?) -> HTTPServerResponse {
+        var info = stat()
+        guard stat(file.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return HTTPServerResponse(status: 404) }
+        let total = Int(info.st_size)
+        var headers: [(String, String)] = [("Content-Type", file.mimeType), ("Accept-Ranges", "bytes")] + file.extraHeaders
+        guard let range else { return HTTPServerResponse(status: 200, headers: headers, body: .file(path: file.path, range: nil, total: total)) }
+        guard let span = ByteRange.parse(range, total: total) else {
+            headers.append(("Content-Range", "bytes */\(total)"))
+            return HTTPServerResponse(status: 416, headers: headers)
+        }
+        headers.append(("Content-Range", "bytes \(span.lowerBound)-\(span.upperBound)/\(total)"))
+        return HTTPServerResponse(status: 206, headers: headers, body: .file(path: file.path, range: span, total: total))
+    }
+}
+
+/// A `Range: bytes=…` header with one range (devices seek with `bytes=N-`).
+public enum ByteRange {
+    /// The satisfiable span, or nil (answer 416).
+    public static func parse(_ header: String, total: Int) -> ClosedRange<Int>? {
+        // By scalars: "\r\n" is one Character.
+        let scalars = header.unicodeScalars
+        let isSpace = { (scalar: Unicode.Scalar) in scalar == " " || scalar == "\t" || scalar == "\r" || scalar == "\n" }
+        guard let head = scalars.firstIndex(where: { !isSpace($0) }), let tail = scalars.lastIndex(where: { !isSpace($0) }) else { return nil }
+        let trimmed = String(scalars[head...tail]).lowercased()
+        guard trimmed.hasPrefix("bytes="), total > 0 else { return nil }
+        let spec = trimmed.dropFirst(6)
+        guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return nil }
+        let first = spec[..<dash]
+        let last = spec[spec.index(after: dash)...]
+        if first.isEmpty {
+            guard let suffix = Int(last), suffix > 0 else { return nil }
+            return max(total - suffix, 0)...(total - 1)
+        }
+        guard let start = Int(first), start >= 0, start < total else { return nil }
+        if last.isEmpty { return start...(total - 1) }
+        guard let end = Int(last), end >= start else { return nil }
+        return start...min(end, total - 1)
+    }
+}
