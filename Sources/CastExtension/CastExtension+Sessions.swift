@@ -3,9 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#endif
 import CastChannel
 import HTTPServing
 import MediaDevice
@@ -128,10 +125,7 @@ extension CastExtension: MediaDeviceExtension {
     /// (or a file we cannot read) is refused before the receiver is asked.
     static func checkPlayable(_ url: URL) throws(MediaDeviceError) {
         if url.isFileURL {
-            var info = stat()
-            guard stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, access(url.path, R_OK) == 0 else {
-                throw MediaDeviceError(.invalidArgument, "\(url.path) is not a readable file")
-            }
+            guard ServedFiles.isReadableFile(atPath: url.path) else { throw MediaDeviceError(.invalidArgument, "\(url.path) is not a readable file") }
             return
         }
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
@@ -148,19 +142,19 @@ extension CastExtension: MediaDeviceExtension {
         guard let facing = route.endpoint.attributes["interfaceAddress"], case .ip(let host, _, _) = route.endpoint.address else {
             throw MediaDeviceError(.sessionFailed, "no local address faces \(route.device.displayName) to serve \(url.lastPathComponent) from")
         }
-        let base: String
+        let file = ServedFiles.File(path: url.path, mimeType: Self.contentType(of: url), allowedHost: host)
+        let offered: (url: String, token: String)
         do {
-            base = try await fileServers.base(on: facing)
+            offered = try await files.offer(file, named: url.lastPathComponent, on: facing, via: fileServers)
         } catch {
             throw MediaDeviceError(.sessionFailed, error.description)
         }
-        let token = files.add(ServedFiles.File(path: url.path, mimeType: Self.contentType(of: url), allowedHost: host))
         guard routes[id]?.playback != nil else {
-            files.remove(token)
+            files.remove(offered.token)
             throw MediaDeviceError(.deviceNotActive, "the session ended")
         }
-        routes[id]?.playback?.fileTokens.append(token)
-        return base + ServedFiles.path(token: token, name: url.lastPathComponent)
+        routes[id]?.playback?.fileTokens.append(offered.token)
+        return offered.url
     }
 
     /// Stops serving what a session handed to its receiver.

@@ -63,6 +63,22 @@ public final class ServedFiles: Sendable {
         return "/media/\(token)/\(encoded)"
     }
 
+    /// Whether `path` is a regular file this process can read (what may be handed to a device).
+    public static func isReadableFile(atPath path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && access(path, R_OK) == 0
+    }
+
+    /// Hands `file` to its device: starts (or reuses) `pool`'s server on `address`, the local
+    /// address facing the device, and returns the URL the device fetches and the token to
+    /// ``remove(_:)`` when it no longer may.
+    /// - Throws: ``HTTPServerError`` when no server can listen on `address` (nothing is served).
+    public func offer(_ file: File, named name: String, on address: String, via pool: HTTPServerPool) async throws(HTTPServerError) -> (url: String, token: String) {
+        let base = try await pool.base(on: address)
+        let token = add(file)
+        return (base + Self.path(token: token, name: name), token)
+    }
+
     /// The answer to a request under `/media/`; nil for any other path (another handler's).
     public func response(to request: HTTPServerRequest) -> HTTPServerResponse? {
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: true)

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HTTPServing
 import LANTransport
 import Logging
@@ -61,7 +58,7 @@ final class CallbackRoutes: Sendable {
 /// The HTTP servers facing renderers, one per local address, started on first use.
 struct CallbackServers: Sendable {
     let routes: CallbackRoutes
-    private let pool: HTTPServerPool
+    let pool: HTTPServerPool
 
     init(logger: Logger) {
         let routes = CallbackRoutes()

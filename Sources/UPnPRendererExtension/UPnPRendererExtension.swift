@@ -308,22 +308,18 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
             return (text, MediaTypes.mimeType(forPath: url.path), name, nil)
         }
         let path = url.path
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, access(path, R_OK) == 0 else {
-            throw MediaDeviceError(.invalidArgument, "\(path) is not a readable file")
-        }
+        guard ServedFiles.isReadableFile(atPath: path) else { throw MediaDeviceError(.invalidArgument, "\(path) is not a readable file") }
         guard let facing = renderer.endpoint.attributes["interfaceAddress"], case .ip(let host, _, _) = renderer.endpoint.address else {
             throw MediaDeviceError(.sessionFailed, "no local address faces \(renderer.device.displayName)")
         }
-        let base: String
+        let mimeType = MediaTypes.mimeType(forPath: path)
+        let file = ServedFiles.File(path: path, mimeType: mimeType, allowedHost: host, extraHeaders: CallbackRoutes.dlnaHeaders)
         do {
-            base = try await servers.base(on: facing)
+            let (mediaURL, token) = try await servers.routes.files.offer(file, named: name, on: facing, via: servers.pool)
+            return (mediaURL, mimeType, name, token)
         } catch {
             throw MediaDeviceError(.sessionFailed, error.description)
         }
-        let mimeType = MediaTypes.mimeType(forPath: path)
-        let token = servers.routes.files.add(ServedFiles.File(path: path, mimeType: mimeType, allowedHost: host, extraHeaders: CallbackRoutes.dlnaHeaders))
-        return (base + ServedFiles.path(token: token, name: name), mimeType, name, token)
     }
 
     private func handle(_ report: RendererSessionReport, session: MediaOutputSession) {

@@ -65,13 +65,22 @@ import Testing
         let path = NSTemporaryDirectory() + "pooled-\(UUID().uuidString).txt"
         try Data("hello".utf8).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let token = files.add(ServedFiles.File(path: path, mimeType: "text/plain", allowedHost: "127.0.0.1"))
+        #expect(ServedFiles.isReadableFile(atPath: path))
+        #expect(!ServedFiles.isReadableFile(atPath: NSTemporaryDirectory()), "a directory is not a file")
+        #expect(!ServedFiles.isReadableFile(atPath: path + ".missing"))
+        let offered = try await files.offer(ServedFiles.File(path: path, mimeType: "text/plain", allowedHost: "127.0.0.1"), named: "a.txt", on: "127.0.0.1", via: pool)
+        #expect(offered.url == first + ServedFiles.path(token: offered.token, name: "a.txt"))
         let port = try #require(UInt16(first.split(separator: ":").last ?? ""))
-        let request = "GET \(ServedFiles.path(token: token, name: "a.txt")) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        let request = "GET \(ServedFiles.path(token: offered.token, name: "a.txt")) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
         let answer = await Task.detached { exchange(port: port, request) }.value
         #expect(answer.hasPrefix("HTTP/1.1 200"))
         #expect(answer.hasSuffix("hello"))
         await expectThrows { _ = try await pool.base(on: "198.51.100.77") }
+        let before = files.count
+        await expectThrows {
+            _ = try await files.offer(ServedFiles.File(path: path, mimeType: "text/plain", allowedHost: "198.51.100.2"), named: "a.txt", on: "198.51.100.77", via: pool)
+        }
+        #expect(files.count == before, "nothing is served when no server can listen")
         await pool.closeAll()
     }
 
