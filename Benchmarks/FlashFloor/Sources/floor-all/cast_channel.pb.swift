@@ -1,0 +1,1 @@
+../../../../Sources/CastChannel/cast_channel.pb.swift

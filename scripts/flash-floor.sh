@@ -1,0 +1,28 @@
+#!/bin/sh
+# The flash floor (issue 19, item 9; Docs/benchmarks.md, "Flash"): builds
+# Benchmarks/FlashFloor, small programs that each use one library the project's brief
+# names (and one that uses all of them), with the release build's size measures
+# (static Swift runtime, -Osize, function sections, lld with the same wrapper that
+# leaves unused objects out, identical code folded, no unwind tables, packed
+# relocations), strips each and prints its size. MediaRoute's own code is in none of them.
+#
+# Usage: scripts/flash-floor.sh     (about 4 minutes from clean; the packages come
+#                                    from the same mirror as the main package's)
+set -eu
+cd "$(dirname "$0")/.."
+link=$(pwd)/Packaging/link
+cd Benchmarks/FlashFloor
+swift build -c release --static-swift-stdlib --scratch-path .build-release \
+    -Xswiftc -Osize -Xswiftc -Xfrontend -Xswiftc -function-sections \
+    -Xswiftc -use-ld=lld -Xswiftc -ld-path="$link/ld-static-system-libs" \
+    -Xlinker -T -Xlinker "$link/no-unwind-tables.ld" -Xlinker --icf=all \
+    -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic >/dev/null
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+echo "| program | stripped bytes | MB |"
+echo "|---|---|---|"
+for product in floor-hello floor-cli floor-json floor-nio floor-tls floor-protobuf floor-all; do
+    strip -o "$work/$product" ".build-release/release/$product"
+    bytes=$(stat -c %s "$work/$product")
+    echo "| $product | $bytes | $(awk "BEGIN { printf \"%.2f\", $bytes / 1000000 }") |"
+done
