@@ -11,7 +11,12 @@
 set -eu
 cd "$(dirname "$0")/.."
 link=$(pwd)/Packaging/link
+# The same package requirements as the daemon's, taken from its manifest.
+dependencies=$(grep -E '^[[:space:]]*\.package\(url:' Package.swift)
+[ -n "$dependencies" ] || { echo "flash-floor: no dependencies found in Package.swift" >&2; exit 1; }
 cd Benchmarks/FlashFloor
+DEPENDENCIES="$dependencies" awk '$0 == "@DEPENDENCIES@" { print ENVIRON["DEPENDENCIES"]; next } { print }' \
+    Package.swift.in > Package.swift
 swift build -c release --static-swift-stdlib --scratch-path .build-release \
     -Xswiftc -Osize -Xswiftc -Xfrontend -Xswiftc -function-sections \
     -Xswiftc -use-ld=lld -Xswiftc -ld-path="$link/ld-static-system-libs" \
