@@ -200,7 +200,10 @@ extension MediaRouteCtl {
         public static let configuration = CommandConfiguration(abstract: "List the devices found in a few seconds.")
 
         @OptionGroup public var common: CommonOptions
-        @Option(help: "How long to discover, in seconds.") public var seconds: Double = 1
+        // Three seconds: SSDP and mDNS ask a second time after 1 s, so a device whose first
+        // query or answer was lost (multicast is lossy on Wi-Fi) has 2 s to answer the second,
+        // and a BLE speaker that advertises about once a second is seen more than once.
+        @Option(help: "How long to discover, in seconds.") public var seconds: Double = 3
         @Flag(help: "Print JSON.") public var json = false
 
         public init() {}

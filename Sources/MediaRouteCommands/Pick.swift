@@ -11,7 +11,8 @@ extension MediaRouteCtl {
             abstract: "Pick a device interactively (arrow keys or its number, Enter), then activate it.")
 
         @OptionGroup public var common: CommonOptions
-        @Option(help: "Without a terminal: how long to discover before asking for a number.") public var seconds: Double = 1
+        // As long as `devices` discovers by default, for the same reasons (see there).
+        @Option(help: "Without a terminal: how long to discover before asking for a number.") public var seconds: Double = 3
         @Option(help: "The pairing code, if the device asks for one.") public var pin: String?
 
         public init() {}
