@@ -48,7 +48,7 @@ struct Daemon {
                          its [daemon] keys are these options' defaults
           --adapters     follow network interfaces and Bluetooth controllers through udev (default: on)
           --bluez-bus    where BlueZ is, for BLE speakers (default: system with --bus system, else off)
-          --lan          find UPnP/DLNA renderers on the LAN (default: on with --bus system, else off)
+          --lan          find TVs and speakers on the LAN: UPnP/DLNA, Google Cast, AirPlay (default: on with --bus system, else off)
           --lan-interfaces  search only these interfaces (default: the usable LAN and Wi-Fi adapters)
           --ignored-report  how often SSDP/mDNS datagrams that were ignored (malformed, pointing at another
                             host, over the device table) are reported, as one line with counts (default 60)
