@@ -181,7 +181,7 @@ struct Bench {
     /// Drops a file's pages from the page cache, as on a box that has just started the daemon
     /// from flash, where only what it reads is cached. Right after a link the whole binary is
     /// cached, and the kernel's fault-around then maps up to 64 KB of cached pages around each
-    /// page the daemon touches: measured 14.7 MB resident instead of 11.1 MB (Docs/benchmarks.md).
+    /// page the daemon touches: 14.5-14.8 MB resident instead of about 11 MB (Docs/benchmarks.md).
     static func evictFromPageCache(_ path: String) {
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else { return }
