@@ -103,6 +103,7 @@ extension Bench {
             print("cast: daemon memory needs \(daemonBinary) and \(ctlBinary) (make release)")
             return
         }
+        evictFromPageCache(daemonBinary)  // as started from flash (see `daemon`)
         let bus = try PrivateBus()
         let state = NSTemporaryDirectory() + "mr-cast-bench-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
