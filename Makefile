@@ -17,7 +17,7 @@ DOCDIR ?= $(PREFIX)/share/doc/mediaroute
 # The binaries `install-files` copies (`install` builds them first).
 BINARIES ?= .build-release/release
 
-.PHONY: deps build demo test fuzz fuzz-ci release release-flags install install-files uninstall benchmarks hil clean
+.PHONY: deps build demo test fuzz fuzz-ci release release-flags release-size-flags install install-files uninstall benchmarks hil clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -67,14 +67,17 @@ fuzz-ci: deps
 #   (Packaging/link/no-unwind-tables.ld says why nothing needs them, 2.9 MB).
 ORDER_FILE = $(CURDIR)/Packaging/mediarouted.order
 RELEASE_LINK = $(CURDIR)/Packaging/link
-RELEASE_FLAGS = -c release --disable-default-traits --static-swift-stdlib -Xswiftc -Osize --scratch-path .build-release \
+# The measures for size alone, which scripts/flash-floor.sh applies to the libraries on their own.
+RELEASE_SIZE_FLAGS = -c release --static-swift-stdlib -Xswiftc -Osize \
 	-Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld \
 	-Xswiftc -ld-path=$(RELEASE_LINK)/ld-static-system-libs \
+	-Xlinker -T -Xlinker $(RELEASE_LINK)/no-unwind-tables.ld -Xlinker --icf=all \
+	-Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic
+RELEASE_FLAGS = $(RELEASE_SIZE_FLAGS) --disable-default-traits --scratch-path .build-release \
 	-Xlinker $(CURDIR)/.build-release/no-socket-activation.o \
 	-Xlinker -T -Xlinker $(RELEASE_LINK)/private-functions.ld \
-	-Xlinker -T -Xlinker $(RELEASE_LINK)/no-unwind-tables.ld -Xlinker --icf=all \
 	-Xlinker --symbol-ordering-file=$(ORDER_FILE) -Xlinker --no-warn-symbol-ordering \
-	-Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic -Xlinker --build-id
+	-Xlinker --build-id
 
 # One file, mediarouted, is the daemon and, run as mediaroutectl (a link), the tool:
 # flash on a box is counted in megabytes, and the two static binaries were 95 %
@@ -89,6 +92,10 @@ release: deps .build-release/order-stamp .build-release/no-socket-activation.o
 # For scripts/order-file.sh, which links the daemon once more with a link map.
 release-flags:
 	@echo $(RELEASE_FLAGS)
+
+# For scripts/flash-floor.sh.
+release-size-flags:
+	@echo $(RELEASE_SIZE_FLAGS)
 
 .build-release/no-socket-activation.o: $(RELEASE_LINK)/no-socket-activation.c
 	mkdir -p .build-release
