@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 
 /// A request made to us: a device's GENA `NOTIFY` or media fetch, a local app's push.
 public struct HTTPServerRequest: Sendable {
@@ -63,17 +64,96 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// What one server lets its peers hold: connections in all and per peer address, and how
+/// long a request may take to arrive whole.
+public struct HTTPServerLimits: Sendable, Equatable {
+    /// Connections open at once; one more is closed as soon as it is accepted.
+    public var maximumConnections: Int
+    /// Connections open at once from one peer address.
+    public var maximumConnectionsPerHost: Int
+    /// From a connection's start (or the end of its last answer) to its next request's last
+    /// byte: a peer that sends a byte now and then (slowloris) is closed when it passes, however
+    /// often it sends. An answer being sent (a file, a live stream) is not limited by it.
+    public var requestDeadline: Duration
+
+    public init(maximumConnections: Int = 64, maximumConnectionsPerHost: Int = 8, requestDeadline: Duration = .seconds(10)) {
+        self.maximumConnections = maximumConnections
+        self.maximumConnectionsPerHost = maximumConnectionsPerHost
+        self.requestDeadline = requestDeadline
+    }
+}
+
+/// The connections of one server, counted per peer address.
+final class ConnectionLimiter: Sendable {
+    private struct State {
+        var open = 0
+        var perHost: [String: Int] = [:]
+        var refused = 0
+        var timedOut = 0
+    }
+
+    let limits: HTTPServerLimits
+    private let state = Mutex(State())
+
+    init(limits: HTTPServerLimits) {
+        self.limits = limits
+    }
+
+    /// Whether a connection from `host` may stay; if so it is counted until ``release(_:)``.
+    func admit(_ host: String) -> Bool {
+        state.withLock { state in
+            guard state.open < limits.maximumConnections, state.perHost[host, default: 0] < limits.maximumConnectionsPerHost else {
+                state.refused += 1
+                return false
+            }
+            state.open += 1
+            state.perHost[host, default: 0] += 1
+            return true
+        }
+    }
+
+    func release(_ host: String) {
+        state.withLock { state in
+            state.open -= 1
+            state.perHost[host, default: 1] -= 1
+            if state.perHost[host] == 0 { state.perHost[host] = nil }
+        }
+    }
+
+    func countTimeout() {
+        state.withLock { $0.timedOut += 1 }
+    }
+
+    var counts: HTTPServer.ConnectionCounts {
+        state.withLock { HTTPServer.ConnectionCounts(open: $0.open, refused: $0.refused, timedOut: $0.timedOut) }
+    }
+}
+
 /// The one small HTTP/1.1 server on swift-nio the box runs, for what devices fetch
 /// from us or send us (GENA callbacks, media files) and for local apps' pushes:
 /// request bodies bounded (a body over the limit is not read; the handler is told),
-/// connections silent for the idle timeout closed, keep-alive honoured.
+/// connections capped in all and per peer (``HTTPServerLimits``), a request that does not
+/// arrive whole within its deadline closed, connections silent for the idle timeout
+/// closed, keep-alive honoured. NIO's decoder bounds a request head to 80 KB; with the
+/// caps and the deadline a peer can hold at most that much per connection, briefly.
 public final class HTTPServer: Sendable {
     public typealias Handler = @Sendable (HTTPServerRequest) async -> HTTPServerResponse
+
+    /// Connections open now, refused over the caps, and closed at the request deadline, since the start.
+    public struct ConnectionCounts: Sendable, Equatable {
+        public var open: Int
+        public var refused: Int
+        public var timedOut: Int
+    }
 
     /// The address and port the server listens on.
     public let host: String
     public let port: UInt16
     private let channel: any Channel
+    private let limiter: ConnectionLimiter
+
+    /// What the server's peers hold now and what it refused (for tests and status).
+    public var connectionCounts: ConnectionCounts { limiter.counts }
 
     /// Listens on `host` (an interface address, or loopback; port 0 picks one).
     /// - Parameter answersOversizedRequests: a request whose body is over
@@ -82,19 +162,26 @@ public final class HTTPServer: Sendable {
     /// - Throws: ``HTTPServerError`` when it cannot bind.
     public init(
         host: String, port: UInt16 = 0, maximumRequestBytes: Int = 64 * 1024, answersOversizedRequests: Bool = false,
-        idleTimeout: Duration = .seconds(30), backlog: Int32 = 256,
+        idleTimeout: Duration = .seconds(30), backlog: Int32 = 256, limits: HTTPServerLimits = HTTPServerLimits(),
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, logger: Logger = Logger(label: "mediaroute.http"),
         handler: @escaping Handler
     ) async throws(HTTPServerError) {
+        let limiter = ConnectionLimiter(limits: limits)
+        self.limiter = limiter
         do {
             channel = try await ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: backlog)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
+                    // Over a cap: closed at once, before any byte is read.
+                    let peer = channel.remoteAddress?.ipAddress ?? "?"
+                    guard limiter.admit(peer) else { return channel.close() }
+                    channel.closeFuture.whenComplete { _ in limiter.release(peer) }
+                    return channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: TimeAmount(idleTimeout)))
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                        try channel.pipeline.syncOperations.addHandler(RequestDeadline(deadline: limits.requestDeadline, limiter: limiter))
                         try channel.pipeline.syncOperations.addHandler(
                             RequestHandler(
                                 maximumBytes: maximumRequestBytes, answersOversizedRequests: answersOversizedRequests, handler: handler, logger: logger))
@@ -116,6 +203,57 @@ public final class HTTPServer: Sendable {
     /// Returns when the server has stopped listening.
     public func waitUntilClosed() async {
         try? await channel.closeFuture.get()
+    }
+}
+
+/// Closes a connection whose request has not arrived whole by its deadline: armed when the
+/// connection starts and when an answer ends, disarmed when a request's last part arrives,
+/// so bytes trickled in cannot keep a connection (and its descriptor) forever.
+private final class RequestDeadline: ChannelDuplexHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let deadline: Duration
+    private let limiter: ConnectionLimiter
+    private var timer: Scheduled<Void>?
+
+    init(deadline: Duration, limiter: ConnectionLimiter) {
+        self.deadline = deadline
+        self.limiter = limiter
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        arm(context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .end = unwrapInboundIn(data) {
+            timer?.cancel()
+            timer = nil
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { arm(context) }
+        context.write(data, promise: promise)
+    }
+
+    private func arm(_ context: ChannelHandlerContext) {
+        timer?.cancel()
+        let limiter = self.limiter
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(in: TimeAmount(deadline)) {
+            limiter.countTimeout()
+            bound.value.close(promise: nil)
+        }
     }
 }
 

@@ -95,7 +95,10 @@ public final class LANTransport: Transport {
     public func discover() -> DiscoveryEvents {
         let (stream, continuation) = DiscoveryEvents.makeStream()
         let id = nextRun.add(1, ordering: .relaxed).newValue
-        let run = SSDPDiscoveryRun(configuration: configuration, continuation: continuation, clock: clock, logger: logger)
+        let http = self.http
+        let run = SSDPDiscoveryRun(
+            configuration: configuration, continuation: continuation, clock: clock, logger: logger,
+            stillAnswers: { url in await Self.stillAnswers(url, http: http) })
         let browser = configuration.browsedServiceTypes.isEmpty ? nil : MDNSBrowseRun(
             serviceTypes: configuration.browsedServiceTypes, interfaces: configuration.interfaces,
             maximumQueryInterval: configuration.maximumBrowseInterval, ignoredReportPeriod: configuration.ignoredReportPeriod,
@@ -114,6 +117,22 @@ public final class LANTransport: Transport {
             }
         }
         return stream
+    }
+
+    /// Whether a device's description URL still answers (any HTTP answer counts; refused,
+    /// unreachable or silent for 2 s does not): what decides that a device announced from
+    /// another address has really moved.
+    static func stillAnswers(_ url: HTTPURL, http: LANHTTPClient) async -> Bool {
+        do {
+            _ = try await http.request("GET", host: url.host, port: url.port, path: url.path,
+                                       limits: HTTPLimits(maximumBodyBytes: 16 * 1024, timeout: .seconds(2), maximumRedirects: 0))
+            return true
+        } catch {
+            switch error.code {
+            case .unreachable, .connectionRefused, .timedOut, .closed, .unavailable, .discoveryFailed: return false
+            default: return true
+            }
+        }
     }
 
     /// Browses DNS-SD service types over mDNS alone (no SSDP).
@@ -178,6 +197,12 @@ public final class LANTransport: Transport {
 /// One discovery: sockets per interface, the NOTIFY listener, the device table with expiry.
 actor SSDPDiscoveryRun {
     static let maximumDevices = 512
+    /// Datagrams acted on per second, from one source and from all: a flood is dropped and
+    /// counted before any work (honest devices send a few a minute, a burst at start-up).
+    static let datagramBudget = (perSource: SourceRateBudget.Rate(perSecond: 50, burst: 200),
+                                 overall: SourceRateBudget.Rate(perSecond: 1000, burst: 2000))
+    /// Checks of a device's old address at once (each a TCP connection for up to 2 s).
+    static let maximumChecks = 4
 
     private struct Known {
         var endpoint: Endpoint
@@ -205,8 +230,19 @@ actor SSDPDiscoveryRun {
     private var reader: Task<Void, Never>?
     private var stopped = false
     private let ignored: IgnoredDatagrams
+    private var budget = SourceRateBudget(perSource: datagramBudget.perSource, overall: datagramBudget.overall)
+    /// Asks a device's description URL whether it still answers.
+    private let stillAnswers: @Sendable (HTTPURL) async -> Bool
+    /// Devices announced from another address than the one they were learned at, while the old
+    /// address is checked: the newest such announcement, and when the check may run again.
+    private var moves: [String: (endpoint: Endpoint, checking: Bool, nextCheck: Duration)] = [:]
+    private var checksRunning = 0
 
-    init(configuration: LANTransport.Configuration, continuation: DiscoveryEvents.Continuation, clock: any HostClock, logger: Logger) {
+    init(
+        configuration: LANTransport.Configuration, continuation: DiscoveryEvents.Continuation, clock: any HostClock, logger: Logger,
+        stillAnswers: @escaping @Sendable (HTTPURL) async -> Bool = { _ in true }
+    ) {
+        self.stillAnswers = stillAnswers
         self.configuration = configuration
         self.clock = clock
         self.continuation = continuation
@@ -338,7 +374,16 @@ actor SSDPDiscoveryRun {
             return
         }
         guard message.kind != .search, let udn = message.udn else { return }
+        guard budget.spend(1, by: datagram.host, now: clock.now()) else {
+            ignored.count("over the source's datagram budget")
+            return
+        }
         if message.kind == .notify && message.notificationSubtype?.lowercased() == "ssdp:byebye" {
+            // Only the address a device was learned at may say it leaves (anyone can send a byebye).
+            if let entry = known[udn], entry.endpoint.host != datagram.host {
+                ignored.count("byebye from another host than the device's")
+                return
+            }
             if known[udn] != nil && leaving[udn] == nil {
                 leaving[udn] = clock.now() + configuration.byebyeGrace
                 logger.info("SSDP byebye", metadata: ["udn": "\(udn)"])
@@ -346,46 +391,18 @@ actor SSDPDiscoveryRun {
             }
             return
         }
+        if let entry = known[udn], entry.endpoint.host != datagram.host {
+            considerMove(udn, from: datagram, message: message)
+            return
+        }
         if message.kind == .searchResponse || message.notificationSubtype?.lowercased() != "ssdp:byebye" {
             leaving[udn] = nil
         }
-        let maxAge = min(message.maxAge ?? configuration.defaultMaxAge, configuration.maximumMaxAge ?? Int.max)
-        let accepted = message.target.map { target in configuration.acceptedTargetPrefixes.contains { target.hasPrefix($0) } } ?? false
-        guard accepted else {
-            // Other announcements of a known device (root device, services) keep it alive.
-            if var entry = known[udn] {
-                entry.expires = max(entry.expires, clock.now() + .seconds(maxAge))
-                known[udn] = entry
-            }
-            return
-        }
-        guard let location = message["LOCATION"], let target = HTTPURL(location) else {
-            ignored.count("no usable LOCATION")
-            return
-        }
-        guard target.host == datagram.host else {
-            // Following it would make us a reflector: a device may only point at itself.
-            ignored.count("LOCATION on another host")
-            return
-        }
-        let interface = datagram.interfaceName.flatMap { name in searchSockets[name]?.interface }
-            ?? searchSockets.values.map(\.interface).first { $0.contains(datagram.host) }
-            ?? (configuration.manualHosts.contains(datagram.host) ? MulticastInterface.current().first { $0.contains(datagram.host) } : nil)
-        guard let interface else {
-            ignored.count("from no interface in use")
-            return
-        }
-        var attributes = [
-            "location": location, "target": message.target ?? "", "maxAge": String(maxAge), "interfaceAddress": interface.address,
-        ]
-        if let server = message["SERVER"] { attributes["server"] = String(server.prefix(200)) }
-        let endpoint = Endpoint(
-            id: udn, transport: "lan", address: .ip(host: datagram.host, port: target.port, interface: interface.name), attributes: attributes,
-            services: [message.target ?? ""])
+        guard let (endpoint, maxAge) = endpoint(udn, from: datagram, message: message) else { return }
         let expires = clock.now() + .seconds(maxAge)
         if let previous = known[udn] {
             known[udn] = Known(endpoint: endpoint, expires: expires)
-            if previous.endpoint.address != endpoint.address || previous.endpoint.attributes["location"] != location {
+            if previous.endpoint.address != endpoint.address || previous.endpoint.attributes["location"] != endpoint.attributes["location"] {
                 continuation.yield(.updated(endpoint))
             }
         } else {
@@ -396,9 +413,96 @@ actor SSDPDiscoveryRun {
             }
             known[udn] = Known(endpoint: endpoint, expires: expires)
             continuation.yield(.appeared(endpoint))
-            logger.info("UPnP device found", metadata: ["udn": "\(udn)", "location": "\(location)", "interface": "\(interface.name)"])
+            logger.info("UPnP device found", metadata: ["udn": "\(udn)", "location": "\(endpoint.attributes["location"] ?? "")", "interface": "\(endpoint.interfaceName ?? "")"])
         }
         // The timer sleeps until the wake planned last; an earlier expiry needs it sooner.
+        if plannedWake.map({ nextWake < $0 }) ?? true { planTimer() }
+    }
+
+    /// The endpoint an announcement describes, with its max-age; nil (counted) when it is not one
+    /// to act on. An announcement for another target of a known device (its root device, a
+    /// service) only keeps that device alive.
+    private func endpoint(_ udn: String, from datagram: Datagram, message: SSDPMessage) -> (Endpoint, Int)? {
+        let maxAge = min(message.maxAge ?? configuration.defaultMaxAge, configuration.maximumMaxAge ?? Int.max)
+        let accepted = message.target.map { target in configuration.acceptedTargetPrefixes.contains { target.hasPrefix($0) } } ?? false
+        guard accepted else {
+            // Other announcements of a known device (root device, services) keep it alive.
+            if var entry = known[udn] {
+                entry.expires = max(entry.expires, clock.now() + .seconds(maxAge))
+                known[udn] = entry
+            }
+            return nil
+        }
+        guard let location = message["LOCATION"], let target = HTTPURL(location) else {
+            ignored.count("no usable LOCATION")
+            return nil
+        }
+        guard target.host == datagram.host else {
+            // Following it would make us a reflector: a device may only point at itself.
+            ignored.count("LOCATION on another host")
+            return nil
+        }
+        let interface = datagram.interfaceName.flatMap { name in searchSockets[name]?.interface }
+            ?? searchSockets.values.map(\.interface).first { $0.contains(datagram.host) }
+            ?? (configuration.manualHosts.contains(datagram.host) ? MulticastInterface.current().first { $0.contains(datagram.host) } : nil)
+        guard let interface else {
+            ignored.count("from no interface in use")
+            return nil
+        }
+        var attributes = [
+            "location": location, "target": message.target ?? "", "maxAge": String(maxAge), "interfaceAddress": interface.address,
+        ]
+        if let server = message["SERVER"] { attributes["server"] = String(server.prefix(200)) }
+        let endpoint = Endpoint(
+            id: udn, transport: "lan", address: .ip(host: datagram.host, port: target.port, interface: interface.name), attributes: attributes,
+            services: [message.target ?? ""])
+        return (endpoint, maxAge)
+    }
+
+    /// A known device announced from another address: it moves only once its old address stops
+    /// answering (a device that changed address does not answer there; one being impersonated
+    /// does). One check per device at a time, a few at once, and at most one per device every
+    /// 30 s: announcements cannot make checks without bound.
+    private func considerMove(_ udn: String, from datagram: Datagram, message: SSDPMessage) {
+        guard let (candidate, _) = endpoint(udn, from: datagram, message: message), let old = known[udn] else { return }
+        let now = clock.now()
+        var move = moves[udn] ?? (candidate, false, now)
+        move.endpoint = candidate
+        moves[udn] = move
+        guard !move.checking, move.nextCheck <= now, checksRunning < Self.maximumChecks,
+            let location = old.endpoint.attributes["location"].flatMap(HTTPURL.init)
+        else {
+            ignored.count("device announced from another host")
+            return
+        }
+        moves[udn]?.checking = true
+        checksRunning += 1
+        let check = stillAnswers
+        Task { [weak self] in
+            let answers = await check(location)
+            await self?.checked(udn, oldHost: old.endpoint.host, stillAnswers: answers)
+        }
+    }
+
+    private func checked(_ udn: String, oldHost: String?, stillAnswers: Bool) {
+        checksRunning -= 1
+        guard let move = moves[udn] else { return }
+        guard !stopped, let old = known[udn], old.endpoint.host == oldHost else {
+            moves[udn] = nil
+            return
+        }
+        if stillAnswers {
+            moves[udn] = (move.endpoint, false, clock.now() + .seconds(30))
+            logger.warning("a device was announced from another host while it still answers at its own: not moved",
+                           metadata: ["udn": "\(udn)", "at": "\(oldHost ?? "")", "claimed from": "\(move.endpoint.host ?? "")"])
+            return
+        }
+        moves[udn] = nil
+        let maxAge = Int(move.endpoint.attributes["maxAge"] ?? "") ?? configuration.defaultMaxAge
+        known[udn] = Known(endpoint: move.endpoint, expires: clock.now() + .seconds(maxAge))
+        leaving[udn] = nil
+        continuation.yield(.updated(move.endpoint))
+        logger.info("UPnP device moved", metadata: ["udn": "\(udn)", "from": "\(oldHost ?? "")", "to": "\(move.endpoint.host ?? "")"])
         if plannedWake.map({ nextWake < $0 }) ?? true { planTimer() }
     }
 
@@ -430,6 +534,7 @@ actor SSDPDiscoveryRun {
             leaving[udn] = nil
             if known.removeValue(forKey: udn) != nil { continuation.yield(.lost(endpointID: udn)) }
         }
+        moves = moves.filter { known[$0.key] != nil }
         if nextSearch <= now {
             searchEverywhere()
             nextSearch = now + searchInterval
@@ -443,6 +548,12 @@ extension Endpoint {
     /// The interface name of an IP endpoint.
     var interfaceName: String? {
         if case .ip(_, _, let interface) = address { return interface }
+        return nil
+    }
+
+    /// The host of an IP endpoint.
+    var host: String? {
+        if case .ip(let host, _, _) = address { return host }
         return nil
     }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import IPNetwork
 import Logging
 import MediaClock
 import NIOCore
@@ -13,15 +14,14 @@ import Transport
 /// Endpoints are keyed by the instance name (`Living Room._airplay._tcp.local`);
 /// their attributes are the TXT pairs plus `serviceType` and `interfaceAddress`.
 actor MDNSBrowseRun {
-    private struct CachedRecord {
-        var record: DNSRecord
-        /// On the browser's clock.
-        var received: Duration
-        var expires: Duration
-    }
-
     static let group = "224.0.0.251"
     static let maximumRecords = 4096
+    /// Records taken in per second from one source, and from all (RFC 6762 answers are a few
+    /// records; a flood is dropped and counted, never worked through).
+    static let recordBudget = (perSource: SourceRateBudget.Rate(perSecond: 200, burst: 400),
+                               overall: SourceRateBudget.Rate(perSecond: 4000, burst: 8000))
+    /// Questions and known answers in one query: one datagram, whatever the cache holds.
+    static let maximumQuestions = 48
 
     private let serviceTypes: [String]
     private let interfaceNames: [String]?
@@ -31,12 +31,15 @@ actor MDNSBrowseRun {
     private let sockets: MulticastSockets
     private var listener: (any Channel)?
     private var senders: MulticastSockets.Senders = [:]
-    private var cache: [String: CachedRecord] = [:]
+    private var cache: MDNSCache
+    private var budget: SourceRateBudget
     private var reported: [String: Endpoint] = [:]
     private var queryInterval: Duration = .seconds(1)
     private var nextQuery: Duration
     private let clock: any HostClock
     private var timer: Task<Void, Never>?
+    /// When ``timer`` wakes.
+    private var plannedWake: Duration?
     private var reader: Task<Void, Never>?
     private var stopped = false
     private let ignored: IgnoredDatagrams
@@ -57,6 +60,8 @@ actor MDNSBrowseRun {
         self.sockets = sockets
         self.ignored = IgnoredDatagrams(protocolName: "mDNS", sockets: sockets, period: ignoredReportPeriod, logger: logger)
         self.serviceTypes = serviceTypes.map { $0.hasSuffix(".local") ? $0 : $0 + ".local" }
+        self.cache = MDNSCache(serviceTypes: self.serviceTypes, limits: MDNSCache.Limits(records: Self.maximumRecords))
+        self.budget = SourceRateBudget(perSource: Self.recordBudget.perSource, overall: Self.recordBudget.overall)
         self.interfaceNames = interfaces
         self.maximumQueryInterval = maximumQueryInterval
         self.continuation = continuation
@@ -102,7 +107,8 @@ actor MDNSBrowseRun {
     }
 
     /// One query per interface: PTR for each type with the known answers
-    /// still above half their TTL, and SRV/TXT/A for instances not yet resolved.
+    /// still above half their TTL, and SRV/TXT/A for instances not yet resolved,
+    /// all within one datagram (``maximumQuestions``) whatever the cache holds.
     /// - Parameter unicast: ask for unicast answers (the browse's first query, and what is asked
     ///   outside the schedule to resolve a new instance): responders send those at once.
     private func query(unicast: Bool = false) {
@@ -111,18 +117,13 @@ actor MDNSBrowseRun {
         firstQuery = false
         var message = DNSMessage(isResponse: false)
         for type in serviceTypes { message.questions.append(DNSQuestion(name: type, type: .ptr, unicastResponse: unicast)) }
-        for entry in cache.values {
-            guard case .ptr = entry.record.data, serviceTypes.contains(where: { $0.lowercased() == entry.record.name.lowercased() }) else { continue }
-            let lifetime = entry.expires - entry.received
-            if entry.expires - now > lifetime / 2 { message.answers.append(entry.record) }
-        }
-        for instance in instances() {
-            let records = resolution(of: instance)
-            if records.srv == nil { message.questions.append(DNSQuestion(name: instance, type: .srv, unicastResponse: unicast)) }
-            if records.txt == nil { message.questions.append(DNSQuestion(name: instance, type: .txt, unicastResponse: unicast)) }
-            if let srv = records.srv, case .srv(_, _, _, let target) = srv.data, records.address == nil {
-                message.questions.append(DNSQuestion(name: target, type: .a, unicastResponse: unicast))
-            }
+        message.answers = cache.knownAnswers(now: now, limit: Self.maximumQuestions)
+        for instance in cache.unresolved.sorted() {
+            guard message.questions.count < Self.maximumQuestions else { break }
+            let missing = cache.missing(for: instance)
+            if missing.srv { message.questions.append(DNSQuestion(name: instance, type: .srv, unicastResponse: unicast)) }
+            if missing.txt { message.questions.append(DNSQuestion(name: instance, type: .txt, unicastResponse: unicast)) }
+            if let target = missing.target { message.questions.append(DNSQuestion(name: target, type: .a, unicastResponse: unicast)) }
         }
         let bytes = message.encoded()
         for sender in senders.values {
@@ -131,13 +132,16 @@ actor MDNSBrowseRun {
         }
     }
 
-    private func key(_ record: DNSRecord) -> String {
-        "\(record.name.lowercased())|\(record.type)|\(record.data)"
-    }
-
     private func handle(_ datagram: Datagram) {
         guard !stopped else { return }
         ignored.countDropped()
+        // RFC 6762 §11: only a source on a link we browse may answer (NIO does not hand up the
+        // received TTL, so the check is the source's subnet; a router does not forward
+        // 224.0.0.251, and a unicast answer from afar is refused here).
+        guard let interface = senders.values.map(\.interface).first(where: { $0.contains(datagram.host) }) else {
+            ignored.count("off-link source")
+            return
+        }
         let message: DNSMessage
         do {
             message = try DNSMessage.decode(datagram.bytes)
@@ -147,93 +151,49 @@ actor MDNSBrowseRun {
         }
         guard message.isResponse else { return }
         let now = clock.now()
-        var goodbyes = false
-        for record in message.records {
-            // A cache-flush record replaces what we hold for that name and type (RFC 6762 §10.2).
-            if record.cacheFlush && record.ttl > 0 {
-                for (existing, entry) in cache where entry.record.name.lowercased() == record.name.lowercased() && entry.record.type == record.type
-                    && entry.received < now - .seconds(1)
-                {
-                    cache[existing] = nil
-                }
-            }
-            if record.ttl == 0 {
-                cache[key(record)] = nil
-                goodbyes = true
-            } else if cache.count >= Self.maximumRecords && cache[key(record)] == nil {
-                // Bounded: a responder flooding records cannot grow the cache without limit.
-                continue
-            } else {
-                cache[key(record)] = CachedRecord(record: record, received: now, expires: now + .seconds(Int(min(record.ttl, 86_400))))
-            }
+        let records = message.records
+        guard budget.spend(Double(max(1, records.count)), by: datagram.host, now: now) else {
+            ignored.count("over the source's record budget")
+            return
         }
-        if goodbyes { logger.debug("mDNS goodbye", metadata: ["from": "\(datagram.host)"]) }
-        let interface = senders.values.map(\.interface).first { $0.contains(datagram.host) }
+        let refused = cache.ingest(records, from: datagram.host, now: now)
+        for (reason, _) in refused { ignored.count(reason.rawValue) }
+        if records.contains(where: { $0.ttl == 0 }) { logger.debug("mDNS goodbye", metadata: ["from": "\(datagram.host)"]) }
         publish(interface: interface)
         resolveSoon(now: now)
-        planTimer()
+        if let expiry = cache.earliestExpiry, plannedWake.map({ expiry < $0 }) ?? true { planTimer() }
     }
 
     /// A responder that answers PTR without the instance's SRV, TXT and address (python-zeroconf
     /// does) is asked for them at once rather than at the next scheduled query, a second or
     /// more away; at most every 200 ms, so a flood of PTRs makes no flood of queries.
     private func resolveSoon(now: Duration) {
-        guard lastResolution.map({ now - $0 >= .milliseconds(200) }) ?? true else { return }
-        let unresolved = instances().contains { instance in
-            let records = resolution(of: instance)
-            return records.srv == nil || records.txt == nil || records.address == nil
-        }
-        guard unresolved else { return }
+        guard lastResolution.map({ now - $0 >= .milliseconds(200) }) ?? true, !cache.unresolved.isEmpty else { return }
         lastResolution = now
         query(unicast: true)
     }
 
-    private func instances() -> [String] {
-        cache.values.compactMap { entry -> String? in
-            guard case .ptr(let instance) = entry.record.data, serviceTypes.contains(where: { $0.lowercased() == entry.record.name.lowercased() }) else {
-                return nil
-            }
-            return instance
-        }
-    }
-
-    private func resolution(of instance: String) -> (srv: DNSRecord?, txt: DNSRecord?, address: String?, serviceType: String?) {
-        let name = instance.lowercased()
-        let records = cache.values.map(\.record)
-        let srv = records.first { $0.name.lowercased() == name && $0.type == DNSRecord.RecordType.srv.rawValue }
-        let txt = records.first { $0.name.lowercased() == name && $0.type == DNSRecord.RecordType.txt.rawValue }
-        var address: String?
-        if let srv, case .srv(_, _, _, let target) = srv.data {
-            for record in records where record.name.lowercased() == target.lowercased() {
-                if case .a(let ipv4) = record.data { address = ipv4 }
-            }
-        }
-        let type = records.first { record in
-            if case .ptr(let target) = record.data { return target.lowercased() == name }
-            return false
-        }?.name
-        return (srv, txt, address, type)
-    }
-
-    /// Reports instances that became resolvable or changed, and those that went.
+    /// Reports the instances that changed since the last call: those that resolve (appeared or
+    /// updated) and those that no longer do (lost). Only changed instances are looked at.
     private func publish(interface: MulticastInterface?) {
-        var seen: Set<String> = []
-        for instance in instances() {
-            let records = resolution(of: instance)
-            guard let srv = records.srv, case .srv(_, _, let port, _) = srv.data, let address = records.address else { continue }
-            seen.insert(instance)
-            var attributes: [String: String] = ["serviceType": records.serviceType ?? ""]
-            if case .txt(let strings) = records.txt?.data {
-                for string in strings.prefix(64) {
-                    let parts = string.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                    attributes[String(parts[0].prefix(64))] = parts.count == 2 ? String(parts[1].prefix(256)) : ""
+        for instance in cache.takeChanged() {
+            guard let resolution = cache.resolve(instance) else {
+                if let previous = reported.removeValue(forKey: instance) {
+                    continuation.yield(.lost(endpointID: previous.id))
                 }
+                continue
             }
-            let facing = interface ?? senders.values.map(\.interface).first { $0.contains(address) }
+            var attributes: [String: String] = ["serviceType": resolution.serviceType]
+            for string in resolution.txt.prefix(64) {
+                let parts = string.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                guard let key = parts.first else { continue }
+                attributes[String(key.prefix(64))] = parts.count == 2 ? String(parts[1].prefix(256)) : ""
+            }
+            let facing = senders.values.map(\.interface).first { $0.contains(resolution.host) } ?? interface
             if let facing { attributes["interfaceAddress"] = facing.address }
             let endpoint = Endpoint(
-                id: instance, transport: "lan", address: .ip(host: address, port: port, interface: facing?.name), attributes: attributes,
-                services: [records.serviceType ?? ""])
+                id: resolution.instance, transport: "lan", address: .ip(host: resolution.host, port: resolution.port, interface: facing?.name),
+                attributes: attributes, services: [resolution.serviceType])
             if let previous = reported[instance] {
                 if previous != endpoint {
                     reported[instance] = endpoint
@@ -242,19 +202,19 @@ actor MDNSBrowseRun {
             } else {
                 reported[instance] = endpoint
                 continuation.yield(.appeared(endpoint))
-                logger.info("mDNS service found", metadata: ["instance": "\(instance)", "address": "\(address):\(port)"])
+                logger.info("mDNS service found", metadata: ["instance": "\(resolution.instance)", "address": "\(resolution.host):\(resolution.port)"])
             }
-        }
-        for instance in reported.keys where !seen.contains(instance) {
-            reported[instance] = nil
-            continuation.yield(.lost(endpointID: instance))
         }
     }
 
     private func planTimer() {
         timer?.cancel()
         guard !stopped else { return }
-        let wake = min(nextQuery, cache.values.map(\.expires).min() ?? nextQuery)
+        // Expiries are swept at most four times a second: records expiring one after another cannot
+        // make a wake-up (and a sweep) each.
+        let earliestSweep = clock.now() + .milliseconds(250)
+        let wake = min(nextQuery, max(cache.earliestExpiry ?? nextQuery, earliestSweep))
+        plannedWake = wake
         timer = Task { [weak self, clock] in
             try? await clock.sleep(until: wake)
             guard !Task.isCancelled else { return }
@@ -264,9 +224,8 @@ actor MDNSBrowseRun {
 
     private func tick() {
         let now = clock.now()
-        let before = cache.count
-        cache = cache.filter { $0.value.expires > now }
-        if cache.count != before { publish(interface: nil) }
+        cache.expire(now: now)
+        publish(interface: nil)
         if nextQuery <= now {
             query()
             nextQuery = now + queryInterval
@@ -277,4 +236,7 @@ actor MDNSBrowseRun {
 
     /// What the browser knows, for tests: reported endpoints and queries sent.
     var snapshot: (endpoints: [Endpoint], queries: Int) { (Array(reported.values), queriesSent) }
+
+    /// Instances resolved so far (for tests: the work the datagrams caused).
+    var resolutionsRun: Int { cache.resolutionsRun }
 }

@@ -65,6 +65,9 @@ public final class PushEndpoint: Sendable {
         let server = try await HTTPServer(
             host: configuration.host, port: port, maximumRequestBytes: center.maximumPushSize, answersOversizedRequests: true,
             idleTimeout: configuration.idleTimeout,
+            // Every local app is 127.0.0.1: one cap for them all, well above what the box's apps
+            // open (the benchmark's 64 included) and far below the daemon's descriptor limit.
+            limits: HTTPServerLimits(maximumConnections: 96, maximumConnectionsPerHost: 96),
             group: group, logger: logger
         ) { request in
             await responder.respond(to: request)

@@ -42,6 +42,9 @@ actor RAOPStream {
     private let ssrc = UInt32.random(in: .min ... .max)
     private var pending: [UInt8] = []
     private var sent: [UInt16: [UInt8]] = [:]
+    /// What resend requests (spoofable, 8 bytes each) may make us send.
+    private var resendBudget = ResendBudget()
+    private let began = ContinuousClock.now
     private var sentOrder: [UInt16] = []
     /// The stream's timeline since the start or the last flush: the RTP time of a frame and the
     /// monotonic time delivery's clock reached it. Sync packets count the position from it, so
@@ -228,10 +231,14 @@ actor RAOPStream {
 
     private func resend(_ request: ResendRequest) async {
         guard let control, let ports else { return }
-        for offset in 0..<min(request.count, 64) {
-            if let packet = sent[request.first &+ offset] { try? await control.send(RAOPPacket.resent(packet), toPort: ports.control) }
+        let sent = self.sent
+        for sequence in resendBudget.allow(request, now: ContinuousClock.now - began, isKept: { sent[$0] != nil }) {
+            if let packet = sent[sequence] { try? await control.send(RAOPPacket.resent(packet), toPort: ports.control) }
         }
     }
+
+    /// Packets sent again for resend requests, and those refused over the budget.
+    var resends: (resent: Int, refused: Int) { (resendBudget.resent, resendBudget.refused) }
 
     /// Ends the stream: TEARDOWN (its answer is not waited for long) and the sockets closed.
     /// Draining waits first until what was sent has played (the latency after the last

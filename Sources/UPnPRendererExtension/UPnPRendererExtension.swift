@@ -85,6 +85,10 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
     private var volumes: [String: (level: Float, muted: Bool)] = [:]
     /// The last volume or mute change sent to each device; the next one waits for it.
     private var volumeChanges: [String: Task<Void, Never>] = [:]
+    /// Description fetches: a few at once, one per host, a bounded wait list.
+    private var describeQueue = DescribeQueue()
+    /// The newest endpoint and generation announced for each device waiting to be described.
+    private var toDescribe: [String: (endpoint: Endpoint, generation: Int)] = [:]
 
     /// - Parameter clock: the time renewals, polling, settling and the watchdog run on.
     public init(
@@ -114,11 +118,16 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         case .appeared(let endpoint), .updated(let endpoint):
             // mDNS endpoints (AirPlay, Cast) share the transport; renderers come from SSDP.
             guard endpoint.attributes["location"] != nil else { return }
+            guard case .ip(let host, _, _) = endpoint.address else { return }
             let generation = (generations[endpoint.id] ?? 0) + 1
             generations[endpoint.id] = generation
-            Task { await self.describe(endpoint, generation: generation) }
+            guard describeQueue.enqueue(DescribeQueue.Job(id: endpoint.id, host: host), now: clock.now()) else { return }
+            toDescribe[endpoint.id] = (endpoint, generation)
+            startDescribing()
         case .lost(let id):
             generations[id] = (generations[id] ?? 0) + 1
+            describeQueue.remove(id: id)
+            toDescribe[id] = nil
             guard let renderer = renderers.removeValue(forKey: id) else { return }
             routingManager.lostDevice(renderer.device)
             for (sessionID, session) in sessions where session.renderer.device.id == id {
@@ -130,27 +139,49 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         }
     }
 
+    /// Starts the descriptions the queue allows now; each one that ends starts the next.
+    private func startDescribing() {
+        while let job = describeQueue.next() {
+            guard let (endpoint, generation) = toDescribe.removeValue(forKey: job.id) else {
+                describeQueue.finished(job, failed: false, now: clock.now())
+                continue
+            }
+            Task {
+                let failed = await self.describe(endpoint, generation: generation)
+                self.describeQueue.finished(job, failed: failed, now: self.clock.now())
+                self.startDescribing()
+            }
+        }
+    }
+
+    /// Description fetches started so far, and those running now (for tests).
+    public var describeCounts: (started: Int, running: Int, waiting: Int) {
+        (describeQueue.started, describeQueue.runningCount, describeQueue.waitingCount)
+    }
+
     /// Description, then sinks (the device is reported: its type depends on them),
     /// then the SCPDs, applied as an update when they change the device.
-    private func describe(_ endpoint: Endpoint, generation: Int) async {
+    /// - Returns: whether the description could not be read (its host is paused a while).
+    private func describe(_ endpoint: Endpoint, generation: Int) async -> Bool {
         let described: Renderer
         do {
             described = try await Renderer.describe(endpoint: endpoint, transport: transport, limits: configuration.httpLimits)
         } catch {
             logger.notice("device \(endpoint.id) not used: \(error)")
-            return
+            return true
         }
         // Sinks first: the device type depends on them, and the renderer takes two requests at a time.
         let renderer = await described.withSinks()
-        guard generations[endpoint.id] == generation else { return }
+        guard generations[endpoint.id] == generation else { return false }
         let isNew = renderers.updateValue(renderer, forKey: endpoint.id) == nil
         if isNew { routingManager.foundDevice(renderer.device) } else { routingManager.updateDevices([renderer.device]) }
         logger.info("renderer ready", metadata: ["name": "\(renderer.device.displayName)", "type": "\(renderer.device.deviceType)"])
         let complete = await renderer.withServiceDescriptions()
-        guard generations[endpoint.id] == generation else { return }
+        guard generations[endpoint.id] == generation else { return false }
         renderers[endpoint.id] = complete
         if complete.device != renderer.device { routingManager.updateDevices([complete.device]) }
         await readVolume(complete)
+        return false
     }
 
     private func readVolume(_ renderer: Renderer, fresh: Bool = true) async {
