@@ -157,7 +157,16 @@ public actor BlueZAgent {
                 try await self.confirm(.authorization(device: try device(call)))
                 return []
             },
-            DBusMethod("AuthorizeService", inputs: [DBusArgument("device", "o"), DBusArgument("uuid", "s")]) { _ in [] },
+            DBusMethod("AuthorizeService", inputs: [DBusArgument("device", "o"), DBusArgument("uuid", "s")]) { call in
+                // Only the profiles MediaRoute uses: a once-paired "speaker" opening HID, PAN or OBEX is refused.
+                let uuid = call.arguments.count > 1 ? call.arguments[1].string ?? "" : ""
+                guard ServiceAuthorization.isAllowed(uuid) else {
+                    self.logger.notice("service refused to a paired device", metadata: [
+                        "device": "\(call.arguments.first?.objectPath?.rawValue ?? "?")", "uuid": "\(uuid.prefix(40))"])
+                    throw Self.rejected
+                }
+                return []
+            },
             DBusMethod("Cancel") { _ in
                 await self.cancelPending()
                 return []

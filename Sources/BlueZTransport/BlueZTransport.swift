@@ -448,7 +448,7 @@ public actor BlueZTransport: Transport {
         self.agent = agent
     }
 
-    /// `Device1.Pair` with the device's questions going to `handler`, then `Trusted`.
+    /// `Device1.Pair` with the device's questions going to `handler` (the device is not marked `Trusted`).
     /// - Throws: `authenticationFailed` with BlueZ's reason for AuthenticationFailed/Rejected/Canceled;
     ///   `timedOut` for AuthenticationTimeout; `connectionLost` when the device went away.
     public func pair(_ path: DBusObjectPath, answering handler: any PairingPromptHandler) async throws(TransportError) {
@@ -472,10 +472,8 @@ public actor BlueZTransport: Transport {
                 }
             }
         }
-        _ = try? await connection.call(
-            destination: BlueZ.busName, path: path, interface: "org.freedesktop.DBus.Properties", member: "Set",
-            [.string(BlueZ.device), .string("Trusted"), .variant(.bool(true))])
-        // When this returns, the cache shows Paired and Trusted.
+        // Not `Trusted`: BlueZ would then let the device open any service without asking the agent,
+        // which grants only the audio profiles (ServiceAuthorization). When this returns, the cache shows Paired.
         await objectManager.synchronize()
     }
 

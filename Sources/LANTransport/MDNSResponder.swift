@@ -2,8 +2,33 @@
 import Glibc
 #endif
 import Logging
+import MediaClock
 import NIOCore
 import Transport
+
+/// RFC 6762 §6: a record is multicast on an interface at most once a second, however many
+/// questions ask for it, so a stream of queries (spoofed or not) cannot make the box an
+/// amplifier on the link: what it sends is bounded by time, not by what it is asked.
+struct MulticastAnswerThrottle: Sendable {
+    let interval: Duration
+    private var last: [String: Duration] = [:]
+    /// Answers held back (for tests and the log).
+    private(set) var suppressed = 0
+
+    init(interval: Duration = .seconds(1)) {
+        self.interval = interval
+    }
+
+    /// Whether an answer may be multicast on `interface` at `now`; if so, it counts as sent.
+    mutating func mayMulticast(on interface: String, now: Duration) -> Bool {
+        if let previous = last[interface], now - previous < interval {
+            suppressed += 1
+            return false
+        }
+        last[interface] = now
+        return true
+    }
+}
 
 /// One DNS-SD service this box offers (RFC 6763), as an mDNS responder answers for it.
 public struct MDNSServiceAdvertisement: Sendable, Hashable {
@@ -89,10 +114,18 @@ public actor MDNSResponder {
     private var reader: Task<Void, Never>?
     private var announcer: Task<Void, Never>?
     private var stopped = false
+    private let clock: any HostClock
+    private var throttle = MulticastAnswerThrottle()
     /// Answers sent (for tests).
     public private(set) var answersSent = 0
+    /// Questions not answered because the records went out less than a second before (for tests).
+    public var answersSuppressed: Int { throttle.suppressed }
 
-    public init(advertising advertisement: MDNSServiceAdvertisement, interfaces: [String]? = nil, logger: Logger = Logger(label: "mediaroute.mdns")) {
+    public init(
+        advertising advertisement: MDNSServiceAdvertisement, interfaces: [String]? = nil, clock: any HostClock = SystemHostClock(),
+        logger: Logger = Logger(label: "mediaroute.mdns")
+    ) {
+        self.clock = clock
         self.advertisement = advertisement
         self.interfaceNames = interfaces
         self.logger = logger
@@ -151,7 +184,8 @@ public actor MDNSResponder {
         guard !stopped, let query = try? DNSMessage.decode(datagram.bytes), !query.isResponse else { return }
         // Answered on the interface the question came from, with that interface's address.
         guard let sender = senders.values.first(where: { $0.interface.contains(datagram.host) }),
-            let answer = advertisement.answer(to: query, address: sender.interface.address)
+            let answer = advertisement.answer(to: query, address: sender.interface.address),
+            throttle.mayMulticast(on: sender.interface.name, now: clock.now())
         else { return }
         sockets.send(answer.encoded(), on: sender.channel, to: Self.group, port: 5353)
         answersSent += 1

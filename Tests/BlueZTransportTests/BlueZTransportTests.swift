@@ -305,4 +305,34 @@ struct BlueZTransportTests {
             #expect(error.code == .authenticationFailed)
         }
     }
+
+    /// BlueZ asks the agent before a paired, untrusted device opens a service: the audio profiles
+    /// are granted, HID, PAN, OBEX and serial ports are refused.
+    @Test func thePairedSpeakerMayOpenTheAudioProfilesAndNothingElse() async throws {
+        let mock = try await BlueZMock()
+        defer { Task { await mock.stop() } }
+        try await mock.addAdapter()
+        let speaker = try await mock.addDevice("AA:00:00:00:00:01", name: "Kitchen Speaker")
+        let transport = try await makeTransport(mock)
+        try await transport.registerPairingAgent()
+        func authorize(_ uuid: String) async -> Bool {
+            do {
+                _ = try await mock.connection.call(
+                    destination: mock.connection.uniqueName, path: BlueZAgent.path, interface: BlueZ.agent, member: "AuthorizeService",
+                    [.objectPath(speaker), .string(uuid)])
+                return true
+            } catch {
+                return false
+            }
+        }
+        for uuid in ["0000110b-0000-1000-8000-00805f9b34fb", "0000110D-0000-1000-8000-00805F9B34FB", "0000110e-0000-1000-8000-00805f9b34fb",
+                     "00000019-0000-1000-8000-00805f9b34fb", "00001844-0000-1000-8000-00805f9b34fb"] {
+            #expect(await authorize(uuid), "\(uuid) is an audio profile")
+        }
+        for uuid in ["00001124-0000-1000-8000-00805f9b34fb", "00001812-0000-1000-8000-00805f9b34fb", "00001115-0000-1000-8000-00805f9b34fb",
+                     "00001105-0000-1000-8000-00805f9b34fb", "00001101-0000-1000-8000-00805f9b34fb", "0000110b-0000-1000-8000-00805f9b34fc",
+                     "deadbeef-0000-1000-8000-00805f9b34fb", ""] {
+            #expect(await !authorize(uuid), "\(uuid) is not MediaRoute's to grant")
+        }
+    }
 }

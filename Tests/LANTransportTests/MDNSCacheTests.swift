@@ -140,3 +140,18 @@ import Testing
         #expect(livingRoom != nil && kitchen != nil)
     }
 }
+
+/// RFC 6762 §6: what the responder multicasts is bounded by time, not by the questions asked.
+@Suite struct MulticastAnswerThrottleTests {
+    @Test func aStreamOfQuestionsGetsOneAnswerASecondPerInterface() {
+        var throttle = MulticastAnswerThrottle()
+        var sent = 0
+        // 10 000 questions over 5 s on one interface.
+        for index in 0..<10_000 where throttle.mayMulticast(on: "eth0", now: .milliseconds(index / 2)) { sent += 1 }
+        #expect(sent == 5)
+        #expect(throttle.suppressed == 9_995)
+        // Another interface has its own second.
+        let other = throttle.mayMulticast(on: "wlan0", now: .milliseconds(4999))
+        #expect(other)
+    }
+}
