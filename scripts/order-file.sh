@@ -24,7 +24,7 @@ has_name() {
 # With the LAN extension on, as on the system bus, so that its start-up code is placed too.
 address=$(dbus-daemon --session --print-address --fork --print-pid 3 3>"$work/bus.pid" | head -1)
 # With a household key, so that the box's presence (its mDNS responder and coordination medium) is placed too.
-head -c 32 /dev/urandom > "$work/household.key"
+(umask 077; head -c 32 /dev/urandom > "$work/household.key")
 valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$work/profile" \
     "$work/mediarouted" --bus "$address" --lan on --household-key "$work/household.key" --log-level error 2>"$work/log" &
 daemon=$!

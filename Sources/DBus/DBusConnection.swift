@@ -101,6 +101,19 @@ public final class DBusConnection: Sendable {
     }
 
     let core: DBusConnectionCore
+    /// Who may read ``DBusInterface/privateProperties``: nil, everyone.
+    private let privateReaders = Mutex<(@Sendable (String) async -> Bool)?>(nil)
+
+    /// Sets who may read private properties: `check` gets the caller's unique name.
+    public func setPrivateReaders(_ check: @escaping @Sendable (String) async -> Bool) {
+        privateReaders.withLock { $0 = check }
+    }
+
+    private func mayReadPrivate(_ sender: String?) async -> Bool {
+        guard let check = privateReaders.withLock({ $0 }) else { return true }
+        guard let sender else { return false }
+        return await check(sender)
+    }
 
     /// The bus this connection is on.
     public let bus: Bus
@@ -259,7 +272,8 @@ public final class DBusConnection: Sendable {
         if let manager = core.managerPath(above: path) {
             var interfaces: [DBusDictEntry] = []
             for interface in object.interfaces {
-                interfaces.append(DBusDictEntry(.string(interface.name), await Self.properties(of: interface)))
+                // A broadcast: private values stay out of it.
+                interfaces.append(DBusDictEntry(.string(interface.name), await Self.properties(of: interface, includingPrivate: false)))
             }
             emitSignal(
                 path: manager, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded",
@@ -281,23 +295,29 @@ public final class DBusConnection: Sendable {
     public func emitPropertiesChanged(
         path: DBusObjectPath, interface: String, changed: [String: DBusValue], invalidated: [String] = []
     ) {
+        var changed = changed, invalidated = invalidated
+        // A broadcast: a private property's new value is not in it, only that it changed.
+        if let hidden = core.object(at: path)?.interface(named: interface)?.privateProperties, !hidden.isEmpty {
+            for name in hidden where changed.removeValue(forKey: name) != nil && !invalidated.contains(name) { invalidated.append(name) }
+        }
         emitSignal(
             path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
             [.string(interface), .properties(changed), .strings(invalidated)])
     }
 
-    static func properties(of interface: DBusInterface) async -> DBusValue {
+    static func properties(of interface: DBusInterface, includingPrivate: Bool = true) async -> DBusValue {
+        let shown = { (property: DBusProperty) in property.access != .write && (includingPrivate || !interface.privateProperties.contains(property.name)) }
         if let snapshot = interface.snapshot {
             // One read for every property, so GetAll answers from one consistent state.
             let all = await snapshot()
             var values: [String: DBusValue] = [:]
-            for property in interface.properties where property.access != .write {
+            for property in interface.properties where shown(property) {
                 values[property.name] = all[property.name]
             }
             return .properties(values)
         }
         var values: [String: DBusValue] = [:]
-        for property in interface.properties where property.access != .write {
+        for property in interface.properties where shown(property) {
             values[property.name] = await property.get()
         }
         return .properties(values)
@@ -332,10 +352,11 @@ public final class DBusConnection: Sendable {
         case "org.freedesktop.DBus.ObjectManager"?:
             guard let object, object.isObjectManager, member == "GetManagedObjects" else { break }
             var entries: [DBusDictEntry] = []
+            let includingPrivate = await mayReadPrivate(call.sender)
             for (childPath, child) in core.objects(below: path) {
                 var interfaces: [DBusDictEntry] = []
                 for interface in child.interfaces {
-                    interfaces.append(DBusDictEntry(.string(interface.name), await Self.properties(of: interface)))
+                    interfaces.append(DBusDictEntry(.string(interface.name), await Self.properties(of: interface, includingPrivate: includingPrivate)))
                 }
                 entries.append(DBusDictEntry(
                     .objectPath(childPath), .dictionary(keySignature: "s", valueSignature: "a{sv}", interfaces)))
@@ -380,6 +401,11 @@ public final class DBusConnection: Sendable {
             guard call.signature == "ss" else { throw DBusError.invalidArgs("Get takes (ss)") }
             let found = try property(args[0].string, args[1].string)
             guard found.access != .write else { throw DBusError(name: DBusError.accessDeniedName, message: "\(found.name) is write-only") }
+            if let name = args[0].string, object.interface(named: name)?.privateProperties.contains(found.name) ?? false {
+                guard await mayReadPrivate(call.sender) else {
+                    throw DBusError(name: DBusError.accessDeniedName, message: "\(found.name) is private to the session's owner")
+                }
+            }
             return [.variant(await found.get())]
         case "GetAll":
             guard call.signature == "s", let name = args[0].string else { throw DBusError.invalidArgs("GetAll takes (s)") }
@@ -387,7 +413,8 @@ public final class DBusConnection: Sendable {
                 // An unknown interface has no properties (as GDBus and sd-bus answer).
                 return [.properties([:])]
             }
-            return [await Self.properties(of: interface)]
+            let includingPrivate = interface.privateProperties.isEmpty ? true : await mayReadPrivate(call.sender)
+            return [await Self.properties(of: interface, includingPrivate: includingPrivate)]
         case "Set":
             guard call.signature == "ssv", case .variant(let value) = args[2] else { throw DBusError.invalidArgs("Set takes (ssv)") }
             let found = try property(args[0].string, args[1].string)

@@ -85,6 +85,11 @@ public struct DBusInterface: Sendable {
     /// Every property's value at once; when set, `GetAll` (and the ObjectManager) read it
     /// once instead of calling each property's getter.
     public var snapshot: (@Sendable () async -> [String: DBusValue])?
+    /// Properties only callers the connection's ``DBusConnection/setPrivateReaders(_:)`` check
+    /// admits may read: others get `AccessDenied` from `Get` and nothing of them from `GetAll`
+    /// and `GetManagedObjects`; broadcast signals (`InterfacesAdded`, `PropertiesChanged`)
+    /// never carry their values (a change lists them as invalidated).
+    public var privateProperties: Set<String> = []
 
     public init(
         _ name: String, methods: [DBusMethod] = [], properties: [DBusProperty] = [],

@@ -48,6 +48,11 @@ public enum Session1 {
             ("AudioUnderruns", "t"), ("AudioSilenceFrames", "t"), ("AudioFramesDropped", "t"), ("AudioLatency", "t"),
         ]
 
+        /// Readable only by root, the daemon's user and the `mediaroute` group (what plays, and
+        /// where from, can be a private file's path or a URL with a token in it); broadcasts
+        /// name them as invalidated without their values.
+        public static let privateNames: Set<String> = ["Url"]
+
         public var values: [String: DBusValue] {
             [
                 "Id": .string(id.uuidString),

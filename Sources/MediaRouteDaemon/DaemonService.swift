@@ -88,6 +88,8 @@ public struct DaemonService: Service {
 
     public func run() async throws {
         let connection = try await DBusConnection.connect(to: bus, logger: logger)
+        let readers = PrivateReaders(connection: connection)
+        connection.setPrivateReaders { await readers.mayRead($0) }
         var routing = RouteSystem.Configuration()
         routing.preferredProtocols = configuration.preferredProtocols
         routing.groupOffsets = configuration.groupOffsetDurations

@@ -17,16 +17,17 @@ struct SessionObject {
     var object: DBusObject {
         let daemon = self.daemon
         let session = route.session
-        return DBusObject(interfaces: [
-            DBusInterface(
-                Session1.interface,
-                methods: Session1.Call.exportedMethods { call, message in
-                    try await Self.handle(call, sender: message.sender, session: session, daemon: daemon)
-                },
-                properties: Session1.Properties.signatures,
-                signals: Session1.Signal.descriptions,
-                snapshot: { await daemon.sessionProperties(session)?.values ?? [:] }),
-        ])
+        var interface = DBusInterface(
+            Session1.interface,
+            methods: Session1.Call.exportedMethods { call, message in
+                try await Self.handle(call, sender: message.sender, session: session, daemon: daemon)
+            },
+            properties: Session1.Properties.signatures,
+            signals: Session1.Signal.descriptions,
+            snapshot: { await daemon.sessionProperties(session)?.values ?? [:] })
+        // What plays is the session owner's business (PrivateReaders): not for every local user.
+        interface.privateProperties = Session1.Properties.privateNames
+        return DBusObject(interfaces: [interface])
     }
 
     private static func handle(_ call: Session1.Call, sender: String, session: MediaOutputSession, daemon: RoutingDaemon) async throws -> [DBusValue] {

@@ -221,18 +221,11 @@ struct Daemon {
             service.airPlayLatency = .milliseconds(Int64((seconds * 1000).rounded()))
         }
         if let path = options["--household-key"] {
-            guard let file = fopen(path, "r") else { fail("--household-key: cannot read \(path)", status: 78) }
-            var bytes: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while bytes.count <= 4096 {
-                let count = fread(&buffer, 1, buffer.count, file)
-                if count <= 0 { break }
-                bytes += buffer.prefix(count)
+            do {
+                service.householdKey = try HouseholdKey.load(path: path)
+            } catch {
+                fail("--household-key: \(error)", status: 78)
             }
-            fclose(file)
-            while let last = bytes.last, last == 0x0A || last == 0x0D || last == 0x20 { bytes.removeLast() }
-            guard let key = HouseholdKey(bytes) else { fail("--household-key: \(path) must hold 16 to 4096 bytes", status: 78) }
-            service.householdKey = key
         }
         if let name = options["--box-name"] {
             guard !name.isEmpty, name.utf8.count <= 63 else { fail("--box-name takes 1 to 63 bytes") }

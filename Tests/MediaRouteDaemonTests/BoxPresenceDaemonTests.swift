@@ -26,6 +26,9 @@ struct BoxPresenceDaemonTests {
         let household = directory + "/household.key", stranger = directory + "/other.key"
         try "the household's shared secret\n".write(toFile: household, atomically: true, encoding: .utf8)
         try "another household's secret\n".write(toFile: stranger, atomically: true, encoding: .utf8)
+        // Secrets: only the owner may read them (the daemon refuses a key others can read).
+        chmod(household, 0o600)
+        chmod(stranger, 0o600)
         let (kitchenBus, neighbourBus) = (try PrivateBus(), try PrivateBus())
         defer {
             kitchenBus.stop()

@@ -1,6 +1,8 @@
 import DBus
 import Foundation
 import MediaRouteBusAPI
+import MediaRouteClient
+import SystemRouting
 import MediaRouteTestSupport
 import Testing
 
@@ -114,5 +116,65 @@ struct PolicyTests {
         ])
         #expect(ownStatus != 0)
         #expect(ownOutput.contains("AccessDenied"), "\(ownOutput)")
+    }
+
+    /// What plays and what a session's app exchanges is not for every local user: another user
+    /// cannot read a session's URL (Get refused, GetAll and GetManagedObjects without it) and is
+    /// not delivered its data-channel bytes, while root (and the group) see both.
+    @Test func aSessionsURLAndDataAreHiddenFromOtherUsers() async throws {
+        let bus = try PolicyBus()
+        let daemon = try ChildProcess([RunningDaemon.binary, "--bus", bus.address, "--simulate", "--log-level", "warning", "--push-listen", "off"])
+        defer { daemon.kill(); daemon.wait() }
+        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        #expect(await eventually(timeout: .seconds(10)) { (try? await connection.nameOwner(of: DaemonNames.busName)) ?? nil != nil })
+        let backend = try await DaemonRoutingBackend.connect(connection)
+        let controller = await SystemRouteController(backend: backend, applicationIdentifier: "org.example.remote")
+        await controller.setPairingAgent(ScriptedPairingAgent([.code("1234")]))
+        let picker = controller.makePicker(prioritizesVideoDevices: true)
+        await picker.open()
+        #expect(await eventually { await picker.entries().count == 2 })
+        let route = try await picker.pick(try #require(await picker.entries().first { $0.displayName == "Living Room TV" }))
+        let secret = "http://media.example/private.mp4?token=s3cret"
+        let session = SystemRouteSession(url: URL(string: secret)!, mode: .application)
+        #expect(route.addSession(session))
+        let media = try await session.start()
+
+        func gdbus(asNobody: Bool, _ arguments: [String]) async throws -> (Int32, String) {
+            let call = ["/usr/bin/gdbus", "call", "--address", bus.address, "--dest", DaemonNames.busName] + arguments
+            return try await ChildProcess.runOffPool(asNobody ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + call : call)
+        }
+        let (_, managed) = try await gdbus(asNobody: false, ["--object-path", "/org/mediaroute", "--method", "org.freedesktop.DBus.ObjectManager.GetManagedObjects"])
+        #expect(managed.contains(secret), "root reads the URL")
+        let path = try #require(managed.components(separatedBy: "'").first { $0.hasPrefix("/org/mediaroute/session/") }, "\(managed)")
+        let (hiddenStatus, hidden) = try await gdbus(asNobody: true, ["--object-path", "/org/mediaroute", "--method", "org.freedesktop.DBus.ObjectManager.GetManagedObjects"])
+        #expect(hiddenStatus == 0 && hidden.contains("PlaybackState") && !hidden.contains("token=") && !hidden.contains("'Url'"), "\(hidden)")
+        let (getStatus, get) = try await gdbus(asNobody: true, ["--object-path", path, "--method", "org.freedesktop.DBus.Properties.Get", "org.mediaroute.Session1", "Url"])
+        #expect(getStatus != 0 && get.contains("AccessDenied"), "\(get)")
+        let (_, all) = try await gdbus(asNobody: true, ["--object-path", path, "--method", "org.freedesktop.DBus.Properties.GetAll", "org.mediaroute.Session1"])
+        #expect(all.contains("PlaybackState") && !all.contains("token="), "\(all)")
+        let (_, rootGet) = try await gdbus(asNobody: false, ["--object-path", path, "--method", "org.freedesktop.DBus.Properties.Get", "org.mediaroute.Session1", "Url"])
+        #expect(rootGet.contains(secret))
+
+        // Another user listening to everything the daemon sends: no data-channel bytes reach it.
+        let monitorLog = bus.directory + "/monitor.log"
+        let logFD = open(monitorLog, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let monitor = try ChildProcess(
+            ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/gdbus", "monitor", "--address", bus.address, "--dest", DaemonNames.busName],
+            outputFD: logFD)
+        close(logFD)
+        defer { monitor.kill(); monitor.wait() }
+        try await Task.sleep(for: .milliseconds(500))
+        let channel = try #require(media.dataChannel)
+        let replies = channel.messages()
+        try await channel.send(Data("hi".utf8))
+        var iterator = replies.makeAsyncIterator()
+        #expect(await iterator.next().map { String(decoding: $0, as: UTF8.self) } == "ack:hi", "the owner gets its reply")
+        media.playbackControl.isPlaying = false
+        let seen: @Sendable () -> String = { (try? String(contentsOfFile: monitorLog, encoding: .utf8)) ?? "" }
+        // The monitor does hear the daemon (the pause's property change), never the data.
+        #expect(await eventually(timeout: .seconds(5)) { seen().contains("PropertiesChanged") }, "\(seen())")
+        #expect(!seen().contains("Received") && !seen().contains("token="), "\(seen())")
+        await session.stop()
+        await picker.close()
     }
 }
