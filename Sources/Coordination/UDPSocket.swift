@@ -42,7 +42,9 @@ public final class UDPSocket: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         localAddress = UDPAddress(actual)
-        let (stream, continuation) = AsyncStream.makeStream(of: (bytes: [UInt8], from: UDPAddress, receivedAt: Duration).self)
+        // Bounded before anyone checks a seal: a flood costs at most 256 datagrams of memory.
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: (bytes: [UInt8], from: UDPAddress, receivedAt: Duration).self, bufferingPolicy: .bufferingNewest(256))
         datagrams = stream
         self.continuation = continuation
         let buffer = Mutex([UInt8](repeating: 0, count: 65_536))

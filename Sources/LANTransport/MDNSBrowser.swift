@@ -157,7 +157,10 @@ actor MDNSBrowseRun {
             return
         }
         let refused = cache.ingest(records, from: datagram.host, now: now)
-        for (reason, _) in refused { ignored.count(reason.rawValue) }
+        // A datagram none of whose records was kept is counted once, under its main reason.
+        if !records.isEmpty, refused.values.reduce(0, +) == records.count, let reason = refused.max(by: { $0.value < $1.value })?.key {
+            ignored.count(reason.rawValue)
+        }
         if records.contains(where: { $0.ttl == 0 }) { logger.debug("mDNS goodbye", metadata: ["from": "\(datagram.host)"]) }
         publish(interface: interface)
         resolveSoon(now: now)
