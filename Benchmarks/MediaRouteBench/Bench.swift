@@ -8,6 +8,7 @@ import MediaRouteTestSupport
 ///   mediaroute-bench dbus                      D-Bus round trip and throughput, next to busctl and gdbus
 ///   mediaroute-bench daemon PATH/mediarouted   start-up to name, idle RSS and wake-ups
 ///   mediaroute-bench push                      the Now Playing push endpoint under wrk
+///   mediaroute-bench hostile [DAEMON] [CTL] [RATE] [SECONDS]  the daemon's CPU and status latency under each LAN attack
 ///   mediaroute-bench wifi                      scan-dump parsing, and network change → SSDP search
 ///   mediaroute-bench bluez                     1 000 mock BLE devices, next to bleak
 ///   mediaroute-bench realtime [SECONDS] [LOAD] one real-time SBC stream: CPU, latency added, underruns
@@ -36,6 +37,11 @@ struct Bench {
         case "raop": try await raop(runs: Int(arguments.dropFirst().first ?? "") ?? 10, seconds: Int(arguments.dropFirst(2).first ?? "") ?? 30)
         case "raop-group": try await raopGroup(arguments: Array(arguments.dropFirst()))
         case "cast": try await cast(arguments: Array(arguments.dropFirst()))
+        case "hostile":
+            let rest = Array(arguments.dropFirst())
+            try await hostile(
+                daemonBinary: rest.first ?? ".build/release/mediarouted", mediaroutectl: rest.dropFirst().first ?? ".build/release/mediaroutectl",
+                rate: Int(rest.dropFirst(2).first ?? "") ?? 10_000, seconds: Double(rest.dropFirst(3).first ?? "") ?? 5)
         case "upnp": try await upnp(mediaroutectl: arguments.dropFirst().first ?? ".build/release/mediaroutectl")
         default:
             print("usage: mediaroute-bench dbus | daemon PATH | clocksync | push | wifi | bluez | realtime [S] [LOAD] | pipewire PATH [S] | upnp [PATH/mediaroutectl]")

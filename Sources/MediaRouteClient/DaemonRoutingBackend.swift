@@ -485,7 +485,12 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
                 if deviceChanged || changed["PreferredProtocol"] != nil { emit(.deviceUpdated(updated)) }
             } else if let (id, entry) = routes.first(where: { $0.value.path == path }) {
                 routes[id]?.properties.apply(changed)
-                if changed["Url"]?.string == "" {
+                // The session ended: its Url went empty. Url is private (docs/operations.md), so the
+                // broadcast names it as invalidated beside the idle state instead of carrying "".
+                let invalidated = signal.body.count >= 3 ? (signal.body[2].array ?? []).compactMap(\.string) : []
+                let ended = changed["Url"]?.string == ""
+                    || (invalidated.contains("Url") && changed["PlaybackState"]?.string == PlaybackSnapshot.State.idle.rawValue)
+                if ended {
                     controls.removeValue(forKey: id)?.finish()
                     emit(.sessionEnded(entry.route, reason: nil))
                 } else if let control = controls[id], let properties = routes[id]?.properties {

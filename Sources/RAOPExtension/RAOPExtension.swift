@@ -75,8 +75,18 @@ public actor RAOPExtension: RealtimeSampleHandling {
     private var services: [String: Endpoint] = [:]
     private var reported: [String: MediaOutputDevice] = [:]
     private var active: [UUID: Active] = [:]
-    /// Passwords receivers accepted, by device id, while the daemon runs (never written anywhere).
+    /// Passwords receivers accepted, by device id *and* the address it was given at, while the
+    /// daemon runs (never written anywhere): a host that later claims the device's identity is
+    /// not answered with the password's digest; the person is asked again.
     private var passwords: [String: String] = [:]
+
+    /// The key a password is kept under: the device and the host it is reached at.
+    private static func passwordKey(for device: MediaOutputDevice) -> String? {
+        guard let endpoint = device.requiredNetworkEndpoints.first(where: { serviceType(of: $0) == serviceType }) ?? device.requiredNetworkEndpoints.first,
+            case .ip(let host, _, _) = endpoint.address
+        else { return nil }
+        return device.id + "@" + host
+    }
 
     /// - Parameters:
     ///   - transport: where receivers are found (mDNS `_raop._tcp` endpoints) and connected (TCP, UDP).
@@ -249,7 +259,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
                     throw TransportError(.authenticationFailed, "the receiver asks for an authentication other than a password digest")
                 }
                 guard let current = active[id] else { return }
-                if let password = passwords[current.device.id] {
+                if let key = Self.passwordKey(for: current.device), let password = passwords[key] {
                     await authenticate(id, challenge, password: password)
                 } else {
                     active[id]?.challenge = challenge
@@ -329,15 +339,16 @@ public actor RAOPExtension: RealtimeSampleHandling {
         do {
             let options = try await rtsp.send(RTSPRequest(method: "OPTIONS", uri: "*"))
             guard let current = active[id] else { return }
+            let key = Self.passwordKey(for: current.device)
             guard options.status == 200 else {
-                passwords[current.device.id] = nil
+                if let key { passwords[key] = nil }
                 fail(id, MediaDeviceError(
                     .authorizationFailed,
                     options.status == 401 || options.status == 403
                         ? "\(current.device.displayName) refused the password" : "OPTIONS: \(options.status) \(options.reason)"))
                 return
             }
-            passwords[current.device.id] = password
+            if let key { passwords[key] = password }
             routingManager.activatedDevice(current.device, session: current.session)
         } catch let error as TransportError {
             fail(id, MediaDeviceError(error.code == .timedOut ? .timedOut : .connectionFailed, error.message))

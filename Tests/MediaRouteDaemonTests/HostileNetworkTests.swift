@@ -104,6 +104,59 @@ struct HostileNetworkTests {
         try await MediaRouteCtl.Stop.parse(["--bus", bus.address, "--to", "Flood TV"]).run(console: stop)
     }
 
+    /// Measured before #37: with the renderer paused (`SIGSTOP`, so it cannot announce itself
+    /// again within the byebye grace), one burst of byebyes for its UDN from another host in its
+    /// room ended the playing route. A byebye now counts only from the renderer's own address.
+    @Test func spoofedByebyesDoNotEndAPausedRenderersRoute() async throws {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        let uuid = "0a1b2c3d-0000-4000-8000-0000000000b1"
+        let renderer = try lab.gmediarender(in: room, name: "Byebye TV", uuid: uuid)
+        let hostile = room.deviceAddress.split(separator: ".").dropLast().joined(separator: ".") + ".66"
+        try NamespaceLab.ip(["-n", room.namespace, "addr", "add", "\(hostile)/24", "dev", room.inside])
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let daemon = try ChildProcess([
+            RunningDaemon.binary, "--bus", bus.address, "--lan", "on", "--lan-interfaces", room.outside, "--adapters", "off",
+            "--push-listen", "off", "--config", "/dev/null", "--log-level", "warning",
+        ])
+        defer { daemon.kill(); daemon.wait() }
+        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        defer { connection.close() }
+        #expect(await eventually(timeout: .seconds(10)) { (try? await connection.nameOwner(of: DaemonNames.busName)) ?? nil != nil })
+        _ = try await connection.call(destination: DaemonNames.busName, path: DaemonNames.root, interface: DaemonNames.manager, member: "StartDiscovery")
+        let file = try lab.wavFile(seconds: 60, name: "byebye.wav")
+        let console = RecordingConsole()
+        try await MediaRouteCtl.Play.parse(["--bus", bus.address, file, "--to", "Byebye TV", "--keep"]).run(console: console)
+        #expect(console.lines.contains { $0.hasSuffix("on Byebye TV") }, "\(console.lines)")
+
+        renderer.kill(SIGSTOP)
+        defer { renderer.kill(SIGCONT) }
+        let spoof = """
+            import socket, time
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind(("\(hostile)", 0))
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("\(hostile)"))
+            for _ in range(20):
+                for nt in ("upnp:rootdevice", "urn:schemas-upnp-org:device:MediaRenderer:1"):
+                    s.sendto(("NOTIFY * HTTP/1.1\\r\\nHOST: 239.255.255.250:1900\\r\\nNT: " + nt + "\\r\\nNTS: ssdp:byebye"
+                              "\\r\\nUSN: uuid:\(uuid)::" + nt + "\\r\\n\\r\\n").encode(), ("239.255.255.250", 1900))
+                time.sleep(0.02)
+            print("sent", flush=True)
+            """
+        _ = try lab.start(in: room, ["/usr/bin/python3", "-u", "-c", spoof], log: "spoof.log").wait()
+        #expect(lab.log("spoof.log").contains("sent"))
+        // Past the byebye grace (1.5 s), with the renderer still unable to answer.
+        try await Task.sleep(for: .seconds(3))
+        let status = RecordingConsole()
+        try await MediaRouteCtl.Status.parse(["--bus", bus.address]).run(console: status)
+        #expect(status.lines.contains { $0.contains("Byebye TV") }, "the route was ended by another host's byebye: \(status.lines)")
+        renderer.kill(SIGCONT)
+        #expect(await eventually(timeout: .seconds(5)) { Self.transportState(room.deviceAddress) == "PLAYING" })
+        let stop = RecordingConsole()
+        try await MediaRouteCtl.Stop.parse(["--bus", bus.address, "--to", "Byebye TV"]).run(console: stop)
+    }
+
     /// `Udp: RcvbufErrors` of this namespace: datagrams the kernel dropped on full sockets.
     static func udpReceiveBufferErrors() -> Int { counter("/proc/net/snmp", "Udp:", "RcvbufErrors") }
 
