@@ -273,7 +273,7 @@ let package = Package(
             dependencies: [
                 "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice", "ExtensionCatalogue", "IOReactor", "PipeWireSink",
                 "MediaClock", "NowPlaying", "NowPlayingRouting", "NowPlayingPush", "MPRIS", "BoxConfiguration", "AdapterInventory", "WiFiTransport", "WiFiDisplayExtension", "BlueZTransport", "BLESpeakerExtension",
-                "LANTransport", "IPNetwork", "UPnPRendererExtension", "SystemRouting", "Coordination",
+                "LANTransport", "IPNetwork", "UPnPRendererExtension", "SystemRouting", "Coordination", "HTTPServing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ] + simulatedDevices,

@@ -43,6 +43,10 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// two-way clock exchange can see, a link slower one way than the other.
     public var groupOffsets: [String: Double] = [:]
 
+    /// `[http] serve-from = /srv/media, /media`: the directories local files named on the bus
+    /// may be served from (nil: the daemon's defaults, `/media`, `/mnt`, `/srv`).
+    public var serveFrom: [String]?
+
     /// ``groupOffsets`` as durations.
     public var groupOffsetDurations: [String: Duration] {
         groupOffsets.mapValues { .microseconds(Int64(($0 * 1000).rounded())) }
@@ -93,8 +97,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
             if line.hasPrefix("[") {
                 guard line.hasSuffix("]") else { throw fail("a section header ends with ]") }
                 let name = String(line.dropFirst().dropLast()).trimmingSpaces
-                guard name == "daemon" || name == "routing" || name == "audio" || transportKeys[name] != nil else {
-                    throw fail("unknown section [\(name)] (known: [daemon], [routing], [audio], [lan], [wifi], [bluetooth])")
+                guard name == "daemon" || name == "routing" || name == "audio" || name == "http" || transportKeys[name] != nil else {
+                    throw fail("unknown section [\(name)] (known: [daemon], [routing], [audio], [http], [lan], [wifi], [bluetooth])")
                 }
                 section = name
                 continue
@@ -136,6 +140,15 @@ public struct DaemonConfiguration: Sendable, Hashable {
                 default:
                     throw fail("unknown key \(key) in [audio] (known: pipewire, pipewire-runtime-dir, group-offsets)")
                 }
+                continue
+            }
+            if section == "http" {
+                guard key == "serve-from" else { throw fail("unknown key \(key) in [http] (known: serve-from)") }
+                let directories = value.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
+                guard directories.allSatisfy({ $0.hasPrefix("/") && $0.utf8.count <= 256 }) else {
+                    throw fail("serve-from takes absolute directories separated by commas, not \"\(value)\"")
+                }
+                configuration.serveFrom = directories
                 continue
             }
             if section == "routing" {

@@ -41,7 +41,8 @@ public struct HTTPServerResponse: Sendable {
     public enum Body: Sendable {
         case bytes([UInt8])
         /// A byte range of a file (read in chunks as the peer takes them); `total` is the file size.
-        case file(path: String, range: ClosedRange<Int>?, total: Int)
+        /// Opened without following a link; with `identity`, only that very file is sent.
+        case file(path: String, range: ClosedRange<Int>?, total: Int, identity: FileIdentity? = nil)
     }
 
     public var status: Int
@@ -337,7 +338,7 @@ private final class RequestHandler: ChannelInboundHandler {
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             if !bytes.isEmpty && request.method != "HEAD" { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil) }
             finish(context: context, keepAlive: keepAlive)
-        case .file(let path, let range, let total):
+        case .file(let path, let range, let total, let identity):
             let span = range ?? 0...max(total - 1, 0)
             let length = total == 0 ? 0 : span.count
             head.headers.replaceOrAdd(name: "Content-Length", value: String(length))
@@ -346,9 +347,11 @@ private final class RequestHandler: ChannelInboundHandler {
                 finish(context: context, keepAlive: keepAlive)
                 return
             }
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else {
-                logger.warning("served file vanished", metadata: ["path": "\(path)"])
+            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+            var info = stat()
+            guard fd >= 0, fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, identity.map({ $0 == FileIdentity(info) }) ?? true else {
+                if fd >= 0 { Glibc.close(fd) }
+                logger.warning("served file vanished or was replaced", metadata: ["path": "\(path)"])
                 context.close(promise: nil)
                 return
             }

@@ -18,12 +18,17 @@ public final class ServedFiles: Sendable {
         public var allowedHost: String
         /// Headers some devices want beside the file (DLNA's transfer mode, say).
         public var extraHeaders: [(String, String)]
+        /// The file's device and inode when it was handed out: a request finds that very file
+        /// or nothing (the path replaced by a link, or by another file, is not followed).
+        public var identity: FileIdentity?
 
         public init(path: String, mimeType: String, allowedHost: String, extraHeaders: [(String, String)] = []) {
             self.path = path
             self.mimeType = mimeType
             self.allowedHost = allowedHost
             self.extraHeaders = extraHeaders
+            var info = stat()
+            if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG { identity = FileIdentity(info) }
         }
     }
 
@@ -91,16 +96,29 @@ public final class ServedFiles: Sendable {
 
     static func serve(_ file: File, range: String?) -> HTTPServerResponse {
         var info = stat()
-        guard stat(file.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return HTTPServerResponse(status: 404) }
+        guard lstat(file.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, file.identity.map({ $0 == FileIdentity(info) }) ?? true else {
+            return HTTPServerResponse(status: 404)
+        }
         let total = Int(info.st_size)
         var headers: [(String, String)] = [("Content-Type", file.mimeType), ("Accept-Ranges", "bytes")] + file.extraHeaders
-        guard let range else { return HTTPServerResponse(status: 200, headers: headers, body: .file(path: file.path, range: nil, total: total)) }
+        guard let range else { return HTTPServerResponse(status: 200, headers: headers, body: .file(path: file.path, range: nil, total: total, identity: file.identity)) }
         guard let span = ByteRange.parse(range, total: total) else {
             headers.append(("Content-Range", "bytes */\(total)"))
             return HTTPServerResponse(status: 416, headers: headers)
         }
         headers.append(("Content-Range", "bytes \(span.lowerBound)-\(span.upperBound)/\(total)"))
-        return HTTPServerResponse(status: 206, headers: headers, body: .file(path: file.path, range: span, total: total))
+        return HTTPServerResponse(status: 206, headers: headers, body: .file(path: file.path, range: span, total: total, identity: file.identity))
+    }
+}
+
+/// Which file a path named when it was handed out (device and inode).
+public struct FileIdentity: Sendable, Hashable {
+    public var device: UInt64
+    public var inode: UInt64
+
+    init(_ info: stat) {
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
     }
 }
 

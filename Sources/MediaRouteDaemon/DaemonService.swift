@@ -1,5 +1,6 @@
 import AdapterInventory
 import BoxConfiguration
+import HTTPServing
 import Coordination
 import DBus
 import ExtensionCatalogue
@@ -67,6 +68,8 @@ public struct DaemonService: Service {
     public var householdKey: HouseholdKey?
     /// This box's name among them (default: the host name).
     public var boxName: String?
+    /// The directories local files named on the bus may be served from (nil: `[http] serve-from`, else the defaults).
+    public var serveFrom: [String]?
     public let logger: Logger
 
     public init(
@@ -134,6 +137,7 @@ public struct DaemonService: Service {
         let closeLoaded = loaded.close
         let suggestions = RouteSuggestionStore(path: stateDirectory.map { $0 + "/route-suggestions.json" }, logger: logger)
         let daemon = RoutingDaemon(system: system, connection: connection, suggestions: suggestions, logger: logger)
+        await daemon.setServedDirectories(ServedDirectories(serveFrom ?? configuration.serveFrom ?? ServedDirectories.defaults))
         var presence: BoxPresence?
         if let householdKey, let lanTransport = loaded.lanTransport {
             do {

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import BoxConfiguration
+import HTTPServing
 import DBus
 import MediaRouteBusAPI
 import Logging
@@ -44,6 +45,13 @@ public actor RoutingDaemon {
     var nextGroup = 0
     /// This box among the household's (`_mediaroute._udp`), when it has a household key.
     private(set) var presence: BoxPresence?
+    /// Where local files named on the bus may come from (`[http] serve-from`): the daemon never
+    /// hands a device a file outside them, whatever path a caller names.
+    private(set) var servedDirectories = ServedDirectories(ServedDirectories.defaults)
+
+    func setServedDirectories(_ directories: ServedDirectories) {
+        servedDirectories = directories
+    }
 
     /// Publishes this box and finds the others while discovery runs (`Manager1.Boxes`).
     func setPresence(_ presence: BoxPresence) async {
@@ -353,6 +361,14 @@ public actor RoutingDaemon {
     func startSession(
         _ session: MediaOutputSession, url: URL, application: String?, metadata: PlaybackMetadata = PlaybackMetadata()
     ) async throws {
+        var url = url
+        if url.isFileURL {
+            do {
+                url = URL(fileURLWithPath: try servedDirectories.admit(url.path))
+            } catch {
+                throw MediaDeviceError(.invalidArgument, error.description).dbusError
+            }
+        }
         let control = try await mapErrors {
             try await system.startSession(on: session, identifier: application, url: url, metadata: metadata)
         }

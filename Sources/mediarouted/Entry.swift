@@ -33,7 +33,7 @@ struct Daemon {
                            [--push-listen HOST:PORT|off] [--mpris on|off] [--mpris-name NAME]
                            [--config FILE] [--adapters on|off] [--bluez-bus system|ADDRESS|off] [--lan on|off] [--lan-interfaces IF,IF…]
                            [--ignored-report SECONDS] [--airplay-latency SECONDS] [--household-key FILE] [--box-name NAME]
-                           [--state-dir DIR|off] [--check-config]
+                           [--state-dir DIR|off] [--serve-from DIR,DIR…] [--check-config]
 
           --bus          the bus to publish on (default: system)
           --name         the well-known name to own (default: \(DaemonNames.busName))
@@ -60,6 +60,8 @@ struct Daemon {
           --box-name     this box's name among them (default: the host name)
           --state-dir    where what the daemon learns is kept (route suggestions; default: /var/lib/mediaroute,
                          the unit's StateDirectory, when it is writable; off: memory only)
+          --serve-from   the only directories local files named on the bus are served from (default: [http]
+                         serve-from, else /media, /mnt, /srv); a file elsewhere, or given as a symbolic link, is refused
           --check-config check the configuration file and the udev rules' MediaRoute properties, then exit
         """
 
@@ -121,7 +123,7 @@ struct Daemon {
         var given: [String: String] = [:]
         var checkOnly = false
         var arguments = CommandLine.arguments.dropFirst()
-        let valued = ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name", "--config", "--adapters", "--bluez-bus", "--lan", "--lan-interfaces", "--ignored-report", "--airplay-latency", "--household-key", "--box-name", "--state-dir"]
+        let valued = ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name", "--config", "--adapters", "--bluez-bus", "--lan", "--lan-interfaces", "--ignored-report", "--airplay-latency", "--household-key", "--box-name", "--state-dir", "--serve-from"]
         while let argument = arguments.popFirst() {
             if argument == "--help" || argument == "-h" {
                 print(usage)
@@ -226,6 +228,11 @@ struct Daemon {
             } catch {
                 fail("--household-key: \(error)", status: 78)
             }
+        }
+        if let text = options["--serve-from"] {
+            let directories = text.split(separator: ",").map(String.init).filter { !$0.isEmpty }
+            guard !directories.isEmpty, directories.allSatisfy({ $0.hasPrefix("/") }) else { fail("--serve-from takes absolute directories separated by commas") }
+            service.serveFrom = directories
         }
         if let name = options["--box-name"] {
             guard !name.isEmpty, name.utf8.count <= 63 else { fail("--box-name takes 1 to 63 bytes") }

@@ -9,27 +9,8 @@ import Testing
 /// daemon's descriptors: connections are capped in all and per address, and a request that
 /// trickles in is closed at its deadline however often it sends a byte.
 @Suite(.timeLimit(.minutes(1))) struct HTTPServerLimitsTests {
-    /// A connected loopback socket from `source` (any 127.0.0.0/8 address), or -1.
     static func connection(port: UInt16, from source: String = "127.0.0.1") -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var local = sockaddr_in()
-        local.sin_family = sa_family_t(AF_INET)
-        inet_pton(AF_INET, source, &local.sin_addr)
-        _ = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            close(fd)
-            return -1
-        }
-        return fd
+        loopbackConnection(port: port, from: source)
     }
 
     /// Whether the server closed `fd` (a read returns end of file or a reset) within `milliseconds`.

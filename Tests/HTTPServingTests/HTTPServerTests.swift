@@ -5,15 +5,16 @@ import HTTPServing
 import Synchronization
 import Testing
 
-/// A blocking loopback client: sends `request`, reads until the server closes or `limit` bytes.
-func exchange(port: UInt16, _ request: String, limit: Int = 65_536) -> String {
-    exchangeAndClose(port: port, request, limit: limit).text
-}
-
-/// The same, also telling whether the server closed the connection (rather than the read timing out).
-func exchangeAndClose(port: UInt16, _ request: String, limit: Int = 65_536) -> (text: String, closedByServer: Bool) {
+/// A TCP connection to 127.0.0.1:`port` from `source` (any 127.0.0.0/8 address) whose reads
+/// time out after 5 s, or -1.
+func loopbackConnection(port: UInt16, from source: String? = nil) -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
+    if let source {
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        inet_pton(AF_INET, source, &local.sin_addr)
+        _ = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = port.bigEndian
@@ -23,7 +24,23 @@ func exchangeAndClose(port: UInt16, _ request: String, limit: Int = 65_536) -> (
     let connected = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
-    guard connected == 0 else { return ("", false) }
+    guard connected == 0 else {
+        close(fd)
+        return -1
+    }
+    return fd
+}
+
+/// A blocking loopback client: sends `request`, reads until the server closes or `limit` bytes.
+func exchange(port: UInt16, _ request: String, limit: Int = 65_536) -> String {
+    exchangeAndClose(port: port, request, limit: limit).text
+}
+
+/// The same, also telling whether the server closed the connection (rather than the read timing out).
+func exchangeAndClose(port: UInt16, _ request: String, limit: Int = 65_536) -> (text: String, closedByServer: Bool) {
+    let fd = loopbackConnection(port: port)
+    guard fd >= 0 else { return ("", false) }
+    defer { close(fd) }
     _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
     var received: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 4096)

@@ -20,7 +20,7 @@ struct CastDaemonTests {
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         let daemon = try ChildProcess([
             RunningDaemon.binary, "--bus", bus.address, "--lan", "on", "--lan-interfaces", room.outside, "--adapters", "off", "--push-listen", "off",
-            "--config", "/dev/null", "--log-level", "warning", "--state-dir", state,
+            "--config", "/dev/null", "--log-level", "warning", "--state-dir", state, "--serve-from", "/tmp",
         ])
         defer {
             daemon.kill()

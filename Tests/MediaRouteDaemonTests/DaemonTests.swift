@@ -20,7 +20,8 @@ final class RunningDaemon: Sendable {
     init(_ extraArguments: [String] = [], simulate: Bool = true, environment: [String: String] = [:]) async throws {
         bus = try PrivateBus()
         process = try ChildProcess(
-            [Self.binary, "--bus", bus.address, "--log-level", "warning", "--push-listen", "127.0.0.1:0"] + (simulate ? ["--simulate"] : []) + extraArguments,
+            [Self.binary, "--bus", bus.address, "--log-level", "warning", "--push-listen", "127.0.0.1:0", "--serve-from", "/tmp"]
+                + (simulate ? ["--simulate"] : []) + extraArguments,
             environment: environment)
         let probe = try await DBusConnection.connect(to: .address(bus.address))
         defer { probe.close() }
@@ -174,6 +175,33 @@ func client(_ daemon: RunningDaemon, agent: ScriptedPairingAgent) async throws -
         #expect(await session.waitUntilEnded() == nil)
         await controller.deactivate(route)
         await picker.close()
+    }
+
+    /// A path named on the bus is served only from the directories the daemon serves from: the
+    /// household key (or anything else the daemon's user can read) is refused before any device
+    /// is told of it, and so is a link in a served directory that points at it.
+    @Test func filesOutsideTheServedDirectoriesAreRefused() async throws {
+        let served = NSTemporaryDirectory() + "mr-served-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: served, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: served) }
+        let secret = NSTemporaryDirectory() + "mr-secret-\(UUID().uuidString.prefix(8)).key"
+        FileManager.default.createFile(atPath: secret, contents: Data("secret".utf8))
+        defer { unlink(secret) }
+        symlink(secret, served + "/film.mp4")
+        FileManager.default.createFile(atPath: served + "/real.mp4", contents: Data("film".utf8))
+        let daemon = try await RunningDaemon(["--serve-from", served])
+        for path in [secret, served + "/film.mp4"] {
+            let console = RecordingConsole()
+            do {
+                try await MediaRouteCtl.Play.parse(["--bus", daemon.bus.address, path, "--to", "Living Room TV", "--pin", "1234"]).run(console: console)
+                Issue.record("\(path) was handed to the TV: \(console.lines)")
+            } catch {
+                #expect("\(error)".contains("serve-from") || "\(error)".contains("symbolic link"), "\(error)")
+            }
+        }
+        let console = RecordingConsole()
+        try await MediaRouteCtl.Play.parse(["--bus", daemon.bus.address, served + "/real.mp4", "--to", "Living Room TV", "--pin", "1234"]).run(console: console)
+        #expect(console.lines.contains { $0.hasPrefix("Playing file://") }, "\(console.lines)")
     }
 
     @Test func aWrongPinComesBackAsATypedError() async throws {

@@ -31,7 +31,7 @@ struct HostileNetworkTests {
         let logFD = open(logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         let daemon = try ChildProcess([
             RunningDaemon.binary, "--bus", bus.address, "--lan", "on", "--lan-interfaces", room.outside, "--adapters", "off",
-            "--push-listen", "off", "--config", "/dev/null", "--log-level", "notice", "--ignored-report", "5",
+            "--push-listen", "off", "--config", "/dev/null", "--log-level", "notice", "--ignored-report", "5", "--serve-from", "/tmp",
         ], outputFD: logFD)
         close(logFD)
         defer { daemon.kill(); daemon.wait() }
@@ -114,17 +114,10 @@ struct HostileNetworkTests {
         let renderer = try lab.gmediarender(in: room, name: "Byebye TV", uuid: uuid)
         let hostile = room.deviceAddress.split(separator: ".").dropLast().joined(separator: ".") + ".66"
         try NamespaceLab.ip(["-n", room.namespace, "addr", "add", "\(hostile)/24", "dev", room.inside])
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let daemon = try ChildProcess([
-            RunningDaemon.binary, "--bus", bus.address, "--lan", "on", "--lan-interfaces", room.outside, "--adapters", "off",
-            "--push-listen", "off", "--config", "/dev/null", "--log-level", "warning",
-        ])
-        defer { daemon.kill(); daemon.wait() }
-        let connection = try await DBusConnection.connect(to: .address(bus.address))
-        defer { connection.close() }
-        #expect(await eventually(timeout: .seconds(10)) { (try? await connection.nameOwner(of: DaemonNames.busName)) ?? nil != nil })
-        _ = try await connection.call(destination: DaemonNames.busName, path: DaemonNames.root, interface: DaemonNames.manager, member: "StartDiscovery")
+        let daemon = try await LANDaemon(interface: room.outside)
+        defer { daemon.stop() }
+        let bus = daemon.bus
+        try await daemon.startDiscovery()
         let file = try lab.wavFile(seconds: 60, name: "byebye.wav")
         let console = RecordingConsole()
         try await MediaRouteCtl.Play.parse(["--bus", bus.address, file, "--to", "Byebye TV", "--keep"]).run(console: console)

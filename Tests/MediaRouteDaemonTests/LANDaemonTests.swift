@@ -13,16 +13,9 @@ struct LANDaemonTests {
         let lab = try NamespaceLab()
         let room = lab.rooms[0]
         try lab.gmediarender(in: room, name: "Daemon TV", uuid: "0a1b2c3d-0000-4000-8000-0000000000d1")
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let daemon = try ChildProcess([
-            RunningDaemon.binary, "--bus", bus.address, "--lan", "on", "--lan-interfaces", room.outside, "--adapters", "off",
-            "--push-listen", "off", "--config", "/dev/null", "--log-level", "warning",
-        ])
-        defer { daemon.kill(); daemon.wait() }
-        let connection = try await DBusConnection.connect(to: .address(bus.address))
-        defer { connection.close() }
-        #expect(await eventually(timeout: .seconds(10)) { (try? await connection.nameOwner(of: DaemonNames.busName)) ?? nil != nil })
+        let daemon = try await LANDaemon(interface: room.outside)
+        defer { daemon.stop() }
+        let bus = daemon.bus
         let file = try lab.wavFile(seconds: 20, name: "daemon.wav")
         let console = RecordingConsole()
         try await MediaRouteCtl.Play.parse(["--bus", bus.address, file, "--to", "Daemon TV", "--seconds", "2.5"]).run(console: console)
