@@ -72,7 +72,8 @@ fi
 
 address=$(dbus-daemon --session --print-address --fork --print-pid 3 3>"$work/bus.pid" | head -1)
 if [ -n "$room" ]; then
-    "$binary" --bus "$address" --lan on --lan-interfaces "${room}a" --adapters off --push-listen off --log-level error &
+    # The daemon serves local files only from the directories it is told (here, the smoke test's own).
+    "$binary" --bus "$address" --lan on --lan-interfaces "${room}a" --adapters off --push-listen off --log-level error --serve-from "$work" &
 else
     "$binary" --bus "$address" --adapters off --push-listen off --log-level error &
 fi
