@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import IPNetwork
 import Logging
 import NIOCore
 import NIOPosix
@@ -27,8 +28,15 @@ struct MulticastSockets: Sendable {
     /// Datagrams longer than `maximumDatagram` are dropped where they arrive; so
     /// are the oldest waiting ones when 512 wait to be read. Both are counted:
     /// ``takeDropped()``.
-    init(maximumDatagram: Int) {
+    /// Datagrams each socket hands on per second, per source and in all, by default: well above
+    /// what honest devices send (a few a second, a burst of answers to a search).
+    static let defaultBudget = (perSource: SourceRateBudget.Rate(perSecond: 100, burst: 300),
+                                overall: SourceRateBudget.Rate(perSecond: 2_000, burst: 4_000))
+    private let budget: (perSource: SourceRateBudget.Rate, overall: SourceRateBudget.Rate)
+
+    init(maximumDatagram: Int, budget: (perSource: SourceRateBudget.Rate, overall: SourceRateBudget.Rate) = MulticastSockets.defaultBudget) {
         self.maximumDatagram = maximumDatagram
+        self.budget = budget
         (datagrams, sink) = AsyncStream.makeStream(of: Datagram.self, bufferingPolicy: .bufferingNewest(512))
     }
 
@@ -42,6 +50,7 @@ struct MulticastSockets: Sendable {
         let limit = maximumDatagram
         let dropped = self.dropped
         let name = interface?.name
+        let budget = self.budget
         var bootstrap = DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.socketOption(.so_reuseaddr), value: 1)
             // One byte over the limit: a longer datagram shows as too long (NIO's default of
@@ -50,7 +59,7 @@ struct MulticastSockets: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        DatagramForwarder(sink: sink, dropped: dropped, interfaceName: name, maximumSize: limit))
+                        DatagramForwarder(sink: sink, dropped: dropped, interfaceName: name, maximumSize: limit, budget: budget))
                 }
             }
         if reusePort {
@@ -143,8 +152,15 @@ private final class DatagramForwarder: ChannelInboundHandler {
     let dropped: DroppedDatagrams
     let interfaceName: String?
     let maximumSize: Int
+    /// Datagrams handed on per second, per source and in all: a flood is dropped (and counted)
+    /// here on the event loop, before it costs a copy, a stream element and an actor hop each.
+    private var budget: SourceRateBudget
 
-    init(sink: AsyncStream<Datagram>.Continuation, dropped: DroppedDatagrams, interfaceName: String?, maximumSize: Int) {
+    init(
+        sink: AsyncStream<Datagram>.Continuation, dropped: DroppedDatagrams, interfaceName: String?, maximumSize: Int,
+        budget: (perSource: SourceRateBudget.Rate, overall: SourceRateBudget.Rate)
+    ) {
+        self.budget = SourceRateBudget(perSource: budget.perSource, overall: budget.overall)
         self.sink = sink
         self.dropped = dropped
         self.interfaceName = interfaceName
@@ -156,6 +172,10 @@ private final class DatagramForwarder: ChannelInboundHandler {
         guard let host = envelope.remoteAddress.ipAddress else { return }
         guard envelope.data.readableBytes <= maximumSize else {
             dropped.add("over \(maximumSize) bytes")
+            return
+        }
+        guard budget.spend(1, by: host, now: .nanoseconds(Int64(truncatingIfNeeded: NIODeadline.now().uptimeNanoseconds))) else {
+            dropped.add("over the datagram budget")
             return
         }
         if case .dropped = sink.yield(Datagram(bytes: Array(envelope.data.readableBytesView), host: host, interfaceName: interfaceName)) {
