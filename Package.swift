@@ -102,7 +102,7 @@ let package = Package(
             dependencies: ["CastChannel", "CLibMD", "HTTPServing", "MediaDevice", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // AirPlay 1 (RAOP) on bytes: RTSP requests and responses, the UDP packets, ALAC frames.
-        .target(name: "RAOP", dependencies: ["CLibMD"], swiftSettings: strict),
+        .target(name: "RAOP", dependencies: ["CLibMD", "IPNetwork"], swiftSettings: strict),
         // libmd's MD5 for RTSP digest authentication.
         .systemLibrary(name: "CLibMD", path: "Sources/CLibMD", pkgConfig: "libmd", providers: [.apt(["libmd-dev"])]),
         // FFmpeg's ALAC encoder, opened with dlopen when a stream starts (headers from libavcodec-dev).
@@ -360,7 +360,7 @@ let package = Package(
             name: "MediaRouteFuzzing",
             dependencies: [
                 "LANTransport", "IPNetwork", "UPnP", "UPnPRendererExtension", "Transport", "DBus", "BlueZTransport", "BluetoothAudio", "MediaRouteBusAPI", "WiFiTransport",
-                "CNetlink", "NowPlaying", "BoxConfiguration", "LoopbackTransport", "RealtimeAudio", "RAOP", "CastChannel", "HTTPServing",
+                "CNetlink", "NowPlaying", "BoxConfiguration", "LoopbackTransport", "RealtimeAudio", "RAOP", "CastChannel", "HTTPServing", "Coordination",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

@@ -158,6 +158,41 @@ public actor LANCoordinationMedium: CoordinationMedium {
 
     // MARK: Internals
 
+    /// A received datagram: its envelope, or why it is dropped.
+    private enum Received {
+        case envelope(Envelope)
+        case unauthenticated
+        case malformed
+    }
+
+    /// Checks the seal (with a key) and reads the envelope; datagrams are bounded by the socket's buffer.
+    private static func receive(_ bytes: [UInt8], key: HouseholdKey?) -> Received {
+        guard bytes.count <= 16_384 else { return .malformed }
+        var bytes = bytes
+        if let key {
+            guard let opened = key.open(bytes) else { return .unauthenticated }
+            bytes = opened
+        }
+        guard let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(bytes)) else { return .malformed }
+        return .envelope(envelope)
+    }
+
+    /// What a received datagram says once its seal is checked and its envelope read, as the medium
+    /// reads it: the sender's instance and sequence and the kind of datagram; nil when it is dropped
+    /// (the fuzz harness's entry).
+    package static func open(_ bytes: [UInt8], key: HouseholdKey?) -> (instance: UInt64, sequence: UInt64, kind: String)? {
+        guard case .envelope(let envelope) = receive(bytes, key: key) else { return nil }
+        let kind = switch envelope.body {
+        case .message: "message"
+        case .ack: "ack"
+        case .clockRequest: "clockRequest"
+        case .clockReply: "clockReply"
+        case .challenge: "challenge"
+        case .response: "response"
+        }
+        return (envelope.instance, envelope.sequence, kind)
+    }
+
     /// Each datagram sealed in an envelope of its own: a retransmission is a new datagram.
     private func encode(_ datagram: Datagram) -> [UInt8] {
         sequence += 1
@@ -246,17 +281,15 @@ public actor LANCoordinationMedium: CoordinationMedium {
     }
 
     private func handle(_ bytes: [UInt8], from peer: UDPAddress, receivedAt received: Double) {
-        // Datagrams are bounded by the socket's buffer; anything malformed is dropped.
-        guard bytes.count <= 16_384 else { return }
-        var bytes = bytes
-        if let key {
-            guard let opened = key.open(bytes) else {
-                unauthenticated += 1
-                return
-            }
-            bytes = opened
+        let envelope: Envelope
+        switch Self.receive(bytes, key: key) {
+        case .envelope(let received): envelope = received
+        case .unauthenticated:
+            unauthenticated += 1
+            return
+        case .malformed:
+            return
         }
-        guard let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(bytes)) else { return }
         // Our own datagrams sent back to us are nobody's.
         guard envelope.instance != instance else {
             refused += 1

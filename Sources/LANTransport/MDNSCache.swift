@@ -15,16 +15,23 @@
 /// Resolution is incremental: each change marks the instances it can affect (an SRV
 /// or TXT marks its own instance, a PTR its target, an A the instances whose SRV
 /// from that same host points at that name), and only those are resolved again.
-struct MDNSCache {
+package struct MDNSCache {
     /// How much the cache keeps.
-    struct Limits: Sendable {
+    package struct Limits: Sendable {
+        package init(records: Int = 4096, recordsPerSource: Int = 256, recordsPerSlot: Int = 8, pointersPerSlot: Int = 32) {
+            self.records = records
+            self.recordsPerSource = recordsPerSource
+            self.recordsPerSlot = recordsPerSlot
+            self.pointersPerSlot = pointersPerSlot
+        }
+
         /// Records in all.
-        var records = 4096
+        package var records = 4096
         /// Records from one source address (an honest host announces a few dozen).
-        var recordsPerSource = 256
+        package var recordsPerSource = 256
         /// Records of one name and type from one source (PTR: instances of a type on one host).
-        var recordsPerSlot = 8
-        var pointersPerSlot = 32
+        package var recordsPerSlot = 8
+        package var pointersPerSlot = 32
     }
 
     /// One record as kept.
@@ -36,18 +43,18 @@ struct MDNSCache {
     }
 
     /// A resolved instance: where its owner says it is, and what it says of itself.
-    struct Resolution: Sendable, Equatable {
+    package struct Resolution: Sendable, Equatable {
         /// As the PTR named it.
-        var instance: String
+        package var instance: String
         /// As the PTR's owner name spelled it (`_airplay._tcp.local`).
-        var serviceType: String
-        var host: String
-        var port: UInt16
-        var txt: [String]
+        package var serviceType: String
+        package var host: String
+        package var port: UInt16
+        package var txt: [String]
     }
 
     /// Why records were not kept, with how many.
-    enum Refusal: String, Sendable, CaseIterable {
+    package enum Refusal: String, Sendable, CaseIterable {
         case claimedByAnotherHost = "records claimed by another host"
         case addressOfAnotherHost = "A record for another host's address"
         case cacheFull = "cache full"
@@ -67,7 +74,7 @@ struct MDNSCache {
         var type: UInt16
     }
 
-    let limits: Limits
+    package let limits: Limits
     /// Lowercased.
     private let serviceTypes: Set<String>
     private var slots: [Slot: [DNSRecord.RecordData: Entry]] = [:]
@@ -81,21 +88,21 @@ struct MDNSCache {
     /// Instances that changed since ``takeChanged()``.
     private var changed: Set<String> = []
     /// Instances named by a PTR that do not resolve yet (what a query asks about).
-    private(set) var unresolved: Set<String> = []
+    package private(set) var unresolved: Set<String> = []
     /// Records kept.
-    private(set) var count = 0
+    package private(set) var count = 0
     /// No record expires before this (a lower bound: refreshed records may expire later).
     private(set) var earliestExpiry: Duration?
     /// Instances resolved since the cache was made: the work a test holds to a budget.
     private(set) var resolutionsRun = 0
 
-    init(serviceTypes: [String], limits: Limits = Limits()) {
+    package init(serviceTypes: [String], limits: Limits = Limits()) {
         self.serviceTypes = Set(serviceTypes.map { $0.lowercased() })
         self.limits = limits
     }
 
     /// Takes in a response's records from `source`; returns what was refused, by reason.
-    mutating func ingest(_ records: [DNSRecord], from source: String, now: Duration) -> [Refusal: Int] {
+    package mutating func ingest(_ records: [DNSRecord], from source: String, now: Duration) -> [Refusal: Int] {
         var refused: [Refusal: Int] = [:]
         // Cache-flush (RFC 6762 §10.2) once per name and type a response carries, of this source's
         // records only, and never of shared records (a PTR of a service type is shared).
@@ -151,7 +158,7 @@ struct MDNSCache {
     }
 
     /// Drops what expired.
-    mutating func expire(now: Duration) {
+    package mutating func expire(now: Duration) {
         guard let earliest = earliestExpiry, earliest <= now else { return }
         var next: Duration?
         for (slot, entries) in slots {
@@ -165,13 +172,13 @@ struct MDNSCache {
     }
 
     /// The instances whose resolution may have changed since the last call.
-    mutating func takeChanged() -> Set<String> {
+    package mutating func takeChanged() -> Set<String> {
         defer { changed = [] }
         return changed
     }
 
     /// Where `instance` (lowercased) is, if its records are all there.
-    mutating func resolve(_ instance: String) -> Resolution? {
+    package mutating func resolve(_ instance: String) -> Resolution? {
         resolutionsRun += 1
         let resolution = lookUp(instance)
         if resolution == nil && pointed[instance] != nil { unresolved.insert(instance) } else { unresolved.remove(instance) }

@@ -1,3 +1,5 @@
+import IPNetwork
+
 /// How many packets a RAOP sender sends again for resend requests: a token bucket of
 /// packets, and each packet at most twice a second.
 ///
@@ -9,8 +11,8 @@
 public struct ResendBudget: Sendable {
     public let packetsPerSecond: Double
     public let burst: Double
-    private var tokens: Double
-    private var updated: Duration?
+    /// One bucket: every request comes from the one receiver (or claims to).
+    private var tokens: SourceRateBudget
     /// The packets resent in the last second, with when.
     private var recent: [UInt16: (count: Int, since: Duration)] = [:]
     /// Packets resent and refused since the start (for tests and the stream's statistics).
@@ -23,28 +25,23 @@ public struct ResendBudget: Sendable {
     public init(packetsPerSecond: Double = 32, burst: Double = 64) {
         self.packetsPerSecond = packetsPerSecond
         self.burst = burst
-        tokens = burst
+        let rate = SourceRateBudget.Rate(perSecond: packetsPerSecond, burst: burst)
+        tokens = SourceRateBudget(perSource: rate, overall: rate, maximumSources: 1)
     }
 
     /// The sequence numbers of `request` to send again at `now` (each within the budget);
     /// those beyond it are refused.
     public mutating func allow(_ request: ResendRequest, now: Duration, isKept: (UInt16) -> Bool) -> [UInt16] {
-        if let updated, now > updated {
-            let elapsed = Double((now - updated).components.seconds) + Double((now - updated).components.attoseconds) / 1e18
-            tokens = min(burst, tokens + elapsed * packetsPerSecond)
-        }
-        updated = max(updated ?? now, now)
         if recent.count > 512 { recent = recent.filter { now - $0.value.since < .seconds(1) } }
         var allowed: [UInt16] = []
         for offset in 0..<min(Int(request.count), Self.packetsPerRequest) {
             let sequence = request.first &+ UInt16(offset)
             guard isKept(sequence) else { continue }
             var seen: (count: Int, since: Duration) = recent[sequence].flatMap { now - $0.since < .seconds(1) ? $0 : nil } ?? (0, now)
-            guard tokens >= 1, seen.count < 2 else {
+            guard seen.count < 2, tokens.spend(1, by: "receiver", now: now) else {
                 refused += 1
                 continue
             }
-            tokens -= 1
             seen.count += 1
             recent[sequence] = seen
             allowed.append(sequence)

@@ -1,3 +1,4 @@
+import Foundation
 @testable import Coordination
 import IPNetwork
 import MediaRouteTestSupport
@@ -50,5 +51,20 @@ import Testing
         #expect(await box.refused >= before)
         #expect(received.withLock { $0.count } <= before + 1)
         await box.leave(ParticipantID("box"))
+    }
+}
+
+/// The fuzz harness's seeds are datagrams the medium reads (so mutations start from real ones).
+@Suite struct HouseholdDatagramSeedTests {
+    @Test func theSeedsAreEnvelopesTheMediumReads() throws {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fuzz/Corpus/household-datagram")
+        for name in ["challenge", "response", "clock-request", "clock-reply", "ack"] {
+            let bytes = try [UInt8](Data(contentsOf: directory.appendingPathComponent(name)))
+            #expect(LANCoordinationMedium.open(bytes, key: nil)?.instance == 7, "\(name)")
+            let key = try #require(HouseholdKey(Array("correct horse battery staple".utf8)))
+            #expect(LANCoordinationMedium.open(key.seal(bytes), key: key)?.kind == LANCoordinationMedium.open(bytes, key: nil)?.kind)
+            #expect(LANCoordinationMedium.open(bytes, key: key) == nil, "unsealed under a key")
+        }
     }
 }
