@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import CLibMD
-import Synchronization
+import MediaDevice
 
 /// The certificate each Cast receiver presented the first time it was used, kept in the
 /// state directory: trust on first use.
@@ -24,20 +24,12 @@ public final class CastCertificatePins: Sendable {
     }
 
     /// The file (nil: kept in memory only, for the CLI and tests without a state directory).
-    public let path: String?
-    private let pins: Mutex<[String: String]>
-    /// A pins file larger than this is not ours: it is ignored (and rewritten on the next pin).
-    static let maximumFileSize = 1 << 20
+    public var path: String? { file.path }
+    private let file: PinFile
 
     public init(path: String?) {
-        self.path = path
-        var loaded: [String: String] = [:]
-        if let path, let data = FileManager.default.contents(atPath: path), data.count <= Self.maximumFileSize,
-            let decoded = try? JSONDecoder().decode([String: String].self, from: data)
-        {
-            loaded = decoded
-        }
-        pins = Mutex(loaded)
+        // Files written before names were kept hold a fingerprint per device id.
+        file = PinFile(path: path, legacy: true)
     }
 
     /// The SHA-256 of a certificate's DER, as lower-case hex.
@@ -53,24 +45,24 @@ public final class CastCertificatePins: Sendable {
 
     /// How `fingerprint` compares with what was pinned for `deviceID`.
     public func verdict(for deviceID: String, fingerprint: String) -> Verdict {
-        guard let pinned = pins.withLock({ $0[deviceID] }) else { return .firstUse }
+        guard let pinned = file[deviceID]?.value else { return .firstUse }
         return pinned == fingerprint ? .matches : .changed(pinned: pinned)
     }
 
     /// Pins `fingerprint` for `deviceID` (first use, or the person confirmed a new one) and
-    /// writes the file (a new file renamed over the old, so a crash leaves one or the other).
-    public func pin(_ fingerprint: String, for deviceID: String) {
-        let snapshot = pins.withLock { pins -> [String: String] in
-            pins[deviceID] = fingerprint
-            return pins
-        }
-        guard let path else { return }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        guard let data = try? encoder.encode(snapshot) else { return }
-        let temporary = path + ".new"
-        guard FileManager.default.createFile(atPath: temporary, contents: data) else { return }
-        _ = temporary.withCString { from in path.withCString { to in rename(from, to) } }
+    /// writes the file.
+    public func pin(_ fingerprint: String, for deviceID: String, name: String) {
+        file.pin(fingerprint, for: deviceID, name: name)
+    }
+
+    /// Forgets `deviceID`'s certificate: the next connection pins what it presents.
+    public func forget(_ deviceID: String) -> Bool {
+        file.forget(deviceID)
+    }
+
+    /// Every pin: device id → (fingerprint, name when pinned).
+    public var all: [String: (fingerprint: String, name: String)] {
+        file.all.mapValues { ($0.value, $0.name) }
     }
 
     /// The short form people compare: the first 16 hex digits in groups of four.
@@ -84,7 +76,3 @@ public final class CastCertificatePins: Sendable {
         return groups.joined(separator: " ")
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#endif

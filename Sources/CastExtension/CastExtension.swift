@@ -108,6 +108,9 @@ public actor CastExtension {
     let clock: any HostClock
     let logger: Logger
     let pins: CastCertificatePins
+    /// Certificates receivers presented in place of their pinned one, refused until someone
+    /// accepts them (the activation prompt, or `trust accept`), by device id; at most 64.
+    var offeredCertificates: [String: (fingerprint: String, name: String)] = [:]
     private let discovery = DiscoveryDriver()
     private var endpoints: [String: Endpoint] = [:]
     private var reported: [String: MediaOutputDevice] = [:]
@@ -244,7 +247,8 @@ public actor CastExtension {
                 throw CastChannelFailure(.protocolViolation, "GET_STATUS was answered with \(reply)")
             }
             // Trust on first use: pinned once the receiver has spoken the protocol over it.
-            pins.pin(fingerprint, for: route.device.id)
+            pins.pin(fingerprint, for: route.device.id, name: route.device.displayName)
+            offeredCertificates[route.device.id] = nil
             await opened(id, status: status)
         } catch {
             // A channel that opened but did not answer is not the route's: the next attempt starts afresh.
@@ -324,9 +328,11 @@ public actor CastExtension {
     private func certificateChanged(_ id: UUID, fingerprint: String) {
         guard let route = routes[id] else { return }
         logger.warning("Cast receiver presents another certificate than the pinned one", metadata: ["device": "\(route.device.displayName)"])
+        if offeredCertificates.count >= 64, offeredCertificates[route.device.id] == nil { offeredCertificates.removeAll() }
+        offeredCertificates[route.device.id] = (fingerprint, route.device.displayName)
         if route.activated {
             endRoute(id, MediaDeviceError(
-                .authorizationFailed, "\(route.device.displayName) presents another certificate than before; re-pair it (activate it again and confirm)"))
+                .authorizationFailed, "\(route.device.displayName) presents another certificate than before; activate it again and confirm, or accept it with mediaroutectl trust accept"))
             return
         }
         routes[id]?.unconfirmedCertificate = fingerprint
@@ -531,5 +537,29 @@ public actor CastExtension {
         } catch {
             logger.notice("Cast session not resumed yet", metadata: ["error": "\(error)"])
         }
+    }
+}
+
+extension CastExtension: IdentityPinning {
+    /// Each receiver's pinned certificate, with the one it presents instead when it changed.
+    public func pinnedIdentities() -> [PinnedIdentity] {
+        pins.all.map { id, pin in
+            let name = reported[id]?.displayName ?? offeredCertificates[id]?.name ?? (pin.name.isEmpty ? id : pin.name)
+            return PinnedIdentity(
+                kind: .castCertificate, deviceID: id, name: name, pinned: CastCertificatePins.shortForm(pin.fingerprint),
+                offered: offeredCertificates[id].map { CastCertificatePins.shortForm($0.fingerprint) })
+        }
+    }
+
+    public func forgetIdentity(of deviceID: String) -> Int {
+        offeredCertificates[deviceID] = nil
+        return pins.forget(deviceID) ? 1 : 0
+    }
+
+    public func acceptIdentity(of deviceID: String) -> Bool {
+        guard let offered = offeredCertificates.removeValue(forKey: deviceID) else { return false }
+        pins.pin(offered.fingerprint, for: deviceID, name: offered.name)
+        logger.notice("Cast receiver's new certificate accepted", metadata: ["device": "\(offered.name)"])
+        return true
     }
 }

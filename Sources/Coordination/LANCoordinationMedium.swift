@@ -116,6 +116,18 @@ public actor LANCoordinationMedium: CoordinationMedium {
     /// Peers that answered a challenge under the key (for tests and the daemon's report).
     public var verifiedPeers: [UDPAddress] { Array(verified.keys) }
 
+    /// Forgets that `peer` answered a challenge: it is challenged again before it is
+    /// believed (`mediaroutectl trust forget`). - Returns: whether it was verified.
+    @discardableResult
+    public func forgetVerification(of peer: UDPAddress) -> Bool {
+        challenges[peer] = nil
+        clockRequests[peer] = nil
+        estimators[peer] = nil
+        let known = verified.removeValue(forKey: peer) != nil
+        wake?.yield()
+        return known
+    }
+
     /// Makes the first try of every n-th outgoing datagram get lost.
     public func dropEvery(_ n: Int) { dropEvery = n }
 

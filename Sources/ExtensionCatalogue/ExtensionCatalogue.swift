@@ -65,6 +65,16 @@ public struct ExtensionCatalogue: Sendable {
     /// Where Cast receivers' certificates are pinned on first use (the daemon's state
     /// directory, the CLI's `~/.local/state/mediaroute`); nil keeps them in memory.
     public var castCertificatesPath: String?
+    /// Where the host each AirPlay receiver was first used at is pinned (beside the Cast
+    /// certificates); nil keeps them in memory.
+    public var airPlayHostsPath: String?
+
+    /// Pins in `directory` (the daemon's state directory, the CLI's own): Cast certificates
+    /// and AirPlay hosts, each in a file of its own.
+    public mutating func pinIdentities(in directory: String?) {
+        castCertificatesPath = directory.map { $0 + "/cast-certificates.json" }
+        airPlayHostsPath = directory.map { $0 + "/airplay-hosts.json" }
+    }
 
     public init(
         configuration: DaemonConfiguration = DaemonConfiguration(), adapterRecords: @escaping @Sendable () -> [AdapterRecord] = { SysfsAdapterReader().records() },
@@ -100,6 +110,7 @@ public struct ExtensionCatalogue: Sendable {
         let settings = adapters.map(\.settings)
         let logger = self.logger
         let airPlayLatency = self.airPlayLatency
+        let airPlayHostsPath = self.airPlayHostsPath
         let castConfiguration = CastExtension.Configuration(
             certificatesPath: castCertificatesPath, applicationNamespaces: configuration.castApplicationNamespaces)
         // The order of the catalogue is the order of loading, so the merged list is the same everywhere.
@@ -115,7 +126,9 @@ public struct ExtensionCatalogue: Sendable {
                 // AirPlay and Cast share one mDNS browse (each extension keeps its own types).
                 let airPlay = DNSSDServiceTransport(
                     lan: transport, serviceTypes: [RAOPExtension.serviceType, RAOPExtension.airPlayServiceType, CastExtension.serviceType])
-                try await system.load { manager in RAOPExtension(transport: airPlay, routingManager: manager, latency: airPlayLatency, logger: logger) }
+                try await system.load { manager in
+                    RAOPExtension(
+                        transport: airPlay, routingManager: manager, latency: airPlayLatency, hostPinsPath: airPlayHostsPath, logger: logger) }
                 let cast = airPlay.sharingDiscovery(tls: true)
                 try await system.load { manager in
                     CastExtension(transport: cast, routingManager: manager, configuration: castConfiguration, logger: logger)

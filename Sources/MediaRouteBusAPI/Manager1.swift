@@ -157,6 +157,13 @@ public enum Manager1 {
         /// The routes of `sessions` (each playing the same URL) become one group the daemon
         /// keeps on one timeline; replies with the group's path (``Group1``).
         case createGroup(sessions: [DBusObjectPath])
+        /// What the protocols pinned (Cast certificates, AirPlay hosts and passwords, household
+        /// boxes); replies with ``Manager1/trustReply(_:)``.
+        case listTrust
+        /// Forgets what is pinned for a device (its name or id); replies with how many entries.
+        case forgetTrust(name: String)
+        /// Pins the identity a device offered in place of its pinned one; replies with how many.
+        case acceptTrust(name: String)
 
         public static let methods: [BusMethodDescription] = [
             BusMethodDescription("StartDiscovery"),
@@ -179,6 +186,9 @@ public enum Manager1 {
             BusMethodDescription("CreateGroup", inputs: [DBusArgument("sessions", "ao")], outputs: [DBusArgument("group", "o")]),
             BusMethodDescription(
                 "JoinGroupAudio", inputs: [DBusArgument("session", "o"), DBusArgument("member", "o")], outputs: [DBusArgument("lead_us", "t")]),
+            BusMethodDescription("ListTrust", outputs: [DBusArgument("entries", "a(sssss)")]),
+            BusMethodDescription("ForgetTrust", inputs: [DBusArgument("name", "s")], outputs: [DBusArgument("forgotten", "u")]),
+            BusMethodDescription("AcceptTrust", inputs: [DBusArgument("name", "s")], outputs: [DBusArgument("accepted", "u")]),
         ]
 
         public init(member: String, arguments: [DBusValue]) throws(DBusError) {
@@ -205,8 +215,20 @@ public enum Manager1 {
             case "JoinGroupAudio":
                 let reader = try BusArguments(member, arguments, count: 2)
                 self = .joinGroupAudio(session: try reader.objectPath(0), member: try reader.objectPath(1))
+            case "ListTrust": _ = try BusArguments(member, arguments, count: 0); self = .listTrust
+            case "ForgetTrust": self = .forgetTrust(name: try Self.trustName(arguments, member))
+            case "AcceptTrust": self = .acceptTrust(name: try Self.trustName(arguments, member))
             default: throw DBusError.unknownMember(member, of: Manager1.interface)
             }
+        }
+
+        /// A device's name or id: 1 to 256 bytes.
+        private static func trustName(_ arguments: [DBusValue], _ member: String) throws(DBusError) -> String {
+            let name = try BusArguments(member, arguments, count: 1).string(0)
+            guard !name.isEmpty, name.utf8.count <= 256 else {
+                throw MediaDeviceError(.invalidArgument, "name a device (1 to 256 bytes)").dbusError
+            }
+            return name
         }
 
         /// A group's sessions: 1 to 32 object paths.
@@ -233,6 +255,9 @@ public enum Manager1 {
             case .acquireGroupAudio: "AcquireGroupAudio"
             case .joinGroupAudio: "JoinGroupAudio"
             case .createGroup: "CreateGroup"
+            case .listTrust: "ListTrust"
+            case .forgetTrust: "ForgetTrust"
+            case .acceptTrust: "AcceptTrust"
             }
         }
 
@@ -250,6 +275,8 @@ public enum Manager1 {
                 ]
             case .joinGroupAudio(let session, let member): [.objectPath(session), .objectPath(member)]
             case .createGroup(let sessions): [.array(elementSignature: "o", sessions.map { .objectPath($0) })]
+            case .listTrust: []
+            case .forgetTrust(let name), .acceptTrust(let name): [.string(name)]
             }
         }
     }
@@ -272,6 +299,26 @@ public enum Manager1 {
             return .zero
         }
         return (acquisition, leads)
+    }
+
+    /// `ListTrust`'s reply: each entry as (kind, device id, name, pinned, offered or "").
+    public static func trustReply(_ entries: [PinnedIdentity]) -> [DBusValue] {
+        [.array(elementSignature: "(sssss)", entries.map { entry in
+            .structure([.string(entry.kind.rawValue), .string(entry.deviceID), .string(entry.name), .string(entry.pinned), .string(entry.offered ?? "")])
+        })]
+    }
+
+    /// The entries of a `ListTrust` reply; an entry of an unknown kind or shape is left out.
+    public static func pinnedIdentities(fromReply reply: [DBusValue]) throws(DBusError) -> [PinnedIdentity] {
+        guard reply.count == 1, case .array(_, let elements) = reply[0].unwrapped else {
+            throw DBusError.invalidArgs("ListTrust: the reply is not a(sssss)")
+        }
+        return elements.compactMap { element in
+            guard case .structure(let fields) = element.unwrapped, fields.count == 5, let kind = fields[0].string.flatMap(PinnedIdentity.Kind.init(rawValue:)),
+                let id = fields[1].string, let name = fields[2].string, let pinned = fields[3].string, let offered = fields[4].string
+            else { return nil }
+            return PinnedIdentity(kind: kind, deviceID: id, name: name, pinned: pinned, offered: offered.isEmpty ? nil : offered)
+        }
     }
 
     /// `Suggest`'s reply: `("local", "", "")` or `("external", device id, name)`.

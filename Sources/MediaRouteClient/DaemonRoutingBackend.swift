@@ -410,6 +410,21 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         Manager1.Properties(values: try await getAll(DaemonNames.root, Manager1.interface)).boxes
     }
 
+    /// `Manager1.ListTrust`: what the daemon's protocols pinned, and the household boxes that answered its key.
+    public func pinnedIdentities() async throws -> [PinnedIdentity] {
+        try Manager1.pinnedIdentities(fromReply: try await call(.listTrust))
+    }
+
+    /// `Manager1.ForgetTrust`: how many entries were forgotten.
+    public func forgetIdentity(named name: String) async throws -> Int {
+        Int(try await call(.forgetTrust(name: name)).first?.integer ?? 0)
+    }
+
+    /// `Manager1.AcceptTrust`: how many offered identities were pinned.
+    public func acceptIdentity(named name: String) async throws -> Int {
+        Int(try await call(.acceptTrust(name: name)).first?.integer ?? 0)
+    }
+
     /// `Manager1.JoinGroupAudio`.
     public func joinGroupAudio(on session: MediaOutputSession, joining member: MediaOutputSession) async throws -> Duration {
         let reply = try await call(.joinGroupAudio(session: DaemonNames.sessionPath(session), member: DaemonNames.sessionPath(member)))

@@ -39,16 +39,19 @@ public struct RoutingEnvironment: Sendable {
     public var usesDaemon: Bool { daemon != nil }
     /// The client of `mediarouted`, when the commands reach it.
     public let daemon: DaemonRoutingBackend?
+    /// The routing system, when it runs in this process.
+    public let system: RouteSystem?
     private let close: @Sendable () async -> Void
     /// Where one-line notices go (discovery failures).
     private let notice: @Sendable (String) -> Void
 
     private init(
-        controller: SystemRouteController, daemon: DaemonRoutingBackend?, close: @escaping @Sendable () async -> Void,
+        controller: SystemRouteController, daemon: DaemonRoutingBackend?, system: RouteSystem? = nil, close: @escaping @Sendable () async -> Void,
         notice: @escaping @Sendable (String) -> Void
     ) {
         self.controller = controller
         self.daemon = daemon
+        self.system = system
         self.close = close
         self.notice = notice
     }
@@ -79,10 +82,10 @@ public struct RoutingEnvironment: Sendable {
         let system = RouteSystem(configuration: routing, clock: clock, logger: logger)
         try await loadingFirst(system)
         var catalogue = ExtensionCatalogue(configuration: configuration, lan: lan, bluezBus: bluezBus, clock: clock, logger: logger)
-        catalogue.castCertificatesPath = Self.userStateDirectory().map { $0 + "/cast-certificates.json" }
+        catalogue.pinIdentities(in: Self.userStateDirectory())
         let loaded = try await catalogue.load(transports, into: system) { entry, reason in notice("\(entry.noticeName): \(reason)") }
         let controller = await SystemRouteController(system: system, applicationIdentifier: "org.mediaroute.ctl")
-        return RoutingEnvironment(controller: controller, daemon: nil, close: {
+        return RoutingEnvironment(controller: controller, daemon: nil, system: system, close: {
             await system.shutdown()
             await loaded.close()
         }, notice: notice)

@@ -5,6 +5,7 @@ import Coordination
 import IPNetwork
 import LANTransport
 import Logging
+import MediaDevice
 import Transport
 
 /// This box among the other MediaRoute boxes of the household: its LAN coordination medium
@@ -116,6 +117,25 @@ actor BoxPresence {
             let estimate = estimates[box.address]
             return (box, estimate?.offset, estimate?.errorBound)
         }
+    }
+
+    /// The boxes found that answered a challenge sealed with the household key, as pinned
+    /// identities (`trust list`).
+    func verifiedBoxes() async -> [PinnedIdentity] {
+        let verified = Set(await medium.verifiedPeers)
+        return found.values.filter { verified.contains($0.address) }.map { box in
+            PinnedIdentity(kind: .householdBox, deviceID: box.id, name: box.name, pinned: "\(box.address.host):\(box.address.port)")
+        }
+    }
+
+    /// Forgets that the box `name` names (its id or name) answered the key: it is challenged
+    /// again. - Returns: how many boxes were forgotten.
+    func forgetVerification(named name: String) async -> Int {
+        var count = 0
+        for box in found.values where box.id == name || box.name.lowercased() == name.lowercased() {
+            if await medium.forgetVerification(of: box.address) { count += 1 }
+        }
+        return count
     }
 
     func stop() async {

@@ -110,7 +110,7 @@ public struct DaemonService: Service {
             configuration: configuration, followsAdapters: followsAdapters, lan: lan ?? .init(), bluezBus: bluezBus ?? .system,
             loadsUnavailable: true, logger: logger)
         catalogue.airPlayLatency = airPlayLatency
-        catalogue.castCertificatesPath = stateDirectory.map { $0 + "/cast-certificates.json" }
+        catalogue.pinIdentities(in: stateDirectory)
         var entries = Set(CatalogueEntry.allCases.filter { $0.isEnabled(in: configuration) })
         if !followsAdapters { entries.remove(.wifi) }
         if bluezBus == nil { entries.remove(.bluez) }

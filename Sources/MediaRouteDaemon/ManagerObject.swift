@@ -31,6 +31,12 @@ struct ManagerObject {
                         return try await daemon.joinGroupAudio(session, joining: member)
                     case .createGroup(let sessions):
                         return [.objectPath(try await daemon.createGroup(sessions, owner: message.sender))]
+                    case .listTrust:
+                        return Manager1.trustReply(await daemon.pinnedIdentities())
+                    case .forgetTrust(let name):
+                        return [.uint32(UInt32(clamping: try await daemon.forgetIdentity(named: name)))]
+                    case .acceptTrust(let name):
+                        return [.uint32(UInt32(clamping: try await daemon.acceptIdentity(named: name)))]
                     }
                     return []
                 },

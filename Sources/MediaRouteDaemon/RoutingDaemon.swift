@@ -73,6 +73,44 @@ public actor RoutingDaemon {
                 clockOffset: entry.offset, clockError: entry.error)
         }
     }
+    /// What the protocols pinned, and the household's boxes that answered its key (`Manager1.ListTrust`).
+    func pinnedIdentities() async -> [PinnedIdentity] {
+        var entries = await system.pinnedIdentities()
+        if let presence { entries += await presence.verifiedBoxes().sorted { $0.name < $1.name } }
+        return entries
+    }
+
+    /// `Manager1.ForgetTrust`: the device's pins, or a household box's verification.
+    func forgetIdentity(named name: String) async throws(DBusError) -> Int {
+        let boxes = await presence?.forgetVerification(named: name) ?? 0
+        do {
+            return try await system.forgetIdentity(named: name) + boxes
+        } catch let error as MediaDeviceError where error.code == .deviceNotFound && boxes > 0 {
+            return boxes
+        } catch {
+            throw Self.busError(error)
+        }
+    }
+
+    /// `Manager1.AcceptTrust`: pins the identity a device offered in place of its pinned one.
+    /// A household box has nothing to accept: its key is its identity.
+    func acceptIdentity(named name: String) async throws(DBusError) -> Int {
+        do {
+            return try await system.acceptIdentity(named: name)
+        } catch let error as MediaDeviceError where error.code == .deviceNotFound {
+            if let presence, await presence.verifiedBoxes().contains(where: { $0.isNamed(name) }) {
+                throw MediaDeviceError(.invalidArgument, "\(name) is a household box: the household key is its identity, there is nothing to accept").dbusError
+            }
+            throw error.dbusError
+        } catch {
+            throw Self.busError(error)
+        }
+    }
+
+    private static func busError(_ error: any Error) -> DBusError {
+        (error as? MediaDeviceError)?.dbusError ?? DBusError(name: DBusError.failedName, message: "\(error)")
+    }
+
     /// The adapters the inventory reports (Manager1.Adapters).
     private(set) var adapters: [AdapterSettings] = []
 

@@ -43,6 +43,8 @@ public actor RAOPExtension: RealtimeSampleHandling {
         var nowPlaying: RealtimeNowPlaying?
         /// The receiver's challenge while the person is asked for its password.
         var challenge: RTSPDigestChallenge?
+        /// The new host while the person is asked to confirm that the receiver moved there.
+        var movedTo: (endpoint: Endpoint, host: String)?
         /// Samples wait here while the stream is being set up (about a second at most).
         var waiting: [([UInt8], Duration)] = []
         var streaming = false
@@ -79,23 +81,38 @@ public actor RAOPExtension: RealtimeSampleHandling {
     /// daemon runs (never written anywhere): a host that later claims the device's identity is
     /// not answered with the password's digest; the person is asked again.
     private var passwords: [String: String] = [:]
+    /// The host each receiver was first used at (trust on first use, in the state directory):
+    /// AirPlay 1 has no key of its own to tell a receiver from a host that copies its name
+    /// and hardware address, so a receiver that answers from another host is a prompt, never
+    /// a silent switch.
+    private let hostPins: PinFile
+    /// Hosts receivers answered from in place of their pinned one, by device id (at most 64):
+    /// what `trust accept` pins.
+    private var offeredHosts: [String: (host: String, name: String)] = [:]
 
-    /// The key a password is kept under: the device and the host it is reached at.
-    private static func passwordKey(for device: MediaOutputDevice) -> String? {
+    /// The host a device is reached at.
+    private static func host(of device: MediaOutputDevice) -> String? {
         guard let endpoint = device.requiredNetworkEndpoints.first(where: { serviceType(of: $0) == serviceType }) ?? device.requiredNetworkEndpoints.first,
             case .ip(let host, _, _) = endpoint.address
         else { return nil }
-        return device.id + "@" + host
+        return host
+    }
+
+    /// The key a password is kept under: the device and the host it is reached at.
+    private static func passwordKey(for device: MediaOutputDevice) -> String? {
+        host(of: device).map { device.id + "@" + $0 }
     }
 
     /// - Parameters:
     ///   - transport: where receivers are found (mDNS `_raop._tcp` endpoints) and connected (TCP, UDP).
     ///   - latency: how long after its sending a packet plays (0.25 s at least): iTunes' two
     ///     seconds ride out a Wi-Fi network's hiccups; a quarter second starts sooner.
+    ///   - hostPinsPath: where the host each receiver was first used at is kept (nil: in memory).
     public init(
         transport: any Transport, routingManager: MediaDeviceRoutingManager, protocolType: MediaSharingProtocol = RAOPExtension.defaultProtocol,
-        latency: Duration = .seconds(2), logger: Logger = Logger(label: "mediaroute.extension.raop")
+        latency: Duration = .seconds(2), hostPinsPath: String? = nil, logger: Logger = Logger(label: "mediaroute.extension.raop")
     ) {
+        hostPins = PinFile(path: hostPinsPath)
         let (seconds, attoseconds) = latency.components
         let frames = seconds.multipliedReportingOverflow(by: Int64(RAOPStream.sampleRate)).partialValue
             + attoseconds / (1_000_000_000_000_000_000 / Int64(RAOPStream.sampleRate))
@@ -230,7 +247,27 @@ public actor RAOPExtension: RealtimeSampleHandling {
             return
         }
         active[session.id] = Active(device: device, session: session)
+        if case .ip(let host, _, _) = endpoint.address, let pinned = hostPins[device.id]?.value, pinned != host {
+            logger.warning("AirPlay receiver answers from another host than before", metadata: ["device": "\(device.displayName)", "host": "\(host)"])
+            if offeredHosts.count >= 64, offeredHosts[device.id] == nil { offeredHosts.removeAll() }
+            offeredHosts[device.id] = (host, device.displayName)
+            active[session.id]?.movedTo = (endpoint, host)
+            routingManager.requestPairingCode(
+                for: device, session: session,
+                reason: "\(device.displayName) now answers from \(host), not from \(pinned) as before; confirm only if it moved (another host can copy its name)",
+                authorizationMethod: .confirmation(code: host))
+            return
+        }
         Task { await self.activate(session.id, endpoint: endpoint) }
+    }
+
+    /// The route is active: its receiver's host is pinned on first use.
+    private func activated(_ current: Active) {
+        if let host = Self.host(of: current.device), hostPins[current.device.id]?.value != host {
+            hostPins.pin(host, for: current.device.id, name: current.device.displayName)
+            offeredHosts[current.device.id] = nil
+        }
+        routingManager.activatedDevice(current.device, session: current.session)
     }
 
     private func activate(_ id: UUID, endpoint: Endpoint) async {
@@ -273,7 +310,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
                 throw TransportError(.connectionRefused, "OPTIONS: \(options.status) \(options.reason)")
             }
             guard let current = active[id] else { return }
-            routingManager.activatedDevice(current.device, session: current.session)
+            activated(current)
         } catch let error as TransportError {
             fail(id, MediaDeviceError(error.code == .timedOut ? .timedOut : error.code == .authenticationFailed ? .authorizationFailed : .connectionFailed, error.message))
         } catch {
@@ -322,6 +359,19 @@ public actor RAOPExtension: RealtimeSampleHandling {
     }
 
     public func connectUsingPairingCode(_ pairingCode: String?, to device: MediaOutputDevice, session: MediaOutputSession) {
+        if let moved = active[session.id]?.movedTo {
+            active[session.id]?.movedTo = nil
+            guard pairingCode != nil else {
+                fail(session.id, MediaDeviceError(
+                    .authorizationFailed, "\(device.displayName)'s new host \(moved.host) was not confirmed; it is refused until it is"))
+                return
+            }
+            // Confirmed: the receiver moved; it is pinned there once it answers.
+            hostPins.forget(device.id)
+            offeredHosts[device.id] = nil
+            Task { await self.activate(session.id, endpoint: moved.endpoint) }
+            return
+        }
         guard let challenge = active[session.id]?.challenge else { return }
         active[session.id]?.challenge = nil
         guard let pairingCode else {
@@ -349,7 +399,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
                 return
             }
             if let key { passwords[key] = password }
-            routingManager.activatedDevice(current.device, session: current.session)
+            activated(current)
         } catch let error as TransportError {
             fail(id, MediaDeviceError(error.code == .timedOut ? .timedOut : .connectionFailed, error.message))
         } catch {
@@ -551,4 +601,37 @@ final class FlushCounter: Sendable {
     var count: UInt64 { value.load(ordering: .acquiring) }
 
     func increment() { value.add(1, ordering: .releasing) }
+}
+
+extension RAOPExtension: IdentityPinning {
+    /// The host each receiver was first used at (with the one it answers from instead, when it
+    /// moved), and the passwords receivers accepted this run (for their host only).
+    public func pinnedIdentities() -> [PinnedIdentity] {
+        var entries = hostPins.all.map { id, pin in
+            PinnedIdentity(
+                kind: .airPlayHost, deviceID: id, name: reported[id]?.displayName ?? offeredHosts[id]?.name ?? (pin.name.isEmpty ? id : pin.name),
+                pinned: pin.value, offered: offeredHosts[id]?.host)
+        }
+        for key in passwords.keys {
+            guard let at = key.lastIndex(of: "@") else { continue }
+            let id = String(key[..<at])
+            let name = reported[id]?.displayName ?? hostPins[id]?.name ?? id
+            entries.append(PinnedIdentity(kind: .airPlayPassword, deviceID: id, name: name, pinned: String(key[key.index(after: at)...])))
+        }
+        return entries
+    }
+
+    public func forgetIdentity(of deviceID: String) -> Int {
+        let keys = passwords.keys.filter { $0.hasPrefix(deviceID + "@") }
+        for key in keys { passwords[key] = nil }
+        offeredHosts[deviceID] = nil
+        return keys.count + (hostPins.forget(deviceID) ? 1 : 0)
+    }
+
+    public func acceptIdentity(of deviceID: String) -> Bool {
+        guard let offered = offeredHosts.removeValue(forKey: deviceID) else { return false }
+        hostPins.pin(offered.host, for: deviceID, name: offered.name)
+        logger.notice("AirPlay receiver's new host accepted", metadata: ["device": "\(offered.name)", "host": "\(offered.host)"])
+        return true
+    }
 }

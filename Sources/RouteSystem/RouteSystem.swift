@@ -65,7 +65,7 @@ public actor RouteSystem {
         var metadata: PlaybackMetadata?
     }
 
-    private typealias Slot = Int
+    typealias Slot = Int
 
     private let clock: any HostClock
     let logger: Logger
@@ -75,7 +75,7 @@ public actor RouteSystem {
     private let reportContinuation: AsyncStream<(Slot, MediaDeviceRoutingEvent)>.Continuation
     private var consumer: Task<Void, Never>?
 
-    private var extensions: [Slot: LoadedExtension] = [:]
+    private(set) var extensions: [Slot: LoadedExtension] = [:]
     private var nextSlot: Slot = 0
     private var directory = DeviceDirectory()
     private var devices: [DeviceKey: MediaOutputDevice] { directory.devices }

@@ -368,6 +368,41 @@ struct CastRig {
         await second.system.shutdown()
     }
 
+    @Test func aChangedCertificateIsListedAndAcceptedOrForgottenThroughTrust() async throws {
+        let peer = try CastReceiverPeer()
+        let first = try await CastRig.make(peer: peer)
+        await first.system.deactivate(try await first.activate().session)
+        let listed = await first.system.pinnedIdentities()
+        let pin = try #require(listed.first { $0.kind == .castCertificate && $0.deviceID == "cast:\(peer.id)" })
+        #expect(pin.name == peer.name && pin.offered == nil)
+        await first.system.shutdown()
+
+        let (certificate, key) = try CastReceiverPeer.makeCertificate(in: peer.directory, name: "replaced")
+        try await peer.command("new-cert \(certificate) \(key)")
+        let second = try await CastRig.make(peer: peer, pinsPath: first.pinsPath)
+        await second.system.setPairingAgent(ScriptedPairingAgent([.cancel]))
+        await #expect(throws: MediaDeviceError.self) { _ = try await second.activate() }
+        let changed = try #require(await second.system.pinnedIdentities().first { $0.deviceID == "cast:\(peer.id)" })
+        #expect(changed.pinned == pin.pinned, "the old certificate stays pinned")
+        let offered = try #require(changed.offered)
+        #expect(offered != pin.pinned)
+        await #expect(throws: MediaDeviceError.self, "a name that pins nothing") { _ = try await second.system.acceptIdentity(named: "Nobody") }
+
+        #expect(try await second.system.acceptIdentity(named: peer.name) == 1)
+        let silent = ScriptedPairingAgent([])
+        await second.system.setPairingAgent(silent)
+        await second.system.deactivate(try await second.activate().session)
+        #expect(silent.receivedRequests.isEmpty, "accepted, the new certificate is the pinned one")
+        let accepted = try #require(await second.system.pinnedIdentities().first { $0.deviceID == "cast:\(peer.id)" })
+        #expect(accepted.pinned == offered && accepted.offered == nil)
+        await #expect(throws: MediaDeviceError.self, "nothing new to accept") { _ = try await second.system.acceptIdentity(named: peer.name) }
+
+        #expect(try await second.system.forgetIdentity(named: peer.name) == 1)
+        #expect(await second.system.pinnedIdentities().isEmpty)
+        #expect(try !String(contentsOfFile: first.pinsPath, encoding: .utf8).contains("cast:\(peer.id)"), "forgotten in the file too")
+        await second.system.shutdown()
+    }
+
     @Test func aHostileReceiverGetsTypedErrorsAndNoCrash() async throws {
         let rig = try await CastRig.make()
         let route = try await rig.activate()

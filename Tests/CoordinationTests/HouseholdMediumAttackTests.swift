@@ -24,6 +24,23 @@ import Testing
         #expect(taken == arrivals.map(\.1))
     }
 
+    @Test func aForgottenBoxIsChallengedAgainAndBelievedOnlyOnceItAnswers() async throws {
+        let key = try #require(HouseholdKey(Array("correct horse battery staple".utf8)))
+        let here = try LANCoordinationMedium(binding: UDPAddress(host: "127.0.0.1", port: 0), peers: [], clockInterval: .milliseconds(100), key: key)
+        let there = try LANCoordinationMedium(binding: UDPAddress(host: "127.0.0.1", port: 0), peers: [], clockInterval: .milliseconds(100), key: key)
+        _ = await here.join(ParticipantID("here"))
+        _ = await there.join(ParticipantID("there"))
+        await here.setPeers([there.localAddress])
+        await there.setPeers([here.localAddress])
+        #expect(await eventually(timeout: .seconds(5)) { await here.verifiedPeers == [there.localAddress] })
+        #expect(await here.forgetVerification(of: there.localAddress))
+        #expect(await !here.forgetVerification(of: UDPAddress(host: "127.0.0.1", port: 9)), "a box never verified")
+        #expect(await eventually(timeout: .seconds(5)) { await here.verifiedPeers == [there.localAddress] }, "challenged again, it answers")
+        #expect(await eventually(timeout: .seconds(5)) { await here.clockEstimates()[there.localAddress] != nil })
+        await here.leave(ParticipantID("here"))
+        await there.leave(ParticipantID("there"))
+    }
+
     @Test func aMadeUpBoxGetsOnlyChallengesAndEverFewerOfThem() async throws {
         let key = try #require(HouseholdKey(Array("correct horse battery staple".utf8)))
         let box = try LANCoordinationMedium(

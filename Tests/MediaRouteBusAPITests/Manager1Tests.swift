@@ -35,6 +35,7 @@ import Testing
             .acquireGroupAudio(sessions: ["/org/mediaroute/session/a", "/org/mediaroute/session/b"], format: .cdAudio),
             .joinGroupAudio(session: "/org/mediaroute/session/c", member: "/org/mediaroute/session/a"),
             .createGroup(sessions: ["/org/mediaroute/session/a", "/org/mediaroute/session/b"]),
+            .listTrust, .forgetTrust(name: "Living Room TV"), .acceptTrust(name: "cast:abc"),
         ]
         for call in calls {
             #expect(try Manager1.Call(member: call.member, arguments: call.arguments) == call)
@@ -50,6 +51,19 @@ import Testing
         #expect(throws: DBusError.self) {
             try Manager1.Call(member: "AcquireGroupAudio", arguments: [.array(elementSignature: "o", [.objectPath("/a")]), .string("mp3"), .uint32(44_100), .uint32(2)])
         }
+    }
+
+    @Test func aTrustListRoundTripsAndANameMustBeGiven() throws {
+        let entries = [
+            PinnedIdentity(kind: .castCertificate, deviceID: "cast:abc", name: "Den TV", pinned: "0a1b 2c3d 4e5f 6a7b", offered: "ffff 0000 1111 2222"),
+            PinnedIdentity(kind: .householdBox, deviceID: "box-1", name: "Kitchen box", pinned: "10.0.0.9:5353"),
+        ]
+        #expect(try Manager1.pinnedIdentities(fromReply: Manager1.trustReply(entries)) == entries)
+        let unknown: DBusValue = .array(elementSignature: "(sssss)", [.structure([.string("telepathy"), .string("x"), .string("x"), .string("x"), .string("")])])
+        #expect(try Manager1.pinnedIdentities(fromReply: [unknown]).isEmpty, "an unknown kind is left out")
+        #expect(throws: DBusError.self) { try Manager1.pinnedIdentities(fromReply: [.string("no")]) }
+        #expect(throws: DBusError.self) { try Manager1.Call(member: "ForgetTrust", arguments: [.string("")]) }
+        #expect(throws: DBusError.self) { try Manager1.Call(member: "AcceptTrust", arguments: [.string(String(repeating: "x", count: 257))]) }
     }
 
     @Test func aGroupAudioReplyRoundTrips() throws {

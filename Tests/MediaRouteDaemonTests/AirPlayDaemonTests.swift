@@ -32,7 +32,7 @@ struct AirPlayDaemonTests {
         let bus = try PrivateBus()
         let daemon = try ChildProcess([
             RunningDaemon.binary, "--bus", bus.address, "--lan", "on", "--lan-interfaces", lab.rooms.map(\.outside).joined(separator: ","),
-            "--adapters", "off", "--push-listen", "off", "--config", "/dev/null", "--log-level", "warning",
+            "--adapters", "off", "--push-listen", "off", "--config", "/dev/null", "--log-level", "warning", "--state-dir", "off",
         ] + (latency.map { ["--airplay-latency", $0] } ?? []))
         let connection = try await DBusConnection.connect(to: .address(bus.address))
         defer { connection.close() }

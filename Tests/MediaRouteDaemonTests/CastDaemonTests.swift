@@ -67,4 +67,58 @@ struct CastDaemonTests {
         let pins = try String(contentsOfFile: state + "/cast-certificates.json", encoding: .utf8)
         #expect(pins.contains("cast:\(peer.id)"), "the certificate is pinned in the state directory: \(pins)")
     }
+
+    @Test func mediaroutectlTrustShowsAcceptsAndForgetsAReceiversChangedCertificate() async throws {
+        let lab = try NamespaceLab(rooms: 1)
+        let room = lab.rooms[0]
+        let peer = try CastReceiverPeer(lab: lab, room: room, name: "Den TV")
+        let bus = try PrivateBus()
+        let state = NSTemporaryDirectory() + "mr-cast-trust-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        let daemon = try ChildProcess([
+            RunningDaemon.binary, "--bus", bus.address, "--lan", "on", "--lan-interfaces", room.outside, "--adapters", "off", "--push-listen", "off",
+            "--config", "/dev/null", "--log-level", "warning", "--state-dir", state,
+        ])
+        defer {
+            daemon.kill()
+            daemon.wait()
+            bus.stop()
+            try? FileManager.default.removeItem(atPath: state)
+        }
+        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        defer { connection.close() }
+        #expect(await eventually(timeout: .seconds(10)) { (try? await connection.nameOwner(of: DaemonNames.busName)) ?? nil != nil })
+        @Sendable func trust(_ arguments: [String]) async throws -> [String] {
+            let console = RecordingConsole()
+            let rest = Array(arguments.dropFirst()) + ["--bus", bus.address]
+            switch arguments[0] {
+            case "list": try await MediaRouteCtl.Trust.List.parse(rest).run(console: console)
+            case "accept": try await MediaRouteCtl.Trust.Accept.parse(rest).run(console: console)
+            default: try await MediaRouteCtl.Trust.Forget.parse(rest).run(console: console)
+            }
+            return console.lines
+        }
+        let url = "http://\(room.hostAddress):9/film.mp4"
+        try await MediaRouteCtl.Play.parse(["--bus", bus.address, url, "--to", "Den TV"]).run(console: RecordingConsole())
+        try await MediaRouteCtl.Stop.parse(["--bus", bus.address, "--to", "Den TV"]).run(console: RecordingConsole())
+        let listed = try await trust(["list"])
+        #expect(listed.contains { $0.hasPrefix("cast-certificate  Den TV  ") && !$0.contains("NOW OFFERS") }, "\(listed)")
+
+        let (certificate, key) = try CastReceiverPeer.makeCertificate(in: peer.directory, name: "replaced")
+        try await peer.command("new-cert \(certificate) \(key)")
+        await #expect(throws: (any Error).self, "the changed TV is refused") {
+            try await MediaRouteCtl.Play.parse(["--bus", bus.address, url, "--to", "Den TV"]).run(console: RecordingConsole())
+        }
+        let changed = try await trust(["list"])
+        #expect(changed.contains { $0.contains("Den TV") && $0.contains("NOW OFFERS") }, "\(changed)")
+        #expect(try await trust(["accept", "Den TV"]) == ["Accepted 1 new identity of Den TV."])
+        let playing = RecordingConsole()
+        try await MediaRouteCtl.Play.parse(["--bus", bus.address, url, "--to", "Den TV"]).run(console: playing)
+        #expect(playing.lines.contains { $0.hasPrefix("Den TV: playing") }, "accepted, it plays: \(playing.lines)")
+        try await MediaRouteCtl.Stop.parse(["--bus", bus.address, "--to", "Den TV"]).run(console: RecordingConsole())
+
+        #expect(try await trust(["forget", "Den TV"]) == ["Forgot 1 pinned identity of Den TV."])
+        #expect(try await trust(["list"]) == ["Nothing is pinned."])
+        await #expect(throws: (any Error).self, "nothing to forget twice") { _ = try await trust(["forget", "Den TV"]) }
+    }
 }

@@ -84,6 +84,14 @@ struct PolicyTests {
         let (nobodyStatus, nobodyOutput) = try await gdbus(asNobody: true, start)
         #expect(nobodyStatus != 0)
         #expect(nobodyOutput.contains("AccessDenied"), "\(nobodyOutput)")
+        // Pins are managed by root and the group only: nobody may forget or accept one.
+        for method in ["ListTrust", "ForgetTrust", "AcceptTrust"] {
+            let arguments = ["--method", "org.mediaroute.Manager1." + method] + (method == "ListTrust" ? [] : ["Living Room TV"])
+            let (status, output) = try await gdbus(asNobody: true, arguments)
+            #expect(status != 0 && output.contains("AccessDenied"), "\(method): \(output)")
+        }
+        let (listStatus, listOutput) = try await gdbus(asNobody: false, ["--method", "org.mediaroute.Manager1.ListTrust"])
+        #expect(listStatus == 0, "root lists the pins: \(listOutput)")
         let (lookStatus, lookOutput) = try await gdbus(asNobody: true, look)
         #expect(lookStatus == 0, "\(lookOutput)")
         #expect(lookOutput.contains("org.mediaroute.loopback"))

@@ -18,17 +18,22 @@ import Glibc
         let recorder: EventRecorder
     }
 
-    func makeRig(password: String? = nil) async throws -> Rig {
+    func makeRig(password: String? = nil, hostPinsPath: String? = nil) async throws -> Rig {
         let lab = try NamespaceLab(rooms: 1)
         let room = lab.rooms[0]
         let receiver = try AirPlayReceiver(in: lab, room: room, name: "Test AirPlay", password: password)
-        let lan = LANTransport(configuration: .init(interfaces: [room.outside]))
+        let system = try await routeSystem(browsing: lab, hostPinsPath: hostPinsPath)
+        return Rig(lab: lab, receiver: receiver, system: system, recorder: await EventRecorder(system))
+    }
+
+    /// A routing system with AirPlay that browses the lab's first room.
+    func routeSystem(browsing lab: NamespaceLab, hostPinsPath: String? = nil) async throws -> RouteSystem {
+        let lan = LANTransport(configuration: .init(interfaces: [lab.rooms[0].outside]))
         let transport = DNSSDServiceTransport(lan: lan, serviceTypes: [RAOPExtension.serviceType])
         let system = RouteSystem()
-        let recorder = await EventRecorder(system)
-        try await system.load { manager in RAOPExtension(transport: transport, routingManager: manager) }
+        try await system.load { manager in RAOPExtension(transport: transport, routingManager: manager, hostPinsPath: hostPinsPath) }
         await system.beginDiscovery(client: "test")
-        return Rig(lab: lab, receiver: receiver, system: system, recorder: recorder)
+        return system
     }
 
     func speaker(_ rig: Rig) async throws -> SystemDevice {
@@ -176,6 +181,46 @@ import Glibc
         #expect(silent.receivedRequests.isEmpty)
         await rig.system.deactivate(again.session)
         await rig.system.shutdown()
+    }
+
+    @Test func aReceiverAnsweringFromAnotherHostIsAPromptUntilItsNewHostIsAccepted() async throws {
+        let path = NSTemporaryDirectory() + "mr-airplay-hosts-\(UUID().uuidString.prefix(8)).json"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let rig = try await makeRig(hostPinsPath: path)
+        let device = try await speaker(rig)
+        await rig.system.deactivate(try await rig.system.activate(deviceID: device.id).session)
+        let pinned = try #require(await rig.system.pinnedIdentities().first { $0.kind == .airPlayHost })
+        #expect(pinned.name == "Test AirPlay" && pinned.offered == nil)
+        let host = pinned.pinned
+        await rig.system.shutdown()
+
+        // The box first used it at another address (as an impostor that copies its name and
+        // hardware address would be seen from the receiver's point of view).
+        let file = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(file.contains(host))
+        try file.replacingOccurrences(of: host, with: "192.0.2.7").write(toFile: path, atomically: true, encoding: .utf8)
+        let system = try await routeSystem(browsing: rig.lab, hostPinsPath: path)
+        #expect(await eventually(timeout: .seconds(15)) { await system.devicesList.contains { $0.displayName == "Test AirPlay" } })
+        let refusing = ScriptedPairingAgent([.cancel])
+        await system.setPairingAgent(refusing)
+        await #expect {
+            _ = try await system.activate(deviceID: "Test AirPlay")
+        } throws: { error in
+            (error as? MediaDeviceError)?.code == .authorizationFailed
+        }
+        #expect(refusing.receivedRequests.first?.authorizationMethod == .confirmation(code: host))
+        let moved = try #require(await system.pinnedIdentities().first { $0.kind == .airPlayHost })
+        #expect(moved.pinned == "192.0.2.7" && moved.offered == host)
+
+        #expect(try await system.acceptIdentity(named: "test airplay") == 1)
+        let silent = ScriptedPairingAgent([])
+        await system.setPairingAgent(silent)
+        await system.deactivate(try await system.activate(deviceID: "Test AirPlay").session)
+        #expect(silent.receivedRequests.isEmpty, "accepted, the new host is the pinned one")
+        #expect(await system.pinnedIdentities().first { $0.kind == .airPlayHost }?.pinned == host)
+        #expect(try await system.forgetIdentity(named: "Test AirPlay") == 1)
+        #expect(await system.pinnedIdentities().isEmpty)
+        await system.shutdown()
     }
 
     /// Two timed receivers in two rooms, found by a routing system browsing both rooms' links;

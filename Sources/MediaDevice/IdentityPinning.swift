@@ -1,0 +1,147 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Synchronization
+
+/// Something a protocol pinned about a device the first time it was used, so that the
+/// device it reaches later is the same one: a Cast receiver's certificate, the host an
+/// AirPlay receiver answered from, a household box that answered the household key.
+///
+/// `mediaroutectl trust list | forget NAME | accept NAME` (`Manager1.ListTrust`,
+/// `ForgetTrust`, `AcceptTrust`) show and manage them.
+public struct PinnedIdentity: Sendable, Hashable {
+    /// What was pinned.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// A Google Cast receiver's TLS certificate (its SHA-256, short form).
+        case castCertificate = "cast-certificate"
+        /// The host an AirPlay receiver was first used at.
+        case airPlayHost = "airplay-host"
+        /// A password an AirPlay receiver accepted (kept in memory, for that host only).
+        case airPlayPassword = "airplay-password"
+        /// Another box of the household that answered a challenge sealed with the household key.
+        case householdBox = "household-box"
+    }
+
+    public var kind: Kind
+    /// The device's id (`cast:…`, `raop:…`, a box's id).
+    public var deviceID: String
+    /// Its name when it was pinned (or as it is now, when present).
+    public var name: String
+    /// What is pinned, in the form people compare (a short fingerprint, a host).
+    public var pinned: String
+    /// Another identity the device presented since, refused until someone accepts it
+    /// (`trust accept NAME`, or confirming the prompt when the device is activated).
+    public var offered: String?
+
+    public init(kind: Kind, deviceID: String, name: String, pinned: String, offered: String? = nil) {
+        self.kind = kind
+        self.deviceID = deviceID
+        self.name = name
+        self.pinned = pinned
+        self.offered = offered
+    }
+
+    /// Whether `name` names this entry: its device id, or its name, ignoring case.
+    public func isNamed(_ name: String) -> Bool {
+        deviceID == name || self.name.lowercased() == name.lowercased()
+    }
+}
+
+/// An extension that pins identities: the routing system lists them and forwards what
+/// people decide about them.
+public protocol IdentityPinning: Sendable {
+    /// Everything pinned now, with any identity offered in its place.
+    func pinnedIdentities() async -> [PinnedIdentity]
+    /// Forgets what is pinned for `deviceID` (the next use is a first use again).
+    /// - Returns: how many entries were forgotten.
+    func forgetIdentity(of deviceID: String) async -> Int
+    /// Pins the identity `deviceID` offered in place of its pinned one.
+    /// - Returns: whether one was offered.
+    func acceptIdentity(of deviceID: String) async -> Bool
+}
+
+/// A file of pins by device id (the value and the device's name), in the state directory:
+/// written whole to a new file renamed over the old (mode 0600), so a crash leaves one or
+/// the other. A file larger than 1 MiB or not of this form is ignored (and rewritten on the
+/// next pin); at most 1 024 devices are kept (the oldest pin goes first).
+///
+/// `@unchecked`-free: the table lives in a `Mutex`, and the path is immutable.
+public final class PinFile: Sendable {
+    /// One device's pin.
+    public struct Pin: Codable, Sendable, Hashable {
+        public var value: String
+        public var name: String
+        /// When it was pinned (seconds since 1970), to forget the oldest first.
+        public var pinnedAt: Double
+
+        public init(value: String, name: String, pinnedAt: Double) {
+            self.value = value
+            self.name = name
+            self.pinnedAt = pinnedAt
+        }
+    }
+
+    public static let maximumFileSize = 1 << 20
+    public static let maximumEntries = 1024
+
+    /// The file (nil: kept in memory only).
+    public let path: String?
+    private let pins: Mutex<[String: Pin]>
+
+    /// Reads `path`. `legacy` reads an older form of the file (a value per device id, no names).
+    public init(path: String?, legacy: Bool = false) {
+        self.path = path
+        var loaded: [String: Pin] = [:]
+        if let path, let data = FileManager.default.contents(atPath: path), data.count <= Self.maximumFileSize {
+            if let decoded = try? JSONDecoder().decode([String: Pin].self, from: data) {
+                loaded = decoded
+            } else if legacy, let decoded = try? JSONDecoder().decode([String: String].self, from: data) {
+                loaded = decoded.mapValues { Pin(value: $0, name: "", pinnedAt: 0) }
+            }
+        }
+        pins = Mutex(loaded)
+    }
+
+    public subscript(deviceID: String) -> Pin? {
+        pins.withLock { $0[deviceID] }
+    }
+
+    public var all: [String: Pin] {
+        pins.withLock { $0 }
+    }
+
+    /// Pins `value` for `deviceID` and writes the file.
+    public func pin(_ value: String, for deviceID: String, name: String) {
+        let snapshot = pins.withLock { pins -> [String: Pin] in
+            pins[deviceID] = Pin(value: value, name: name, pinnedAt: Date().timeIntervalSince1970)
+            while pins.count > Self.maximumEntries, let oldest = pins.min(by: { $0.value.pinnedAt < $1.value.pinnedAt })?.key {
+                pins[oldest] = nil
+            }
+            return pins
+        }
+        write(snapshot)
+    }
+
+    /// Forgets `deviceID`'s pin. - Returns: whether there was one.
+    @discardableResult
+    public func forget(_ deviceID: String) -> Bool {
+        let (removed, snapshot) = pins.withLock { pins in (pins.removeValue(forKey: deviceID) != nil, pins) }
+        if removed { write(snapshot) }
+        return removed
+    }
+
+    private func write(_ snapshot: [String: Pin]) {
+        guard let path else { return }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        guard let data = try? encoder.encode(snapshot) else { return }
+        let temporary = path + ".new"
+        guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else { return }
+        _ = temporary.withCString { from in path.withCString { to in rename(from, to) } }
+    }
+}
