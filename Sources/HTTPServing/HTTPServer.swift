@@ -43,6 +43,8 @@ public struct HTTPServerResponse: Sendable {
         /// A byte range of a file (read in chunks as the peer takes them); `total` is the file size.
         /// Opened without following a link; with `identity`, only that very file is sent.
         case file(path: String, range: ClosedRange<Int>?, total: Int, identity: FileIdentity? = nil)
+        /// A byte range of a file a client handed over as a descriptor (read with `pread` on a duplicate).
+        case descriptor(OpenFile, range: ClosedRange<Int>?, total: Int)
     }
 
     public var status: Int
@@ -352,6 +354,23 @@ private final class RequestHandler: ChannelInboundHandler {
             guard fd >= 0, fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, identity.map({ $0 == FileIdentity(info) }) ?? true else {
                 if fd >= 0 { Glibc.close(fd) }
                 logger.warning("served file vanished or was replaced", metadata: ["path": "\(path)"])
+                context.close(promise: nil)
+                return
+            }
+            sendChunk(context: context, fd: fd, offset: span.lowerBound, remaining: length, keepAlive: keepAlive)
+        case .descriptor(let file, let range, let total):
+            let span = range ?? 0...max(total - 1, 0)
+            let length = total == 0 ? 0 : span.count
+            head.headers.replaceOrAdd(name: "Content-Length", value: String(length))
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            guard request.method != "HEAD", length > 0 else {
+                finish(context: context, keepAlive: keepAlive)
+                return
+            }
+            // A duplicate of its own per response: closed when this response ends, whatever the session does.
+            let fd = fcntl(file.descriptor, F_DUPFD_CLOEXEC, 0)
+            guard fd >= 0 else {
+                logger.warning("cannot duplicate a handed file's descriptor", metadata: ["name": "\(file.name)", "errno": "\(errno)"])
                 context.close(promise: nil)
                 return
             }

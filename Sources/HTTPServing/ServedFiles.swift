@@ -21,12 +21,19 @@ public final class ServedFiles: Sendable {
         /// The file's device and inode when it was handed out: a request finds that very file
         /// or nothing (the path replaced by a link, or by another file, is not followed).
         public var identity: FileIdentity?
+        /// The descriptor a client handed over, when `path` names a handed file (``HandedFiles``):
+        /// served from it, held as long as this entry is.
+        public var handed: OpenFile?
 
         public init(path: String, mimeType: String, allowedHost: String, extraHeaders: [(String, String)] = []) {
             self.path = path
             self.mimeType = mimeType
             self.allowedHost = allowedHost
             self.extraHeaders = extraHeaders
+            if HandedFiles.isHandedPath(path) {
+                handed = HandedFiles.shared.file(at: path)
+                return
+            }
             var info = stat()
             if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG { identity = FileIdentity(info) }
         }
@@ -70,6 +77,7 @@ public final class ServedFiles: Sendable {
 
     /// Whether `path` is a regular file this process can read (what may be handed to a device).
     public static func isReadableFile(atPath path: String) -> Bool {
+        if HandedFiles.isHandedPath(path) { return HandedFiles.shared.file(at: path)?.size != nil }
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && access(path, R_OK) == 0
     }
@@ -95,19 +103,30 @@ public final class ServedFiles: Sendable {
     }
 
     static func serve(_ file: File, range: String?) -> HTTPServerResponse {
-        var info = stat()
-        guard lstat(file.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, file.identity.map({ $0 == FileIdentity(info) }) ?? true else {
-            return HTTPServerResponse(status: 404)
+        let total: Int
+        if HandedFiles.isHandedPath(file.path) {
+            // A handed path is never looked up on disk: the descriptor or nothing.
+            guard let handed = file.handed, let size = handed.size else { return HTTPServerResponse(status: 404) }
+            total = size
+        } else {
+            var info = stat()
+            guard lstat(file.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, file.identity.map({ $0 == FileIdentity(info) }) ?? true else {
+                return HTTPServerResponse(status: 404)
+            }
+            total = Int(info.st_size)
         }
-        let total = Int(info.st_size)
+        func body(_ span: ClosedRange<Int>?) -> HTTPServerResponse.Body {
+            if let handed = file.handed { return .descriptor(handed, range: span, total: total) }
+            return .file(path: file.path, range: span, total: total, identity: file.identity)
+        }
         var headers: [(String, String)] = [("Content-Type", file.mimeType), ("Accept-Ranges", "bytes")] + file.extraHeaders
-        guard let range else { return HTTPServerResponse(status: 200, headers: headers, body: .file(path: file.path, range: nil, total: total, identity: file.identity)) }
+        guard let range else { return HTTPServerResponse(status: 200, headers: headers, body: body(nil)) }
         guard let span = ByteRange.parse(range, total: total) else {
             headers.append(("Content-Range", "bytes */\(total)"))
             return HTTPServerResponse(status: 416, headers: headers)
         }
         headers.append(("Content-Range", "bytes \(span.lowerBound)-\(span.upperBound)/\(total)"))
-        return HTTPServerResponse(status: 206, headers: headers, body: .file(path: file.path, range: span, total: total, identity: file.identity))
+        return HTTPServerResponse(status: 206, headers: headers, body: body(span))
     }
 }
 

@@ -91,6 +91,11 @@ struct BusArguments {
         return value
     }
 
+    func fileDescriptor(_ index: Int) throws(DBusError) -> DBusFileDescriptor {
+        guard case .unixFD(let value) = values[index].unwrapped else { throw refuse(index, "a file descriptor") }
+        return value
+    }
+
     func bytes(_ index: Int) throws(DBusError) -> [UInt8] {
         guard let value = values[index].bytes else { throw refuse(index, "a byte array") }
         return value

@@ -151,6 +151,9 @@ public enum Session1 {
     public enum Call: BusCall, Equatable {
         /// `Start` without metadata, `StartWithMetadata` with it.
         case start(url: URL, mode: Mode, metadata: PlaybackMetadata?)
+        /// A local file the caller opened, handed over as a descriptor (the daemon never opens
+        /// the caller's paths); `name` is what the device is told (its extension gives the type).
+        case startFile(descriptor: DBusFileDescriptor, name: String, mode: Mode, metadata: PlaybackMetadata)
         case selectAudible(optionID: String)
         case selectLegible(optionID: String)
         case stop
@@ -172,6 +175,9 @@ public enum Session1 {
         public static let methods: [BusMethodDescription] = [
             BusMethodDescription("Start", inputs: [DBusArgument("url", "s"), DBusArgument("mode", "s")]),
             BusMethodDescription("StartWithMetadata", inputs: [DBusArgument("url", "s"), DBusArgument("mode", "s"), DBusArgument("metadata", "a{sv}")]),
+            BusMethodDescription(
+                "StartFile",
+                inputs: [DBusArgument("fd", "h"), DBusArgument("name", "s"), DBusArgument("mode", "s"), DBusArgument("metadata", "a{sv}")]),
             BusMethodDescription("SelectAudible", inputs: [DBusArgument("option", "s")]),
             BusMethodDescription("SelectLegible", inputs: [DBusArgument("option", "s")]),
             BusMethodDescription("Stop"),
@@ -220,6 +226,20 @@ public enum Session1 {
                 } catch {
                     throw DBusError.invalidArgs("StartWithMetadata: \(error)")
                 }
+            case "StartFile":
+                let reader = try BusArguments(member, arguments, count: 4)
+                let descriptor = try reader.fileDescriptor(0)
+                let name = try reader.string(1)
+                guard let mode = Mode(rawValue: try reader.string(2)) else {
+                    throw MediaDeviceError(.invalidArgument, "mode must be player or application").dbusError
+                }
+                do {
+                    self = .startFile(descriptor: descriptor, name: name, mode: mode, metadata: try SessionMetadataCodec.decode(arguments[3]))
+                } catch let error as MediaDeviceError {
+                    throw error.dbusError
+                } catch {
+                    throw DBusError.invalidArgs("StartFile: \(error)")
+                }
             case "SelectAudible": self = .selectAudible(optionID: try BusArguments(member, arguments, count: 1).string(0))
             case "SelectLegible": self = .selectLegible(optionID: try BusArguments(member, arguments, count: 1).string(0))
             case "Stop": _ = try BusArguments(member, arguments, count: 0); self = .stop
@@ -248,6 +268,7 @@ public enum Session1 {
         public var member: String {
             switch self {
             case .start(_, _, let metadata): metadata == nil ? "Start" : "StartWithMetadata"
+            case .startFile: "StartFile"
             case .selectAudible: "SelectAudible"
             case .selectLegible: "SelectLegible"
             case .stop: "Stop"
@@ -267,6 +288,8 @@ public enum Session1 {
             switch self {
             case .start(let url, let mode, let metadata):
                 [.string(url.absoluteString), .string(mode.rawValue)] + (metadata.map { [SessionMetadataCodec.encode($0)] } ?? [])
+            case .startFile(let descriptor, let name, let mode, let metadata):
+                [.unixFD(descriptor), .string(name), .string(mode.rawValue), SessionMetadataCodec.encode(metadata)]
             case .selectAudible(let id), .selectLegible(let id): [.string(id)]
             case .stop, .play, .pause: []
             case .seek(let position): [.double(position)]

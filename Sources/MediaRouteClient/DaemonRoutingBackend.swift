@@ -3,6 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import DBus
 import Logging
 import MediaClock
@@ -273,7 +276,19 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         on session: MediaOutputSession, identifier: String?, url: URL, metadata: PlaybackMetadata
     ) async throws -> PlaybackControl {
         let path = try sessionPath(session)
-        _ = try await call(path, .start(url: url, mode: identifier == nil ? .player : .application, metadata: metadata), timeout: .seconds(60))
+        let mode: Session1.Mode = identifier == nil ? .player : .application
+        if url.isFileURL {
+            // The caller's own file goes over as a descriptor it opened: the daemon never opens
+            // the caller's paths (and its user need not be able to).
+            let descriptor = open(url.path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+            guard descriptor >= 0 else {
+                throw MediaDeviceError(.invalidArgument, "cannot open \(url.path): \(String(cString: strerror(errno)))")
+            }
+            let handed = DBusFileDescriptor(owning: descriptor)
+            _ = try await call(path, .startFile(descriptor: handed, name: url.lastPathComponent, mode: mode, metadata: metadata), timeout: .seconds(60))
+        } else {
+            _ = try await call(path, .start(url: url, mode: mode, metadata: metadata), timeout: .seconds(60))
+        }
         guard var properties = routes[session.id]?.properties else { throw MediaDeviceError(.deviceNotActive, "\(session) is not active") }
         properties.apply(try await getAll(path, Session1.interface))
         routes[session.id]?.properties = properties

@@ -24,6 +24,8 @@ public actor RoutingDaemon {
     /// `Activate` calls waiting for their route's `Session1` to be published by the event task.
     private var awaitingPublication: [UUID: [CheckedContinuation<Void, Never>]] = [:]
     private var urls: [UUID: String] = [:]
+    /// The handed-over file each session plays (`Session1.StartFile`), by session.
+    private var handedFiles: [UUID: String] = [:]
     /// Why activation tried each member last (`Session1.ProtocolReason` of its route).
     private var protocolReasons: [DeviceKey: String] = [:]
     private var discoveryClients: Set<String> = []
@@ -407,6 +409,38 @@ public actor RoutingDaemon {
                 throw MediaDeviceError(.invalidArgument, error.description).dbusError
             }
         }
+        try await begin(session, url: url, application: application, metadata: metadata)
+        releaseHandedFile(of: session)
+    }
+
+    /// `Session1.StartFile`: plays a file the caller opened and handed over. The daemon reads
+    /// the descriptor and never opens the caller's path (a home directory the daemon's user
+    /// cannot, and should not, open); the file is let go when the session ends.
+    func startSession(
+        _ session: MediaOutputSession, handing descriptor: DBusFileDescriptor, name: String, application: String?, metadata: PlaybackMetadata
+    ) async throws {
+        let path: String
+        do {
+            path = try HandedFiles.shared.hand(owning: descriptor.duplicate(), name: name)
+        } catch {
+            throw MediaDeviceError(.invalidArgument, error.description).dbusError
+        }
+        do {
+            try await begin(session, url: URL(fileURLWithPath: path), application: application, metadata: metadata)
+        } catch {
+            HandedFiles.shared.release(path)
+            throw error
+        }
+        releaseHandedFile(of: session)
+        handedFiles[session.id] = path
+    }
+
+    /// Lets go of the file the session's last `StartFile` handed over.
+    private func releaseHandedFile(of session: MediaOutputSession) {
+        if let path = handedFiles.removeValue(forKey: session.id) { HandedFiles.shared.release(path) }
+    }
+
+    private func begin(_ session: MediaOutputSession, url: URL, application: String?, metadata: PlaybackMetadata) async throws {
         let control = try await mapErrors {
             try await system.startSession(on: session, identifier: application, url: url, metadata: metadata)
         }
@@ -465,6 +499,7 @@ public actor RoutingDaemon {
             emit(.ended(reason), at: path)
             routes[route.session.id] = nil
             urls[route.session.id] = nil
+            releaseHandedFile(of: route.session)
             playbackWatchers.removeValue(forKey: route.session.id)?.cancel()
             connection.unexport(path)
             await memberEnded(path)
@@ -472,6 +507,7 @@ public actor RoutingDaemon {
             logger.info("session ended", metadata: ["device": "\(route.device.displayName)", "reason": "\(reason.map { "\($0)" } ?? "stopped")"])
             playbackWatchers.removeValue(forKey: route.session.id)?.cancel()
             urls[route.session.id] = nil
+            releaseHandedFile(of: route.session)
             connection.emitPropertiesChanged(
                 path: DaemonNames.sessionPath(route.session), interface: Session1.interface, changed: Session1.Properties.endedValues)
         case .volumeChanged(let route, let volume, let muted):

@@ -51,6 +51,9 @@ struct SessionObject {
         case .start(let url, let mode, let metadata):
             try await daemon.startSession(
                 session, url: url, application: mode == .application ? sender : nil, metadata: metadata ?? PlaybackMetadata())
+        case .startFile(let descriptor, let name, let mode, let metadata):
+            try await daemon.startSession(
+                session, handing: descriptor, name: name, application: mode == .application ? sender : nil, metadata: metadata)
         case .selectAudible(let id):
             try await playback { control in control.currentAudibleOption = control.audibleOptions.first { $0.id == id } }
         case .selectLegible(let id):

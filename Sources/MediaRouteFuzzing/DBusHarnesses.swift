@@ -46,6 +46,10 @@ enum DBusHarnesses {
         _ = try? Session1.Call(member: member, arguments: message.body)
         _ = try? Push1.Call(member: member, arguments: message.body)
         _ = try? PairingAgent1.Request(arguments: message.body)
+        // The reply the client reads for `mediaroutectl trust list`.
+        if let entries = try? Manager1.pinnedIdentities(fromReply: message.body),
+            (try? Manager1.pinnedIdentities(fromReply: Manager1.trustReply(entries))) != entries
+        { return "a ListTrust reply does not round-trip" }
         _ = Session1.Signal(member: member, body: message.body)
         _ = Push1.CommandRequested(body: message.body)
         if let properties = message.body.first?.dictionary {

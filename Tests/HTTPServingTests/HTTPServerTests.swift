@@ -64,14 +64,14 @@ func exchangeAndClose(port: UInt16, _ request: String, limit: Int = 65_536) -> (
         }
         defer { Task { await server.close() } }
         let port = server.port
-        let small = await Task.detached {
+        let small = await offPool {
             exchange(port: port, "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\nConnection: close\r\n\r\nabcd")
-        }.value
+        }
         #expect(small.hasPrefix("HTTP/1.1 200"))
         #expect(small.hasSuffix("POST /x 4"))
-        let large = await Task.detached {
+        let large = await offPool {
             exchange(port: port, "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n" + String(repeating: "z", count: 100))
-        }.value
+        }
         #expect(large.hasPrefix("HTTP/1.1 413"))
         #expect(large.hasSuffix("too large: 0"), "the handler answers in its own terms, with no body read")
         #expect(large.contains("connection: close") || large.contains("Connection: close"))
@@ -85,9 +85,9 @@ func exchangeAndClose(port: UInt16, _ request: String, limit: Int = 65_536) -> (
         }
         defer { Task { await server.close() } }
         let port = server.port
-        let answer = await Task.detached {
+        let answer = await offPool {
             exchange(port: port, "NOTIFY /gena/x HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n" + String(repeating: "z", count: 100))
-        }.value
+        }
         #expect(answer.hasPrefix("HTTP/1.1 413"))
         #expect(handled.withLock { $0 } == 0)
     }
@@ -96,7 +96,7 @@ func exchangeAndClose(port: UInt16, _ request: String, limit: Int = 65_536) -> (
         let server = try await HTTPServer(host: "127.0.0.1", idleTimeout: .milliseconds(200)) { _ in HTTPServerResponse(status: 204) }
         defer { Task { await server.close() } }
         let port = server.port
-        let answer = await Task.detached { exchangeAndClose(port: port, "GET / HTTP/1.1\r\nHost: h\r\n") }.value
+        let answer = await offPool { exchangeAndClose(port: port, "GET / HTTP/1.1\r\nHost: h\r\n") }
         #expect(answer.text.isEmpty, "a request that never ends gets no answer")
         #expect(answer.closedByServer, "the server hangs up (the client's own 5 s read timeout did not end it)")
     }

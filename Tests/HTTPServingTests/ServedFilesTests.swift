@@ -72,7 +72,7 @@ import Testing
         #expect(offered.url == first + ServedFiles.path(token: offered.token, name: "a.txt"))
         let port = try #require(UInt16(first.split(separator: ":").last ?? ""))
         let request = "GET \(ServedFiles.path(token: offered.token, name: "a.txt")) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-        let answer = await Task.detached { exchange(port: port, request) }.value
+        let answer = await offPool { exchange(port: port, request) }
         #expect(answer.hasPrefix("HTTP/1.1 200"))
         #expect(answer.hasSuffix("hello"))
         await expectThrows { _ = try await pool.base(on: "198.51.100.77") }

@@ -47,6 +47,7 @@ import Testing
             .acquireAudio(.cdAudio), .acquireAudio(SampleBuffer.Format(encoding: .pcmF32LE, sampleRate: 48_000, channels: 1)), .releaseAudio,
             .setNowPlaying(RealtimeNowPlaying(
                 metadata: PlaybackMetadata(title: "T", album: "B", duration: 3), artwork: .init(bytes: [0xFF, 0xD8, 0xFF, 0xE0]), position: 1.5)),
+            .startFile(descriptor: DBusFileDescriptor(owning: dup(0)), name: "film.mp4", mode: .player, metadata: PlaybackMetadata(title: "F")),
         ]
         for call in calls {
             #expect(try Session1.Call(member: call.member, arguments: call.arguments) == call)
@@ -54,6 +55,10 @@ import Testing
             #expect(described.inputs.map(\.signature) == call.arguments.map(\.signature))
         }
         #expect(Set(calls.map(\.member)) == Set(Session1.Call.methods.map(\.member)))
+        // StartFile wants a descriptor first.
+        #expect(throws: DBusError.self) {
+            try Session1.Call(member: "StartFile", arguments: [.string("/home/a/film.mp4"), .string("film.mp4"), .string("player"), SessionMetadataCodec.encode(PlaybackMetadata())])
+        }
     }
 
     @Test func acquireAudioArgumentsAndReply() throws {

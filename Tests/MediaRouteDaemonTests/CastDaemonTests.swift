@@ -1,9 +1,12 @@
 import CastChannel
 import DBus
 import Foundation
+import MediaDevice
 import MediaRouteBusAPI
+import MediaRouteClient
 import MediaRouteCommands
 import MediaRouteTestSupport
+import SystemRouting
 import Testing
 
 /// mediarouted with the Cast receiver written for the tests, announced over mDNS in a network
@@ -20,7 +23,7 @@ struct CastDaemonTests {
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         let daemon = try ChildProcess([
             RunningDaemon.binary, "--bus", bus.address, "--lan", "on", "--lan-interfaces", room.outside, "--adapters", "off", "--push-listen", "off",
-            "--config", "/dev/null", "--log-level", "warning", "--state-dir", state, "--serve-from", "/tmp",
+            "--config", "/dev/null", "--log-level", "warning", "--state-dir", state,
         ])
         defer {
             daemon.kill()
@@ -50,7 +53,8 @@ struct CastDaemonTests {
         try await MediaRouteCtl.Stop.parse(["--bus", bus.address, "--to", "Lounge TV"]).run(console: RecordingConsole())
         #expect(await eventually { (try? await peer.state())?["app"] is NSNull }, "stopping ends the app on the TV")
 
-        // A local file: the daemon serves it to the TV, which fetches it from the box.
+        // A local file outside serve-from (/tmp): mediaroutectl opens it and hands the descriptor
+        // over; the daemon serves it to the TV, which fetches it from the box.
         let file = NSTemporaryDirectory() + "mr-cast-daemon-\(UUID().uuidString.prefix(8)).mp3"
         try Data(repeating: 0x55, count: 3000).write(to: URL(fileURLWithPath: file))
         defer { try? FileManager.default.removeItem(atPath: file) }
@@ -63,6 +67,28 @@ struct CastDaemonTests {
             (((try? await peer.state())?["fetched"] as? [String: Any])?[served] as? [String: Any])?["bytes"] as? Int == 3000
         }, "the TV fetched the whole file from the box")
         try await MediaRouteCtl.Stop.parse(["--bus", bus.address, "--to", "Lounge TV"]).run(console: RecordingConsole())
+
+        // Handed over and then removed from the disk: served all the same, from the descriptor.
+        let backend = try await DaemonRoutingBackend.connect(connection)
+        let controller = await SystemRouteController(backend: backend, applicationIdentifier: "org.example.test")
+        let picker = controller.makePicker(prioritizesVideoDevices: true)
+        await picker.open()
+        #expect(await eventually { await picker.entries().contains { $0.displayName == "Lounge TV" } })
+        let route = try await picker.pick(try #require(await picker.entries().first { $0.displayName == "Lounge TV" }))
+        let gone = NSTemporaryDirectory() + "mr-cast-gone-\(UUID().uuidString.prefix(8)).mp3"
+        try Data(repeating: 0x66, count: 5000).write(to: URL(fileURLWithPath: gone))
+        let descriptor = open(gone, O_RDONLY)
+        unlink(gone)
+        let call = Session1.Call.startFile(descriptor: DBusFileDescriptor(owning: descriptor), name: "gone.mp3", mode: .player, metadata: PlaybackMetadata())
+        _ = try await connection.call(
+            destination: DaemonNames.busName, path: DaemonNames.sessionPath(route.session), interface: Session1.interface, member: call.member, call.arguments)
+        let handed = try #require(peer.received(CastNamespace.media, type: "LOAD").last.flatMap { ($0["media"] as? [String: Any])?["contentId"] as? String })
+        #expect(handed.hasSuffix("/gone.mp3"), "\(handed)")
+        #expect(await eventually(timeout: .seconds(5)) {
+            (((try? await peer.state())?["fetched"] as? [String: Any])?[handed] as? [String: Any])?["bytes"] as? Int == 5000
+        }, "the TV fetched the whole unlinked file")
+        await controller.deactivate(route)
+        await picker.close()
 
         let pins = try String(contentsOfFile: state + "/cast-certificates.json", encoding: .utf8)
         #expect(pins.contains("cast:\(peer.id)"), "the certificate is pinned in the state directory: \(pins)")

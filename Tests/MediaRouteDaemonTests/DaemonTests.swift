@@ -180,7 +180,9 @@ func client(_ daemon: RunningDaemon, agent: ScriptedPairingAgent) async throws -
     /// A path named on the bus is served only from the directories the daemon serves from: the
     /// household key (or anything else the daemon's user can read) is refused before any device
     /// is told of it, and so is a link in a served directory that points at it.
-    @Test func filesOutsideTheServedDirectoriesAreRefused() async throws {
+    /// A path named on the bus is served only from serve-from, never through a link; a person's
+    /// own file elsewhere goes over as a descriptor `mediaroutectl` opened (`StartFile`).
+    @Test func pathsOnTheBusComeOnlyFromTheServedDirectoriesAndAPersonsFileComesAsADescriptor() async throws {
         let served = NSTemporaryDirectory() + "mr-served-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: served, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: served) }
@@ -190,18 +192,48 @@ func client(_ daemon: RunningDaemon, agent: ScriptedPairingAgent) async throws -
         symlink(secret, served + "/film.mp4")
         FileManager.default.createFile(atPath: served + "/real.mp4", contents: Data("film".utf8))
         let daemon = try await RunningDaemon(["--serve-from", served])
-        for path in [secret, served + "/film.mp4"] {
-            let console = RecordingConsole()
+        let (connection, _, controller) = try await client(daemon, agent: ScriptedPairingAgent([.code("1234")]))
+        let picker = controller.makePicker(prioritizesVideoDevices: true)
+        await picker.open()
+        #expect(await eventually { await picker.entries().count == 2 })
+        let route = try await picker.pick(try #require(await picker.entries().first { $0.displayName == "Living Room TV" }))
+        let path = DaemonNames.sessionPath(route.session)
+        func start(_ call: Session1.Call) async throws {
+            _ = try await connection.call(
+                destination: DaemonNames.busName, path: path, interface: Session1.interface, member: call.member, call.arguments)
+        }
+        for named in [secret, served + "/film.mp4"] {
             do {
-                try await MediaRouteCtl.Play.parse(["--bus", daemon.bus.address, path, "--to", "Living Room TV", "--pin", "1234"]).run(console: console)
-                Issue.record("\(path) was handed to the TV: \(console.lines)")
+                try await start(.start(url: URL(fileURLWithPath: named), mode: .player, metadata: nil))
+                Issue.record("\(named) was handed to the TV")
             } catch {
                 #expect("\(error)".contains("serve-from") || "\(error)".contains("symbolic link"), "\(error)")
             }
         }
+        try await start(.start(url: URL(fileURLWithPath: served + "/real.mp4"), mode: .player, metadata: nil))
+        #expect(try await daemon.gdbus(["--object-path", path.description, "--method", "org.freedesktop.DBus.Properties.Get", DaemonNames.session, "Url"])
+            .contains("real.mp4"))
+        try await start(.stop)
+
+        // What is handed over must be a readable regular file with a plain name.
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        close(ends[1])
+        await #expect(throws: (any Error).self, "a pipe is not a file") {
+            try await start(.startFile(descriptor: DBusFileDescriptor(owning: ends[0]), name: "x.mp4", mode: .player, metadata: PlaybackMetadata()))
+        }
+        await #expect(throws: (any Error).self, "a name with a slash") {
+            try await start(.startFile(
+                descriptor: DBusFileDescriptor(owning: open(served + "/real.mp4", O_RDONLY)), name: "../x.mp4", mode: .player, metadata: PlaybackMetadata()))
+        }
+
+        // The person's own file, outside serve-from, through mediaroutectl: opened by the CLI.
         let console = RecordingConsole()
-        try await MediaRouteCtl.Play.parse(["--bus", daemon.bus.address, served + "/real.mp4", "--to", "Living Room TV", "--pin", "1234"]).run(console: console)
+        try await MediaRouteCtl.Play.parse(["--bus", daemon.bus.address, secret, "--to", "Living Room TV", "--pin", "1234"]).run(console: console)
         #expect(console.lines.contains { $0.hasPrefix("Playing file://") }, "\(console.lines)")
+        let url = try await daemon.gdbus(["--object-path", path.description, "--method", "org.freedesktop.DBus.Properties.Get", DaemonNames.session, "Url"])
+        #expect(url.contains("/run/mediaroute/handed/") && url.contains(URL(fileURLWithPath: secret).lastPathComponent), "the daemon plays the handed descriptor: \(url)")
+        await picker.close()
     }
 
     @Test func aWrongPinComesBackAsATypedError() async throws {
