@@ -145,8 +145,11 @@ struct DeviceDirectory {
     static let strongKinds: Set<String> = ["udn", "mac", "bluetooth"]
 
     /// Whether two sets of identifiers name different devices: one simulated and the other
-    /// not; a strong kind both have with no value in common; or, when no strong identifier
-    /// is shared, IP addresses with none in common.
+    /// not; a strong kind both have with no value in common; or IP addresses with none in
+    /// common, even when they claim a strong identifier in common. A UDN or MAC is only what
+    /// a host says of itself: any host on the LAN can announce another device's, so a claim
+    /// from another address never joins that device's entry (where a person would pick it
+    /// believing it is the TV they know). A device on two links at once is two entries.
     static func conflict(_ a: Set<DeviceIdentifier>, _ b: Set<DeviceIdentifier>) -> Bool {
         let simulatedA = a.contains { $0.kind == "simulated" }
         let simulatedB = b.contains { $0.kind == "simulated" }
@@ -157,8 +160,7 @@ struct DeviceDirectory {
             guard let other = kindsB[kind] else { continue }
             if Set(values).isDisjoint(with: other) { return true }
         }
-        let sharesStrong = !a.filter { strongKinds.contains($0.kind) }.isDisjoint(with: b)
-        if !sharesStrong, let ipsA = kindsA["ip"], let ipsB = kindsB["ip"], Set(ipsA).isDisjoint(with: ipsB) { return true }
+        if let ipsA = kindsA["ip"], let ipsB = kindsB["ip"], Set(ipsA).isDisjoint(with: ipsB) { return true }
         return false
     }
 
