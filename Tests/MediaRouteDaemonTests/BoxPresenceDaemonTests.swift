@@ -18,6 +18,49 @@ struct BoxPresenceDaemonTests {
         ], log: "\(name).log")
     }
 
+    static let amplifyScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("HostilePeer/amplify.py").path
+
+    /// A host on the LAN asks a box 100 times a second for its service (half the questions
+    /// asking for a unicast answer), then sends its coordination port what a stranger can
+    /// make: the box multicasts an answer at most once a second (RFC 6762 §6), never unicasts
+    /// one to the asker, and a stranger's datagrams get nothing back. What the box sends is
+    /// compared with what the host sent, on the wire.
+    @Test func aHostCannotMakeABoxAnAmplifier() async throws {
+        let lab = try NamespaceLab(rooms: 1)
+        let room = lab.rooms[0]
+        let directory = NSTemporaryDirectory() + "mr-amplify-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let household = directory + "/household.key"
+        try "the household's shared secret\n".write(toFile: household, atomically: true, encoding: .utf8)
+        chmod(household, 0o600)
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        try Self.daemonInRoom(lab, room, bus: bus, key: household, name: "Kitchen Box")
+        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        defer { connection.close() }
+        #expect(await eventually(timeout: .seconds(10)) { (try? await connection.nameOwner(of: DaemonNames.busName)) ?? nil != nil })
+
+        let seconds = 6
+        let (status, output) = try await ChildProcess.runOffPool([
+            "/usr/bin/python3", Self.amplifyScript, room.hostAddress, room.deviceAddress, String(seconds), String(seconds * 100),
+        ])
+        #expect(status == 0, "\(output)")
+        let line = try #require(output.split(separator: "\n").last.map(String.init))
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let sent = try #require(report["sent"] as? [String: Int]), received = try #require(report["received"] as? [String: Int])
+        let answers = try #require(report["answers"] as? Int)
+        print("amplify: \(line)")
+        #expect(answers >= 1, "the box answers at all (else this proves nothing): \(line)")
+        #expect(answers <= seconds + 3, "at most one multicast answer a second: \(line)")
+        let (answered, asked) = (try #require(received["mdns"]), try #require(sent["mdns"]))
+        #expect(answered <= asked, "the box sent more than it was sent: \(line)")
+        #expect(received["mdns_unicast"] == 0, "no unicast answers to a spoofable asker: \(line)")
+        #expect(report["mediumPort"] is Int, "the port was learned from the box's SRV: \(line)")
+        #expect(try #require(sent["medium"]) > 0 && received["medium"] == 0, "a stranger's datagrams get nothing back: \(line)")
+    }
+
     @Test func mediaroutectlBoxesListsTheHouseholdsBoxesWithTheirClocks() async throws {
         let lab = try NamespaceLab(rooms: 2)
         let directory = NSTemporaryDirectory() + "mr-boxes-\(UUID().uuidString.prefix(8))"
@@ -70,6 +113,23 @@ struct BoxPresenceDaemonTests {
         #expect(abs(later - offset) < 0.002, "one machine's clocks do not drift apart: \(offset) then \(later)")
         let boxesNow = try await boxes()
         #expect(boxesNow.first { $0.name == "Neighbour Box" }?.clockOffset == nil)
+        // `trust list` shows the box that answered the household's key, not the stranger;
+        // forgotten, it is challenged again and answers again.
+        @Sendable func trusted() async throws -> [String] {
+            let console = RecordingConsole()
+            try await MediaRouteCtl.Trust.List.parse(["--bus", here.bus.address]).run(console: console)
+            return console.lines
+        }
+        let listed = try await trusted()
+        #expect(listed.contains { $0.hasPrefix("household-box  Kitchen Box  \(lab.rooms[0].deviceAddress):") }, "\(listed)")
+        #expect(!listed.contains { $0.contains("Neighbour Box") }, "\(listed)")
+        let forget = RecordingConsole()
+        try await MediaRouteCtl.Trust.Forget.parse(["Kitchen Box", "--bus", here.bus.address]).run(console: forget)
+        #expect(forget.lines == ["Forgot 1 pinned identity of Kitchen Box."])
+        await #expect(throws: (any Error).self, "a household box has nothing to accept") {
+            try await MediaRouteCtl.Trust.Accept.parse(["Kitchen Box", "--bus", here.bus.address]).run(console: RecordingConsole())
+        }
+        #expect(await eventually(timeout: .seconds(5)) { ((try? await trusted()) ?? []).contains { $0.hasPrefix("household-box  Kitchen Box") } })
         // Discovery stopped: the boxes are forgotten and the medium has no peers to wake for.
         _ = try await connection.call(
             destination: DaemonNames.busName, path: DaemonNames.root, interface: Manager1.interface, member: "StopDiscovery", [])
