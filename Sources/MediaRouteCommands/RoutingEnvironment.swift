@@ -211,11 +211,18 @@ struct ConsolePairingAgent: PairingAgent {
         console.write("Pairing with \(request.device.displayName): \(request.reason) (\(hint))")
         if let pin {
             console.write("  using the code given with --pin")
-            return pin
+            return Self.answer(pin, to: request.authorizationMethod)
         }
         guard let line = console.readLine(prompt: "  code (empty to cancel): "), !line.isEmpty else {
             return nil
         }
-        return line
+        return Self.answer(line, to: request.authorizationMethod)
+    }
+
+    /// What a person typed, as the answer to the prompt: a confirmation is confirmed only by
+    /// "yes" or "y" (a "no" must not accept a changed certificate), any other code as typed.
+    static func answer(_ typed: String, to method: MediaOutputDevice.AuthorizationMethod) -> String? {
+        guard case .confirmation = method else { return typed }
+        return ["yes", "y"].contains(typed.filter { $0 != " " }.lowercased()) ? "yes" : nil
     }
 }
