@@ -229,6 +229,9 @@ struct CastRig {
             _ = try await rig.system.startSession(on: route.session, identifier: nil, url: URL(fileURLWithPath: path + ".missing"))
         }
         #expect(rig.peer.received(CastNamespace.media, type: "LOAD").count == loads)
+        // Left active, the route outlived the test and reconnected to the stopped peer every
+        // 2.5 s for the rest of the run.
+        await rig.system.shutdown()
     }
 
     @Test func loadFailedIsATypedSessionFailureAndTheRouteStays() async throws {

@@ -43,6 +43,7 @@ struct WiFiDisplayExtensionTests {
             #expect(error.code == .unsupported)
             #expect(error.message.contains("is unavailable: in setup mode"))
         }
+        await system.shutdown()
     }
 
     @Test func withoutNL80211TheRestOfTheSystemRunsOn() async throws {
