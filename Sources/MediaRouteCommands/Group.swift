@@ -52,7 +52,9 @@ extension MediaRouteCtl {
                 let session = SystemRouteSession(url: mediaURL, mode: .player)
                 guard route.addSession(session) else { throw CommandFailure("\(route.routeDisplayName) is busy") }
                 let media = try await session.start()
-                media.playbackControl.pause()
+                // Through the daemon, CreateGroup holds the members itself, in order with the
+                // group's Play; a pause sent from here would race it.
+                if environment.daemon == nil { media.playbackControl.pause() }
                 members.append((route.routeDisplayName, route, session, media.playbackControl))
             }
             console.write("Group of \(members.count): \(members.map(\.name).joined(separator: ", "))")

@@ -31,6 +31,10 @@ extension RoutingDaemon {
         nextGroup += 1
         let number = nextGroup
         let coordination = CoordinatedGroup(itemID: url ?? "")
+        // Held here, in order with what the group says next: a client that paused its members
+        // itself raced its own pauses (sent from a background task) against Group1.Play, and a
+        // pause that lost left a member paused while the group played.
+        for (_, control) in members { control.pause() }
         for (path, control) in members { await coordination.add(path.rawValue, control: control) }
         groups[number] = GroupRoute(owner: owner, coordination: coordination, members: members.map(\.0))
         await connection.export(GroupObject(daemon: self, number: number).object, at: Group1.path(number))

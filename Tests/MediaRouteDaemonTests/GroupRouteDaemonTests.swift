@@ -56,6 +56,12 @@ import Testing
         let group = try await backend.createGroup(routes.map(\.session))
         #expect(try await group.properties().members == routes.map { DaemonNames.sessionPath($0.session) })
         #expect(try await group.properties().position == -1, "paused until Play")
+        // The daemon holds the members itself (a client's own pause, sent from its background
+        // command task, once lost the race against Play and left a member paused in a playing group).
+        let members = routes
+        #expect(await eventually {
+            members.allSatisfy { $0.currentSession?.mediaSession?.playbackControl.playbackState == .paused }
+        }, "the members are held until Play")
         try await group.play()
         #expect(await eventually(timeout: .seconds(5)) { ((try? await group.properties())?.position ?? -1) > 0.5 })
         // Offsets are measured on each correction (every 0.5 s): the first pass may not have
