@@ -341,41 +341,50 @@ private final class RequestHandler: ChannelInboundHandler {
             if !bytes.isEmpty && request.method != "HEAD" { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil) }
             finish(context: context, keepAlive: keepAlive)
         case .file(let path, let range, let total, let identity):
-            let span = range ?? 0...max(total - 1, 0)
-            let length = total == 0 ? 0 : span.count
-            head.headers.replaceOrAdd(name: "Content-Length", value: String(length))
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
-            guard request.method != "HEAD", length > 0 else {
-                finish(context: context, keepAlive: keepAlive)
-                return
+            sendFile(context: context, head: head, request: request, range: range, total: total, keepAlive: keepAlive) {
+                let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+                var info = stat()
+                guard fd >= 0, fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, identity.map({ $0 == FileIdentity(info) }) ?? true else {
+                    if fd >= 0 { Glibc.close(fd) }
+                    self.logger.warning("served file vanished or was replaced", metadata: ["path": "\(path)"])
+                    return nil
+                }
+                return fd
             }
-            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-            var info = stat()
-            guard fd >= 0, fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, identity.map({ $0 == FileIdentity(info) }) ?? true else {
-                if fd >= 0 { Glibc.close(fd) }
-                logger.warning("served file vanished or was replaced", metadata: ["path": "\(path)"])
-                context.close(promise: nil)
-                return
-            }
-            sendChunk(context: context, fd: fd, offset: span.lowerBound, remaining: length, keepAlive: keepAlive)
         case .descriptor(let file, let range, let total):
-            let span = range ?? 0...max(total - 1, 0)
-            let length = total == 0 ? 0 : span.count
-            head.headers.replaceOrAdd(name: "Content-Length", value: String(length))
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
-            guard request.method != "HEAD", length > 0 else {
-                finish(context: context, keepAlive: keepAlive)
-                return
+            sendFile(context: context, head: head, request: request, range: range, total: total, keepAlive: keepAlive) {
+                // A duplicate of its own per response: closed when this response ends, whatever the session does.
+                let fd = fcntl(file.descriptor, F_DUPFD_CLOEXEC, 0)
+                guard fd >= 0 else {
+                    self.logger.warning("cannot duplicate a handed file's descriptor", metadata: ["name": "\(file.name)", "errno": "\(errno)"])
+                    return nil
+                }
+                return fd
             }
-            // A duplicate of its own per response: closed when this response ends, whatever the session does.
-            let fd = fcntl(file.descriptor, F_DUPFD_CLOEXEC, 0)
-            guard fd >= 0 else {
-                logger.warning("cannot duplicate a handed file's descriptor", metadata: ["name": "\(file.name)", "errno": "\(errno)"])
-                context.close(promise: nil)
-                return
-            }
-            sendChunk(context: context, fd: fd, offset: span.lowerBound, remaining: length, keepAlive: keepAlive)
         }
+    }
+
+    /// Sends the head of a file's answer (its length: the range's, or the file's), then, unless
+    /// it is a HEAD or empty, the bytes read from the descriptor `openDescriptor` gives (nil: the
+    /// connection is closed, the promised length cannot be kept).
+    private func sendFile(
+        context: ChannelHandlerContext, head: HTTPResponseHead, request: HTTPServerRequest, range: ClosedRange<Int>?, total: Int,
+        keepAlive: Bool, openDescriptor: () -> Int32?
+    ) {
+        var head = head
+        let span = range ?? 0...max(total - 1, 0)
+        let length = total == 0 ? 0 : span.count
+        head.headers.replaceOrAdd(name: "Content-Length", value: String(length))
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        guard request.method != "HEAD", length > 0 else {
+            finish(context: context, keepAlive: keepAlive)
+            return
+        }
+        guard let fd = openDescriptor() else {
+            context.close(promise: nil)
+            return
+        }
+        sendChunk(context: context, fd: fd, offset: span.lowerBound, remaining: length, keepAlive: keepAlive)
     }
 
     /// Writes the file 64 KiB at a time, reading the next chunk only when the

@@ -18,22 +18,9 @@ struct CastDaemonTests {
         let lab = try NamespaceLab(rooms: 1)
         let room = lab.rooms[0]
         let peer = try CastReceiverPeer(lab: lab, room: room, name: "Lounge TV")
-        let bus = try PrivateBus()
-        let state = NSTemporaryDirectory() + "mr-cast-daemon-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
-        let daemon = try ChildProcess([
-            RunningDaemon.binary, "--bus", bus.address, "--lan", "on", "--lan-interfaces", room.outside, "--adapters", "off", "--push-listen", "off",
-            "--config", "/dev/null", "--log-level", "warning", "--state-dir", state,
-        ])
-        defer {
-            daemon.kill()
-            daemon.wait()
-            bus.stop()
-            try? FileManager.default.removeItem(atPath: state)
-        }
-        let connection = try await DBusConnection.connect(to: .address(bus.address))
-        defer { connection.close() }
-        #expect(await eventually(timeout: .seconds(10)) { (try? await connection.nameOwner(of: DaemonNames.busName)) ?? nil != nil })
+        let daemon = try await CastDaemon(browsing: room)
+        defer { daemon.stop() }
+        let (bus, state, connection) = (daemon.bus, daemon.state, daemon.connection)
 
         let listing = RecordingConsole()
         try await MediaRouteCtl.Devices.parse(["--bus", bus.address, "--seconds", "3", "--json"]).run(console: listing)
@@ -98,22 +85,9 @@ struct CastDaemonTests {
         let lab = try NamespaceLab(rooms: 1)
         let room = lab.rooms[0]
         let peer = try CastReceiverPeer(lab: lab, room: room, name: "Den TV")
-        let bus = try PrivateBus()
-        let state = NSTemporaryDirectory() + "mr-cast-trust-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
-        let daemon = try ChildProcess([
-            RunningDaemon.binary, "--bus", bus.address, "--lan", "on", "--lan-interfaces", room.outside, "--adapters", "off", "--push-listen", "off",
-            "--config", "/dev/null", "--log-level", "warning", "--state-dir", state,
-        ])
-        defer {
-            daemon.kill()
-            daemon.wait()
-            bus.stop()
-            try? FileManager.default.removeItem(atPath: state)
-        }
-        let connection = try await DBusConnection.connect(to: .address(bus.address))
-        defer { connection.close() }
-        #expect(await eventually(timeout: .seconds(10)) { (try? await connection.nameOwner(of: DaemonNames.busName)) ?? nil != nil })
+        let daemon = try await CastDaemon(browsing: room)
+        defer { daemon.stop() }
+        let bus = daemon.bus
         @Sendable func trust(_ arguments: [String]) async throws -> [String] {
             let console = RecordingConsole()
             let rest = Array(arguments.dropFirst()) + ["--bus", bus.address]
@@ -146,5 +120,36 @@ struct CastDaemonTests {
         #expect(try await trust(["forget", "Den TV"]) == ["Forgot 1 pinned identity of Den TV."])
         #expect(try await trust(["list"]) == ["Nothing is pinned."])
         await #expect(throws: (any Error).self, "nothing to forget twice") { _ = try await trust(["forget", "Den TV"]) }
+    }
+}
+
+/// mediarouted browsing one room of a lab for Cast receivers, with a state directory of its
+/// own (no serve-from: local files reach it as descriptors), on a bus of its own; ``stop()``
+/// ends it and removes its directory.
+final class CastDaemon: Sendable {
+    let bus: PrivateBus
+    let state: String
+    let process: ChildProcess
+    let connection: DBusConnection
+
+    init(browsing room: NamespaceLab.Room) async throws {
+        bus = try PrivateBus()
+        state = NSTemporaryDirectory() + "mr-cast-daemon-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        process = try ChildProcess([
+            RunningDaemon.binary, "--bus", bus.address, "--lan", "on", "--lan-interfaces", room.outside, "--adapters", "off", "--push-listen", "off",
+            "--config", "/dev/null", "--log-level", "warning", "--state-dir", state,
+        ])
+        connection = try await DBusConnection.connect(to: .address(bus.address))
+        let connection = self.connection
+        #expect(await eventually(timeout: .seconds(10)) { (try? await connection.nameOwner(of: DaemonNames.busName)) ?? nil != nil })
+    }
+
+    func stop() {
+        connection.close()
+        process.kill()
+        process.wait()
+        bus.stop()
+        try? FileManager.default.removeItem(atPath: state)
     }
 }
