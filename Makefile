@@ -1,6 +1,8 @@
 # The two commands of the README: `make demo` and `make test`.
 SWIFT ?= swift
 TEST_TIMEOUT ?= 1200
+# An import of a target that is not declared a dependency fails the build (#38).
+IMPORT_CHECK = --explicit-target-dependency-import-check error
 # Compiles the release link's one C object; the Swift toolchain brings clang.
 RELEASE_CC ?= clang
 
@@ -23,7 +25,7 @@ deps:
 	@./scripts/install-deps.sh
 
 build: deps
-	$(SWIFT) build
+	$(SWIFT) build $(IMPORT_CHECK)
 
 demo: build
 	$(SWIFT) run mediaroutectl demo
@@ -33,7 +35,7 @@ demo: build
 # once starved some for seconds (~40 s serial vs ~12 s parallel here).
 # The timeout keeps a hung test from hanging CI.
 test: deps
-	$(SWIFT) build --build-tests
+	$(SWIFT) build --build-tests $(IMPORT_CHECK)
 	SWIFT=$(SWIFT) TEST_TIMEOUT=$(TEST_TIMEOUT) ./scripts/test.sh
 
 # libFuzzer over every parser of untrusted bytes (Fuzz/, Docs/reliability.md):

@@ -3,6 +3,7 @@ import PackageDescription
 
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 // `MEDIAROUTE_FUZZ=1` adds the libFuzzer binary (built by `make fuzz` with
@@ -157,7 +158,7 @@ let package = Package(
         // App-facing API: SystemRouteController, SystemRoute, sessions, picker.
         .target(
             name: "SystemRouting",
-            dependencies: ["RoutingModel", "MediaDevice", "EventBroadcast"],
+            dependencies: ["RoutingModel", "MediaDevice", "MediaClock", "EventBroadcast", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .target(
             name: "LoopbackExtension",
@@ -369,6 +370,7 @@ let package = Package(
         .testTarget(name: "MediaRouteFuzzingTests", dependencies: ["MediaRouteFuzzing", "Coordination"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "EventBroadcastTests", dependencies: ["EventBroadcast"]),
+        .testTarget(name: "ArchitectureTests", dependencies: ["MediaRouteTestSupport"]),
         .testTarget(
             name: "ExtensionCatalogueTests",
             dependencies: ["ExtensionCatalogue", "BoxConfiguration", "RouteSystem", .product(name: "Logging", package: "swift-log")]),

@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 swift=${SWIFT:-swift}
 log=.build/test.log
 mkdir -p .build
-timeout "${TEST_TIMEOUT:-1200}" "$swift" test --disable-xctest --no-parallel 2>&1 | tee "$log"
+# The same check as `make test`'s build, so the test run does not plan another build.
+timeout "${TEST_TIMEOUT:-1200}" "$swift" test --disable-xctest --no-parallel --explicit-target-dependency-import-check error 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then
   echo

@@ -1,10 +1,10 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import BoxConfiguration
-import Logging
+public import BoxConfiguration
+public import Logging
 import EventBroadcast
 
 /// The adapters MediaRoute may use, from udev (or sysfs when udev is not

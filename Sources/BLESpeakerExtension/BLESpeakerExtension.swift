@@ -1,13 +1,13 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-internal import BlueZTransport
-internal import BluetoothAudio
-import Logging
-import MediaDevice
-import Transport
+import BlueZTransport
+import BluetoothAudio
+public import Logging
+public import MediaDevice
+public import Transport
 
 /// BLE speakers: devices that advertise the Volume Control Service or an audio
 /// sink, paired through the routing system's pairing agent, with their volume

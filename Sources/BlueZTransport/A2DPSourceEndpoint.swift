@@ -1,5 +1,5 @@
-import DBus
-import Logging
+public import DBus
+public import Logging
 
 /// The codec an A2DP source endpoint offers, as bus-free logic decides it (BluetoothAudio's
 /// SBC: `A2DPSourceCodec.sbc` in BLESpeakerExtension), so this transport stays free of codecs.

@@ -1,6 +1,6 @@
-import DBus
-import Logging
-import Transport
+public import DBus
+public import Logging
+public import Transport
 
 /// What BlueZ asks the person during pairing.
 public enum BlueZPairingPrompt: Sendable, Hashable {

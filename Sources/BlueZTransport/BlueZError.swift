@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 
 /// An error BlueZ answered a call with, typed from its D-Bus error name
 /// (`org.bluez.Error.*`, doc/org.bluez.*.rst) and, where BlueZ gives the reason only

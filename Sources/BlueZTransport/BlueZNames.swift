@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 
 /// BlueZ's names on the bus.
 public enum BlueZ {

@@ -1,6 +1,6 @@
-import DBus
+public import DBus
 import EventBroadcast
-import Logging
+public import Logging
 import Synchronization
 
 /// One object manager per bus for `org.bluez`: `GetManagedObjects` once, then

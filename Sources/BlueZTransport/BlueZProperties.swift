@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 
 /// One interface's properties (`a{sv}`), by name, as BlueZ last reported them.
 ///

@@ -1,8 +1,8 @@
-import DBus
-import Logging
-import MediaClock
+public import DBus
+public import Logging
+public import MediaClock
 import Synchronization
-import Transport
+public import Transport
 
 /// BLE devices through BlueZ: discovery with our own filter, connection with the
 /// retries BlueZ needs, pairing, and GATT access.

@@ -1,11 +1,11 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
 import CastChannel
 import HTTPServing
-import MediaDevice
+public import MediaDevice
 
 extension CastExtension: MediaDeviceExtension {
     // MARK: Sessions

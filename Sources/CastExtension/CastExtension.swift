@@ -1,14 +1,14 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
 import CastChannel
 import HTTPServing
-import Logging
-import MediaClock
-import MediaDevice
-import Transport
+public import Logging
+public import MediaClock
+public import MediaDevice
+public import Transport
 
 /// Google Cast receivers (Chromecasts, Google TVs, Nest speakers, soundbars, Cast groups),
 /// announced as `_googlecast._tcp`, reached over the Cast channel: TLS to their port, the

@@ -1,5 +1,5 @@
-import MediaClock
-import MediaDevice
+public import MediaClock
+public import MediaDevice
 
 /// Several routes' playback of one item kept on one timeline in one process (the daemon's
 /// group routes, `mediaroutectl group`): a ``PlaybackCoordinator`` per member on a loopback

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import MediaClock
+public import MediaClock
 
 /// Who takes part in a group session.
 public struct ParticipantID: Sendable, Hashable, Codable, CustomStringConvertible {

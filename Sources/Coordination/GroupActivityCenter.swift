@@ -1,9 +1,9 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import MediaClock
+public import MediaClock
 
 /// Where a box's group sessions come from: its own activations, and invitations
 /// heard on the medium (another box that joined a session of the same activity type).

@@ -1,10 +1,10 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import MediaClock
-import MediaDevice
+public import MediaClock
+public import MediaDevice
 
 /// What a group activity shows people.
 public struct GroupActivityMetadata: Sendable, Hashable, Codable {

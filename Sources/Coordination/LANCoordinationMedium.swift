@@ -1,10 +1,10 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import IPNetwork
-import MediaClock
+public import IPNetwork
+public import MediaClock
 
 /// Coordination between boxes on a LAN, over UDP: clock samples as plain
 /// request/reply datagrams (a lost one is simply skipped), commands on a
@@ -54,7 +54,7 @@ public actor LANCoordinationMedium: CoordinationMedium {
 
     private let socket: UDPSocket
     /// Always the system clock: arrival times are stamped by the socket's reader thread on it.
-    private let clock = SystemHostClock()
+    private let clock: any HostClock
     public private(set) var peers: [UDPAddress]
     private var continuation: AsyncStream<CoordinationMessage>.Continuation?
     private var nextID: UInt64 = 0
@@ -94,10 +94,11 @@ public actor LANCoordinationMedium: CoordinationMedium {
     public init(
         binding address: UDPAddress, peers: [UDPAddress],
         retransmitInterval: Duration = .milliseconds(50), maximumAttempts: Int = 40, clockInterval: Duration = .seconds(1),
-        key: HouseholdKey? = nil
+        key: HouseholdKey? = nil, clock: any HostClock = SystemHostClock()
     ) throws {
         self.key = key
-        socket = try UDPSocket(binding: address)
+        self.clock = clock
+        socket = try UDPSocket(binding: address, clock: clock)
         self.peers = peers
         self.retransmitInterval = retransmitInterval
         self.maximumAttempts = maximumAttempts

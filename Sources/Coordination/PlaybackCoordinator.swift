@@ -1,5 +1,5 @@
-import MediaClock
-import MediaDevice
+public import MediaClock
+public import MediaDevice
 
 /// Why a participant stepped out of group playback for a while.
 public struct SuspensionReason: Sendable, Hashable, CustomStringConvertible {

@@ -1,27 +1,30 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import IOReactor
-import IPNetwork
-import MediaClock
+public import IOReactor
+public import IPNetwork
+public import MediaClock
 import Synchronization
-import Transport
+public import Transport
 
 /// A bound UDP socket whose datagrams are read by the process's ``IOReactor`` as
-/// they arrive, stamped with their arrival on the system host clock, and delivered
+/// they arrive, stamped with their arrival on the socket's host clock, and delivered
 /// as an async sequence.
 public final class UDPSocket: Sendable {
     let fd: Int32
     /// The address the socket is bound to (with the port the kernel chose for port 0).
     public let localAddress: UDPAddress
-    /// Datagrams as they arrive, with the sender and the arrival time on the system host clock.
+    /// Datagrams as they arrive, with the sender and the arrival time on ``clock``.
     public let datagrams: AsyncStream<(bytes: [UInt8], from: UDPAddress, receivedAt: Duration)>
     private let continuation: AsyncStream<(bytes: [UInt8], from: UDPAddress, receivedAt: Duration)>.Continuation
     private let closed = Atomic<Bool>(false)
     private let watch: IOWatch
+    /// What arrivals are stamped with.
+    public let clock: any HostClock
 
     /// Binds to `address` (port 0: any free port).
-    public init(binding address: UDPAddress, reactor: IOReactor = .shared) throws(TransportError) {
+    public init(binding address: UDPAddress, clock: any HostClock = SystemHostClock(), reactor: IOReactor = .shared) throws(TransportError) {
+        self.clock = clock
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         self.fd = fd
         guard fd >= 0 else { throw TransportError(.unavailable, "cannot open a UDP socket (errno \(errno))") }
@@ -50,7 +53,7 @@ public final class UDPSocket: Sendable {
         let buffer = Mutex([UInt8](repeating: 0, count: 65_536))
         do {
             watch = try reactor.watch(fd, for: .readable) { _ in
-                buffer.withLock { Self.drain(fd, into: &$0, continuation: continuation) }
+                buffer.withLock { Self.drain(fd, into: &$0, clock: clock, continuation: continuation) }
             }
         } catch {
             Glibc.close(fd)
@@ -61,7 +64,8 @@ public final class UDPSocket: Sendable {
 
     /// Delivers every datagram queued on `fd`.
     private static func drain(
-        _ fd: Int32, into buffer: inout [UInt8], continuation: AsyncStream<(bytes: [UInt8], from: UDPAddress, receivedAt: Duration)>.Continuation
+        _ fd: Int32, into buffer: inout [UInt8], clock: any HostClock,
+        continuation: AsyncStream<(bytes: [UInt8], from: UDPAddress, receivedAt: Duration)>.Continuation
     ) {
         while true {
             var from = sockaddr_in()
@@ -75,7 +79,7 @@ public final class UDPSocket: Sendable {
             // Empty datagrams carry nothing; errors (EAGAIN: all read) end this turn.
             guard count > 0 else { return }
             // Stamped here, not when a task gets to it: clock samples need the arrival time.
-            continuation.yield((Array(buffer.prefix(count)), UDPAddress(from), SystemHostClock().now()))
+            continuation.yield((Array(buffer.prefix(count)), UDPAddress(from), clock.now()))
         }
     }
 

@@ -2,7 +2,7 @@ import CDBus
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
+public import Logging
 import Synchronization
 
 /// A rule selecting signals: every field that is set must match.

@@ -2,8 +2,8 @@ import CDBus
 #if canImport(Glibc)
 import Glibc
 #endif
-import IOReactor
-import Logging
+public import IOReactor
+public import Logging
 import Synchronization
 
 /// A second connection to a bus for one heavy signal stream (BlueZ's object

@@ -1,4 +1,4 @@
-import BlueZTransport
+public import BlueZTransport
 import BluetoothAudio
 
 extension A2DPSourceCodec {

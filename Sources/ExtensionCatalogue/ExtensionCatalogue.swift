@@ -1,15 +1,15 @@
 import AdapterInventory
 import BLESpeakerExtension
 import BlueZTransport
-import BoxConfiguration
+public import BoxConfiguration
 import CastExtension
-import DBus
-import LANTransport
-import Logging
-import MediaClock
+public import DBus
+public import LANTransport
+public import Logging
+public import MediaClock
 import MediaDevice
 import RAOPExtension
-import RouteSystem
+public import RouteSystem
 import UPnPRendererExtension
 import WiFiDisplayExtension
 import WiFiTransport
@@ -111,6 +111,7 @@ public struct ExtensionCatalogue: Sendable {
         let logger = self.logger
         let airPlayLatency = self.airPlayLatency
         let airPlayHostsPath = self.airPlayHostsPath
+        let clock = self.clock
         let castConfiguration = CastExtension.Configuration(
             certificatesPath: castCertificatesPath, applicationNamespaces: configuration.castApplicationNamespaces)
         // The order of the catalogue is the order of loading, so the merged list is the same everywhere.
@@ -121,17 +122,18 @@ public struct ExtensionCatalogue: Sendable {
                 if followsAdapters && lan.interfaces == nil {
                     lan.interfaces = settings.filter { ($0.transport == .lan || $0.transport == .wifi) && $0.enabled }.map(\.name)
                 }
-                let transport = LANTransport(configuration: lan, logger: logger)
-                try await system.load { manager in UPnPRendererExtension(transport: transport, routingManager: manager, logger: logger) }
+                let transport = LANTransport(configuration: lan, clock: clock, logger: logger)
+                try await system.load { manager in UPnPRendererExtension(transport: transport, routingManager: manager, clock: clock, logger: logger) }
                 // AirPlay and Cast share one mDNS browse (each extension keeps its own types).
                 let airPlay = DNSSDServiceTransport(
                     lan: transport, serviceTypes: [RAOPExtension.serviceType, RAOPExtension.airPlayServiceType, CastExtension.serviceType])
                 try await system.load { manager in
                     RAOPExtension(
-                        transport: airPlay, routingManager: manager, latency: airPlayLatency, hostPinsPath: airPlayHostsPath, logger: logger) }
+                        transport: airPlay, routingManager: manager, latency: airPlayLatency, hostPinsPath: airPlayHostsPath, clock: clock,
+                        logger: logger) }
                 let cast = airPlay.sharingDiscovery(tls: true)
                 try await system.load { manager in
-                    CastExtension(transport: cast, routingManager: manager, configuration: castConfiguration, logger: logger)
+                    CastExtension(transport: cast, routingManager: manager, configuration: castConfiguration, clock: clock, logger: logger)
                 }
                 loaded.lanTransport = transport
             case .bluez:

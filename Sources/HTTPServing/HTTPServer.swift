@@ -1,10 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
-import NIOCore
+public import Logging
+public import NIOCore
 import NIOHTTP1
-import NIOPosix
+public import NIOPosix
 import Synchronization
 
 /// A request made to us: a device's GENA `NOTIFY` or media fetch, a local app's push.

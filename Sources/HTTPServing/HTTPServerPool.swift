@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 
 /// One ``HTTPServer`` per local address, started when first asked for and all answering
 /// with one handler: devices fetch from the address that faces them.

@@ -1,4 +1,4 @@
-import CEpoll
+public import CEpoll
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+package import Glibc
 #endif
 
 /// An IPv4 UDP endpoint ("host:port").

@@ -1,4 +1,4 @@
-import Transport
+public import Transport
 
 /// A DNS resource record as mDNS/DNS-SD uses it (RFC 1035, 6762, 6763).
 public struct DNSRecord: Sendable, Hashable {

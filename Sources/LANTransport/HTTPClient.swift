@@ -1,8 +1,8 @@
-import Logging
-import NIOCore
-import NIOHTTP1
-import NIOPosix
-import Transport
+public import Logging
+public import NIOCore
+package import NIOHTTP1
+public import NIOPosix
+public import Transport
 
 /// An HTTP answer, with its body read in full (within the limit).
 public struct HTTPResponse: Sendable, Hashable {

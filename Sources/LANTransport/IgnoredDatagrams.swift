@@ -1,4 +1,5 @@
 import Logging
+import MediaClock
 import Synchronization
 
 /// The datagrams one discovery protocol does not act on: counted by reason
@@ -19,7 +20,11 @@ final class IgnoredDatagrams: Sendable {
     private let period: Duration
     private let logger: Logger
 
-    init(protocolName: String, sockets: MulticastSockets, period: Duration, logger: Logger) {
+    /// What the report period runs on.
+    private let clock: any HostClock
+
+    init(protocolName: String, sockets: MulticastSockets, period: Duration, clock: any HostClock, logger: Logger) {
+        self.clock = clock
         state = Mutex(State(tally: DatagramTally(protocolName: protocolName)))
         self.sockets = sockets
         self.period = period
@@ -44,9 +49,9 @@ final class IgnoredDatagrams: Sendable {
 
     private func scheduleReport(if first: Bool) {
         guard first else { return }
-        let period = self.period
+        let (period, clock) = (self.period, self.clock)
         let report = Task { [weak self] in
-            guard (try? await Task.sleep(for: period)) != nil else { return }
+            guard (try? await clock.sleep(for: period)) != nil else { return }
             self?.report()
         }
         state.withLock { $0.scheduled = report }

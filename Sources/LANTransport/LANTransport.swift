@@ -2,12 +2,12 @@
 import Glibc
 #endif
 import IPNetwork
-import Logging
-import MediaClock
+public import Logging
+public import MediaClock
 import NIOCore
 import NIOPosix
 import Synchronization
-import Transport
+public import Transport
 
 /// The LAN transport: SSDP discovery of UPnP devices on every multicast
 /// interface, and bounded HTTP to the devices it found.
@@ -249,7 +249,7 @@ actor SSDPDiscoveryRun {
         self.logger = logger
         let sockets = MulticastSockets(maximumDatagram: SSDPMessage.maximumSize)
         self.sockets = sockets
-        self.ignored = IgnoredDatagrams(protocolName: "SSDP", sockets: sockets, period: configuration.ignoredReportPeriod, logger: logger)
+        self.ignored = IgnoredDatagrams(protocolName: "SSDP", sockets: sockets, period: configuration.ignoredReportPeriod, clock: clock, logger: logger)
         self.searchInterval = configuration.initialSearchInterval
         self.nextSearch = clock.now() + configuration.initialSearchInterval
     }

@@ -58,7 +58,7 @@ actor MDNSBrowseRun {
         self.clock = clock
         let sockets = MulticastSockets(maximumDatagram: 9000)
         self.sockets = sockets
-        self.ignored = IgnoredDatagrams(protocolName: "mDNS", sockets: sockets, period: ignoredReportPeriod, logger: logger)
+        self.ignored = IgnoredDatagrams(protocolName: "mDNS", sockets: sockets, period: ignoredReportPeriod, clock: clock, logger: logger)
         self.serviceTypes = serviceTypes.map { $0.hasSuffix(".local") ? $0 : $0 + ".local" }
         self.cache = MDNSCache(serviceTypes: self.serviceTypes, limits: MDNSCache.Limits(records: Self.maximumRecords))
         self.budget = SourceRateBudget(perSource: Self.recordBudget.perSource, overall: Self.recordBudget.overall)

@@ -1,8 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
-import MediaClock
+public import Logging
+public import MediaClock
 import NIOCore
 import Transport
 
@@ -142,8 +142,8 @@ public actor MDNSResponder {
         }
         listener = try await sockets.bind(host: "0.0.0.0", port: 5353, sendingOn: nil, ttl: 255, reusePort: true)
         await refresh()
-        announcer = Task { [weak self] in
-            try? await Task.sleep(for: .seconds(1))
+        announcer = Task { [weak self, clock] in
+            try? await clock.sleep(for: .seconds(1))
             await self?.announce(ttl: 120)
         }
     }

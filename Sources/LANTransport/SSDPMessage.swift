@@ -1,4 +1,4 @@
-import Transport
+public import Transport
 
 /// One SSDP datagram: a search answer, a `NOTIFY`, or an `M-SEARCH`.
 public struct SSDPMessage: Sendable, Hashable {

@@ -1,11 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import IPNetwork
-import Logging
-import MediaClock
+public import IPNetwork
+public import Logging
+public import MediaClock
 import Synchronization
-import Transport
+public import Transport
 
 /// An IPv4 interface that can carry multicast.
 public struct MulticastInterface: Sendable, Hashable {

@@ -1,13 +1,13 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import Logging
+public import Logging
 import LoopbackTransport
-import MediaClock
-import MediaDevice
-import Transport
+public import MediaClock
+public import MediaDevice
+public import Transport
 
 /// A media device extension for the loopback transport's simulated devices:
 /// a TV (URL playback, 4-digit PIN, absolute volume, mute) and a speaker

@@ -1,12 +1,12 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
 import EventBroadcast
-import Logging
-import MediaClock
-import Transport
+public import Logging
+public import MediaClock
+public import Transport
 
 /// A transport whose devices are simulated in-process, with scripted behaviour
 /// and injected faults, so every layer above can be tested without hardware.

@@ -1,11 +1,11 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import DBus
-import Logging
-import NowPlaying
+public import DBus
+public import Logging
+public import NowPlaying
 
 /// Publishes the primary Now Playing session as an MPRIS player, so every
 /// MPRIS client (playerctl, desktop shells, home-automation bridges) shows it

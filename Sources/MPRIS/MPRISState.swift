@@ -1,10 +1,10 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import DBus
-import NowPlaying
+public import DBus
+public import NowPlaying
 
 /// MPRIS names.
 public enum MPRISNames {

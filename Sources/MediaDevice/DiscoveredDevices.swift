@@ -1,4 +1,4 @@
-import Transport
+public import Transport
 
 /// The devices an extension has reported from its transport's discovery.
 ///

@@ -1,5 +1,5 @@
 import Synchronization
-import Transport
+public import Transport
 
 /// Runs one transport's discovery for an extension: `startDeviceDiscovery` starts
 /// it (once, however often it is called), `stopDeviceDiscovery` stops it, and each

@@ -76,13 +76,13 @@ public final class PinFile: Sendable {
     public struct Pin: Codable, Sendable, Hashable {
         public var value: String
         public var name: String
-        /// When it was pinned (seconds since 1970), to forget the oldest first.
-        public var pinnedAt: Double
+        /// The order it was pinned in (higher: later), to forget the oldest first.
+        public var order: Int
 
-        public init(value: String, name: String, pinnedAt: Double) {
+        public init(value: String, name: String, order: Int) {
             self.value = value
             self.name = name
-            self.pinnedAt = pinnedAt
+            self.order = order
         }
     }
 
@@ -101,7 +101,7 @@ public final class PinFile: Sendable {
             if let decoded = try? JSONDecoder().decode([String: Pin].self, from: data) {
                 loaded = decoded
             } else if legacy, let decoded = try? JSONDecoder().decode([String: String].self, from: data) {
-                loaded = decoded.mapValues { Pin(value: $0, name: "", pinnedAt: 0) }
+                loaded = decoded.mapValues { Pin(value: $0, name: "", order: 0) }
             }
         }
         pins = Mutex(loaded)
@@ -118,8 +118,9 @@ public final class PinFile: Sendable {
     /// Pins `value` for `deviceID` and writes the file.
     public func pin(_ value: String, for deviceID: String, name: String) {
         let snapshot = pins.withLock { pins -> [String: Pin] in
-            pins[deviceID] = Pin(value: value, name: name, pinnedAt: Date().timeIntervalSince1970)
-            while pins.count > Self.maximumEntries, let oldest = pins.min(by: { $0.value.pinnedAt < $1.value.pinnedAt })?.key {
+            let next = (pins.values.map(\.order).max() ?? 0) + 1
+            pins[deviceID] = Pin(value: value, name: name, order: next)
+            while pins.count > Self.maximumEntries, let oldest = pins.min(by: { $0.value.order < $1.value.order })?.key {
                 pins[oldest] = nil
             }
             return pins

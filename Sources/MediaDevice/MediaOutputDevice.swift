@@ -1,4 +1,4 @@
-import Transport
+public import Transport
 
 /// A TV, speaker or other device that an extension found and can route media to.
 ///

@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 import MediaDevice
 
 /// One method of an interface of the daemon's bus API: its name and arguments, as

@@ -1,10 +1,10 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import DBus
-import MediaDevice
+public import DBus
+public import MediaDevice
 
 /// The daemon's names on the bus, shared by `mediarouted` and its clients. Documented in Docs/dbus-api.md.
 public enum DaemonNames {

@@ -1,6 +1,6 @@
-import DBus
-import MediaDevice
-import RoutingModel
+public import DBus
+public import MediaDevice
+public import RoutingModel
 
 /// `org.mediaroute.Device1`, one object per device in the picker: its properties,
 /// methods and their wire form, used by the daemon to answer and by clients to read.

@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 
 /// `org.mediaroute.Group1` at `/org/mediaroute/group/<n>`: the routes of several devices
 /// playing one URL on one timeline, coordinated by the daemon (`Manager1.CreateGroup`).

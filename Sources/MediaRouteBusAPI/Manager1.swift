@@ -1,6 +1,8 @@
-import BoxConfiguration
-import DBus
-import SystemRouting
+public import BoxConfiguration
+public import DBus
+public import SystemRouting
+public import RoutingModel
+public import MediaDevice
 
 /// `org.mediaroute.Manager1` at `/org/mediaroute`: discovery per client, pairing agents,
 /// route suggestions, the adapters, and their wire form.

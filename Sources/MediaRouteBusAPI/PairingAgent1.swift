@@ -1,5 +1,5 @@
-import DBus
-import MediaDevice
+public import DBus
+public import MediaDevice
 
 /// `org.mediaroute.PairingAgent1`, implemented by apps that answer pairing prompts
 /// (as BlueZ calls an `org.bluez.Agent1`): its one method and its wire form.

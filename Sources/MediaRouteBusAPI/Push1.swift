@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 
 /// `org.mediaroute.Push1` at `/org/mediaroute/push`: the tokens a server needs to start and
 /// update Now Playing sessions through the push endpoint, the commands people send to

@@ -1,11 +1,11 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import DBus
-import MediaDevice
-import RoutingModel
+public import DBus
+public import MediaDevice
+public import RoutingModel
 
 /// `org.mediaroute.Session1`, one object per active route: a URL session on it, its
 /// playback commands and data channels, and their wire form.

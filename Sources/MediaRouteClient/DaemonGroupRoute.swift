@@ -1,6 +1,6 @@
-import DBus
-import MediaDevice
-import MediaRouteBusAPI
+public import DBus
+public import MediaDevice
+public import MediaRouteBusAPI
 
 /// A group route in mediarouted (`org.mediaroute.Group1`): several routes playing one URL,
 /// which the daemon keeps on one timeline while members leave and join.

@@ -1,19 +1,19 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
 #if canImport(Glibc)
 import Glibc
 #endif
-import DBus
-import Logging
-import MediaClock
-import MediaDevice
-import MediaRouteBusAPI
-import RoutingModel
-import SystemRouting
-internal import EventBroadcast
+public import DBus
+public import Logging
+public import MediaClock
+public import MediaDevice
+public import MediaRouteBusAPI
+public import RoutingModel
+public import SystemRouting
+import EventBroadcast
 
 /// `SystemRouting`'s backend for apps in another process than `mediarouted`:
 /// the same `SystemRouteController` API, carried over D-Bus.

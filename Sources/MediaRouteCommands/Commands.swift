@@ -1,10 +1,10 @@
-import ArgumentParser
+public import ArgumentParser
 import LANTransport
 import DBus
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
 import Logging
 #if SimulatedDevices

@@ -1,14 +1,16 @@
 // Development builds only (the `SimulatedDevices` trait): the demo runs on the simulated devices.
 #if SimulatedDevices
-import ArgumentParser
+public import ArgumentParser
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
 import LoopbackTransport
 import MediaClock
 import SystemRouting
+import RoutingModel
+import MediaDevice
 
 extension MediaRouteCtl {
     /// The whole flow on the loopback devices, step by step.

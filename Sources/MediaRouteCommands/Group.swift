@@ -1,9 +1,9 @@
-import ArgumentParser
+public import ArgumentParser
 import Coordination
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
 #if SimulatedDevices
 import LoopbackTransport
@@ -11,6 +11,8 @@ import LoopbackTransport
 import MediaClock
 import MediaRouteClient
 import SystemRouting
+import RoutingModel
+import MediaDevice
 
 extension MediaRouteCtl {
     /// Plays one URL on several devices in step and shows how far each one is from the group.

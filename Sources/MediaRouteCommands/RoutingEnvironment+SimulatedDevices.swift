@@ -1,10 +1,10 @@
 #if SimulatedDevices
-import DBus
-import LANTransport
-import Logging
+public import DBus
+public import LANTransport
+public import Logging
 import LoopbackExtension
-import LoopbackTransport
-import MediaClock
+public import LoopbackTransport
+public import MediaClock
 
 // Development builds only (the `SimulatedDevices` trait): the installed mediaroutectl has none of this.
 extension RoutingEnvironment {

@@ -1,26 +1,27 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
 import BLESpeakerExtension
 import BlueZTransport
-import BoxConfiguration
-import DBus
-import ExtensionCatalogue
-import Logging
+public import BoxConfiguration
+public import DBus
+public import ExtensionCatalogue
+public import Logging
 import MediaDevice
 import WiFiDisplayExtension
 import WiFiTransport
-import LANTransport
-import MediaRouteClient
+public import LANTransport
+public import MediaRouteClient
 #if SimulatedDevices
-import LoopbackTransport
+public import LoopbackTransport
 #endif
-import MediaClock
-import RouteSystem
-import SystemRouting
+public import MediaClock
+public import RouteSystem
+public import SystemRouting
 import UPnPRendererExtension
+import RoutingModel
 
 /// A real transport the CLI can open in its own process.
 public typealias RealTransport = CatalogueEntry

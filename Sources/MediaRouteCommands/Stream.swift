@@ -1,16 +1,17 @@
-import ArgumentParser
+public import ArgumentParser
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
 #if canImport(Glibc)
 import Glibc
 #endif
-internal import IOReactor
+import IOReactor
 import MediaDevice
 import RealtimeAudio
 import SystemRouting
+import RoutingModel
 
 extension MediaRouteCtl {
     /// Streams PCM from a WAV file, a raw PCM file or standard input to devices that take real-time audio.

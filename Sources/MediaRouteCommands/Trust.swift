@@ -1,8 +1,8 @@
-import ArgumentParser
+public import ArgumentParser
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
 import MediaDevice
 

@@ -1,26 +1,26 @@
 import AdapterInventory
-import BoxConfiguration
+public import BoxConfiguration
 import HTTPServing
-import Coordination
-import DBus
+public import Coordination
+public import DBus
 import ExtensionCatalogue
 import IPNetwork
-import MediaRouteBusAPI
-import Logging
+public import MediaRouteBusAPI
+public import Logging
 #if SimulatedDevices
-import LoopbackTransport
+public import LoopbackTransport
 #endif
-import MPRIS
+public import MPRIS
 import MediaClock
 import NowPlaying
-import NowPlayingPush
+public import NowPlayingPush
 import NowPlayingRouting
 import RouteSystem
 import BLESpeakerExtension
 import BlueZTransport
-import LANTransport
+public import LANTransport
 import UPnPRendererExtension
-import ServiceLifecycle
+public import ServiceLifecycle
 import WiFiDisplayExtension
 import WiFiTransport
 import SystemRouting

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import IOReactor
 import Logging
+import MediaClock
 import MediaDevice
 import PipeWireSink
 import RouteSystem
@@ -35,7 +36,11 @@ actor PipeWireSinkLauncher {
     private let logger: Logger
     private var sinks: [String: Sink] = [:]
 
-    init(bus: String, runtimeDirectory: String?, logger: Logger) {
+    /// What the relaunch delays run on.
+    private let clock: any HostClock
+
+    init(bus: String, runtimeDirectory: String?, clock: any HostClock = SystemHostClock(), logger: Logger) {
+        self.clock = clock
         var path = [CChar](repeating: 0, count: 4096)
         let length = readlink("/proc/self/exe", &path, path.count - 1)
         executable = length > 0 ? String(decoding: path[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
@@ -110,8 +115,8 @@ actor PipeWireSinkLauncher {
         let delay = Self.retryDelays[min(sink.retries, Self.retryDelays.count - 1)]
         sink.retries += 1
         sink.options.retrying = true
-        sink.retry = Task {
-            try? await Task.sleep(for: delay)
+        sink.retry = Task { [clock] in
+            try? await clock.sleep(for: delay)
             guard !Task.isCancelled else { return }
             self.launch(id)
         }

@@ -1,9 +1,9 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import NowPlaying
+public import NowPlaying
 
 /// Attributes of sessions a server starts with push events to the daemon: the
 /// seeds' example shape, every field but `id` optional.

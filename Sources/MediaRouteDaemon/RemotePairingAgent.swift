@@ -2,6 +2,7 @@ import DBus
 import MediaRouteBusAPI
 import MediaDevice
 import RouteSystem
+import RoutingModel
 
 /// A pairing agent in an app, reached over D-Bus (`org.mediaroute.PairingAgent1`),
 /// the way BlueZ reaches an `org.bluez.Agent1`.

@@ -1,16 +1,17 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import BoxConfiguration
+public import BoxConfiguration
 import HTTPServing
-import DBus
-import MediaRouteBusAPI
-import Logging
+public import DBus
+public import MediaRouteBusAPI
+public import Logging
 import MediaDevice
-import RouteSystem
-import SystemRouting
+public import RouteSystem
+public import SystemRouting
+import RoutingModel
 
 /// Publishes a routing system on D-Bus: device and session objects follow the
 /// system's events; discovery and pairing agents are tracked per client, and a

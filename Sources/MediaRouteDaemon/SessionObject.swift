@@ -7,6 +7,7 @@ import DBus
 import MediaRouteBusAPI
 import MediaDevice
 import RouteSystem
+import RoutingModel
 
 /// `/org/mediaroute/session/<uuid>`: `org.mediaroute.Session1`, one per active route:
 /// start and stop a URL session on it, command and observe playback, and use its data channels.

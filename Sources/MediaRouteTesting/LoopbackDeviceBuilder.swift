@@ -1,5 +1,5 @@
-import LoopbackTransport
-import MediaClock
+public import LoopbackTransport
+public import MediaClock
 
 /// Builds the simulated devices an extension is tested against, one behaviour or
 /// fault at a time, on MediaRoute's loopback transport:

@@ -1,4 +1,4 @@
-import MediaDevice
+public import MediaDevice
 import Synchronization
 
 /// A routing manager for an extension under test: it records every report the

@@ -1,13 +1,13 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
 import HTTPServing
-import Logging
-import NIOCore
-import NIOPosix
-import NowPlaying
+public import Logging
+public import NIOCore
+public import NIOPosix
+public import NowPlaying
 
 /// The box's push endpoint: `POST /nowplaying` with a push payload
 /// (`{"aps": {"event", "timestamp", "attributes"}}`) and `Authorization: Bearer

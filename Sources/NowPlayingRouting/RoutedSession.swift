@@ -5,8 +5,9 @@ import Foundation
 #endif
 import MediaClock
 import MediaDevice
-import NowPlaying
+public import NowPlaying
 import RouteSystem
+import RoutingModel
 
 /// The attributes of a session the routing system plays: which route it is on.
 public struct RoutedSessionAttributes: RemoteMediaSessionAttributes, Equatable {

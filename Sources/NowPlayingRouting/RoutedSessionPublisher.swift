@@ -1,14 +1,15 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import Logging
-import MediaClock
+public import Logging
+public import MediaClock
 import MediaDevice
-import NowPlaying
-import RouteSystem
+public import NowPlaying
+public import RouteSystem
 import Synchronization
+import RoutingModel
 
 /// Publishes a remote session in a ``NowPlayingCenter`` for every URL session
 /// the routing system plays, fed from its `PlaybackControl`, and ends it when

@@ -2,8 +2,8 @@
 import Glibc
 #endif
 import CPipeWire
-import DBus
-import MediaDevice
+public import DBus
+public import MediaDevice
 import MediaRouteBusAPI
 import RoutingModel
 import Synchronization

@@ -1,13 +1,14 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import Logging
+public import Logging
 import Synchronization
-import MediaDevice
+public import MediaClock
+public import MediaDevice
 import RAOP
-import Transport
+public import Transport
 
 /// AirPlay 1 receivers (RAOP): speakers announced as `_raop._tcp` over mDNS, played to in
 /// real time: the route's samples, paced by the daemon, go out as ALAC in RTP to the
@@ -72,6 +73,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
     private let transport: any Transport
     private let routingManager: MediaDeviceRoutingManager
     private let logger: Logger
+    private let clock: any HostClock
     private let discovery = DiscoveryDriver()
     /// Each receiver's services by endpoint id, and the device reported for it by device id.
     private var services: [String: Endpoint] = [:]
@@ -108,10 +110,13 @@ public actor RAOPExtension: RealtimeSampleHandling {
     ///   - latency: how long after its sending a packet plays (0.25 s at least): iTunes' two
     ///     seconds ride out a Wi-Fi network's hiccups; a quarter second starts sooner.
     ///   - hostPinsPath: where the host each receiver was first used at is kept (nil: in memory).
+    ///   - clock: what connection retries, request timeouts and the streams' timers run on.
     public init(
         transport: any Transport, routingManager: MediaDeviceRoutingManager, protocolType: MediaSharingProtocol = RAOPExtension.defaultProtocol,
-        latency: Duration = .seconds(2), hostPinsPath: String? = nil, logger: Logger = Logger(label: "mediaroute.extension.raop")
+        latency: Duration = .seconds(2), hostPinsPath: String? = nil, clock: any HostClock = SystemHostClock(),
+        logger: Logger = Logger(label: "mediaroute.extension.raop")
     ) {
+        self.clock = clock
         hostPins = PinFile(path: hostPinsPath)
         let (seconds, attoseconds) = latency.components
         let frames = seconds.multipliedReportingOverflow(by: Int64(RAOPStream.sampleRate)).partialValue
@@ -282,7 +287,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
                 throw TransportError(.unsupported, "the transport gives no byte stream")
             }
             let instance = String(UInt64.random(in: 1 ... .max), radix: 16, uppercase: true)
-            let rtsp = RTSPClient(stream: stream, commonHeaders: [
+            let rtsp = RTSPClient(stream: stream, clock: clock, commonHeaders: [
                 ("User-Agent", "MediaRoute/1.0"), ("Client-Instance", instance), ("DACP-ID", instance),
                 ("Active-Remote", String(UInt32.random(in: 1 ... .max))),
             ])
@@ -327,7 +332,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
                 return try await transport.connect(to: endpoint)
             } catch where error.code == .connectionRefused && attempt < 2 {
                 attempt += 1
-                try? await Task.sleep(for: .milliseconds(300))
+                try? await clock.sleep(for: .milliseconds(300))
             }
         }
     }
@@ -436,7 +441,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
         active[session.id]?.streaming = true
         let stream = RAOPStream(
             rtsp: rtsp, sockets: sockets, sessionID: UInt32.random(in: 1 ... .max), localAddress: localAddress, receiverAddress: host,
-            latencyFrames: latencyFrames, logger: logger)
+            latencyFrames: latencyFrames, clock: clock, logger: logger)
         Task {
             do {
                 try await stream.start()

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Logging
+import MediaClock
 import MediaDevice
 import RAOP
 import Transport
@@ -44,7 +45,9 @@ actor RAOPStream {
     private var sent: [UInt16: [UInt8]] = [:]
     /// What resend requests (spoofable, 8 bytes each) may make us send.
     private var resendBudget = ResendBudget()
-    private let began = ContinuousClock.now
+    /// What resends are budgeted on, the sync packets are timed on and draining waits on.
+    private let clock: any HostClock
+    private let began: Duration
     private var sentOrder: [UInt16] = []
     /// The stream's timeline since the start or the last flush: the RTP time of a frame and the
     /// monotonic time delivery's clock reached it. Sync packets count the position from it, so
@@ -57,13 +60,15 @@ actor RAOPStream {
     private var started = false
     private var syncing = false
     private(set) var packetsSent = 0
-    private var lastSent: ContinuousClock.Instant?
+    private var lastSent: Duration?
     private let encoder = ALACEncoder()
 
     init(
         rtsp: RTSPClient, sockets: any DatagramSockets, sessionID: UInt32, localAddress: String, receiverAddress: String,
-        latencyFrames: UInt32 = RAOPStream.defaultLatencyFrames, logger: Logger
+        latencyFrames: UInt32 = RAOPStream.defaultLatencyFrames, clock: any HostClock = SystemHostClock(), logger: Logger
     ) {
+        self.clock = clock
+        began = clock.now()
         self.latencyFrames = max(latencyFrames, Self.minimumLatencyFrames)
         self.rtsp = rtsp
         self.sockets = sockets
@@ -164,9 +169,9 @@ actor RAOPStream {
             await sendSync(first: true)
             if !syncing {
                 syncing = true
-                tasks.append(Task { [weak self] in
+                tasks.append(Task { [weak self, clock] in
                     while !Task.isCancelled {
-                        try? await Task.sleep(for: .seconds(1))
+                        try? await clock.sleep(for: .seconds(1))
                         await self?.sendSync(first: false)
                     }
                 })
@@ -180,7 +185,7 @@ actor RAOPStream {
         sequence &+= 1
         timestamp &+= UInt32(ALACUncompressed.framesPerPacket)
         packetsSent += 1
-        lastSent = .now
+        lastSent = clock.now()
     }
 
     /// The frame playing now is the stream's position by the clock less the latency.
@@ -232,7 +237,7 @@ actor RAOPStream {
     private func resend(_ request: ResendRequest) async {
         guard let control, let ports else { return }
         let sent = self.sent
-        for sequence in resendBudget.allow(request, now: ContinuousClock.now - began, isKept: { sent[$0] != nil }) {
+        for sequence in resendBudget.allow(request, now: clock.now() - began, isKept: { sent[$0] != nil }) {
             if let packet = sent[sequence] { try? await control.send(RAOPPacket.resent(packet), toPort: ports.control) }
         }
     }
@@ -246,7 +251,7 @@ actor RAOPStream {
     func stop(draining: Bool = false) async {
         if draining, let lastSent {
             let playedOut = lastSent + .milliseconds(Int64(latencyFrames) * 1000 / Int64(Self.sampleRate)) + .milliseconds(100)
-            if playedOut > .now { try? await Task.sleep(until: playedOut) }
+            if playedOut > clock.now() { try? await clock.sleep(until: playedOut) }
         }
         for task in tasks { task.cancel() }
         tasks = []

@@ -1,3 +1,4 @@
+import MediaClock
 import RAOP
 import Transport
 
@@ -20,9 +21,13 @@ actor RTSPClient {
     private var busy = false
     private var turn: [CheckedContinuation<Void, Never>] = []
 
-    init(stream: any ByteStream, commonHeaders: [(String, String)]) {
+    /// What a request's timeout runs on.
+    private let clock: any HostClock
+
+    init(stream: any ByteStream, clock: any HostClock = SystemHostClock(), commonHeaders: [(String, String)]) {
         self.stream = stream
         self.commonHeaders = commonHeaders
+        self.clock = clock
     }
 
     func start() {
@@ -58,8 +63,8 @@ actor RTSPClient {
         }
         request.headers = commonHeaders + (session.map { [("Session", $0)] } ?? []) + authorization + request.headers
         let bytes = request.encoded(cseq: number)
-        let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
+        let timer = Task { [weak self, clock] in
+            try? await clock.sleep(for: timeout)
             await self?.timedOut(number, request.method)
         }
         defer { timer.cancel() }

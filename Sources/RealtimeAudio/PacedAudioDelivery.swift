@@ -1,10 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import IOReactor
+public import IOReactor
 import Logging
-import MediaDevice
-import RoutingModel
+public import MediaDevice
+public import RoutingModel
 import Synchronization
 
 /// Reads an app's PCM from a stream socket and hands it to a device at the device's pace.

@@ -1,4 +1,4 @@
-import MediaDevice
+public import MediaDevice
 
 /// The header of a RIFF/WAVE file: the PCM format and where the samples start.
 ///

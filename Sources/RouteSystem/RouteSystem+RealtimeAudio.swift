@@ -1,14 +1,15 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #endif
-import MediaDevice
-import RealtimeAudio
-import Synchronization
+public import MediaDevice
+public import RealtimeAudio
+public import Synchronization
+public import RoutingModel
 
 /// One paced delivery of real-time audio on a route.
 struct AudioDeliveryRecord {

@@ -1,4 +1,4 @@
-import MediaDevice
+public import MediaDevice
 
 /// What the loaded protocols pinned about devices (`mediaroutectl trust`): listed, forgotten,
 /// and a changed identity accepted, by a device's name or id.

@@ -1,13 +1,13 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import Logging
-import MediaClock
-import MediaDevice
-internal import EventBroadcast
-@_exported import RoutingModel
+public import Logging
+public import MediaClock
+public import MediaDevice
+import EventBroadcast
+public import RoutingModel
 
 /// Hosts media device extensions and owns all routing state: which devices are
 /// known, which are being activated or are active, which sessions run.

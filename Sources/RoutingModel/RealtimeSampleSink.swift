@@ -1,8 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-internal import IOReactor
-import MediaDevice
+import IOReactor
+public import MediaDevice
 import Synchronization
 
 /// Real-time audio delivery opened on a route: the descriptor to write PCM into, and

@@ -1,9 +1,9 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import MediaDevice
+public import MediaDevice
 
 /// Identifies one device as one extension reports it.
 public struct DeviceKey: Sendable, Hashable, CustomStringConvertible {

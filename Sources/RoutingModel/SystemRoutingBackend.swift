@@ -1,9 +1,9 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import MediaDevice
+public import MediaDevice
 
 /// What the app-facing API needs from a routing system: the in-process
 /// `RouteSystem` itself, or a client of `mediarouted` over D-Bus.

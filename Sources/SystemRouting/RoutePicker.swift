@@ -1,11 +1,11 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import MediaDevice
-import RoutingModel
-import Synchronization
+public import MediaDevice
+public import RoutingModel
+public import Synchronization
 
 /// One line of the picker.
 public struct RoutePickerEntry: Sendable, Hashable, Identifiable {

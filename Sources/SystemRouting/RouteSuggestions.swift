@@ -1,14 +1,14 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
+public import Logging
 import MediaDevice
-import RoutingModel
+public import RoutingModel
 
 /// What is about to play, as route suggestions weigh it.
 public struct PlaybackContent: Sendable, Hashable, Codable {
@@ -200,7 +200,7 @@ extension SystemRouteController {
     ) async throws -> RouteSelection {
         let picker = makePicker(prioritizesVideoDevices: content.isVideo)
         await picker.open()
-        try? await Task.sleep(for: discoveryTime)
+        try? await clock.sleep(for: discoveryTime)
         let entries = await picker.entries().filter(\.isAvailable)
         let devices = await system.devicesList.filter { device in
             device.isAvailable && entries.contains { $0.id == device.id } && device.capabilities.contains(.urlPlayback)

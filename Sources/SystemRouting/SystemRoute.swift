@@ -1,10 +1,10 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import MediaDevice
-import RoutingModel
+public import MediaDevice
+public import RoutingModel
 import Synchronization
 import EventBroadcast
 

@@ -3,8 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-@_exported import MediaDevice
-@_exported import RoutingModel
+public import MediaDevice
+public import RoutingModel
+public import MediaClock
 import Synchronization
 
 /// Why a route event happened.
@@ -40,6 +41,8 @@ public final class SystemRouteController: Sendable {
     }
 
     let system: any SystemRoutingBackend
+    /// What the controller's waits run on.
+    let clock: any HostClock
 
     /// Opens one real-time delivery for `routes` playing as a group; see
     /// ``SystemRoutingBackend/acquireGroupAudio(on:format:)``.
@@ -60,13 +63,19 @@ public final class SystemRouteController: Sendable {
 
     /// A controller for an in-process routing system. Subscribes to the system's
     /// events before returning, so no route event is missed.
-    public convenience init(system: some SystemRoutingBackend, applicationIdentifier: String = "org.mediaroute.app") async {
-        await self.init(backend: system, applicationIdentifier: applicationIdentifier)
+    public convenience init(
+        system: some SystemRoutingBackend, applicationIdentifier: String = "org.mediaroute.app", clock: any HostClock = SystemHostClock()
+    ) async {
+        await self.init(backend: system, applicationIdentifier: applicationIdentifier, clock: clock)
     }
 
     /// A controller over any backend, e.g. a client of `mediarouted`.
-    public init(backend system: any SystemRoutingBackend, applicationIdentifier: String = "org.mediaroute.app") async {
+    /// - Parameter clock: what its waits (discovery before a suggestion) run on.
+    public init(
+        backend system: any SystemRoutingBackend, applicationIdentifier: String = "org.mediaroute.app", clock: any HostClock = SystemHostClock()
+    ) async {
         self.system = system
+        self.clock = clock
         self.applicationIdentifier = applicationIdentifier
         let events = await system.events()
         let task = Task { [weak self] in

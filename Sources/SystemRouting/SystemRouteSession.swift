@@ -1,9 +1,9 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import MediaDevice
+public import MediaDevice
 import RoutingModel
 import Synchronization
 import EventBroadcast

@@ -1,4 +1,4 @@
-import IPNetwork
+public import IPNetwork
 
 /// The namespaces of UPnP documents.
 public enum UPnPNamespace {

@@ -1,5 +1,6 @@
 import IPNetwork
 import LANTransport
+import MediaClock
 import MediaDevice
 import Transport
 internal import UPnP
@@ -24,7 +25,9 @@ struct Renderer: Sendable {
     /// Sinks and SCPDs come after, with ``withSinks(_:)`` and ``withServiceDescriptions()``.
     /// - Throws: ``MediaDeviceError/Code/unsupported`` when it is not a MediaRenderer with
     ///   AVTransport and RenderingControl; `connectionFailed`/`timedOut` when it cannot be read.
-    static func describe(endpoint: Endpoint, transport: LANTransport, limits: HTTPLimits) async throws(MediaDeviceError) -> Renderer {
+    static func describe(
+        endpoint: Endpoint, transport: LANTransport, limits: HTTPLimits, clock: any HostClock
+    ) async throws(MediaDeviceError) -> Renderer {
         guard let locationText = endpoint.attributes["location"], let location = HTTPURL(locationText) else {
             throw MediaDeviceError(.discoveryFailed, "\(endpoint.id) has no usable LOCATION")
         }
@@ -44,7 +47,7 @@ struct Renderer: Sendable {
         guard description.isMediaRenderer else {
             throw MediaDeviceError(.unsupported, "\(description.friendlyName) is not a MediaRenderer with AVTransport and RenderingControl")
         }
-        let client = RendererClient(transport: transport, endpoint: endpoint, description: description, limits: limits)
+        let client = RendererClient(transport: transport, clock: clock, endpoint: endpoint, description: description, limits: limits)
         guard let device = MediaOutputDevice(
             id: description.udn, displayName: description.friendlyName, capabilities: .urlPlayback,
             deviceType: Self.deviceType(description, sinks: []), volumeControl: .absolute, canMute: true, requiredNetworkEndpoints: [endpoint])

@@ -1,6 +1,7 @@
 import IPNetwork
 import LANTransport
 import Logging
+import MediaClock
 import MediaDevice
 import Synchronization
 import Transport
@@ -9,6 +10,8 @@ internal import UPnP
 /// SOAP calls to one renderer's services, every request on the device's own host.
 struct RendererClient: Sendable {
     let transport: LANTransport
+    /// What the retry waits on.
+    let clock: any HostClock
     let endpoint: Endpoint
     let description: DeviceDescription
     let limits: HTTPLimits
@@ -24,7 +27,7 @@ struct RendererClient: Sendable {
         do {
             return try await transport.fetch(method, url, for: endpoint, headers: headers, body: body, limits: limits)
         } catch where error.code == .connectionLost {
-            try? await Task.sleep(for: .milliseconds(50))
+            try? await clock.sleep(for: .milliseconds(50))
             return try await transport.fetch(method, url, for: endpoint, headers: headers, body: body, limits: limits)
         }
     }

@@ -295,12 +295,14 @@ actor RendererSession {
         let previous = deviceState
         deviceState = state
         if state == .playing && previous != .playing { lastAdvance = clock.now() }
+        // Stamped on the session's clock, the one its playback control extrapolates with.
+        let now = clock.now()
         control.update { snapshot in
             switch state {
             case .playing:
                 snapshot.state = .playing
                 snapshot.playbackSpeed = 1
-                snapshot.timestamp = SystemHostClock().now()
+                snapshot.timestamp = now
             case .paused, .pausedRecording: snapshot.state = .paused
             case .transitioning: snapshot.state = .buffering
             case .stopped: snapshot.state = previous == .playing || snapshot.state == .ended ? .ended : .idle
@@ -357,9 +359,10 @@ actor RendererSession {
                 if let position {
                     if position != lastPosition { lastAdvance = clock.now() }
                     lastPosition = position
+                    let now = clock.now()
                     control.update { snapshot in
                         snapshot.position = position
-                        snapshot.timestamp = SystemHostClock().now()
+                        snapshot.timestamp = now
                         if let duration, duration > 0 {
                             snapshot.timeRange = 0...duration
                             snapshot.metadata.duration = duration

@@ -1,18 +1,18 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
 #if canImport(Glibc)
 import Glibc
 #endif
 import HTTPServing
-import LANTransport
-import MediaClock
-import Logging
-import MediaDevice
+public import LANTransport
+public import MediaClock
+public import Logging
+public import MediaDevice
 import Transport
-internal import UPnP
+import UPnP
 
 /// A session's event subscriptions, for diagnostics.
 public struct GENAStatus: Sendable, Hashable {
@@ -165,7 +165,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
     private func describe(_ endpoint: Endpoint, generation: Int) async -> Bool {
         let described: Renderer
         do {
-            described = try await Renderer.describe(endpoint: endpoint, transport: transport, limits: configuration.httpLimits)
+            described = try await Renderer.describe(endpoint: endpoint, transport: transport, limits: configuration.httpLimits, clock: clock)
         } catch {
             logger.notice("device \(endpoint.id) not used: \(error)")
             return true
@@ -305,7 +305,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
             // What the app says it plays; the file name only when it said nothing.
             var described = metadata
             if described.title?.isEmpty ?? true { described.title = fileName }
-            let control = PlaybackControl()
+            let control = PlaybackControl(clock: clock)
             let running = RendererSession(
                 renderer: renderer, session: session, control: control, configuration: configuration, servers: servers, clock: clock,
                 logger: logger

@@ -1,11 +1,11 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
-import Logging
-import MediaDevice
-import Transport
+public import Logging
+public import MediaDevice
+public import Transport
 import WiFiTransport
 
 /// Devices found at the Wi-Fi layer: Wi-Fi Display (Miracast) sinks, shown as

@@ -1,5 +1,5 @@
 import CNetlink
-import IOReactor
+public import IOReactor
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,7 @@
 import CNetlink
-import IOReactor
-import IPNetwork
-import Logging
+public import IOReactor
+public import IPNetwork
+public import Logging
 import Synchronization
 import Transport
 #if canImport(Glibc)

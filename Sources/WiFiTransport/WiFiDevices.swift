@@ -1,4 +1,4 @@
-import Transport
+public import Transport
 
 /// What discovery makes of scan results: Wi-Fi Display sinks become devices,
 /// access points whose SSID matches a setup pattern become devices that need setup.

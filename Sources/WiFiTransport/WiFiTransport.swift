@@ -1,6 +1,6 @@
-import Logging
-import MediaClock
-import Transport
+public import Logging
+public import MediaClock
+public import Transport
 
 /// Wi-Fi as a transport: nl80211 scans on the box's Wi-Fi interfaces find
 /// Wi-Fi Display (Miracast) sinks and speakers or TVs in setup mode.

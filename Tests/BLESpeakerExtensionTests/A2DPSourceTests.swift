@@ -9,6 +9,7 @@ import MediaDevice
 import MediaRouteTestSupport
 import RouteSystem
 import Testing
+import RoutingModel
 
 /// PCM (stereo S16 samples, interleaved) from A2DP media packets: RTP header, SBC payload header, frames.
 func decodeSBC(_ packets: [[UInt8]]) -> [Int16] {

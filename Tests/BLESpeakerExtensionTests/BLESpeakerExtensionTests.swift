@@ -7,6 +7,7 @@ import MediaRouteTestSupport
 import RouteSystem
 import Testing
 import Transport
+import RoutingModel
 
 @Suite(.timeLimit(.minutes(1)), .enabled(if: BlueZMock.available))
 struct BLESpeakerExtensionTests {

@@ -6,6 +6,8 @@ import MediaRouteCommands
 import MediaRouteTestSupport
 import SystemRouting
 import Testing
+import RoutingModel
+import MediaDevice
 
 /// `mediarouted` started as a process on a private bus.
 final class RunningDaemon: Sendable {

@@ -5,6 +5,7 @@ import MediaClock
 import MediaDevice
 import RouteSystem
 import Synchronization
+import RoutingModel
 
 /// Waits (in real time, at most `timeout`) until `condition` holds; returns whether it did.
 @discardableResult

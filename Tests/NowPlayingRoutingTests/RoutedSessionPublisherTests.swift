@@ -7,6 +7,7 @@ import NowPlaying
 import NowPlayingRouting
 import RouteSystem
 import Testing
+import RoutingModel
 
 @Suite(.timeLimit(.minutes(1)))
 struct RoutedSessionPublisherTests {

@@ -4,6 +4,7 @@ import MediaDevice
 import MediaRouteTestSupport
 import RouteSystem
 import Testing
+import RoutingModel
 
 func activationError(_ body: () async throws -> ActiveRoute) async -> MediaDeviceError? {
     do {

@@ -2,6 +2,7 @@ import MediaDevice
 @testable import RouteSystem
 import Testing
 import Transport
+import RoutingModel
 
 /// One physical device, one entry, a stable id (issue "a real box shows real devices").
 @Suite struct DeviceDirectoryTests {

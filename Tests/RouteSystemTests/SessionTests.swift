@@ -5,6 +5,7 @@ import MediaDevice
 import MediaRouteTestSupport
 import RouteSystem
 import Testing
+import RoutingModel
 
 /// A rig with the TV paired and active.
 func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speaker]) async throws -> (LoopbackRig, ActiveRoute) {

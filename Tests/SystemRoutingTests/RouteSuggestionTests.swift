@@ -4,6 +4,7 @@ import MediaDevice
 import MediaRouteTestSupport
 import SystemRouting
 import Testing
+import RoutingModel
 
 /// Route suggestions learned on the box (issue "a real box shows real devices").
 @Suite struct RouteSuggestionTests {

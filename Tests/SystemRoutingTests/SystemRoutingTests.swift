@@ -5,6 +5,8 @@ import MediaRouteTestSupport
 import RouteSystem
 import SystemRouting
 import Testing
+import RoutingModel
+import MediaDevice
 
 /// Records route events an app observer receives.
 final class RecordingObserver: SystemRouteControllerObserver {

@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+/// Rules the compiler cannot hold, checked over the sources' text.
+@Suite struct SourceRulesTests {
+    static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Sources")
+
+    /// Every Swift file under Sources, with its lines.
+    static func swiftFiles() throws -> [(path: String, lines: [Substring])] {
+        let enumerator = try #require(FileManager.default.enumerator(atPath: sources.path))
+        var files: [(String, [Substring])] = []
+        for case let relative as String in enumerator where relative.hasSuffix(".swift") {
+            let text = try String(contentsOfFile: sources.appendingPathComponent(relative).path, encoding: .utf8)
+            files.append((relative, text.split(separator: "\n", omittingEmptySubsequences: false)))
+        }
+        return files
+    }
+
+    /// `@unchecked Sendable` tells the compiler to trust us: each one carries the comment that
+    /// says why it is safe (what is immutable, which thread alone touches the rest).
+    @Test func everyUncheckedSendableSaysWhyItIsSafe() throws {
+        var unexplained: [String] = []
+        var count = 0
+        for (path, lines) in try Self.swiftFiles() {
+            for (index, line) in lines.enumerated() where line.contains("@unchecked Sendable") && !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
+                count += 1
+                let around = lines[max(0, index - 6)..<min(lines.count, index + 4)]
+                if !around.contains(where: { $0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }) {
+                    unexplained.append("\(path):\(index + 1)")
+                }
+            }
+        }
+        #expect(count > 0, "the scan found the sources")
+        #expect(unexplained.isEmpty, "an @unchecked Sendable without the comment that proves it safe: \(unexplained)")
+    }
+
+    /// One clock: library code waits and stamps time on the injected `HostClock`, so tests run
+    /// on `ManualHostClock`. Reading the time another way is allowed only in these places.
+    static let timeAllowed: [String: String] = [
+        "MediaClock/": "the one source of time",
+        "IOReactor/": "the production reactor's timers",
+        "MediaRouteExecutors/": "the executors' own deadlines",
+        "MediaRouteCommands/": "the CLI at the edge",
+        "mediarouted/": "the executable", "mediaroutectl/": "the executable",
+        "MediaRouteFuzzing/": "harnesses",
+        "MediaRouteTesting/RecordingRoutingManager.swift": "a test kit's wait limit",
+        "MPRIS/MPRISBridge.swift": "the default of its injected wall clock (MPRIS speaks wall time)",
+        "NowPlaying/NowPlayingCenter.swift": "the default of its injected wall clock",
+        "NowPlayingRouting/RoutedSession.swift": "host time turned into the wall time Now Playing speaks",
+        "MediaRouteDaemon/PushedSessionExtension.swift": "a pushed update without a timestamp is as of its arrival, in wall time",
+        "DBus/DBusConnectionCore.swift": "the flush at close, on the reactor thread (#38 item 5: move to the reactor protocol)",
+        "WiFiTransport/NL80211Scanner.swift": "a blocking netlink read's deadline on its thread (#38 item 5: move to the reactor protocol)",
+        "LANTransport/MulticastSockets.swift": "the flood budget on NIO's event loop, which has its own clock",
+        "RealtimeAudio/PacedAudioDelivery.swift": "pacing against the reactor's timers (#38 item 5: a reactor protocol with a manual implementation)",
+    ]
+
+    @Test func libraryCodeReadsTimeOnlyFromTheInjectedClock() throws {
+        let patterns = ["ContinuousClock", "Task.sleep", "Date()", "SystemHostClock().now()", "NIODeadline.now()"]
+        var found: [String] = []
+        var usedAllowances: Set<String> = []
+        for (path, lines) in try Self.swiftFiles() {
+            for (index, line) in lines.enumerated() {
+                let code = line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                guard patterns.contains(where: { code.contains($0) }) else { continue }
+                if let allowance = Self.timeAllowed.keys.first(where: { path.hasPrefix($0) }) {
+                    usedAllowances.insert(allowance)
+                } else {
+                    found.append("\(path):\(index + 1): \(line.trimmingCharacters(in: .whitespaces))")
+                }
+            }
+        }
+        #expect(found.isEmpty, "time read outside the injected clock:\n\(found.joined(separator: "\n"))")
+        // A file's allowance goes with its last use (a whole target's is policy, not debt).
+        let unused = Set(Self.timeAllowed.keys.filter { $0.hasSuffix(".swift") }).subtracting(usedAllowances).sorted()
+        #expect(unused.isEmpty, "no longer needed: take these off the allow-list: \(unused)")
+    }
+}
