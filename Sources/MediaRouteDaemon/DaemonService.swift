@@ -118,27 +118,30 @@ public struct DaemonService: Service {
         let loaded = try await catalogue.load(entries, into: system) { entry, reason in
             logger.error("\(entry.noticeName) devices unavailable: \(reason)")
         }
-        var lanRestarter: DiscoveryRestarter?
-        var networkMonitor: NetworkChangeMonitor?
+        // Each subsystem is started here, in order (the bus name last: owning it means ready),
+        // and becomes a service of one group that stops them in the reverse order.
+        var subsystems: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        func add(_ name: String, stop: @escaping @Sendable () async -> Void) {
+            subsystems.append(.init(service: Subsystem(name: name, stop: stop)))
+        }
+        add("bus connection") { connection.close() }
+        add("protocols") { await loaded.close() }
         if let lanTransport = loaded.lanTransport {
             // rtnetlink changes refresh the LAN's interfaces.
             do {
                 let monitor = try NetworkChangeMonitor(logger: logger)
-                networkMonitor = monitor
-                lanRestarter = DiscoveryRestarter(changes: monitor.changes, transport: lanTransport, logger: logger)
+                let restarter = DiscoveryRestarter(changes: monitor.changes, transport: lanTransport, logger: logger)
+                add("network changes") {
+                    restarter.stop()
+                    monitor.stop()
+                }
             } catch {
                 logger.notice("LAN interfaces are not followed (no rtnetlink: \(error))")
             }
         }
-        defer {
-            lanRestarter?.stop()
-            networkMonitor?.stop()
-        }
-        let closeLoaded = loaded.close
         let suggestions = RouteSuggestionStore(path: stateDirectory.map { $0 + "/route-suggestions.json" }, logger: logger)
         let daemon = RoutingDaemon(system: system, connection: connection, suggestions: suggestions, logger: logger)
         await daemon.setServedDirectories(ServedDirectories(serveFrom ?? configuration.serveFrom ?? ServedDirectories.defaults))
-        var presence: BoxPresence?
         if let householdKey, let lanTransport = loaded.lanTransport {
             do {
                 let name = boxName ?? BoxPresence.hostName()
@@ -147,7 +150,8 @@ public struct DaemonService: Service {
                     interfaces: lan?.interfaces, logger: logger, changed: { [weak daemon] in await daemon?.boxesChanged() })
                 try await box.start()
                 await daemon.setPresence(box)
-                presence = box
+                // The other boxes hear this one go (mDNS goodbye) before the LAN closes.
+                add("box presence") { await box.stop() }
             } catch {
                 logger.error("this box is not published to the household (\(error))")
             }
@@ -164,29 +168,20 @@ public struct DaemonService: Service {
         }
         // Now Playing comes up before the bus name is taken: owning the name means ready.
         let nowPlaying = try await startNowPlaying(system: system, connection: connection)
-        let adapters = await followAdapters(daemon: daemon, followers: adapterFollowers)
+        add("now playing") { await nowPlaying.stop() }
+        if let adapters = await followAdapters(daemon: daemon, followers: adapterFollowers) {
+            add("adapters") { await adapters.stop() }
+        }
         try await daemon.start(busName: busName)
-        // Ends on SIGTERM/SIGINT (graceful shutdown) or when the bus goes away.
+        let busName = self.busName
+        add("bus objects") { await daemon.stop(busName: busName) }
+        // The bus going away ends the daemon as a signal does: the group shuts down in order.
         let disconnected = try await connection.signals(matching: DBusMatchRule(interface: "org.mediaroute.NeverSent"))
-        await withGracefulShutdownHandler {
-            for await _ in disconnected {}
-        } onGracefulShutdown: {
-            Task {
-                await daemon.stop(busName: busName)
-                await nowPlaying.stop()
-                await adapters?.stop()
-                connection.close()
-            }
-        }
-        if connection.isConnected {
-            await daemon.stop(busName: busName)
-            await nowPlaying.stop()
-            await adapters?.stop()
-            connection.close()
-        }
-        // The other boxes hear this one go (mDNS goodbye) before the LAN closes.
-        await presence?.stop()
-        await closeLoaded()
+        subsystems.append(.init(service: BusWatch(disconnected: disconnected), successTerminationBehavior: .gracefullyShutdownGroup))
+        // Ends on the graceful shutdown of the group mediarouted runs this service in (SIGTERM,
+        // SIGINT), or when the bus goes away.
+        let group = ServiceGroup(configuration: .init(services: subsystems, logger: logger))
+        try await group.run()
         logger.info("mediarouted stopped")
     }
 }
@@ -268,5 +263,29 @@ extension DaemonService {
             }
         }
         return inventory
+    }
+}
+
+/// A subsystem the daemon started: it runs until the group's graceful shutdown, then stops.
+struct Subsystem: Service {
+    let name: String
+    let stop: @Sendable () async -> Void
+
+    func run() async throws {
+        // Returns at the graceful shutdown (or throws at cancellation: stopped all the same).
+        try? await gracefulShutdown()
+        await stop()
+    }
+}
+
+/// Returns when the bus connection goes away (its match never sees a signal, and ends with
+/// the connection), or at the group's graceful shutdown.
+struct BusWatch: Service {
+    let disconnected: AsyncStream<DBusMessage>
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            for await _ in disconnected {}
+        }
     }
 }

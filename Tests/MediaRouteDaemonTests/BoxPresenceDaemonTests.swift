@@ -11,7 +11,8 @@ import Testing
 @Suite(.timeLimit(.minutes(1)), .enabled(if: NamespaceLab.isAvailable && PrivateBus.isAvailable), .serialized)
 struct BoxPresenceDaemonTests {
     /// mediarouted inside `room` (its LAN is the room's link) on a bus of its own.
-    static func daemonInRoom(_ lab: NamespaceLab, _ room: NamespaceLab.Room, bus: PrivateBus, key: String, name: String) throws {
+    @discardableResult
+    static func daemonInRoom(_ lab: NamespaceLab, _ room: NamespaceLab.Room, bus: PrivateBus, key: String, name: String) throws -> ChildProcess {
         try lab.start(in: room, [
             RunningDaemon.binary, "--bus", bus.address, "--lan", "on", "--lan-interfaces", room.inside, "--adapters", "off",
             "--push-listen", "off", "--config", "/dev/null", "--log-level", "warning", "--household-key", key, "--box-name", name,
@@ -59,6 +60,42 @@ struct BoxPresenceDaemonTests {
         #expect(received["mdns_unicast"] == 0, "no unicast answers to a spoofable asker: \(line)")
         #expect(report["mediumPort"] is Int, "the port was learned from the box's SRV: \(line)")
         #expect(try #require(sent["medium"]) > 0 && received["medium"] == 0, "a stranger's datagrams get nothing back: \(line)")
+    }
+
+    /// SIGTERM stops the daemon's subsystems in the reverse of their start (its service group):
+    /// the bus objects, Now Playing, the box's presence — whose goodbye the other boxes hear at
+    /// once, not after its records' two-minute TTL, because it goes before the LAN closes — then
+    /// the protocols and the bus connection; the process exits 0.
+    @Test func aBoxStoppedBySIGTERMSaysGoodbyeFirstAndExitsCleanly() async throws {
+        let lab = try NamespaceLab(rooms: 1)
+        let directory = NSTemporaryDirectory() + "mr-goodbye-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let household = directory + "/household.key"
+        try "the household's shared secret\n".write(toFile: household, atomically: true, encoding: .utf8)
+        chmod(household, 0o600)
+        let kitchenBus = try PrivateBus()
+        defer { kitchenBus.stop() }
+        let kitchen = try Self.daemonInRoom(lab, lab.rooms[0], bus: kitchenBus, key: household, name: "Kitchen Box")
+        let here = try await RunningDaemon([
+            "--lan", "on", "--lan-interfaces", lab.rooms[0].outside, "--adapters", "off", "--household-key", household, "--box-name", "Hall Box",
+        ], simulate: false)
+        let connection = try await DBusConnection.connect(to: .address(here.bus.address))
+        defer { connection.close() }
+        _ = try await connection.call(destination: DaemonNames.busName, path: DaemonNames.root, interface: Manager1.interface, member: "StartDiscovery", [])
+        @Sendable func kitchenListed() async -> Bool {
+            guard let values = try? await connection.call(
+                destination: DaemonNames.busName, path: DaemonNames.root, interface: "org.freedesktop.DBus.Properties", member: "Get",
+                [.string(Manager1.interface), .string("Boxes")]), let value = values.first
+            else { return false }
+            return Manager1.Properties(values: ["Boxes": value]).boxes.contains { $0.name == "Kitchen Box" }
+        }
+        #expect(await eventually(timeout: .seconds(10)) { await kitchenListed() })
+        kitchen.kill()
+        // Waited for on a thread of its own: a blocking waitpid must not hold one of the pool's.
+        let status = await withCheckedContinuation { continuation in Thread.detachNewThread { continuation.resume(returning: kitchen.wait()) } }
+        #expect(status == 0, "SIGTERM ends the daemon cleanly")
+        #expect(await eventually(timeout: .seconds(4)) { await !kitchenListed() }, "its goodbye went out before its LAN closed")
     }
 
     @Test func mediaroutectlBoxesListsTheHouseholdsBoxesWithTheirClocks() async throws {
