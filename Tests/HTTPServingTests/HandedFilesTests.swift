@@ -89,16 +89,9 @@ import Testing
 
 /// Sends `request` to 127.0.0.1:`port` and returns every byte of the answer until the peer closes.
 func exchangeBytes(port: UInt16, _ request: String) -> [UInt8] {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = loopbackConnection(port: port)
+    guard fd >= 0 else { return [] }
     defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = port.bigEndian
-    inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-    var timeout = timeval(tv_sec: 5, tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-    guard connected == 0 else { return [] }
     _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
     var answer: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 4096)
