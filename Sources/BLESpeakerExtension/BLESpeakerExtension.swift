@@ -87,7 +87,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     /// A speaker for every endpoint with the Volume Control Service or an audio sink; stable id from the address.
     public static func device(for endpoint: Endpoint) -> MediaOutputDevice? {
         let hasVolumeControl = endpoint.services.contains(BlueZ.volumeControlService)
-        let isAudio = hasVolumeControl || endpoint.attributes["majorClass"] == "audio-video" || endpoint.services.contains(where: {
+        let isAudio = hasVolumeControl || endpoint.facts.bluetoothMajorClass == .audioVideo || endpoint.services.contains(where: {
             [BlueZ.audioSink, BlueZ.publishedAudioCapabilities, BlueZ.audioStreamControl].contains($0)
         })
         guard isAudio else { return nil }

@@ -111,7 +111,7 @@ public actor BlueZTransport: Transport {
 
     /// Whether a device's endpoint passes our own filter.
     public nonisolated func matches(_ endpoint: Endpoint) -> Bool {
-        matches(services: endpoint.services, rssi: endpoint.signalStrength.map(Int64.init), audioVideo: endpoint.attributes["majorClass"] == "audio-video")
+        matches(services: endpoint.services, rssi: endpoint.signalStrength.map(Int64.init), audioVideo: endpoint.facts.bluetoothMajorClass == .audioVideo)
     }
 
     /// Whether a Classic device's Class of Device has the Audio/Video major class (0x04, bits 12…8):
@@ -138,12 +138,11 @@ public actor BlueZTransport: Transport {
         var attributes = [String: String](minimumCapacity: 2)
         if let type = properties["AddressType"]?.string { attributes["addressType"] = type }
         if properties["Paired"]?.bool == true { attributes["paired"] = "1" }
-        if isAudioVideo(properties) { attributes["majorClass"] = "audio-video" }
         return Endpoint(
             id: address, transport: "bluez", address: .bluetooth(address: address, adapter: adapter, object: path.rawValue),
             name: properties["Alias"]?.string ?? properties["Name"]?.string,
             signalStrength: properties["RSSI"]?.integer.map { Int($0) }, attributes: attributes,
-            services: services(of: properties))
+            services: services(of: properties), facts: EndpointFacts(bluetoothMajorClass: isAudioVideo(properties) ? .audioVideo : nil))
     }
 
     /// A device's service UUIDs, in lower case.

@@ -139,7 +139,7 @@ extension CastExtension: MediaDeviceExtension {
     private func contentID(for url: URL, on id: UUID) async throws -> String {
         guard url.isFileURL else { return url.absoluteString }
         guard let route = routes[id] else { throw MediaDeviceError(.deviceNotActive, "the route ended") }
-        guard let facing = route.endpoint.attributes["interfaceAddress"], case .ip(let host, _, _) = route.endpoint.address else {
+        guard let facing = route.endpoint.facts.interfaceAddress, case .ip(let host, _, _) = route.endpoint.address else {
             throw MediaDeviceError(.sessionFailed, "no local address faces \(route.device.displayName) to serve \(url.lastPathComponent) from")
         }
         let file = ServedFiles.File(path: url.path, mimeType: Self.contentType(of: url), allowedHost: host)

@@ -402,7 +402,7 @@ actor SSDPDiscoveryRun {
         let expires = clock.now() + .seconds(maxAge)
         if let previous = known[udn] {
             known[udn] = Known(endpoint: endpoint, expires: expires)
-            if previous.endpoint.address != endpoint.address || previous.endpoint.attributes["location"] != endpoint.attributes["location"] {
+            if previous.endpoint.address != endpoint.address || previous.endpoint.facts.descriptionLocation != endpoint.facts.descriptionLocation {
                 continuation.yield(.updated(endpoint))
             }
         } else {
@@ -449,13 +449,11 @@ actor SSDPDiscoveryRun {
             ignored.count("from no interface in use")
             return nil
         }
-        var attributes = [
-            "location": location, "target": message.target ?? "", "maxAge": String(maxAge), "interfaceAddress": interface.address,
-        ]
+        var attributes = ["target": message.target ?? "", "maxAge": String(maxAge)]
         if let server = message["SERVER"] { attributes["server"] = String(server.prefix(200)) }
         let endpoint = Endpoint(
             id: udn, transport: "lan", address: .ip(host: datagram.host, port: target.port, interface: interface.name), attributes: attributes,
-            services: [message.target ?? ""])
+            services: [message.target ?? ""], facts: EndpointFacts(interfaceAddress: interface.address, descriptionLocation: location))
         return (endpoint, maxAge)
     }
 
@@ -470,7 +468,7 @@ actor SSDPDiscoveryRun {
         move.endpoint = candidate
         moves[udn] = move
         guard !move.checking, move.nextCheck <= now, checksRunning < Self.maximumChecks,
-            let location = old.endpoint.attributes["location"].flatMap(HTTPURL.init)
+            let location = old.endpoint.facts.descriptionLocation.flatMap(HTTPURL.init)
         else {
             ignored.count("device announced from another host")
             return

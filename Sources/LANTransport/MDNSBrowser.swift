@@ -193,10 +193,9 @@ actor MDNSBrowseRun {
                 attributes[String(key.prefix(64))] = parts.count == 2 ? String(parts[1].prefix(256)) : ""
             }
             let facing = senders.values.map(\.interface).first { $0.contains(resolution.host) } ?? interface
-            if let facing { attributes["interfaceAddress"] = facing.address }
             let endpoint = Endpoint(
                 id: resolution.instance, transport: "lan", address: .ip(host: resolution.host, port: resolution.port, interface: facing?.name),
-                attributes: attributes, services: [resolution.serviceType])
+                attributes: attributes, services: [resolution.serviceType], facts: EndpointFacts(interfaceAddress: facing?.address))
             if let previous = reported[instance] {
                 if previous != endpoint {
                     reported[instance] = endpoint

@@ -86,7 +86,7 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
     /// The device a loopback endpoint stands for.
     public static func device(for endpoint: Endpoint) -> MediaOutputDevice? {
         let name = endpoint.name ?? endpoint.id
-        let isTV = endpoint.attributes["kind"] == LoopbackDeviceSpec.Kind.tv.rawValue
+        let isTV = endpoint.facts.kind == .tv
         return MediaOutputDevice(
             id: endpoint.id,
             displayName: name,

@@ -112,13 +112,13 @@ public actor LoopbackTransport: Transport {
 
     static func endpoint(for spec: LoopbackDeviceSpec) -> Endpoint {
         var attributes = spec.attributes
-        attributes["kind"] = spec.kind.rawValue
         if spec.audioLatency > 0, spec.audioLatency.isFinite {
             attributes[Self.audioLatencyAttribute] = String(Int(min(spec.audioLatency, 10) * 1_000_000))
         }
         return Endpoint(
             id: spec.name, transport: "loopback", address: .loopback(name: spec.name), name: spec.displayName,
-            signalStrength: spec.signalStrength, attributes: attributes, services: spec.services)
+            signalStrength: spec.signalStrength, attributes: attributes, services: spec.services,
+            facts: EndpointFacts(kind: spec.kind == .tv ? .tv : .speaker))
     }
 
     // MARK: Fault injection

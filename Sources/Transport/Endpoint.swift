@@ -28,8 +28,11 @@ public struct Endpoint: Sendable, Hashable, Codable {
     public var name: String?
     /// Signal strength in dBm where the transport measures one (RSSI).
     public var signalStrength: Int?
-    /// TXT-record-like key/value attributes learned during discovery.
+    /// What the device itself says in discovery, as key/value pairs (TXT records, a
+    /// description's fields): the wire's words, read by the extension of that protocol.
     public var attributes: [String: String]
+    /// What the transport learned of the device that other layers act on, typed.
+    public var facts: EndpointFacts
     /// Advertised services (service types, UUIDs, URNs).
     public var services: [String]
     /// Identifiers of the physical device learned in discovery (a UDN, a MAC), beyond what
@@ -44,9 +47,11 @@ public struct Endpoint: Sendable, Hashable, Codable {
         signalStrength: Int? = nil,
         attributes: [String: String] = [:],
         services: [String] = [],
-        identifiers: [DeviceIdentifier] = []
+        identifiers: [DeviceIdentifier] = [],
+        facts: EndpointFacts = EndpointFacts()
     ) {
         self.identifiers = identifiers
+        self.facts = facts
         self.id = id
         self.transport = transport
         self.address = address
@@ -54,5 +59,41 @@ public struct Endpoint: Sendable, Hashable, Codable {
         self.signalStrength = signalStrength
         self.attributes = attributes
         self.services = services
+    }
+}
+
+/// What a transport learned of an endpoint that extensions act on: typed, where they used to
+/// be `attributes` strings both sides had to spell the same way.
+public struct EndpointFacts: Sendable, Hashable, Codable {
+    /// What kind of device a transport found, where it tells.
+    public enum Kind: String, Sendable, Hashable, Codable {
+        /// A simulated TV or speaker (the loopback transport).
+        case tv, speaker
+        /// A Wi-Fi Display (Miracast) sink.
+        case wifiDisplaySink
+        /// A device's own access point, waiting to be set up.
+        case setupAccessPoint
+    }
+
+    /// The Bluetooth major device class, as BlueZ reports it (only the class MediaRoute acts on).
+    public enum BluetoothMajorClass: String, Sendable, Hashable, Codable {
+        case audioVideo = "audio-video"
+    }
+
+    /// This box's own address on the link facing the device: where the device reaches the box
+    /// back (a served file, an event callback).
+    public var interfaceAddress: String?
+    /// Where the device's description is (UPnP's `LOCATION`), on the device's own host.
+    public var descriptionLocation: String?
+    public var kind: Kind?
+    public var bluetoothMajorClass: BluetoothMajorClass?
+
+    public init(
+        interfaceAddress: String? = nil, descriptionLocation: String? = nil, kind: Kind? = nil, bluetoothMajorClass: BluetoothMajorClass? = nil
+    ) {
+        self.interfaceAddress = interfaceAddress
+        self.descriptionLocation = descriptionLocation
+        self.kind = kind
+        self.bluetoothMajorClass = bluetoothMajorClass
     }
 }

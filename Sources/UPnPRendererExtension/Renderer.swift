@@ -28,7 +28,7 @@ struct Renderer: Sendable {
     static func describe(
         endpoint: Endpoint, transport: LANTransport, limits: HTTPLimits, clock: any HostClock
     ) async throws(MediaDeviceError) -> Renderer {
-        guard let locationText = endpoint.attributes["location"], let location = HTTPURL(locationText) else {
+        guard let locationText = endpoint.facts.descriptionLocation, let location = HTTPURL(locationText) else {
             throw MediaDeviceError(.discoveryFailed, "\(endpoint.id) has no usable LOCATION")
         }
         let response: HTTPResponse

@@ -78,7 +78,7 @@ actor RendererSession {
         let title = described.title ?? mediaURL
         self.fileToken = fileToken
         let (events, sink) = AsyncStream.makeStream(of: GENAEvent.self)
-        if configuration.usesEvents, let facing = renderer.endpoint.attributes["interfaceAddress"],
+        if configuration.usesEvents, let facing = renderer.endpoint.facts.interfaceAddress,
             case .ip(let host, _, _) = renderer.endpoint.address, let base = try? await servers.base(on: facing)
         {
             let token = servers.routes.addEvents(sink, from: host)

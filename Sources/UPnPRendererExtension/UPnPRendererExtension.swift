@@ -117,7 +117,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         switch event {
         case .appeared(let endpoint), .updated(let endpoint):
             // mDNS endpoints (AirPlay, Cast) share the transport; renderers come from SSDP.
-            guard endpoint.attributes["location"] != nil else { return }
+            guard endpoint.facts.descriptionLocation != nil else { return }
             guard case .ip(let host, _, _) = endpoint.address else { return }
             let generation = (generations[endpoint.id] ?? 0) + 1
             generations[endpoint.id] = generation
@@ -340,7 +340,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         }
         let path = url.path
         guard ServedFiles.isReadableFile(atPath: path) else { throw MediaDeviceError(.invalidArgument, "\(path) is not a readable file") }
-        guard let facing = renderer.endpoint.attributes["interfaceAddress"], case .ip(let host, _, _) = renderer.endpoint.address else {
+        guard let facing = renderer.endpoint.facts.interfaceAddress, case .ip(let host, _, _) = renderer.endpoint.address else {
             throw MediaDeviceError(.sessionFailed, "no local address faces \(renderer.device.displayName)")
         }
         let mimeType = MediaTypes.mimeType(forPath: path)

@@ -38,14 +38,14 @@ public actor WiFiDisplayExtension: MediaDeviceExtension {
     /// and real-time video; a setup access point with no capability until set up.
     public static func device(for endpoint: Endpoint) -> MediaOutputDevice? {
         let name = endpoint.name ?? endpoint.id
-        switch endpoint.attributes["kind"] {
-        case "wifiDisplaySink":
+        switch endpoint.facts.kind {
+        case .wifiDisplaySink:
             let type = MediaOutputDevice.DeviceType(rawValue: endpoint.attributes["deviceType"] ?? "") ?? .unknown
             // Listed so the person sees it, but never offered as a route until mirroring exists.
             return MediaOutputDevice(
                 id: endpoint.id, displayName: name, capabilities: [.realtimeVideoStreaming], deviceType: type == .unknown ? .tv : type,
                 requiredNetworkEndpoints: [endpoint], unavailableReason: "screen mirroring (Miracast) is not supported yet")
-        case "setupAccessPoint":
+        case .setupAccessPoint:
             return MediaOutputDevice(
                 id: endpoint.id, displayName: "\(name) (needs setup)", capabilities: [], requiredNetworkEndpoints: [endpoint],
                 unavailableReason: "in setup mode; set it up with its own app first")
@@ -69,7 +69,7 @@ public actor WiFiDisplayExtension: MediaDeviceExtension {
     }
 
     public func activateDevice(_ device: MediaOutputDevice, session: MediaOutputSession, for deviceFeatures: MediaOutputDevice.Capabilities) {
-        let message = device.requiredNetworkEndpoints.first?.attributes["kind"] == "setupAccessPoint"
+        let message = device.requiredNetworkEndpoints.first?.facts.kind == .setupAccessPoint
             ? "\(device.displayName) must be set up first; setup over its access point is not supported yet"
             : "screen mirroring to \(device.displayName) (Miracast) is not supported yet"
         routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.unsupported, message))

@@ -30,7 +30,6 @@ public struct WiFiDeviceMapper: Sendable {
             let p2p = (try? result.elements.p2p()) ?? nil
             let name = p2p?.deviceName ?? result.elements.ssid ?? result.bssid
             var attributes = [
-                "kind": "wifiDisplaySink",
                 "deviceType": Self.deviceType(category: p2p?.category),
                 "wfdDeviceType": display.deviceType.rawValue,
                 "sessionAvailable": display.sessionAvailable ? "1" : "0",
@@ -42,12 +41,12 @@ public struct WiFiDeviceMapper: Sendable {
             if let address = p2p?.deviceAddress { attributes["p2pDeviceAddress"] = address.map(hex).joined(separator: ":") }
             return Endpoint(id: "wfd:" + (attributes["p2pDeviceAddress"] ?? result.bssid), transport: "wifi",
                             address: .wifi(bssid: result.bssid, interfaceIndex: index), name: name, signalStrength: signal, attributes: attributes,
-                            services: ["wfd"])
+                            services: ["wfd"], facts: EndpointFacts(kind: .wifiDisplaySink))
         }
         if let ssid = result.elements.ssid, !ssid.isEmpty, setupSSIDPatterns.contains(where: { Self.matches(ssid, pattern: $0) }) {
             return Endpoint(id: "setup:" + result.bssid, transport: "wifi", address: .wifi(bssid: result.bssid, interfaceIndex: index),
                             name: ssid, signalStrength: signal,
-                            attributes: ["kind": "setupAccessPoint", "state": "needsSetup", "frequency": "\(result.frequency)"])
+                            attributes: ["state": "needsSetup", "frequency": "\(result.frequency)"], facts: EndpointFacts(kind: .setupAccessPoint))
         }
         return nil
     }

@@ -127,8 +127,7 @@ public actor WiFiTransport: Transport {
     }
 
     public func connect(to endpoint: Endpoint) async throws(TransportError) -> any Connection {
-        let kind = endpoint.attributes["kind"] ?? "device"
-        throw TransportError(.unavailable, kind == "setupAccessPoint"
+        throw TransportError(.unavailable, endpoint.facts.kind == .setupAccessPoint
             ? "\(endpoint.name ?? endpoint.id) needs setup; device setup over its access point is not supported yet"
             : "Miracast sessions with \(endpoint.name ?? endpoint.id) are not supported yet")
     }

@@ -29,12 +29,10 @@ struct FixedCastTransport: Transport {
     static func endpoint(for peer: CastReceiverPeer, model: String = "Chromecast", capabilities: Int = 4101) -> Endpoint {
         Endpoint(
             id: "\(model)-\(peer.id)._googlecast._tcp.local", transport: "lan", address: .ip(host: peer.address, port: UInt16(peer.port), interface: "lo"),
-            attributes: [
-                "id": peer.id, "fn": peer.name, "md": model, "ca": String(capabilities), "serviceType": "_googlecast._tcp",
-                // Loopback: the receiver fetches our files from the address it is reached at.
-                "interfaceAddress": peer.address,
-            ],
-            services: ["_googlecast._tcp"])
+            attributes: ["id": peer.id, "fn": peer.name, "md": model, "ca": String(capabilities), "serviceType": "_googlecast._tcp"],
+            services: ["_googlecast._tcp"],
+            // Loopback: the receiver fetches our files from the address it is reached at.
+            facts: EndpointFacts(interfaceAddress: peer.address))
     }
 }
 

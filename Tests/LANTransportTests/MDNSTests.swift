@@ -146,7 +146,7 @@ struct MDNSBrowsingTests {
         #expect(endpoint.id == "Lab Speaker._airplay._tcp.local")
         #expect(endpoint.address == .ip(host: room.deviceAddress, port: 7000, interface: room.outside))
         #expect(endpoint.attributes["model"] == "Lab-1" && endpoint.attributes["pk"] == "ab")
-        #expect(endpoint.attributes["serviceType"] == "_airplay._tcp.local" && endpoint.attributes["interfaceAddress"] == room.hostAddress)
+        #expect(endpoint.attributes["serviceType"] == "_airplay._tcp.local" && endpoint.facts.interfaceAddress == room.hostAddress)
         // The next query carries the PTR as a known answer, so the responder stays silent; then it says goodbye.
         #expect(await eventually(timeout: .seconds(4)) { lab.log("mdns.log").contains("SUPPRESSED") }, "\(lab.log("mdns.log"))")
         #expect(await eventually(timeout: .seconds(3)) { events.value.contains(.lost(endpointID: "Lab Speaker._airplay._tcp.local")) })

@@ -16,9 +16,19 @@ import Transport
     func everyAddressKindSurvivesJSON(address: Endpoint.Address) throws {
         let endpoint = Endpoint(
             id: "x", transport: "t", address: address, name: "Kitchen", signalStrength: -50,
-            attributes: ["model": "M"], services: ["urn:x"])
+            attributes: ["model": "M"], services: ["urn:x"],
+            facts: EndpointFacts(interfaceAddress: "192.0.2.1", descriptionLocation: "http://192.0.2.10:49494/d.xml", kind: .tv, bluetoothMajorClass: .audioVideo))
         let decoded = try JSONDecoder().decode(Endpoint.self, from: JSONEncoder().encode(endpoint))
         #expect(decoded == endpoint)
+    }
+
+    /// What a device says of itself cannot pose as what the transport learned: a TXT record or
+    /// description field named like a fact stays an attribute.
+    @Test func attributesNamedLikeFactsAreNotFacts() {
+        let endpoint = Endpoint(
+            id: "x", transport: "lan", address: .ip(host: "192.0.2.10", port: 80, interface: "eth0"),
+            attributes: ["interfaceAddress": "203.0.113.9", "location": "http://203.0.113.9/d.xml", "kind": "tv"])
+        #expect(endpoint.facts == EndpointFacts())
     }
 
     @Test func gattErrorsCarryTheirATTCode() {

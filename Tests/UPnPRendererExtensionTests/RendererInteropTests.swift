@@ -159,7 +159,7 @@ struct GmediarenderTests {
         let upnp = UPnPRendererExtension(transport: transport, routingManager: log.manager, logger: Lab.logger)
         await upnp.startDeviceDiscovery()
         let device = try #require(await log.device(named: "Den"))
-        #expect(device.requiredNetworkEndpoints.first?.attributes["interfaceAddress"] == room.hostAddress)
+        #expect(device.requiredNetworkEndpoints.first?.facts.interfaceAddress == room.hostAddress)
         await upnp.shutdown()
     }
 
@@ -199,7 +199,7 @@ struct GmediarenderTests {
         for (device, room) in [(left, lab.rooms[0]), (right, lab.rooms[1])] {
             let endpoint = try #require(device.requiredNetworkEndpoints.first)
             #expect(endpoint.address == .ip(host: room.deviceAddress, port: 49494, interface: room.outside))
-            #expect(endpoint.attributes["interfaceAddress"] == room.hostAddress)
+            #expect(endpoint.facts.interfaceAddress == room.hostAddress)
         }
         await upnp.shutdown()
     }
@@ -253,7 +253,7 @@ func soap(
 func deviceCall(
     _ transport: LANTransport, _ endpoint: Endpoint, _ kind: String, _ action: String, _ arguments: [(String, String)] = []
 ) async throws -> [String: String] {
-    let location = try #require(endpoint.attributes["location"].flatMap(HTTPURL.init))
+    let location = try #require(endpoint.facts.descriptionLocation.flatMap(HTTPURL.init))
     let document = try await transport.fetch("GET", location.description, for: endpoint)
     let description = try DeviceDescription.parse(document.body, location: location)
     let service = try #require(description.service(kind))
@@ -421,7 +421,7 @@ struct RygelDiscoveryAndFaultTests {
         for (device, room) in [(left, lab.rooms[0]), (rightDevice, lab.rooms[1])] {
             let endpoint = try #require(device.requiredNetworkEndpoints.first)
             guard case .ip(let host, _, let interface) = endpoint.address else { Issue.record("not an IP endpoint"); continue }
-            #expect(host == room.deviceAddress && interface == room.outside && endpoint.attributes["interfaceAddress"] == room.hostAddress)
+            #expect(host == room.deviceAddress && interface == room.outside && endpoint.facts.interfaceAddress == room.hostAddress)
         }
 
         // Unicast only: no multicast interface, no NOTIFY listener.
@@ -454,7 +454,7 @@ struct RygelDiscoveryAndFaultTests {
         let sid = try #require(await upnp.eventStatus(of: session)?.subscriptions["AVTransport"])
         await upnp.stopSession(session)
         let endpoint = left.requiredNetworkEndpoints[0]
-        let location = try #require(endpoint.attributes["location"].flatMap(HTTPURL.init))
+        let location = try #require(endpoint.facts.descriptionLocation.flatMap(HTTPURL.init))
         let description = try DeviceDescription.parse(try await transport.fetch("GET", location.description, for: endpoint).body, location: location)
         let eventURL = try #require(description.service("AVTransport")?.eventSubscriptionURL)
         #expect(await eventually {
