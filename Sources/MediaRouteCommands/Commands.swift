@@ -184,7 +184,7 @@ func activate(
         throw CommandFailure("no device named \"\(name)\" found (found: \(known.isEmpty ? "none" : known))")
     }
     // With a daemon the device may already be active (a route kept from an earlier command).
-    if let existing = environment.controller.routes.first(where: { $0.routeDisplayName == entry.displayName }) {
+    if let existing = environment.controller.routes.named(entry.displayName) {
         return existing
     }
     do {
@@ -642,7 +642,7 @@ func commandPlayback(_ command: PlaybackCommand, common: CommonOptions, device: 
     }
     let entries = await environment.discover(seconds: 0.3)
     let name = resolveDeviceName(device, entries: entries) ?? device
-    guard let route = environment.controller.routes.first(where: { $0.routeDisplayName.lowercased() == name.lowercased() }) else {
+    guard let route = environment.controller.routes.named(name) else {
         throw CommandFailure("\(device) has no active route")
     }
     do {

@@ -175,3 +175,11 @@ public final class SystemRoute: Sendable, Hashable, Identifiable {
         volumeObservers.finish()
     }
 }
+
+extension Sequence<SystemRoute> {
+    /// The route to the device `nameOrID` names, by the rule every device list follows
+    /// (``DeviceNameMatching``: the device's id, else its name with case and spacing ignored).
+    public func named(_ nameOrID: String) -> SystemRoute? {
+        DeviceNameMatching.first(in: self, named: nameOrID, id: \.device.id, displayName: \.routeDisplayName)
+    }
+}

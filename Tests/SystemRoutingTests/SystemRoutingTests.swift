@@ -61,6 +61,20 @@ func makeController() async throws -> (LoopbackRig, SystemRouteController) {
         #expect(observer.summary.count == 2, "a removed observer hears nothing")
     }
 
+    /// A person's words find a route by the rule that finds devices: the device's id, or its
+    /// name with case and spacing ignored (the CLI used two other rules before).
+    @Test func aRouteIsFoundByTheOneNameRule() async throws {
+        let (rig, controller) = try await makeController()
+        await rig.discover(expecting: 2)
+        let route = try await controller.activate(deviceNamed: "Living Room TV")
+        #expect(controller.routes.named("living  room tv") === route)
+        #expect(controller.routes.named(route.device.id) === route)
+        #expect(controller.routes.named("Living Room") == nil)
+        await controller.deactivate(route)
+        #expect(controller.routes.named("Living Room TV") == nil)
+        await rig.system.shutdown()
+    }
+
     @Test func aLostDeviceDeactivatesItsRouteWithTheReasonAndEndsItsSession() async throws {
         let (rig, controller) = try await makeController()
         let observer = RecordingObserver()
