@@ -44,7 +44,7 @@ struct HostileNetworkTests {
         // must be accounted for.
         _ = try await connection.call(destination: DaemonNames.busName, path: DaemonNames.root, interface: DaemonNames.manager, member: "StartDiscovery")
         let file = try lab.wavFile(seconds: Int(seconds) + 60, name: "flood.wav")
-        let before = Self.udpReceiveBufferErrors()
+        let before = Self.udpDrops(of: daemon.pid)
         let lostBefore = Self.datagramsLostBelowSockets(room.outside)
         let multicastBefore = Self.multicastReceived()
         let flood = try lab.start(
@@ -71,7 +71,7 @@ struct HostileNetworkTests {
         // Every bad datagram counted: the reports' totals and what the kernel dropped
         // before the daemon could read it add up to what the peer sent.
         try await Task.sleep(for: .seconds(6))  // one more report period
-        let drops = Self.udpReceiveBufferErrors() - before
+        let drops = Self.udpDrops(of: daemon.pid) - before
         let lostBelow = Self.datagramsLostBelowSockets(room.outside) - lostBefore
         let delivered = Self.multicastReceived() - multicastBefore
         let report = try #require(lab.log("flood.log").split(separator: "\n").last.map(String.init))
@@ -150,8 +150,29 @@ struct HostileNetworkTests {
         try await MediaRouteCtl.Stop.parse(["--bus", bus.address, "--to", "Byebye TV"]).run(console: stop)
     }
 
-    /// `Udp: RcvbufErrors` of this namespace: datagrams the kernel dropped on full sockets.
-    static func udpReceiveBufferErrors() -> Int { counter("/proc/net/snmp", "Udp:", "RcvbufErrors") }
+    /// Datagrams the kernel dropped on the daemon's own UDP sockets (full receive buffers): the
+    /// `drops` column of `/proc/net/udp` for the sockets among its descriptors. Unlike the
+    /// namespace's `Udp: RcvbufErrors`, another process's sockets — another test run on the
+    /// machine, flooding its own lab — do not count.
+    static func udpDrops(of pid: pid_t) -> Int {
+        let directory = "/proc/\(pid)/fd"
+        let inodes = Set(((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).compactMap { fd -> Substring? in
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + fd), target.hasPrefix("socket:[") else {
+                return nil
+            }
+            return Substring(target.dropFirst(8).dropLast())
+        })
+        var total = 0
+        for table in ["/proc/\(pid)/net/udp", "/proc/\(pid)/net/udp6"] {
+            let lines = ((try? String(contentsOfFile: table, encoding: .utf8)) ?? "").split(separator: "\n").dropFirst()
+            for line in lines {
+                let fields = line.split(separator: " ")
+                guard fields.count >= 13, inodes.contains(fields[9]), let drops = Int(fields[12]) else { continue }
+                total += drops
+            }
+        }
+        return total
+    }
 
     /// What the kernel counted as lost before a socket could have it: the CPUs' backlog
     /// queues (`/proc/net/softnet_stat`, machine-wide), the veth's receive drops and this
