@@ -100,7 +100,7 @@ let package = Package(
         // Google Cast receivers (TVs, speakers, groups) as a MediaDeviceExtension: URL playback, apps, volume.
         .target(
             name: "CastExtension",
-            dependencies: ["CastChannel", "CLibMD", "HTTPServing", "MediaDevice", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CastChannel", "CLibMD", "HTTPServing", "MediaDevice", "RoutingModel", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // AirPlay 1 (RAOP) on bytes: RTSP requests and responses, the UDP packets, ALAC frames.
         .target(name: "RAOP", dependencies: ["CLibMD", "IPNetwork"], swiftSettings: strict),
@@ -111,13 +111,13 @@ let package = Package(
         // AirPlay 1 receivers as a MediaDeviceExtension that takes real-time samples.
         .target(
             name: "RAOPExtension",
-            dependencies: ["RAOP", "CAVCodec", "MediaDevice", "Transport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["RAOP", "CAVCodec", "MediaDevice", "RoutingModel", "Transport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // UPnP/DLNA MediaRenderers (LAN TVs and speakers) as a MediaDeviceExtension.
         .target(
             name: "UPnPRendererExtension",
             dependencies: [
-                "UPnP", "LANTransport", "HTTPServing", "IPNetwork", "MediaDevice", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log"),
+                "UPnP", "LANTransport", "HTTPServing", "IPNetwork", "MediaDevice", "RoutingModel", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         // Endpoint, Transport, Connection and its capabilities: the seam every transport implements.
@@ -132,16 +132,23 @@ let package = Package(
         // The extension API of the seeds (MediaDeviceExtension & co).
         .target(
             name: "MediaDevice",
-            dependencies: ["Transport", "MediaClock", "EventBroadcast"],
+            dependencies: ["RoutingModel", "SessionPlayback", "Transport", "MediaClock", "EventBroadcast"],
             swiftSettings: strict),
-        // The routing vocabulary shared by RouteSystem, the app API and the daemon's client:
-        // devices, keys, routes, events, pairing, the backend protocol.
-        .target(name: "RoutingModel", dependencies: ["MediaDevice", "IOReactor"], swiftSettings: strict),
+        // The routing vocabulary shared by extensions, RouteSystem, the app API and the daemon's
+        // client, as values and protocols with no I/O: devices as apps see them, keys, routes,
+        // events, pairing, playback state, the backend protocol.
+        .target(name: "RoutingModel", swiftSettings: strict),
+        // One session's playback state and command queue (PlaybackControl), shared by the
+        // extension side and the daemon's client; apps see it as RoutingModel's InterfaceControllable.
+        .target(name: "SessionPlayback", dependencies: ["RoutingModel", "MediaClock", "EventBroadcast"], swiftSettings: strict),
+        // An app's real-time samples into an acquired route descriptor (RealtimeSampleSink):
+        // apps that stream link this, not the extension API.
+        .target(name: "SampleSink", dependencies: ["RoutingModel", "IOReactor"], swiftSettings: strict),
         // libpipewire-0.3 through dlopen (headers only at build time): the PipeWire sink node.
         .systemLibrary(name: "CPipeWire", path: "Sources/CPipeWire"),
         .target(
             name: "PipeWireSink",
-            dependencies: ["CPipeWire", "DBus", "MediaDevice", "MediaRouteBusAPI", "RoutingModel"],
+            dependencies: ["CPipeWire", "DBus", "MediaRouteBusAPI", "RoutingModel"],
             swiftSettings: strict + [.unsafeFlags(["-Xcc", "-I/usr/include/pipewire-0.3", "-Xcc", "-I/usr/include/spa-0.2"])]),
         // Real-time audio delivery: a bounded, device-paced reader of an app's PCM descriptor; WAV headers.
         .target(
@@ -149,7 +156,7 @@ let package = Package(
             dependencies: ["IOReactor", "MediaDevice", "RoutingModel", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // What an extension author tests with: RecordingRoutingManager, LoopbackDeviceBuilder.
-        .target(name: "MediaRouteTesting", dependencies: ["MediaDevice", "LoopbackTransport", "MediaClock"], swiftSettings: strict),
+        .target(name: "MediaRouteTesting", dependencies: ["MediaDevice", "RoutingModel", "LoopbackTransport", "MediaClock"], swiftSettings: strict),
         // The one owner of routing state: hosts extensions.
         .target(
             name: "RouteSystem",
@@ -158,12 +165,12 @@ let package = Package(
         // App-facing API: SystemRouteController, SystemRoute, sessions, picker.
         .target(
             name: "SystemRouting",
-            dependencies: ["RoutingModel", "MediaDevice", "MediaClock", "EventBroadcast", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["RoutingModel", "SampleSink", "MediaClock", "EventBroadcast", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .target(
             name: "LoopbackExtension",
             dependencies: [
-                "MediaDevice", "LoopbackTransport", "Transport", "MediaClock",
+                "MediaDevice", "RoutingModel", "LoopbackTransport", "Transport", "MediaClock",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -182,7 +189,7 @@ let package = Package(
         // Publishes the routing system's URL sessions as Now Playing sessions.
         .target(
             name: "NowPlayingRouting",
-            dependencies: ["NowPlaying", "RouteSystem", "MediaDevice", "MediaClock", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["NowPlaying", "RouteSystem", "MediaDevice", "RoutingModel", "MediaClock", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // The MPRIS bridge: the primary Now Playing session as an MPRIS player on D-Bus.
         .target(
@@ -208,7 +215,7 @@ let package = Package(
         // Wi-Fi Display sinks and setup-mode devices as picker entries (activation not yet supported).
         .target(
             name: "WiFiDisplayExtension",
-            dependencies: ["WiFiTransport", "MediaDevice", "Transport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["WiFiTransport", "MediaDevice", "RoutingModel", "Transport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // BlueZ over D-Bus: object manager, discovery, connect, pairing agent, GATT.
         .target(
@@ -222,24 +229,24 @@ let package = Package(
         // BLE speakers: Volume Control Service, pairing through the routing system.
         .target(
             name: "BLESpeakerExtension",
-            dependencies: ["BlueZTransport", "BluetoothAudio", "MediaDevice", "Transport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["BlueZTransport", "BluetoothAudio", "MediaDevice", "RoutingModel", "Transport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // Which extensions exist and how each is configured and loaded: used by the daemon, the CLI and the tests.
         .target(
             name: "ExtensionCatalogue",
             dependencies: [
                 "AdapterInventory", "BLESpeakerExtension", "BlueZTransport", "BluetoothAudio", "BoxConfiguration", "DBus", "LANTransport", "MediaClock",
-                "MediaDevice", "RouteSystem", "UPnPRendererExtension", "WiFiDisplayExtension", "WiFiTransport", "RAOPExtension", "CastExtension",
+                "MediaDevice", "RoutingModel", "RouteSystem", "UPnPRendererExtension", "WiFiDisplayExtension", "WiFiTransport", "RAOPExtension", "CastExtension",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         // Coordinated playback: clock sync between participants (more to come, see issue 7).
-        .target(name: "Coordination", dependencies: ["IOReactor", "MediaClock", "MediaDevice", "Transport", "IPNetwork", "CLibMD"], swiftSettings: strict),
+        .target(name: "Coordination", dependencies: ["IOReactor", "MediaClock", "MediaDevice", "RoutingModel", "Transport", "IPNetwork", "CLibMD"], swiftSettings: strict),
         // The CLI's commands, as a library so tests can drive them.
         .target(
             name: "MediaRouteCommands",
-            dependencies: [
-                "SystemRouting", "RouteSystem", "MediaDevice", "ExtensionCatalogue",
+            dependencies: ["SampleSink", 
+                "SystemRouting", "RouteSystem", "MediaDevice", "RoutingModel", "ExtensionCatalogue",
                 "MediaClock", "DBus", "MediaRouteClient", "Coordination", "LANTransport", "UPnPRendererExtension", "RealtimeAudio", "IOReactor",
                 "BlueZTransport", "BLESpeakerExtension", "WiFiTransport", "WiFiDisplayExtension", "BoxConfiguration",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -254,17 +261,17 @@ let package = Package(
         .target(
             name: "MediaRouteTestSupport",
             dependencies: [
-                "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock", "NowPlaying", "WiFiTransport", "Transport", "CNetlink", "BlueZTransport", "DBus", "IOReactor",
+                "RouteSystem", "MediaDevice", "RoutingModel", "LoopbackExtension", "LoopbackTransport", "MediaClock", "NowPlaying", "WiFiTransport", "Transport", "CNetlink", "BlueZTransport", "DBus", "IOReactor",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/MediaRouteTestSupport"),
         // Names and error mapping of mediarouted's D-Bus API, shared by the daemon and its clients.
-        .target(name: "MediaRouteBusAPI", dependencies: ["DBus", "MediaDevice", "RoutingModel", "SystemRouting", "BoxConfiguration"], swiftSettings: strict),
+        .target(name: "MediaRouteBusAPI", dependencies: ["DBus", "RoutingModel"], swiftSettings: strict),
         // SystemRouting backed by mediarouted over D-Bus.
         .target(
             name: "MediaRouteClient",
             dependencies: [
-                "DBus", "MediaRouteBusAPI", "SystemRouting", "RoutingModel", "MediaDevice", "MediaClock", "EventBroadcast",
+                "DBus", "MediaRouteBusAPI", "SystemRouting", "RoutingModel", "SampleSink", "SessionPlayback", "MediaClock", "EventBroadcast",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -272,7 +279,7 @@ let package = Package(
         .target(
             name: "MediaRouteDaemon",
             dependencies: [
-                "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice", "ExtensionCatalogue", "IOReactor", "PipeWireSink",
+                "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice", "RoutingModel", "ExtensionCatalogue", "IOReactor", "PipeWireSink",
                 "MediaClock", "NowPlaying", "NowPlayingRouting", "NowPlayingPush", "MPRIS", "BoxConfiguration", "AdapterInventory", "WiFiTransport", "WiFiDisplayExtension", "BlueZTransport", "BLESpeakerExtension",
                 "LANTransport", "IPNetwork", "UPnPRendererExtension", "SystemRouting", "Coordination", "HTTPServing",
                 .product(name: "Logging", package: "swift-log"),
@@ -303,7 +310,7 @@ let package = Package(
             name: "MediaRouteDaemonTests",
             dependencies: [
                 "MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "MediaRouteCommands", "SystemRouting", "DBus",
-                "MediaRouteDaemon", "RouteSystem", "LoopbackExtension", "LoopbackTransport", "MediaDevice", "MediaClock", "PipeWireSink", "CastChannel",
+                "MediaRouteDaemon", "RouteSystem", "LoopbackExtension", "LoopbackTransport", "MediaDevice", "RoutingModel", "MediaClock", "PipeWireSink", "CastChannel",
             ],
             exclude: ["HostilePeer"]),
         .testTarget(name: "RAOPTests", dependencies: ["RAOP"]),
@@ -314,12 +321,12 @@ let package = Package(
         .testTarget(
             name: "RAOPExtensionTests",
             dependencies: ["RAOPExtension", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel"]),
-        .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "IPNetwork", "MediaClock", "MediaDevice", "MediaRouteTestSupport"]),
+        .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "IPNetwork", "MediaClock", "MediaDevice", "RoutingModel", "MediaRouteTestSupport"]),
         .testTarget(name: "NowPlayingTests", dependencies: ["NowPlaying", "MediaRouteTestSupport"]),
         .testTarget(name: "NowPlayingPushTests", dependencies: ["NowPlayingPush", "NowPlaying", "MediaRouteTestSupport"]),
         .testTarget(
             name: "NowPlayingRoutingTests",
-            dependencies: ["NowPlayingRouting", "NowPlaying", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock", "MediaRouteTestSupport"]),
+            dependencies: ["NowPlayingRouting", "NowPlaying", "RouteSystem", "MediaDevice", "RoutingModel", "LoopbackExtension", "LoopbackTransport", "MediaClock", "MediaRouteTestSupport"]),
         .testTarget(name: "MPRISTests", dependencies: ["MPRIS", "NowPlaying", "DBus", "MediaRouteTestSupport"]),
         // Runs mediarouted (--check-config) and make install-files against this build.
         .testTarget(name: "BoxConfigurationTests", dependencies: ["BoxConfiguration", "MediaRouteTestSupport", "mediarouted", "mediaroutectl"]),
@@ -331,7 +338,7 @@ let package = Package(
             name: "WiFiDisplayExtensionTests",
             dependencies: [
                 "WiFiDisplayExtension", "WiFiTransport", "LoopbackExtension", "LoopbackTransport", "Transport", "MediaRouteTestSupport", "RouteSystem",
-                "MediaDevice", "MediaClock",
+                "MediaDevice", "RoutingModel", "MediaClock",
             ]),
         .testTarget(
             name: "BlueZTransportTests",
@@ -339,7 +346,7 @@ let package = Package(
             exclude: ["Mock"]),
         .testTarget(
             name: "BLESpeakerExtensionTests",
-            dependencies: ["BLESpeakerExtension", "BlueZTransport", "BluetoothAudio", "CSbc", "ExtensionCatalogue", "BoxConfiguration", "DBus", "Transport", "MediaClock", "MediaDevice", "RouteSystem", "MediaRouteTestSupport"]),
+            dependencies: ["SampleSink", "BLESpeakerExtension", "BlueZTransport", "BluetoothAudio", "CSbc", "ExtensionCatalogue", "BoxConfiguration", "DBus", "Transport", "MediaClock", "MediaDevice", "RoutingModel", "RouteSystem", "MediaRouteTestSupport"]),
         .testTarget(
             name: "UPnPTests",
             dependencies: ["UPnP", "IPNetwork", "Coordination", "MediaRouteTestSupport"]),
@@ -352,7 +359,7 @@ let package = Package(
         .testTarget(
             name: "UPnPRendererExtensionTests",
             dependencies: [
-                "UPnPRendererExtension", "UPnP", "LANTransport", "HTTPServing", "IPNetwork", "Transport", "MediaDevice", "RouteSystem", "MediaClock",
+                "UPnPRendererExtension", "UPnP", "LANTransport", "HTTPServing", "IPNetwork", "Transport", "MediaDevice", "RoutingModel", "RouteSystem", "MediaClock",
                 "MediaRouteTestSupport", "MediaRouteCommands", "WiFiTransport", .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
@@ -374,29 +381,29 @@ let package = Package(
         .testTarget(
             name: "ExtensionCatalogueTests",
             dependencies: ["ExtensionCatalogue", "BoxConfiguration", "RouteSystem", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "MediaRouteBusAPITests", dependencies: ["MediaRouteBusAPI", "DBus", "MediaDevice", "RoutingModel", "SystemRouting"]),
-        .testTarget(name: "RoutingModelTests", dependencies: ["RoutingModel", "MediaDevice"]),
+        .testTarget(name: "MediaRouteBusAPITests", dependencies: ["MediaRouteBusAPI", "DBus", "RoutingModel"]),
+        .testTarget(name: "RoutingModelTests", dependencies: ["RoutingModel"]),
         .testTarget(name: "BluetoothAudioTests", dependencies: ["BluetoothAudio"]),
         .testTarget(name: "MediaRouteExecutorsTests", dependencies: ["MediaRouteExecutors"]),
         .testTarget(name: "IOReactorTests", dependencies: ["IOReactor"]),
         .testTarget(name: "RealtimeAudioTests", dependencies: ["RealtimeAudio", "IOReactor", "MediaDevice", "RoutingModel", "MediaRouteTestSupport"]),
         .testTarget(
             name: "MediaRouteTestingTests",
-            dependencies: ["MediaRouteTesting", "LoopbackExtension", "LoopbackTransport", "MediaClock", "MediaDevice"]),
+            dependencies: ["MediaRouteTesting", "LoopbackExtension", "LoopbackTransport", "MediaClock", "MediaDevice", "RoutingModel"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
         .testTarget(name: "IPNetworkTests", dependencies: ["IPNetwork"]),
         .testTarget(name: "HTTPServingTests", dependencies: ["HTTPServing", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LoopbackTransportTests", dependencies: ["MediaRouteTestSupport", "LoopbackTransport", "Transport", "MediaClock"]),
-        .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "MediaClock", "Transport"]),
+        .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "RoutingModel", "MediaClock", "Transport"]),
         .testTarget(
             name: "RouteSystemTests",
-            dependencies: ["MediaRouteTestSupport", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock", "Transport"]),
+            dependencies: ["SampleSink", "MediaRouteTestSupport", "RouteSystem", "MediaDevice", "RoutingModel", "LoopbackExtension", "LoopbackTransport", "MediaClock", "Transport"]),
         .testTarget(
             name: "SystemRoutingTests",
-            dependencies: ["MediaRouteTestSupport", "SystemRouting", "RouteSystem", "MediaDevice", "LoopbackExtension", "LoopbackTransport", "MediaClock"]),
+            dependencies: ["MediaRouteTestSupport", "SystemRouting", "RouteSystem", "MediaDevice", "RoutingModel", "LoopbackExtension", "LoopbackTransport", "MediaClock"]),
         .testTarget(
             name: "LoopbackExtensionTests",
-            dependencies: ["MediaRouteTestSupport", "LoopbackExtension", "LoopbackTransport", "MediaDevice", "RouteSystem", "MediaClock", "Transport"]),
+            dependencies: ["MediaRouteTestSupport", "LoopbackExtension", "LoopbackTransport", "MediaDevice", "RoutingModel", "RouteSystem", "MediaClock", "Transport"]),
         .testTarget(
             name: "MediaRouteCommandsTests",
             dependencies: ["MediaRouteTestSupport", "MediaRouteCommands", "LoopbackTransport"]),

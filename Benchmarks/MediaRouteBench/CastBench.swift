@@ -3,6 +3,7 @@ import DBus
 import Foundation
 import LANTransport
 import MediaDevice
+import RoutingModel
 import MediaRouteTestSupport
 import RouteSystem
 
@@ -29,7 +30,7 @@ extension Bench {
             return system
         }
 
-        func playing(on system: RouteSystem) async throws -> (RouteSystem, PlaybackControl, MediaOutputSession) {
+        func playing(on system: RouteSystem) async throws -> (RouteSystem, any InterfaceControllable, MediaOutputSession) {
             await system.beginDiscovery(client: "bench")
             var device = await system.devicesList.first { $0.displayName == "Bench TV" }
             while device == nil {

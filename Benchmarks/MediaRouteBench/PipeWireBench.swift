@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import MediaDevice
+import RoutingModel
 import MediaRouteClient
 import MediaRouteTestSupport
 import SystemRouting

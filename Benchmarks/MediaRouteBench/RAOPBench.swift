@@ -1,6 +1,7 @@
 import Foundation
 import LANTransport
 import MediaDevice
+import RoutingModel
 import MediaRouteTestSupport
 import RAOPExtension
 import RouteSystem

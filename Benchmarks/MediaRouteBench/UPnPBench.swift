@@ -2,6 +2,7 @@ import Foundation
 import HTTPServing
 import LANTransport
 import MediaDevice
+import RoutingModel
 import MediaRouteTestSupport
 import Transport
 import UPnPRendererExtension

@@ -7,6 +7,7 @@ import BlueZTransport
 import BluetoothAudio
 public import Logging
 public import MediaDevice
+public import RoutingModel
 public import Transport
 
 /// BLE speakers: devices that advertise the Volume Control Service or an audio

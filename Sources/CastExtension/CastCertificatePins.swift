@@ -5,6 +5,7 @@ import Foundation
 #endif
 import CLibMD
 import MediaDevice
+import RoutingModel
 
 /// The certificate each Cast receiver presented the first time it was used, kept in the
 /// state directory: trust on first use.

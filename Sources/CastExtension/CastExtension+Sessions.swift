@@ -6,6 +6,7 @@ public import Foundation
 import CastChannel
 import HTTPServing
 public import MediaDevice
+public import RoutingModel
 
 extension CastExtension: MediaDeviceExtension {
     // MARK: Sessions

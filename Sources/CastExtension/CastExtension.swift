@@ -8,6 +8,7 @@ import HTTPServing
 public import Logging
 public import MediaClock
 public import MediaDevice
+public import RoutingModel
 public import Transport
 
 /// Google Cast receivers (Chromecasts, Google TVs, Nest speakers, soundbars, Cast groups),

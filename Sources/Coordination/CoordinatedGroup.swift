@@ -1,5 +1,6 @@
 public import MediaClock
-public import MediaDevice
+import MediaDevice
+public import RoutingModel
 
 /// Several routes' playback of one item kept on one timeline in one process (the daemon's
 /// group routes, `mediaroutectl group`): a ``PlaybackCoordinator`` per member on a loopback
@@ -19,7 +20,7 @@ public actor CoordinatedGroup {
     }
 
     private struct Member {
-        let control: PlaybackControl
+        let control: any InterfaceControllable
         let coordinator: PlaybackCoordinator
         /// Until then the member is moved into place by seeks from 20 ms on (it just joined).
         var settlingUntil: Duration
@@ -52,7 +53,7 @@ public actor CoordinatedGroup {
 
     /// Adds a member (paused by the caller or not): while the group plays it is moved to the
     /// group's position at once. Adding an id again replaces its playback.
-    public func add(_ id: String, control: PlaybackControl) async {
+    public func add(_ id: String, control: any InterfaceControllable) async {
         await remove(id)
         let coordinator = PlaybackCoordinator(participant: ParticipantID(id), itemID: itemID, playback: control, medium: medium, clock: clock)
         await coordinator.start()

@@ -4,7 +4,8 @@ public import FoundationEssentials
 public import Foundation
 #endif
 public import MediaClock
-public import MediaDevice
+import MediaDevice
+public import RoutingModel
 
 /// What a group activity shows people.
 public struct GroupActivityMetadata: Sendable, Hashable, Codable {
@@ -153,7 +154,7 @@ public actor GroupSession<Activity: GroupActivity> {
 
     /// A playback coordinator for this session's item, fed by the session.
     public func makePlaybackCoordinator(
-        for playback: PlaybackControl, pauseSnapsToMediaTimeOfOriginator: Bool = true
+        for playback: any InterfaceControllable, pauseSnapsToMediaTimeOfOriginator: Bool = true
     ) -> PlaybackCoordinator {
         let made = PlaybackCoordinator(
             participant: localParticipant, itemID: activity.itemID, playback: playback, medium: medium, clock: clock,

@@ -1,5 +1,6 @@
 public import MediaClock
-public import MediaDevice
+import MediaDevice
+public import RoutingModel
 
 /// Why a participant stepped out of group playback for a while.
 public struct SuspensionReason: Sendable, Hashable, CustomStringConvertible {
@@ -32,7 +33,7 @@ public actor PlaybackCoordinator {
 
     public let participant: ParticipantID
     private let medium: any CoordinationMedium
-    private let playback: PlaybackControl
+    private let playback: any InterfaceControllable
     private let clock: any HostClock
     /// When true, a pause lands every participant on the originator's paused time;
     /// when false, nobody jumps back: each pauses where it is.
@@ -60,7 +61,7 @@ public actor PlaybackCoordinator {
     private var peerOffsets: [ParticipantID: Double] = [:]
 
     public init(
-        participant: ParticipantID, itemID: String, playback: PlaybackControl, medium: any CoordinationMedium,
+        participant: ParticipantID, itemID: String, playback: any InterfaceControllable, medium: any CoordinationMedium,
         clock: any HostClock, pauseSnapsToMediaTimeOfOriginator: Bool = true
     ) {
         self.participant = participant

@@ -8,6 +8,7 @@ public import LANTransport
 public import Logging
 public import MediaClock
 import MediaDevice
+import RoutingModel
 import RAOPExtension
 public import RouteSystem
 import UPnPRendererExtension

@@ -7,6 +7,7 @@ public import Logging
 import LoopbackTransport
 public import MediaClock
 public import MediaDevice
+public import RoutingModel
 public import Transport
 
 /// A media device extension for the loopback transport's simulated devices:

@@ -1,3 +1,4 @@
+import RoutingModel
 public import Transport
 
 /// The devices an extension has reported from its transport's discovery.

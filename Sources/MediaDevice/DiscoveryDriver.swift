@@ -1,3 +1,4 @@
+import RoutingModel
 import Synchronization
 public import Transport
 

@@ -1,3 +1,4 @@
+public import RoutingModel
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else

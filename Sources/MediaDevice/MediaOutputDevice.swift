@@ -1,3 +1,4 @@
+public import RoutingModel
 public import Transport
 
 /// A TV, speaker or other device that an extension found and can route media to.
@@ -8,74 +9,14 @@ public import Transport
 /// system, with both protocols, when their ``identifiers`` meet (or, as a last
 /// resort, when they share a display name and type and no identifier differs).
 public struct MediaOutputDevice: Sendable, Hashable, Identifiable {
-    /// What the device can do.
-    public struct Capabilities: OptionSet, Sendable, Hashable {
-        public let rawValue: UInt32
-        public init(rawValue: UInt32) { self.rawValue = rawValue }
-
-        /// The device fetches and plays a URL itself.
-        public static let urlPlayback = Capabilities(rawValue: 1 << 0)
-        /// The device plays audio samples streamed to it.
-        public static let realtimeAudioStreaming = Capabilities(rawValue: 1 << 1)
-        /// The device shows video frames streamed to it (screen mirroring).
-        public static let realtimeVideoStreaming = Capabilities(rawValue: 1 << 2)
-    }
-
-    /// What kind of device this is; the picker may list video devices first.
-    public enum DeviceType: String, Sendable, Hashable, Codable, CaseIterable {
-        case tv
-        case speaker
-        case headphones
-        case setTopBox
-        case computer
-        /// Speakers that play as one, announced as a device of their own (a Cast group).
-        case speakerGroup
-        case unknown
-
-        /// Whether the device shows video.
-        public var isVideo: Bool { self == .tv || self == .setTopBox || self == .computer }
-
-        /// A symbol name for the device type, as pickers show it.
-        public var symbolName: String {
-            switch self {
-            case .tv: "tv"
-            case .speaker: "hifispeaker"
-            case .headphones: "headphones"
-            case .setTopBox: "appletv"
-            case .computer: "desktopcomputer"
-            case .speakerGroup: "hifispeaker.2"
-            case .unknown: "airplayaudio"
-            }
-        }
-    }
-
+    /// What the device can do (the vocabulary apps share: ``OutputDeviceDescription``).
+    public typealias Capabilities = OutputDeviceDescription.Capabilities
+    /// What kind of device this is.
+    public typealias DeviceType = OutputDeviceDescription.DeviceType
     /// How the device's volume can be controlled.
-    public enum VolumeControl: String, Sendable, Hashable, Codable {
-        /// Direct levels 0.0–1.0: the system calls `setVolume` and `volume(for:)`.
-        case absolute
-        /// Only steps up or down: the system calls `changeVolume(by:for:)`.
-        case relative
-        /// No volume control.
-        case none
-    }
-
+    public typealias VolumeControl = OutputDeviceDescription.VolumeControl
     /// How a person proves they may use the device.
-    public enum AuthorizationMethod: Sendable, Hashable {
-        /// Number of digits of a numeric code.
-        public enum CodeLength: Int, Sendable, Hashable {
-            case fourCharacter = 4
-            case sixCharacter = 6
-        }
-
-        /// A numeric PIN with a fixed number of digits.
-        case numericCode(length: CodeLength)
-        /// A free-form password.
-        case password
-        /// A yes/no confirmation that a shown code matches (BlueZ `RequestConfirmation`).
-        case confirmation(code: String)
-        /// No authorization.
-        case none
-    }
+    public typealias AuthorizationMethod = OutputDeviceDescription.AuthorizationMethod
 
     public let id: String
     public var displayName: String
@@ -121,10 +62,12 @@ public struct MediaOutputDevice: Sendable, Hashable, Identifiable {
     }
 }
 
-extension String {
-    var trimmingSpaces: Substring {
-        let start = firstIndex { !$0.isWhitespace } ?? endIndex
-        let end = lastIndex { !$0.isWhitespace }.map(index(after:)) ?? start
-        return self[start..<max(start, end)]
+extension OutputDeviceDescription {
+    /// What apps see of `device`: everything but how to reach it.
+    public init(_ device: MediaOutputDevice) {
+        self.init(
+            validatedID: device.id, displayName: device.displayName, capabilities: device.capabilities,
+            deviceType: device.deviceType, volumeControl: device.volumeControl, canMute: device.canMute,
+            unavailableReason: device.unavailableReason)
     }
 }

@@ -1,3 +1,5 @@
+public import RoutingModel
+
 /// The real-time audio a route takes, as an extension declares it for a session.
 ///
 /// The system checks an app's requested format against it before any sample moves,
@@ -34,56 +36,5 @@ public struct RealtimeAudioSupport: Sendable, Hashable, CustomStringConvertible 
         let rates = sampleRates.sorted().map(String.init).joined(separator: " or ")
         let counts = channels.lowerBound == channels.upperBound ? "\(channels.lowerBound)" : "\(channels.lowerBound)-\(channels.upperBound)"
         return "\(names), \(rates) Hz, \(counts) channel\(channels.upperBound == 1 ? "" : "s")"
-    }
-}
-
-extension SampleBuffer.Format.Encoding {
-    /// The name tools use for the encoding (`s16le`, `f32le`); nil for encoded frames.
-    public var pcmName: String? {
-        switch self {
-        case .pcmS16LE: "s16le"
-        case .pcmF32LE: "f32le"
-        case .encoded: nil
-        }
-    }
-
-    /// The encoding a tool name stands for (`s16le`, `f32le`, case-insensitive).
-    public init?(pcmName: String) {
-        switch pcmName.lowercased() {
-        case "s16le", "s16": self = .pcmS16LE
-        case "f32le", "f32", "float": self = .pcmF32LE
-        default: return nil
-        }
-    }
-
-    /// Bytes per sample of one channel; nil for encoded frames.
-    public var bytesPerSample: Int? {
-        switch self {
-        case .pcmS16LE: 2
-        case .pcmF32LE: 4
-        case .encoded: nil
-        }
-    }
-}
-
-extension SampleBuffer.Format {
-    /// The format as the D-Bus API and `mediaroutectl` write it: `s16le/44100/2`.
-    public var name: String {
-        "\(encoding.pcmName ?? "encoded")/\(sampleRate)/\(channels)"
-    }
-
-    /// The PCM format `name` (`s16le/44100/2`) stands for; nil for anything else.
-    public init?(name: String) {
-        let parts = name.split(separator: "/")
-        guard parts.count == 3, let encoding = Encoding(pcmName: String(parts[0])),
-            let rate = Int(parts[1]), (1...384_000).contains(rate), let channels = Int(parts[2]), (1...8).contains(channels)
-        else { return nil }
-        self.init(encoding: encoding, sampleRate: rate, channels: channels)
-    }
-
-    /// Bytes per frame (one sample of every channel); nil for encoded frames or a count out of range.
-    public var bytesPerFrame: Int? {
-        guard let size = encoding.bytesPerSample, (1...8).contains(channels) else { return nil }
-        return size * channels
     }
 }

@@ -1,5 +1,5 @@
 public import DBus
-import MediaDevice
+import RoutingModel
 
 /// One method of an interface of the daemon's bus API: its name and arguments, as
 /// introspection shows them. The daemon builds its exported methods from these.

@@ -4,7 +4,7 @@ import FoundationEssentials
 public import Foundation
 #endif
 public import DBus
-public import MediaDevice
+public import RoutingModel
 
 /// The daemon's names on the bus, shared by `mediarouted` and its clients. Documented in Docs/dbus-api.md.
 public enum DaemonNames {

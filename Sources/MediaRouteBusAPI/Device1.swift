@@ -1,5 +1,4 @@
 public import DBus
-public import MediaDevice
 public import RoutingModel
 
 /// `org.mediaroute.Device1`, one object per device in the picker: its properties,
@@ -24,11 +23,11 @@ public enum Device1 {
     public struct Properties: Sendable, Hashable {
         public var id: String
         public var name: String
-        public var type: MediaOutputDevice.DeviceType = .unknown
+        public var type: OutputDeviceDescription.DeviceType = .unknown
         public var members: [Member] = []
-        public var capabilities: MediaOutputDevice.Capabilities = []
+        public var capabilities: OutputDeviceDescription.Capabilities = []
         public var state: ActivationState = .idle
-        public var volumeControl: MediaOutputDevice.VolumeControl = .none
+        public var volumeControl: OutputDeviceDescription.VolumeControl = .none
         public var canMute = false
         /// The active route's volume, 0 when the device has no route.
         public var volume: Float = 0
@@ -111,7 +110,7 @@ public enum Device1 {
                 switch key {
                 case "Id": if let text = value.string { id = text }
                 case "Name": if let text = value.string { name = text }
-                case "Type": if let text = value.string { type = MediaOutputDevice.DeviceType(rawValue: text) ?? .unknown }
+                case "Type": if let text = value.string { type = OutputDeviceDescription.DeviceType(rawValue: text) ?? .unknown }
                 case "Members":
                     guard let entries = value.array else { continue }
                     members = entries.compactMap { entry in
@@ -124,7 +123,7 @@ public enum Device1 {
                     if let names = value.array?.compactMap(\.string) { capabilities = CapabilityNames.capabilities(named: names) }
                 case "State": if let text = value.string { state = ActivationState(rawValue: text) ?? .idle }
                 case "VolumeControl":
-                    if let text = value.string { volumeControl = MediaOutputDevice.VolumeControl(rawValue: text) ?? .none }
+                    if let text = value.string { volumeControl = OutputDeviceDescription.VolumeControl(rawValue: text) ?? .none }
                 case "CanMute": if let flag = value.bool { canMute = flag }
                 case "Volume": if let level = value.double, level.isFinite { volume = Float(min(max(level, 0), 1)) }
                 case "Muted": if let flag = value.bool { muted = flag }
@@ -143,7 +142,7 @@ public enum Device1 {
         /// The device as the routing model knows it; nil when it has no member.
         public var systemDevice: SystemDevice? {
             let members = members.compactMap { member -> SystemDevice.Member? in
-                guard let device = MediaOutputDevice(
+                guard let device = OutputDeviceDescription(
                     id: member.deviceID, displayName: name, capabilities: capabilities, deviceType: type,
                     volumeControl: volumeControl, canMute: canMute, unavailableReason: unavailableReason)
                 else { return nil }
@@ -226,17 +225,17 @@ public enum Device1 {
 
 /// The names of capabilities on the bus.
 enum CapabilityNames {
-    static let all: [(String, MediaOutputDevice.Capabilities)] = [
+    static let all: [(String, OutputDeviceDescription.Capabilities)] = [
         ("urlPlayback", .urlPlayback), ("realtimeAudioStreaming", .realtimeAudioStreaming), ("realtimeVideoStreaming", .realtimeVideoStreaming),
     ]
 
-    static func names(of capabilities: MediaOutputDevice.Capabilities) -> [String] {
+    static func names(of capabilities: OutputDeviceDescription.Capabilities) -> [String] {
         all.filter { capabilities.contains($0.1) }.map(\.0)
     }
 
     /// Unknown names are ignored: a newer daemon may know more.
-    static func capabilities(named names: [String]) -> MediaOutputDevice.Capabilities {
-        var capabilities: MediaOutputDevice.Capabilities = []
+    static func capabilities(named names: [String]) -> OutputDeviceDescription.Capabilities {
+        var capabilities: OutputDeviceDescription.Capabilities = []
         for name in names { if let entry = all.first(where: { $0.0 == name }) { capabilities.insert(entry.1) } }
         return capabilities
     }

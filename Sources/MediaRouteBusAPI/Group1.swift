@@ -1,3 +1,4 @@
+import RoutingModel
 public import DBus
 
 /// `org.mediaroute.Group1` at `/org/mediaroute/group/<n>`: the routes of several devices

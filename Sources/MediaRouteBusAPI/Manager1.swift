@@ -1,8 +1,5 @@
-public import BoxConfiguration
 public import DBus
-public import SystemRouting
 public import RoutingModel
-public import MediaDevice
 
 /// `org.mediaroute.Manager1` at `/org/mediaroute`: discovery per client, pairing agents,
 /// route suggestions, the adapters, and their wire form.
@@ -26,12 +23,6 @@ public enum Manager1 {
             self.role = role
             self.enabled = enabled
             self.scanMode = scanMode
-        }
-
-        public init(_ settings: AdapterSettings) {
-            self.init(
-                name: settings.name, subsystem: settings.subsystem, transport: settings.transport.rawValue,
-                role: settings.role.rawValue, enabled: settings.enabled, scanMode: settings.scanMode?.rawValue)
         }
     }
 

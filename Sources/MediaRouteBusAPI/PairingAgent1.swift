@@ -1,5 +1,5 @@
 public import DBus
-public import MediaDevice
+public import RoutingModel
 
 /// `org.mediaroute.PairingAgent1`, implemented by apps that answer pairing prompts
 /// (as BlueZ calls an `org.bluez.Agent1`): its one method and its wire form.
@@ -24,9 +24,9 @@ public enum PairingAgent1 {
         public var name: String
         public var reason: String
         /// How the device authenticates; `confirmation`'s code is not carried (the person reads it on the device).
-        public var method: MediaOutputDevice.AuthorizationMethod
+        public var method: OutputDeviceDescription.AuthorizationMethod
 
-        public init(device: DBusObjectPath, name: String, reason: String, method: MediaOutputDevice.AuthorizationMethod) {
+        public init(device: DBusObjectPath, name: String, reason: String, method: OutputDeviceDescription.AuthorizationMethod) {
             self.device = device
             self.name = name
             self.reason = reason
@@ -45,7 +45,7 @@ public enum PairingAgent1 {
 
         public init(arguments: [DBusValue]) throws(DBusError) {
             let reader = try BusArguments(PairingAgent1.requestMember, arguments, count: 5)
-            let method: MediaOutputDevice.AuthorizationMethod = switch (try reader.string(3), try reader.uint32(4)) {
+            let method: OutputDeviceDescription.AuthorizationMethod = switch (try reader.string(3), try reader.uint32(4)) {
             case ("numeric", 6): .numericCode(length: .sixCharacter)
             case ("numeric", 4): .numericCode(length: .fourCharacter)
             case ("password", _): .password

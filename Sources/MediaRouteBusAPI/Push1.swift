@@ -1,3 +1,4 @@
+import RoutingModel
 public import DBus
 
 /// `org.mediaroute.Push1` at `/org/mediaroute/push`: the tokens a server needs to start and

@@ -4,7 +4,6 @@ public import FoundationEssentials
 public import Foundation
 #endif
 public import DBus
-public import MediaDevice
 public import RoutingModel
 
 /// `org.mediaroute.Session1`, one object per active route: a URL session on it, its

@@ -1,5 +1,5 @@
 public import DBus
-public import MediaDevice
+public import RoutingModel
 public import MediaRouteBusAPI
 
 /// A group route in mediarouted (`org.mediaroute.Group1`): several routes playing one URL,

@@ -9,10 +9,10 @@ import Glibc
 public import DBus
 public import Logging
 public import MediaClock
-public import MediaDevice
 public import MediaRouteBusAPI
 public import RoutingModel
-public import SystemRouting
+import SessionPlayback
+import SystemRouting
 import EventBroadcast
 
 /// `SystemRouting`'s backend for apps in another process than `mediarouted`:
@@ -176,7 +176,7 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
 
     private func answerPairing(_ question: PairingAgent1.Request) async -> String? {
         guard let agent, let member = devices[question.device]?.device.members.first,
-            let device = MediaOutputDevice(id: member.device.id, displayName: question.name, capabilities: member.device.capabilities,
+            let device = OutputDeviceDescription(id: member.device.id, displayName: question.name, capabilities: member.device.capabilities,
                                            deviceType: member.device.deviceType)
         else { return nil }
         let request = PairingRequest(
@@ -185,7 +185,7 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         return await agent.pairingCode(for: request)
     }
 
-    public func activate(_ key: DeviceKey, protocolID: String?, features: MediaOutputDevice.Capabilities) async throws -> ActiveRoute {
+    public func activate(_ key: DeviceKey, protocolID: String?, features: OutputDeviceDescription.Capabilities) async throws -> ActiveRoute {
         guard let path = devices.first(where: { $0.value.device.members.contains { $0.key == key } })?.key else {
             throw MediaDeviceError(.deviceNotFound, "no device \(key)")
         }
@@ -274,7 +274,7 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
 
     public func startSession(
         on session: MediaOutputSession, identifier: String?, url: URL, metadata: PlaybackMetadata
-    ) async throws -> PlaybackControl {
+    ) async throws -> any InterfaceControllable {
         let path = try sessionPath(session)
         let mode: Session1.Mode = identifier == nil ? .player : .application
         if url.isFileURL {
@@ -363,13 +363,12 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         _ = try await call(try sessionPath(session), .send(Array(data)))
     }
 
-    /// A sink whose buffers go to the daemon through `Session1.AcquireAudio`'s descriptor.
-    public func startRealtimeSampleDelivery(on session: MediaOutputSession) async throws -> RealtimeSampleSink {
+    /// Checks the route takes real-time samples (the sink then acquires `Session1.AcquireAudio`'s descriptor).
+    public func beginRealtimeSampleDelivery(on session: MediaOutputSession) async throws {
         guard let route = routes[session.id]?.route else { throw MediaDeviceError(.deviceNotActive, "\(session) is not active") }
         guard route.device.capabilities.contains(.realtimeAudioStreaming) else {
             throw MediaDeviceError(.unsupported, "\(route.device.displayName) does not take real-time samples")
         }
-        return RealtimeSampleSink(session: session) { format in try await self.acquireAudio(on: session, format: format) }
     }
 
     /// `Session1.ReleaseAudio`.

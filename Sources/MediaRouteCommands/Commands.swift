@@ -12,6 +12,7 @@ import LoopbackTransport
 #endif
 import MediaClock
 import MediaDevice
+import RoutingModel
 import SystemRouting
 import Synchronization
 #if canImport(Glibc)
@@ -580,7 +581,7 @@ extension MediaRouteCtl {
 }
 
 /// Waits until playback leaves idle/loading/buffering (or `timeout`); returns the state then.
-func waitForPlaybackStart(_ control: PlaybackControl, within timeout: Duration) async -> PlaybackSnapshot.State {
+func waitForPlaybackStart(_ control: any InterfaceControllable, within timeout: Duration) async -> PlaybackSnapshot.State {
     let changes = control.changes()
     let (settled, continuation) = AsyncStream.makeStream(of: PlaybackSnapshot.State.self)
     let watcher = Task {
@@ -596,7 +597,7 @@ func waitForPlaybackStart(_ control: PlaybackControl, within timeout: Duration) 
 
 /// Shows position/duration on one updating line (a terminal) or a line a second, until the
 /// media ends, `seconds` pass, or SIGINT; returns whether the media ended.
-func showPlayback(_ control: PlaybackControl, for seconds: Double?, console: any Console) async -> Bool {
+func showPlayback(_ control: any InterfaceControllable, for seconds: Double?, console: any Console) async -> Bool {
     let clock = SystemHostClock()
     let end = seconds.map { clock.now() + .seconds(double: $0) }
     let interrupted = InterruptSignal.install()

@@ -48,7 +48,7 @@ extension MediaRouteCtl {
             guard names.count >= 2 else { throw CommandFailure("a group needs two or more devices (--to A --to B)") }
             let environment = try await options.environment(console: console)
 
-            var members: [(name: String, route: SystemRoute, session: SystemRouteSession, control: PlaybackControl)] = []
+            var members: [(name: String, route: SystemRoute, session: SystemRouteSession, control: any InterfaceControllable)] = []
             for name in names {
                 let route = try await activate(name, pin: pin, discoverySeconds: 5, environment: environment, console: console)
                 let session = SystemRouteSession(url: mediaURL, mode: .player)

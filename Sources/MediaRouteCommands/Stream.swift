@@ -12,6 +12,7 @@ import MediaDevice
 import RealtimeAudio
 import SystemRouting
 import RoutingModel
+import SampleSink
 
 extension MediaRouteCtl {
     /// Streams PCM from a WAV file, a raw PCM file or standard input to devices that take real-time audio.

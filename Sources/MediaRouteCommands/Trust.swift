@@ -5,6 +5,7 @@ import FoundationEssentials
 public import Foundation
 #endif
 import MediaDevice
+import RoutingModel
 
 extension MediaRouteCtl {
     /// What was pinned the first time a device was used, and what people decide about it.

@@ -6,6 +6,7 @@ import IPNetwork
 import LANTransport
 import Logging
 import MediaDevice
+import RoutingModel
 import Transport
 
 /// This box among the other MediaRoute boxes of the household: its LAN coordination medium

@@ -1,6 +1,7 @@
 import DBus
 import MediaRouteBusAPI
 import MediaDevice
+import RoutingModel
 import RouteSystem
 
 /// `/org/mediaroute/device/<id>`: `org.mediaroute.Device1`, one per device in the picker.

@@ -5,6 +5,7 @@ import IOReactor
 import Logging
 import MediaClock
 import MediaDevice
+import RoutingModel
 import PipeWireSink
 import RouteSystem
 import DBus

@@ -2,6 +2,7 @@ import Coordination
 import DBus
 import Logging
 import MediaDevice
+import RoutingModel
 import MediaRouteBusAPI
 
 /// A group route: routes playing one URL on one timeline, owned by the client that made it.
@@ -18,7 +19,7 @@ extension RoutingDaemon {
     /// `Group1.Play`. Ends with `Group1.End` or when its owner leaves the bus.
     func createGroup(_ paths: [DBusObjectPath], owner: String) async throws -> DBusObjectPath {
         guard Set(paths).count == paths.count else { throw MediaDeviceError(.invalidArgument, "a group takes each route once").dbusError }
-        var members: [(DBusObjectPath, PlaybackControl)] = []
+        var members: [(DBusObjectPath, any InterfaceControllable)] = []
         var url: String?
         for path in paths {
             let (control, memberURL) = try await groupMember(path)
@@ -43,7 +44,7 @@ extension RoutingDaemon {
     }
 
     /// The playback of the route at `path`, and the URL it plays.
-    private func groupMember(_ path: DBusObjectPath) async throws -> (PlaybackControl, String) {
+    private func groupMember(_ path: DBusObjectPath) async throws -> (any InterfaceControllable, String) {
         let session = try activeSession(at: path)
         guard let control = await system.playbackControl(for: session), let url = playingURL(session) else {
             throw MediaDeviceError(.deviceNotActive, "\(path) plays no URL (Session1.Start first)").dbusError

@@ -34,14 +34,14 @@ struct SessionObject {
     private static func handle(_ call: Session1.Call, sender: String, session: MediaOutputSession, daemon: RoutingDaemon) async throws -> [DBusValue] {
         let system = daemon.system
         /// A command of the URL session playing on the route.
-        func playback(_ body: (PlaybackControl) -> Void) async throws {
+        func playback(_ body: (any InterfaceControllable) -> Void) async throws {
             guard let control = await system.playbackControl(for: session) else {
                 throw MediaDeviceError(.sessionFailed, "no URL session is playing").dbusError
             }
             body(control)
         }
         /// A command of the URL session, or, on a route playing real-time audio, of that audio.
-        func command(_ body: (PlaybackControl) -> Void, realtime: () async throws -> Void) async throws {
+        func command(_ body: (any InterfaceControllable) -> Void, realtime: () async throws -> Void) async throws {
             if await system.playbackControl(for: session) == nil, await system.isAudioPaused(on: session) != nil {
                 try await mapErrors { try await realtime() }
             } else {

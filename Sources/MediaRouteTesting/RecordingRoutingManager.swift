@@ -1,4 +1,5 @@
 public import MediaDevice
+import RoutingModel
 import Synchronization
 
 /// A routing manager for an extension under test: it records every report the

@@ -31,11 +31,11 @@ public struct RoutedSessionAttributes: RemoteMediaSessionAttributes, Equatable {
 final class RoutedSession: RemoteMediaSessionRepresentable {
     let id: String
     private let route: ActiveRoute
-    private let control: PlaybackControl
+    private let control: any InterfaceControllable
     private let system: RouteSystem
     private let clock: any HostClock
 
-    init(route: ActiveRoute, control: PlaybackControl, system: RouteSystem, clock: any HostClock) {
+    init(route: ActiveRoute, control: any InterfaceControllable, system: RouteSystem, clock: any HostClock) {
         self.id = route.session.id.uuidString
         self.route = route
         self.control = control

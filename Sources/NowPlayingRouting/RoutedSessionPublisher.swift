@@ -23,7 +23,7 @@ public actor RoutedSessionPublisher {
     private let center: NowPlayingCenter
     private let clock: any HostClock
     private let logger: Logger
-    private let pending = Mutex<[String: (ActiveRoute, PlaybackControl)]>([:])
+    private let pending = Mutex<[String: (ActiveRoute, any InterfaceControllable)]>([:])
     private var follower: Task<Void, Never>?
     private var published: Set<String> = []
 

@@ -3,9 +3,8 @@ import Glibc
 #endif
 import CPipeWire
 public import DBus
-public import MediaDevice
 import MediaRouteBusAPI
-import RoutingModel
+public import RoutingModel
 import Synchronization
 
 /// A PipeWire sink node for one route: what applications on the box play to it goes into

@@ -7,6 +7,7 @@ public import Logging
 import Synchronization
 public import MediaClock
 public import MediaDevice
+public import RoutingModel
 import RAOP
 public import Transport
 

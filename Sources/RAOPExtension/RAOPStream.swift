@@ -4,6 +4,7 @@ import Glibc
 import Logging
 import MediaClock
 import MediaDevice
+import RoutingModel
 import RAOP
 import Transport
 

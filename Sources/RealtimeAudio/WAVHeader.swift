@@ -1,4 +1,5 @@
 public import MediaDevice
+public import RoutingModel
 
 /// The header of a RIFF/WAVE file: the PCM format and where the samples start.
 ///

@@ -1,14 +1,14 @@
 #if canImport(FoundationEssentials)
-public import FoundationEssentials
+import FoundationEssentials
 #else
 public import Foundation
 #endif
 #if canImport(Glibc)
-public import Glibc
+import Glibc
 #endif
 public import MediaDevice
-public import RealtimeAudio
-public import Synchronization
+import RealtimeAudio
+import Synchronization
 public import RoutingModel
 
 /// One paced delivery of real-time audio on a route.

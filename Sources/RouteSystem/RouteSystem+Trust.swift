@@ -1,4 +1,5 @@
 public import MediaDevice
+public import RoutingModel
 
 /// What the loaded protocols pinned about devices (`mediaroutectl trust`): listed, forgotten,
 /// and a changed identity accepted, by a device's name or id.

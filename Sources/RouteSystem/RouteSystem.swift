@@ -56,6 +56,9 @@ public actor RouteSystem {
 
     private struct RouteRecord {
         let route: ActiveRoute
+        /// The device as its extension reported it when the route came up: what calls into
+        /// the extension pass (apps see ``route``'s description of it).
+        let device: MediaOutputDevice
         var playback: PlaybackControl?
         var application: String?
         var pendingStart: CheckedContinuation<PlaybackControl, any Error>?
@@ -207,6 +210,12 @@ public actor RouteSystem {
         }
     }
 
+    /// A device as its extension reports it now, endpoints included: for the daemon and tests
+    /// that look beneath the app's view (``SystemDevice`` members carry only its description).
+    public func reportedDevice(for key: DeviceKey) -> MediaOutputDevice? {
+        devices[key]
+    }
+
     /// The known devices, merged across protocols, in the order they were first found.
     /// Entries that share a display name but not an identity get a distinguishing suffix.
     public var devicesList: [SystemDevice] {
@@ -228,7 +237,7 @@ public actor RouteSystem {
                 && $0.protocolDisplayNames == device.protocolDisplayNames
         }
         guard !sameProtocols.isEmpty else { return protocols }
-        let address = device.members.lazy.flatMap(\.device.identifiers).compactMap { identifier -> String? in
+        let address = device.members.lazy.flatMap { self.devices[$0.key]?.identifiers ?? [] }.compactMap { identifier -> String? in
             switch identifier {
             case .ipAddress(let value), .bluetooth(let value), .mac(let value): value
             default: nil
@@ -243,7 +252,7 @@ public actor RouteSystem {
             .sorted { order(of: $0.protocolID) < order(of: $1.protocolID) }
             .compactMap { key -> SystemDevice.Member? in
                 guard let device = devices[key], let loaded = loadedExtension(for: key.protocolID) else { return nil }
-                return SystemDevice.Member(protocolType: loaded.protocolType, device: device, state: state(of: key))
+                return SystemDevice.Member(protocolType: loaded.protocolType, device: OutputDeviceDescription(device), state: state(of: key))
             }
         guard let first = entry.keys.first, let name = devices[first]?.displayName, !members.isEmpty else { return nil }
         return SystemDevice(id: entry.id, displayName: name, members: members)
@@ -426,13 +435,13 @@ public actor RouteSystem {
     }
 
     /// Ends an activation: the state leaves activating/awaiting, the caller gets the result.
-    private func finishActivation(_ key: DeviceKey, _ result: Result<ActiveRoute, MediaDeviceError>) {
+    private func finishActivation(_ key: DeviceKey, _ result: Result<(ActiveRoute, MediaOutputDevice), MediaDeviceError>) {
         guard let activation = activations.removeValue(forKey: key) else { return }
         activation.timeout?.cancel()
         activation.pairing.forEach { $0.cancel() }
         switch result {
-        case .success(let route):
-            routes[route.session.id] = RouteRecord(route: route)
+        case .success(let (route, device)):
+            routes[route.session.id] = RouteRecord(route: route, device: device, playback: nil)
             emit(.activationStateChanged(key, session: activation.session, state: .active))
             emit(.routeActivated(route))
             activation.continuation?.resume(returning: route)
@@ -458,7 +467,7 @@ public actor RouteSystem {
         activation.state = .awaitingPairingCode
         activation.timeout?.cancel()
         let request = PairingRequest(
-            device: device, protocolType: loaded.protocolType, session: session, reason: reason,
+            device: OutputDeviceDescription(device), protocolType: loaded.protocolType, session: session, reason: reason,
             authorizationMethod: method)
         let deadline = clock.now() + configuration.pairingTimeout
         let agent = pairingAgent
@@ -494,7 +503,7 @@ public actor RouteSystem {
     ///   already playing, or the device failed), timedOut.
     public func startSession(
         on session: MediaOutputSession, identifier: String?, url: URL
-    ) async throws -> PlaybackControl {
+    ) async throws -> any InterfaceControllable {
         try await startSession(on: session, identifier: identifier, url: url, metadata: PlaybackMetadata(contentURL: url))
     }
 
@@ -503,7 +512,7 @@ public actor RouteSystem {
     /// and the session's playback state (so Now Playing and MPRIS) in every case.
     public func startSession(
         on session: MediaOutputSession, identifier: String?, url: URL, metadata: PlaybackMetadata
-    ) async throws -> PlaybackControl {
+    ) async throws -> any InterfaceControllable {
         var metadata = metadata
         if metadata.contentURL == nil { metadata.contentURL = url }
         guard let record = routes[session.id], let loaded = loadedExtension(for: record.route.key.protocolID) else {
@@ -519,7 +528,7 @@ public actor RouteSystem {
             throw MediaDeviceError(.invalidArgument, "unsupported URL \(url)")
         }
         let deadline = clock.now() + configuration.sessionStartTimeout
-        return try await withCheckedThrowingContinuation { continuation in
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PlaybackControl, any Error>) in
             routes[session.id]?.pendingStart = continuation
             routes[session.id]?.startTimeout = Task { [clock] in
                 guard (try? await clock.sleep(until: deadline)) != nil else { return }
@@ -594,7 +603,7 @@ public actor RouteSystem {
     }
 
     /// The playback of a route's URL session, if one runs.
-    public func playbackControl(for session: MediaOutputSession) -> PlaybackControl? {
+    public func playbackControl(for session: MediaOutputSession) -> (any InterfaceControllable)? {
         routes[session.id]?.playback
     }
 
@@ -605,11 +614,9 @@ public actor RouteSystem {
 
     // MARK: Real-time samples
 
-    /// Starts real-time sample delivery on a route whose device and extension support it.
-    /// - Returns: a sink whose buffers go through paced delivery (``acquireAudio(on:format:)``).
-    public func startRealtimeSampleDelivery(on session: MediaOutputSession) async throws -> RealtimeSampleSink {
+    /// Tells a route whose device and extension take real-time samples that they are coming.
+    public func beginRealtimeSampleDelivery(on session: MediaOutputSession) async throws {
         _ = try await startRealtimeHandler(on: session)
-        return RealtimeSampleSink(session: session) { format in try await self.acquireAudio(on: session, format: format) }
     }
 
     /// The route's extension as a sample handler, told samples start if it was not yet.
@@ -661,11 +668,11 @@ public actor RouteSystem {
     /// - Throws: volumeControlUnsupported for relative-only or fixed-volume devices,
     ///   invalidArgument for a level that is not a number.
     public func setVolume(_ level: Float, on session: MediaOutputSession) async throws {
-        let (route, loaded) = try activeRoute(session)
+        let (route, loaded, device) = try activeRoute(session)
         guard level.isFinite else { throw MediaDeviceError(.invalidArgument, "volume \(level) is not a number") }
         switch route.device.volumeControl {
         case .absolute:
-            await loaded.instance.setVolume(min(max(level, 0), 1), for: route.device)
+            await loaded.instance.setVolume(min(max(level, 0), 1), for: device)
         case .relative:
             throw MediaDeviceError(
                 .volumeControlUnsupported,
@@ -678,14 +685,14 @@ public actor RouteSystem {
     /// Raises or lowers a route's volume by steps. Devices with absolute volume get
     /// a new level `configuration.absoluteVolumeStep` per step away.
     public func changeVolume(by increments: Int, on session: MediaOutputSession) async throws {
-        let (route, loaded) = try activeRoute(session)
+        let (route, loaded, device) = try activeRoute(session)
         switch route.device.volumeControl {
         case .relative:
-            await loaded.instance.changeVolume(by: increments, for: route.device)
+            await loaded.instance.changeVolume(by: increments, for: device)
         case .absolute:
-            let current = await loaded.instance.volume(for: route.device)
+            let current = await loaded.instance.volume(for: device)
             let level = current + Float(increments) * configuration.absoluteVolumeStep
-            await loaded.instance.setVolume(min(max(level, 0), 1), for: route.device)
+            await loaded.instance.setVolume(min(max(level, 0), 1), for: device)
         case .none:
             throw MediaDeviceError(.volumeControlUnsupported, "\(route.device.displayName) has no volume control")
         }
@@ -693,30 +700,30 @@ public actor RouteSystem {
 
     /// Mutes or unmutes a route's device.
     public func setMuted(_ muted: Bool, on session: MediaOutputSession) async throws {
-        let (route, loaded) = try activeRoute(session)
+        let (route, loaded, device) = try activeRoute(session)
         guard route.device.canMute else {
             throw MediaDeviceError(.unsupported, "\(route.device.displayName) cannot be muted")
         }
         if muted {
-            await loaded.instance.muteDevice(route.device)
+            await loaded.instance.muteDevice(device)
         } else {
-            await loaded.instance.unmuteDevice(route.device)
+            await loaded.instance.unmuteDevice(device)
         }
     }
 
     /// A route's volume (0.0–1.0) and mute state as the extension knows them.
     public func volume(on session: MediaOutputSession) async throws -> (volume: Float, muted: Bool) {
-        let (route, loaded) = try activeRoute(session)
-        let volume = await loaded.instance.volume(for: route.device)
-        let muted = await loaded.instance.isDeviceMuted(route.device)
+        let (route, loaded, device) = try activeRoute(session)
+        let volume = await loaded.instance.volume(for: device)
+        let muted = await loaded.instance.isDeviceMuted(device)
         return (volume, muted)
     }
 
-    private func activeRoute(_ session: MediaOutputSession) throws -> (ActiveRoute, LoadedExtension) {
+    private func activeRoute(_ session: MediaOutputSession) throws -> (ActiveRoute, LoadedExtension, MediaOutputDevice) {
         guard let record = routes[session.id], let loaded = loadedExtension(for: record.route.key.protocolID) else {
             throw MediaDeviceError(.deviceNotActive, "\(session) is not active")
         }
-        return (record.route, loaded)
+        return (record.route, loaded, record.device)
     }
 
     // MARK: Data channels
@@ -724,7 +731,7 @@ public actor RouteSystem {
     /// Sends data from the app to the route's extension (route data channel).
     /// - Throws: unsupported when the route's extension takes no route data (nothing would receive it).
     public func sendRouteData(_ data: Data, fromApplication application: String, on session: MediaOutputSession) async throws {
-        let (route, loaded) = try activeRoute(session)
+        let (route, loaded, device) = try activeRoute(session)
         guard loaded.instance.receivesRouteData else {
             throw MediaDeviceError(.unsupported, "\(loaded.protocolType.displayName) takes no data on the route channel of \(route.device.displayName)")
         }
@@ -734,7 +741,7 @@ public actor RouteSystem {
     /// Sends data from the app to the application running the session on the device.
     /// - Throws: sessionFailed when no session with an application runs on the route.
     public func sendSessionData(_ data: Data, on session: MediaOutputSession) async throws {
-        let (route, loaded) = try activeRoute(session)
+        let (route, loaded, device) = try activeRoute(session)
         guard let record = routes[session.id], record.playback != nil, let application = record.application else {
             throw MediaDeviceError(.sessionFailed, "no application session runs on \(route.device.displayName)")
         }
@@ -778,7 +785,8 @@ public actor RouteSystem {
                 return
             }
             let current = devices[k] ?? device
-            finishActivation(k, .success(ActiveRoute(session: session, protocolType: loaded.protocolType, device: current)))
+            let route = ActiveRoute(session: session, protocolType: loaded.protocolType, device: OutputDeviceDescription(current))
+            finishActivation(k, .success((route, current)))
         case .failedToActivateDevice(let device, let session, let error):
             let k = key(device)
             if let activation = activations[k], activation.session == session {
@@ -898,7 +906,7 @@ public actor RouteSystem {
         if record.realtime, let handler = loaded.instance as? any RealtimeSampleHandling {
             await handler.stopRealtimeSampleDelivery(session: route.session)
         }
-        await loaded.instance.deactivateDevice(route.device, session: route.session)
+        await loaded.instance.deactivateDevice(record.device, session: route.session)
         emit(.activationStateChanged(route.key, session: route.session, state: .idle))
         emit(.routeDeactivated(route, reason: reason))
         if let entry = device(containing: route.key) { emit(.deviceUpdated(entry)) }

@@ -3,7 +3,6 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
-public import MediaDevice
 
 /// What the app-facing API needs from a routing system: the in-process
 /// `RouteSystem` itself, or a client of `mediarouted` over D-Bus.
@@ -15,7 +14,7 @@ public protocol SystemRoutingBackend: Sendable {
     /// Activates the merged device that has the member `device` (any of its members' keys
     /// names it). Names are resolved at the edges (CLI, D-Bus, ``devicesList``'s `named(_:)`),
     /// not here.
-    func activate(_ device: DeviceKey, protocolID: String?, features: MediaOutputDevice.Capabilities) async throws -> ActiveRoute
+    func activate(_ device: DeviceKey, protocolID: String?, features: OutputDeviceDescription.Capabilities) async throws -> ActiveRoute
     func deactivate(_ session: MediaOutputSession) async
     func beginDiscovery(client: String) async
     func endDiscovery(client: String) async
@@ -23,13 +22,17 @@ public protocol SystemRoutingBackend: Sendable {
     func changeVolume(by increments: Int, on session: MediaOutputSession) async throws
     func setMuted(_ muted: Bool, on session: MediaOutputSession) async throws
     func volume(on session: MediaOutputSession) async throws -> (volume: Float, muted: Bool)
-    func startSession(on session: MediaOutputSession, identifier: String?, url: URL, metadata: PlaybackMetadata) async throws -> PlaybackControl
+    func startSession(on session: MediaOutputSession, identifier: String?, url: URL, metadata: PlaybackMetadata) async throws -> any InterfaceControllable
     func stopSession(on session: MediaOutputSession) async
     /// The application the device runs for the session (nil: no session data channel).
     func sessionApplication(on session: MediaOutputSession) async -> String?
     func sendRouteData(_ data: Data, fromApplication application: String, on session: MediaOutputSession) async throws
     func sendSessionData(_ data: Data, on session: MediaOutputSession) async throws
-    func startRealtimeSampleDelivery(on session: MediaOutputSession) async throws -> RealtimeSampleSink
+    /// Tells the route real-time samples are coming (`startRealtimeSampleDelivery(on:)` in
+    /// SampleSink gives the sink to send them through).
+    /// - Throws: ``MediaDeviceError`` `deviceNotActive`, or `unsupported` for a route that
+    ///   takes no real-time samples.
+    func beginRealtimeSampleDelivery(on session: MediaOutputSession) async throws
     func stopRealtimeSampleDelivery(on session: MediaOutputSession) async
     /// Opens paced real-time delivery of `format` on a route: the caller writes PCM into
     /// the returned descriptor and closes it to end the stream. A new acquisition on the
@@ -54,7 +57,7 @@ public protocol SystemRoutingBackend: Sendable {
 
 extension SystemRoutingBackend {
     /// Starts playback with no description but the URL.
-    public func startSession(on session: MediaOutputSession, identifier: String?, url: URL) async throws -> PlaybackControl {
+    public func startSession(on session: MediaOutputSession, identifier: String?, url: URL) async throws -> any InterfaceControllable {
         try await startSession(on: session, identifier: identifier, url: url, metadata: PlaybackMetadata(contentURL: url))
     }
 }

@@ -1,11 +1,10 @@
 #if canImport(FoundationEssentials)
-public import FoundationEssentials
+import FoundationEssentials
 #else
 public import Foundation
 #endif
-public import MediaDevice
 public import RoutingModel
-public import Synchronization
+import Synchronization
 
 /// One line of the picker.
 public struct RoutePickerEntry: Sendable, Hashable, Identifiable {
@@ -13,7 +12,7 @@ public struct RoutePickerEntry: Sendable, Hashable, Identifiable {
     /// The device's typed reference: picking activates by it, with no lookup by name.
     public let key: DeviceKey
     public let displayName: String
-    public let deviceType: MediaOutputDevice.DeviceType
+    public let deviceType: OutputDeviceDescription.DeviceType
     public let symbolName: String
     /// The display names of the protocols that reach the device, e.g. `["Loopback"]`.
     public let protocolDisplayNames: [String]
@@ -117,7 +116,7 @@ public final class RoutePicker: Sendable {
 
     /// Activates the picked device.
     /// - Throws: ``MediaDeviceError/Code/unsupported`` for an entry that is listed as unavailable.
-    public func pick(_ entry: RoutePickerEntry, features: MediaOutputDevice.Capabilities = []) async throws -> SystemRoute {
+    public func pick(_ entry: RoutePickerEntry, features: OutputDeviceDescription.Capabilities = []) async throws -> SystemRoute {
         if let reason = entry.unavailableReason {
             throw MediaDeviceError(.unsupported, "\(entry.displayName) is unavailable: \(reason)")
         }

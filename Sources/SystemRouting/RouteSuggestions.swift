@@ -7,28 +7,7 @@ public import Foundation
 import Glibc
 #endif
 public import Logging
-import MediaDevice
 public import RoutingModel
-
-/// What is about to play, as route suggestions weigh it.
-public struct PlaybackContent: Sendable, Hashable, Codable {
-    /// Whether it has pictures (a TV is the natural route) or is audio only.
-    public var isVideo: Bool
-    /// Films, episodes, albums: what a person settles in for (the AirPlay 2 talk's long-form content).
-    public var isLongForm: Bool
-
-    public init(isVideo: Bool, isLongForm: Bool) {
-        self.isVideo = isVideo
-        self.isLongForm = isLongForm
-    }
-}
-
-/// Where to play: the box itself, a route, or nothing because the person cancelled.
-public enum RouteSuggestion: Sendable, Hashable {
-    case local
-    /// A device id and its display name, as the picker lists them.
-    case external(deviceID: String, displayName: String)
-}
 
 /// The picks a box remembers to suggest routes, learned on the box: which device was
 /// chosen for which application, kind of content and time of day. Bounded (the

@@ -3,8 +3,8 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
-public import MediaDevice
 public import RoutingModel
+public import SampleSink
 import Synchronization
 import EventBroadcast
 
@@ -32,8 +32,8 @@ public final class SystemRoute: Sendable, Hashable, Identifiable {
     public let routeDisplayName: String
     /// A symbol for the device type (`tv`, `hifispeaker`, …).
     public let routeSymbolName: String
-    /// The device as its extension describes it.
-    public let device: MediaOutputDevice
+    /// The device, as apps see it.
+    public let device: OutputDeviceDescription
     /// The system's session for this activation.
     public let session: MediaOutputSession
     /// Data between the app and the route's extension, available while the route is active.

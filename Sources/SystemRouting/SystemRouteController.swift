@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-public import MediaDevice
 public import RoutingModel
 public import MediaClock
 import Synchronization
@@ -139,7 +138,7 @@ public final class SystemRouteController: Sendable {
     }
 
     /// The devices listed now that can be activated and do `features`.
-    public func availableDevices(for features: MediaOutputDevice.Capabilities = []) async -> [SystemDevice] {
+    public func availableDevices(for features: OutputDeviceDescription.Capabilities = []) async -> [SystemDevice] {
         await system.devicesList.filter { $0.isAvailable && $0.capabilities.isSuperset(of: features) }
     }
 
@@ -156,7 +155,7 @@ public final class SystemRouteController: Sendable {
     /// Activates a device (by picker entry id or display name) and returns its route.
     /// - Throws: ``MediaDeviceError`` from the system (see `RouteSystem.activate`).
     public func activate(
-        deviceNamed nameOrID: String, protocolID: String? = nil, features: MediaOutputDevice.Capabilities = []
+        deviceNamed nameOrID: String, protocolID: String? = nil, features: OutputDeviceDescription.Capabilities = []
     ) async throws -> SystemRoute {
         guard let key = await system.devicesList.named(nameOrID)?.key else {
             throw MediaDeviceError(.deviceNotFound, "no device \(nameOrID)")
@@ -166,7 +165,7 @@ public final class SystemRouteController: Sendable {
 
     /// Activates the device with the member `key` (a picker entry's ``RoutePickerEntry/key``).
     public func activate(
-        _ key: DeviceKey, protocolID: String? = nil, features: MediaOutputDevice.Capabilities = []
+        _ key: DeviceKey, protocolID: String? = nil, features: OutputDeviceDescription.Capabilities = []
     ) async throws -> SystemRoute {
         let active = try await system.activate(key, protocolID: protocolID, features: features)
         return route(for: active)

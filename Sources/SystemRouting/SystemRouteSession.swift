@@ -3,8 +3,7 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
-public import MediaDevice
-import RoutingModel
+public import RoutingModel
 import Synchronization
 import EventBroadcast
 
@@ -105,11 +104,11 @@ public final class SystemRouteSession: Sendable {
 /// A started session: control playback and talk to the device's application.
 public final class SystemRouteMediaSession: Sendable {
     /// The remote playback; set its properties to command the device.
-    public let playbackControl: PlaybackControl
+    public let playbackControl: any InterfaceControllable
     /// Data with the application on the device; nil in `.player` mode.
     public let dataChannel: SystemRouteDataChannel?
 
-    init(playbackControl: PlaybackControl, dataChannel: SystemRouteDataChannel?) {
+    init(playbackControl: any InterfaceControllable, dataChannel: SystemRouteDataChannel?) {
         self.playbackControl = playbackControl
         self.dataChannel = dataChannel
     }

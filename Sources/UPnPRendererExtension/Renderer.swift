@@ -2,6 +2,7 @@ import IPNetwork
 import LANTransport
 import MediaClock
 import MediaDevice
+import RoutingModel
 import Transport
 internal import UPnP
 

@@ -3,6 +3,7 @@ import LANTransport
 import Logging
 import MediaClock
 import MediaDevice
+import RoutingModel
 import Transport
 internal import UPnP
 

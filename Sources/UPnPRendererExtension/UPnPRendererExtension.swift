@@ -11,6 +11,7 @@ public import LANTransport
 public import MediaClock
 public import Logging
 public import MediaDevice
+public import RoutingModel
 import Transport
 import UPnP
 

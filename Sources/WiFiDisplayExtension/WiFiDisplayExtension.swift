@@ -5,6 +5,7 @@ public import Foundation
 #endif
 public import Logging
 public import MediaDevice
+public import RoutingModel
 public import Transport
 import WiFiTransport
 

@@ -10,6 +10,7 @@ import MediaRouteTestSupport
 import RouteSystem
 import Testing
 import RoutingModel
+import SampleSink
 
 /// PCM (stereo S16 samples, interleaved) from A2DP media packets: RTP header, SBC payload header, frames.
 func decodeSBC(_ packets: [[UInt8]]) -> [Int16] {

@@ -8,6 +8,7 @@ import RouteSystem
 import Testing
 import Transport
 import RoutingModel
+import SampleSink
 
 @Suite(.timeLimit(.minutes(1)), .enabled(if: BlueZMock.available))
 struct BLESpeakerExtensionTests {
@@ -127,7 +128,7 @@ struct BLESpeakerExtensionTests {
         #expect(await eventually { (try? await rig.volumeState())?[1] == 1 })
         // The routing system steps absolute devices absolutely; the extension's own
         // relative path (opcodes 0x00–0x03) is what a relative-only caller gets.
-        let speaker = try #require(await rig.system.device(containing: route.key)?.members.first?.device)
+        let speaker = try #require(await rig.system.reportedDevice(for: route.key))
         let ext = try #require(rig.extensions.value.first)
         #expect(await eventually { await ext.isDeviceMuted(speaker) }, "the extension has seen its mute land")
         await ext.changeVolume(by: 2, for: speaker)

@@ -83,7 +83,7 @@ struct CastRig {
     }
 
     /// Activates the receiver and plays a film on it.
-    func playing() async throws -> (ActiveRoute, PlaybackControl) {
+    func playing() async throws -> (ActiveRoute, any InterfaceControllable) {
         let route = try await activate()
         let control = try await system.startSession(on: route.session, identifier: nil, url: URL(string: "http://127.0.0.1:9/film.mp4")!)
         #expect(await eventually { control.playbackState == .playing })
@@ -91,7 +91,7 @@ struct CastRig {
     }
 
     /// The receiver stops taking connections and drops ours: the session shows buffering.
-    func dropAndRefuse(_ control: PlaybackControl) async throws {
+    func dropAndRefuse(_ control: any InterfaceControllable) async throws {
         try await peer.command("refuse")
         try await peer.command("reset")
         #expect(await eventually(timeout: .seconds(5)) { control.playbackState == .buffering })

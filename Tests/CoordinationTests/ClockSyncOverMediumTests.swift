@@ -1,6 +1,7 @@
 import Coordination
 import MediaClock
 import MediaDevice
+import RoutingModel
 import MediaRouteTestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Coordination
 import Foundation
 import MediaClock
 import MediaDevice
+import RoutingModel
 import MediaRouteTestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Coordination
 import IPNetwork
 import MediaClock
 import MediaDevice
+import RoutingModel
 import MediaRouteTestSupport
 import Testing
 

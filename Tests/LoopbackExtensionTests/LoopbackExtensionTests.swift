@@ -3,6 +3,7 @@ import LoopbackExtension
 import LoopbackTransport
 import MediaClock
 import MediaDevice
+import RoutingModel
 import MediaRouteTestSupport
 import Testing
 import Transport
@@ -92,7 +93,7 @@ final class ReportLog: Sendable {
         await ext.activateDevice(device, session: session, for: [.urlPlayback])
         _ = await log.first { if case .activatedDevice = $0 { true } else { nil } }
         await ext.startSession(session, identifier: nil, url: URL(string: "http://m/film.mkv")!)
-        let control = try #require(await log.first { event -> PlaybackControl? in
+        let control = try #require(await log.first { event -> (any InterfaceControllable)? in
             if case .started(_, let control, _) = event { return control }
             return nil
         })

@@ -1,4 +1,5 @@
 import MediaDevice
+import RoutingModel
 import Synchronization
 import Testing
 import Transport

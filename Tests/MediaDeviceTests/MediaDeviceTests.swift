@@ -1,5 +1,6 @@
 import MediaClock
 import MediaDevice
+import RoutingModel
 import Testing
 
 @Suite struct ProtocolTypeValidationTests {

@@ -1,5 +1,6 @@
 import Foundation
 import MediaDevice
+import RoutingModel
 import Testing
 
 @Suite struct PinFileTests {

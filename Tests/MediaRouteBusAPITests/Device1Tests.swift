@@ -1,14 +1,13 @@
 import DBus
-import MediaDevice
 import MediaRouteBusAPI
 import RoutingModel
 import Testing
 
 @Suite struct Device1Tests {
     static func speaker() throws -> SystemDevice {
-        let upnp = try #require(MediaOutputDevice(
+        let upnp = try #require(OutputDeviceDescription(
             id: "uuid:1", displayName: "Kitchen", capabilities: [.urlPlayback], deviceType: .speaker, volumeControl: .absolute, canMute: true))
-        let ble = try #require(MediaOutputDevice(
+        let ble = try #require(OutputDeviceDescription(
             id: "AA:BB", displayName: "Kitchen", capabilities: [.urlPlayback], deviceType: .speaker, volumeControl: .absolute, canMute: true))
         return SystemDevice(id: "upnp/uuid:1", displayName: "Kitchen", members: [
             .init(protocolType: MediaSharingProtocol("upnp", displayName: "UPnP"), device: upnp, state: .active),

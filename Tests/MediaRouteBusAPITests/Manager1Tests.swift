@@ -1,7 +1,6 @@
 import DBus
-import MediaDevice
+import RoutingModel
 import MediaRouteBusAPI
-import SystemRouting
 import Testing
 
 @Suite struct Manager1Tests {

@@ -1,11 +1,11 @@
 import DBus
-import MediaDevice
+import RoutingModel
 import MediaRouteBusAPI
 import Testing
 
 @Suite struct PairingAgent1Tests {
     @Test func everyMethodOfAuthorizationRoundTrips() throws {
-        let methods: [MediaOutputDevice.AuthorizationMethod] = [
+        let methods: [OutputDeviceDescription.AuthorizationMethod] = [
             .numericCode(length: .fourCharacter), .numericCode(length: .sixCharacter), .password, .confirmation(code: ""), .none,
         ]
         for method in methods {

@@ -1,6 +1,5 @@
 import DBus
 import Foundation
-import MediaDevice
 import MediaRouteBusAPI
 import RoutingModel
 import Testing

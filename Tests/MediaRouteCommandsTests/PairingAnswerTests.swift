@@ -1,5 +1,6 @@
 @testable import MediaRouteCommands
 import MediaDevice
+import RoutingModel
 import Testing
 
 /// What a person types at a pairing prompt: a confirmation (a changed Cast certificate, an

@@ -2,6 +2,7 @@ import CastChannel
 import DBus
 import Foundation
 import MediaDevice
+import RoutingModel
 import MediaRouteBusAPI
 import MediaRouteClient
 import MediaRouteCommands

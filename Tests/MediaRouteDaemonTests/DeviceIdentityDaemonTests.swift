@@ -5,6 +5,7 @@ import LoopbackExtension
 import LoopbackTransport
 import MediaClock
 import MediaDevice
+import RoutingModel
 import MediaRouteBusAPI
 import MediaRouteDaemon
 import MediaRouteTestSupport

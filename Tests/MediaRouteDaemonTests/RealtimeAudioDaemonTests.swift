@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import MediaDevice
+import RoutingModel
 import MediaRouteBusAPI
 import MediaRouteClient
 import MediaRouteCommands

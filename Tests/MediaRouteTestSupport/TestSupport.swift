@@ -200,7 +200,7 @@ public final class RoutingLog: Sendable {
         return events.value.lazy.compactMap(extract).first
     }
 
-    public func control(for session: MediaOutputSession, timeout: Duration = .seconds(10)) async -> PlaybackControl? {
+    public func control(for session: MediaOutputSession, timeout: Duration = .seconds(10)) async -> (any InterfaceControllable)? {
         await first(timeout: timeout) { event in
             if case .started(_, let control, let started) = event, started == session { return control }
             return nil

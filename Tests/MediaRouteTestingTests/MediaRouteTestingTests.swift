@@ -2,6 +2,7 @@ import LoopbackExtension
 import LoopbackTransport
 import MediaClock
 import MediaDevice
+import RoutingModel
 import MediaRouteTesting
 import Testing
 

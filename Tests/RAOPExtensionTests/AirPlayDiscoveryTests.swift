@@ -55,7 +55,8 @@ private func airPlay(_ instance: String, deviceID: String, model: String = "Appl
         #expect(await eventually { await system.devicesList.first?.members.first?.device.isAvailable == true })
         let merged = await system.devicesList
         #expect(merged.count == 1, "\(merged.map(\.displayName))")
-        let device = try #require(merged.first?.members.first?.device)
+        let key = try #require(merged.first?.members.first?.key)
+        let device = try #require(await system.reportedDevice(for: key))
         #expect(device.id == "aa:bb:cc:dd:ee:ff")
         #expect(device.deviceType == .setTopBox, "the model comes from the AirPlay record")
         #expect(device.requiredNetworkEndpoints.map(\.id) == ["AABBCCDDEEFF@Living Room._raop._tcp.local", "Living Room._airplay._tcp.local"])
@@ -63,7 +64,10 @@ private func airPlay(_ instance: String, deviceID: String, model: String = "Appl
 
         // The AirPlay 2 record going leaves the RAOP speaker; the RAOP one going too, nothing.
         transport.send(.lost(endpointID: "Living Room._airplay._tcp.local"))
-        #expect(await eventually { await system.devicesList.first?.members.first?.device.requiredNetworkEndpoints.count == 1 })
+        #expect(await eventually {
+            guard let key = await system.devicesList.first?.members.first?.key else { return false }
+            return await system.reportedDevice(for: key)?.requiredNetworkEndpoints.count == 1
+        })
         transport.send(.lost(endpointID: "AABBCCDDEEFF@Living Room._raop._tcp.local"))
         #expect(await eventually { await system.devicesList.isEmpty })
         await system.shutdown()

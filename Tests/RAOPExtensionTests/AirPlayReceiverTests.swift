@@ -93,7 +93,9 @@ import Glibc
     @Test func titleArtistAlbumArtworkAndProgressArriveOnTheMetadataPipe() async throws {
         let rig = try await makeRig()
         let device = try await speaker(rig)
-        #expect(device.members.first?.device.requiredNetworkEndpoints.first?.attributes["md"] == "0,1,2", "shairport-sync shows all three")
+        let key = try #require(device.members.first?.key)
+        let reported = try #require(await rig.system.reportedDevice(for: key))
+        #expect(reported.requiredNetworkEndpoints.first?.attributes["md"] == "0,1,2", "shairport-sync shows all three")
         let route = try await rig.system.activate(deviceID: device.id)
         let nowPlaying = RealtimeNowPlaying(
             metadata: PlaybackMetadata(title: "Ünïcode Song", artist: "Test Artist", album: "Test Album", duration: 3), artwork: .init(bytes: Self.artwork),

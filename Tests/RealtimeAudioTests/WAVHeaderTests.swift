@@ -1,4 +1,5 @@
 import MediaDevice
+import RoutingModel
 import RealtimeAudio
 import Testing
 

@@ -1,6 +1,7 @@
 import LoopbackExtension
 import LoopbackTransport
 import MediaDevice
+import RoutingModel
 import MediaRouteTestSupport
 import RouteSystem
 import Testing

@@ -3,6 +3,7 @@ import LoopbackExtension
 import LoopbackTransport
 import MediaClock
 import MediaDevice
+import RoutingModel
 import MediaRouteTestSupport
 import RouteSystem
 import Testing

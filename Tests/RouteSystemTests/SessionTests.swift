@@ -6,6 +6,7 @@ import MediaRouteTestSupport
 import RouteSystem
 import Testing
 import RoutingModel
+import SampleSink
 
 /// A rig with the TV paired and active.
 func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speaker]) async throws -> (LoopbackRig, ActiveRoute) {

@@ -1,10 +1,9 @@
-import MediaDevice
 import RoutingModel
 import Testing
 
 @Suite struct SystemDeviceTests {
     static func device(_ id: String, _ name: String) throws -> SystemDevice {
-        let member = try #require(MediaOutputDevice(id: id, displayName: name, capabilities: [.urlPlayback]))
+        let member = try #require(OutputDeviceDescription(id: id, displayName: name, capabilities: [.urlPlayback]))
         return SystemDevice(id: "upnp/\(id)", displayName: name, members: [
             .init(protocolType: MediaSharingProtocol("upnp", displayName: "UPnP"), device: member, state: .idle),
         ])
@@ -20,8 +19,8 @@ import Testing
     }
 
     @Test func aMergedDeviceSumsItsMembers() throws {
-        let tv = try #require(MediaOutputDevice(id: "a", displayName: "TV", capabilities: [.urlPlayback], unavailableReason: "asleep"))
-        let speaker = try #require(MediaOutputDevice(id: "b", displayName: "TV", capabilities: [.realtimeAudioStreaming]))
+        let tv = try #require(OutputDeviceDescription(id: "a", displayName: "TV", capabilities: [.urlPlayback], unavailableReason: "asleep"))
+        let speaker = try #require(OutputDeviceDescription(id: "b", displayName: "TV", capabilities: [.realtimeAudioStreaming]))
         let merged = SystemDevice(id: "x", displayName: "TV", members: [
             .init(protocolType: MediaSharingProtocol("upnp", displayName: "UPnP"), device: tv, state: .idle),
             .init(protocolType: MediaSharingProtocol("ble", displayName: "BLE"), device: speaker, state: .active),

@@ -8,8 +8,8 @@ import RoutingModel
 
 /// Route suggestions learned on the box (issue "a real box shows real devices").
 @Suite struct RouteSuggestionTests {
-    static func device(_ id: String, _ name: String, _ type: MediaOutputDevice.DeviceType) -> SystemDevice {
-        let member = MediaOutputDevice(id: id, displayName: name, capabilities: [.urlPlayback], deviceType: type)!
+    static func device(_ id: String, _ name: String, _ type: OutputDeviceDescription.DeviceType) -> SystemDevice {
+        let member = OutputDeviceDescription(id: id, displayName: name, capabilities: [.urlPlayback], deviceType: type)!
         return SystemDevice(id: id, displayName: name, members: [
             SystemDevice.Member(protocolType: MediaSharingProtocol("org.mediaroute.test", displayName: "Test"), device: member, state: .idle),
         ])

@@ -5,6 +5,7 @@ import LANTransport
 import Logging
 import MediaClock
 import MediaDevice
+import RoutingModel
 import MediaRouteCommands
 import MediaRouteTestSupport
 import Testing
@@ -28,7 +29,7 @@ enum Lab {
         return LANTransport(configuration: configuration, logger: logger)
     }
 
-    static func waitUntil(_ control: PlaybackControl, _ state: PlaybackSnapshot.State, timeout: Duration = .seconds(8)) async -> Bool {
+    static func waitUntil(_ control: any InterfaceControllable, _ state: PlaybackSnapshot.State, timeout: Duration = .seconds(8)) async -> Bool {
         await eventually(timeout: timeout) { control.playbackState == state }
     }
 

@@ -2,67 +2,8 @@
 import Glibc
 #endif
 import IOReactor
-public import MediaDevice
+public import RoutingModel
 import Synchronization
-
-/// Real-time audio delivery opened on a route: the descriptor to write PCM into, and
-/// what the route made of the request.
-///
-/// Whoever receives it owns ``descriptor`` and closes it: closing is the end of the
-/// stream (what was written still plays out). Writes are held back once the route's
-/// bounded buffer is full, so a writer faster than the device waits, and one slower
-/// than it is covered with silence (counted as underruns).
-public struct AudioAcquisition: Sendable, Hashable {
-    /// The write end of a stream socket; PCM of ``format``, frames interleaved.
-    public var descriptor: Int32
-    /// The format accepted (always the one asked for: a format the route cannot take is refused).
-    public var format: SampleBuffer.Format
-    /// From a write to its sound: the route's buffering and the device's.
-    public var latency: Duration
-
-    public init(descriptor: Int32, format: SampleBuffer.Format, latency: Duration) {
-        self.descriptor = descriptor
-        self.format = format
-        self.latency = latency
-    }
-}
-
-/// How real-time delivery on a route is going.
-public struct RealtimeAudioStatistics: Sendable, Hashable, Codable {
-    /// The format being delivered.
-    public var format: SampleBuffer.Format
-    /// Whether samples still flow (false once the writer closed and the rest played out).
-    public var active: Bool
-    /// Whole frames read from the writer.
-    public var framesReceived: UInt64
-    /// Frames handed to the device, silence included.
-    public var framesDelivered: UInt64
-    /// Device clock ticks that found too few frames from the writer.
-    public var underruns: UInt64
-    /// Frames of silence put in for a writer that was late.
-    public var silenceFrames: UInt64
-    /// Frames the device could not take in time (dropped so the daemon never waits on it).
-    public var framesDropped: UInt64
-    /// Bytes of a last, incomplete frame thrown away at the end of the stream.
-    public var partialFrameBytes: UInt64
-    /// The latency now: the route's own plus what is buffered, in microseconds.
-    public var latencyMicroseconds: UInt64
-
-    public init(
-        format: SampleBuffer.Format, active: Bool, framesReceived: UInt64 = 0, framesDelivered: UInt64 = 0, underruns: UInt64 = 0,
-        silenceFrames: UInt64 = 0, framesDropped: UInt64 = 0, partialFrameBytes: UInt64 = 0, latencyMicroseconds: UInt64 = 0
-    ) {
-        self.format = format
-        self.active = active
-        self.framesReceived = framesReceived
-        self.framesDelivered = framesDelivered
-        self.underruns = underruns
-        self.silenceFrames = silenceFrames
-        self.framesDropped = framesDropped
-        self.partialFrameBytes = partialFrameBytes
-        self.latencyMicroseconds = latencyMicroseconds
-    }
-}
 
 /// Carries real-time sample buffers from an app to a route.
 ///
@@ -177,5 +118,14 @@ actor SampleWriter {
         guard let acquisition else { return }
         Glibc.close(acquisition.descriptor)
         self.acquisition = nil
+    }
+}
+
+extension SystemRoutingBackend {
+    /// Starts real-time sample delivery on a route: the sink acquires paced delivery in the
+    /// format of the first buffer sent.
+    public func startRealtimeSampleDelivery(on session: MediaOutputSession) async throws -> RealtimeSampleSink {
+        try await beginRealtimeSampleDelivery(on: session)
+        return RealtimeSampleSink(session: session) { format in try await self.acquireAudio(on: session, format: format) }
     }
 }

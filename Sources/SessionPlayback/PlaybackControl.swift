@@ -1,123 +1,12 @@
+public import RoutingModel
 #if canImport(FoundationEssentials)
-public import FoundationEssentials
+import FoundationEssentials
 #else
 public import Foundation
 #endif
 public import MediaClock
 import Synchronization
 import EventBroadcast
-
-/// The playback state of a remote session, as the seeds' `AVInterfaceControllable` models it.
-public struct PlaybackSnapshot: Sendable, Equatable {
-    /// Where playback is.
-    public enum State: String, Sendable, Equatable, Codable {
-        case idle, loading, playing, paused, buffering, ended, failed
-    }
-
-    public var state: State
-    /// Position in seconds at ``timestamp``.
-    public var position: Double
-    /// Host time at which ``position`` was true.
-    public var timestamp: Duration
-    /// Speed while playing (1 = normal); 0 when not playing.
-    public var playbackSpeed: Double
-    /// The seekable range in seconds, when known.
-    public var timeRange: ClosedRange<Double>?
-    public var metadata: PlaybackMetadata
-    public var volume: Float
-    public var isMuted: Bool
-    public var audibleOptions: [MediaSelectionOption]
-    public var currentAudibleOption: MediaSelectionOption?
-    public var legibleOptions: [MediaSelectionOption]
-    public var currentLegibleOption: MediaSelectionOption?
-
-    public init(
-        state: State = .idle, position: Double = 0, timestamp: Duration = .zero, playbackSpeed: Double = 0,
-        timeRange: ClosedRange<Double>? = nil, metadata: PlaybackMetadata = PlaybackMetadata(), volume: Float = 1,
-        isMuted: Bool = false, audibleOptions: [MediaSelectionOption] = [],
-        currentAudibleOption: MediaSelectionOption? = nil, legibleOptions: [MediaSelectionOption] = [],
-        currentLegibleOption: MediaSelectionOption? = nil
-    ) {
-        self.state = state
-        self.position = position
-        self.timestamp = timestamp
-        self.playbackSpeed = playbackSpeed
-        self.timeRange = timeRange
-        self.metadata = metadata
-        self.volume = volume
-        self.isMuted = isMuted
-        self.audibleOptions = audibleOptions
-        self.currentAudibleOption = currentAudibleOption
-        self.legibleOptions = legibleOptions
-        self.currentLegibleOption = currentLegibleOption
-    }
-
-    public var isPlaying: Bool { state == .playing }
-
-    /// The position extrapolated to host time `now` from the snapshot and its speed,
-    /// clamped to the time range when there is one.
-    public func position(at now: Duration) -> Double {
-        guard state == .playing else { return position }
-        let extrapolated = position + (now - timestamp).seconds * playbackSpeed
-        guard let range = timeRange else { return max(extrapolated, 0) }
-        return min(max(extrapolated, range.lowerBound), range.upperBound)
-    }
-}
-
-/// What is playing.
-public struct PlaybackMetadata: Sendable, Equatable, Codable {
-    public var title: String?
-    public var artist: String?
-    public var album: String?
-    public var artworkURL: URL?
-    /// Duration in seconds; nil when unknown or live.
-    public var duration: Double?
-    public var isLive: Bool
-    public var contentURL: URL?
-
-    public init(
-        title: String? = nil, artist: String? = nil, album: String? = nil, artworkURL: URL? = nil,
-        duration: Double? = nil, isLive: Bool = false, contentURL: URL? = nil
-    ) {
-        self.title = title
-        self.artist = artist
-        self.album = album
-        self.artworkURL = artworkURL
-        self.duration = duration
-        self.isLive = isLive
-        self.contentURL = contentURL
-    }
-}
-
-/// An audio track or subtitle a person can pick.
-public struct MediaSelectionOption: Sendable, Hashable, Codable, Identifiable {
-    public var id: String
-    public var displayName: String
-    /// BCP 47 language tag, when the option has a language.
-    public var languageTag: String?
-
-    public init(id: String, displayName: String, languageTag: String? = nil) {
-        self.id = id
-        self.displayName = displayName
-        self.languageTag = languageTag
-    }
-}
-
-/// A command from the system or app to the device, carried to the extension.
-public enum PlaybackCommand: Sendable, Equatable {
-    case play
-    case pause
-    case seek(to: Double)
-    case setSpeed(Double)
-    case setVolume(Float)
-    case setMuted(Bool)
-    /// Select an audio track (nil: the default).
-    case selectAudible(MediaSelectionOption?)
-    /// Select a subtitle track (nil: subtitles off).
-    case selectLegible(MediaSelectionOption?)
-    /// Stop playback and end the session.
-    case stop
-}
 
 /// The live, controllable playback of one session: the seeds' `AVInterfaceControllable`.
 ///
@@ -134,7 +23,7 @@ public enum PlaybackCommand: Sendable, Equatable {
 /// command; the device's next report corrects the state if it disagrees.
 /// The position is never polled: it is extrapolated from the last report, its
 /// timestamp and the speed, on the injected clock.
-public final class PlaybackControl: Sendable {
+public final class PlaybackControl: InterfaceControllable {
     private let clock: any HostClock
     private let state: Mutex<PlaybackSnapshot>
     private let observers = EventBroadcaster<PlaybackSnapshot>(bufferingPolicy: .bufferingNewest(64))
@@ -161,11 +50,6 @@ public final class PlaybackControl: Sendable {
 
     /// The current state; its position is as of its timestamp (see ``currentPlaybackPosition``).
     public var snapshot: PlaybackSnapshot { state.withLock { $0 } }
-    public var playbackState: PlaybackSnapshot.State { snapshot.state }
-    public var timeRange: ClosedRange<Double>? { snapshot.timeRange }
-    public var metadata: PlaybackMetadata { snapshot.metadata }
-    public var audibleOptions: [MediaSelectionOption] { snapshot.audibleOptions }
-    public var legibleOptions: [MediaSelectionOption] { snapshot.legibleOptions }
 
     /// Observes every change, starting with the current state.
     public func changes() -> AsyncStream<PlaybackSnapshot> {
