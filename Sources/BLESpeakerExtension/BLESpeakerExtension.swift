@@ -403,6 +403,18 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(entry.device.displayName): \(reason)"))
     }
 
+    /// A2DP (or LE Audio) with the codec the speaker's stream was configured for; SBC's bit
+    /// rate at the configured bitpool. The speaker plays what arrives as it arrives.
+    public func routeDetails(session: MediaOutputSession) -> RouteStatus.Details {
+        var details = RouteStatus.Details(timing: .asReceived, declaredLatencyMicroseconds: 150_000)
+        guard let stream = active[session.id]?.stream else { return details }
+        let codec = BluetoothCodec(a2dpCodec: stream.codec, bap: stream.profile == .leAudio)
+        details.protocolVersion = stream.profile == .leAudio ? "LE Audio (BAP)" : "A2DP"
+        details.codec = "\(codec)"
+        if codec == .sbc { details.bitrate = SBCCapabilities(bytes: stream.configuration)?.bitrate }
+        return details
+    }
+
     /// PCM at the rate the speaker's stream was configured for (SBC is encoded from it as is, no
     /// resampling), mono or stereo, 16-bit or float. The latency is what A2DP speakers typically
     /// buffer: the sender cannot measure it.

@@ -84,4 +84,25 @@ public struct SBCCapabilities: Sendable, Hashable {
             && minimumBitpool >= max(2, capabilities.minimumBitpool) && maximumBitpool <= capabilities.maximumBitpool
             && minimumBitpool <= maximumBitpool
     }
+
+    /// The bit rate of one configuration at its highest bitpool (A2DP's SBC frame length times
+    /// frames per second); nil unless every field has one bit.
+    public var bitrate: Int? {
+        func value(_ field: UInt8, _ table: [UInt8: Int]) -> Int? { table[field] }
+        guard let rate = value(frequencies, [0x8: 16_000, 0x4: 32_000, 0x2: 44_100, 0x1: 48_000]),
+            let blocks = value(blockLengths, [0x8: 4, 0x4: 8, 0x2: 12, 0x1: 16]),
+            let bands = value(subbands, [0x2: 4, 0x1: 8]),
+            [0x8, 0x4, 0x2, 0x1].contains(channelModes)
+        else { return nil }
+        let channels = channelModes == 0x8 ? 1 : 2
+        let bitpool = Int(maximumBitpool)
+        let payloadBits: Int
+        switch channelModes {
+        case 0x8, 0x4: payloadBits = blocks * channels * bitpool  // mono, dual channel
+        case 0x2: payloadBits = blocks * bitpool  // stereo
+        default: payloadBits = bands + blocks * bitpool  // joint stereo
+        }
+        let frameBytes = 4 + (4 * bands * channels) / 8 + (payloadBits + 7) / 8
+        return 8 * frameBytes * rate / (bands * blocks)
+    }
 }

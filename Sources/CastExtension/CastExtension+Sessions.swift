@@ -250,6 +250,11 @@ extension CastExtension: MediaDeviceExtension {
         }
     }
 
+    /// Cast v2 over TLS: the receiver fetches the URL and plays it on its own clock.
+    public func routeDetails(session: MediaOutputSession) -> RouteStatus.Details {
+        RouteStatus.Details(protocolVersion: "Google Cast (CASTV2)", timing: .deviceClock)
+    }
+
     public func stopSession(_ session: MediaOutputSession) {
         guard let route = routes[session.id], let playback = route.playback else { return }
         routes[session.id]?.playback?.stopping = true

@@ -391,6 +391,11 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
     // MARK: Real-time audio
 
     /// The standard formats, with the latency the speaker declares (a scenario's `audioLatency`).
+    /// A simulated device: it takes PCM as the app writes it, as it arrives.
+    public func routeDetails(session: MediaOutputSession) -> RouteStatus.Details {
+        RouteStatus.Details(protocolVersion: "simulated", timing: .asReceived, codec: "PCM")
+    }
+
     public func realtimeAudioSupport(session: MediaOutputSession) -> RealtimeAudioSupport {
         var support = RealtimeAudioSupport.standard
         let microseconds = sessions[session.id]?.device.requiredNetworkEndpoints.first?.attributes[LoopbackTransport.audioLatencyAttribute]

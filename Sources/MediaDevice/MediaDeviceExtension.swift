@@ -71,6 +71,10 @@ public protocol MediaDeviceExtension: Actor {
     /// Whether ``receiveData(_:fromApplication:session:)`` does something: when false (the
     /// default) the system refuses route-channel sends with a typed error instead of dropping them.
     nonisolated var receivesRouteData: Bool { get }
+
+    /// How the extension plays an active route (protocol version, timing, codec, bit rate,
+    /// declared latency), for ``RouteStatus``. Default: nothing said.
+    func routeDetails(session: MediaOutputSession) -> RouteStatus.Details
 }
 
 extension MediaDeviceExtension {
@@ -85,6 +89,8 @@ extension MediaDeviceExtension {
     public func unmuteDevice(_ device: MediaOutputDevice) {}
 
     public func receiveData(_ data: Data, fromApplication applicationIdentifier: String, session: MediaOutputSession) {}
+
+    public func routeDetails(session: MediaOutputSession) -> RouteStatus.Details { RouteStatus.Details() }
 }
 
 /// An extension that takes real-time samples instead of (or as well as) URLs.

@@ -28,3 +28,5 @@ public typealias RealtimeNowPlaying = RoutingModel.RealtimeNowPlaying
 public typealias PinnedIdentity = RoutingModel.PinnedIdentity
 /// The live playback of one session, as the extension drives it (``SessionPlayback/PlaybackControl``).
 public typealias PlaybackControl = SessionPlayback.PlaybackControl
+/// How a route plays (``RoutingModel/RouteStatus``).
+public typealias RouteStatus = RoutingModel.RouteStatus

@@ -32,6 +32,8 @@ public enum Session1 {
         public var protocolReason: String?
         /// Real-time audio delivery on the route; nil when none was acquired.
         public var audio: RealtimeAudioStatistics?
+        /// What the route's extension says of how it plays (version, timing, codec, bit rate, latency).
+        public var details = RouteStatus.Details()
 
         public init(id: UUID, deviceID: String, device: DBusObjectPath, protocolID: String) {
             self.id = id
@@ -45,6 +47,7 @@ public enum Session1 {
             ("Rate", "d"), ("Duration", "d"), ("Title", "s"), ("Url", "s"), ("Application", "s"), ("ProtocolReason", "s"),
             ("AudioActive", "b"), ("AudioFormat", "s"), ("AudioFramesReceived", "t"), ("AudioFramesDelivered", "t"),
             ("AudioUnderruns", "t"), ("AudioSilenceFrames", "t"), ("AudioFramesDropped", "t"), ("AudioLatency", "t"),
+            ("ProtocolVersion", "s"), ("Timing", "s"), ("Codec", "s"), ("Bitrate", "u"), ("LatencyDeclared", "t"),
         ]
 
         /// Readable only by root, the daemon's user and the `mediaroute` group (what plays, and
@@ -74,6 +77,11 @@ public enum Session1 {
                 "AudioSilenceFrames": .uint64(audio?.silenceFrames ?? 0),
                 "AudioFramesDropped": .uint64(audio?.framesDropped ?? 0),
                 "AudioLatency": .uint64(audio?.latencyMicroseconds ?? 0),
+                "ProtocolVersion": .string(details.protocolVersion ?? ""),
+                "Timing": .string(details.timing?.rawValue ?? ""),
+                "Codec": .string(details.codec ?? ""),
+                "Bitrate": .uint32(UInt32(clamping: details.bitrate ?? 0)),
+                "LatencyDeclared": .uint64(details.declaredLatencyMicroseconds ?? 0),
             ]
         }
 
@@ -105,6 +113,11 @@ public enum Session1 {
             if let value = text("Url") { url = value }
             if let value = text("Application") { application = value }
             if let value = text("ProtocolReason") { protocolReason = value }
+            if let value = text("ProtocolVersion") { details.protocolVersion = value }
+            if let value = text("Timing") { details.timing = value.flatMap(RouteStatus.Timing.init(rawValue:)) }
+            if let value = text("Codec") { details.codec = value }
+            if case .uint32(let value)? = changed["Bitrate"]?.unwrapped { details.bitrate = value == 0 ? nil : Int(value) }
+            if case .uint64(let value)? = changed["LatencyDeclared"]?.unwrapped { details.declaredLatencyMicroseconds = value == 0 ? nil : value }
             if let text = changed["AudioFormat"]?.string {
                 audio = SampleBuffer.Format(name: text).map { RealtimeAudioStatistics(format: $0, active: false) }
             }
@@ -121,6 +134,13 @@ public enum Session1 {
                 if let value = count("AudioFramesDropped") { audio?.framesDropped = value }
                 if let value = count("AudioLatency") { audio?.latencyMicroseconds = value }
             }
+        }
+
+        /// The route's status as the properties say it, for a device and protocol of these names.
+        public func routeStatus(device: String, protocolName: String) -> RouteStatus {
+            RouteStatus(
+                device: device, protocolID: protocolID, protocolName: protocolName, protocolReason: protocolReason, details: details,
+                audio: audio)
         }
 
         /// Brings `snapshot` to what the properties say of playback.

@@ -453,6 +453,16 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         _ = try await call(try sessionPath(session), .setNowPlaying(nowPlaying))
     }
 
+    /// `Session1`'s properties read now.
+    public func routeStatus(on session: MediaOutputSession) async -> RouteStatus? {
+        guard let path = try? sessionPath(session), let values = try? await getAll(path, Session1.interface),
+            let entry = routes[session.id]
+        else { return nil }
+        var properties = entry.properties
+        properties.apply(values)
+        return properties.routeStatus(device: entry.route.device.displayName, protocolName: entry.route.protocolType.displayName)
+    }
+
     public func audioStatistics(on session: MediaOutputSession) async -> RealtimeAudioStatistics? {
         guard let path = try? sessionPath(session), let values = try? await getAll(path, Session1.interface) else { return nil }
         var properties = routes[session.id]?.properties

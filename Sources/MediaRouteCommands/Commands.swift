@@ -532,28 +532,15 @@ extension MediaRouteCtl {
                     let name, state: String
                     let protocols: [String]
                 }
-                struct Route: Encodable {
-                    let device, `protocol`: String
-                    let audio: Audio?
-                }
-                struct Audio: Encodable {
-                    let format: String
-                    let active: Bool
-                    let framesReceived, framesDelivered, underruns, silenceFrames, framesDropped, partialFrameBytes, latencyMicroseconds: UInt64
-                }
                 struct Report: Encodable {
                     let daemon: Bool
                     let devices: [Device]
-                    let routes: [Route]
+                    /// One ``RouteStatus`` per route, the schema `Session1` and the in-process API share.
+                    let routes: [RouteStatus]
                 }
-                var rows: [Route] = []
+                var rows: [RouteStatus] = []
                 for route in routes {
-                    let audio = await route.audioStatistics().map {
-                        Audio(format: $0.format.name, active: $0.active, framesReceived: $0.framesReceived, framesDelivered: $0.framesDelivered,
-                              underruns: $0.underruns, silenceFrames: $0.silenceFrames, framesDropped: $0.framesDropped,
-                              partialFrameBytes: $0.partialFrameBytes, latencyMicroseconds: $0.latencyMicroseconds)
-                    }
-                    rows.append(Route(device: route.routeDisplayName, protocol: route.protocolType.identifier, audio: audio))
+                    if let status = await route.status() { rows.append(status) }
                 }
                 let report = Report(
                     daemon: environment.usesDaemon,

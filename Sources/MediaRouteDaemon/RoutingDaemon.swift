@@ -368,8 +368,10 @@ public actor RoutingDaemon {
         properties.position = control?.currentPlaybackPosition ?? 0
         properties.url = urls[session.id]
         properties.application = await system.sessionApplication(on: session)
-        properties.protocolReason = protocolReasons[route.key]
-        properties.audio = await system.audioStatistics(on: session)
+        let status = await system.routeStatus(on: session)
+        properties.protocolReason = status?.protocolReason ?? protocolReasons[route.key]
+        properties.details = status?.details ?? RouteStatus.Details()
+        properties.audio = status?.audio
         return properties
     }
 

@@ -428,6 +428,13 @@ public actor RAOPExtension: RealtimeSampleHandling {
     // MARK: Real-time samples
 
     /// 16-bit stereo (or mono, doubled) at 44.1 kHz, played two seconds after it is sent.
+    /// AirPlay 1: ALAC over RTP, timed against the sender's clock by NTP-style exchanges.
+    public func routeDetails(session: MediaOutputSession) -> RouteStatus.Details {
+        RouteStatus.Details(
+            protocolVersion: "AirPlay 1 (RAOP)", timing: .ntp, codec: "ALAC",
+            declaredLatencyMicroseconds: UInt64(latencyFrames) * 1_000_000 / UInt64(RAOPStream.sampleRate))
+    }
+
     public func realtimeAudioSupport(session: MediaOutputSession) -> RealtimeAudioSupport {
         RealtimeAudioSupport(
             encodings: [.pcmS16LE], sampleRates: [RAOPStream.sampleRate], channels: 1...2,

@@ -66,6 +66,8 @@ public actor RouteSystem {
         var realtime = false
         /// What the app said the session plays.
         var metadata: PlaybackMetadata?
+        /// Why activation chose this protocol.
+        var protocolReason: String?
     }
 
     typealias Slot = Int
@@ -84,6 +86,8 @@ public actor RouteSystem {
     private var devices: [DeviceKey: MediaOutputDevice] { directory.devices }
     /// Per merged device (by its id): the protocol the person prefers for it.
     private var preferredProtocolByDevice: [String: String] = [:]
+    /// Why activation chose the member being activated, until its route is up.
+    private var chosenReasons: [DeviceKey: String] = [:]
     private var activations: [DeviceKey: Activation] = [:]
     private var routes: [UUID: RouteRecord] = [:]
     private var discoveryClients: [String: Int] = [:]
@@ -369,6 +373,7 @@ public actor RouteSystem {
                 ? (preferredProtocolByDevice[entry.id] == member.protocolType.identifier ? "the protocol chosen for this device"
                     : configuration.preferredProtocols.isEmpty ? "the first protocol that can do what is asked" : "the preferred protocol")
                 : "falling back: \(failures.joined(separator: "; "))"
+            chosenReasons[member.key] = why
             emit(.protocolChosen(member.key, reason: why))
             logger.info("activating", metadata: ["device": "\(member.key)", "why": "\(why)"])
             do {
@@ -439,9 +444,11 @@ public actor RouteSystem {
         guard let activation = activations.removeValue(forKey: key) else { return }
         activation.timeout?.cancel()
         activation.pairing.forEach { $0.cancel() }
+        defer { chosenReasons[key] = nil }
         switch result {
         case .success(let (route, device)):
             routes[route.session.id] = RouteRecord(route: route, device: device, playback: nil)
+            routes[route.session.id]?.protocolReason = chosenReasons.removeValue(forKey: key)
             emit(.activationStateChanged(key, session: activation.session, state: .active))
             emit(.routeActivated(route))
             activation.continuation?.resume(returning: route)
@@ -600,6 +607,22 @@ public actor RouteSystem {
     /// so there is no session data channel).
     public func sessionApplication(on session: MediaOutputSession) -> String? {
         routes[session.id]?.application
+    }
+
+    /// How a route plays: its protocol, what its extension says of it, and its real-time delivery.
+    public func routeStatus(on session: MediaOutputSession) async -> RouteStatus? {
+        guard let record = routes[session.id], let loaded = loadedExtension(for: record.route.key.protocolID) else { return nil }
+        var details = await loaded.instance.routeDetails(session: session)
+        if details.declaredLatencyMicroseconds == nil, record.route.device.capabilities.contains(.realtimeAudioStreaming),
+            let handler = loaded.instance as? any RealtimeSampleHandling
+        {
+            let latency = await handler.realtimeAudioSupport(session: session).latency
+            details.declaredLatencyMicroseconds = UInt64(max(0, latency / .microseconds(1)))
+        }
+        return RouteStatus(
+            device: record.route.device.displayName, protocolID: loaded.protocolType.identifier,
+            protocolName: loaded.protocolType.displayName, protocolReason: routes[session.id]?.protocolReason ?? record.protocolReason,
+            details: details, audio: audioStatistics(on: session))
     }
 
     /// The playback of a route's URL session, if one runs.

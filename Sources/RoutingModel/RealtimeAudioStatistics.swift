@@ -34,3 +34,40 @@ public struct RealtimeAudioStatistics: Sendable, Hashable, Codable {
         self.latencyMicroseconds = latencyMicroseconds
     }
 }
+
+extension RealtimeAudioStatistics {
+    private enum CodingKeys: String, CodingKey {
+        case format, active, framesReceived, framesDelivered, underruns, silenceFrames, framesDropped, partialFrameBytes, latencyMicroseconds
+    }
+
+    /// The format as its name (`s16le/44100/2`), as the bus and the CLI write it.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(format.name, forKey: .format)
+        try container.encode(active, forKey: .active)
+        try container.encode(framesReceived, forKey: .framesReceived)
+        try container.encode(framesDelivered, forKey: .framesDelivered)
+        try container.encode(underruns, forKey: .underruns)
+        try container.encode(silenceFrames, forKey: .silenceFrames)
+        try container.encode(framesDropped, forKey: .framesDropped)
+        try container.encode(partialFrameBytes, forKey: .partialFrameBytes)
+        try container.encode(latencyMicroseconds, forKey: .latencyMicroseconds)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let name = try container.decode(String.self, forKey: .format)
+        guard let format = SampleBuffer.Format(name: name) else {
+            throw DecodingError.dataCorruptedError(forKey: .format, in: container, debugDescription: "not a PCM format name: \(name)")
+        }
+        self.init(
+            format: format, active: try container.decode(Bool.self, forKey: .active),
+            framesReceived: try container.decode(UInt64.self, forKey: .framesReceived),
+            framesDelivered: try container.decode(UInt64.self, forKey: .framesDelivered),
+            underruns: try container.decode(UInt64.self, forKey: .underruns),
+            silenceFrames: try container.decode(UInt64.self, forKey: .silenceFrames),
+            framesDropped: try container.decode(UInt64.self, forKey: .framesDropped),
+            partialFrameBytes: try container.decode(UInt64.self, forKey: .partialFrameBytes),
+            latencyMicroseconds: try container.decode(UInt64.self, forKey: .latencyMicroseconds))
+    }
+}

@@ -39,6 +39,8 @@ public protocol SystemRoutingBackend: Sendable {
     /// same route ends the one before.
     /// - Throws: ``MediaDeviceError`` `unsupported` naming what the route takes.
     func acquireAudio(on session: MediaOutputSession, format: SampleBuffer.Format) async throws -> AudioAcquisition
+    /// How a route plays (``RouteStatus``); nil when the session is not active.
+    func routeStatus(on session: MediaOutputSession) async -> RouteStatus?
     /// How delivery on a route goes; nil when none was acquired.
     func audioStatistics(on session: MediaOutputSession) async -> RealtimeAudioStatistics?
     /// Opens one paced delivery for several routes that play as a group (one socket, one clock):

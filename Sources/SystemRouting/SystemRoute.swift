@@ -146,6 +146,12 @@ public final class SystemRoute: Sendable, Hashable, Identifiable {
         try await controller.system.setRealtimeNowPlaying(nowPlaying, on: session)
     }
 
+    /// How the route plays: protocol and version, timing, codec and bit rate, format,
+    /// declared and measured latency, real-time delivery. Nil once the route ended.
+    public func status() async -> RouteStatus? {
+        await controller.system.routeStatus(on: session)
+    }
+
     /// How real-time delivery goes (frames, underruns, latency); nil when none was acquired.
     public func audioStatistics() async -> RealtimeAudioStatistics? {
         await controller.system.audioStatistics(on: session)

@@ -364,6 +364,12 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         }
     }
 
+    /// UPnP AV (AVTransport and RenderingControl): the renderer fetches the URL and plays it
+    /// on its own clock.
+    public func routeDetails(session: MediaOutputSession) -> RouteStatus.Details {
+        RouteStatus.Details(protocolVersion: "UPnP AV 1 (DLNA)", timing: .deviceClock)
+    }
+
     public func stopSession(_ session: MediaOutputSession) {
         guard let running = sessions.removeValue(forKey: session.id) else { return }
         Task {

@@ -26,6 +26,16 @@ import Testing
         #expect(try SBCCapabilities(bytes: [0x28, 0x5A, 10, 250])!.configuration().bytes == [0x28, 0x1A, 10, 31])
     }
 
+    /// A2DP's SBC figures: high quality at 44.1 kHz joint stereo (bitpool 53) is 328 kb/s, at
+    /// 48 kHz (bitpool 51) 345 kb/s; mono with four subbands at bitpool 31, 375 kb/s (8 × 68-byte
+    /// frames of 64 samples at 44.1 kHz).
+    @Test func theBitRateOfAConfigurationIsA2DPsFigure() throws {
+        #expect(try SBCCapabilities.source.configuration().bitrate == 327_993)
+        #expect(try SBCCapabilities(bytes: [0x1F, 0xFF, 2, 250])!.configuration().bitrate == 345_000)
+        #expect(try SBCCapabilities(bytes: [0x28, 0x5A, 10, 250])!.configuration().bitrate == 374_850)
+        #expect(SBCCapabilities.source.bitrate == nil, "capabilities with several bits per field are no one configuration")
+    }
+
     @Test func whatCannotBeConfiguredIsARefusalWithTheReason() {
         #expect(throws: BluetoothAudioError.self) { try SBCCapabilities(bytes: [0x0F, 0xFF, 2, 53])!.configuration() }  // no frequency
         #expect(throws: BluetoothAudioError.self) { try SBCCapabilities(bytes: [0xF0, 0xFF, 2, 53])!.configuration() }  // no mode

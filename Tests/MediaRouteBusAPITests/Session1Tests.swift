@@ -15,9 +15,24 @@ import Testing
         properties.url = "http://10.0.0.2/a.mp3"
         properties.application = ":1.42"
         properties.protocolReason = "preferred"
+        properties.details = RouteStatus.Details(
+            protocolVersion: "A2DP", timing: .asReceived, codec: "SBC", bitrate: 327_993, declaredLatencyMicroseconds: 150_000)
+        properties.audio = RealtimeAudioStatistics(format: .cdAudio, active: true, framesReceived: 10, latencyMicroseconds: 200_000)
         let values = properties.values
         for (name, signature) in Session1.Properties.signatures { #expect(values[name]?.signature == signature, "\(name)") }
         #expect(Session1.Properties(values: values) == properties)
+        let status = properties.routeStatus(device: "Speaker", protocolName: "Bluetooth")
+        #expect(status.details.codec == "SBC" && status.details.bitrate == 327_993 && status.details.timing == .asReceived)
+        #expect(status.format == "s16le/44100/2" && status.measuredLatencyMicroseconds == 200_000 && status.protocolReason == "preferred")
+    }
+
+    /// What a route does not know (no codec, no bit rate) is absent, not a zero.
+    @Test func unknownDetailsStayAbsentOverTheWire() throws {
+        var properties = Session1.Properties(id: UUID(), deviceID: "d", device: "/d", protocolID: "p")
+        properties.details = RouteStatus.Details(protocolVersion: "UPnP AV 1 (DLNA)", timing: .deviceClock)
+        let mirrored = try #require(Session1.Properties(values: properties.values))
+        #expect(mirrored.details == properties.details)
+        #expect(mirrored.details.codec == nil && mirrored.details.bitrate == nil && mirrored.details.declaredLatencyMicroseconds == nil)
     }
 
     @Test func playbackChangesAndTheEndApplyToTheMirror() throws {

@@ -159,6 +159,12 @@ private func wavFile(frames: Int) throws -> String {
         #expect(audio?["framesReceived"] as? Int == 8_820, "\(status.lines) \(stream.lines)")
         #expect(audio?["active"] as? Bool == false)
         #expect(audio?["format"] as? String == "s16le/44100/2")
+        // One schema for the route's status, whichever surface shows it.
+        let route = try #require(routes?.first)
+        let details = route["details"] as? [String: Any]
+        #expect(route["protocolID"] as? String == "org.mediaroute.loopback" && route["format"] as? String == "s16le/44100/2", "\(route)")
+        #expect(details?["codec"] as? String == "PCM" && details?["timing"] as? String == "as-received", "\(route)")
+        #expect((route["measuredLatencyMicroseconds"] as? Int).map { $0 > 0 } == true, "\(route)")
     }
 
     /// Two speakers that buffer 50 and 200 ms: the quicker one gets 150 ms of silence first, so a

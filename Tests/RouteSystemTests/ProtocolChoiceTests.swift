@@ -61,6 +61,10 @@ import Testing
         let route = try await system.activate(deviceID: device.id)
         #expect(route.protocolType == Self.second)
         #expect(Self.choices(recorder).map(\.1) == ["the preferred protocol"])
+        let status = try #require(await system.routeStatus(on: route.session))
+        #expect(status.protocolID == Self.second.identifier && status.protocolName == Self.second.displayName)
+        #expect(status.protocolReason == "the preferred protocol", "the route's status says why its protocol was chosen")
+        #expect(status.device == device.displayName && status.audio == nil && status.format == nil)
         await system.deactivate(route.session)
         // The person's choice for this device overrides the configured order.
         try await system.setPreferredProtocol(Self.first.identifier, forDevice: device.id)
