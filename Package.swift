@@ -290,7 +290,7 @@ let package = Package(
             name: "mediarouted",
             dependencies: [
                 "MediaRouteDaemon", "MediaRouteBusAPI", "DBus", "NowPlayingPush", "BoxConfiguration", "LANTransport",
-                "MediaRouteExecutors", "MediaRouteCommands", "PipeWireSink", "Coordination",
+                "MediaRouteExecutors", "MediaRouteCommands", "PipeWireSink", "Coordination", "RoutingModel",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ] + simulatedDevices,

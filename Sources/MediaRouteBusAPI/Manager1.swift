@@ -58,16 +58,20 @@ public enum Manager1 {
         public var discoveryFailures: [String: String] = [:]
         /// The other boxes of the household found over mDNS (`_mediaroute._udp`).
         public var boxes: [Box] = []
+        /// The daemon's version (``MediaRouteVersion``).
+        public var version: String = MediaRouteVersion.current
 
         public init() {}
 
         public static let signatures: [(name: String, signature: String)] = [
             ("Discovering", "b"), ("Protocols", "as"), ("Adapters", "a(ssssbs)"), ("DiscoveryFailures", "a{ss}"), ("Boxes", "a(sssqbdd)"),
+            ("Version", "s"),
         ]
 
         public var values: [String: DBusValue] {
             ["Discovering": .bool(discovering), "Protocols": .strings(protocols),
-             "Adapters": Self.value(of: adapters), "DiscoveryFailures": Self.value(of: discoveryFailures), "Boxes": Self.value(of: boxes)]
+             "Adapters": Self.value(of: adapters), "DiscoveryFailures": Self.value(of: discoveryFailures), "Boxes": Self.value(of: boxes),
+             "Version": .string(version)]
         }
 
         /// Each box as (id, name, host, port, synced, clock offset s, error bound s); the last
@@ -104,6 +108,7 @@ public enum Manager1 {
         /// Applies a `PropertiesChanged` payload; what is missing or mistyped stays as it was.
         public mutating func apply(_ changed: [String: DBusValue]) {
             if let flag = changed["Discovering"]?.bool { discovering = flag }
+            if let text = changed["Version"]?.string { version = text }
             if let ids = changed["Protocols"]?.array { protocols = ids.compactMap(\.string) }
             if let entries = changed["Adapters"]?.array {
                 adapters = entries.compactMap { entry in

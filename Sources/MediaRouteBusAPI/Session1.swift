@@ -90,6 +90,14 @@ public enum Session1 {
             ["PlaybackState": .string(snapshot.state.rawValue), "Position": .double(snapshot.position), "Rate": .double(snapshot.playbackSpeed)]
         }
 
+        /// The `Audio*` properties of `statistics`: what `PropertiesChanged` says once when a
+        /// route's real-time audio ended (while it flows they are read on demand only).
+        public static func audioValues(of statistics: RealtimeAudioStatistics) -> [String: DBusValue] {
+            var properties = Properties(id: UUID(), deviceID: "", device: DaemonNames.root, protocolID: "")
+            properties.audio = statistics
+            return properties.values.filter { $0.key.hasPrefix("Audio") }
+        }
+
         /// What `PropertiesChanged` says when the URL session ends.
         public static let endedValues: [String: DBusValue] = ["PlaybackState": .string(PlaybackSnapshot.State.idle.rawValue), "Url": .string("")]
 

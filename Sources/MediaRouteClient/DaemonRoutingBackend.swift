@@ -529,6 +529,9 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
                 let invalidated = signal.body.count >= 3 ? (signal.body[2].array ?? []).compactMap(\.string) : []
                 let ended = changed["Url"]?.string == ""
                     || (invalidated.contains("Url") && changed["PlaybackState"]?.string == PlaybackSnapshot.State.idle.rawValue)
+                if changed["AudioActive"]?.bool == false, let statistics = routes[id]?.properties.audio {
+                    emit(.audioEnded(entry.route, statistics: statistics))
+                }
                 if ended {
                     controls.removeValue(forKey: id)?.finish()
                     emit(.sessionEnded(entry.route, reason: nil))

@@ -25,6 +25,7 @@ public struct MediaRouteCtl: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "mediaroutectl",
         abstract: "Find TVs and speakers, pair, play and control them.",
+        version: MediaRouteVersion.current,
         subcommands: [Devices.self, Pick.self, Play.self, Stream.self, Pause.self, Resume.self, Seek.self, Volume.self, Mute.self, Stop.self, Status.self, Suggest.self, Group.self, Boxes.self, Trust.self] + developmentCommands)
 
     public init() {}

@@ -162,11 +162,10 @@ extension MediaRouteCtl {
             } else {
                 // The end of the input: what was written plays out, then each delivery reports its end.
                 for (index, sink) in sinks.enumerated() where !finished[index] { await sink.finish() }
+                // Each delivery says when it ended (an event, not polled); ten seconds at most in all.
                 let deadline = ContinuousClock.now + .seconds(10)
                 for route in routes {
-                    while ContinuousClock.now < deadline, await route.audioStatistics()?.active == true {
-                        try? await Task.sleep(for: .milliseconds(50))
-                    }
+                    _ = await route.audioEnded(within: max(.zero, deadline - ContinuousClock.now))
                 }
                 // Then what the devices hold plays (their declared latency, at most 5 s), so the
                 // command ends with the sound rather than cutting its last seconds.

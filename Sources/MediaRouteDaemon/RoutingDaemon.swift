@@ -520,6 +520,10 @@ public actor RoutingDaemon {
                     path: DaemonNames.devicePath(device.id), interface: Device1.interface,
                     changed: Device1.Properties.volumeValues(level: volume, muted: muted))
             }
+        case .audioEnded(let route, let statistics):
+            connection.emitPropertiesChanged(
+                path: DaemonNames.sessionPath(route.session), interface: Session1.interface,
+                changed: Session1.Properties.audioValues(of: statistics))
         case .routeData(let route, _, let data):
             emit(.received(.route, data: Array(data)), at: DaemonNames.sessionPath(route.session))
         case .sessionData(let route, _, let data):

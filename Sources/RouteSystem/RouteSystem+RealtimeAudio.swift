@@ -125,7 +125,7 @@ extension RouteSystem {
         on session: MediaOutputSession, taking format: SampleBuffer.Format
     ) async throws -> (any RealtimeSampleHandling, ActiveRoute, RealtimeAudioSupport) {
         let (handler, route) = try await startRealtimeHandler(on: session)
-        let support = await handler.realtimeAudioSupport(session: session)
+        let support = await ordered(handler) { await $0.realtimeAudioSupport(session: session) }
         guard format.bytesPerFrame != nil, support.accepts(format) else {
             throw MediaDeviceError(
                 .unsupported,
@@ -173,7 +173,7 @@ extension RouteSystem {
         }
         let feeder = Self.feed(buffers, to: handler, session: session)
         audioDeliveries[session.id] = AudioDeliveryRecord(token: token, delivery: delivery, buffers: continuation, feeder: feeder)
-        if let nowPlaying = realtimeNowPlaying[session.id] { await handler.updateRealtimeNowPlaying(nowPlaying, session: session) }
+        if let nowPlaying = realtimeNowPlaying[session.id] { await ordered(handler) { await $0.updateRealtimeNowPlaying(nowPlaying, session: session) } }
         logger.info(
             "real-time audio acquired",
             metadata: ["device": "\(route.device.displayName)", "format": "\(format.encoding.pcmName ?? "?")/\(format.sampleRate)/\(format.channels)"])
@@ -229,7 +229,7 @@ extension RouteSystem {
         guard let route = routes(session), let handler = loadedExtension(for: route.key.protocolID)?.instance as? any RealtimeSampleHandling else {
             return
         }
-        Task { await handler.flushRealtimeSamples(session: session) }
+        Task { await ordered(handler) { await $0.flushRealtimeSamples(session: session) } }
     }
 
     /// Sets what a route's real-time audio is; the extension gets it now and with each new stream.
@@ -240,7 +240,7 @@ extension RouteSystem {
             throw MediaDeviceError(.unsupported, "the route of \(session) takes no real-time audio")
         }
         realtimeNowPlaying[session.id] = nowPlaying
-        if isRealtime(session) { await handler.updateRealtimeNowPlaying(nowPlaying, session: session) }
+        if isRealtime(session) { await ordered(handler) { await $0.updateRealtimeNowPlaying(nowPlaying, session: session) } }
     }
 
     /// Hands a delivery's items to the route's extension, in order, one at a time.
@@ -262,7 +262,7 @@ extension RouteSystem {
         guard let route = routes(session), let handler = loadedExtension(for: route.key.protocolID)?.instance as? any RealtimeSampleHandling,
             route.device.capabilities.contains(.realtimeAudioStreaming)
         else { return nil }
-        return await handler.realtimeAudioSupport(session: session)
+        return await ordered(handler) { await $0.realtimeAudioSupport(session: session) }
     }
 
     /// The latency a route adds to audio acquired in `format`: its device's buffer and the
@@ -366,7 +366,7 @@ extension RouteSystem {
             let feeder = Self.feed(stream, to: handler, session: session)
             audioDeliveries[session.id] = AudioDeliveryRecord(
                 token: token, delivery: delivery, buffers: members[session.id]!.continuation, feeder: feeder, group: group)
-            if let nowPlaying = realtimeNowPlaying[session.id] { await handler.updateRealtimeNowPlaying(nowPlaying, session: session) }
+            if let nowPlaying = realtimeNowPlaying[session.id] { await ordered(handler) { await $0.updateRealtimeNowPlaying(nowPlaying, session: session) } }
         }
         logger.info(
             "real-time group audio acquired",
@@ -415,7 +415,7 @@ extension RouteSystem {
         let feeder = Self.feed(stream, to: handler, session: session)
         audioDeliveries[session.id] = AudioDeliveryRecord(
             token: groupRecord.token, delivery: delivery, buffers: continuation, feeder: feeder, group: group)
-        if let nowPlaying = realtimeNowPlaying[session.id] { await handler.updateRealtimeNowPlaying(nowPlaying, session: session) }
+        if let nowPlaying = realtimeNowPlaying[session.id] { await ordered(handler) { await $0.updateRealtimeNowPlaying(nowPlaying, session: session) } }
         logger.info("joined a real-time audio group", metadata: ["device": "\(route.device.displayName)", "lead": "\(lead)"])
         return lead
     }
@@ -436,5 +436,6 @@ extension RouteSystem {
         }
         // Statistics stay readable; the extension is told samples stopped (it flushes its encoder).
         await stopHandlerKeepingStatistics(session)
+        if let statistics = audioStatistics(on: session), let route = routes(session) { emit(.audioEnded(route, statistics: statistics)) }
     }
 }

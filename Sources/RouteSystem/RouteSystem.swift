@@ -44,6 +44,20 @@ public actor RouteSystem {
         let protocolType: MediaSharingProtocol
         let supportsSimultaneousSessions: Bool
         let order: Int
+        /// Every call into the extension, in the order the system makes them.
+        let calls = ExtensionCallQueue()
+
+        /// Calls the extension after every call asked for before, without waiting.
+        func send(_ call: @escaping @Sendable (any MediaDeviceExtension) async -> Void) {
+            let instance = instance
+            calls.enqueue { await call(instance) }
+        }
+
+        /// Calls the extension after every call asked for before, and returns its answer.
+        func call<Value: Sendable>(_ body: @escaping @Sendable (any MediaDeviceExtension) async -> Value) async -> Value {
+            let instance = instance
+            return await calls.perform { await body(instance) }
+        }
     }
 
     private struct Activation {
@@ -119,6 +133,7 @@ public actor RouteSystem {
             discoveryClients.removeAll()
             await setDiscovery(running: false)
         }
+        for loaded in extensions.values { await loaded.calls.finish() }
         reportContinuation.finish()
         consumer?.cancel()
         consumer = nil
@@ -146,13 +161,13 @@ public actor RouteSystem {
         if extensions.values.contains(where: { $0.protocolType.identifier == protocolType.identifier }) {
             throw MediaDeviceError(.invalidProtocolType, "protocol id \(protocolType.identifier) is already loaded")
         }
-        extensions[slot] = LoadedExtension(
+        let loaded = LoadedExtension(
             instance: instance, protocolType: protocolType,
             supportsSimultaneousSessions: instance.supportsSimultaneousSessions, order: slot)
+        extensions[slot] = loaded
         logger.info("loaded extension", metadata: ["protocol": "\(protocolType.identifier)"])
         if !discoveryClients.isEmpty {
-            let instance = instance
-            Task { await instance.startDeviceDiscovery() }
+            loaded.send { await $0.startDeviceDiscovery() }
         }
         return protocolType
     }
@@ -174,7 +189,7 @@ public actor RouteSystem {
         observers.subscribe()
     }
 
-    private func emit(_ event: RouteSystemEvent) {
+    func emit(_ event: RouteSystemEvent) {
         observers.yield(event)
     }
 
@@ -207,9 +222,9 @@ public actor RouteSystem {
         emit(running ? .discoveryStarted : .discoveryStopped)
         for loaded in extensions.values.sorted(by: { $0.order < $1.order }) {
             if running {
-                await loaded.instance.startDeviceDiscovery()
+                await loaded.call { await $0.startDeviceDiscovery() }
             } else {
-                await loaded.instance.stopDeviceDiscovery()
+                await loaded.call { await $0.stopDeviceDiscovery() }
             }
         }
     }
@@ -306,17 +321,11 @@ public actor RouteSystem {
         device(named: deviceID).flatMap { preferredProtocolByDevice[$0.id] }
     }
 
-    /// Members of `device` in the order activation tries them: the person's choice for the
-    /// device, then `configuration.preferredProtocols`, then load order.
-    private func activationOrder(_ device: SystemDevice) -> [SystemDevice.Member] {
-        let preferred = preferredProtocolByDevice[device.id].map { [$0] } ?? []
-        let ranking = preferred + configuration.preferredProtocols
-        func rank(_ member: SystemDevice.Member) -> Int {
-            let id = member.protocolType.identifier
-            if let index = ranking.firstIndex(where: { $0 == id || MediaSharingProtocol.shortName(id) == $0 }) { return index }
-            return ranking.count + order(of: id)
-        }
-        return device.members.sorted { rank($0) < rank($1) }
+    /// How activation chooses among `device`'s members (``ProtocolChoice``).
+    private func protocolChoice(for device: SystemDevice) -> ProtocolChoice {
+        ProtocolChoice(
+            personsChoice: preferredProtocolByDevice[device.id], configured: configuration.preferredProtocols,
+            loadOrder: Dictionary(extensions.values.map { ($0.protocolType.identifier, $0.order) }, uniquingKeysWith: min))
     }
 
     private func order(of protocolID: String) -> Int {
@@ -356,23 +365,11 @@ public actor RouteSystem {
         guard let entry = self.device(containing: device) else {
             throw MediaDeviceError(.deviceNotFound, "no device \(device)")
         }
-        let capable = activationOrder(entry).filter { member in
-            (protocolID.map { member.protocolType.identifier == $0 } ?? true)
-                && member.device.capabilities.isSuperset(of: features)
-        }
-        let candidates = capable.filter(\.device.isAvailable)
-        guard !candidates.isEmpty else {
-            if let reason = capable.first?.device.unavailableReason {
-                throw MediaDeviceError(.unsupported, "\(entry.displayName) is unavailable: \(reason)")
-            }
-            throw MediaDeviceError(.unsupported, "\(entry.displayName) has no protocol with the requested features")
-        }
+        let choice = protocolChoice(for: entry)
+        let candidates = try choice.candidates(of: entry, protocolID: protocolID, features: features)
         var failures: [String] = []
         for (index, member) in candidates.enumerated() {
-            let why = index == 0
-                ? (preferredProtocolByDevice[entry.id] == member.protocolType.identifier ? "the protocol chosen for this device"
-                    : configuration.preferredProtocols.isEmpty ? "the first protocol that can do what is asked" : "the preferred protocol")
-                : "falling back: \(failures.joined(separator: "; "))"
+            let why = choice.reason(for: member, after: failures)
             chosenReasons[member.key] = why
             emit(.protocolChosen(member.key, reason: why))
             logger.info("activating", metadata: ["device": "\(member.key)", "why": "\(why)"])
@@ -380,8 +377,7 @@ public actor RouteSystem {
                 return try await activateMember(member.key, features: features)
             } catch let error as MediaDeviceError {
                 // The person's own answers end it; a protocol that cannot connect hands over to the next.
-                let personal: Set<MediaDeviceError.Code> = [.authorizationFailed, .cancelled, .activationInProgress, .deviceAlreadyActive]
-                guard !personal.contains(error.code), index + 1 < candidates.count else { throw error }
+                guard !ProtocolChoice.endsActivation(error), index + 1 < candidates.count else { throw error }
                 failures.append("\(member.protocolType.displayName) failed (\(error.message))")
             }
         }
@@ -412,8 +408,7 @@ public actor RouteSystem {
             activations[key] = Activation(session: session, state: .activating, continuation: continuation)
             emit(.activationStateChanged(key, session: session, state: .activating))
             armActivationTimeout(key, session: session)
-            let instance = loaded.instance
-            Task { await instance.activateDevice(device, session: session, for: features) }
+            loaded.send { await $0.activateDevice(device, session: session, for: features) }
         }
     }
 
@@ -435,7 +430,7 @@ public actor RouteSystem {
         guard let activation = activations[key], activation.session == session else { return }
         finishActivation(key, .failure(MediaDeviceError(.timedOut, "activation of \(key.deviceID): \(what)")))
         if let device = devices[key], let loaded = loadedExtension(for: key.protocolID) {
-            await loaded.instance.deactivateDevice(device, session: session)
+            await loaded.call { await $0.deactivateDevice(device, session: session) }
         }
     }
 
@@ -500,7 +495,7 @@ public actor RouteSystem {
         activations[key] = activation
         emit(.activationStateChanged(key, session: session, state: .activating))
         armActivationTimeout(key, session: session)
-        await loaded.instance.connectUsingPairingCode(code, to: device, session: session)
+        await loaded.call { await $0.connectUsingPairingCode(code, to: device, session: session) }
     }
 
     // MARK: Sessions
@@ -541,10 +536,9 @@ public actor RouteSystem {
                 guard (try? await clock.sleep(until: deadline)) != nil else { return }
                 self.finishStart(session.id, .failure(MediaDeviceError(.timedOut, "the device did not start playback")))
             }
-            let instance = loaded.instance
             routes[session.id]?.metadata = metadata
             let described = metadata
-            Task { await instance.startSession(session, identifier: identifier, url: url, metadata: described) }
+            loaded.send { await $0.startSession(session, identifier: identifier, url: url, metadata: described) }
         }
     }
 
@@ -596,7 +590,7 @@ public actor RouteSystem {
         record.application = nil
         routes[session.id] = record
         finishStart(session.id, .failure(MediaDeviceError(.cancelled, "the session was stopped")))
-        await loaded.instance.stopSession(session)
+        await loaded.call { await $0.stopSession(session) }
         if let control {
             control.finish()
             emit(.sessionEnded(record.route, reason: nil))
@@ -612,11 +606,11 @@ public actor RouteSystem {
     /// How a route plays: its protocol, what its extension says of it, and its real-time delivery.
     public func routeStatus(on session: MediaOutputSession) async -> RouteStatus? {
         guard let record = routes[session.id], let loaded = loadedExtension(for: record.route.key.protocolID) else { return nil }
-        var details = await loaded.instance.routeDetails(session: session)
+        var details = await loaded.call { await $0.routeDetails(session: session) }
         if details.declaredLatencyMicroseconds == nil, record.route.device.capabilities.contains(.realtimeAudioStreaming),
             let handler = loaded.instance as? any RealtimeSampleHandling
         {
-            let latency = await handler.realtimeAudioSupport(session: session).latency
+            let latency = await ordered(handler) { await $0.realtimeAudioSupport(session: session) }.latency
             details.declaredLatencyMicroseconds = UInt64(max(0, latency / .microseconds(1)))
         }
         return RouteStatus(
@@ -655,7 +649,7 @@ public actor RouteSystem {
         }
         if !record.realtime {
             routes[session.id]?.realtime = true
-            await handler.startRealtimeSampleDelivery(session: session)
+            await ordered(handler) { await $0.startRealtimeSampleDelivery(session: session) }
         }
         return (handler, record.route)
     }
@@ -667,7 +661,16 @@ public actor RouteSystem {
             let handler = loadedExtension(for: record.route.key.protocolID)?.instance as? any RealtimeSampleHandling
         else { return }
         routes[session.id]?.realtime = false
-        await handler.stopRealtimeSampleDelivery(session: session)
+        await ordered(handler) { await $0.stopRealtimeSampleDelivery(session: session) }
+    }
+
+    /// Calls a real-time handler after every call asked of its extension before (its
+    /// ``ExtensionCallQueue``); directly once the extension is gone.
+    func ordered<Value: Sendable>(
+        _ handler: any RealtimeSampleHandling, _ body: @escaping @Sendable (any RealtimeSampleHandling) async -> Value
+    ) async -> Value {
+        guard let calls = extensions.values.first(where: { $0.instance === handler })?.calls else { return await body(handler) }
+        return await calls.perform { await body(handler) }
     }
 
     /// Whether samples are on for the route of `session`.
@@ -682,7 +685,7 @@ public actor RouteSystem {
             let handler = loadedExtension(for: record.route.key.protocolID)?.instance as? any RealtimeSampleHandling
         else { return }
         routes[session.id]?.realtime = false
-        await handler.stopRealtimeSampleDelivery(session: session)
+        await ordered(handler) { await $0.stopRealtimeSampleDelivery(session: session) }
     }
 
     // MARK: Volume
@@ -692,54 +695,37 @@ public actor RouteSystem {
     ///   invalidArgument for a level that is not a number.
     public func setVolume(_ level: Float, on session: MediaOutputSession) async throws {
         let (route, loaded, device) = try activeRoute(session)
-        guard level.isFinite else { throw MediaDeviceError(.invalidArgument, "volume \(level) is not a number") }
-        switch route.device.volumeControl {
-        case .absolute:
-            await loaded.instance.setVolume(min(max(level, 0), 1), for: device)
-        case .relative:
-            throw MediaDeviceError(
-                .volumeControlUnsupported,
-                "\(route.device.displayName) supports only relative volume changes; use changeVolume(by:)")
-        case .none:
-            throw MediaDeviceError(.volumeControlUnsupported, "\(route.device.displayName) has no volume control")
-        }
+        let level = try VolumeRouting.level(level, on: route.device)
+        await loaded.call { await $0.setVolume(level, for: device) }
     }
 
     /// Raises or lowers a route's volume by steps. Devices with absolute volume get
     /// a new level `configuration.absoluteVolumeStep` per step away.
     public func changeVolume(by increments: Int, on session: MediaOutputSession) async throws {
         let (route, loaded, device) = try activeRoute(session)
-        switch route.device.volumeControl {
-        case .relative:
-            await loaded.instance.changeVolume(by: increments, for: device)
-        case .absolute:
-            let current = await loaded.instance.volume(for: device)
-            let level = current + Float(increments) * configuration.absoluteVolumeStep
-            await loaded.instance.setVolume(min(max(level, 0), 1), for: device)
-        case .none:
-            throw MediaDeviceError(.volumeControlUnsupported, "\(route.device.displayName) has no volume control")
+        switch try VolumeRouting.change(by: increments, on: route.device, absoluteStep: configuration.absoluteVolumeStep) {
+        case .steps(let steps):
+            await loaded.call { await $0.changeVolume(by: steps, for: device) }
+        case .levelBy(let delta):
+            // Read and set in one call, so no other call into the extension comes between.
+            await loaded.call { instance in
+                let current = await instance.volume(for: device)
+                await instance.setVolume(VolumeRouting.clamped(current + delta), for: device)
+            }
         }
     }
 
     /// Mutes or unmutes a route's device.
     public func setMuted(_ muted: Bool, on session: MediaOutputSession) async throws {
         let (route, loaded, device) = try activeRoute(session)
-        guard route.device.canMute else {
-            throw MediaDeviceError(.unsupported, "\(route.device.displayName) cannot be muted")
-        }
-        if muted {
-            await loaded.instance.muteDevice(device)
-        } else {
-            await loaded.instance.unmuteDevice(device)
-        }
+        try VolumeRouting.checkMute(on: route.device)
+        await loaded.call { muted ? await $0.muteDevice(device) : await $0.unmuteDevice(device) }
     }
 
     /// A route's volume (0.0–1.0) and mute state as the extension knows them.
     public func volume(on session: MediaOutputSession) async throws -> (volume: Float, muted: Bool) {
-        let (route, loaded, device) = try activeRoute(session)
-        let volume = await loaded.instance.volume(for: device)
-        let muted = await loaded.instance.isDeviceMuted(device)
-        return (volume, muted)
+        let (_, loaded, device) = try activeRoute(session)
+        return await loaded.call { instance in (await instance.volume(for: device), await instance.isDeviceMuted(device)) }
     }
 
     private func activeRoute(_ session: MediaOutputSession) throws -> (ActiveRoute, LoadedExtension, MediaOutputDevice) {
@@ -754,21 +740,21 @@ public actor RouteSystem {
     /// Sends data from the app to the route's extension (route data channel).
     /// - Throws: unsupported when the route's extension takes no route data (nothing would receive it).
     public func sendRouteData(_ data: Data, fromApplication application: String, on session: MediaOutputSession) async throws {
-        let (route, loaded, device) = try activeRoute(session)
+        let (route, loaded, _) = try activeRoute(session)
         guard loaded.instance.receivesRouteData else {
             throw MediaDeviceError(.unsupported, "\(loaded.protocolType.displayName) takes no data on the route channel of \(route.device.displayName)")
         }
-        await loaded.instance.receiveData(data, fromApplication: application, session: session)
+        await loaded.call { await $0.receiveData(data, fromApplication: application, session: session) }
     }
 
     /// Sends data from the app to the application running the session on the device.
     /// - Throws: sessionFailed when no session with an application runs on the route.
     public func sendSessionData(_ data: Data, on session: MediaOutputSession) async throws {
-        let (route, loaded, device) = try activeRoute(session)
+        let (route, loaded, _) = try activeRoute(session)
         guard let record = routes[session.id], record.playback != nil, let application = record.application else {
             throw MediaDeviceError(.sessionFailed, "no application session runs on \(route.device.displayName)")
         }
-        await loaded.instance.sendData(data, toApplication: application, session: session)
+        await loaded.call { await $0.sendData(data, toApplication: application, session: session) }
     }
 
     // MARK: Extension reports
@@ -922,14 +908,14 @@ public actor RouteSystem {
         if let control = record.playback {
             control.finish()
             emit(.sessionEnded(route, reason: reason))
-            await loaded.instance.stopSession(route.session)
+            await loaded.call { await $0.stopSession(route.session) }
         }
         endAudioDelivery(id, forgetting: true)
         realtimeNowPlaying[id] = nil
         if record.realtime, let handler = loaded.instance as? any RealtimeSampleHandling {
-            await handler.stopRealtimeSampleDelivery(session: route.session)
+            await ordered(handler) { await $0.stopRealtimeSampleDelivery(session: route.session) }
         }
-        await loaded.instance.deactivateDevice(record.device, session: route.session)
+        await loaded.call { await $0.deactivateDevice(record.device, session: route.session) }
         emit(.activationStateChanged(route.key, session: route.session, state: .idle))
         emit(.routeDeactivated(route, reason: reason))
         if let entry = device(containing: route.key) { emit(.deviceUpdated(entry)) }

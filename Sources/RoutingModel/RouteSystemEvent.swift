@@ -25,6 +25,8 @@ public enum RouteSystemEvent: Sendable {
     /// A URL session ended; `reason` is nil for a requested stop.
     case sessionEnded(ActiveRoute, reason: MediaDeviceError?)
     case volumeChanged(ActiveRoute, volume: Float, muted: Bool)
+    /// Real-time audio on the route ended by its writer and played out: its last statistics.
+    case audioEnded(ActiveRoute, statistics: RealtimeAudioStatistics)
     /// Data from the extension to the app (route data channel).
     case routeData(ActiveRoute, application: String, data: Data)
     /// Data from an application on the device to the app (session data channel).

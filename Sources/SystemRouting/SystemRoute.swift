@@ -157,6 +157,36 @@ public final class SystemRoute: Sendable, Hashable, Identifiable {
         await controller.system.audioStatistics(on: session)
     }
 
+    /// Waits until real-time audio on the route has ended (its writer closed the stream and
+    /// what was written played out), at most `timeout` on the controller's clock, and returns
+    /// the delivery's statistics then; at once when no delivery is active. Nil when none was
+    /// acquired. The end is an event of the routing system (`audioEnded`), not polled.
+    public func audioEnded(within timeout: Duration) async -> RealtimeAudioStatistics? {
+        // Subscribed first, so an end between the check below and the wait is not missed.
+        let events = await controller.system.events()
+        guard let statistics = await audioStatistics(), statistics.active else { return await audioStatistics() }
+        let session = self.session
+        let clock = controller.clock
+        let deadline = clock.now() + timeout
+        let ended = await withTaskGroup(of: RealtimeAudioStatistics?.self) { group in
+            group.addTask {
+                for await event in events {
+                    if case .audioEnded(let route, let statistics) = event, route.session == session { return statistics }
+                }
+                return nil
+            }
+            group.addTask {
+                try? await clock.sleep(until: deadline)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        if let ended { return ended }
+        return await audioStatistics()
+    }
+
     // MARK: From the controller
 
     func volumeChanged(volume: Float, muted: Bool) {

@@ -11,6 +11,7 @@ import MediaRouteBusAPI
 import MediaRouteCommands
 import MediaRouteDaemon
 import PipeWireSink
+import RoutingModel
 import MediaRouteExecutors
 import NowPlayingPush
 import ServiceLifecycle
@@ -33,7 +34,7 @@ struct Daemon {
                            [--push-listen HOST:PORT|off] [--mpris on|off] [--mpris-name NAME]
                            [--config FILE] [--adapters on|off] [--bluez-bus system|ADDRESS|off] [--lan on|off] [--lan-interfaces IF,IF…]
                            [--ignored-report SECONDS] [--airplay-latency SECONDS] [--household-key FILE] [--box-name NAME]
-                           [--state-dir DIR|off] [--serve-from DIR,DIR…] [--check-config]
+                           [--state-dir DIR|off] [--serve-from DIR,DIR…] [--check-config] [--version]
 
           --bus          the bus to publish on (default: system)
           --name         the well-known name to own (default: \(DaemonNames.busName))
@@ -127,6 +128,10 @@ struct Daemon {
         while let argument = arguments.popFirst() {
             if argument == "--help" || argument == "-h" {
                 print(usage)
+                return
+            }
+            if argument == "--version" {
+                print(MediaRouteVersion.current)
                 return
             }
             if argument == "--check-config" {

@@ -70,6 +70,19 @@ struct DeploymentTests {
         #expect(try String(contentsOfFile: root + "/etc/group", encoding: .utf8).hasPrefix("mediaroute:x:"))
     }
 
+    /// The daemon and the tool (the same binary, run as mediaroutectl) say one version.
+    @Test func theDaemonAndTheToolSayThePackagesVersion() async throws {
+        let (status, output) = try await ChildProcess.runOffPool([Self.mediarouted, "--version"])
+        #expect(status == 0, "\(output)")
+        let version = output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(version.split(separator: ".").count == 3 && version.split(separator: ".").allSatisfy { Int($0) != nil }, "\(output)")
+        let tool = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: tool) }
+        try FileManager.default.createSymbolicLink(atPath: tool + "/mediaroutectl", withDestinationPath: Self.mediarouted)
+        let (toolStatus, toolOutput) = try await ChildProcess.runOffPool([tool + "/mediaroutectl", "--version"])
+        #expect(toolStatus == 0 && toolOutput.trimmingCharacters(in: .whitespacesAndNewlines) == version, "\(toolOutput)")
+    }
+
     @Test func theExampleConfigurationIsValidAndTheDaemonChecksIt() async throws {
         let example = repository + "/config/mediaroute.conf"
         #expect(try DaemonConfiguration.load(path: example, required: true) == DaemonConfiguration())

@@ -17,9 +17,11 @@ import Testing
             Manager1.Box(id: "a1b2", name: "Kitchen Box", host: "192.0.2.4", port: 40_000, clockOffset: -0.0225, clockError: 0.0002),
             Manager1.Box(id: "c3d4", name: "Neighbour Box", host: "192.0.2.5", port: 40_001, clockOffset: nil, clockError: nil),
         ]
+        properties.version = "9.8.7"
         let values = properties.values
         for (name, signature) in Manager1.Properties.signatures { #expect(values[name]?.signature == signature, "\(name)") }
         #expect(Manager1.Properties(values: values) == properties)
+        #expect(Manager1.Properties(values: values).version == "9.8.7" && Manager1.Properties().version == MediaRouteVersion.current)
         var changed = properties
         changed.apply(["Discovering": .bool(false)])
         #expect(!changed.discovering && changed.adapters == properties.adapters)

@@ -53,7 +53,10 @@ private func wavFile(frames: Int) throws -> String {
         let latency = try #require(await sink.acquisition?.latency)
         #expect(latency >= .milliseconds(10), "the reply says what the route adds")
         await sink.finish()
-        #expect(await eventually { await route.audioStatistics()?.active == false })
+        // Through the bus too, the end is a signal (PropertiesChanged of the Audio* properties),
+        // which the client turns into the routing system's `audioEnded`: nothing polls.
+        let ended = try #require(await route.audioEnded(within: .seconds(10)))
+        #expect(ended.active == false && ended.framesReceived == 13_230, "\(ended)")
         let statistics = try #require(await route.audioStatistics())
         #expect(statistics.format == .cdAudio)
         #expect(statistics.framesReceived == 13_230)

@@ -266,10 +266,19 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
         #expect(acquisition.latency >= .milliseconds(10))
         let source = rampFrames(13_230)  // 0.3 s, written in pieces that cut frames
         let descriptor = acquisition.descriptor
+        let events = await rig.system.events()
         #expect(await writeOnOwnThread(source, to: descriptor, piece: 999, closing: false).value)
         close(descriptor)
-        #expect(await eventually { await rig.system.audioStatistics(on: route.session)?.active == false })
+        // The end is an event with the last statistics, so nothing has to poll for it.
+        var ended: RealtimeAudioStatistics?
+        for await event in events {
+            if case .audioEnded(let endedRoute, let last) = event, endedRoute.session == route.session {
+                ended = last
+                break
+            }
+        }
         let statistics = try #require(await rig.system.audioStatistics(on: route.session))
+        #expect(statistics.active == false && ended == statistics)
         #expect(statistics.framesReceived == 13_230)
         #expect(await eventually { await rig.transport.audioFramesReceived(by: "speaker") == Int(statistics.framesDelivered) })
         let (audio, silent) = withoutSilence(await rig.transport.audioReceived(by: "speaker"))
