@@ -1,45 +1,11 @@
 #if canImport(FoundationEssentials)
-public import FoundationEssentials
+import FoundationEssentials
 #else
 public import Foundation
 #endif
 public import MediaClock
 import MediaDevice
 public import RoutingModel
-
-/// What a group activity shows people.
-public struct GroupActivityMetadata: Sendable, Hashable, Codable {
-    public enum ActivityType: String, Sendable, Hashable, Codable {
-        case generic, watchTogether, listenTogether
-    }
-
-    public var type: ActivityType
-    public var title: String?
-    public var fallbackURL: URL?
-
-    public init(type: ActivityType = .generic, title: String? = nil, fallbackURL: URL? = nil) {
-        self.type = type
-        self.title = title
-        self.fallbackURL = fallbackURL
-    }
-}
-
-/// Something people do together, e.g. watch one movie: `Codable`, so it travels to every participant.
-public protocol GroupActivity: Codable, Sendable, Equatable {
-    var metadata: GroupActivityMetadata { get }
-    /// The media item the activity plays; playback commands carry it.
-    var itemID: String { get }
-}
-
-/// How the person wants to start an activity.
-public enum GroupActivityActivationResult: Sendable, Hashable {
-    /// Share it with the group.
-    case activationPreferred
-    /// No group to share with, or the person prefers to play alone.
-    case activationDisabled
-    /// The person cancelled.
-    case cancelled
-}
 
 /// An activity and the version of the group state it belongs to.
 struct ActivityEnvelope<Activity: GroupActivity>: Codable {

@@ -2,20 +2,6 @@ public import MediaClock
 import MediaDevice
 public import RoutingModel
 
-/// Why a participant stepped out of group playback for a while.
-public struct SuspensionReason: Sendable, Hashable, CustomStringConvertible {
-    public let rawValue: String
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    public var description: String { rawValue }
-
-    public static let stallRecovery = SuspensionReason("stallRecovery")
-    public static let audioSessionInterrupted = SuspensionReason("audioSessionInterrupted")
-    public static let playingInterstitial = SuspensionReason("playingInterstitial")
-    public static let coordinatedPlaybackNotPossible = SuspensionReason("coordinatedPlaybackNotPossible")
-    public static let userActionRequired = SuspensionReason("userActionRequired")
-    public static let userIsChangingCurrentTime = SuspensionReason("userIsChangingCurrentTime")
-}
-
 /// Keeps one participant's `PlaybackControl` in step with a group: local play,
 /// pause, seek and rate changes go to the others through the medium, theirs are
 /// applied here, on the shared timeline of (item time, host time, rate).

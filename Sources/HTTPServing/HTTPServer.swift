@@ -7,85 +7,6 @@ import NIOHTTP1
 public import NIOPosix
 import Synchronization
 
-/// A request made to us: a device's GENA `NOTIFY` or media fetch, a local app's push.
-public struct HTTPServerRequest: Sendable {
-    public var method: String
-    public var path: String
-    /// Header fields by lower-cased name.
-    public var headers: [String: String]
-    public var body: [UInt8]
-    /// The peer's IP address.
-    public var remoteHost: String?
-    /// The body was over the server's limit and was not read (``body`` is empty). Only a
-    /// server made with `answersOversizedRequests: true` passes such a request on, for the
-    /// handler to answer in its own terms; the connection is closed after the answer.
-    public var bodyTooLarge: Bool
-
-    public init(
-        method: String, path: String, headers: [String: String] = [:], body: [UInt8] = [], remoteHost: String? = nil, bodyTooLarge: Bool = false
-    ) {
-        self.method = method
-        self.path = path
-        self.headers = headers
-        self.body = body
-        self.remoteHost = remoteHost
-        self.bodyTooLarge = bodyTooLarge
-    }
-
-    public subscript(header name: String) -> String? { headers[name.lowercased()] }
-}
-
-/// What to answer.
-public struct HTTPServerResponse: Sendable {
-    /// Where the body comes from.
-    public enum Body: Sendable {
-        case bytes([UInt8])
-        /// A byte range of a file (read in chunks as the peer takes them); `total` is the file size.
-        /// Opened without following a link; with `identity`, only that very file is sent.
-        case file(path: String, range: ClosedRange<Int>?, total: Int, identity: FileIdentity? = nil)
-        /// A byte range of a file a client handed over as a descriptor (read with `pread` on a duplicate).
-        case descriptor(OpenFile, range: ClosedRange<Int>?, total: Int)
-    }
-
-    public var status: Int
-    public var headers: [(String, String)]
-    public var body: Body
-
-    public init(status: Int, headers: [(String, String)] = [], body: Body = .bytes([])) {
-        self.status = status
-        self.headers = headers
-        self.body = body
-    }
-}
-
-/// Why a server could not start.
-public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
-    public var description: String
-
-    public init(description: String) {
-        self.description = description
-    }
-}
-
-/// What one server lets its peers hold: connections in all and per peer address, and how
-/// long a request may take to arrive whole.
-public struct HTTPServerLimits: Sendable, Equatable {
-    /// Connections open at once; one more is closed as soon as it is accepted.
-    public var maximumConnections: Int
-    /// Connections open at once from one peer address.
-    public var maximumConnectionsPerHost: Int
-    /// From a connection's start (or the end of its last answer) to its next request's last
-    /// byte: a peer that sends a byte now and then (slowloris) is closed when it passes, however
-    /// often it sends. An answer being sent (a file, a live stream) is not limited by it.
-    public var requestDeadline: Duration
-
-    public init(maximumConnections: Int = 64, maximumConnectionsPerHost: Int = 8, requestDeadline: Duration = .seconds(10)) {
-        self.maximumConnections = maximumConnections
-        self.maximumConnectionsPerHost = maximumConnectionsPerHost
-        self.requestDeadline = requestDeadline
-    }
-}
-
 /// The connections of one server, counted per peer address.
 final class ConnectionLimiter: Sendable {
     private struct State {
@@ -212,7 +133,7 @@ public final class HTTPServer: Sendable {
 /// Closes a connection whose request has not arrived whole by its deadline: armed when the
 /// connection starts and when an answer ends, disarmed when a request's last part arrives,
 /// so bytes trickled in cannot keep a connection (and its descriptor) forever.
-private final class RequestDeadline: ChannelDuplexHandler {
+final class RequestDeadline: ChannelDuplexHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
@@ -260,7 +181,7 @@ private final class RequestDeadline: ChannelDuplexHandler {
     }
 }
 
-private final class RequestHandler: ChannelInboundHandler {
+final class RequestHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 

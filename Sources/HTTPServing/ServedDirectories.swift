@@ -2,11 +2,6 @@
 import Glibc
 #endif
 
-/// Why a local file was not handed out.
-public struct ServedFileError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var description: String
-}
-
 /// The directories a daemon hands local files out of (`[http] serve-from`): a path that
 /// another user names on the bus is served only when, with every link in it resolved, it
 /// lies in one of them, and its last component is not itself a link. So a request for

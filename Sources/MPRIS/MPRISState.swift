@@ -6,19 +6,6 @@ public import Foundation
 public import DBus
 public import NowPlaying
 
-/// MPRIS names.
-public enum MPRISNames {
-    public static let objectPath: DBusObjectPath = "/org/mpris/MediaPlayer2"
-    public static let root = "org.mpris.MediaPlayer2"
-    public static let player = "org.mpris.MediaPlayer2.Player"
-    /// What MPRIS lacks (per-device volume, language options, skip intervals), documented in Docs/dbus-api.md.
-    public static let extras = "org.mediaroute.NowPlaying1"
-    /// The well-known name of the primary-session player.
-    public static let defaultBusName = "org.mpris.MediaPlayer2.mediaroute"
-    /// The track id MPRIS reserves for "no track".
-    public static let noTrack: DBusObjectPath = "/org/mpris/MediaPlayer2/TrackList/NoTrack"
-}
-
 /// The MPRIS view of one Now Playing session: pure mapping, no bus.
 public struct MPRISState: Sendable {
     public let info: NowPlayingInfo?

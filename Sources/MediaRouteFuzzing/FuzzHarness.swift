@@ -1,3 +1,5 @@
+
+
 /// One parser of bytes MediaRoute takes from strangers, as a fuzzer drives it.
 ///
 /// `check` feeds one input to the parser the way the code that receives such
@@ -30,12 +32,4 @@ package struct FuzzHarness: Sendable {
     package func run(_ bytes: [UInt8]) -> String? {
         check(bytes.count > maximumLength ? Array(bytes.prefix(maximumLength)) : bytes)
     }
-}
-
-/// Every harness, by name.
-package enum FuzzHarnesses {
-    package static let all: [FuzzHarness] =
-        LANHarnesses.all + UPnPHarnesses.all + DBusHarnesses.all + WiFiHarnesses.all + FileHarnesses.all + RAOPHarnesses.all + CastHarnesses.all + HostileHarnesses.all
-
-    package static func named(_ name: String) -> FuzzHarness? { all.first { $0.name == name } }
 }

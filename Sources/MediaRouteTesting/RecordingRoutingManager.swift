@@ -109,9 +109,3 @@ public final class RecordingRoutingManager: Sendable {
         continuation?.resume(returning: nil)
     }
 }
-
-/// What a ``RecordingRoutingManager`` wait did not see.
-public struct RecordingError: Error, Sendable, CustomStringConvertible {
-    public let description: String
-    init(_ description: String) { self.description = description }
-}

@@ -1,3 +1,5 @@
+
+
 /// A device playing as part of a remote session, and how its volume is controlled.
 ///
 /// The seeds call this `MediaDevice`; MediaRoute already has a module of that
@@ -39,14 +41,4 @@ public struct RemoteMediaDevice: Sendable, Identifiable {
         }
         return RemoteMediaDeviceDescriptor(id: id, name: name, type: type, volume: volume, supportsRelativeVolume: relative)
     }
-}
-
-/// A device in a session as remote UIs see it.
-public struct RemoteMediaDeviceDescriptor: Sendable, Hashable, Codable {
-    public var id: String
-    public var name: String
-    public var type: RemoteMediaDevice.DeviceType
-    /// The absolute volume, when the device has one.
-    public var volume: Float?
-    public var supportsRelativeVolume: Bool
 }

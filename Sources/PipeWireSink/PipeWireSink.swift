@@ -207,12 +207,6 @@ public enum PipeWireSink {
     }
 }
 
-/// Why the sink could not start.
-public struct PipeWireSinkError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
-}
-
 /// What PipeWire's callbacks reach. `process` runs on PipeWire's data thread; the state
 /// callback, `woken` and `quit` on its main loop (the process's main thread); acquisition
 /// runs in a Swift task. They share only atomics and the wake-up pipe.

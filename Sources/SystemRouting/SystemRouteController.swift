@@ -7,28 +7,6 @@ public import RoutingModel
 public import MediaClock
 import Synchronization
 
-/// Why a route event happened.
-public enum SystemRouteEventReason: Sendable, Hashable {
-    /// A route became active: keep it and start sessions on it.
-    case activate
-    /// A route ended: drop it.
-    case deactivate
-}
-
-/// A route becoming active or ending.
-public struct SystemRouteEvent: Sendable {
-    public let reason: SystemRouteEventReason
-    public let route: SystemRoute
-    /// Why a route ended unrequested (device lost, connection failed); nil otherwise.
-    public let error: MediaDeviceError?
-}
-
-/// Receives route events from a ``SystemRouteController``.
-public protocol SystemRouteControllerObserver: AnyObject, Sendable {
-    /// Handles one event; return false when the observer could not act on it (it is logged).
-    func systemRouteController(_ controller: SystemRouteController, handle event: SystemRouteEvent) async -> Bool
-}
-
 /// The app's view of routing: observe route activation, activate and deactivate
 /// routes, answer pairing prompts, and open a picker.
 ///

@@ -1,30 +1,5 @@
 public import IPNetwork
 
-/// The namespaces of UPnP documents.
-public enum UPnPNamespace {
-    public static let device = "urn:schemas-upnp-org:device-1-0"
-    public static let service = "urn:schemas-upnp-org:service-1-0"
-    public static let soapEnvelope = "http://schemas.xmlsoap.org/soap/envelope/"
-    public static let control = "urn:schemas-upnp-org:control-1-0"
-    public static let event = "urn:schemas-upnp-org:event-1-0"
-    public static let avTransportEvent = "urn:schemas-upnp-org:metadata-1-0/AVT/"
-    public static let renderingControlEvent = "urn:schemas-upnp-org:metadata-1-0/RCS/"
-}
-
-/// One service of a device: where its SCPD, control and event URLs are.
-public struct ServiceReference: Sendable, Hashable {
-    public var serviceType: String
-    public var serviceID: String
-    public var scpdURL: HTTPURL
-    public var controlURL: HTTPURL
-    public var eventSubscriptionURL: HTTPURL?
-
-    /// Whether this is the service type `kind` (e.g. `AVTransport`) in any version.
-    public func isKind(_ kind: String) -> Bool {
-        serviceType.hasPrefix("urn:schemas-upnp-org:service:\(kind):")
-    }
-}
-
 /// A device description (`LOCATION`'s document), reduced to the device that matters.
 public struct DeviceDescription: Sendable, Hashable {
     public var deviceType: String
@@ -103,42 +78,5 @@ public struct DeviceDescription: Sendable, Hashable {
             if let found = findRenderer(embedded, depth: depth + 1) { return found }
         }
         return nil
-    }
-}
-
-/// What a service's SCPD declares that a control point needs.
-public struct ServiceDescription: Sendable, Hashable {
-    /// The actions by name.
-    public var actions: Set<String>
-    /// Allowed ranges of numeric state variables (e.g. `Volume`).
-    public var ranges: [String: ClosedRange<Int>]
-
-    public init(actions: Set<String> = [], ranges: [String: ClosedRange<Int>] = [:]) {
-        self.actions = actions
-        self.ranges = ranges
-    }
-
-    public static func parse(_ bytes: [UInt8], parser: XMLParser = XMLParser()) throws(XMLError) -> ServiceDescription {
-        let root = try parser.parse(bytes)
-        guard root.name == "scpd", root.namespace == UPnPNamespace.service else {
-            throw XMLError(.unexpectedContent, "root element is \(root.name) in \(root.namespace ?? "no namespace"), not an SCPD")
-        }
-        var description = ServiceDescription()
-        for action in root.child("actionList")?.children(named: "action") ?? [] {
-            if let name = action.value("name") { description.actions.insert(name) }
-        }
-        for variable in root.child("serviceStateTable")?.children(named: "stateVariable") ?? [] {
-            guard let name = variable.value("name"), let range = variable.child("allowedValueRange") else { continue }
-            // Bounded to 32 bits (UPnP ranges are i4/ui2 at most): the renderer does arithmetic on
-            // the span, and a range near Int.min...Int.max would overflow there.
-            let bounds = Int(Int32.min)...Int(UInt32.max)
-            guard let low = range.value("minimum").flatMap({ Int($0) }), let high = range.value("maximum").flatMap({ Int($0) }), low <= high,
-                bounds.contains(low), bounds.contains(high)
-            else {
-                throw XMLError(.unexpectedContent, "state variable \(name) has an invalid allowed range")
-            }
-            description.ranges[name] = low...high
-        }
-        return description
     }
 }

@@ -15,18 +15,6 @@ public import RoutingModel
 import Transport
 import UPnP
 
-/// A session's event subscriptions, for diagnostics.
-public struct GENAStatus: Sendable, Hashable {
-    /// Events arrive (else the state is polled).
-    public var healthy: Bool
-    public var events: Int
-    public var renewals: Int
-    /// Subscription ids by service kind (`AVTransport`, `RenderingControl`).
-    public var subscriptions: [String: String]
-    /// The time each subscription was granted, in seconds.
-    public var granted: [String: Int]
-}
-
 /// UPnP/DLNA MediaRenderers (most LAN TVs, many speakers) as a media device extension.
 ///
 /// Discovery comes from the ``LANTransport`` (SSDP); each renderer's

@@ -5,12 +5,6 @@ import Synchronization
 import Glibc
 #endif
 
-/// Something that runs one Wi-Fi scan and returns what it saw (a seam, so the
-/// transport's scheduling is tested without a radio).
-public protocol WiFiScanning: Sendable {
-    func scan(interfaceIndex: UInt32, p2p: Bool) async throws(TransportUnavailable) -> [ScanResult]
-}
-
 /// Scans through nl80211: subscribes to the `scan` group **before** sending
 /// `TRIGGER_SCAN` (so a fast `NEW_SCAN_RESULTS` cannot be missed), waits for
 /// `NEW_SCAN_RESULTS` or `SCAN_ABORTED` for that interface, then dumps

@@ -76,3 +76,35 @@ import Testing
         #expect(unused.isEmpty, "no longer needed: take these off the allow-list: \(unused)")
     }
 }
+
+/// One primary type per file, named after it: a newcomer finds `HTTPServerLimits` in
+/// `HTTPServerLimits.swift`. Helpers a file keeps to itself (not public) may sit beside it.
+@Suite struct FileLayoutTests {
+    /// Generated code and entry points, where the layout is not ours to choose.
+    static let exempt: Set<String> = ["CastChannel/cast_channel.pb.swift"]
+
+    @Test func everyFileDeclaresAtMostOnePublicTypeAndIsNamedAfterATypeItDeclaresOrExtends() throws {
+        let declaration = try Regex(#"^(?:@\w+(?:\([^)]*\))?\s+)*(?:public |package |open |internal |fileprivate |private )?(?:final )?(?:struct|enum|class|actor|protocol) (\w+)"#)
+        let publicDeclaration = try Regex(#"^(?:@\w+(?:\([^)]*\))?\s+)*(?:public |package |open )(?:final )?(?:struct|enum|class|actor|protocol) (\w+)"#)
+        let extensionDeclaration = try Regex(#"^(?:public |package )?extension (\w+)"#)
+        var crowded: [String] = []
+        var misnamed: [String] = []
+        var files = 0
+        for (path, lines) in try SourceRulesTests.swiftFiles() where !Self.exempt.contains(path) {
+            files += 1
+            var publicTypes: [String] = []
+            var named: Set<String> = []
+            for line in lines {
+                if let match = line.firstMatch(of: publicDeclaration), let name = match.output[1].substring { publicTypes.append(String(name)) }
+                if let match = line.firstMatch(of: declaration), let name = match.output[1].substring { named.insert(String(name)) }
+                if let match = line.firstMatch(of: extensionDeclaration), let name = match.output[1].substring { named.insert(String(name)) }
+            }
+            if publicTypes.count > 1 { crowded.append("\(path): \(publicTypes)") }
+            let base = String(((path as NSString).lastPathComponent as NSString).deletingPathExtension.split(separator: "+").first ?? "")
+            if !named.isEmpty, !named.contains(base) { misnamed.append("\(path): declares \(named.sorted())") }
+        }
+        #expect(files > 200, "the scan found the sources")
+        #expect(crowded.isEmpty, "one public type per file:\n\(crowded.joined(separator: "\n"))")
+        #expect(misnamed.isEmpty, "name each file after its primary type:\n\(misnamed.joined(separator: "\n"))")
+    }
+}

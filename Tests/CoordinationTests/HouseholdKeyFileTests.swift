@@ -7,7 +7,7 @@ import Testing
 @Suite struct HouseholdKeyFileTests {
     static func file(_ bytes: [UInt8], mode: Int) throws -> String {
         let path = NSTemporaryDirectory() + "household-\(UUID().uuidString).key"
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         chmod(path, mode_t(mode))
         return path
     }

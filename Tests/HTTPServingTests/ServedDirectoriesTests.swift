@@ -14,8 +14,8 @@ import Testing
     func layout() throws -> (served: String, outside: String) {
         let served = root + "/media", outside = root + "/private"
         for directory in [served, outside] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
-        FileManager.default.createFile(atPath: served + "/film.mp4", contents: Data("film".utf8))
-        FileManager.default.createFile(atPath: outside + "/household.key", contents: Data("secret".utf8))
+        _ = FileManager.default.createFile(atPath: served + "/film.mp4", contents: Data("film".utf8))
+        _ = FileManager.default.createFile(atPath: outside + "/household.key", contents: Data("secret".utf8))
         symlink(outside + "/household.key", served + "/innocent.mp4")
         symlink(outside, served + "/escape")
         return (served, outside)
@@ -56,7 +56,7 @@ import Testing
         #expect(ServedFiles.serve(file, range: nil).status == 404)
         // Swapped for another file at the same path: not served either.
         unlink(path)
-        FileManager.default.createFile(atPath: path, contents: Data("other".utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data("other".utf8))
         #expect(ServedFiles.serve(file, range: nil).status == 404)
     }
 }

@@ -189,10 +189,10 @@ func client(_ daemon: RunningDaemon, agent: ScriptedPairingAgent) async throws -
         try FileManager.default.createDirectory(atPath: served, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: served) }
         let secret = NSTemporaryDirectory() + "mr-secret-\(UUID().uuidString.prefix(8)).key"
-        FileManager.default.createFile(atPath: secret, contents: Data("secret".utf8))
+        _ = FileManager.default.createFile(atPath: secret, contents: Data("secret".utf8))
         defer { unlink(secret) }
         symlink(secret, served + "/film.mp4")
-        FileManager.default.createFile(atPath: served + "/real.mp4", contents: Data("film".utf8))
+        _ = FileManager.default.createFile(atPath: served + "/real.mp4", contents: Data("film".utf8))
         let daemon = try await RunningDaemon(["--serve-from", served])
         let (connection, _, controller) = try await client(daemon, agent: ScriptedPairingAgent([.code("1234")]))
         let picker = controller.makePicker(prioritizesVideoDevices: true)

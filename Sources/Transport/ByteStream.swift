@@ -1,0 +1,24 @@
+
+
+/// A byte stream to a device (TCP to the host that announced it): what protocols with their
+/// own framing (RTSP, the Cast channel) read and write.
+public protocol ByteStream: Sendable {
+    /// Bytes as they arrive, in order; finishes when the device closes the stream, throws
+    /// ``TransportError`` when it fails.
+    var incoming: AsyncThrowingStream<[UInt8], any Error> { get }
+
+    /// Writes `bytes` (all of them, in order).
+    func write(_ bytes: [UInt8]) async throws(TransportError)
+
+    /// The local address of the stream, as the device sees the sender (for protocols that
+    /// name it, such as an SDP's origin).
+    var localAddress: String { get }
+
+    /// The device's TLS certificate (DER), for a stream the transport wrapped in TLS; nil
+    /// otherwise. Nothing checked it: an extension pins it (trust on first use).
+    var peerCertificate: [UInt8]? { get }
+}
+
+extension ByteStream {
+    public var peerCertificate: [UInt8]? { nil }
+}
