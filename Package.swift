@@ -156,7 +156,11 @@ let package = Package(
             dependencies: ["IOReactor", "MediaDevice", "RoutingModel", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // What an extension author tests with: RecordingRoutingManager, LoopbackDeviceBuilder.
-        .target(name: "MediaRouteTesting", dependencies: ["MediaDevice", "RoutingModel", "LoopbackTransport", "MediaClock"], swiftSettings: strict),
+        .target(
+            name: "MediaRouteTesting",
+            dependencies: ["MediaDevice", "RoutingModel", "LoopbackTransport", "MediaClock", "DBus", "BlueZTransport", "IOReactor"],
+            resources: [.copy("Resources/mediaroute_bluez.py")],
+            swiftSettings: strict),
         // The one owner of routing state: hosts extensions.
         .target(
             name: "RouteSystem",
@@ -260,7 +264,7 @@ let package = Package(
 
         .target(
             name: "MediaRouteTestSupport",
-            dependencies: [
+            dependencies: ["MediaRouteTesting", 
                 "RouteSystem", "MediaDevice", "RoutingModel", "LoopbackExtension", "LoopbackTransport", "MediaClock", "NowPlaying", "WiFiTransport", "Transport", "CNetlink", "BlueZTransport", "DBus", "IOReactor",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -298,7 +302,7 @@ let package = Package(
         // Benchmarks (release build): `make benchmarks`, figures in Docs/benchmarks.md.
         .executableTarget(
             name: "mediaroute-bench",
-            dependencies: [
+            dependencies: ["MediaRouteTesting", 
                 "DBus", "MediaRouteTestSupport", "Coordination", "NowPlaying", "NowPlayingPush", "WiFiTransport", "LANTransport", "Transport", "BlueZTransport",
                 "UPnPRendererExtension", "MediaDevice", "HTTPServing", "RealtimeAudio", "BluetoothAudio", "IOReactor", "RoutingModel",
                 "MediaRouteClient", "SystemRouting", "RAOPExtension", "RouteSystem", "CastExtension",
@@ -308,7 +312,7 @@ let package = Package(
         .executableTarget(name: "dbus-signal-floor", dependencies: ["CDBus"], path: "Benchmarks/DBusSignalFloor"),
         .testTarget(
             name: "MediaRouteDaemonTests",
-            dependencies: [
+            dependencies: ["MediaRouteTesting", 
                 "MediaRouteTestSupport", "MediaRouteClient", "MediaRouteBusAPI", "MediaRouteCommands", "SystemRouting", "DBus",
                 "MediaRouteDaemon", "RouteSystem", "LoopbackExtension", "LoopbackTransport", "MediaDevice", "RoutingModel", "MediaClock", "PipeWireSink", "CastChannel",
             ],
@@ -327,13 +331,13 @@ let package = Package(
         .testTarget(
             name: "NowPlayingRoutingTests",
             dependencies: ["NowPlayingRouting", "NowPlaying", "RouteSystem", "MediaDevice", "RoutingModel", "LoopbackExtension", "LoopbackTransport", "MediaClock", "MediaRouteTestSupport"]),
-        .testTarget(name: "MPRISTests", dependencies: ["MPRIS", "NowPlaying", "DBus", "MediaRouteTestSupport"]),
+        .testTarget(name: "MPRISTests", dependencies: ["MediaRouteTesting", "MPRIS", "NowPlaying", "DBus", "MediaRouteTestSupport"]),
         // Runs mediarouted (--check-config) and make install-files against this build.
-        .testTarget(name: "BoxConfigurationTests", dependencies: ["BoxConfiguration", "MediaRouteTestSupport", "mediarouted", "mediaroutectl"]),
-        .testTarget(name: "AdapterInventoryTests", dependencies: ["AdapterInventory", "BoxConfiguration", "MediaRouteTestSupport"]),
+        .testTarget(name: "BoxConfigurationTests", dependencies: ["MediaRouteTesting", "BoxConfiguration", "MediaRouteTestSupport", "mediarouted", "mediaroutectl"]),
+        .testTarget(name: "AdapterInventoryTests", dependencies: ["MediaRouteTesting", "AdapterInventory", "BoxConfiguration", "MediaRouteTestSupport"]),
         .testTarget(
             name: "WiFiTransportTests",
-            dependencies: ["WiFiTransport", "Transport", "IPNetwork", "LANTransport", "MediaRouteTestSupport", "MediaClock", "CNetlink"]),
+            dependencies: ["MediaRouteTesting", "WiFiTransport", "Transport", "IPNetwork", "LANTransport", "MediaRouteTestSupport", "MediaClock", "CNetlink"]),
         .testTarget(
             name: "WiFiDisplayExtensionTests",
             dependencies: [
@@ -342,11 +346,10 @@ let package = Package(
             ]),
         .testTarget(
             name: "BlueZTransportTests",
-            dependencies: ["BlueZTransport", "BluetoothAudio", "DBus", "Transport", "MediaClock", "MediaRouteTestSupport"],
-            exclude: ["Mock"]),
+            dependencies: ["MediaRouteTesting", "BlueZTransport", "BluetoothAudio", "DBus", "Transport", "MediaClock", "MediaRouteTestSupport"]),
         .testTarget(
             name: "BLESpeakerExtensionTests",
-            dependencies: ["SampleSink", "BLESpeakerExtension", "BlueZTransport", "BluetoothAudio", "CSbc", "ExtensionCatalogue", "BoxConfiguration", "DBus", "Transport", "MediaClock", "MediaDevice", "RoutingModel", "RouteSystem", "MediaRouteTestSupport"]),
+            dependencies: ["MediaRouteTesting", "SampleSink", "BLESpeakerExtension", "BlueZTransport", "BluetoothAudio", "CSbc", "ExtensionCatalogue", "BoxConfiguration", "DBus", "Transport", "MediaClock", "MediaDevice", "RoutingModel", "RouteSystem", "MediaRouteTestSupport"]),
         .testTarget(
             name: "UPnPTests",
             dependencies: ["UPnP", "IPNetwork", "Coordination", "MediaRouteTestSupport"]),
@@ -358,11 +361,11 @@ let package = Package(
             ]),
         .testTarget(
             name: "UPnPRendererExtensionTests",
-            dependencies: [
+            dependencies: ["MediaRouteTesting", 
                 "UPnPRendererExtension", "UPnP", "LANTransport", "HTTPServing", "IPNetwork", "Transport", "MediaDevice", "RoutingModel", "RouteSystem", "MediaClock",
                 "MediaRouteTestSupport", "MediaRouteCommands", "WiFiTransport", .product(name: "Logging", package: "swift-log"),
             ]),
-        .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteTestSupport"]),
+        .testTarget(name: "DBusTests", dependencies: ["MediaRouteTesting", "DBus", "MediaRouteTestSupport"]),
         // The parsers of untrusted bytes as fuzz harnesses (Fuzz/, `make fuzz`, Docs/reliability.md).
         .target(
             name: "MediaRouteFuzzing",
@@ -377,7 +380,7 @@ let package = Package(
         .testTarget(name: "MediaRouteFuzzingTests", dependencies: ["MediaRouteFuzzing", "Coordination"]),
         .testTarget(name: "MediaClockTests", dependencies: ["MediaClock"]),
         .testTarget(name: "EventBroadcastTests", dependencies: ["EventBroadcast"]),
-        .testTarget(name: "ArchitectureTests", dependencies: ["MediaRouteTestSupport"]),
+        .testTarget(name: "ArchitectureTests", dependencies: ["MediaRouteTesting", "MediaRouteTestSupport"]),
         .testTarget(
             name: "ExtensionCatalogueTests",
             dependencies: ["ExtensionCatalogue", "BoxConfiguration", "RouteSystem", .product(name: "Logging", package: "swift-log")]),

@@ -18,7 +18,7 @@ packages=(
   libnl-3-dev libnl-genl-3-dev python3
   # The hostile-network test asks the renderer its state with curl; the fuzzers link libFuzzer (in the Swift toolchain).
   curl
-  # BlueZ without Bluetooth: python3-dbusmock runs our bluetoothd stand-in (Tests/BlueZTransportTests/Mock).
+  # BlueZ without Bluetooth: python3-dbusmock runs our bluetoothd stand-in (MediaRouteTesting's BlueZMock).
   python3-dbusmock python3-dbus python3-gi libsbc-dev
   # The box's audio: PipeWire's headers to build the sink node against (libpipewire itself is opened at
   # run time); pipewire, wireplumber and pw-play/pw-cli (pipewire-bin) for the headless PipeWire tests.

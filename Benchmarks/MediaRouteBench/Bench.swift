@@ -2,6 +2,7 @@ import Coordination
 import DBus
 import Foundation
 import MediaRouteTestSupport
+import MediaRouteTesting
 
 /// Benchmarks whose figures go into Docs/benchmarks.md.
 ///

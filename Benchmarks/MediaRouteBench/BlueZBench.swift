@@ -3,11 +3,12 @@ import DBus
 import Foundation
 import MediaRouteTestSupport
 import Transport
+import MediaRouteTesting
 
 /// Issue 5's figures: object-manager sync and event handling for 1 000 mock
 /// devices, next to bleak scanning the same mock in the same run.
 extension Bench {
-    static let template = "Tests/BlueZTransportTests/Mock/mediaroute_bluez.py"
+    static let template = BlueZMock.template
 
     static func cpuSeconds() -> Double {
         let (user, system) = cpuSplit()

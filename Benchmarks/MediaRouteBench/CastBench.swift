@@ -6,6 +6,7 @@ import MediaDevice
 import RoutingModel
 import MediaRouteTestSupport
 import RouteSystem
+import MediaRouteTesting
 
 /// Issue 22's figures, against one test Cast receiver announced over mDNS in a network
 /// namespace, in one run: MediaRoute next to pychromecast (Debian's python3-pychromecast).

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import MediaRouteBusAPI
 import MediaRouteTestSupport
+import MediaRouteTesting
 
 /// #37's figures: what each attack costs the daemon. The daemon discovers (a picker is open) on
 /// a namespace lab's interface with an honest renderer there, while a host beside the renderer

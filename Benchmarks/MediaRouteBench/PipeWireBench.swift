@@ -5,6 +5,7 @@ import RoutingModel
 import MediaRouteClient
 import MediaRouteTestSupport
 import SystemRouting
+import MediaRouteTesting
 
 /// `mediaroute-bench pipewire PATH/mediarouted [SECONDS]`: the box's own audio through
 /// PipeWire to a route, for SECONDS (default 60).

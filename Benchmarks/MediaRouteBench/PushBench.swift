@@ -2,6 +2,7 @@ import Foundation
 import MediaRouteTestSupport
 import NowPlaying
 import NowPlayingPush
+import MediaRouteTesting
 
 /// The push endpoint under wrk: sustained updates per second, latency, and
 /// whether every accepted update reached Now Playing, in order.

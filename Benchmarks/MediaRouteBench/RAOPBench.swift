@@ -7,6 +7,7 @@ import RAOPExtension
 import RouteSystem
 #if canImport(Glibc)
 import Glibc
+import MediaRouteTesting
 #endif
 
 /// AirPlay to shairport-sync 3.3.8 in a network namespace (its `stdout` backend written to a

@@ -6,6 +6,7 @@ import RoutingModel
 import MediaRouteTestSupport
 import Transport
 import UPnPRendererExtension
+import MediaRouteTesting
 
 /// Issue 4's figures, on one gmediarender in a network namespace, in one run:
 /// MediaRoute next to async_upnp_client and gssdp-discover.

@@ -3,6 +3,7 @@ import LANTransport
 import MediaRouteTestSupport
 import Transport
 import WiFiTransport
+import MediaRouteTesting
 
 /// Issue 8's figures: scan-dump parsing throughput, and how fast LAN discovery
 /// restarts after the box's network changes.

@@ -3,6 +3,7 @@ import BoxConfiguration
 import Foundation
 import MediaRouteTestSupport
 import Testing
+import MediaRouteTesting
 
 @Suite(.timeLimit(.minutes(1)), .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip")))
 struct AdapterInventoryTests {

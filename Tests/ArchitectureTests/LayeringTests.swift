@@ -1,6 +1,7 @@
 import Foundation
 import MediaRouteTestSupport
 import Testing
+import MediaRouteTesting
 
 /// The targets' declared dependencies, read from the manifest (`swift package dump-package`),
 /// held to the layers of ../shared/DESIGN.md: a target depends only on targets of lower rank.

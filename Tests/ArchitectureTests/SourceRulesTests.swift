@@ -44,7 +44,7 @@ import Testing
         "MediaRouteCommands/": "the CLI at the edge",
         "mediarouted/": "the executable", "mediaroutectl/": "the executable",
         "MediaRouteFuzzing/": "harnesses",
-        "MediaRouteTesting/RecordingRoutingManager.swift": "a test kit's wait limit",
+        "MediaRouteTesting/": "the test kit: waits on real peers (a private bus, the BlueZ mock) and a recording manager's limit",
         "MPRIS/MPRISBridge.swift": "the default of its injected wall clock (MPRIS speaks wall time)",
         "NowPlaying/NowPlayingCenter.swift": "the default of its injected wall clock",
         "NowPlayingRouting/RoutedSession.swift": "host time turned into the wall time Now Playing speaks",

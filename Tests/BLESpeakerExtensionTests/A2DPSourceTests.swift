@@ -11,6 +11,7 @@ import RouteSystem
 import Testing
 import RoutingModel
 import SampleSink
+import MediaRouteTesting
 
 /// PCM (stereo S16 samples, interleaved) from A2DP media packets: RTP header, SBC payload header, frames.
 func decodeSBC(_ packets: [[UInt8]]) -> [Int16] {

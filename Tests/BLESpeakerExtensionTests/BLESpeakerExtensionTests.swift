@@ -9,6 +9,7 @@ import Testing
 import Transport
 import RoutingModel
 import SampleSink
+import MediaRouteTesting
 
 @Suite(.timeLimit(.minutes(1)), .enabled(if: BlueZMock.available))
 struct BLESpeakerExtensionTests {

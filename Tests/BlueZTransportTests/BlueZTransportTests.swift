@@ -4,6 +4,7 @@ import Foundation
 import MediaRouteTestSupport
 import Testing
 import Transport
+import MediaRouteTesting
 
 /// Collects a discovery stream.
 final class DiscoveryLog: Sendable {

@@ -2,6 +2,7 @@ import BoxConfiguration
 import Foundation
 import MediaRouteTestSupport
 import Testing
+import MediaRouteTesting
 
 /// The unit, the sysusers entry, the example configuration, and make install/uninstall.
 @Suite(.timeLimit(.minutes(1)))

@@ -2,6 +2,7 @@ import BoxConfiguration
 import Foundation
 import MediaRouteTestSupport
 import Testing
+import MediaRouteTesting
 
 /// The repository's files.
 let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path

@@ -3,6 +3,7 @@ import Foundation
 import MediaRouteTestSupport
 import Synchronization
 import Testing
+import MediaRouteTesting
 
 /// A test object at /test with methods that exercise the layer.
 func testObject(emitter: @escaping @Sendable () -> DBusConnection?) -> DBusObject {

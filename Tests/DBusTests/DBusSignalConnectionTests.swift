@@ -6,6 +6,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import MediaRouteTesting
 #endif
 
 /// The rule for the test object's `Ping` signal from `sender`.

@@ -4,6 +4,7 @@ import MPRIS
 import MediaRouteTestSupport
 import NowPlaying
 import Testing
+import MediaRouteTesting
 
 struct ArtAttributes: RemoteMediaSessionAttributes {
     var id: String

@@ -4,6 +4,7 @@ import MPRIS
 import MediaRouteTestSupport
 import NowPlaying
 import Testing
+import MediaRouteTesting
 
 @Suite(.serialized, .timeLimit(.minutes(1)))
 struct PlayerctlTests {

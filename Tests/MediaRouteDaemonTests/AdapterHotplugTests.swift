@@ -3,6 +3,7 @@ import Foundation
 import MediaRouteBusAPI
 import MediaRouteTestSupport
 import Testing
+import MediaRouteTesting
 
 /// mediarouted follows adapters while it runs: a veth plugged in makes the
 /// devices behind it reachable, unplugging it ends their routes.

@@ -4,6 +4,7 @@ import MediaRouteBusAPI
 import MediaRouteCommands
 import MediaRouteTestSupport
 import Testing
+import MediaRouteTesting
 
 /// mediarouted with real AirPlay receivers (shairport-sync in network namespaces), driven as a
 /// person would: `mediaroutectl stream FILE --to NAME`, the daemon finding the receivers by

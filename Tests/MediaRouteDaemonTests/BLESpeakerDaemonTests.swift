@@ -3,6 +3,7 @@ import Foundation
 import MediaRouteBusAPI
 import MediaRouteTestSupport
 import Testing
+import MediaRouteTesting
 
 /// mediarouted with BLE speakers: BlueZ (the mock) on one bus, the daemon's API on another.
 @Suite(.timeLimit(.minutes(1)), .enabled(if: BlueZMock.available))

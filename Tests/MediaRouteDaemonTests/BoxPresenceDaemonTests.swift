@@ -4,6 +4,7 @@ import MediaRouteBusAPI
 import MediaRouteCommands
 import MediaRouteTestSupport
 import Testing
+import MediaRouteTesting
 
 /// Boxes of one household find each other: each mediarouted with a household key publishes
 /// itself as `_mediaroute._udp` and, while discovering, finds the others and exchanges

@@ -9,6 +9,7 @@ import MediaRouteCommands
 import MediaRouteTestSupport
 import SystemRouting
 import Testing
+import MediaRouteTesting
 
 /// mediarouted with the Cast receiver written for the tests, announced over mDNS in a network
 /// namespace, driven as a person would: `mediaroutectl devices`, `play URL --to NAME`, pause,

@@ -8,6 +8,7 @@ import SystemRouting
 import Testing
 import RoutingModel
 import MediaDevice
+import MediaRouteTesting
 
 /// `mediarouted` started as a process on a private bus.
 final class RunningDaemon: Sendable {

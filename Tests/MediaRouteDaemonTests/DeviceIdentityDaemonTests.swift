@@ -11,6 +11,7 @@ import MediaRouteDaemon
 import MediaRouteTestSupport
 import RouteSystem
 import Testing
+import MediaRouteTesting
 
 /// One physical device, one D-Bus object with a stable path (issue "a real box shows real devices"):
 /// a routing daemon in this process on a private bus, two protocols reporting the same TV.

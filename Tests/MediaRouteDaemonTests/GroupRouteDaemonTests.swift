@@ -8,6 +8,7 @@ import MediaRouteCommands
 import MediaRouteTestSupport
 import SystemRouting
 import Testing
+import MediaRouteTesting
 
 /// Group routes kept by the daemon (`Manager1.CreateGroup`, `org.mediaroute.Group1`): two
 /// simulated TVs playing one URL on one timeline, members leaving and joining.

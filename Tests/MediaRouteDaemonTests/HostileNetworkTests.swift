@@ -4,6 +4,7 @@ import MediaRouteBusAPI
 import MediaRouteCommands
 import MediaRouteTestSupport
 import Testing
+import MediaRouteTesting
 
 /// mediarouted on a LAN with a hostile host: while a peer floods the SSDP and mDNS
 /// groups with malformed, oversized and reflecting datagrams (10 000 a second for

@@ -1,6 +1,7 @@
 import DBus
 import MediaRouteBusAPI
 import MediaRouteTestSupport
+import MediaRouteTesting
 
 /// `mediarouted` on a private bus with the LAN on one lab interface only (no adapters, no push
 /// endpoint, no configuration file), and a bus connection once it owns its name.

@@ -4,6 +4,7 @@ import MediaRouteBusAPI
 import MediaRouteCommands
 import MediaRouteTestSupport
 import Testing
+import MediaRouteTesting
 
 /// mediarouted with UPnP renderers: a gmediarender in a network namespace, the daemon
 /// searching only the lab's interface, mediaroutectl playing a local file through it.

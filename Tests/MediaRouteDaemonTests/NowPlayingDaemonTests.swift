@@ -4,6 +4,7 @@ import MediaRouteBusAPI
 import MediaRouteCommands
 import MediaRouteTestSupport
 import Testing
+import MediaRouteTesting
 
 /// The daemon's Now Playing: routed sessions in MPRIS, pushes through its endpoint.
 @Suite(

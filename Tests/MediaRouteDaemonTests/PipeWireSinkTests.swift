@@ -8,6 +8,7 @@ import MediaRouteTestSupport
 import PipeWireSink
 import SystemRouting
 import Testing
+import MediaRouteTesting
 
 /// The left channel of stereo S16 bytes.
 private func leftChannel(_ bytes: [UInt8]) -> [Double] {

@@ -5,6 +5,7 @@ import MediaRouteClient
 import SystemRouting
 import MediaRouteTestSupport
 import Testing
+import MediaRouteTesting
 
 /// The repository's D-Bus policy file.
 let policyFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

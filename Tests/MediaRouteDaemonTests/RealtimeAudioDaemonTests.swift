@@ -8,6 +8,7 @@ import MediaRouteCommands
 import MediaRouteTestSupport
 import SystemRouting
 import Testing
+import MediaRouteTesting
 
 /// The speaker's route through a client of `daemon`.
 private func speakerRoute(_ daemon: RunningDaemon) async throws -> (DBusConnection, SystemRouteController, SystemRoute) {

@@ -1,3 +1,4 @@
+public import MediaRouteTesting
 import Foundation
 #if canImport(Glibc)
 import Glibc

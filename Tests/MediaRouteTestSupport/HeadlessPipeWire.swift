@@ -1,3 +1,4 @@
+import MediaRouteTesting
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+public import MediaRouteTesting
 #if canImport(Glibc)
 import Glibc
 #endif

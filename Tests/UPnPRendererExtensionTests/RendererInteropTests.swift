@@ -13,6 +13,7 @@ import Transport
 import UPnP
 import UPnPRendererExtension
 import WiFiTransport
+import MediaRouteTesting
 
 
 /// Helpers shared by the renderer tests.

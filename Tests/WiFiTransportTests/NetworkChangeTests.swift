@@ -5,6 +5,7 @@ import MediaRouteTestSupport
 import Testing
 import Transport
 @testable import WiFiTransport
+import MediaRouteTesting
 
 /// rtnetlink messages built byte for byte.
 enum RouteBytes {

@@ -1,12 +1,15 @@
 import BlueZTransport
-import DBus
+public import DBus
 import Foundation
+import Synchronization
 
 /// python-dbusmock with MediaRoute's BlueZ template on a private bus, driven
 /// through its `org.mediaroute.BlueZMock` control interface.
 public final class BlueZMock: Sendable {
-    public static let template = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("BlueZTransportTests/Mock/mediaroute_bluez.py").path
+    /// The python-dbusmock template: BlueZ's objects and interfaces, driven through ``control``.
+    public static var template: String {
+        Bundle.module.path(forResource: "mediaroute_bluez", ofType: "py") ?? "mediaroute_bluez.py"
+    }
     public static let control = "org.mediaroute.BlueZMock"
     public static let vcs = BlueZ.volumeControlService
 
@@ -19,7 +22,7 @@ public final class BlueZMock: Sendable {
 
     public let bus: PrivateBus
     public let connection: DBusConnection
-    private let process = Locked<ChildProcess?>(nil)
+    private let process = Mutex<ChildProcess?>(nil)
 
     public init() async throws {
         bus = try PrivateBus()
@@ -34,7 +37,7 @@ public final class BlueZMock: Sendable {
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
         process.withLock { $0 = child }
         let connection = self.connection
-        guard await eventually(timeout: .seconds(15), { (try? await connection.nameOwner(of: BlueZ.busName)) ?? nil != nil }) else {
+        guard await Self.eventually(within: .seconds(15), { (try? await connection.nameOwner(of: BlueZ.busName)) ?? nil != nil }) else {
             throw PrivateBusError(message: "dbusmock did not take org.bluez")
         }
     }
@@ -48,7 +51,7 @@ public final class BlueZMock: Sendable {
         child?.kill(SIGKILL)
         child?.wait()
         let connection = self.connection
-        _ = await eventually { (try? await connection.nameOwner(of: BlueZ.busName)) ?? nil == nil }
+        _ = await Self.eventually(within: .seconds(5)) { (try? await connection.nameOwner(of: BlueZ.busName)) ?? nil == nil }
     }
 
     public func stop() async {
@@ -64,17 +67,28 @@ public final class BlueZMock: Sendable {
 
     @discardableResult
     public func addAdapter(_ name: String = "hci0", address: String = "00:11:22:33:44:55") async throws -> DBusObjectPath {
-        try require(try await call("AddAdapter", [.string(name), .string(address)]).first?.string.flatMap(DBusObjectPath.init))
+        guard let path = try await call("AddAdapter", [.string(name), .string(address)]).first?.string.flatMap(DBusObjectPath.init) else {
+            throw PrivateBusError(message: "AddAdapter answered no path")
+        }
+        return path
     }
 
     @discardableResult
     public func addDevice(_ address: String, name: String, uuids: [String] = [BlueZMock.vcs], rssi: Int16 = -50, adapter: String = "hci0") async throws -> DBusObjectPath {
-        try require(try await call("AddDevice", [.string(adapter), .string(address), .string(name), .strings(uuids), .int16(rssi)]).first?.string.flatMap(DBusObjectPath.init))
+        guard let path = try await call("AddDevice", [.string(adapter), .string(address), .string(name), .strings(uuids), .int16(rssi)])
+            .first?.string.flatMap(DBusObjectPath.init)
+        else { throw PrivateBusError(message: "AddDevice answered no path") }
+        return path
     }
-}
 
-/// `#require` without Testing's macro (usable outside tests).
-public func require<T>(_ value: T?, _ what: String = "value") throws -> T {
-    guard let value else { throw PrivateBusError(message: "missing \(what)") }
-    return value
+    /// Polls `condition` until it holds or `limit` of real time passed: the mock is a process
+    /// of its own, with no event to wait on.
+    static func eventually(within limit: Duration, _ condition: @Sendable () async -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            if await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return await condition()
+    }
 }
