@@ -389,7 +389,7 @@ let package = Package(
         .testTarget(name: "BluetoothAudioTests", dependencies: ["BluetoothAudio"]),
         .testTarget(name: "MediaRouteExecutorsTests", dependencies: ["MediaRouteExecutors"]),
         .testTarget(name: "IOReactorTests", dependencies: ["IOReactor"]),
-        .testTarget(name: "RealtimeAudioTests", dependencies: ["RealtimeAudio", "IOReactor", "MediaDevice", "RoutingModel", "MediaRouteTestSupport"]),
+        .testTarget(name: "RealtimeAudioTests", dependencies: ["RealtimeAudio", "IOReactor", "MediaDevice", "RoutingModel", "MediaRouteTestSupport", "MediaRouteTesting"]),
         .testTarget(
             name: "MediaRouteTestingTests",
             dependencies: ["MediaRouteTesting", "LoopbackExtension", "LoopbackTransport", "MediaClock", "MediaDevice", "RoutingModel"]),

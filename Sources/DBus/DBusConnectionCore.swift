@@ -115,8 +115,8 @@ final class DBusConnectionCore: Sendable {
             // What was queued before close() still goes out (signals, replies), for at most
             // half a second: a peer that stops reading must not hold the reactor thread.
             if let connection = self.handle.withLock({ $0?.connection }) {
-                let deadline = ContinuousClock.now + .milliseconds(500)
-                while dbus_connection_has_messages_to_send(connection) != 0, ContinuousClock.now < deadline {
+                let deadline = self.reactor.now + .milliseconds(500)
+                while dbus_connection_has_messages_to_send(connection) != 0, self.reactor.now < deadline {
                     guard dbus_connection_read_write(connection, 50) != 0 else { break }
                 }
             }

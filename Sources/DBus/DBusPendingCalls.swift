@@ -40,7 +40,7 @@ final class DBusPendingCalls: Sendable {
         replyHandler: (@Sendable ([DBusValue]) -> Void)?, timeout: Duration, what: String
     ) -> Bool {
         guard !state.withLock({ $0.closed }) else { return false }
-        let timer = reactor.schedule(at: .now + timeout) { [weak self] in
+        let timer = reactor.schedule(at: reactor.now + timeout) { [weak self] in
             self?.take(key)?.continuation.resume(throwing: DBusError.timeout(what))
         }
         let added = state.withLock { state -> Bool in

@@ -373,7 +373,7 @@ public final class DBusSignalConnection: DBusSignalRouting, TaskExecutor {
     private func holdBackReads() {
         guard let watch = state.withLock({ $0.watch }) else { return }
         watch.setInterest([])
-        let timer = reactor.schedule(at: .now + coalescing) { watch.setInterest(.readable) }
+        let timer = reactor.schedule(at: reactor.now + coalescing) { watch.setInterest(.readable) }
         reading.withLock { $0.heldBack = timer }
     }
 

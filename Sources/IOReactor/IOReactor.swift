@@ -101,7 +101,7 @@ public final class IOReactor: TaskExecutor, Sendable {
         }
         // The thread may be asleep with a later deadline (or none): it has to look again.
         if wake && !isCurrent { self.wake() }
-        return IOTimer(reactor: self, token: token)
+        return IOTimer { [weak self] in self?.cancelTimer(token) ?? false }
     }
 
     func cancelTimer(_ token: UInt64) -> Bool {

@@ -1,16 +1,13 @@
-import CEpoll
-
-/// A timer on the reactor; see ``IOReactor/schedule(at:_:)``.
+/// A timer on an ``IOScheduler``; see ``IOScheduler/schedule(at:_:)``.
 public final class IOTimer: Sendable {
-    private let reactor: IOReactor
-    private let token: UInt64
+    private let cancelling: @Sendable () -> Bool
 
-    init(reactor: IOReactor, token: UInt64) {
-        self.reactor = reactor
-        self.token = token
+    /// A timer that `cancel` stops (a scheduler's own; ``IOReactor`` makes these itself).
+    public init(cancel: @escaping @Sendable () -> Bool) {
+        cancelling = cancel
     }
 
     /// Stops the timer; returns whether it had not fired yet.
     @discardableResult
-    public func cancel() -> Bool { reactor.cancelTimer(token) }
+    public func cancel() -> Bool { cancelling() }
 }

@@ -72,7 +72,7 @@ public final class PacedAudioDelivery: Sendable {
     private let capacity: Int
     /// How much the device (the slowest of a group's) buffers, as given.
     public let routeLatency: Duration
-    private let reactor: IOReactor
+    private let reactor: any IOScheduler
     private let configuration: Configuration
     private let framesPerPeriod: Int
     private let deliver: @Sendable (SampleBuffer) -> Bool
@@ -84,7 +84,7 @@ public final class PacedAudioDelivery: Sendable {
     /// device could not take it; `ended` is called once if the writer ends the stream.
     /// Both are called on the reactor thread and must not block.
     public init(
-        reading descriptor: Int32, format: SampleBuffer.Format, routeLatency: Duration, reactor: IOReactor = .shared,
+        reading descriptor: Int32, format: SampleBuffer.Format, routeLatency: Duration, reactor: any IOScheduler = IOReactor.shared,
         configuration: Configuration = Configuration(),
         deliver: @escaping @Sendable (SampleBuffer) -> Bool, ended: @escaping @Sendable (End) -> Void
     ) throws(MediaDeviceError) {
@@ -183,13 +183,13 @@ public final class PacedAudioDelivery: Sendable {
             guard !state.finished, state.paused else { return false }
             state.paused = false
             if state.buffer.count >= capacity || state.writerEnd != nil || state.watch == nil {
-                state.started = .now
-            state.clockStartedAt = SampleBuffer.clockNow()
-                state.clockStartedAt = SampleBuffer.clockNow()
+                state.started = reactor.now
+            state.clockStartedAt = reactor.monotonicNow
+                state.clockStartedAt = reactor.monotonicNow
                 return true
             }
             state.watch?.setInterest(.readable)
-            let now = ContinuousClock.now
+            let now = reactor.now
             state.firstBytes = now
             state.timer = reactor.schedule(at: now + configuration.period) { [weak self] in self?.startClock() }
             return false
@@ -223,7 +223,7 @@ public final class PacedAudioDelivery: Sendable {
         let (watchToCancel, startNow) = state.withLock { state -> (IOWatch?, Bool) in
             guard !state.finished else { return (nil, false) }
             if state.firstBytes == nil, !state.paused {
-                let now = ContinuousClock.now
+                let now = reactor.now
                 state.firstBytes = now
                 state.timer = reactor.schedule(at: now + configuration.period) { [weak self] in self?.startClock() }
             }
@@ -247,8 +247,8 @@ public final class PacedAudioDelivery: Sendable {
             if startNow {
                 state.timer?.cancel()
                 state.timer = nil
-                state.started = .now
-            state.clockStartedAt = SampleBuffer.clockNow()
+                state.started = reactor.now
+            state.clockStartedAt = reactor.monotonicNow
             }
             return (cancel, startNow)
         }
@@ -260,7 +260,7 @@ public final class PacedAudioDelivery: Sendable {
     private func startClock() {
         let start = state.withLock { state -> Bool in
             guard !state.finished, !state.paused, state.started == nil else { return false }
-            state.started = .now
+            state.started = reactor.now
             state.timer = nil
             return true
         }
@@ -298,7 +298,7 @@ public final class PacedAudioDelivery: Sendable {
         let outcome = state.withLock { state -> (buffer: SampleBuffer?, end: End?) in
             guard !state.finished, !state.paused, let started = state.started else { return (nil, nil) }
             if state.readsOnTicks { fill(&state) }
-            let now = ContinuousClock.now
+            let now = reactor.now
             let due = state.pacing.framesDue(after: now - started)
             let available = state.buffer.count / bytesPerFrame
             let frames = min(due, available)

@@ -98,7 +98,7 @@ actor SampleWriter {
             case EAGAIN:
                 // The route's buffer is full: wait for the device to take some. Delivery drains
                 // at the device's pace whatever the device does, so only a dead reader stops this.
-                guard await IOReactor.shared.ready(fd, for: .writable, before: .now + .seconds(5)) else {
+                guard await IOReactor.shared.ready(fd, for: .writable, before: IOReactor.shared.now + .seconds(5)) else {
                     throw MediaDeviceError(.timedOut, "real-time delivery took nothing for 5 s")
                 }
             default:

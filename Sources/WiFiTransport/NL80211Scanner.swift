@@ -48,7 +48,7 @@ public struct NL80211Scanner: WiFiScanning {
         let eventsFD = nl_socket_get_fd(events)
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var done = false
-        let scanDeadline = ContinuousClock.now + .milliseconds(timeoutMilliseconds)
+        let scanDeadline = reactor.now + .milliseconds(timeoutMilliseconds)
         while !done {
             guard await reactor.readable(eventsFD, before: scanDeadline) else {
                 return .failure(TransportUnavailable("scan did not finish in \(timeoutMilliseconds) ms"))
@@ -75,7 +75,7 @@ public struct NL80211Scanner: WiFiScanning {
         }
         var results: [ScanResult] = []
         while true {
-            guard await reactor.readable(controlFD, before: .now + .milliseconds(timeoutMilliseconds)) else {
+            guard await reactor.readable(controlFD, before: reactor.now + .milliseconds(timeoutMilliseconds)) else {
                 return .failure(TransportUnavailable("scan dump timed out"))
             }
             let n = buffer.withUnsafeMutableBytes { recv(controlFD, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
@@ -98,7 +98,7 @@ public struct NL80211Scanner: WiFiScanning {
         let fd = nl_socket_get_fd(socket)
         guard message.bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) > 0 else { return TransportUnavailable("cannot send TRIGGER_SCAN") }
         var buffer = [UInt8](repeating: 0, count: 4096)
-        guard await reactor.readable(fd, before: .now + .seconds(2)) else { return TransportUnavailable("no answer to TRIGGER_SCAN") }
+        guard await reactor.readable(fd, before: reactor.now + .seconds(2)) else { return TransportUnavailable("no answer to TRIGGER_SCAN") }
         let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
         guard n > 0, let reply = try? NetlinkMessage.parse(Array(buffer[0..<n])).first, reply.type == NetlinkMessage.error, reply.payload.count >= 4 else {
             return TransportUnavailable("bad answer to TRIGGER_SCAN")

@@ -1,9 +1,11 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
 import IOReactor
 import MediaDevice
 import MediaRouteTestSupport
+import MediaRouteTesting
 import RealtimeAudio
 import RoutingModel
 import Testing
@@ -13,18 +15,25 @@ final class DeliveryRig: Sendable {
     let writer: Int32
     let delivery: PacedAudioDelivery
     let handed = Locked<[UInt8]>([])
+    /// Each buffer handed over: its frames and presentation time.
+    let buffers = Locked<[(frames: Int, time: Duration)]>([])
     let ends = Locked<[PacedAudioDelivery.End]>([])
     let reader: Int32
 
-    init(format: SampleBuffer.Format = .cdAudio, deviceTakes: @escaping @Sendable () -> Bool = { true }) throws {
+    init(
+        format: SampleBuffer.Format = .cdAudio, scheduler: any IOScheduler = IOReactor.shared,
+        deviceTakes: @escaping @Sendable () -> Bool = { true }
+    ) throws {
         (reader, writer) = try PacedAudioDelivery.socketPair()
         let handed = self.handed
+        let buffers = self.buffers
         let recordedEnds = self.ends
         delivery = try PacedAudioDelivery(
-            reading: reader, format: format, routeLatency: .milliseconds(50),
+            reading: reader, format: format, routeLatency: .milliseconds(50), reactor: scheduler,
             deliver: { buffer in
                 guard deviceTakes() else { return false }
                 handed.withLock { $0 += buffer.data }
+                buffers.withLock { $0.append((buffer.frameCount, buffer.presentationTime)) }
                 return true
             },
             ended: { end in recordedEnds.withLock { $0.append(end) } })
@@ -46,6 +55,34 @@ final class DeliveryRig: Sendable {
 }
 
 @Suite(.timeLimit(.minutes(1))) struct PacedAudioDeliveryTests {
+    /// On a manual scheduler the device's clock is the test's: each 20 ms tick hands over
+    /// exactly 882 frames at 44.1 kHz, stamped 20 ms apart, and a tick the writer did not
+    /// cover is one underrun of silence, to the frame.
+    @Test func onAManualSchedulerEachTickHandsOverOnePeriodToTheFrame() async throws {
+        let scheduler = ManualIOScheduler(monotonic: .seconds(500))
+        let rig = try DeliveryRig(scheduler: scheduler)
+        // Three periods, written on a thread of their own: the writer blocks until the device's
+        // clock, which only this test moves, takes what the delivery read ahead.
+        Thread.detachNewThread { rig.write(rampFrames(882 * 3), piece: 4_096) }
+        // The delivery reads on the process's reactor until it holds a period and what it reads
+        // ahead (1 323 frames); a full buffer starts the clock at once. Each tick then makes room
+        // for one more period, which is read before the next tick.
+        for tick in 0...4 {
+            let received = UInt64(min(882 * 3, 882 * tick + 1_323))
+            #expect(await eventually { rig.delivery.statistics.framesReceived == received && scheduler.pendingTimers == 1 }, "before tick \(tick)")
+            scheduler.advance(by: .milliseconds(20))
+        }
+        let statistics = rig.delivery.statistics
+        let buffers = rig.buffers.value
+        #expect(buffers.map(\.frames).reduce(0, +) == Int(statistics.framesDelivered))
+        #expect(buffers.allSatisfy { $0.frames == 882 }, "\(buffers.map(\.frames))")
+        #expect(zip(buffers, buffers.dropFirst()).allSatisfy { $1.time - $0.time == .milliseconds(20) }, "\(buffers.map(\.time))")
+        #expect(buffers.count == 5 && statistics.framesReceived == 882 * 3, "\(statistics)")
+        #expect(statistics.underruns == 2 && statistics.silenceFrames == 882 * 2, "the two ticks after the writer stopped: \(statistics)")
+        rig.closeWriter()
+        rig.delivery.stop()
+    }
+
     @Test func writesCutAnywhereArriveWholeAndInOrder() async throws {
         let rig = try DeliveryRig()
         let source = rampFrames(8_820)  // 0.2 s
