@@ -104,7 +104,7 @@ public actor RouteSystem {
     private var chosenReasons: [DeviceKey: String] = [:]
     private var activations: [DeviceKey: Activation] = [:]
     private var routes: [UUID: RouteRecord] = [:]
-    private var discoveryClients: [String: Int] = [:]
+    private var discoveryClients = DiscoveryClients()
     private let observers = EventBroadcaster<RouteSystemEvent>()
     private var pairingAgent: (any PairingAgent)?
     /// Paced real-time deliveries, by route session (kept after the writer ended, for statistics).
@@ -129,10 +129,7 @@ public actor RouteSystem {
         for record in Array(routes.values) {
             await deactivate(record.route.session)
         }
-        if !discoveryClients.isEmpty {
-            discoveryClients.removeAll()
-            await setDiscovery(running: false)
-        }
+        if discoveryClients.removeAll() { await setDiscovery(running: false) }
         for loaded in extensions.values { await loaded.calls.finish() }
         reportContinuation.finish()
         consumer?.cancel()
@@ -197,22 +194,17 @@ public actor RouteSystem {
 
     /// Registers a client's interest in discovery; discovery runs while at least one client wants it.
     public func beginDiscovery(client: String) async {
-        let wasRunning = !discoveryClients.isEmpty
-        discoveryClients[client, default: 0] += 1
-        if !wasRunning { await setDiscovery(running: true) }
+        if discoveryClients.begin(client) { await setDiscovery(running: true) }
     }
 
     /// Withdraws one interest of a client; discovery stops when no client wants it.
     public func endDiscovery(client: String) async {
-        guard let count = discoveryClients[client] else { return }
-        if count > 1 { discoveryClients[client] = count - 1 } else { discoveryClients[client] = nil }
-        if discoveryClients.isEmpty { await setDiscovery(running: false) }
+        if discoveryClients.end(client) { await setDiscovery(running: false) }
     }
 
     /// Withdraws every interest of a client (it went away).
     public func endAllDiscovery(client: String) async {
-        guard discoveryClients.removeValue(forKey: client) != nil else { return }
-        if discoveryClients.isEmpty { await setDiscovery(running: false) }
+        if discoveryClients.endAll(client) { await setDiscovery(running: false) }
     }
 
     /// Whether discovery is running.
@@ -237,51 +229,23 @@ public actor RouteSystem {
 
     /// The known devices, merged across protocols, in the order they were first found.
     /// Entries that share a display name but not an identity get a distinguishing suffix.
-    public var devicesList: [SystemDevice] {
-        let built = directory.orderedEntries.compactMap(systemDevice(for:))
-        var counts: [String: Int] = [:]
-        for device in built { counts[DeviceDirectory.mergeName(device.displayName), default: 0] += 1 }
-        guard counts.values.contains(where: { $0 > 1 }) else { return built }
-        return built.map { device in
-            guard counts[DeviceDirectory.mergeName(device.displayName)]! > 1 else { return device }
-            return device.renamed("\(device.displayName) (\(distinction(of: device)))")
-        }
+    public var devicesList: [SystemDevice] { presentation.list }
+
+    /// The directory as the picker shows it (``DevicePresentation``).
+    private var presentation: DevicePresentation {
+        var states: [DeviceKey: ActivationState] = [:]
+        for record in routes.values { states[record.route.key] = .active }
+        for (key, activation) in activations { states[key] = activation.state }
+        return DevicePresentation(
+            directory: directory,
+            protocols: Dictionary(
+                extensions.values.map { ($0.protocolType.identifier, DevicePresentation.LoadedProtocol(protocolType: $0.protocolType, order: $0.order)) },
+                uniquingKeysWith: { first, _ in first }),
+            states: states)
     }
 
-    /// What tells apart two devices of the same name: their protocols, else an address.
-    private func distinction(of device: SystemDevice) -> String {
-        let protocols = device.protocolDisplayNames.joined(separator: " + ")
-        let sameProtocols = directory.orderedEntries.compactMap(systemDevice(for:)).filter {
-            $0.id != device.id && DeviceDirectory.mergeName($0.displayName) == DeviceDirectory.mergeName(device.displayName)
-                && $0.protocolDisplayNames == device.protocolDisplayNames
-        }
-        guard !sameProtocols.isEmpty else { return protocols }
-        let address = device.members.lazy.flatMap { self.devices[$0.key]?.identifiers ?? [] }.compactMap { identifier -> String? in
-            switch identifier {
-            case .ipAddress(let value), .bluetooth(let value), .mac(let value): value
-            default: nil
-            }
-        }.sorted().first
-        let memberID = device.members.first?.device.id ?? device.id
-        return "\(protocols), \(address ?? (memberID.count <= 12 ? memberID : "…" + memberID.suffix(8)))"
-    }
-
-    private func systemDevice(for entry: DeviceDirectory.Entry) -> SystemDevice? {
-        let members = entry.keys
-            .sorted { order(of: $0.protocolID) < order(of: $1.protocolID) }
-            .compactMap { key -> SystemDevice.Member? in
-                guard let device = devices[key], let loaded = loadedExtension(for: key.protocolID) else { return nil }
-                return SystemDevice.Member(protocolType: loaded.protocolType, device: OutputDeviceDescription(device), state: state(of: key))
-            }
-        guard let first = entry.keys.first, let name = devices[first]?.displayName, !members.isEmpty else { return nil }
-        return SystemDevice(id: entry.id, displayName: name, members: members)
-    }
-
-    /// One entry as the list shows it, built alone (a report touches one entry, not the list).
     private func presented(_ entry: DeviceDirectory.Entry) -> SystemDevice? {
-        guard let base = systemDevice(for: entry) else { return nil }
-        let shared = directory.entryCount(named: DeviceDirectory.mergeName(base.displayName)) > 1
-        return shared ? base.renamed("\(base.displayName) (\(distinction(of: base)))") : base
+        presentation.presented(entry)
     }
 
     /// The merged device that contains `key`.
@@ -326,10 +290,6 @@ public actor RouteSystem {
         ProtocolChoice(
             personsChoice: preferredProtocolByDevice[device.id], configured: configuration.preferredProtocols,
             loadOrder: Dictionary(extensions.values.map { ($0.protocolType.identifier, $0.order) }, uniquingKeysWith: min))
-    }
-
-    private func order(of protocolID: String) -> Int {
-        loadedExtension(for: protocolID)?.order ?? Int.max
     }
 
     func loadedExtension(for protocolID: String) -> LoadedExtension? {
