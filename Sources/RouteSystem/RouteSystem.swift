@@ -60,14 +60,6 @@ public actor RouteSystem {
         }
     }
 
-    private struct Activation {
-        let session: MediaOutputSession
-        var state: ActivationState
-        var continuation: CheckedContinuation<ActiveRoute, any Error>?
-        var timeout: Task<Void, Never>?
-        var pairing: [Task<Void, Never>] = []
-    }
-
     private struct RouteRecord {
         let route: ActiveRoute
         /// The device as its extension reported it when the route came up: what calls into
@@ -102,7 +94,7 @@ public actor RouteSystem {
     private var preferredProtocolByDevice: [String: String] = [:]
     /// Why activation chose the member being activated, until its route is up.
     private var chosenReasons: [DeviceKey: String] = [:]
-    private var activations: [DeviceKey: Activation] = [:]
+    private var activations = ActivationTable()
     private var routes: [UUID: RouteRecord] = [:]
     private var discoveryClients = DiscoveryClients()
     private let observers = EventBroadcaster<RouteSystemEvent>()
@@ -235,7 +227,7 @@ public actor RouteSystem {
     private var presentation: DevicePresentation {
         var states: [DeviceKey: ActivationState] = [:]
         for record in routes.values { states[record.route.key] = .active }
-        for (key, activation) in activations { states[key] = activation.state }
+        for (key, state) in activations.states { states[key] = state }
         return DevicePresentation(
             directory: directory,
             protocols: Dictionary(
@@ -266,7 +258,7 @@ public actor RouteSystem {
 
     /// The activation state of one device through one protocol.
     public func state(of key: DeviceKey) -> ActivationState {
-        if let activation = activations[key] { return activation.state }
+        if let state = activations.state(of: key) { return state }
         return routes.values.contains { $0.route.key == key } ? .active : .idle
     }
 
@@ -348,7 +340,7 @@ public actor RouteSystem {
         guard let device = devices[key], let loaded = loadedExtension(for: key.protocolID) else {
             throw MediaDeviceError(.deviceNotFound, "no device \(key)")
         }
-        if activations[key] != nil {
+        if activations.contains(key) {
             throw MediaDeviceError(.activationInProgress, "\(device.displayName) is already being activated")
         }
         if routes.values.contains(where: { $0.route.key == key }) {
@@ -356,7 +348,7 @@ public actor RouteSystem {
         }
         if !loaded.supportsSimultaneousSessions {
             let busy = routes.values.contains { $0.route.protocolType.identifier == key.protocolID }
-                || activations.keys.contains { $0.protocolID == key.protocolID }
+                || activations.isActivating(protocolID: key.protocolID)
             if busy {
                 throw MediaDeviceError(
                     .simultaneousSessionsUnsupported,
@@ -365,7 +357,8 @@ public actor RouteSystem {
         }
         let session = MediaOutputSession(deviceID: device.id)
         return try await withCheckedThrowingContinuation { continuation in
-            activations[key] = Activation(session: session, state: .activating, continuation: continuation)
+            // Checked above, on this actor, with no suspension since: `begin` cannot refuse.
+            try? activations.begin(key, session: session, continuation: continuation, name: device.displayName)
             emit(.activationStateChanged(key, session: session, state: .activating))
             armActivationTimeout(key, session: session)
             loaded.send { await $0.activateDevice(device, session: session, for: features) }
@@ -379,15 +372,14 @@ public actor RouteSystem {
 
     private func armActivationTimeout(_ key: DeviceKey, session: MediaOutputSession) {
         let deadline = clock.now() + configuration.activationTimeout
-        activations[key]?.timeout?.cancel()
-        activations[key]?.timeout = Task { [clock] in
+        activations.setTimeout(key, Task { [clock] in
             guard (try? await clock.sleep(until: deadline)) != nil else { return }
             await self.activationTimedOut(key, session: session, what: "the device did not answer")
-        }
+        })
     }
 
     private func activationTimedOut(_ key: DeviceKey, session: MediaOutputSession, what: String) async {
-        guard let activation = activations[key], activation.session == session else { return }
+        guard activations.isUnderWay(key, for: session) else { return }
         finishActivation(key, .failure(MediaDeviceError(.timedOut, "activation of \(key.deviceID): \(what)")))
         if let device = devices[key], let loaded = loadedExtension(for: key.protocolID) {
             await loaded.call { await $0.deactivateDevice(device, session: session) }
@@ -396,9 +388,7 @@ public actor RouteSystem {
 
     /// Ends an activation: the state leaves activating/awaiting, the caller gets the result.
     private func finishActivation(_ key: DeviceKey, _ result: Result<(ActiveRoute, MediaOutputDevice), MediaDeviceError>) {
-        guard let activation = activations.removeValue(forKey: key) else { return }
-        activation.timeout?.cancel()
-        activation.pairing.forEach { $0.cancel() }
+        guard let activation = activations.finish(key) else { return }
         defer { chosenReasons[key] = nil }
         switch result {
         case .success(let (route, device)):
@@ -420,39 +410,34 @@ public actor RouteSystem {
         _ key: DeviceKey, device: MediaOutputDevice, session: MediaOutputSession, reason: String,
         method: MediaOutputDevice.AuthorizationMethod
     ) async {
-        guard var activation = activations[key], activation.session == session,
-            activation.state == .activating, let loaded = loadedExtension(for: key.protocolID)
+        guard activations.isUnderWay(key, for: session), activations.state(of: key) == .activating,
+            let loaded = loadedExtension(for: key.protocolID)
         else {
             logger.warning("pairing request for no activation", metadata: ["device": "\(key)"])
             return
         }
-        activation.state = .awaitingPairingCode
-        activation.timeout?.cancel()
         let request = PairingRequest(
             device: OutputDeviceDescription(device), protocolType: loaded.protocolType, session: session, reason: reason,
             authorizationMethod: method)
         let deadline = clock.now() + configuration.pairingTimeout
         let agent = pairingAgent
-        activation.timeout = Task { [clock] in
+        let timeout = Task { [clock] in
             guard (try? await clock.sleep(until: deadline)) != nil else { return }
             await self.activationTimedOut(key, session: session, what: "no pairing code was entered in time")
         }
-        activation.pairing = [Task {
+        let prompt = Task {
             let code = await agent?.pairingCode(for: request)
             await self.pairingAnswered(key, session: session, code: code)
-        }]
-        activations[key] = activation
+        }
+        guard activations.awaitPairing(key, session: session, timeout: timeout, prompt: prompt) else { return }
         emit(.activationStateChanged(key, session: session, state: .awaitingPairingCode))
         emit(.pairingRequested(request))
     }
 
     private func pairingAnswered(_ key: DeviceKey, session: MediaOutputSession, code: String?) async {
-        guard var activation = activations[key], activation.session == session,
-            activation.state == .awaitingPairingCode,
-            let device = devices[key], let loaded = loadedExtension(for: key.protocolID)
+        guard let device = devices[key], let loaded = loadedExtension(for: key.protocolID),
+            activations.pairingAnswered(key, session: session)
         else { return }
-        activation.state = .activating
-        activations[key] = activation
         emit(.activationStateChanged(key, session: session, state: .activating))
         armActivationTimeout(key, session: session)
         await loaded.call { await $0.connectUsingPairingCode(code, to: device, session: session) }
@@ -749,7 +734,7 @@ public actor RouteSystem {
             emit(.discoveryFailed(loaded.protocolType, error))
         case .activatedDevice(let device, let session):
             let k = key(device)
-            guard let activation = activations[k], activation.session == session else {
+            guard activations.isUnderWay(k, for: session) else {
                 logger.warning("activation report for no activation", metadata: ["device": "\(k)"])
                 return
             }
@@ -758,7 +743,7 @@ public actor RouteSystem {
             finishActivation(k, .success((route, current)))
         case .failedToActivateDevice(let device, let session, let error):
             let k = key(device)
-            if let activation = activations[k], activation.session == session {
+            if activations.isUnderWay(k, for: session) {
                 finishActivation(k, .failure(error))
             } else if routes[session.id] != nil {
                 // The extension lost an active route (connection gone): end it.
@@ -848,7 +833,7 @@ public actor RouteSystem {
 
     private func remove(_ key: DeviceKey) async {
         guard let before = device(containing: key) else { return }
-        if activations[key] != nil {
+        if activations.contains(key) {
             finishActivation(key, .failure(MediaDeviceError(.deviceLost, "\(before.displayName) disappeared")))
         }
         for record in routes.values where record.route.key == key {
