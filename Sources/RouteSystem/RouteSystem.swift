@@ -465,15 +465,7 @@ public actor RouteSystem {
         guard let record = routes[session.id], let loaded = loadedExtension(for: record.route.key.protocolID) else {
             throw MediaDeviceError(.deviceNotActive, "\(session) is not active")
         }
-        guard record.route.device.capabilities.contains(.urlPlayback) else {
-            throw MediaDeviceError(.unsupported, "\(record.route.device.displayName) does not play URLs")
-        }
-        guard record.playback == nil, record.pendingStart == nil else {
-            throw MediaDeviceError(.sessionFailed, "\(record.route.device.displayName) is already playing")
-        }
-        guard let scheme = url.scheme?.lowercased(), ["http", "https", "rtsp", "file"].contains(scheme) else {
-            throw MediaDeviceError(.invalidArgument, "unsupported URL \(url)")
-        }
+        try SessionRules.checkStart(of: url, on: record.route, busy: record.playback != nil || record.pendingStart != nil)
         let deadline = clock.now() + configuration.sessionStartTimeout
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PlaybackControl, any Error>) in
             routes[session.id]?.pendingStart = continuation
@@ -500,17 +492,7 @@ public actor RouteSystem {
             // What the app says it plays beats a device's guess from the file name; a duration
             // the device measured beats the app's.
             if let described = record.metadata {
-                control.update { snapshot in
-                    var merged = snapshot.metadata
-                    merged.title = described.title ?? merged.title
-                    merged.artist = described.artist ?? merged.artist
-                    merged.album = described.album ?? merged.album
-                    merged.artworkURL = described.artworkURL ?? merged.artworkURL
-                    merged.duration = merged.duration ?? described.duration
-                    merged.isLive = merged.isLive || described.isLive
-                    merged.contentURL = merged.contentURL ?? described.contentURL
-                    snapshot.metadata = merged
-                }
+                control.update { $0.metadata = SessionRules.merged(reported: $0.metadata, described: described) }
             }
             // `stop()` on the control ends the session, as `Session1.Stop` does through the daemon.
             let routeSession = record.route.session
@@ -686,9 +668,8 @@ public actor RouteSystem {
     /// - Throws: unsupported when the route's extension takes no route data (nothing would receive it).
     public func sendRouteData(_ data: Data, fromApplication application: String, on session: MediaOutputSession) async throws {
         let (route, loaded, _) = try activeRoute(session)
-        guard loaded.instance.receivesRouteData else {
-            throw MediaDeviceError(.unsupported, "\(loaded.protocolType.displayName) takes no data on the route channel of \(route.device.displayName)")
-        }
+        try SessionRules.checkRouteData(
+            receivedByExtension: loaded.instance.receivesRouteData, protocolName: loaded.protocolType.displayName, on: route)
         await loaded.call { await $0.receiveData(data, fromApplication: application, session: session) }
     }
 
@@ -696,9 +677,8 @@ public actor RouteSystem {
     /// - Throws: sessionFailed when no session with an application runs on the route.
     public func sendSessionData(_ data: Data, on session: MediaOutputSession) async throws {
         let (route, loaded, _) = try activeRoute(session)
-        guard let record = routes[session.id], record.playback != nil, let application = record.application else {
-            throw MediaDeviceError(.sessionFailed, "no application session runs on \(route.device.displayName)")
-        }
+        let record = routes[session.id]
+        let application = try SessionRules.sessionDataTarget(playing: record?.playback != nil, application: record?.application, on: route)
         await loaded.call { await $0.sendData(data, toApplication: application, session: session) }
     }
 
