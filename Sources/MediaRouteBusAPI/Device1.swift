@@ -11,11 +11,21 @@ public enum Device1 {
         public var protocolID: String
         public var protocolName: String
         public var deviceID: String
+        /// The member as its protocol describes it (`MemberDetails`); nil from a daemon that
+        /// does not say, when the device's merged values stand in.
+        public var description: OutputDeviceDescription?
+        /// Where this member is in its activation.
+        public var state: ActivationState
 
-        public init(protocolID: String, protocolName: String, deviceID: String) {
+        public init(
+            protocolID: String, protocolName: String, deviceID: String, description: OutputDeviceDescription? = nil,
+            state: ActivationState = .idle
+        ) {
             self.protocolID = protocolID
             self.protocolName = protocolName
             self.deviceID = deviceID
+            self.description = description
+            self.state = state
         }
     }
 
@@ -49,7 +59,9 @@ public enum Device1 {
             let first = device.members.first?.device
             type = device.deviceType
             members = device.members.map {
-                Member(protocolID: $0.protocolType.identifier, protocolName: $0.protocolType.displayName, deviceID: $0.device.id)
+                Member(
+                    protocolID: $0.protocolType.identifier, protocolName: $0.protocolType.displayName, deviceID: $0.device.id,
+                    description: $0.device, state: $0.state)
             }
             capabilities = device.capabilities
             state = device.state
@@ -63,7 +75,7 @@ public enum Device1 {
 
         /// Name and signature of every property, in the order introspection lists them.
         public static let signatures: [(name: String, signature: String)] = [
-            ("Id", "s"), ("Name", "s"), ("Type", "s"), ("Protocols", "as"), ("ProtocolNames", "as"), ("Members", "a(sss)"),
+            ("Id", "s"), ("Name", "s"), ("Type", "s"), ("Protocols", "as"), ("ProtocolNames", "as"), ("Members", "a(sss)"), ("MemberDetails", "a(sssssasssb)"),
             ("Capabilities", "as"), ("State", "s"), ("VolumeControl", "s"), ("CanMute", "b"), ("Volume", "d"), ("Muted", "b"),
             ("Available", "b"), ("UnavailableReason", "s"), ("PreferredProtocol", "s"),
         ]
@@ -78,6 +90,14 @@ public enum Device1 {
                 "ProtocolNames": .strings(members.map(\.protocolName)),
                 "Members": .array(elementSignature: "(sss)", members.map {
                     .structure([.string($0.protocolID), .string($0.protocolName), .string($0.deviceID)])
+                }),
+                "MemberDetails": .array(elementSignature: "(sssssasssb)", members.compactMap { member in
+                    guard let device = member.description else { return nil }
+                    return .structure([
+                        .string(member.protocolID), .string(member.deviceID), .string(member.state.rawValue), .string(device.displayName),
+                        .string(device.deviceType.rawValue), .strings(CapabilityNames.names(of: device.capabilities)),
+                        .string(device.volumeControl.rawValue), .string(device.unavailableReason ?? ""), .bool(device.canMute),
+                    ])
                 }),
                 "Capabilities": .strings(CapabilityNames.names(of: capabilities)),
                 "State": .string(state.rawValue),
@@ -117,8 +137,14 @@ public enum Device1 {
                         guard case .structure(let fields) = entry.unwrapped, fields.count == 3,
                             let protocolID = fields[0].string, let protocolName = fields[1].string, let deviceID = fields[2].string
                         else { return nil }
-                        return Member(protocolID: protocolID, protocolName: protocolName, deviceID: deviceID)
+                        // What the details said of a member stays until they say otherwise.
+                        let known = members.first { $0.protocolID == protocolID && $0.deviceID == deviceID }
+                        return Member(
+                            protocolID: protocolID, protocolName: protocolName, deviceID: deviceID, description: known?.description,
+                            state: known?.state ?? .idle)
                     }
+                case "MemberDetails":
+                    continue  // after the members themselves, below
                 case "Capabilities":
                     if let names = value.array?.compactMap(\.string) { capabilities = CapabilityNames.capabilities(named: names) }
                 case "State": if let text = value.string { state = ActivationState(rawValue: text) ?? .idle }
@@ -137,17 +163,36 @@ public enum Device1 {
                 default: continue
                 }
             }
+            if let entries = changed["MemberDetails"]?.array {
+                for entry in entries {
+                    guard case .structure(let fields) = entry.unwrapped, fields.count == 9,
+                        let protocolID = fields[0].string, let deviceID = fields[1].string,
+                        let index = members.firstIndex(where: { $0.protocolID == protocolID && $0.deviceID == deviceID }),
+                        let name = fields[3].string, let names = fields[5].array?.compactMap(\.string),
+                        let reason = fields[7].string, let canMute = fields[8].bool
+                    else { continue }
+                    members[index].state = fields[2].string.flatMap(ActivationState.init(rawValue:)) ?? .idle
+                    members[index].description = OutputDeviceDescription(
+                        id: deviceID, displayName: name, capabilities: CapabilityNames.capabilities(named: names),
+                        deviceType: fields[4].string.flatMap(OutputDeviceDescription.DeviceType.init(rawValue:)) ?? .unknown,
+                        volumeControl: fields[6].string.flatMap(OutputDeviceDescription.VolumeControl.init(rawValue:)) ?? .none,
+                        canMute: canMute, unavailableReason: reason.isEmpty ? nil : reason)
+                }
+            }
         }
 
         /// The device as the routing model knows it; nil when it has no member.
         public var systemDevice: SystemDevice? {
             let members = members.compactMap { member -> SystemDevice.Member? in
-                guard let device = OutputDeviceDescription(
+                // Each member as its protocol describes it; the merged values only from a daemon
+                // that does not say (one type means one thing in-process and over the bus).
+                guard let device = member.description ?? OutputDeviceDescription(
                     id: member.deviceID, displayName: name, capabilities: capabilities, deviceType: type,
                     volumeControl: volumeControl, canMute: canMute, unavailableReason: unavailableReason)
                 else { return nil }
                 return SystemDevice.Member(
-                    protocolType: MediaSharingProtocol(member.protocolID, displayName: member.protocolName), device: device, state: state)
+                    protocolType: MediaSharingProtocol(member.protocolID, displayName: member.protocolName), device: device,
+                    state: member.description == nil ? state : member.state)
             }
             guard !members.isEmpty else { return nil }
             return SystemDevice(id: id, displayName: name, members: members)

@@ -29,16 +29,49 @@ import Testing
         #expect(values["Protocols"] == .strings(["upnp", "ble"]))
     }
 
+    /// Members that differ (one plays URLs, one takes samples; one is unavailable) reach a
+    /// client as they are, not as copies of the merged entry: a member means the same over
+    /// the bus as in-process.
+    @Test func eachMemberCrossesTheBusAsItsProtocolDescribesIt() throws {
+        let cast = try #require(OutputDeviceDescription(
+            id: "cast-1", displayName: "Den TV", capabilities: [.urlPlayback], deviceType: .tv, volumeControl: .absolute, canMute: true))
+        let raop = try #require(OutputDeviceDescription(
+            id: "aa:bb", displayName: "Den TV", capabilities: [.realtimeAudioStreaming], deviceType: .setTopBox, volumeControl: .relative,
+            unavailableReason: "AirPlay 2 only"))
+        let device = SystemDevice(id: "cast/cast-1", displayName: "Den TV", members: [
+            .init(protocolType: MediaSharingProtocol("cast", displayName: "Google Cast"), device: cast, state: .active),
+            .init(protocolType: MediaSharingProtocol("raop", displayName: "AirPlay"), device: raop, state: .idle),
+        ])
+        let values = Device1.Properties(device: device, volume: nil, preferredProtocol: nil).values
+        let mirrored = try #require(Device1.Properties(values: values)?.systemDevice)
+        #expect(mirrored == device)
+        #expect(mirrored.members.map(\.device.capabilities) == [[.urlPlayback], [.realtimeAudioStreaming]])
+        #expect(mirrored.members.last?.device.unavailableReason == "AirPlay 2 only" && mirrored.members.map(\.state) == [.active, .idle])
+        // A change of the member list alone keeps what the details said of the members that stay.
+        var properties = try #require(Device1.Properties(values: values))
+        properties.apply(["Members": values["Members"]!])
+        #expect(properties.systemDevice == device)
+    }
+
     @Test func aChangePayloadChangesOnlyWhatItCarries() throws {
         var properties = Device1.Properties(device: try Self.speaker(), volume: nil, preferredProtocol: nil)
         properties.apply(Device1.Properties.volumeValues(level: 0.5, muted: true))
         #expect(properties.volume == 0.5 && properties.muted)
         #expect(properties.name == "Kitchen" && properties.members.count == 2)
-        properties.apply(["Available": .bool(false), "UnavailableReason": .string("asleep")])
+        // The device falling asleep, as the daemon says it: what changed, members' details included.
+        let speaker = try Self.speaker()
+        let asleep = SystemDevice(id: speaker.id, displayName: speaker.displayName, members: speaker.members.map { member in
+            var device = member.device
+            device.unavailableReason = "asleep"
+            return SystemDevice.Member(protocolType: member.protocolType, device: device, state: .idle)
+        })
+        let awake = properties.values
+        let sleeping = Device1.Properties(device: asleep, volume: (0.5, true), preferredProtocol: nil).values
+        properties.apply(sleeping.filter { awake[$0.key] != $0.value })
         #expect(properties.unavailableReason == "asleep")
-        #expect(properties.systemDevice?.isAvailable == false)
-        properties.apply(["Available": .bool(true), "UnavailableReason": .string("")])
-        #expect(properties.isAvailable)
+        #expect(properties.systemDevice?.isAvailable == false && properties.systemDevice?.unavailableReason == "asleep")
+        properties.apply(awake.filter { sleeping[$0.key] != $0.value })
+        #expect(properties.isAvailable && properties.systemDevice?.isAvailable == true)
         // Mistyped or unknown values change nothing.
         let before = properties
         properties.apply(["Volume": .string("loud"), "Name": .int32(3), "Colour": .string("red"), "Volume ": .double(.nan)])
