@@ -128,7 +128,7 @@ func bestCorrelation(_ source: [Int16], _ received: [Int16], maximumLag: Int = 4
         @Sendable func packets() async -> [[UInt8]] {
             (try? await rig.mock.call("TransportPackets", [.objectPath(rig.speaker)]).first?.array?.compactMap(\.bytes)) ?? []
         }
-        #expect(await eventually { await decodeSBC(await packets()).count >= 2 * 22_000 })
+        #expect(await eventually { decodeSBC(await packets()).count >= 2 * 22_000 })
         let decoded = decodeSBC(await packets())
         let statistics = try #require(await rig.system.audioStatistics(on: route.session))
         #expect(statistics.underruns == 0, "the writer kept ahead of the device (a machine too loaded for real time shows here)")
