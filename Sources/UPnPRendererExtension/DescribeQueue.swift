@@ -17,20 +17,30 @@ struct DescribeQueue: Sendable {
     /// Devices waiting, in all and per host.
     let maximumWaiting: Int
     let maximumWaitingPerHost: Int
-    /// How long a host whose description failed is not asked again.
+    /// How long a host whose description failed is not asked again: ``firstFailurePause`` after
+    /// one failure, doubling with each failure in a row up to this. A device that answers
+    /// SSDP a moment before its web server (rygel starting) is described seconds later; a host
+    /// that never answers costs one fetch per this long.
     let failurePause: Duration
+    let firstFailurePause: Duration
     /// Hosts paused, at most this many remembered (the oldest pause is forgotten first).
     let maximumPausedHosts: Int
 
     private var waiting: [Job] = []
     private var running: [String: String] = [:]
     private var paused: [String: Duration] = [:]
+    /// Failures in a row, by host (forgotten with a success, or with the host's pause).
+    private var failures: [String: Int] = [:]
     /// Fetches started since the queue was made (for tests and the benchmark).
     private(set) var started = 0
     /// Announcements not queued, by reason (for tests and the report).
     private(set) var refused: [String: Int] = [:]
 
-    init(concurrency: Int = 4, maximumWaiting: Int = 64, maximumWaitingPerHost: Int = 4, failurePause: Duration = .seconds(30), maximumPausedHosts: Int = 256) {
+    init(
+        concurrency: Int = 4, maximumWaiting: Int = 64, maximumWaitingPerHost: Int = 4, firstFailurePause: Duration = .seconds(2),
+        failurePause: Duration = .seconds(30), maximumPausedHosts: Int = 256
+    ) {
+        self.firstFailurePause = min(firstFailurePause, failurePause)
         self.concurrency = max(1, concurrency)
         self.maximumWaiting = maximumWaiting
         self.maximumWaitingPerHost = maximumWaitingPerHost
@@ -79,12 +89,23 @@ struct DescribeQueue: Sendable {
         return job
     }
 
-    /// A fetch ended; a failure pauses its host.
+    /// A fetch ended; a failure pauses its host, longer with each failure in a row.
     mutating func finished(_ job: Job, failed: Bool, now: Duration) {
         running[job.id] = nil
-        guard failed else { return }
-        if paused.count >= maximumPausedHosts, let oldest = paused.min(by: { $0.value < $1.value })?.key { paused[oldest] = nil }
-        paused[job.host] = now + failurePause
+        guard failed else {
+            failures[job.host] = nil
+            return
+        }
+        if paused[job.host] == nil, paused.count >= maximumPausedHosts, let oldest = paused.min(by: { $0.value < $1.value })?.key {
+            paused[oldest] = nil
+            failures[oldest] = nil
+        }
+        if failures[job.host] == nil, failures.count >= maximumPausedHosts, let forgotten = failures.keys.first(where: { paused[$0] == nil }) {
+            failures[forgotten] = nil
+        }
+        let inARow = min((failures[job.host] ?? 0) + 1, 16)
+        failures[job.host] = inARow
+        paused[job.host] = now + min(failurePause, firstFailurePause * (1 << (inARow - 1)))
         // What that host still has waiting would fail the same way.
         waiting.removeAll { $0.host == job.host }
     }

@@ -28,6 +28,37 @@ import Testing
         #expect(queue.runningCount == 4)
     }
 
+    /// A device that answers SSDP before its web server (rygel while it starts) is asked
+    /// again 2 s after a failed description, then 4, 8, 16 and at most 30 s after failures in a
+    /// row; a success forgets them. A host that never answers costs one fetch per 30 s.
+    @Test func failuresInARowPauseTheHostLongerUpToTheLimitAndASuccessForgetsThem() throws {
+        var queue = DescribeQueue(concurrency: 1)
+        let job = Job(id: "uuid:r", host: "192.0.2.9")
+        var now = Duration.zero
+        for expected in [2, 4, 8, 16, 30, 30] as [Int64] {
+            let accepted = queue.enqueue(job, now: now)
+            #expect(accepted)
+            let running = queue.next()
+            try #require(running != nil)
+            queue.finished(running!, failed: true, now: now)
+            let tooSoon = queue.enqueue(job, now: now + .seconds(expected) - .milliseconds(1))
+            #expect(!tooSoon, "paused \(expected) s")
+            now += .seconds(expected)
+        }
+        let again = queue.enqueue(job, now: now)
+        #expect(again)
+        let succeeding = queue.next()
+        try #require(succeeding != nil)
+        queue.finished(succeeding!, failed: false, now: now)
+        // After the success, the next failure is a first one again.
+        _ = queue.enqueue(job, now: now)
+        let failing = queue.next()
+        try #require(failing != nil)
+        queue.finished(failing!, failed: true, now: now)
+        let afterTwo = queue.enqueue(job, now: now + .seconds(2))
+        #expect(afterTwo)
+    }
+
     @Test func theNewestAnnouncementOfADeviceReplacesItsWaitingOne() {
         var queue = DescribeQueue(concurrency: 1)
         _ = queue.enqueue(Job(id: "a", host: "h1"), now: .zero)
