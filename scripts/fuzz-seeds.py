@@ -232,7 +232,7 @@ def bluez():
                               stdout=subprocess.PIPE, text=True)
     address = daemon.stdout.readline().strip()
     env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address, DBUS_SESSION_BUS_ADDRESS=address)
-    template = os.path.join(ROOT, "Tests", "BlueZTransportTests", "Mock", "mediaroute_bluez.py")
+    template = os.path.join(ROOT, "Sources", "MediaRouteTesting", "Resources", "mediaroute_bluez.py")
     monitor = subprocess.Popen(["dbus-monitor", "--address", address, "--binary"], stdout=subprocess.PIPE)
     mock = subprocess.Popen([sys.executable, "-m", "dbusmock", "--system", "--template", template], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
