@@ -133,9 +133,13 @@ public enum Device1 {
                 case "Type": if let text = value.string { type = OutputDeviceDescription.DeviceType(rawValue: text) ?? .unknown }
                 case "Members":
                     guard let entries = value.array else { continue }
+                    // A member is listed once: a second entry for the same one is dropped, so the
+                    // details that follow are each one member's.
+                    var seen: Set<[String]> = []
                     members = entries.compactMap { entry in
                         guard case .structure(let fields) = entry.unwrapped, fields.count == 3,
-                            let protocolID = fields[0].string, let protocolName = fields[1].string, let deviceID = fields[2].string
+                            let protocolID = fields[0].string, let protocolName = fields[1].string, let deviceID = fields[2].string,
+                            seen.insert([protocolID, deviceID]).inserted
                         else { return nil }
                         // What the details said of a member stays until they say otherwise.
                         let known = members.first { $0.protocolID == protocolID && $0.deviceID == deviceID }

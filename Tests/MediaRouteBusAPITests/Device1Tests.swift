@@ -78,6 +78,20 @@ import Testing
         #expect(properties == before)
     }
 
+    /// A member listed twice (from a peer that is not our daemon) is one member, so each
+    /// entry of `MemberDetails` describes one member and the properties survive a round trip.
+    @Test func aMemberListedTwiceIsOneMember() throws {
+        let values = Device1.Properties(device: try Self.speaker(), volume: nil, preferredProtocol: nil).values
+        var doubled = values
+        let members = try #require(values["Members"]?.array)
+        doubled["Members"] = .array(elementSignature: "(sss)", members + [members[0]])
+        doubled["MemberDetails"] = .array(elementSignature: "(sssssasssb)", (values["MemberDetails"]?.array ?? []) + [values["MemberDetails"]!.array![0]])
+        var properties = try #require(Device1.Properties(values: doubled))
+        properties.apply(doubled)
+        #expect(properties.members.count == 2)
+        #expect(Device1.Properties(values: properties.values) == properties)
+    }
+
     @Test func aDeviceWithoutIdentityOrMembersIsRefused() {
         #expect(Device1.Properties(values: ["Name": .string("x")]) == nil)
         let bare = Device1.Properties(values: ["Id": .string("a"), "Name": .string("x")])
