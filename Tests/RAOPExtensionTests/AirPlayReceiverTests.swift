@@ -54,8 +54,16 @@ import Glibc
         #expect(await writer.value)
         #expect(await eventually(timeout: .seconds(10)) { await rig.system.audioStatistics(on: route.session)?.active == false })
         // The receiver plays two seconds after the samples left.
-        #expect(await eventually(timeout: .seconds(10)) { leftChannel(rig.receiver.pcm).filter { abs($0) > 50 }.count > 44_100 * 5 / 2 })
+        let heard = await eventually(timeout: .seconds(10)) { leftChannel(rig.receiver.pcm).filter { abs($0) > 50 }.count > 44_100 * 5 / 2 }
         let received = leftChannel(rig.receiver.pcm)
+        // When it fails (1 run in 8 under a full make test, session 23), say what came out and
+        // what the receiver and the route said, to find whether audio was lost, late or quiet.
+        let delivery = await rig.system.audioStatistics(on: route.session)
+        #expect(heard, """
+            \(received.filter { abs($0) > 50 }.count) of \(received.count) samples above the floor; \
+            delivery \(String(describing: delivery)); \
+            receiver: \(rig.receiver.log.suffix(1_200))
+            """)
         let correlation = correlationWithTone(received)
         #expect(correlation >= 0.99, "cross-correlation \(correlation)")
         #expect(rig.receiver.log.contains("airplay volume is -6.000000"), "0.8 is −6 dB: \(rig.receiver.log.suffix(400))")
