@@ -10,14 +10,6 @@ import Logging
 #if SimulatedDevices
 import LoopbackTransport
 #endif
-import MediaClock
-import MediaDevice
-import RoutingModel
-import SystemRouting
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Options every command shares.
 ///
