@@ -16,15 +16,21 @@ SYSUSERSDIR ?= /usr/lib/sysusers.d
 UDEVRULESDIR ?= /usr/lib/udev/rules.d
 CONFDIR ?= /etc/mediaroute
 DOCDIR ?= $(PREFIX)/share/doc/mediaroute
-# The binaries `install-files` copies (`install` builds them first).
+# The binaries `install-files` copies (`install` builds them first), stripped unless INSTALL_STRIP= (the
+# Debian package strips them itself, keeping the debug information in mediaroute-dbgsym).
+INSTALL_STRIP ?= -s
 BINARIES ?= .build-release/release
 
-.PHONY: deps build demo test fuzz fuzz-ci release release-flags release-size-flags install install-files uninstall benchmarks hil clean
+.PHONY: deps build-stamp release-binaries deb build demo test fuzz fuzz-ci release release-flags release-size-flags install install-files uninstall benchmarks hil clean
 
 deps:
 	@./scripts/install-deps.sh
 
-build: deps
+# The commit every binary says it was built from (scripts/build-stamp.sh; rebuilds only when it changed).
+build-stamp:
+	@./scripts/build-stamp.sh
+
+build: deps build-stamp
 	$(SWIFT) build $(IMPORT_CHECK)
 
 demo: build
@@ -34,7 +40,7 @@ demo: build
 # playerctl, namespaces) in real time, and on a two-core machine running them all at
 # once starved some for seconds (~40 s serial vs ~12 s parallel here).
 # The timeout keeps a hung test from hanging CI.
-test: deps
+test: deps build-stamp
 	$(SWIFT) build --build-tests $(IMPORT_CHECK)
 	SWIFT=$(SWIFT) TEST_TIMEOUT=$(TEST_TIMEOUT) ./scripts/test.sh
 
@@ -85,7 +91,12 @@ RELEASE_FLAGS = $(RELEASE_SIZE_FLAGS) --disable-default-traits --scratch-path .b
 # flash on a box is counted in megabytes, and the two static binaries were 95 %
 # the same code. Its debug information is kept apart in mediarouted.debug (matched
 # by build id; `make install` installs the binary stripped).
-release: deps .build-release/order-stamp .build-release/no-socket-activation.o
+release: deps
+	$(MAKE) release-binaries
+
+# The release build alone, without the package check: what debian/rules runs (a package
+# build installs nothing; its build dependencies are in debian/control).
+release-binaries: build-stamp .build-release/order-stamp .build-release/no-socket-activation.o
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediarouted
 	rm -f .build-release/release/mediaroutectl
 	ln -s mediarouted .build-release/release/mediaroutectl
@@ -116,7 +127,7 @@ install: release
 	$(MAKE) install-files
 
 install-files:
-	install -D -m 0755 -s $(BINARIES)/mediarouted $(DESTDIR)$(PREFIX)/bin/mediarouted
+	install -D -m 0755 $(INSTALL_STRIP) $(BINARIES)/mediarouted $(DESTDIR)$(PREFIX)/bin/mediarouted
 	ln -sf mediarouted $(DESTDIR)$(PREFIX)/bin/mediaroutectl
 	install -D -m 0644 dbus/org.mediaroute.conf $(DESTDIR)$(DBUSPOLICYDIR)/org.mediaroute.conf
 	install -d $(DESTDIR)$(UNITDIR)
@@ -128,6 +139,17 @@ install-files:
 	[ -e $(DESTDIR)$(CONFDIR)/mediaroute.conf ] || install -m 0644 config/mediaroute.conf $(DESTDIR)$(CONFDIR)/mediaroute.conf
 	install -D -m 0644 Docs/operations.md $(DESTDIR)$(DOCDIR)/operations.md
 	install -D -m 0644 Docs/dbus-api.md $(DESTDIR)$(DOCDIR)/dbus-api.md
+
+# The Debian package (debian/, Docs/operations.md "The Debian package"): mediaroute_<version>_<arch>.deb
+# and mediaroute-dbgsym, built by dpkg-buildpackage into .build-deb/ (it writes them next to the
+# source tree; they are moved here). `lintian` runs on the result.
+DEB_OUT = .build-deb
+deb: deps
+	rm -f ../mediaroute_*.deb ../mediaroute-dbgsym_*.deb ../mediaroute_*.buildinfo ../mediaroute_*.changes
+	dpkg-buildpackage -b -us -uc
+	mkdir -p $(DEB_OUT)
+	mv ../mediaroute_*.deb ../mediaroute-dbgsym_*.deb ../mediaroute_*.buildinfo ../mediaroute_*.changes $(DEB_OUT)/
+	lintian --fail-on error $(DEB_OUT)/mediaroute_*.changes
 
 # Reverses install; the configuration file goes only if it is still the shipped one.
 uninstall:

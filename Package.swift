@@ -52,6 +52,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.30.0", traits: []),
     ],
     targets: [
+        // The version and the commit a binary was built from (scripts/build-stamp.sh stamps it).
+        .target(name: "CBuildStamp"),
+        .target(name: "BuildStamp", dependencies: ["CBuildStamp", "RoutingModel"], swiftSettings: strict),
         // Swift concurrency executors without periodic wake-ups (no libdispatch pool), for the daemon.
         .target(name: "MediaRouteExecutors", swiftSettings: strict),
         // epoll and eventfd for Swift (Glibc's module has neither).
@@ -249,7 +252,7 @@ let package = Package(
         // The CLI's commands, as a library so tests can drive them.
         .target(
             name: "MediaRouteCommands",
-            dependencies: ["SampleSink", 
+            dependencies: ["SampleSink", "BuildStamp",
                 "SystemRouting", "RouteSystem", "MediaDevice", "RoutingModel", "ExtensionCatalogue",
                 "MediaClock", "DBus", "MediaRouteClient", "Coordination", "LANTransport", "UPnPRendererExtension", "RealtimeAudio", "IOReactor",
                 "BlueZTransport", "BLESpeakerExtension", "WiFiTransport", "WiFiDisplayExtension", "BoxConfiguration",
@@ -283,7 +286,7 @@ let package = Package(
         .target(
             name: "MediaRouteDaemon",
             dependencies: [
-                "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice", "RoutingModel", "ExtensionCatalogue", "IOReactor", "PipeWireSink",
+                "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice", "RoutingModel", "ExtensionCatalogue", "IOReactor", "PipeWireSink", "BuildStamp",
                 "MediaClock", "NowPlaying", "NowPlayingRouting", "NowPlayingPush", "MPRIS", "BoxConfiguration", "AdapterInventory", "WiFiTransport", "WiFiDisplayExtension", "BlueZTransport", "BLESpeakerExtension",
                 "LANTransport", "IPNetwork", "UPnPRendererExtension", "SystemRouting", "Coordination", "HTTPServing",
                 .product(name: "Logging", package: "swift-log"),
@@ -294,7 +297,7 @@ let package = Package(
             name: "mediarouted",
             dependencies: [
                 "MediaRouteDaemon", "MediaRouteBusAPI", "DBus", "NowPlayingPush", "BoxConfiguration", "LANTransport",
-                "MediaRouteExecutors", "MediaRouteCommands", "PipeWireSink", "Coordination", "RoutingModel",
+                "MediaRouteExecutors", "MediaRouteCommands", "PipeWireSink", "Coordination", "RoutingModel", "BuildStamp",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ] + simulatedDevices,
@@ -333,7 +336,7 @@ let package = Package(
             dependencies: ["NowPlayingRouting", "NowPlaying", "RouteSystem", "MediaDevice", "RoutingModel", "LoopbackExtension", "LoopbackTransport", "MediaClock", "MediaRouteTestSupport"]),
         .testTarget(name: "MPRISTests", dependencies: ["MediaRouteTesting", "MPRIS", "NowPlaying", "DBus", "MediaRouteTestSupport"]),
         // Runs mediarouted (--check-config) and make install-files against this build.
-        .testTarget(name: "BoxConfigurationTests", dependencies: ["MediaRouteTesting", "BoxConfiguration", "MediaRouteTestSupport", "mediarouted", "mediaroutectl"]),
+        .testTarget(name: "BoxConfigurationTests", dependencies: ["MediaRouteTesting", "BoxConfiguration", "BuildStamp", "RoutingModel", "MediaRouteTestSupport", "mediarouted", "mediaroutectl"]),
         .testTarget(name: "AdapterInventoryTests", dependencies: ["MediaRouteTesting", "AdapterInventory", "BoxConfiguration", "MediaRouteTestSupport"]),
         .testTarget(
             name: "WiFiTransportTests",

@@ -60,18 +60,20 @@ public enum Manager1 {
         public var boxes: [Box] = []
         /// The daemon's version (``MediaRouteVersion``).
         public var version: String = MediaRouteVersion.current
+        /// The git commit the daemon was built from (`MediaRouteBuild.commit`); empty from an older daemon.
+        public var commit: String = ""
 
         public init() {}
 
         public static let signatures: [(name: String, signature: String)] = [
             ("Discovering", "b"), ("Protocols", "as"), ("Adapters", "a(ssssbs)"), ("DiscoveryFailures", "a{ss}"), ("Boxes", "a(sssqbdd)"),
-            ("Version", "s"),
+            ("Version", "s"), ("Commit", "s"),
         ]
 
         public var values: [String: DBusValue] {
             ["Discovering": .bool(discovering), "Protocols": .strings(protocols),
              "Adapters": Self.value(of: adapters), "DiscoveryFailures": Self.value(of: discoveryFailures), "Boxes": Self.value(of: boxes),
-             "Version": .string(version)]
+             "Version": .string(version), "Commit": .string(commit)]
         }
 
         /// Each box as (id, name, host, port, synced, clock offset s, error bound s); the last
@@ -109,6 +111,7 @@ public enum Manager1 {
         public mutating func apply(_ changed: [String: DBusValue]) {
             if let flag = changed["Discovering"]?.bool { discovering = flag }
             if let text = changed["Version"]?.string { version = text }
+            if let text = changed["Commit"]?.string { commit = text }
             if let ids = changed["Protocols"]?.array { protocols = ids.compactMap(\.string) }
             if let entries = changed["Adapters"]?.array {
                 adapters = entries.compactMap { entry in

@@ -1,5 +1,6 @@
 public import ArgumentParser
 import LANTransport
+import BuildStamp
 import DBus
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -25,7 +26,7 @@ public struct MediaRouteCtl: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "mediaroutectl",
         abstract: "Find TVs and speakers, pair, play and control them.",
-        version: MediaRouteVersion.current,
+        version: "mediaroutectl \(MediaRouteBuild.description)",
         subcommands: [Devices.self, Pick.self, Play.self, Stream.self, Pause.self, Resume.self, Seek.self, Volume.self, Mute.self, Stop.self, Status.self, Suggest.self, Group.self, Boxes.self, Trust.self] + developmentCommands)
 
     public init() {}

@@ -2,6 +2,7 @@ import AdapterInventory
 public import BoxConfiguration
 import HTTPServing
 public import Coordination
+import BuildStamp
 public import DBus
 import ExtensionCatalogue
 import IPNetwork
@@ -90,6 +91,8 @@ public struct DaemonService: Service {
     }
 
     public func run() async throws {
+        // The first line says which build runs: the version and the commit it was built from.
+        logger.info("mediarouted \(MediaRouteBuild.description) starting")
         let connection = try await DBusConnection.connect(to: bus, logger: logger)
         let readers = PrivateReaders(connection: connection)
         connection.setPrivateReaders { await readers.mayRead($0) }

@@ -4,6 +4,7 @@ import FoundationEssentials
 public import Foundation
 #endif
 public import BoxConfiguration
+import BuildStamp
 import HTTPServing
 public import DBus
 public import MediaRouteBusAPI
@@ -209,6 +210,7 @@ public actor RoutingDaemon {
         properties.protocols = await system.loadedProtocols.map(\.identifier)
         properties.adapters = adapters.map(Manager1.Adapter.init)
         properties.discoveryFailures = discoveryFailures
+        properties.commit = MediaRouteBuild.commit
         if let presence { properties.boxes = await Self.boxes(presence) }
         return properties
     }

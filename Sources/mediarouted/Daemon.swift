@@ -1,4 +1,5 @@
 import BoxConfiguration
+import BuildStamp
 import Coordination
 import DBus
 import Dispatch
@@ -131,7 +132,7 @@ struct Daemon {
                 return
             }
             if argument == "--version" {
-                print(MediaRouteVersion.current)
+                print("mediarouted \(MediaRouteBuild.description)")
                 return
             }
             if argument == "--check-config" {

@@ -12,10 +12,11 @@ import MediaRouteTesting
     /// tenth orders the targets that build on a neighbour (LANTransport on Transport).
     static let ranks: [String: Double] = [
         // C shims
-        "CDBus": 0, "CExpat": 0, "CNetlink": 0, "CSbc": 0, "CUdev": 0, "CPipeWire": 0, "CAVCodec": 0, "CEpoll": 0, "CLibMD": 0,
+        "CDBus": 0, "CExpat": 0, "CNetlink": 0, "CSbc": 0, "CUdev": 0, "CPipeWire": 0, "CAVCodec": 0, "CEpoll": 0, "CLibMD": 0, "CBuildStamp": 0,
         // vocabulary
         "RoutingModel": 1,
         // runtime (and the box's configuration values)
+        "BuildStamp": 1.1,
         "MediaClock": 2, "EventBroadcast": 2, "MediaRouteExecutors": 2, "BoxConfiguration": 2, "IOReactor": 2.1,
         // what apps use beside the vocabulary: a session's playback state, the real-time sample sink
         "SampleSink": 2.2, "SessionPlayback": 2.2,

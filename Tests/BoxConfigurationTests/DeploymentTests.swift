@@ -1,8 +1,10 @@
 import BoxConfiguration
+import BuildStamp
 import Foundation
 import MediaRouteTestSupport
 import Testing
 import MediaRouteTesting
+import RoutingModel
 
 /// The unit, the sysusers entry, the example configuration, and make install/uninstall.
 @Suite(.timeLimit(.minutes(1)))
@@ -71,17 +73,35 @@ struct DeploymentTests {
         #expect(try String(contentsOfFile: root + "/etc/group", encoding: .utf8).hasPrefix("mediaroute:x:"))
     }
 
-    /// The daemon and the tool (the same binary, run as mediaroutectl) say one version.
-    @Test func theDaemonAndTheToolSayThePackagesVersion() async throws {
+    /// The daemon and the tool (the same binary, run as mediaroutectl) say one version, the
+    /// package's, and the commit they were built from: the checkout's, stamped at build time.
+    @Test func theDaemonAndTheToolSayThePackagesVersionAndCommit() async throws {
         let (status, output) = try await ChildProcess.runOffPool([Self.mediarouted, "--version"])
         #expect(status == 0, "\(output)")
-        let version = output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(version.split(separator: ".").count == 3 && version.split(separator: ".").allSatisfy { Int($0) != nil }, "\(output)")
+        let said = output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(said == "mediarouted \(MediaRouteVersion.current) (commit \(MediaRouteBuild.commit))", "\(output)")
+        let version = MediaRouteVersion.current
+        #expect(version.split(separator: ".").count == 3 && version.split(separator: ".").allSatisfy { Int($0) != nil })
+        let (gitStatus, head) = try await ChildProcess.runOffPool(["/usr/bin/git", "-C", repository, "rev-parse", "--short=12", "HEAD"])
+        if gitStatus == 0 {
+            #expect(MediaRouteBuild.commit.hasPrefix(head.trimmingCharacters(in: .whitespacesAndNewlines)), "stamped \(MediaRouteBuild.commit), checkout at \(head)")
+        } else {
+            print("skipping the commit check: \(repository) is not a git checkout (\(head))")
+        }
         let tool = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: tool) }
         try FileManager.default.createSymbolicLink(atPath: tool + "/mediaroutectl", withDestinationPath: Self.mediarouted)
         let (toolStatus, toolOutput) = try await ChildProcess.runOffPool([tool + "/mediaroutectl", "--version"])
-        #expect(toolStatus == 0 && toolOutput.trimmingCharacters(in: .whitespacesAndNewlines) == version, "\(toolOutput)")
+        #expect(toolStatus == 0 && toolOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "mediaroutectl " + said.dropFirst("mediarouted ".count), "\(toolOutput)")
+    }
+
+    /// One version everywhere: the code's, CHANGELOG.md's newest entry and debian/changelog's.
+    @Test func theChangelogsNameTheCodesVersion() throws {
+        let changelog = try String(contentsOfFile: repository + "/CHANGELOG.md", encoding: .utf8)
+        let newest = changelog.split(separator: "\n").first { $0.hasPrefix("## ") }
+        #expect(newest?.hasPrefix("## \(MediaRouteVersion.current) ") == true, "CHANGELOG.md's newest entry: \(newest ?? "none")")
+        let debian = try String(contentsOfFile: repository + "/debian/changelog", encoding: .utf8)
+        #expect(debian.hasPrefix("mediaroute (\(MediaRouteVersion.current)) "), "debian/changelog begins: \(debian.prefix(40))")
     }
 
     @Test func theExampleConfigurationIsValidAndTheDaemonChecksIt() async throws {

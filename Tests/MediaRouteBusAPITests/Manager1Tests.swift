@@ -18,6 +18,7 @@ import Testing
             Manager1.Box(id: "c3d4", name: "Neighbour Box", host: "192.0.2.5", port: 40_001, clockOffset: nil, clockError: nil),
         ]
         properties.version = "9.8.7"
+        properties.commit = "1a2b3c4d5e6f-dirty"
         let values = properties.values
         for (name, signature) in Manager1.Properties.signatures { #expect(values[name]?.signature == signature, "\(name)") }
         #expect(Manager1.Properties(values: values) == properties)
