@@ -21,7 +21,7 @@ DOCDIR ?= $(PREFIX)/share/doc/mediaroute
 INSTALL_STRIP ?= -s
 BINARIES ?= .build-release/release
 
-.PHONY: deps build-stamp release-binaries deb build demo test fuzz fuzz-ci release release-flags release-size-flags install install-files uninstall benchmarks hil clean
+.PHONY: deps build-stamp release-binaries deb deb-boot-test build demo test fuzz fuzz-ci release release-flags release-size-flags install install-files uninstall benchmarks hil clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -74,6 +74,13 @@ fuzz-ci: deps
 #   specialisations and thunks repeat, 0.5 MB) and no unwind tables
 #   (Packaging/link/no-unwind-tables.ld says why nothing needs them, 2.9 MB).
 ORDER_FILE = $(CURDIR)/Packaging/mediarouted.order
+# The protocols the release carries (package traits, Package.swift): all by default; a box maker
+# names the ones the box needs, e.g. `make release TRAITS=Bluetooth` (UPnP/DLNA is always in).
+# A build with other traits goes to a folder of its own, so the two do not rebuild each other.
+ALL_TRAITS = Cast,AirPlay,PipeWire,WiFi,Bluetooth
+TRAITS ?= $(ALL_TRAITS)
+RELEASE_DIR ?= $(if $(filter $(ALL_TRAITS),$(TRAITS)),.build-release,.build-release-$(subst $(comma),-,$(if $(TRAITS),$(TRAITS),none)))
+comma := ,
 RELEASE_LINK = $(CURDIR)/Packaging/link
 # The measures for size alone, which scripts/flash-floor.sh applies to the libraries on their own.
 RELEASE_SIZE_FLAGS = -c release --static-swift-stdlib -Xswiftc -Osize \
@@ -81,8 +88,8 @@ RELEASE_SIZE_FLAGS = -c release --static-swift-stdlib -Xswiftc -Osize \
 	-Xswiftc -ld-path=$(RELEASE_LINK)/ld-static-system-libs \
 	-Xlinker -T -Xlinker $(RELEASE_LINK)/no-unwind-tables.ld -Xlinker --icf=all \
 	-Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic
-RELEASE_FLAGS = $(RELEASE_SIZE_FLAGS) --disable-default-traits --scratch-path .build-release \
-	-Xlinker $(CURDIR)/.build-release/no-socket-activation.o \
+RELEASE_FLAGS = $(RELEASE_SIZE_FLAGS) --disable-default-traits $(if $(TRAITS),--traits $(TRAITS)) --scratch-path $(RELEASE_DIR) \
+	-Xlinker $(CURDIR)/$(RELEASE_DIR)/no-socket-activation.o \
 	-Xlinker -T -Xlinker $(RELEASE_LINK)/private-functions.ld \
 	-Xlinker --symbol-ordering-file=$(ORDER_FILE) -Xlinker --no-warn-symbol-ordering \
 	-Xlinker --build-id
@@ -96,11 +103,11 @@ release: deps
 
 # The release build alone, without the package check: what debian/rules runs (a package
 # build installs nothing; its build dependencies are in debian/control).
-release-binaries: build-stamp .build-release/order-stamp .build-release/no-socket-activation.o
+release-binaries: build-stamp $(RELEASE_DIR)/order-stamp $(RELEASE_DIR)/no-socket-activation.o
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediarouted
-	rm -f .build-release/release/mediaroutectl
-	ln -s mediarouted .build-release/release/mediaroutectl
-	objcopy --only-keep-debug .build-release/release/mediarouted .build-release/release/mediarouted.debug
+	rm -f $(RELEASE_DIR)/release/mediaroutectl
+	ln -s mediarouted $(RELEASE_DIR)/release/mediaroutectl
+	objcopy --only-keep-debug $(RELEASE_DIR)/release/mediarouted $(RELEASE_DIR)/release/mediarouted.debug
 
 # For scripts/order-file.sh, which links the daemon once more with a link map.
 release-flags:
@@ -110,14 +117,14 @@ release-flags:
 release-size-flags:
 	@echo $(RELEASE_SIZE_FLAGS)
 
-.build-release/no-socket-activation.o: $(RELEASE_LINK)/no-socket-activation.c
-	mkdir -p .build-release
+$(RELEASE_DIR)/no-socket-activation.o: $(RELEASE_LINK)/no-socket-activation.c
+	mkdir -p $(RELEASE_DIR)
 	$(RELEASE_CC) -O2 -fPIC -c $< -o $@
 
 # SwiftPM does not see the linker's inputs: a change to them relinks by removing the binaries.
-.build-release/order-stamp: $(ORDER_FILE) $(RELEASE_LINK)/ld-static-system-libs $(RELEASE_LINK)/lazy-objects $(RELEASE_LINK)/private-functions.ld $(RELEASE_LINK)/no-unwind-tables.ld
-	rm -f .build-release/release/mediarouted .build-release/release/mediaroutectl
-	mkdir -p .build-release && touch $@
+$(RELEASE_DIR)/order-stamp: $(ORDER_FILE) $(RELEASE_LINK)/ld-static-system-libs $(RELEASE_LINK)/lazy-objects $(RELEASE_LINK)/private-functions.ld $(RELEASE_LINK)/no-unwind-tables.ld
+	rm -f $(RELEASE_DIR)/release/mediarouted $(RELEASE_DIR)/release/mediaroutectl
+	mkdir -p $(RELEASE_DIR) && touch $@
 
 # Installs the release binary (stripped) and its mediaroutectl link, the D-Bus policy, the systemd unit and sysusers
 # entry, the udev rules and the configuration file (an existing one is kept).
@@ -150,6 +157,11 @@ deb: deps
 	mkdir -p $(DEB_OUT)
 	mv ../mediaroute_*.deb ../mediaroute-dbgsym_*.deb ../mediaroute_*.buildinfo ../mediaroute_*.changes $(DEB_OUT)/
 	lintian --fail-on error $(DEB_OUT)/mediaroute_*.changes
+
+# Boots a Debian 12 root under systemd in QEMU, installs the package there and checks it
+# (Tests/Package/boot-test.sh; the root is cached in .build-boot/).
+deb-boot-test: deb
+	./Tests/Package/boot-test.sh
 
 # Reverses install; the configuration file goes only if it is still the shipped one.
 uninstall:

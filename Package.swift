@@ -21,6 +21,17 @@ let simulatedDevices: [Target.Dependency] = [
     .target(name: "LoopbackTransport", condition: .when(traits: Set(simulated))),
 ]
 
+// The protocols a box carries, chosen at build time as Buildroot and Yocto choose every
+// package's features (`make release TRAITS=Bluetooth`; Docs/operations.md, "Protocols chosen at
+// build time"). All are on by default. A trait left out takes its extension, its libraries and
+// its options with it: absent from `--help`, from the catalogue and from `Manager1.Protocols`,
+// and a configuration key that names it is refused with one line.
+// UPnP/DLNA (the LAN transport, expat) is always in: every other LAN protocol builds on it.
+let protocolTraits = ["Cast", "AirPlay", "PipeWire", "WiFi", "Bluetooth"]
+func when(_ trait: String, _ targets: String...) -> [Target.Dependency] {
+    targets.map { .target(name: $0, condition: .when(traits: [trait])) }
+}
+
 let package = Package(
     name: "MediaRoute",
     platforms: [.macOS(.v15)],
@@ -37,7 +48,12 @@ let package = Package(
     ],
     traits: [
         .trait(name: "SimulatedDevices", description: "The loopback transport's simulated devices: --simulate, --scenario and the demo."),
-        .default(enabledTraits: Set(simulated)),
+        .trait(name: "Cast", description: "Google Cast receivers (the Cast channel: swift-nio-ssl's BoringSSL and swift-protobuf)."),
+        .trait(name: "AirPlay", description: "AirPlay receivers (RAOP; FFmpeg's ALAC encoder, opened at run time)."),
+        .trait(name: "PipeWire", description: "A PipeWire sink node per route ([audio] pipewire; libpipewire opened at run time)."),
+        .trait(name: "WiFi", description: "Wi-Fi Display and setup-mode devices through nl80211 scans."),
+        .trait(name: "Bluetooth", description: "Bluetooth speakers through BlueZ (BLE, A2DP with SBC)."),
+        .default(enabledTraits: Set(simulated + protocolTraits)),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -89,7 +105,10 @@ let package = Package(
                 "Transport", "IPNetwork", "MediaClock", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ] + (fuzzing ? [] : [.product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "NIOTLS", package: "swift-nio")]),
+            ] + (fuzzing ? [] : [
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Cast"])),
+                .product(name: "NIOTLS", package: "swift-nio", condition: .when(traits: ["Cast"])),
+            ]),
             swiftSettings: strict + (fuzzing ? [.define("MEDIAROUTE_NO_TLS")] : [])),
         // Expat, the C library: UPnP documents parsed with no DTD, no entity of their own, nothing
         // fetched. Chosen over libxml2, whose static build drags in ICU's 31 MB data table.
@@ -242,10 +261,11 @@ let package = Package(
         .target(
             name: "ExtensionCatalogue",
             dependencies: [
-                "AdapterInventory", "BLESpeakerExtension", "BlueZTransport", "BluetoothAudio", "BoxConfiguration", "DBus", "LANTransport", "MediaClock",
-                "MediaDevice", "RoutingModel", "RouteSystem", "UPnPRendererExtension", "WiFiDisplayExtension", "WiFiTransport", "RAOPExtension", "CastExtension",
+                "AdapterInventory", "BoxConfiguration", "DBus", "LANTransport", "MediaClock",
+                "MediaDevice", "RoutingModel", "RouteSystem", "UPnPRendererExtension", "WiFiTransport",
                 .product(name: "Logging", package: "swift-log"),
-            ],
+            ] + when("Cast", "CastExtension") + when("AirPlay", "RAOPExtension") + when("WiFi", "WiFiDisplayExtension")
+                + when("Bluetooth", "BLESpeakerExtension", "BlueZTransport", "BluetoothAudio"),
             swiftSettings: strict),
         // Coordinated playback: clock sync between participants (more to come, see issue 7).
         .target(name: "Coordination", dependencies: ["IOReactor", "MediaClock", "MediaDevice", "RoutingModel", "Transport", "IPNetwork", "CLibMD"], swiftSettings: strict),
@@ -255,7 +275,7 @@ let package = Package(
             dependencies: ["SampleSink", "BuildStamp",
                 "SystemRouting", "RouteSystem", "MediaDevice", "RoutingModel", "ExtensionCatalogue",
                 "MediaClock", "DBus", "MediaRouteClient", "Coordination", "LANTransport", "UPnPRendererExtension", "RealtimeAudio", "IOReactor",
-                "BlueZTransport", "BLESpeakerExtension", "WiFiTransport", "WiFiDisplayExtension", "BoxConfiguration",
+                "WiFiTransport", "BoxConfiguration",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ] + simulatedDevices,
@@ -286,21 +306,21 @@ let package = Package(
         .target(
             name: "MediaRouteDaemon",
             dependencies: [
-                "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice", "RoutingModel", "ExtensionCatalogue", "IOReactor", "PipeWireSink", "BuildStamp",
-                "MediaClock", "NowPlaying", "NowPlayingRouting", "NowPlayingPush", "MPRIS", "BoxConfiguration", "AdapterInventory", "WiFiTransport", "WiFiDisplayExtension", "BlueZTransport", "BLESpeakerExtension",
+                "DBus", "MediaRouteBusAPI", "RouteSystem", "MediaDevice", "RoutingModel", "ExtensionCatalogue", "IOReactor", "BuildStamp",
+                "MediaClock", "NowPlaying", "NowPlayingRouting", "NowPlayingPush", "MPRIS", "BoxConfiguration", "AdapterInventory", "WiFiTransport",
                 "LANTransport", "IPNetwork", "UPnPRendererExtension", "SystemRouting", "Coordination", "HTTPServing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ] + simulatedDevices,
+            ] + simulatedDevices + when("PipeWire", "PipeWireSink"),
             swiftSettings: strict),
         .executableTarget(
             name: "mediarouted",
             dependencies: [
                 "MediaRouteDaemon", "MediaRouteBusAPI", "DBus", "NowPlayingPush", "BoxConfiguration", "LANTransport",
-                "MediaRouteExecutors", "MediaRouteCommands", "PipeWireSink", "Coordination", "RoutingModel", "BuildStamp",
+                "MediaRouteExecutors", "MediaRouteCommands", "Coordination", "RoutingModel", "BuildStamp",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ] + simulatedDevices,
+            ] + simulatedDevices + when("PipeWire", "PipeWireSink"),
             swiftSettings: strict),
         // Benchmarks (release build): `make benchmarks`, figures in Docs/benchmarks.md.
         .executableTarget(

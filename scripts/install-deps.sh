@@ -51,6 +51,10 @@ packages=(
   # guest; pip fetches bumble (PyPI) for the host-side controllers, speaker and A2DP sink
   # (Tests/HIL/bluetooth_peer.py); sbc-tools' sbcdec decodes what the sink received.
   bluez bluez-test-tools sbc-tools python3-pip
+  # The Debian package (make deb): dpkg-buildpackage, debhelper, lintian; its boot test (make deb-boot-test)
+  # builds a Debian 12 root with debootstrap and an ext4 image of it (e2fsprogs' mkfs.ext4 -d);
+  # Benchmarks/install-size.sh measures the squashfs image (squashfs-tools).
+  dpkg-dev debhelper lintian fakeroot debootstrap e2fsprogs squashfs-tools
 )
 
 missing=()

@@ -46,6 +46,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// `[http] serve-from = /srv/media, /media`: the directories local files named on the bus
     /// may be served from (nil: the daemon's defaults, `/media`, `/mnt`, `/srv`).
     public var serveFrom: [String]?
+    /// One line for each section or key of a protocol this build leaves out (``BuildTraits``):
+    /// ignored, not refused, so one file serves boxes built with different protocols.
+    public var notices: [String] = []
 
     /// ``groupOffsets`` as durations.
     public var groupOffsetDurations: [String: Duration] {
@@ -84,8 +87,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
         return try parse(text, file: path)
     }
 
-    /// Parses configuration text; `file` names it in errors.
-    public static func parse(_ text: String, file: String) throws(ConfigurationError) -> DaemonConfiguration {
+    /// Parses configuration text; `file` names it in errors. `traits` are the protocols the
+    /// build has (``BuildTraits/included``): a left-out one's keys become ``notices``.
+    public static func parse(_ text: String, file: String, traits: [String] = BuildTraits.included) throws(ConfigurationError) -> DaemonConfiguration {
         var configuration = DaemonConfiguration()
         var section: String?
         var seen: Set<String> = []
@@ -101,6 +105,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
                     throw fail("unknown section [\(name)] (known: [daemon], [routing], [audio], [http], [lan], [wifi], [bluetooth])")
                 }
                 section = name
+                if let trait = BuildTraits.trait(section: name, key: nil), !traits.contains(trait) {
+                    configuration.notices.append("\(file):\(number): [\(name)] is ignored: this build leaves \(trait) out (built without the \(trait) trait)")
+                }
                 continue
             }
             guard let equals = line.firstIndex(of: "=") else { throw fail("expected key = value") }
@@ -110,6 +117,13 @@ public struct DaemonConfiguration: Sendable, Hashable {
             guard let section else { throw fail("\(key) is outside a section; put it under [daemon] or a transport") }
             guard !key.isEmpty else { throw fail("a key is missing before =") }
             guard seen.insert(section + "." + key).inserted else { throw fail("\(key) is set twice in [\(section)]") }
+            if let trait = BuildTraits.trait(section: section, key: key), !traits.contains(trait) {
+                // A left-out section was said once, at its header.
+                if BuildTraits.trait(section: section, key: nil) == nil {
+                    configuration.notices.append("\(file):\(number): \(key) in [\(section)] is ignored: this build leaves \(trait) out (built without the \(trait) trait)")
+                }
+                continue
+            }
             if section == "daemon" {
                 guard daemonKeys.contains(key) else { throw fail("unknown key \(key) in [daemon] (known: \(daemonKeys.joined(separator: ", ")))") }
                 guard !value.isEmpty else { throw fail("\(key) needs a value") }

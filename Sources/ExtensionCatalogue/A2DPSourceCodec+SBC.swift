@@ -1,3 +1,4 @@
+#if Bluetooth
 public import BlueZTransport
 import BluetoothAudio
 
@@ -14,3 +15,4 @@ extension A2DPSourceCodec {
         },
         accepts: { bytes in SBCCapabilities(bytes: bytes)?.isConfiguration(within: .source) == true })
 }
+#endif

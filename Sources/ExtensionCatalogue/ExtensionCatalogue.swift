@@ -1,19 +1,27 @@
 import AdapterInventory
+#if Bluetooth
 import BLESpeakerExtension
 import BlueZTransport
+#endif
 public import BoxConfiguration
+#if Cast
 import CastExtension
+#endif
 public import DBus
 public import LANTransport
 public import Logging
 public import MediaClock
 import MediaDevice
 import RoutingModel
+#if AirPlay
 import RAOPExtension
+#endif
 public import RouteSystem
 import UPnPRendererExtension
+#if WiFi
 import WiFiDisplayExtension
 import WiFiTransport
+#endif
 
 /// Which extensions exist, how each is configured from the box's configuration and its
 /// adapters, and how each is loaded into a routing system: the one place the daemon, the
@@ -81,11 +89,15 @@ public struct ExtensionCatalogue: Sendable {
         let adapters = resolvedAdapters()
         let settings = adapters.map(\.settings)
         let logger = self.logger
+        #if AirPlay
         let airPlayLatency = self.airPlayLatency
         let airPlayHostsPath = self.airPlayHostsPath
+        #endif
         let clock = self.clock
+        #if Cast
         let castConfiguration = CastExtension.Configuration(
             certificatesPath: castCertificatesPath, applicationNamespaces: configuration.castApplicationNamespaces)
+        #endif
         // The order of the catalogue is the order of loading, so the merged list is the same everywhere.
         for entry in CatalogueEntry.allCases where entries.contains(entry) {
             switch entry {
@@ -97,17 +109,29 @@ public struct ExtensionCatalogue: Sendable {
                 let transport = LANTransport(configuration: lan, clock: clock, logger: logger)
                 try await system.load { manager in UPnPRendererExtension(transport: transport, routingManager: manager, clock: clock, logger: logger) }
                 // AirPlay and Cast share one mDNS browse (each extension keeps its own types).
-                let airPlay = DNSSDServiceTransport(
-                    lan: transport, serviceTypes: [RAOPExtension.serviceType, RAOPExtension.airPlayServiceType, CastExtension.serviceType])
+                var serviceTypes: [String] = []
+                #if AirPlay
+                serviceTypes += [RAOPExtension.serviceType, RAOPExtension.airPlayServiceType]
+                #endif
+                #if Cast
+                serviceTypes.append(CastExtension.serviceType)
+                #endif
+                let browse = DNSSDServiceTransport(lan: transport, serviceTypes: serviceTypes)
+                #if AirPlay
                 try await system.load { manager in
                     RAOPExtension(
-                        transport: airPlay, routingManager: manager, latency: airPlayLatency, hostPinsPath: airPlayHostsPath, clock: clock,
+                        transport: browse, routingManager: manager, latency: airPlayLatency, hostPinsPath: airPlayHostsPath, clock: clock,
                         logger: logger) }
-                let cast = airPlay.sharingDiscovery(tls: true)
+                #endif
+                #if Cast
+                let cast = browse.sharingDiscovery(tls: true)
                 try await system.load { manager in
                     CastExtension(transport: cast, routingManager: manager, configuration: castConfiguration, clock: clock, logger: logger)
                 }
+                #endif
+                _ = browse
                 loaded.lanTransport = transport
+            #if Bluetooth
             case .bluez:
                 // The box's named adapter, else a primary one, else any other enabled one: pinning the
                 // one seen at start by name would wait forever for `hci0` after the dongle came back as `hci1`.
@@ -123,6 +147,8 @@ public struct ExtensionCatalogue: Sendable {
                 case .failure(let reason):
                     notice(.bluez, reason.message)
                 }
+            #endif
+            #if WiFi
             case .wifi:
                 let indexes = adapters.compactMap { settings, record -> UInt32? in
                     guard settings.transport == .wifi, settings.enabled, settings.scanMode != .off, let index = record.ifindex else { return nil }
@@ -143,6 +169,7 @@ public struct ExtensionCatalogue: Sendable {
                     }
                 }
                 try await system.load { manager in WiFiDisplayExtension(transport: wifi, routingManager: manager, logger: logger) }
+            #endif
             }
         }
         return loaded
@@ -156,6 +183,7 @@ public struct ExtensionCatalogue: Sendable {
         }
     }
 
+    #if Bluetooth
     /// BlueZ's object manager on the bus. The CLI wants `org.bluez` running now; the daemon
     /// follows it from whenever it starts.
     private func openBlueZ(adapterName: String?, ignoring ignored: Set<String>, preferring preferred: Set<String>) async -> Result<(BlueZTransport, DBusConnection), MediaDeviceError> {
@@ -182,4 +210,5 @@ public struct ExtensionCatalogue: Sendable {
             clock: clock, logger: logger)
         return .success((transport, connection))
     }
+    #endif
 }

@@ -1,7 +1,7 @@
 import Logging
 import NIOCore
 import NIOPosix
-#if !MEDIAROUTE_NO_TLS
+#if Cast && !MEDIAROUTE_NO_TLS
 import NIOSSL
 import NIOTLS
 #endif
@@ -38,8 +38,8 @@ final class LANConnection: Connection {
         let (lifetime, lifetimeContinuation) = AsyncThrowingStream.makeStream(of: Never.self, throwing: (any Error).self)
         let reader = StreamReader(incoming: incomingContinuation, lifetime: lifetimeContinuation, name: endpoint.id)
         let nanoseconds = Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        #if MEDIAROUTE_NO_TLS
-        guard !tls else { throw TransportError(.unsupported, "this build has no TLS") }
+        #if !Cast || MEDIAROUTE_NO_TLS
+        guard !tls else { throw TransportError(.unsupported, "this build has no TLS (built without the Cast trait)") }
         #else
         let context: NIOSSLContext?
         if tls {
@@ -61,7 +61,7 @@ final class LANConnection: Connection {
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        #if !MEDIAROUTE_NO_TLS
+                        #if Cast && !MEDIAROUTE_NO_TLS
                         if let context {
                             handshake.arm(on: channel.eventLoop, timeout: .nanoseconds(nanoseconds))
                             try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: nil))
@@ -77,7 +77,7 @@ final class LANConnection: Connection {
             throw TransportError(.connectionRefused, "\(endpoint.id) at \(host):\(port): \(error)")
         }
         var certificate: [UInt8]?
-        #if !MEDIAROUTE_NO_TLS
+        #if Cast && !MEDIAROUTE_NO_TLS
         if tls {
             do {
                 try await handshake.completed()
@@ -160,7 +160,7 @@ private struct LANByteStream: ByteStream {
     }
 }
 
-#if !MEDIAROUTE_NO_TLS
+#if Cast && !MEDIAROUTE_NO_TLS
 /// The one TLS client context of the process, made on first use: nothing is verified (the
 /// extension pins what the device presents), so no trust store is read: loading the system's
 /// CA bundle would cost the daemon megabytes for certificates it never consults.

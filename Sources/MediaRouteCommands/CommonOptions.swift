@@ -1,4 +1,5 @@
 public import ArgumentParser
+import BoxConfiguration
 import LANTransport
 import DBus
 #if canImport(FoundationEssentials)
@@ -34,7 +35,7 @@ public struct CommonOptions: ParsableArguments {
     @Flag(name: .customLong("no-daemon"), help: "Run the routing system in this process even when mediarouted runs.")
     public var noDaemon = false
 
-    @Option(name: .long, help: "In this process: only these transports, comma-separated (lan, bluez, wifi; default: every one that can open).")
+    @Option(name: .long, help: "In this process: only these transports, comma-separated (\(CommonOptions.transportNames); default: every one that can open).")
     public var transports: String?
 
     @Flag(name: .long, help: "Alias kept for scripts: the LAN is searched by default.")
@@ -46,7 +47,11 @@ public struct CommonOptions: ParsableArguments {
     @Option(name: .customLong("lan-host"), help: "Also search this renderer's IPv4 address by unicast (repeatable).")
     public var lanHosts: [String] = []
 
-    @Option(name: .customLong("bluez-bus"), help: "Where BlueZ is: system (default) or a D-Bus address (a test rig's bus).")
+    @Option(
+        name: .customLong("bluez-bus"),
+        help: ArgumentHelp(
+            "Where BlueZ is: system (default) or a D-Bus address (a test rig's bus).",
+            visibility: BuildTraits.included.contains("Bluetooth") ? .default : .private))
     public var bluezBus: String?
 
     #if SimulatedDevices
@@ -63,6 +68,9 @@ public struct CommonOptions: ParsableArguments {
     static let noSimulatedDevices =
         "this mediaroutectl has no simulated devices (--simulate, --scenario, demo): they are in development builds only (swift build)"
 
+    /// The transports this build has (a left-out protocol's are not offered).
+    static var transportNames: String { RealTransport.allCases.map(\.rawValue).joined(separator: ", ") }
+
     /// The real transports asked for in this process (nil: every one that opens).
     func requestedTransports() throws -> Set<RealTransport>? {
         guard let transports else {
@@ -73,7 +81,7 @@ public struct CommonOptions: ParsableArguments {
         var set: Set<RealTransport> = []
         for name in transports.split(separator: ",").map({ $0.filter { $0 != " " }.lowercased() }) where !name.isEmpty {
             guard let transport = RealTransport(rawValue: name) else {
-                throw CommandFailure("unknown transport \"\(name)\" (lan, bluez, wifi)")
+                throw CommandFailure("unknown transport \"\(name)\" (\(Self.transportNames))")
             }
             set.insert(transport)
         }

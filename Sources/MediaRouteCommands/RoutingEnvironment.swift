@@ -3,15 +3,11 @@ import FoundationEssentials
 #else
 public import Foundation
 #endif
-import BLESpeakerExtension
-import BlueZTransport
 public import BoxConfiguration
 public import DBus
 public import ExtensionCatalogue
 public import Logging
 import MediaDevice
-import WiFiDisplayExtension
-import WiFiTransport
 public import LANTransport
 public import MediaRouteClient
 #if SimulatedDevices

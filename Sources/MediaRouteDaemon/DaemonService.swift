@@ -17,12 +17,9 @@ import NowPlaying
 public import NowPlayingPush
 import NowPlayingRouting
 import RouteSystem
-import BLESpeakerExtension
-import BlueZTransport
 public import LANTransport
 import UPnPRendererExtension
 public import ServiceLifecycle
-import WiFiDisplayExtension
 import WiFiTransport
 import SystemRouting
 
@@ -115,8 +112,12 @@ public struct DaemonService: Service {
         catalogue.airPlayLatency = airPlayLatency
         catalogue.pinIdentities(in: stateDirectory)
         var entries = Set(CatalogueEntry.allCases.filter { $0.isEnabled(in: configuration) })
+        #if WiFi
         if !followsAdapters { entries.remove(.wifi) }
+        #endif
+        #if Bluetooth
         if bluezBus == nil { entries.remove(.bluez) }
+        #endif
         if lan == nil { entries.remove(.lan) }
         let loaded = try await catalogue.load(entries, into: system) { entry, reason in
             logger.error("\(entry.noticeName) devices unavailable: \(reason)")
@@ -161,6 +162,7 @@ public struct DaemonService: Service {
         } else if loaded.lanTransport != nil {
             logger.notice("no household key: this box is not published as _mediaroute._udp (--household-key FILE)")
         }
+        #if PipeWire
         if configuration.pipeWireSink {
             let address = switch bus {
             case .system: "system"
@@ -169,6 +171,7 @@ public struct DaemonService: Service {
             }
             await daemon.publishPipeWireSinks(bus: address, runtimeDirectory: configuration.pipeWireRuntimeDirectory)
         }
+        #endif
         // Now Playing comes up before the bus name is taken: owning the name means ready.
         let nowPlaying = try await startNowPlaying(system: system, connection: connection)
         add("now playing") { await nowPlaying.stop() }

@@ -1,3 +1,4 @@
+#if PipeWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -135,3 +136,4 @@ actor PipeWireSinkLauncher {
         for id in Array(sinks.keys) { stop(id: id) }
     }
 }
+#endif

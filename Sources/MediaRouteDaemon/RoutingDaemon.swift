@@ -32,6 +32,7 @@ public actor RoutingDaemon {
     private var protocolReasons: [DeviceKey: String] = [:]
     private var discoveryClients: Set<String> = []
     private var agentOwner: String?
+    #if PipeWire
     /// PipeWire sink nodes for routes that take samples (`[audio] pipewire = yes`).
     private var pipeWireSinks: PipeWireSinkLauncher?
 
@@ -39,6 +40,7 @@ public actor RoutingDaemon {
     func publishPipeWireSinks(bus: String, runtimeDirectory: String?) {
         pipeWireSinks = PipeWireSinkLauncher(bus: bus, runtimeDirectory: runtimeDirectory, logger: logger)
     }
+    #endif
 
     /// The bus client that acquired each route's real-time audio.
     private var audioOwners: [UUID: String] = [:]
@@ -180,7 +182,9 @@ public actor RoutingDaemon {
     public func stop(busName: String = DaemonNames.busName) async {
         // Deactivate first, and let the event task publish the routes' ends
         // (its stream finishes with the system), so clients see a clean `Ended`.
+        #if PipeWire
         await pipeWireSinks?.stopAll()
+        #endif
         await system.shutdown()
         if let events = tasks.first { await events.value }
         for task in tasks { task.cancel() }
@@ -489,6 +493,7 @@ public actor RoutingDaemon {
         case .routeActivated(let route):
             logger.info("route activated", metadata: ["device": "\(route.device.displayName)", "protocol": "\(route.key.protocolID)"])
             await publish(route)
+            #if PipeWire
             if let pipeWireSinks, route.device.capabilities.contains(.realtimeAudioStreaming),
                 let support = await system.realtimeAudioSupport(on: route.session), let format = PipeWireSinkLauncher.format(for: support)
             {
@@ -497,9 +502,12 @@ public actor RoutingDaemon {
                     session: DaemonNames.sessionPath(route.session).rawValue, id: route.session.id.uuidString,
                     deviceName: route.device.displayName, format: format, latency: latency)
             }
+            #endif
         case .routeDeactivated(let route, let reason):
             logger.info("route ended", metadata: ["device": "\(route.device.displayName)", "reason": "\(reason.map { "\($0)" } ?? "deactivated")"])
+            #if PipeWire
             await pipeWireSinks?.stop(id: route.session.id.uuidString)
+            #endif
             let path = DaemonNames.sessionPath(route.session)
             emit(.ended(reason), at: path)
             routes[route.session.id] = nil

@@ -11,7 +11,9 @@ import LoopbackTransport
 import MediaRouteBusAPI
 import MediaRouteCommands
 import MediaRouteDaemon
+#if PipeWire
 import PipeWireSink
+#endif
 import RoutingModel
 import MediaRouteExecutors
 import NowPlayingPush
@@ -30,12 +32,38 @@ import Glibc
 /// start-up touches none of swift-argument-parser.
 @main
 struct Daemon {
+    /// The options of the protocols this build carries (``BuildTraits``): a left-out protocol's are absent.
+    static var protocolOptions: (synopsis: String, bluez: String, airPlay: String) {
+        var synopsis: [String] = []
+        var bluez = "", airPlay = ""
+        #if Bluetooth
+        synopsis.append("[--bluez-bus system|ADDRESS|off]")
+        bluez = "\n  --bluez-bus    where BlueZ is, for BLE speakers (default: system with --bus system, else off)"
+        #endif
+        #if AirPlay
+        synopsis.append("[--airplay-latency SECONDS]")
+        airPlay = """
+
+              --airplay-latency  how far ahead of playing AirPlay receivers are sent audio, 0.25 to 10
+                                 (default 2, as iTunes: less starts sooner, more rides out a worse network)
+            """
+        #endif
+        return (synopsis.joined(separator: " "), bluez, airPlay)
+    }
+
+    /// What `--lan` finds in this build.
+    static var lanProtocols: String {
+        (["UPnP/DLNA"] + (BuildTraits.included.contains("Cast") ? ["Google Cast"] : []) + (BuildTraits.included.contains("AirPlay") ? ["AirPlay"] : []))
+            .joined(separator: ", ")
+    }
+
     static let usage = """
         USAGE: mediarouted [--bus system|session|ADDRESS] [--name NAME] [--simulate] [--scenario FILE] [--log-level LEVEL]
                            [--push-listen HOST:PORT|off] [--mpris on|off] [--mpris-name NAME]
-                           [--config FILE] [--adapters on|off] [--bluez-bus system|ADDRESS|off] [--lan on|off] [--lan-interfaces IF,IF…]
-                           [--ignored-report SECONDS] [--airplay-latency SECONDS] [--household-key FILE] [--box-name NAME]
+                           [--config FILE] [--adapters on|off] [--lan on|off] [--lan-interfaces IF,IF…]
+                           [--ignored-report SECONDS] [--household-key FILE] [--box-name NAME]
                            [--state-dir DIR|off] [--serve-from DIR,DIR…] [--check-config] [--version]
+                           \(protocolOptions.synopsis)
 
           --bus          the bus to publish on (default: system)
           --name         the well-known name to own (default: \(DaemonNames.busName))
@@ -48,14 +76,11 @@ struct Daemon {
           --mpris-name   its bus name (default: org.mpris.MediaPlayer2.mediaroute)
           --config       the configuration file (default: /etc/mediaroute/mediaroute.conf, if present);
                          its [daemon] keys are these options' defaults
-          --adapters     follow network interfaces and Bluetooth controllers through udev (default: on)
-          --bluez-bus    where BlueZ is, for BLE speakers (default: system with --bus system, else off)
-          --lan          find TVs and speakers on the LAN: UPnP/DLNA, Google Cast, AirPlay (default: on with --bus system, else off)
+          --adapters     follow network interfaces and Bluetooth controllers through udev (default: on)\(protocolOptions.bluez)
+          --lan          find TVs and speakers on the LAN: \(lanProtocols) (default: on with --bus system, else off)
           --lan-interfaces  search only these interfaces (default: the usable LAN and Wi-Fi adapters)
           --ignored-report  how often SSDP/mDNS datagrams that were ignored (malformed, pointing at another
-                            host, over the device table) are reported, as one line with counts (default 60)
-          --airplay-latency  how far ahead of playing AirPlay receivers are sent audio, 0.25 to 10
-                             (default 2, as iTunes: less starts sooner, more rides out a worse network)
+                            host, over the device table) are reported, as one line with counts (default 60)\(protocolOptions.airPlay)
           --household-key  a file of at least 16 bytes shared by the household's boxes: with it (and --lan on)
                            this box is published as _mediaroute._udp, finds the others while discovering, and
                            coordinates only with boxes that hold the same key
@@ -65,6 +90,8 @@ struct Daemon {
           --serve-from   the only directories local files named on the bus are served from (default: [http]
                          serve-from, else /media, /mnt, /srv); a file elsewhere, or given as a symbolic link, is refused
           --check-config check the configuration file and the udev rules' MediaRoute properties, then exit
+
+        Protocols in this build: \((["UPnP/DLNA"] + BuildTraits.included).joined(separator: ", "))\(BuildTraits.leftOut.isEmpty ? "" : " (left out: \(BuildTraits.leftOut.joined(separator: ", ")))")
         """
 
     /// `HOST:PORT` (`[V6]:PORT` too), or nil for `off`.
@@ -100,6 +127,7 @@ struct Daemon {
             }
             dispatchMain()
         }
+        #if PipeWire
         if CommandLine.arguments.dropFirst().first == "pipewire-sink" {
             // A route's PipeWire sink node, started by the daemon (PipeWireSinkLauncher).
             switch PipeWireSink.Options.parse(Array(CommandLine.arguments.dropFirst(2))) {
@@ -109,6 +137,7 @@ struct Daemon {
                 exit(PipeWireSink.run(options))
             }
         }
+        #endif
         QuietExecutors.install()
         Task {
             await run()
@@ -125,7 +154,10 @@ struct Daemon {
         var given: [String: String] = [:]
         var checkOnly = false
         var arguments = CommandLine.arguments.dropFirst()
-        let valued = ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name", "--config", "--adapters", "--bluez-bus", "--lan", "--lan-interfaces", "--ignored-report", "--airplay-latency", "--household-key", "--box-name", "--state-dir", "--serve-from"]
+        let valued = ["--bus", "--name", "--scenario", "--log-level", "--push-listen", "--mpris", "--mpris-name", "--config", "--adapters", "--lan", "--lan-interfaces", "--ignored-report", "--household-key", "--box-name", "--state-dir", "--serve-from"]
+            + (BuildTraits.included.contains("Bluetooth") ? ["--bluez-bus"] : []) + (BuildTraits.included.contains("AirPlay") ? ["--airplay-latency"] : [])
+        // A left-out protocol's option gets one clear line, not "unknown option".
+        let leftOutOptions = ["--bluez-bus": "Bluetooth", "--airplay-latency": "AirPlay"].filter { !BuildTraits.included.contains($0.value) }
         while let argument = arguments.popFirst() {
             if argument == "--help" || argument == "-h" {
                 print(usage)
@@ -143,6 +175,7 @@ struct Daemon {
                 given["--simulate"] = "on"
                 continue
             }
+            if let trait = leftOutOptions[argument] { fail("\(argument): this build leaves \(trait) out (built without the \(trait) trait)") }
             guard valued.contains(argument) else { fail("unknown option \(argument)\n\(usage)") }
             guard let value = arguments.popFirst() else { fail("\(argument) needs a value") }
             given[argument] = value
@@ -156,6 +189,7 @@ struct Daemon {
             fail("\(error)", status: 78)
         }
         if checkOnly {
+            for notice in configuration.notices { printError(notice) }
             let problems = UdevRulesChecker.check()
             for problem in problems { printError("\(problem)") }
             print(problems.isEmpty ? "configuration OK (\(configPath), udev rules)" : "\(problems.count) problem(s) in udev rules")
@@ -171,6 +205,7 @@ struct Daemon {
             return handler
         }
         let logger = Logger(label: "mediarouted")
+        for notice in configuration.notices { logger.notice("\(notice)") }
         let bus: DBusConnection.Bus = switch options["--bus"]! {
         case "system": .system
         case "session": .session

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The Debian package, booted for real (issue 41): a Debian 12 root with systemd as PID 1 in
-# QEMU (KVM when the machine has it, else TCG), where the package is installed with
+# QEMU (TCG), where the package is installed with
 # `apt install ./mediaroute_<version>_<arch>.deb` and checked as a box maker would: the system
 # user, the unit enabled and running as that user with its hardening, org.mediaroute on the
 # system bus, the policy (a member of the group controls, anyone else only looks), udev starting
@@ -74,13 +74,16 @@ initrd=$(ls "$guest"/boot/initrd.img-* | sort -V | tail -1)
 
 log="$cache/logs/console.log"
 rm -f "$log"
-timeout 900 qemu-system-x86_64 -accel kvm -accel tcg -m 1024 -smp 2 -nographic -no-reboot -nic none \
+# TCG, as the HIL rig: KVM is exposed in this container but a guest under it never gets past the
+# kernel's first lines (measured: nothing on the console in 60 s; under TCG the kernel is up in 9 s).
+timeout 900 qemu-system-x86_64 -accel tcg -m 1024 -smp 2 -nographic -no-reboot -nic none \
     -drive "file=$image,format=raw,if=virtio" \
     -kernel "$kernel" -initrd "$initrd" \
-    -append "root=/dev/vda rw console=ttyS0 panic=-1 quiet systemd.show_status=0" >"$log" 2>&1 || true
+    -append "root=/dev/vda rw console=ttyS0 panic=-1 systemd.show_status=0 loglevel=3" >"$log" 2>&1 || true
 rm -rf "$guest"
-tr -d '\r' <"$log" | grep '^boot: ' || true
-if grep -q '^boot: FAIL' "$log" || ! grep -q '^boot: done' "$log"; then
+# The checks' lines come through the journal to the console, after its time stamp and unit name.
+tr -d '\r' <"$log" | grep -o 'boot: .*' | grep -v '^boot: done' || true
+if grep -q 'boot: FAIL' "$log" || ! grep -q 'boot: done' "$log"; then
     echo "boot: failed; the console log is in $log" >&2
     exit 1
 fi

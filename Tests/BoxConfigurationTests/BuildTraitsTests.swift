@@ -1,0 +1,63 @@
+import BoxConfiguration
+import Testing
+
+/// A protocol left out at build time: its configuration keys are one notice each and have no
+/// effect, so one file serves boxes built with different protocols.
+@Suite struct BuildTraitsTests {
+    static let text = """
+        [daemon]
+        airplay-latency = 1.5
+        log-level = debug
+
+        [audio]
+        pipewire = yes
+        group-offsets = Porch: -5
+
+        [lan]
+        cast-app-namespaces = ABCD1234: urn:x-cast:com.example.kiosk
+        role = primary
+
+        [wifi]
+        scan-mode = p2p
+        setup-ssids = Speaker-*
+
+        [bluetooth]
+        a2dp-source = no
+        """
+
+    @Test func aMinimalBuildSaysOneLineForEachLeftOutKeyAndIgnoresIt() throws {
+        let configuration = try DaemonConfiguration.parse(Self.text, file: "box.conf", traits: ["Bluetooth"])
+        #expect(configuration.notices == [
+            "box.conf:2: airplay-latency in [daemon] is ignored: this build leaves AirPlay out (built without the AirPlay trait)",
+            "box.conf:6: pipewire in [audio] is ignored: this build leaves PipeWire out (built without the PipeWire trait)",
+            "box.conf:10: cast-app-namespaces in [lan] is ignored: this build leaves Cast out (built without the Cast trait)",
+            "box.conf:13: [wifi] is ignored: this build leaves WiFi out (built without the WiFi trait)",
+        ])
+        // What the build has still applies; what it left out kept its default.
+        #expect(configuration.daemon == ["log-level": "debug"])
+        #expect(configuration.groupOffsets == ["Porch": -5])
+        #expect(!configuration.bluetoothA2DPSource)
+        #expect(!configuration.pipeWireSink && configuration.castApplicationNamespaces.isEmpty && configuration.wifiSetupSSIDs.isEmpty)
+        #expect(configuration.wifi == DaemonConfiguration().wifi)
+    }
+
+    @Test func aFullBuildTakesEveryKeyWithoutNotice() throws {
+        let configuration = try DaemonConfiguration.parse(Self.text, file: "box.conf", traits: BuildTraits.all)
+        #expect(configuration.notices.isEmpty)
+        #expect(configuration.daemon["airplay-latency"] == "1.5" && configuration.pipeWireSink)
+        #expect(configuration.castApplicationNamespaces == ["ABCD1234": "urn:x-cast:com.example.kiosk"])
+        #expect(configuration.wifi.scanMode == .p2p && configuration.wifiSetupSSIDs == ["Speaker-*"])
+    }
+
+    /// A left-out section's keys are still read as lines: a malformed one is refused as before.
+    @Test func aLeftOutSectionStillNeedsWellFormedLines() {
+        #expect(throws: ConfigurationError.self) {
+            try DaemonConfiguration.parse("[wifi]\nscan-mode\n", file: "box.conf", traits: [])
+        }
+    }
+
+    /// The tests are built with every protocol (`swift build`'s default traits).
+    @Test func theTestBuildHasEveryProtocol() {
+        #expect(BuildTraits.included == BuildTraits.all && BuildTraits.leftOut.isEmpty)
+    }
+}
