@@ -62,6 +62,13 @@ actor RAOPStream {
     private var syncing = false
     private(set) var packetsSent = 0
     private var lastSent: Duration?
+    /// The volume last said, said once more a second after audio starts: shairport-sync 3.3.8
+    /// sets its initial volume (-18 dB) when its player thread starts after RECORD, and under load
+    /// that came after the SET_PARAMETER sent right after RECORD and undid it (its log: "Set initial
+    /// volume to -18" after our -15; the receiver played 8.7 dB quieter than asked, in one test run
+    /// of eight). Saying it again once audio flows is harmless where the first one held.
+    private var volumeSaid: Float?
+    private var volumeRepeated = false
     private let encoder = ALACEncoder()
 
     init(
@@ -140,6 +147,7 @@ actor RAOPStream {
 
     /// Sets the receiver's volume (0…1; 0 is silence).
     func setVolume(_ fraction: Float) async throws {
+        volumeSaid = fraction
         try expectOK(
             await rtsp.send(RTSPRequest(method: "SET_PARAMETER", uri: uri, headers: [("Content-Type", "text/parameters")], body: raopVolumeParameter(fraction))),
             "SET_PARAMETER")
@@ -174,6 +182,7 @@ actor RAOPStream {
                     while !Task.isCancelled {
                         try? await clock.sleep(for: .seconds(1))
                         await self?.sendSync(first: false)
+                        await self?.repeatVolumeOnce()
                     }
                 })
             }
@@ -187,6 +196,12 @@ actor RAOPStream {
         timestamp &+= UInt32(ALACUncompressed.framesPerPacket)
         packetsSent += 1
         lastSent = clock.now()
+    }
+
+    private func repeatVolumeOnce() async {
+        guard !volumeRepeated, let volumeSaid else { return }
+        volumeRepeated = true
+        try? await setVolume(volumeSaid)
     }
 
     /// The frame playing now is the stream's position by the clock less the latency.
