@@ -33,8 +33,12 @@ build-stamp:
 build: deps build-stamp
 	$(SWIFT) build $(IMPORT_CHECK)
 
-demo: build
-	$(SWIFT) run mediaroutectl demo
+# The demo builds only the tool, in the configuration `make test` uses (debug, every default
+# trait, the same import check), so that either command after the other reuses what the first
+# built; the binary runs directly (`swift run` plans the build once more).
+demo: deps build-stamp
+	$(SWIFT) build $(IMPORT_CHECK) --product mediaroutectl
+	.build/debug/mediaroutectl demo
 
 # The suites run one after another: many talk to real peers (dbus-daemon, dbusmock,
 # playerctl, namespaces) in real time, and on a two-core machine running them all at

@@ -47,7 +47,7 @@ expected="MemoryDenyWriteExecute=yes PrivateDevices=yes PrivateTmp=yes ProtectHo
 [ "$hardening" = "$expected" ] && ok "the unit's sandbox is in force: $hardening" || fail "the unit's sandbox: $hardening"
 # The daemon cannot write outside its own directories.
 if nsenter -t "$pid" -m -- touch /usr/mediaroute-write-test 2>/dev/null; then fail "the daemon's mount namespace lets it write /usr"; rm -f /usr/mediaroute-write-test; else ok "the daemon's /usr is read-only"; fi
-exposure=$(systemd-analyze security $unit --no-pager 2>/dev/null | awk '/Overall exposure level/ {print $(NF-1), $NF}')
+exposure=$(systemd-analyze security $unit --no-pager 2>/dev/null | awk '/Overall exposure level/ {print $(NF-2), $(NF-1)}')
 ok "systemd-analyze security: exposure $exposure"
 
 # The system bus: the name, and the version the daemon was built as.
