@@ -16,6 +16,7 @@ SYSUSERSDIR ?= /usr/lib/sysusers.d
 UDEVRULESDIR ?= /usr/lib/udev/rules.d
 CONFDIR ?= /etc/mediaroute
 DOCDIR ?= $(PREFIX)/share/doc/mediaroute
+MANDIR ?= $(PREFIX)/share/man
 # The binaries `install-files` copies (`install` builds them first), stripped unless INSTALL_STRIP= (the
 # Debian package strips them itself, keeping the debug information in mediaroute-dbgsym).
 INSTALL_STRIP ?= -s
@@ -150,6 +151,8 @@ install-files:
 	[ -e $(DESTDIR)$(CONFDIR)/mediaroute.conf ] || install -m 0644 config/mediaroute.conf $(DESTDIR)$(CONFDIR)/mediaroute.conf
 	install -D -m 0644 Docs/operations.md $(DESTDIR)$(DOCDIR)/operations.md
 	install -D -m 0644 Docs/dbus-api.md $(DESTDIR)$(DOCDIR)/dbus-api.md
+	install -D -m 0644 man/mediarouted.8 $(DESTDIR)$(MANDIR)/man8/mediarouted.8
+	install -D -m 0644 man/mediaroutectl.1 $(DESTDIR)$(MANDIR)/man1/mediaroutectl.1
 
 # The Debian package (debian/, Docs/operations.md "The Debian package"): mediaroute_<version>_<arch>.deb
 # and mediaroute-dbgsym, built by dpkg-buildpackage into .build-deb/ (it writes them next to the
@@ -177,6 +180,7 @@ uninstall:
 	if cmp -s config/mediaroute.conf $(DESTDIR)$(CONFDIR)/mediaroute.conf; then rm -f $(DESTDIR)$(CONFDIR)/mediaroute.conf; fi
 	-rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null
 	rm -f $(DESTDIR)$(DOCDIR)/operations.md $(DESTDIR)$(DOCDIR)/dbus-api.md
+	rm -f $(DESTDIR)$(MANDIR)/man8/mediarouted.8 $(DESTDIR)$(MANDIR)/man1/mediaroutectl.1
 	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 # The virtual hardware-in-the-loop rig (Tests/HIL, Docs/hil.md): Debian's kernel in QEMU with

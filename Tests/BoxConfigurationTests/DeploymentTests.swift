@@ -87,7 +87,9 @@ struct DeploymentTests {
         #expect(version.split(separator: ".").count == 3 && version.split(separator: ".").allSatisfy { Int($0) != nil })
         let (gitStatus, head) = try await ChildProcess.runOffPool(["/usr/bin/git", "-C", repository, "rev-parse", "--short=12", "HEAD"])
         if gitStatus == 0 {
-            #expect(MediaRouteBuild.commit.hasPrefix(head.trimmingCharacters(in: .whitespacesAndNewlines)), "stamped \(MediaRouteBuild.commit), checkout at \(head)")
+            #expect(
+                MediaRouteBuild.commit.hasPrefix(head.trimmingCharacters(in: .whitespacesAndNewlines)),
+                "stamped \(MediaRouteBuild.commit), checkout at \(head): build with make, which stamps the commit (scripts/build-stamp.sh)")
         } else {
             print("skipping the commit check: \(repository) is not a git checkout (\(head))")
         }
@@ -96,6 +98,28 @@ struct DeploymentTests {
         try FileManager.default.createSymbolicLink(atPath: tool + "/mediaroutectl", withDestinationPath: Self.mediarouted)
         let (toolStatus, toolOutput) = try await ChildProcess.runOffPool([tool + "/mediaroutectl", "--version"])
         #expect(toolStatus == 0 && toolOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "mediaroutectl " + said.dropFirst("mediarouted ".count), "\(toolOutput)")
+    }
+
+    /// The manual pages the package installs say what `--help` says: every option of the
+    /// daemon and every subcommand of the tool (the development-only `demo` aside).
+    @Test func theManualPagesNameEveryOptionAndSubcommand() async throws {
+        let daemonPage = try String(contentsOfFile: repository + "/man/mediarouted.8", encoding: .utf8).replacingOccurrences(of: "\\-", with: "-")
+        let (status, help) = try await ChildProcess.runOffPool([Self.mediarouted, "--help"])
+        #expect(status == 0)
+        let options = Set(help.split(whereSeparator: { !($0.isLetter || $0 == "-") }).filter { $0.hasPrefix("--") && $0.count > 2 }.map(String.init))
+        #expect(options.count > 15, "\(help)")
+        for option in options { #expect(daemonPage.contains(".B " + option), "man/mediarouted.8 lacks \(option)") }
+        let toolPage = try String(contentsOfFile: repository + "/man/mediaroutectl.1", encoding: .utf8)
+        let tool = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: tool) }
+        try FileManager.default.createSymbolicLink(atPath: tool + "/mediaroutectl", withDestinationPath: Self.mediarouted)
+        let (_, toolHelp) = try await ChildProcess.runOffPool([tool + "/mediaroutectl", "--help"])
+        let subcommands = toolHelp.components(separatedBy: "SUBCOMMANDS:").last?.split(separator: "\n")
+            .filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }.compactMap { $0.split(separator: " ").first.map(String.init) } ?? []
+        #expect(subcommands.count >= 14, "\(toolHelp)")
+        for subcommand in subcommands where subcommand != "demo" && subcommand != "See" {
+            #expect(toolPage.contains(".B " + subcommand + "\n"), "man/mediaroutectl.1 lacks \(subcommand)")
+        }
     }
 
     /// One version everywhere: the code's, CHANGELOG.md's newest entry and debian/changelog's.
@@ -137,6 +161,7 @@ struct DeploymentTests {
             "/usr/local/bin/mediarouted", "/usr/local/bin/mediaroutectl", "/usr/share/dbus-1/system.d/org.mediaroute.conf",
             "/lib/systemd/system/mediarouted.service", "/usr/lib/sysusers.d/mediaroute.conf", "/usr/lib/udev/rules.d/70-mediaroute.rules",
             "/etc/mediaroute/mediaroute.conf", "/usr/local/share/doc/mediaroute/operations.md",
+            "/usr/local/share/man/man8/mediarouted.8", "/usr/local/share/man/man1/mediaroutectl.1",
         ]
         for file in expected { #expect(FileManager.default.fileExists(atPath: destination + file), "\(file)") }
         // One binary, stripped; the tool is a link to it.
