@@ -67,7 +67,7 @@ fuzz-ci: deps
 #   (scripts/order-file.sh writes it from a profile of the daemon);
 # - Packaging/link/private-functions.ld gathers Swift's private helpers, which
 #   have no symbol the order could name;
-# - the C libraries (libdbus, libnl, libsbc, libexpat, libstdc++) come
+# - the C libraries (libdbus, libnl, libsbc, libmd, libstdc++; not libexpat, which every box has) come
 #   from their static archives (Packaging/link/ld-static-system-libs says why;
 #   no-socket-activation.c answers libdbus's two libsystemd calls);
 # - relative relocations packed (RELR: the loader reads 11 KB instead of 1.3 MB)
