@@ -9,6 +9,8 @@
 # Usage: scripts/flash-floor.sh     (about 4 minutes from clean; the packages come
 #                                    from the same mirror as the main package's)
 set -eu
+# The traits' -D flags in one order from run to run (the Makefile says why).
+export SWIFT_DETERMINISTIC_HASHING=1
 cd "$(dirname "$0")/.."
 flags=$(make -s release-size-flags)
 # The same package requirements as the daemon's, taken from its manifest.

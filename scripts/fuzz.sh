@@ -8,6 +8,8 @@
 # back); a finding lands in .build-fuzz/findings/<harness>/ and fails the run. Copy it
 # to Fuzz/Regressions/<harness>/ once fixed: the test suite replays those.
 set -euo pipefail
+# The traits' -D flags in one order from run to run (the Makefile says why).
+export SWIFT_DETERMINISTIC_HASHING=1
 cd "$(dirname "$0")/.."
 seconds=60
 runs_limit=()
