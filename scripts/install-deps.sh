@@ -54,7 +54,8 @@ packages=(
   # The Debian package (make deb): dpkg-buildpackage, debhelper, lintian; its boot test (make deb-boot-test)
   # builds a Debian 12 root with debootstrap and an ext4 image of it (e2fsprogs' mkfs.ext4 -d);
   # Benchmarks/install-size.sh measures the squashfs image (squashfs-tools).
-  dpkg-dev debhelper lintian fakeroot debootstrap e2fsprogs squashfs-tools
+  # (dpkg-checkbuilddeps wants build-essential on every package build.)
+  build-essential dpkg-dev debhelper lintian fakeroot debootstrap e2fsprogs squashfs-tools
 )
 
 missing=()
