@@ -250,8 +250,10 @@ let package = Package(
             swiftSettings: strict),
         // libsbc: SBC, the codec every A2DP sink takes.
         .systemLibrary(name: "CSbc", pkgConfig: "sbc", providers: [.apt(["libsbc-dev"])]),
-        // Bluetooth audio encoding: SBC frames in A2DP media packets of the transport's MTU.
-        .target(name: "BluetoothAudio", dependencies: ["CSbc"], swiftSettings: strict),
+        // Bluetooth audio encoding: SBC, AAC, aptX (HD) and LDAC frames in A2DP media packets of the transport's MTU.
+        // aptX / aptX HD (libfreeaptx) and LDAC (libldacbt-enc, -abr), opened with dlopen when a stream needs one.
+        .systemLibrary(name: "CBluetoothCodecs", path: "Sources/CBluetoothCodecs"),
+        .target(name: "BluetoothAudio", dependencies: ["CSbc", "CAVCodec", "CBluetoothCodecs"], swiftSettings: strict),
         // BLE speakers: Volume Control Service, pairing through the routing system.
         .target(
             name: "BLESpeakerExtension",

@@ -56,6 +56,10 @@ packages=(
   # Benchmarks/install-size.sh measures the squashfs image (squashfs-tools).
   # (dpkg-checkbuilddeps wants build-essential on every package build.)
   build-essential dpkg-dev debhelper lintian fakeroot debootstrap e2fsprogs squashfs-tools
+  # Bluetooth codecs beyond SBC, opened at run time like libavcodec: aptX / aptX HD (libfreeaptx) and
+  # LDAC (libldacbt-enc, its adaptive bit rate in libldacbt-abr). The codec tests decode what we encode
+  # with independent decoders: FFmpeg's (AAC, in the HIL rig too) and freeaptx-utils' (aptX).
+  libfreeaptx0 libldacbt-enc2 libldacbt-abr2 freeaptx-utils ffmpeg
 )
 
 missing=()

@@ -1,8 +1,9 @@
 #ifndef MEDIAROUTE_CAVCODEC_SHIM_H
 #define MEDIAROUTE_CAVCODEC_SHIM_H
 /*
- * FFmpeg's ALAC encoder (libavcodec 59, libavutil 57: Debian 12's FFmpeg 5.1), opened with
- * dlopen when the first AirPlay stream starts. Nothing links libavcodec: it pulls in dozens
+ * FFmpeg's ALAC encoder (AirPlay) and native AAC encoder (Bluetooth A2DP) from libavcodec 59,
+ * libavutil 57 (Debian 12's FFmpeg 5.1), opened with dlopen when the first stream that needs
+ * one starts. Nothing links libavcodec: it pulls in dozens
  * of codec libraries that an idle daemon has no use for (resident memory, start-up time),
  * and a box without it still streams, in uncompressed ALAC frames. The structures come
  * from the development headers of that same major version, so their layout is the
@@ -10,6 +11,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +46,21 @@ static inline struct mr_av_api *mr_av(void) {
     return &api;
 }
 
-/* Opens libavcodec and libavutil and finds their functions; 0, or -1 with the reason in `error`. */
+static int mr_av_open_locked(char *error, size_t size);
+
+/*
+ * Opens libavcodec and libavutil and finds their functions; 0, or -1 with the reason in `error`.
+ * AirPlay and Bluetooth streams start on different threads: the table is filled once, under a lock.
+ */
 static inline int mr_av_open(char *error, size_t size) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    int result = mr_av_open_locked(error, size);
+    pthread_mutex_unlock(&lock);
+    return result;
+}
+
+static int mr_av_open_locked(char *error, size_t size) {
     struct mr_av_api *api = mr_av();
     if (api->codec_library) return 0;
     void *util = dlopen("libavutil.so.57", RTLD_NOW | RTLD_LOCAL);
@@ -195,6 +210,127 @@ static inline int mr_alac_encode(struct mr_alac *encoder, const uint8_t *pcm, in
     AVPacket *packet = encoder->packet;
     result = api->receive_packet(encoder->context, packet);
     if (result == AVERROR(EAGAIN)) return 0;
+    if (result < 0) return result;
+    int length = packet->size;
+    if (length > capacity) {
+        api->packet_unref(packet);
+        return AVERROR(ENOSPC);
+    }
+    memcpy(out, packet->data, (size_t)length);
+    api->packet_unref(packet);
+    return length;
+}
+
+/*
+ * One AAC-LC encoder (FFmpeg's native `aac`) of 16-bit interleaved PCM, 1024 frames a packet:
+ * raw access units, framed for A2DP by the caller (LATM, BluetoothAudio's AACEncoder).
+ */
+struct mr_aac {
+    AVCodecContext *context;
+    AVFrame *frame;
+    AVPacket *packet;
+    int channels;
+};
+
+static inline void mr_aac_close(struct mr_aac *encoder) {
+    if (!encoder) return;
+    struct mr_av_api *api = mr_av();
+    if (encoder->packet) api->packet_free(&encoder->packet);
+    if (encoder->frame) api->frame_free(&encoder->frame);
+    if (encoder->context) api->free_context(&encoder->context);
+    free(encoder);
+}
+
+/* An encoder at `bit_rate` bits per second, or NULL with the reason in `error`. */
+static inline struct mr_aac *mr_aac_open(int sample_rate, int channels, int bit_rate, char *error, size_t size) {
+    if (mr_av_open(error, size) != 0) return NULL;
+    struct mr_av_api *api = mr_av();
+    const AVCodec *codec = api->find_encoder(AV_CODEC_ID_AAC);
+    if (!codec) {
+        snprintf(error, size, "this libavcodec has no AAC encoder");
+        return NULL;
+    }
+    struct mr_aac *encoder = calloc(1, sizeof *encoder);
+    if (!encoder) {
+        snprintf(error, size, "out of memory");
+        return NULL;
+    }
+    encoder->channels = channels;
+    encoder->context = api->alloc_context3(codec);
+    encoder->frame = api->frame_alloc();
+    encoder->packet = api->packet_alloc();
+    if (!encoder->context || !encoder->frame || !encoder->packet) {
+        snprintf(error, size, "out of memory");
+        mr_aac_close(encoder);
+        return NULL;
+    }
+    AVCodecContext *context = encoder->context;
+    context->sample_rate = sample_rate;
+    context->sample_fmt = AV_SAMPLE_FMT_FLTP;  // the only format FFmpeg's native encoder takes
+    context->bit_rate = bit_rate;
+    context->profile = FF_PROFILE_AAC_LOW;
+    api->channel_layout_default(&context->ch_layout, channels);
+    context->time_base = (AVRational){1, sample_rate};
+    int result = api->open2(context, codec, NULL);
+    if (result < 0) {
+        snprintf(error, size, "the AAC encoder did not open (error %d)", result);
+        mr_aac_close(encoder);
+        return NULL;
+    }
+    AVFrame *frame = encoder->frame;
+    frame->format = AV_SAMPLE_FMT_FLTP;
+    frame->nb_samples = context->frame_size;
+    frame->sample_rate = sample_rate;
+    api->channel_layout_copy(&frame->ch_layout, &context->ch_layout);
+    if (api->frame_get_buffer(frame, 0) < 0) {
+        snprintf(error, size, "out of memory");
+        mr_aac_close(encoder);
+        return NULL;
+    }
+    return encoder;
+}
+
+/* Frames per access unit (1024 for AAC-LC). */
+static inline int mr_aac_frame_size(struct mr_aac *encoder) { return encoder->context->frame_size; }
+
+/* The bit rate the encoder runs at now. */
+static inline int mr_aac_bit_rate(struct mr_aac *encoder) { return (int)encoder->context->bit_rate; }
+
+/*
+ * Changes the target bit rate of an open encoder: FFmpeg's native encoder reads
+ * `bit_rate` for each frame's bit budget, so the next frames follow it.
+ */
+static inline void mr_aac_set_bit_rate(struct mr_aac *encoder, int bit_rate) { encoder->context->bit_rate = bit_rate; }
+
+/*
+ * Encodes one frame of `frame_size` interleaved S16LE frames (NULL at the end: drains) into
+ * `out`: the access unit's length, 0 when the encoder gave none yet, or a negative FFmpeg error.
+ */
+static inline int mr_aac_encode(struct mr_aac *encoder, const uint8_t *pcm, uint8_t *out, int capacity) {
+    struct mr_av_api *api = mr_av();
+    int result;
+    if (pcm) {
+        AVFrame *frame = encoder->frame;
+        result = api->frame_make_writable(frame);
+        if (result < 0) return result;
+        int frames = encoder->context->frame_size;
+        int channels = encoder->channels;
+        for (int channel = 0; channel < channels; channel++) {
+            float *plane = (float *)frame->extended_data[channel];
+            for (int index = 0; index < frames; index++) {
+                const uint8_t *sample = pcm + ((size_t)index * (size_t)channels + (size_t)channel) * 2;
+                plane[index] = (float)(int16_t)(uint16_t)(sample[0] | (sample[1] << 8)) / 32768.0f;
+            }
+        }
+        result = api->send_frame(encoder->context, frame);
+    } else {
+        result = api->send_frame(encoder->context, NULL);
+        if (result == AVERROR_EOF) result = 0;
+    }
+    if (result < 0) return result;
+    AVPacket *packet = encoder->packet;
+    result = api->receive_packet(encoder->context, packet);
+    if (result == AVERROR(EAGAIN) || result == AVERROR_EOF) return 0;
     if (result < 0) return result;
     int length = packet->size;
     if (length > capacity) {
