@@ -374,7 +374,7 @@ let package = Package(
             dependencies: ["MediaRouteTesting", "BlueZTransport", "BluetoothAudio", "DBus", "Transport", "MediaClock", "MediaRouteTestSupport"]),
         .testTarget(
             name: "BLESpeakerExtensionTests",
-            dependencies: ["MediaRouteTesting", "SampleSink", "BLESpeakerExtension", "BlueZTransport", "BluetoothAudio", "CSbc", "ExtensionCatalogue", "BoxConfiguration", "DBus", "Transport", "MediaClock", "MediaDevice", "RoutingModel", "RouteSystem", "MediaRouteTestSupport"]),
+            dependencies: ["MediaRouteTesting", "SampleSink", "BLESpeakerExtension", "BlueZTransport", "BluetoothAudio", "CSbc", "ExtensionCatalogue", "BoxConfiguration", "DBus", "Transport", "MediaClock", "MediaDevice", "RoutingModel", "RouteSystem", "MediaRouteTestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "UPnPTests",
             dependencies: ["UPnP", "IPNetwork", "Coordination", "MediaRouteTestSupport"]),

@@ -46,8 +46,18 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         var watcher: Task<Void, Never>?
         var linkWatcher: Task<Void, Never>?
         var audio: (any AudioLink)?
+        /// The link's audio, whether or not it has a stream yet (a speaker may set one up later).
+        var audioLink: (any AudioLink)?
         var stream: AudioStreamConfiguration?
         var transportWatcher: Task<Void, Never>?
+        /// Follows the stream appearing, going and changing (``AudioLink/configurations()``).
+        var streamFollower: Task<Void, Never>?
+        /// Acquisitions waiting for the speaker to set its stream up.
+        var streamWaiters: [CheckedContinuation<Void, Never>] = []
+        /// The stream went while samples flowed: until when a new one (another codec) is awaited.
+        var reconfiguring: Task<Void, Never>?
+        /// When to step the encoder's bit rate.
+        var adaptation: LinkAdaptation?
         var streaming: Streaming?
         /// Follows the stream's state while samples flow: the speaker suspending it or the
         /// stream going ends delivery.
@@ -72,11 +82,18 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     private var discoveryRun = 0
     private var active: [UUID: Active] = [:]
     private let prompts = PromptBridge()
+    /// How long an acquisition waits for a speaker to set its stream up (after the link, or
+    /// again after a codec switch) before the session fails with that reason.
+    private let audioStreamWait: Duration
 
-    /// - Parameter transport: where speakers are found and connected; on Linux, BlueZ.
+    /// - Parameters:
+    ///   - transport: where speakers are found and connected; on Linux, BlueZ.
+    ///   - audioStreamWait: how long to wait for a speaker's audio stream that comes late.
     public init(transport: any Transport, routingManager: MediaDeviceRoutingManager,
                 protocolType: MediaSharingProtocol = BLESpeakerExtension.defaultProtocol,
+                audioStreamWait: Duration = .seconds(5),
                 logger: Logger = Logger(label: "mediaroute.extension.ble-speaker")) {
+        self.audioStreamWait = audioStreamWait
         self.transport = transport
         self.routingManager = routingManager
         self.protocolType = protocolType
@@ -175,6 +192,9 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         entry.linkWatcher?.cancel()
         entry.transportWatcher?.cancel()
         entry.streamWatcher?.cancel()
+        entry.streamFollower?.cancel()
+        entry.reconfiguring?.cancel()
+        for waiter in entry.streamWaiters { waiter.resume() }
         routingManager.failedToActivateDevice(entry.device, session: entry.session, error: error)
         if let link = entry.link { Task { await link.close() } }
     }
@@ -196,6 +216,9 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         entry.watcher?.cancel()
         entry.transportWatcher?.cancel()
         entry.streamWatcher?.cancel()
+        entry.streamFollower?.cancel()
+        entry.reconfiguring?.cancel()
+        for waiter in entry.streamWaiters { waiter.resume() }
         routingManager.failedToActivateDevice(entry.device, session: entry.session, error: MediaDeviceError(.connectionFailed, "\(error)"))
     }
 
@@ -209,6 +232,9 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         entry.linkWatcher?.cancel()
         entry.transportWatcher?.cancel()
         entry.streamWatcher?.cancel()
+        entry.streamFollower?.cancel()
+        entry.reconfiguring?.cancel()
+        for waiter in entry.streamWaiters { waiter.resume() }
         Task {
             await prompts.answer(nil, session: session.id)
             await entry.link?.close()
@@ -305,16 +331,94 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
 
     private var transportVolume: [UUID: Float] = [:]
 
-    /// Finds the device's audio stream, when it has one, and follows its volume.
+    /// Finds the device's audio stream, when it has one, follows its volume, and follows the
+    /// stream itself: a speaker may set it up after the link (or on its own), and again with
+    /// another codec.
     private func followAudioStream(_ id: UUID, _ audio: any AudioLink) async {
-        guard let stream = await audio.configuration() else { return }
+        active[id]?.audioLink = audio
+        // The first value is the stream now: taken before activation completes, so a speaker
+        // configured with the link is streamable at once.
+        if let stream = await audio.configuration() { await streamAppeared(id, stream, audio) }
+        let configurations = await audio.configurations()
+        active[id]?.streamFollower = Task {
+            for await next in configurations {
+                await self.streamChanged(id, next)
+            }
+        }
+    }
+
+    private func streamAppeared(_ id: UUID, _ stream: AudioStreamConfiguration, _ audio: any AudioLink) async {
         active[id]?.audio = audio
         active[id]?.stream = stream
         if let volume = stream.volume { transportVolume[id] = volume }
-        let volumes = await audio.volumeChanges()
-        active[id]?.transportWatcher = Task {
-            for await volume in volumes { self.transportVolumeChanged(id, volume) }
+        if active[id]?.transportWatcher == nil {
+            let volumes = await audio.volumeChanges()
+            active[id]?.transportWatcher = Task {
+                for await volume in volumes { self.transportVolumeChanged(id, volume) }
+            }
         }
+        let waiters = active[id]?.streamWaiters ?? []
+        active[id]?.streamWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// The speaker set its stream up (late, on its own, or again), changed what it reports of it,
+    /// or took it down.
+    private func streamChanged(_ id: UUID, _ stream: AudioStreamConfiguration?) async {
+        guard let entry = active[id], let audio = entry.audioLink else { return }
+        guard let stream else {
+            active[id]?.stream = nil
+            active[id]?.transportWatcher?.cancel()
+            active[id]?.transportWatcher = nil
+            return
+        }
+        let previous = entry.stream
+        let replaced = previous == nil || previous?.codec != stream.codec || previous?.configuration != stream.configuration
+        if replaced {
+            active[id]?.transportWatcher?.cancel()
+            active[id]?.transportWatcher = nil
+        }
+        await streamAppeared(id, stream, audio)
+        if let previous, replaced {
+            logger.notice("the speaker set its audio stream up again", metadata: [
+                "device": "\(entry.device.displayName)", "from": "\(Self.codecName(previous))", "to": "\(Self.codecName(stream))",
+            ])
+        }
+        if entry.reconfiguring != nil {
+            // Samples were flowing when the old stream went: they go on in the new one.
+            active[id]?.reconfiguring?.cancel()
+            active[id]?.reconfiguring = nil
+            active[id]?.streamWatcher?.cancel()
+            active[id]?.streamWatcher = nil
+            await acquire(entry.session)
+        }
+    }
+
+    /// Waits (at most ``audioStreamWait``) for the speaker to set its stream up; true when it did.
+    private func waitForStream(_ id: UUID) async -> Bool {
+        if active[id]?.stream != nil { return true }
+        guard active[id]?.audioLink != nil else { return false }
+        let wait = audioStreamWait
+        let timer = Task {
+            try? await Task.sleep(for: wait)
+            self.streamWaitEnded(id)
+        }
+        await withCheckedContinuation { continuation in
+            active[id]?.streamWaiters.append(continuation) ?? continuation.resume()
+        }
+        timer.cancel()
+        return active[id]?.stream != nil
+    }
+
+    private func streamWaitEnded(_ id: UUID) {
+        let waiters = active[id]?.streamWaiters ?? []
+        active[id]?.streamWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    static func codecName(_ stream: AudioStreamConfiguration) -> String {
+        if stream.profile == .a2dp, let codec = A2DPCodec(codecByte: stream.codec, configuration: stream.configuration) { return codec.description }
+        return BluetoothCodec(a2dpCodec: stream.codec, bap: stream.profile == .leAudio).description
     }
 
     private func transportVolumeChanged(_ id: UUID, _ volume: Float) {
@@ -340,9 +444,14 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     }
 
     private func acquire(_ session: MediaOutputSession) async {
-        guard let entry = active[session.id] else { return }
-        guard let audio = entry.audio, let stream = entry.stream else {
-            routingManager.sessionFailed(session, error: MediaDeviceError(.unsupported, "\(entry.device.displayName) has no audio stream"))
+        guard active[session.id] != nil else { return }
+        guard await waitForStream(session.id), let entry = active[session.id], let audio = entry.audio, let stream = entry.stream else {
+            guard let entry = active[session.id] else { return }
+            let reason = entry.audioLink == nil
+                ? "\(entry.device.displayName) has no audio stream"
+                : "\(entry.device.displayName) has no audio stream: the speaker set up none (no MediaTransport1) within \(audioStreamWait)"
+            active[session.id]?.streaming = nil
+            routingManager.sessionFailed(session, error: MediaDeviceError(.unsupported, reason))
             return
         }
         let codec = BluetoothCodec(a2dpCodec: stream.codec, bap: stream.profile == .leAudio)
@@ -365,6 +474,11 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
                 return
             }
             active[session.id]?.streaming = .ready(socket: socket, encoder: encoder)
+            let rate = A2DPCodec(codecByte: stream.codec, configuration: stream.configuration)?.sampleRate(stream.configuration) ?? 44_100
+            active[session.id]?.adaptation = LinkAdaptation(sampleRate: rate)
+            logger.info("audio stream acquired", metadata: [
+                "device": "\(entry.device.displayName)", "codec": "\(Self.codecName(stream))", "bitrate": "\(encoder.bitrate)", "mtu": "\(socket.mtu)",
+            ])
             active[session.id]?.streamWatcher = Task {
                 // `idle` counts only after this acquisition started the stream (`pending`/`active`):
                 // an earlier release's `idle` may still be on its way (signals come on a
@@ -378,7 +492,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
                         return
                     case .idle: continue
                     case .gone:
-                        self.streamEnded(session, "the audio stream is gone")
+                        self.streamGone(session)
                         return
                     }
                 }
@@ -388,6 +502,29 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
             logger.warning("audio stream not acquired", metadata: ["device": "\(entry.device.displayName)", "error": "\(error)"])
             routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(error)"))
         }
+    }
+
+    /// The stream went while samples flowed (the speaker dropped the profile, or is setting the
+    /// stream up again with another codec): samples wait (about a second's worth) while a new
+    /// stream is awaited; none within ``audioStreamWait`` ends the session.
+    private func streamGone(_ session: MediaOutputSession) {
+        guard let entry = active[session.id], case .ready? = entry.streaming else { return }
+        active[session.id]?.streaming = .acquiring([])
+        active[session.id]?.streamWatcher = nil
+        if let audio = entry.audio { active[session.id]?.releasing = Task { await audio.release() } }
+        logger.notice("the speaker's audio stream went; waiting for it to come back", metadata: ["device": "\(entry.device.displayName)"])
+        let wait = audioStreamWait
+        active[session.id]?.reconfiguring = Task {
+            try? await Task.sleep(for: wait)
+            guard !Task.isCancelled else { return }
+            self.reconfigurationTimedOut(session)
+        }
+    }
+
+    private func reconfigurationTimedOut(_ session: MediaOutputSession) {
+        guard active[session.id]?.reconfiguring != nil else { return }
+        active[session.id]?.reconfiguring = nil
+        streamEnded(session, "the audio stream is gone")
     }
 
     /// The speaker ended the stream under us (suspended it, dropped the profile, closed the
@@ -403,28 +540,35 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(entry.device.displayName): \(reason)"))
     }
 
-    /// A2DP (or LE Audio) with the codec the speaker's stream was configured for; SBC's bit
-    /// rate at the configured bitpool. The speaker plays what arrives as it arrives.
+    /// A2DP (or LE Audio) with the codec the speaker's stream was configured for and the bit rate
+    /// its encoder runs at now (the configuration's nominal one before samples flow). The
+    /// speaker plays what arrives as it arrives; its latency is the delay it reports (A2DP's
+    /// Delay Report) or, without one, what A2DP speakers typically buffer.
     public func routeDetails(session: MediaOutputSession) -> RouteStatus.Details {
         var details = RouteStatus.Details(timing: .asReceived, declaredLatencyMicroseconds: 150_000)
         guard let stream = active[session.id]?.stream else { return details }
-        let codec = BluetoothCodec(a2dpCodec: stream.codec, bap: stream.profile == .leAudio)
         details.protocolVersion = stream.profile == .leAudio ? "LE Audio (BAP)" : "A2DP"
-        details.codec = "\(codec)"
-        if codec == .sbc { details.bitrate = SBCCapabilities(bytes: stream.configuration)?.bitrate }
+        details.codec = Self.codecName(stream)
+        if let delay = stream.reportedDelayMicroseconds, delay > 0 { details.declaredLatencyMicroseconds = UInt64(delay) }
+        if case .ready(_, let encoder)? = active[session.id]?.streaming {
+            details.bitrate = encoder.bitrate
+        } else if stream.profile == .a2dp, let codec = A2DPCodec(codecByte: stream.codec, configuration: stream.configuration) {
+            details.bitrate = codec.bitrate(stream.configuration)
+        }
         return details
     }
 
-    /// PCM at the rate the speaker's stream was configured for (SBC is encoded from it as is, no
-    /// resampling), mono or stereo, 16-bit or float. The latency is what A2DP speakers typically
-    /// buffer: the sender cannot measure it.
+    /// PCM at the rate the speaker's stream was configured for (encoded from it as is, no
+    /// resampling), mono or stereo, 16-bit or float. The latency is the speaker's reported
+    /// delay, or what A2DP speakers typically buffer when it reports none.
     public func realtimeAudioSupport(session: MediaOutputSession) -> RealtimeAudioSupport {
         var support = RealtimeAudioSupport.standard
         support.latency = .milliseconds(150)
-        if let stream = active[session.id]?.stream, stream.profile != .leAudio,
-            let rate = SBCEncoder.sampleRate(a2dpConfiguration: stream.configuration)
-        {
-            support.sampleRates = [rate]
+        if let stream = active[session.id]?.stream, stream.profile != .leAudio {
+            if let codec = A2DPCodec(codecByte: stream.codec, configuration: stream.configuration), let rate = codec.sampleRate(stream.configuration) {
+                support.sampleRates = [rate]
+            }
+            if let delay = stream.reportedDelayMicroseconds, delay > 0 { support.latency = .microseconds(delay) }
         }
         return support
     }
@@ -437,6 +581,8 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         active[session.id]?.streaming = nil
         active[session.id]?.streamWatcher?.cancel()
         active[session.id]?.streamWatcher = nil
+        active[session.id]?.reconfiguring?.cancel()
+        active[session.id]?.reconfiguring = nil
         active[session.id]?.releasing = Task { await audio.release() }
     }
 
@@ -448,18 +594,44 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
             active[session.id]?.streaming = .acquiring(waiting)
         case .ready(let socket, let encoder)?:
             do {
-                for packet in try encoder.packets(from: Self.stereoS16(buffer)) {
-                    if case .closed(let code) = socket.send(packet) {
+                let pcm = Self.stereoS16(buffer)
+                var dropped = 0
+                for packet in try encoder.packets(from: pcm) {
+                    switch socket.send(packet) {
+                    case .sent: break
+                    case .dropped: dropped += 1
+                    case .closed(let code):
                         streamEnded(session, "the audio socket was closed (errno \(code))")
                         return
                     }
                 }
+                adapt(session.id, samples: pcm.count / 4, dropped: dropped, socket: socket, encoder: encoder)
             } catch {
                 logger.warning("samples not encoded: \(error)")
             }
         case nil:
             return
         }
+    }
+
+    /// Steps the encoder's bit rate when the link congests or recovers (``LinkAdaptation``);
+    /// LDAC's own adaptive bit rate is told the socket's queue depth.
+    private func adapt(_ id: UUID, samples: Int, dropped: Int, socket: PacketSocket, encoder: any BluetoothAudioEncoder) {
+        guard var adaptation = active[id]?.adaptation else { return }
+        let queued = socket.mtu > 0 ? socket.queuedBytes / socket.mtu : 0
+        encoder.observeQueue(packets: queued)
+        if let step = adaptation.record(samples: samples, dropped: dropped, queuedPackets: queued) {
+            let before = encoder.bitrate
+            let taken = encoder.stepBitrate(down: step == .down)
+            adaptation.stepped(step, taken: taken)
+            if taken {
+                logger.info("Bluetooth bit rate stepped \(step == .down ? "down" : "up")", metadata: [
+                    "device": "\(active[id]?.device.displayName ?? "")", "from": "\(before)", "to": "\(encoder.bitrate)",
+                    "dropped": "\(adaptation.droppedPackets)", "queued": "\(queued)",
+                ])
+            }
+        }
+        active[id]?.adaptation = adaptation
     }
 
     /// Interleaved stereo S16LE from any PCM buffer (mono doubled, float converted).

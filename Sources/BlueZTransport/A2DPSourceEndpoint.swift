@@ -1,8 +1,13 @@
 public import DBus
 public import Logging
 
-/// `/org/mediaroute/bluez/a2dp_source_sbc`: `org.bluez.MediaEndpoint1`, MediaRoute's A2DP
-/// source for SBC, registered with each adapter's `org.bluez.Media1`.
+/// `/org/mediaroute/bluez/a2dp_source_<codec>`: `org.bluez.MediaEndpoint1`, MediaRoute's A2DP
+/// source for one codec, registered with each adapter's `org.bluez.Media1` (with
+/// `DelayReporting`, so speakers that report their delay have it on the transport).
+///
+/// One endpoint per codec, registered most preferred first: bluetoothd (5.52 and later) tries
+/// the local endpoints in registration order against the speaker's (its last used pair first)
+/// and moves to the next when `SelectConfiguration` refuses.
 ///
 /// On real BlueZ a speaker's `MediaTransport1` exists only once a source endpoint is
 /// registered: when the A2DP profile connects, bluetoothd asks this object to pick a
@@ -11,13 +16,19 @@ public import Logging
 /// `ClearConfiguration`. A box runs one A2DP source: PipeWire and bluez-alsa register
 /// their own, so `[bluetooth] a2dp-source = no` turns this one off where they run.
 public actor A2DPSourceEndpoint {
+    /// The SBC endpoint's path.
     public static let path: DBusObjectPath = "/org/mediaroute/bluez/a2dp_source_sbc"
+    /// The path of a codec's endpoint.
+    public static func path(of codec: String) -> DBusObjectPath {
+        DBusObjectPath("/org/mediaroute/bluez/a2dp_source_" + String(codec.map { $0.isLetter || $0.isNumber ? $0 : "_" })) ?? path
+    }
     public static let sourceUUID = BlueZ.audioSource
     public static let media = "org.bluez.Media1"
     public static let interface = "org.bluez.MediaEndpoint1"
 
     private let connection: DBusConnection
-    private let codec: A2DPSourceCodec
+    public nonisolated let codec: A2DPSourceCodec
+    public nonisolated let path: DBusObjectPath
     private let logger: Logger
     private var exported = false
     /// The configuration of each transport BlueZ made with this endpoint.
@@ -26,6 +37,7 @@ public actor A2DPSourceEndpoint {
     public init(connection: DBusConnection, codec: A2DPSourceCodec, logger: Logger = Logger(label: "mediaroute.bluez.a2dp")) {
         self.connection = connection
         self.codec = codec
+        path = Self.path(of: codec.name)
         self.logger = logger
     }
 
@@ -33,16 +45,17 @@ public actor A2DPSourceEndpoint {
     /// `AlreadyExists` when it is registered: that is success.
     public func register(on adapter: DBusObjectPath) async throws(DBusError) {
         if !exported {
-            await connection.export(object, at: Self.path)
+            await connection.export(object, at: path)
             exported = true
         }
         do {
             _ = try await connection.call(
                 destination: BlueZ.busName, path: adapter, interface: Self.media, member: "RegisterEndpoint",
-                [.objectPath(Self.path), .properties([
+                [.objectPath(path), .properties([
                     "UUID": .string(Self.sourceUUID), "Codec": .byte(codec.codec), "Capabilities": .bytes(codec.capabilities),
+                    "DelayReporting": .bool(true),
                 ])])
-            logger.info("A2DP source endpoint registered", metadata: ["adapter": "\(adapter)"])
+            logger.info("A2DP source endpoint registered", metadata: ["adapter": "\(adapter)", "codec": "\(codec.name)"])
         } catch where error.name == "org.bluez.Error.AlreadyExists" {
             return
         }

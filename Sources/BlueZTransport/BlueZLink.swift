@@ -150,6 +150,43 @@ struct BlueZAudioLink: AudioLink {
         await transport.release(mediaTransport)
     }
 
+    /// From BlueZ's objects below the device: a `MediaTransport1` added (the speaker configured
+    /// its stream: after `ConnectProfile`, on its own, or again for another codec), removed
+    /// (nil), or its `Delay` changed; the stream ends with the device or bluetoothd.
+    func configurations() async -> AsyncStream<AudioStreamConfiguration?> {
+        let events = await transport.objectManager.events()  // before reading: nothing is missed
+        let now = await transport.mediaTransport(of: device)?.streamConfiguration
+        let device = self.device
+        let transport = self.transport
+        return AsyncStream { continuation in
+            continuation.yield(now)
+            let task = Task {
+                for await event in events {
+                    switch event {
+                    case .added(let path, let interfaces) where path.isDescendant(of: device) && interfaces[BlueZ.mediaTransport] != nil:
+                        continuation.yield(await transport.mediaTransport(of: device)?.streamConfiguration)
+                    case .removed(let path, let interfaces) where path == device && interfaces.contains(BlueZ.device):
+                        continuation.yield(nil)
+                        continuation.finish()
+                        return
+                    case .removed(let path, let interfaces) where path.isDescendant(of: device) && interfaces.contains(BlueZ.mediaTransport):
+                        continuation.yield(await transport.mediaTransport(of: device)?.streamConfiguration)
+                    case .changed(let path, BlueZ.mediaTransport, let properties) where path.isDescendant(of: device) && properties["Delay"] != nil:
+                        continuation.yield(await transport.mediaTransport(of: device)?.streamConfiguration)
+                    case .vanished:
+                        continuation.yield(nil)
+                        continuation.finish()
+                        return
+                    default:
+                        continue
+                    }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
     private func current() async throws(TransportError) -> BlueZMediaTransport {
         guard let mediaTransport = await transport.mediaTransport(of: device) else {
             throw TransportError(.unsupported, "\(device) has no audio transport (MediaTransport1)")

@@ -14,6 +14,9 @@ public struct BlueZMediaTransport: Sendable, Hashable {
     public var configuration: [UInt8]
     /// `Volume` as BlueZ has it (0–127 for A2DP, 0–255 for BAP).
     public var volume: Int?
+    /// `Delay`: what the speaker reported with AVDTP's Delay Report, in 1/10 ms (BlueZ has the
+    /// property only once a report came, on endpoints registered with `DelayReporting`).
+    public var delay: Int?
 
     /// Whether this is A2DP (classic) rather than LE Audio (BAP).
     public var isA2DP: Bool {
@@ -27,7 +30,7 @@ public struct BlueZMediaTransport: Sendable, Hashable {
     public var streamConfiguration: AudioStreamConfiguration {
         AudioStreamConfiguration(
             profile: isA2DP ? .a2dp : .leAudio, codec: codec, configuration: configuration,
-            volume: volume.map { Float($0) / volumeScale })
+            volume: volume.map { Float($0) / volumeScale }, reportedDelayMicroseconds: delay.map { $0 * 100 })
     }
 
     init(path: DBusObjectPath, properties: BlueZProperties) {
@@ -36,5 +39,6 @@ public struct BlueZMediaTransport: Sendable, Hashable {
         codec = UInt8(truncatingIfNeeded: properties["Codec"]?.integer ?? 0xFF)
         configuration = properties["Configuration"]?.bytes ?? []
         volume = properties["Volume"]?.integer.map(Int.init)
+        delay = properties["Delay"]?.integer.map(Int.init)
     }
 }

@@ -27,9 +27,12 @@ public actor BlueZTransport: Transport {
         public var preferredAdapterNames: Set<String>
         /// Service UUIDs of interest (128-bit, lowercase).
         public var serviceUUIDs: [String]
-        /// The codec of MediaRoute's A2DP source endpoint, registered with BlueZ; nil where
-        /// PipeWire or bluez-alsa is the box's A2DP source (a box has one).
-        public var a2dpSource: A2DPSourceCodec?
+        /// The codecs of MediaRoute's A2DP source endpoints, most preferred first, registered
+        /// with BlueZ in that order; none where PipeWire or bluez-alsa is the box's A2DP source
+        /// (a box has one).
+        public var a2dpSources: [A2DPSourceCodec]
+        /// The first of ``a2dpSources``.
+        public var a2dpSource: A2DPSourceCodec? { a2dpSources.first }
         /// Devices weaker than this (dBm) are not reported.
         public var rssiThreshold: Int16?
         /// Connect attempts for `InProgress` and `le-connection-abort-by-local`.
@@ -46,9 +49,9 @@ public actor BlueZTransport: Transport {
         public init(
             adapterName: String? = nil, ignoredAdapterNames: Set<String> = [], preferredAdapterNames: Set<String> = [], serviceUUIDs: [String] = Configuration.defaultServiceUUIDs, vendorUUIDs: [String] = [],
             rssiThreshold: Int16? = -90, connectAttempts: Int = 4, retryDelay: Duration = .milliseconds(100),
-            servicesResolvedTimeout: Duration = .seconds(10), a2dpSource: A2DPSourceCodec? = nil
+            servicesResolvedTimeout: Duration = .seconds(10), a2dpSource: A2DPSourceCodec? = nil, a2dpSources: [A2DPSourceCodec] = []
         ) {
-            self.a2dpSource = a2dpSource
+            self.a2dpSources = a2dpSources.isEmpty ? (a2dpSource.map { [$0] } ?? []) : a2dpSources
             self.adapterName = adapterName
             self.ignoredAdapterNames = ignoredAdapterNames
             self.preferredAdapterNames = preferredAdapterNames
@@ -67,8 +70,18 @@ public actor BlueZTransport: Transport {
     private let clock: any HostClock
     private let logger: Logger
     private var agent: BlueZAgent?
-    /// MediaRoute's A2DP source, once registered (``Configuration/a2dpSource``).
-    public private(set) var a2dpSource: A2DPSourceEndpoint?
+    /// MediaRoute's A2DP source endpoints, once registered (``Configuration/a2dpSources``), in order.
+    public private(set) var a2dpSources: [A2DPSourceEndpoint] = []
+    /// The first (most preferred) endpoint.
+    public var a2dpSource: A2DPSourceEndpoint? { a2dpSources.first }
+
+    /// The configuration BlueZ set for `transport` with one of our endpoints, and that endpoint's codec.
+    public func a2dpConfiguration(of transport: DBusObjectPath) async -> (codec: A2DPSourceCodec, configuration: [UInt8])? {
+        for endpoint in a2dpSources {
+            if let configuration = await endpoint.configuration(of: transport) { return (endpoint.codec, configuration) }
+        }
+        return nil
+    }
     /// Where the agent's questions go: to the handler of the pairing under way for the asking device.
     private let prompts = PairingPromptRouter()
 
@@ -399,17 +412,19 @@ public actor BlueZTransport: Transport {
 
     // MARK: A2DP
 
-    /// Registers the A2DP source endpoint with `adapter` (when configured; once per adapter and
+    /// Registers the A2DP source endpoints with `adapter`, most preferred first (when configured; once per adapter and
     /// BlueZ instance: BlueZ's `AlreadyExists` counts as done). A failure is logged: LE devices
     /// work without it.
     func registerA2DPSource(on adapter: DBusObjectPath) async {
-        guard let codec = configuration.a2dpSource else { return }
-        let endpoint = a2dpSource ?? A2DPSourceEndpoint(connection: connection, codec: codec, logger: logger)
-        a2dpSource = endpoint
-        do {
-            try await endpoint.register(on: adapter)
-        } catch {
-            logger.warning("A2DP source endpoint not registered", metadata: ["adapter": "\(adapter)", "error": "\(error)"])
+        if a2dpSources.isEmpty {
+            a2dpSources = configuration.a2dpSources.map { A2DPSourceEndpoint(connection: connection, codec: $0, logger: logger) }
+        }
+        for endpoint in a2dpSources {
+            do {
+                try await endpoint.register(on: adapter)
+            } catch {
+                logger.warning("A2DP source endpoint not registered", metadata: ["adapter": "\(adapter)", "codec": "\(endpoint.codec.name)", "error": "\(error)"])
+            }
         }
     }
 

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CAVCodec
 import CBluetoothCodecs
 
@@ -141,6 +144,38 @@ public enum A2DPCodec: String, Sendable, Hashable, CaseIterable, CustomStringCon
             guard mr_ldac_open(&message, message.count) == 0 else { return "LDAC needs libldacBT_enc (Debian: libldacbt-enc2): " + Self.string(message) }
             return nil
         }
+    }
+
+    /// The shared library the codec opens at run time (nil: linked, SBC).
+    public var library: (soname: String, package: String)? {
+        switch self {
+        case .sbc: nil
+        case .aac: ("libavcodec.so.59", "libavcodec59")
+        case .aptx, .aptxHD: ("libfreeaptx.so.0", "libfreeaptx0")
+        case .ldac: ("libldacBT_enc.so.2", "libldacbt-enc2")
+        }
+    }
+
+    /// Whether the codec's library is on the box, by looking for its file where the dynamic
+    /// loader looks (`LD_LIBRARY_PATH`, the multiarch and plain library directories) — without
+    /// loading it: the daemon decides what to offer at start, and an idle daemon keeps its
+    /// memory. nil when it is; otherwise the notice to log.
+    /// - Parameter libraryPath: the loader's extra directories (default: this process's `LD_LIBRARY_PATH`).
+    public func missingLibrary(libraryPath: String? = nil) -> String? {
+        guard let library else { return nil }
+        #if arch(x86_64)
+        let triplet = "x86_64-linux-gnu"
+        #elseif arch(arm64)
+        let triplet = "aarch64-linux-gnu"
+        #elseif arch(arm)
+        let triplet = "arm-linux-gnueabihf"
+        #else
+        let triplet = "unknown"
+        #endif
+        let extra = (libraryPath ?? getenv("LD_LIBRARY_PATH").map { String(cString: $0) } ?? "").split(separator: ":").map(String.init)
+        let directories = extra + ["/usr/local/lib", "/lib/\(triplet)", "/usr/lib/\(triplet)", "/lib64", "/usr/lib64", "/lib", "/usr/lib"]
+        for directory in directories where access(directory + "/" + library.soname, R_OK) == 0 { return nil }
+        return "\(self) is not offered to Bluetooth speakers: \(library.soname) is not installed (Debian: \(library.package))"
     }
 
     static func string(_ characters: [CChar]) -> String {

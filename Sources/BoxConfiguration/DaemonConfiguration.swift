@@ -32,6 +32,14 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// `[bluetooth] a2dp-source`: register MediaRoute's A2DP source endpoint with BlueZ
     /// (default yes); no where PipeWire or bluez-alsa is the box's A2DP source.
     public var bluetoothA2DPSource = true
+    /// `[bluetooth] codecs = ldac, aptx_hd, aptx, aac, sbc`: the codecs the A2DP source offers,
+    /// most preferred first (PipeWire's `bluez5.codecs` names); those whose library is missing
+    /// on the box are left out at start with a notice. SBC is offered even when left out here:
+    /// every speaker takes it, and a source without it is no A2DP source.
+    public var bluetoothCodecs = DaemonConfiguration.bluetoothCodecNames
+    /// The codec names `[bluetooth] codecs` takes, in the default order (BluetoothAudio's
+    /// `A2DPCodec` raw values; a test holds the two together).
+    public static let bluetoothCodecNames = ["ldac", "aptx_hd", "aptx", "aac", "sbc"]
     /// `[audio] pipewire`: publish a PipeWire sink node for each route that takes samples
     /// (default no: boxes without PipeWire).
     public var pipeWireSink = false
@@ -61,7 +69,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
     static let transportKeys: [String: [String]] = [
         "lan": ["enabled", "role", "cast-app-namespaces"],
         "wifi": ["enabled", "role", "scan-mode", "setup-ssids"],
-        "bluetooth": ["enabled", "role", "adapter", "a2dp-source"],
+        "bluetooth": ["enabled", "role", "adapter", "a2dp-source", "codecs"],
     ]
 
     public func settings(for transport: AdapterTransport) -> TransportSettings? {
@@ -197,6 +205,20 @@ public struct DaemonConfiguration: Sendable, Hashable {
             if key == "a2dp-source" {
                 guard let flag = Self.flag(value) else { throw fail("a2dp-source must be yes or no, not \"\(value)\"") }
                 configuration.bluetoothA2DPSource = flag
+                continue
+            }
+            if key == "codecs" {
+                var codecs: [String] = []
+                for name in value.split(whereSeparator: { $0 == "," || $0 == " " }).map({ $0.lowercased() }) {
+                    guard Self.bluetoothCodecNames.contains(name) else {
+                        throw fail("codecs: unknown codec \"\(name)\" (known: \(Self.bluetoothCodecNames.joined(separator: ", ")))")
+                    }
+                    guard !codecs.contains(name) else { throw fail("codecs: \(name) is named twice") }
+                    codecs.append(name)
+                }
+                guard !codecs.isEmpty else { throw fail("codecs names no codec") }
+                if !codecs.contains("sbc") { codecs.append("sbc") }
+                configuration.bluetoothCodecs = codecs
                 continue
             }
             var settings = configuration.settings(for: AdapterTransport(rawValue: section)!)!

@@ -206,7 +206,8 @@ public struct ExtensionCatalogue: Sendable {
         }
         let transport = BlueZTransport(
             objectManager: manager, configuration: .init(
-                adapterName: adapterName, ignoredAdapterNames: ignored, preferredAdapterNames: preferred, a2dpSource: configuration.bluetoothA2DPSource ? .sbc : nil),
+                adapterName: adapterName, ignoredAdapterNames: ignored, preferredAdapterNames: preferred, a2dpSources: configuration.bluetoothA2DPSource
+                    ? A2DPSourceCodec.offered(preference: configuration.bluetoothCodecs, logger: logger) : []),
             clock: clock, logger: logger)
         return .success((transport, connection))
     }

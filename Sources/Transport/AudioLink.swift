@@ -23,4 +23,20 @@ public protocol AudioLink: Sendable {
 
     /// Gives the stream back (the socket obtained from ``acquire()`` is no longer used).
     func release() async
+
+    /// The stream's configuration now, then again each time the stream appears, goes (nil) or
+    /// changes what the speaker reports of it (its delay): a speaker may set its stream up after
+    /// the link is (or on its own), and set it up again with another codec.
+    func configurations() async -> AsyncStream<AudioStreamConfiguration?>
+}
+
+extension AudioLink {
+    /// The configuration now, once: for links whose stream is set up with the link.
+    public func configurations() async -> AsyncStream<AudioStreamConfiguration?> {
+        let now = await configuration()
+        return AsyncStream {
+            $0.yield(now)
+            $0.finish()
+        }
+    }
 }

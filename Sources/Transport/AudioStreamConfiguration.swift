@@ -20,8 +20,12 @@ public struct AudioStreamConfiguration: Sendable, Hashable {
     public var configuration: [UInt8]
     /// The stream's volume, 0.0–1.0, when the device reports one.
     public var volume: Float?
+    /// The delay the device reports between receiving audio and playing it (A2DP's Delay
+    /// Report), in microseconds; nil when it reports none.
+    public var reportedDelayMicroseconds: Int?
 
-    public init(profile: Profile, codec: UInt8, configuration: [UInt8], volume: Float? = nil) {
+    public init(profile: Profile, codec: UInt8, configuration: [UInt8], volume: Float? = nil, reportedDelayMicroseconds: Int? = nil) {
+        self.reportedDelayMicroseconds = reportedDelayMicroseconds
         self.profile = profile
         self.codec = codec
         self.configuration = configuration

@@ -29,6 +29,20 @@ public final class PacketSocket: Sendable {
         case closed(errno: Int32)
     }
 
+    /// Bytes written but not yet sent by the socket. Bluetooth sockets answer `TIOCOUTQ` with
+    /// the room left in their send buffer (as PipeWire reads it), others with the bytes queued.
+    public var queuedBytes: Int {
+        var value: Int32 = 0
+        guard ioctl(descriptor, UInt(TIOCOUTQ), &value) == 0 else { return 0 }
+        var address = sockaddr()
+        var length = socklen_t(MemoryLayout<sockaddr>.size)
+        guard getsockname(descriptor, &address, &length) == 0, address.sa_family == 31 /* AF_BLUETOOTH */ else { return Int(max(0, value)) }
+        var buffer: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_SNDBUF, &buffer, &size) == 0 else { return 0 }
+        return Int(max(0, buffer - value))
+    }
+
     /// Sends one packet without waiting. Real-time audio drops a packet the socket
     /// cannot take now rather than falling behind; a closed socket ends the stream.
     @discardableResult

@@ -62,17 +62,25 @@ func bestCorrelation(_ source: [Int16], _ received: [Int16], maximumLag: Int = 4
 @Suite(.timeLimit(.minutes(1)), .enabled(if: BlueZMock.available), .serialized) struct A2DPSourceTests {
     typealias Rig = BLESpeakerExtensionTests.Rig
 
-    func makeRig(sinkCapabilities: [UInt8], source: A2DPSourceCodec? = .sbc) async throws -> Rig {
+    func makeRig(
+        sinkCapabilities: [UInt8], source: A2DPSourceCodec? = .sbc, sources: [A2DPSourceCodec]? = nil,
+        sinkEndpoints: [(codec: UInt8, capabilities: [UInt8])]? = nil, audioStreamWait: Duration = .seconds(1)
+    ) async throws -> Rig {
         let mock = try await BlueZMock()
         try await mock.addAdapter()
         let speaker = try await mock.addDevice("AA:00:00:00:00:0A", name: "Hall Speaker", uuids: [BlueZ.audioSink])
         try await mock.call("SetSinkCapabilities", [.objectPath(speaker), .bytes(sinkCapabilities)])
+        if let sinkEndpoints {
+            try await mock.call("SetSinkEndpoints", [.objectPath(speaker), .array(elementSignature: "(yay)", sinkEndpoints.map { .structure([.byte($0.codec), .bytes($0.capabilities)]) })])
+        }
         let manager = BlueZObjectManager(connection: mock.connection)
         try await manager.start()
-        let transport = BlueZTransport(objectManager: manager, configuration: .init(a2dpSource: source))
+        let transport = BlueZTransport(objectManager: manager, configuration: .init(a2dpSources: sources ?? (source.map { [$0] } ?? [])))
         let system = RouteSystem()
         let recorder = await EventRecorder(system)
-        try await system.load { routingManager in BLESpeakerExtension(transport: transport, routingManager: routingManager) }
+        try await system.load { routingManager in
+            BLESpeakerExtension(transport: transport, routingManager: routingManager, audioStreamWait: audioStreamWait)
+        }
         await system.beginDiscovery(client: "test")
         _ = await eventually { await system.devicesList.count == 1 }
         return Rig(mock: mock, system: system, transport: transport, recorder: recorder, speaker: speaker, extensions: Locked([]))

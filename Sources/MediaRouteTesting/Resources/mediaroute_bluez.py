@@ -396,53 +396,84 @@ def RegisterEndpoint(adapter, path, properties):
     if 'Capabilities' not in properties or 'Codec' not in properties:
         raise error('InvalidArguments', 'Invalid arguments in method call')
     ENDPOINTS.append({'sender': sender, 'path': str(path), 'uuid': uuid, 'codec': int(properties['Codec']),
-                      'capabilities': [int(b) for b in properties['Capabilities']], 'adapter': adapter.path})
+                      'capabilities': [int(b) for b in properties['Capabilities']], 'adapter': adapter.path,
+                      'delay_reporting': bool(properties.get('DelayReporting', False))})
 
 
 def UnregisterEndpoint(adapter, path):
     ENDPOINTS[:] = [e for e in ENDPOINTS if e['path'] != str(path)]
 
 
-def configure_a2dp(device_path):
-    '''As bluetoothd does once the A2DP sink profile connects: pick the registered source
-    endpoint, ask it for a configuration from the speaker's capabilities, make the transport,
-    and tell the endpoint (SetConfiguration). Records the outcome under STATE[device]['a2dp'].'''
-    state = STATE.setdefault(device_path, {})
-    caps = state.get('sink_caps')
-    transport = device_path + '/fd0'
-    if caps is None or transport in mockobject.objects:
+def remote_seps(state):
+    '''The speaker's stream endpoints: (codec byte, capabilities) pairs.'''
+    if 'sink_seps' in state:
+        return state['sink_seps']
+    return [(0, state['sink_caps'])] if state.get('sink_caps') is not None else []
+
+
+def same_codec(endpoint, codec, caps):
+    '''As bluetoothd matches a local endpoint with a remote one: the codec byte, and for vendor
+    codecs (0xFF) the vendor and codec ids the element starts with.'''
+    if endpoint['codec'] != codec:
         return False
-    sources = [e for e in ENDPOINTS if e['uuid'] == A2DP_SOURCE_UUID and e['codec'] == 0]
+    return codec != 0xFF or endpoint['capabilities'][:6] == list(caps[:6])
+
+
+def configure_a2dp(device_path):
+    '''As bluetoothd 5.66 does once the A2DP sink profile connects: try the registered source
+    endpoints in registration order against the speaker's endpoints (the last used pair
+    first), ask each for a configuration (SelectConfiguration) until one answers, make the
+    transport, and tell that endpoint (SetConfiguration). Records the outcome under
+    STATE[device]['a2dp'].'''
+    state = STATE.setdefault(device_path, {})
+    seps = remote_seps(state)
+    transport = device_path + '/fd0'
+    if not seps or transport in mockobject.objects:
+        return False
+    sources = [e for e in ENDPOINTS if e['uuid'] == A2DP_SOURCE_UUID]
     if not sources:
         state['a2dp'] = 'no source endpoint'
         return False
-    endpoint = sources[0]
-    proxy = BUS['connection'].get_object(endpoint['sender'], endpoint['path'], introspect=False)
-    try:
-        chosen = proxy.SelectConfiguration(dbus.Array(caps, signature='y'), dbus_interface=ENDPOINT_IFACE, timeout=5)
-    except dbus.exceptions.DBusException as failure:
-        state['a2dp'] = 'SelectConfiguration failed: ' + failure.get_dbus_name()
+    candidates = [(e, codec, caps) for e in sources for codec, caps in seps if same_codec(e, codec, caps)]
+    last = state.get('last_used')
+    candidates.sort(key=lambda c: 0 if (c[0]['path'], c[1]) == last else 1)
+    if not candidates:
+        state['a2dp'] = 'no matching endpoint'
         return False
-    chosen = [int(b) for b in chosen]
-    # bluetoothd gives the transport the UUID of the local endpoint that configured it (ours: A2DP Source).
-    AddMediaTransport(mockobject.objects['/'], dbus.ObjectPath(device_path), 0, chosen, 64, A2DP_SOURCE_UUID)
-    properties = dict(mockobject.objects[transport].props[TRANSPORT_IFACE])
-    try:
-        proxy.SetConfiguration(dbus.ObjectPath(transport), dbus.Dictionary(properties, signature='sv'), dbus_interface=ENDPOINT_IFACE, timeout=5)
-        state['a2dp'] = 'configured'
-    except dbus.exceptions.DBusException as failure:
-        state['a2dp'] = 'SetConfiguration failed: ' + failure.get_dbus_name()
-        remove_object(transport, [TRANSPORT_IFACE])
-    state['a2dp_configuration'] = chosen
+    state['a2dp'] = ''
+    for endpoint, codec, caps in candidates:
+        proxy = BUS['connection'].get_object(endpoint['sender'], endpoint['path'], introspect=False)
+        try:
+            chosen = proxy.SelectConfiguration(dbus.Array(caps, signature='y'), dbus_interface=ENDPOINT_IFACE, timeout=5)
+        except dbus.exceptions.DBusException as failure:
+            state['a2dp'] = 'SelectConfiguration failed: ' + failure.get_dbus_name()
+            state.setdefault('refused', []).append(endpoint['path'])
+            continue
+        chosen = [int(b) for b in chosen]
+        # bluetoothd gives the transport the UUID of the local endpoint that configured it (ours: A2DP Source).
+        AddMediaTransport(mockobject.objects['/'], dbus.ObjectPath(device_path), codec, chosen, 64, A2DP_SOURCE_UUID)
+        if 'delay' in state:
+            mockobject.objects[transport].props[TRANSPORT_IFACE]['Delay'] = dbus.UInt16(state['delay'])
+        properties = dict(mockobject.objects[transport].props[TRANSPORT_IFACE])
+        try:
+            proxy.SetConfiguration(dbus.ObjectPath(transport), dbus.Dictionary(properties, signature='sv'), dbus_interface=ENDPOINT_IFACE, timeout=5)
+            state['a2dp'] = 'configured'
+            state['last_used'] = (endpoint['path'], codec)
+            state['endpoint'] = endpoint
+        except dbus.exceptions.DBusException as failure:
+            state['a2dp'] = 'SetConfiguration failed: ' + failure.get_dbus_name()
+            remove_object(transport, [TRANSPORT_IFACE])
+        state['a2dp_configuration'] = chosen
+        break
     return False
 
 
 def clear_a2dp(device_path):
     transport = device_path + '/fd0'
-    if transport not in mockobject.objects or not STATE.get(device_path, {}).get('sink_caps'):
+    if transport not in mockobject.objects or not remote_seps(STATE.get(device_path, {})):
         return
     for endpoint in ENDPOINTS:
-        if endpoint['uuid'] == A2DP_SOURCE_UUID:
+        if endpoint['uuid'] == A2DP_SOURCE_UUID and endpoint is STATE.get(device_path, {}).get('endpoint'):
             proxy = BUS['connection'].get_object(endpoint['sender'], endpoint['path'], introspect=False)
             try:
                 proxy.ClearConfiguration(dbus.ObjectPath(transport), dbus_interface=ENDPOINT_IFACE, timeout=5)
@@ -455,6 +486,11 @@ def ConnectProfile(device, uuid):
     state = STATE.setdefault(device.path, {})
     state.setdefault('profiles', []).append(str(uuid).lower())
     if str(uuid).lower() == A2DP_SINK_UUID:
+        delay = state.get('configure_after_ms')
+        if delay is not None:
+            # A speaker that opens the stream itself a moment after the profile connected.
+            GLib.timeout_add(delay, lambda: configure_a2dp(device.path))
+            return
         # As bluetoothd: the stream is configured before the profile counts as connected.
         configure_a2dp(device.path)
 
@@ -462,6 +498,30 @@ def ConnectProfile(device, uuid):
 def SetSinkCapabilities(self, path, capabilities):
     '''Makes the device a Classic A2DP sink with these SBC capabilities.'''
     STATE.setdefault(str(path), {})['sink_caps'] = [int(b) for b in capabilities]
+
+
+def SetSinkEndpoints(self, path, endpoints):
+    '''Makes the device a Classic A2DP sink with these stream endpoints: (codec byte, capabilities).'''
+    STATE.setdefault(str(path), {})['sink_seps'] = [(int(codec), [int(b) for b in caps]) for codec, caps in endpoints]
+
+
+def SetConfigureAfter(self, path, milliseconds):
+    '''The speaker configures its stream this long after ConnectProfile returned.'''
+    STATE.setdefault(str(path), {})['configure_after_ms'] = int(milliseconds)
+
+
+def SpeakerOpensStream(self, path):
+    '''The speaker connects A2DP itself (an incoming AVDTP connection, no ConnectProfile).'''
+    configure_a2dp(str(path))
+
+
+def SpeakerReportsDelay(self, path, delay):
+    '''The speaker's AVDTP Delay Report (1/10 ms): on its transport's Delay, as bluetoothd puts it.'''
+    state = STATE.setdefault(str(path), {})
+    state['delay'] = int(delay)
+    transport = str(path) + '/fd0'
+    if transport in mockobject.objects:
+        set_props(transport, TRANSPORT_IFACE, {'Delay': dbus.UInt16(delay, variant_level=1)})
 
 
 def A2DPState(self, path):
@@ -649,6 +709,12 @@ def load(mock, _parameters):
         ('SpeakerSuspends', 'o', '', SpeakerSuspends),
         ('SpeakerDropsAudioProfile', 'o', '', SpeakerDropsAudioProfile),
         ('A2DPState', 'o', 'sayas', A2DPState),
+        ('SetSinkEndpoints', 'oa(yay)', '', SetSinkEndpoints),
+        ('DelayReportingEndpoints', '', 'ao', lambda self: dbus.Array([dbus.ObjectPath(e['path']) for e in ENDPOINTS if e['delay_reporting']], signature='o')),
+        ('SetConfigureAfter', 'ou', '', SetConfigureAfter),
+        ('SpeakerOpensStream', 'o', '', SpeakerOpensStream),
+        ('SpeakerReportsDelay', 'oq', '', SpeakerReportsDelay),
+        ('TransportCodec', 'o', 'yay', lambda self, path: (dbus.Byte(mockobject.objects[str(path) + '/fd0'].props[TRANSPORT_IFACE]['Codec']), dbus.Array(mockobject.objects[str(path) + '/fd0'].props[TRANSPORT_IFACE]['Configuration'], signature='y'))),
         ('Endpoints', '', 'a(sosyay)', Endpoints),
         ('SetDeviceClass', 'ou', '', lambda self, path, value: set_props(str(path), DEVICE_IFACE, {'Class': dbus.UInt32(value, variant_level=1)})),
     ])
