@@ -257,7 +257,7 @@ let package = Package(
         // BLE speakers: Volume Control Service, pairing through the routing system.
         .target(
             name: "BLESpeakerExtension",
-            dependencies: ["BlueZTransport", "BluetoothAudio", "MediaDevice", "RoutingModel", "Transport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["BlueZTransport", "BluetoothAudio", "MediaClock", "MediaDevice", "RoutingModel", "Transport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // Which extensions exist and how each is configured and loaded: used by the daemon, the CLI and the tests.
         .target(

@@ -13,6 +13,7 @@ import MediaRouteTesting
 ///   mediaroute-bench wifi                      scan-dump parsing, and network change → SSDP search
 ///   mediaroute-bench bluez                     1 000 mock BLE devices, next to bleak
 ///   mediaroute-bench realtime [SECONDS] [LOAD] one real-time SBC stream: CPU, latency added, underruns
+///   mediaroute-bench bt-codecs [SECONDS]       CPU per stream of each A2DP codec (SBC, AAC, aptX, aptX HD, LDAC)
 ///   mediaroute-bench pipewire PATH/mediarouted [SECONDS]  pw-play → the route's PipeWire node: CPU of each process
 ///   mediaroute-bench raop [RUNS] [SECONDS]    AirPlay to shairport-sync: stream → first sound, CPU of one ALAC stream
 ///   mediaroute-bench raop-group [SECONDS] [--only mediaroute,pulseaudio,snapcast] [--delay MS] [--jitter MS] [--both-ways] [--offset-second MS]
@@ -31,6 +32,7 @@ struct Bench {
         case "wifi": try await wifi()
         case "bluez": try await bluez()
         case "bluez-decode": try await bluezDecode()
+        case "bt-codecs": try bluetoothCodecs(seconds: Int(arguments.dropFirst().first ?? "") ?? 60)
         case "http": try await http(host: arguments.dropFirst().first!, port: UInt16(arguments.dropFirst(2).first!)!, path: arguments.dropFirst(3).first ?? "/")
         case "realtime": try await realtime(seconds: Int(arguments.dropFirst().first ?? "") ?? 20, load: Int(arguments.dropFirst(2).first ?? "") ?? 0)
         case "pipewire":

@@ -6,6 +6,7 @@ public import Foundation
 import BlueZTransport
 import BluetoothAudio
 public import Logging
+public import MediaClock
 public import MediaDevice
 public import RoutingModel
 public import Transport
@@ -85,15 +86,18 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     /// How long an acquisition waits for a speaker to set its stream up (after the link, or
     /// again after a codec switch) before the session fails with that reason.
     private let audioStreamWait: Duration
+    private let clock: any HostClock
 
     /// - Parameters:
     ///   - transport: where speakers are found and connected; on Linux, BlueZ.
     ///   - audioStreamWait: how long to wait for a speaker's audio stream that comes late.
+    ///   - clock: what the waits are measured on.
     public init(transport: any Transport, routingManager: MediaDeviceRoutingManager,
                 protocolType: MediaSharingProtocol = BLESpeakerExtension.defaultProtocol,
-                audioStreamWait: Duration = .seconds(5),
+                audioStreamWait: Duration = .seconds(5), clock: any HostClock = SystemHostClock(),
                 logger: Logger = Logger(label: "mediaroute.extension.ble-speaker")) {
         self.audioStreamWait = audioStreamWait
+        self.clock = clock
         self.transport = transport
         self.routingManager = routingManager
         self.protocolType = protocolType
@@ -399,8 +403,9 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         if active[id]?.stream != nil { return true }
         guard active[id]?.audioLink != nil else { return false }
         let wait = audioStreamWait
+        let clock = self.clock
         let timer = Task {
-            try? await Task.sleep(for: wait)
+            try? await clock.sleep(for: wait)
             self.streamWaitEnded(id)
         }
         await withCheckedContinuation { continuation in
@@ -514,8 +519,9 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         if let audio = entry.audio { active[session.id]?.releasing = Task { await audio.release() } }
         logger.notice("the speaker's audio stream went; waiting for it to come back", metadata: ["device": "\(entry.device.displayName)"])
         let wait = audioStreamWait
+        let clock = self.clock
         active[session.id]?.reconfiguring = Task {
-            try? await Task.sleep(for: wait)
+            try? await clock.sleep(for: wait)
             guard !Task.isCancelled else { return }
             self.reconfigurationTimedOut(session)
         }

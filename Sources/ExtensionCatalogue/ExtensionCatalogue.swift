@@ -142,7 +142,7 @@ public struct ExtensionCatalogue: Sendable {
                     preferring: Set(bluetooth.filter { $0.enabled && $0.role == .primary }.map(\.name)))
                 {
                 case .success(let (transport, connection)):
-                    try await system.load { manager in BLESpeakerExtension(transport: transport, routingManager: manager, logger: logger) }
+                    try await system.load { manager in BLESpeakerExtension(transport: transport, routingManager: manager, clock: clock, logger: logger) }
                     loaded.close = { connection.close() }
                 case .failure(let reason):
                     notice(.bluez, reason.message)

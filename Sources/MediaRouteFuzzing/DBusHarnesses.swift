@@ -7,15 +7,41 @@ import MediaRouteBusAPI
 enum DBusHarnesses {
     static let all: [FuzzHarness] = [message, bluezSignal, bleVolume, a2dpCapabilities]
 
-    /// A speaker's SBC capabilities as BlueZ hands them to `SelectConfiguration`, and the
-    /// configuration `SetConfiguration` hands back: the choice must lie within the offer.
-    static let a2dpCapabilities = FuzzHarness("a2dp-capabilities", "A2DP SBC capabilities and configurations from a speaker", maximumLength: 64) { bytes in
-        guard let offered = SBCCapabilities(bytes: Array(bytes.prefix(4))) else { return nil }
-        if let chosen = try? offered.configuration() {
-            if !chosen.isConfiguration(within: offered) { return "chose \(chosen.bytes) outside the offer \(offered.bytes)" }
-            if !chosen.isConfiguration(within: .source) { return "chose \(chosen.bytes) outside what the source offers" }
+    /// A speaker's capabilities for every codec the source offers (SBC, AAC, aptX, aptX HD,
+    /// LDAC; the first byte picks one) as BlueZ hands them to `SelectConfiguration`, and the
+    /// configuration `SetConfiguration` or a transport's `Configuration` hands back: the choice
+    /// must lie within the offer and what the source offers; a configuration from the wire,
+    /// whatever its bytes, makes an encoder or a typed error, never a crash.
+    static let a2dpCapabilities = FuzzHarness("a2dp-capabilities", "A2DP capabilities and configurations of every codec from a speaker", maximumLength: 64) { bytes in
+        guard let selector = bytes.first else { return nil }
+        let codecs = A2DPCodec.allCases
+        let codec = codecs[Int(selector) % codecs.count]
+        let rest = Array(bytes.dropFirst())
+        let length = codec.sourceCapabilities.count
+        let offered = Array(rest.prefix(length))
+        if let chosen = try? codec.configuration(from: offered) {
+            if !codec.accepts(chosen) { return "\(codec): chose \(chosen) outside what the source offers" }
+            if A2DPCodec(codecByte: codec.codecByte, configuration: chosen) != codec { return "\(codec): \(chosen) is not recognised as \(codec)" }
+            if codec.sampleRate(chosen) == nil { return "\(codec): \(chosen) has no sampling rate" }
+            switch codec {
+            case .sbc: if SBCCapabilities(bytes: chosen)?.isConfiguration(within: SBCCapabilities(bytes: offered)!) != true { return "SBC outside the offer" }
+            case .aac: if AACCapabilities(bytes: chosen)?.isConfiguration(within: AACCapabilities(bytes: offered)!) != true { return "AAC outside the offer" }
+            case .ldac: if LDACCapabilities(bytes: chosen)?.isConfiguration(within: LDACCapabilities(bytes: offered)!) != true { return "LDAC outside the offer" }
+            case .aptx, .aptxHD:
+                if AptXCapabilities(bytes: chosen, highDefinition: codec == .aptxHD)?.isConfiguration(within: AptXCapabilities(bytes: offered, highDefinition: codec == .aptxHD)!) != true { return "aptX outside the offer" }
+            }
         }
-        _ = SBCCapabilities(bytes: Array(bytes.dropFirst(4).prefix(4)))?.isConfiguration(within: offered)
+        // A configuration straight off the wire (a transport's Codec and Configuration), any MTU.
+        let configuration = Array(rest.dropFirst(length).prefix(length))
+        _ = A2DPCodec(codecByte: selector, configuration: configuration)
+        _ = codec.bitrate(configuration)
+        let mtu = Int(rest.last ?? 0) * 8
+        if codec.accepts(configuration), codec.missingLibrary() == nil,
+            let encoder = try? makeBluetoothAudioEncoder(codec, configuration: configuration, mtu: mtu)
+        {
+            let packets = (try? encoder.packets(from: [UInt8](repeating: 0x55, count: 4_096))) ?? []
+            if let large = packets.first(where: { $0.count > mtu }) { return "\(codec): a packet of \(large.count) bytes for an MTU of \(mtu)" }
+        }
         return nil
     }
 
