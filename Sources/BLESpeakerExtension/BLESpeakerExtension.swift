@@ -59,6 +59,8 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         var reconfiguring: Task<Void, Never>?
         /// When to step the encoder's bit rate.
         var adaptation: LinkAdaptation?
+        /// The codec last asked of the speaker for the person's preference (asked once).
+        var requestedCodec: A2DPCodec?
         var streaming: Streaming?
         /// Follows the stream's state while samples flow: the speaker suspending it or the
         /// stream going ends delivery.
@@ -334,6 +336,52 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     // MARK: The audio stream
 
     private var transportVolume: [UUID: Float] = [:]
+    /// The person's codec order per device id (``setPreferredCodecs(_:for:)``).
+    private var preferredCodecs: [String: [A2DPCodec]] = [:]
+
+    /// The codecs the person prefers for `device`: an active route whose stream runs another
+    /// codec is set up again with the first of them the speaker takes and this box has
+    /// (BlueZ's remote endpoint `SetConfiguration`); unknown names are skipped.
+    public func setPreferredCodecs(_ codecs: [String], for device: MediaOutputDevice) {
+        let known = codecs.compactMap { A2DPCodec(rawValue: $0.lowercased()) }
+        preferredCodecs[device.id] = known.isEmpty ? nil : known
+        guard let id = session(of: device) else { return }
+        active[id]?.requestedCodec = nil
+        Task { await self.followPreference(id) }
+    }
+
+    /// Moves the route's stream to the first preferred codec the speaker offers, when it runs
+    /// another; once per preference (a speaker that refuses keeps what it runs).
+    private func followPreference(_ id: UUID) async {
+        guard let entry = active[id], let audio = entry.audioLink, let stream = entry.stream, stream.profile == .a2dp,
+            let order = preferredCodecs[entry.device.id]
+        else { return }
+        let current = A2DPCodec(codecByte: stream.codec, configuration: stream.configuration)
+        let remotes = await audio.remoteEndpoints()
+        for codec in order where codec.missingLibrary() == nil {
+            if codec == current { return }
+            guard let remote = remotes.first(where: { Self.endpoint($0, offers: codec) }),
+                let configuration = try? codec.configuration(from: remote.capabilities)
+            else { continue }
+            guard active[id]?.requestedCodec != codec else { return }
+            active[id]?.requestedCodec = codec
+            logger.notice("asking the speaker for the preferred codec", metadata: [
+                "device": "\(entry.device.displayName)", "from": "\(Self.codecName(stream))", "to": "\(codec)",
+            ])
+            do {
+                try await audio.configure(remote, localCodec: codec.rawValue, configuration: configuration)
+            } catch {
+                logger.warning("the speaker kept its codec", metadata: ["device": "\(entry.device.displayName)", "error": "\(error)"])
+            }
+            return
+        }
+    }
+
+    /// Whether a speaker's endpoint is `codec` (vendor codecs by the identifier their element starts with).
+    static func endpoint(_ endpoint: RemoteAudioEndpoint, offers codec: A2DPCodec) -> Bool {
+        guard endpoint.codec == codec.codecByte else { return false }
+        return codec.codecByte != 0xFF || A2DPVendorCodecID(bytes: endpoint.capabilities) == A2DPVendorCodecID(bytes: codec.sourceCapabilities)
+    }
 
     /// Finds the device's audio stream, when it has one, follows its volume, and follows the
     /// stream itself: a speaker may set it up after the link (or on its own), and again with
@@ -343,6 +391,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         // The first value is the stream now: taken before activation completes, so a speaker
         // configured with the link is streamable at once.
         if let stream = await audio.configuration() { await streamAppeared(id, stream, audio) }
+        await followPreference(id)
         let configurations = await audio.configurations()
         active[id]?.streamFollower = Task {
             for await next in configurations {
@@ -354,6 +403,11 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     private func streamAppeared(_ id: UUID, _ stream: AudioStreamConfiguration, _ audio: any AudioLink) async {
         active[id]?.audio = audio
         active[id]?.stream = stream
+        // The codec's library loads now, with the route, not when samples start: opening
+        // libavcodec (and what it links) takes a while on a small box, and samples would wait.
+        if stream.profile == .a2dp, let codec = A2DPCodec(codecByte: stream.codec, configuration: stream.configuration), codec != .sbc {
+            Task.detached { _ = codec.unavailability() }
+        }
         if let volume = stream.volume { transportVolume[id] = volume }
         if active[id]?.transportWatcher == nil {
             let volumes = await audio.volumeChanges()
@@ -388,6 +442,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
                 "device": "\(entry.device.displayName)", "from": "\(Self.codecName(previous))", "to": "\(Self.codecName(stream))",
             ])
         }
+        if replaced { await followPreference(id) }
         if entry.reconfiguring != nil {
             // Samples were flowing when the old stream went: they go on in the new one.
             active[id]?.reconfiguring?.cancel()
@@ -502,7 +557,24 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
                     }
                 }
             }
-            for buffer in waiting { receiveSamples(buffer, session: session) }
+            // What waited while the stream was acquired is late: the speaker plays what arrives
+            // as it arrives, so all of it at once would overflow the socket (and lose packets in
+            // the middle of the stream) and add its length to the latency for good. The newest
+            // 100 ms go on; the rest is dropped and logged.
+            var kept: [SampleBuffer] = []
+            var keptFrames = 0
+            for buffer in waiting.reversed() {
+                let frames = buffer.data.count / max(1, buffer.format.bytesPerFrame ?? 4)
+                guard keptFrames + frames <= buffer.format.sampleRate / 10 || kept.isEmpty else { break }
+                kept.insert(buffer, at: 0)
+                keptFrames += frames
+            }
+            if kept.count < waiting.count {
+                logger.info("samples that waited for the stream dropped", metadata: [
+                    "device": "\(entry.device.displayName)", "buffers": "\(waiting.count - kept.count)",
+                ])
+            }
+            for buffer in kept { receiveSamples(buffer, session: session) }
         } catch {
             logger.warning("audio stream not acquired", metadata: ["device": "\(entry.device.displayName)", "error": "\(error)"])
             routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(error)"))
@@ -581,6 +653,12 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
 
     public func stopRealtimeSampleDelivery(session: MediaOutputSession) {
         guard let audio = active[session.id]?.audio, let streaming = active[session.id]?.streaming else { return }
+        if let adaptation = active[session.id]?.adaptation, case .ready(_, let encoder) = streaming {
+            logger.info("audio stream stopped", metadata: [
+                "device": "\(active[session.id]?.device.displayName ?? "")", "dropped": "\(adaptation.droppedPackets)",
+                "stepsDown": "\(adaptation.stepsDown)", "stepsUp": "\(adaptation.stepsUp)", "bitrate": "\(encoder.bitrate)",
+            ])
+        }
         if case .ready(let socket, let encoder) = streaming {
             for packet in encoder.flush() { socket.send(packet) }
         }

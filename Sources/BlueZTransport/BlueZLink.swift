@@ -150,6 +150,34 @@ struct BlueZAudioLink: AudioLink {
         await transport.release(mediaTransport)
     }
 
+    /// The speaker's stream endpoints BlueZ exposes (5.52 and later, once A2DP was discovered):
+    /// `org.bluez.MediaEndpoint1` objects below the device with the A2DP sink UUID.
+    func remoteEndpoints() async -> [RemoteAudioEndpoint] {
+        var endpoints: [RemoteAudioEndpoint] = []
+        for path in await transport.objectManager.paths(implementing: A2DPSourceEndpoint.interface, below: device) {
+            guard let properties = await transport.objectManager.properties(of: path, A2DPSourceEndpoint.interface),
+                properties["UUID"]?.string?.lowercased() == BlueZ.audioSink,
+                let codec = properties["Codec"]?.integer, let capabilities = properties["Capabilities"]?.bytes
+            else { continue }
+            endpoints.append(RemoteAudioEndpoint(id: path.rawValue, codec: UInt8(truncatingIfNeeded: codec), capabilities: capabilities))
+        }
+        return endpoints.sorted { $0.id < $1.id }
+    }
+
+    /// The remote endpoint's `SetConfiguration` with our endpoint for `localCodec`: bluetoothd
+    /// closes the stream open now and configures the new one (PipeWire switches codecs so).
+    func configure(_ endpoint: RemoteAudioEndpoint, localCodec: String, configuration: [UInt8]) async throws(TransportError) {
+        guard let path = DBusObjectPath(endpoint.id) else { throw TransportError(.unsupported, "\(endpoint.id) is no BlueZ endpoint") }
+        do {
+            _ = try await transport.objectManager.connection.call(
+                destination: BlueZ.busName, path: path, interface: A2DPSourceEndpoint.interface, member: "SetConfiguration",
+                [.objectPath(A2DPSourceEndpoint.path(of: localCodec)), .properties(["Capabilities": .bytes(configuration)])],
+                timeout: .seconds(10))
+        } catch {
+            throw TransportError(.connectionRefused, "SetConfiguration on \(endpoint.id): \(error)")
+        }
+    }
+
     /// From BlueZ's objects below the device: a `MediaTransport1` added (the speaker configured
     /// its stream: after `ConnectProfile`, on its own, or again for another codec), removed
     /// (nil), or its `Delay` changed; the stream ends with the device or bluetoothd.

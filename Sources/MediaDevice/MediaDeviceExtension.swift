@@ -75,10 +75,18 @@ public protocol MediaDeviceExtension: Actor {
     /// How the extension plays an active route (protocol version, timing, codec, bit rate,
     /// declared latency), for ``RouteStatus``. Default: nothing said.
     func routeDetails(session: MediaOutputSession) -> RouteStatus.Details
+
+    /// The codecs the person prefers for `device`, most preferred first, by the names the
+    /// extension's protocol gives them (Bluetooth: `ldac`, `aptx_hd`, `aptx`, `aac`, `sbc`);
+    /// empty: the box's configured order. An active route moves to the first of them its device
+    /// takes, where the protocol can. Default: ignored (one codec per device).
+    func setPreferredCodecs(_ codecs: [String], for device: MediaOutputDevice)
 }
 
 extension MediaDeviceExtension {
     public nonisolated var supportsSimultaneousSessions: Bool { false }
+
+    public func setPreferredCodecs(_ codecs: [String], for device: MediaOutputDevice) {}
 
     public nonisolated var receivesRouteData: Bool { false }
 

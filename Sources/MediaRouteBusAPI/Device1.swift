@@ -45,6 +45,9 @@ public enum Device1 {
         public var unavailableReason: String?
         /// The person's choice of protocol; nil follows the configured order.
         public var preferredProtocol: String?
+        /// The person's choice of codecs, most preferred first (settable: `Properties.Set`); empty
+        /// follows the configured order (Bluetooth: `[bluetooth] codecs`).
+        public var preferredCodecs: [String] = []
 
         public var isAvailable: Bool { unavailableReason == nil }
 
@@ -54,8 +57,9 @@ public enum Device1 {
         }
 
         /// What the daemon publishes for `device`, with its route's volume when it has one.
-        public init(device: SystemDevice, volume: (level: Float, muted: Bool)?, preferredProtocol: String?) {
+        public init(device: SystemDevice, volume: (level: Float, muted: Bool)?, preferredProtocol: String?, preferredCodecs: [String] = []) {
             self.init(id: device.id, name: device.displayName)
+            self.preferredCodecs = preferredCodecs
             let first = device.members.first?.device
             type = device.deviceType
             members = device.members.map {
@@ -77,7 +81,7 @@ public enum Device1 {
         public static let signatures: [(name: String, signature: String)] = [
             ("Id", "s"), ("Name", "s"), ("Type", "s"), ("Protocols", "as"), ("ProtocolNames", "as"), ("Members", "a(sss)"), ("MemberDetails", "a(sssssasssb)"),
             ("Capabilities", "as"), ("State", "s"), ("VolumeControl", "s"), ("CanMute", "b"), ("Volume", "d"), ("Muted", "b"),
-            ("Available", "b"), ("UnavailableReason", "s"), ("PreferredProtocol", "s"),
+            ("Available", "b"), ("UnavailableReason", "s"), ("PreferredProtocol", "s"), ("PreferredCodecs", "as"),
         ]
 
         /// The `a{sv}` of `GetAll`, `InterfacesAdded` and `PropertiesChanged`.
@@ -108,6 +112,7 @@ public enum Device1 {
                 "Available": .bool(isAvailable),
                 "UnavailableReason": .string(unavailableReason ?? ""),
                 "PreferredProtocol": .string(preferredProtocol ?? ""),
+                "PreferredCodecs": .strings(preferredCodecs),
             ]
         }
 
@@ -164,6 +169,7 @@ public enum Device1 {
                     guard let text = value.string else { continue }
                     if !text.isEmpty { unavailableReason = text } else if changed["Available"]?.bool != false { unavailableReason = nil }
                 case "PreferredProtocol": if let text = value.string { preferredProtocol = text.isEmpty ? nil : text }
+                case "PreferredCodecs": if let names = value.array?.compactMap(\.string) { preferredCodecs = names }
                 default: continue
                 }
             }

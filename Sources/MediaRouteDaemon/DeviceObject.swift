@@ -12,8 +12,7 @@ struct DeviceObject {
     var object: DBusObject {
         let daemon = self.daemon
         let id = self.id
-        return DBusObject(interfaces: [
-            DBusInterface(
+        var device = DBusInterface(
                 Device1.interface,
                 methods: Device1.Call.exportedMethods { call, _ in
                     switch call {
@@ -33,7 +32,15 @@ struct DeviceObject {
                     return []
                 },
                 properties: Device1.Properties.signatures,
-                snapshot: { await daemon.deviceProperties(id)?.values ?? [:] }),
-        ])
+                snapshot: { await daemon.deviceProperties(id)?.values ?? [:] })
+        // PreferredCodecs is the one settable property: the person's codec order for this device.
+        if let index = device.properties.firstIndex(where: { $0.name == "PreferredCodecs" }) {
+            device.properties[index].set = { value in
+                guard let names = value.array?.compactMap(\.string) else { throw DBusError.invalidArgs("PreferredCodecs is as") }
+                try await daemon.setPreferredCodecs(names, for: id)
+            }
+            device.properties[index].access = .readwrite
+        }
+        return DBusObject(interfaces: [device])
     }
 }

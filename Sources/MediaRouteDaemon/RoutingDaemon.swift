@@ -343,7 +343,21 @@ public actor RoutingDaemon {
         if let route = routes.values.first(where: { route in device.members.contains { $0.key == route.key } }) {
             volume = try? await system.volume(on: route.session)
         }
-        return Device1.Properties(device: device, volume: volume, preferredProtocol: await system.preferredProtocol(forDevice: id))
+        return Device1.Properties(
+            device: device, volume: volume, preferredProtocol: await system.preferredProtocol(forDevice: id),
+            preferredCodecs: await system.preferredCodecs(forDevice: id))
+    }
+
+    /// `Device1.PreferredCodecs` set: codec names as `[bluetooth] codecs` takes them, each once.
+    func setPreferredCodecs(_ codecs: [String], for id: String) async throws {
+        let names = codecs.map { $0.lowercased() }
+        if let unknown = names.first(where: { !DaemonConfiguration.bluetoothCodecNames.contains($0) }) {
+            throw DBusError.invalidArgs("unknown codec \"\(unknown)\" (known: \(DaemonConfiguration.bluetoothCodecNames.joined(separator: ", ")))")
+        }
+        guard Set(names).count == names.count else { throw DBusError.invalidArgs("a codec is named twice") }
+        try await mapErrors { try await system.setPreferredCodecs(names, forDevice: id) }
+        connection.emitPropertiesChanged(
+            path: DaemonNames.devicePath(id), interface: Device1.interface, changed: ["PreferredCodecs": .strings(names)])
     }
 
     /// The `Device1` object of the device `key` belongs to.

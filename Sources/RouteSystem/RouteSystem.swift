@@ -92,6 +92,7 @@ public actor RouteSystem {
     private var devices: [DeviceKey: MediaOutputDevice] { directory.devices }
     /// Per merged device (by its id): the protocol the person prefers for it.
     private var preferredProtocolByDevice: [String: String] = [:]
+    private var preferredCodecsByDevice: [String: [String]] = [:]
     /// Why activation chose the member being activated, until its route is up.
     private var chosenReasons: [DeviceKey: String] = [:]
     private var activations = ActivationTable()
@@ -275,6 +276,26 @@ public actor RouteSystem {
     /// The protocol preferred for a device, if the person chose one.
     public func preferredProtocol(forDevice deviceID: String) -> String? {
         device(named: deviceID).flatMap { preferredProtocolByDevice[$0.id] }
+    }
+
+    /// Sets the codecs preferred for a device, most preferred first (empty: the configured
+    /// order), and tells the extension of each of its members: an active route moves to the
+    /// first its device takes where the protocol can. At most 16 names of at most 32 characters.
+    public func setPreferredCodecs(_ codecs: [String], forDevice deviceID: String) async throws {
+        guard let device = device(named: deviceID) else { throw MediaDeviceError(.deviceNotFound, "no device \(deviceID)") }
+        guard codecs.count <= 16, codecs.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 32 }) else {
+            throw MediaDeviceError(.invalidArgument, "at most 16 codec names of 1–32 characters")
+        }
+        preferredCodecsByDevice[device.id] = codecs.isEmpty ? nil : codecs
+        for member in device.members {
+            guard let loaded = loadedExtension(for: member.protocolType.identifier), let reported = devices[member.key] else { continue }
+            await loaded.call { await $0.setPreferredCodecs(codecs, for: reported) }
+        }
+    }
+
+    /// The codecs preferred for a device (empty: the configured order).
+    public func preferredCodecs(forDevice deviceID: String) -> [String] {
+        device(named: deviceID).flatMap { preferredCodecsByDevice[$0.id] } ?? []
     }
 
     /// How activation chooses among `device`'s members (``ProtocolChoice``).

@@ -28,9 +28,23 @@ public protocol AudioLink: Sendable {
     /// changes what the speaker reports of it (its delay): a speaker may set its stream up after
     /// the link is (or on its own), and set it up again with another codec.
     func configurations() async -> AsyncStream<AudioStreamConfiguration?>
+
+    /// The device's own stream endpoints (what it can take), when the stack lists them.
+    func remoteEndpoints() async -> [RemoteAudioEndpoint]
+
+    /// Sets the stream up again with one of the device's endpoints, the local codec named
+    /// `localCodec` and `configuration` (a codec switch): the current stream goes and a new one
+    /// comes, seen through ``configurations()``.
+    func configure(_ endpoint: RemoteAudioEndpoint, localCodec: String, configuration: [UInt8]) async throws(TransportError)
 }
 
 extension AudioLink {
+    public func remoteEndpoints() async -> [RemoteAudioEndpoint] { [] }
+
+    public func configure(_ endpoint: RemoteAudioEndpoint, localCodec: String, configuration: [UInt8]) async throws(TransportError) {
+        throw TransportError(.unsupported, "this link cannot set its stream up again")
+    }
+
     /// The configuration now, once: for links whose stream is set up with the link.
     public func configurations() async -> AsyncStream<AudioStreamConfiguration?> {
         let now = await configuration()

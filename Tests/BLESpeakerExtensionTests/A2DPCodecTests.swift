@@ -175,6 +175,36 @@ import Testing
         await rig.system.deactivate(route.session)
     }
 
+    @Test func thePersonsPreferredCodecIsAskedOfTheSpeakerMidStream() async throws {
+        guard A2DPCodec.aac.missingLibrary() == nil else {
+            Issue.record("AAC needs libavcodec59")
+            return
+        }
+        // The box prefers SBC; the speaker takes both; the person wants AAC on this one.
+        let rig = try await base.makeRig(
+            sinkCapabilities: [0xFF, 0xFF, 2, 53], sources: [.sbc, A2DPSourceCodec(A2DPCodec.aac)], sinkEndpoints: [Self.sbcSink, Self.aacSink],
+            audioStreamWait: .seconds(5))
+        defer { Task { await rig.mock.stop() } }
+        let device = try #require(await rig.system.devicesList.first)
+        let route = try await rig.system.activate(deviceID: device.id)
+        #expect(try await transportCodec(rig).codec == 0x00)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let writer = writeOnOwnThread(rampFrames(44_100 * 20), to: acquisition.descriptor, piece: 4_096, closing: false)
+        #expect(await eventually { await packets(rig).count > 10 })
+        try await rig.system.setPreferredCodecs(["aac", "sbc"], forDevice: device.id)
+        #expect(await rig.system.preferredCodecs(forDevice: device.id) == ["aac", "sbc"])
+        #expect(await eventually { (try? await transportCodec(rig).codec) == 0x02 })
+        #expect(await eventually { await packets(rig).contains { $0.count > 12 && $0[1] & 0x80 != 0 } }, "AAC packets flow")
+        #expect(await rig.system.routeStatus(on: route.session)?.details.codec == "AAC")
+        #expect(await rig.system.audioStatistics(on: route.session)?.active == true, "the app's stream went on")
+        // The speaker was asked through its own endpoint with ours for AAC.
+        let state = try await rig.mock.call("A2DPState", [.objectPath(rig.speaker)])
+        #expect(state.first?.string == "configured")
+        await rig.system.deactivate(route.session)
+        _ = await writer.value
+        close(acquisition.descriptor)
+    }
+
     @Test func aCodecSwitchMidStreamIsSurvivedWithoutALeakedDescriptor() async throws {
         guard A2DPCodec.aac.missingLibrary() == nil else {
             Issue.record("AAC needs libavcodec59")

@@ -10,15 +10,18 @@ a fixed passkey on its "display" (the rig gives it to `mediaroutectl --pin`), an
 seconds after the box first sets its volume it changes the volume itself, as a person at
 the speaker would. Everything it sees is printed, one line each, for the rig to check.
 
-With --sink-hci it also runs "HIL Sink", a classic (BR/EDR) A2DP sink: bumble's AVDTP with
-SBC, on a controller of BlueZ's own emulator (`btvirt -s` in the guest; its HCI reaches
-this process over a virtio console and a byte pump). It writes the SBC frames it receives
-to --sink-output for the rig to decode (`sbcdec`) and compare with the tone it streamed.
+With --sink-hci it also runs "HIL Sink", a classic (BR/EDR) A2DP sink: bumble's AVDTP on a
+controller of BlueZ's own emulator (`btvirt -s` in the guest; its HCI reaches this process
+over a virtio console and a byte pump). Each AVDTP connection offers the codecs of the next
+--sink-rounds entry (AAC and SBC, then Opus — which MediaRoute does not build — and SBC); the
+media packets it receives go to --sink-output-ROUND-CODEC.rtp for the rig to decode (FFmpeg
+for AAC, `sbcdec` for SBC) and compare with the tone it streamed.
 """
 
 import argparse
 import asyncio
 import signal
+import struct
 import sys
 import time
 
@@ -26,7 +29,10 @@ START = time.monotonic()
 
 from bumble import hci
 from bumble.controller import Controller
-from bumble.a2dp import A2DP_SBC_CODEC_TYPE, SbcMediaCodecInformation, make_audio_sink_service_sdp_records
+from bumble.a2dp import (
+    A2DP_MPEG_2_4_AAC_CODEC_TYPE, A2DP_NON_A2DP_CODEC_TYPE, A2DP_SBC_CODEC_TYPE, AacMediaCodecInformation,
+    OpusMediaCodecInformation, SbcMediaCodecInformation, make_audio_sink_service_sdp_records,
+)
 from bumble.avdtp import AVDTP_AUDIO_MEDIA_TYPE, Listener, MediaCodecCapabilities
 from bumble.core import AdvertisingData, PhysicalTransport
 from bumble.device import Device, DeviceConfiguration
@@ -72,9 +78,58 @@ class DisplayOnly(PairingDelegate):
         say(f"display shows passkey {number:0{digits}d}")
 
 
-async def run_sink(spec: str, output_path: str) -> None:
-    """A classic A2DP sink that keeps what it is sent: SBC frames, their RTP headers and the
-    one-byte A2DP SBC header of each packet taken off."""
+def sink_capabilities(codec: str) -> MediaCodecCapabilities:
+    """One stream endpoint's capabilities: SBC (everything, bitpool 2–53), AAC (MPEG-2/4 AAC-LC,
+    44.1/48 kHz, stereo, 256 kbit/s VBR, as iPhone-oriented speakers offer) or Opus (Google's
+    vendor codec, which MediaRoute does not build)."""
+    if codec == "aac":
+        return MediaCodecCapabilities(
+            media_type=AVDTP_AUDIO_MEDIA_TYPE,
+            media_codec_type=A2DP_MPEG_2_4_AAC_CODEC_TYPE,
+            media_codec_information=AacMediaCodecInformation(
+                object_type=AacMediaCodecInformation.ObjectType.MPEG_2_AAC_LC | AacMediaCodecInformation.ObjectType.MPEG_4_AAC_LC,
+                sampling_frequency=AacMediaCodecInformation.SamplingFrequency.SF_44100 | AacMediaCodecInformation.SamplingFrequency.SF_48000,
+                channels=AacMediaCodecInformation.Channels.STEREO,
+                vbr=1,
+                bitrate=256000,
+            ),
+        )
+    if codec == "opus":
+        return MediaCodecCapabilities(
+            media_type=AVDTP_AUDIO_MEDIA_TYPE,
+            media_codec_type=A2DP_NON_A2DP_CODEC_TYPE,
+            media_codec_information=OpusMediaCodecInformation(
+                channel_mode=OpusMediaCodecInformation.ChannelMode.STEREO,
+                frame_size=OpusMediaCodecInformation.FrameSize.FS_20MS,
+                sampling_frequency=OpusMediaCodecInformation.SamplingFrequency.SF_48000,
+            ),
+        )
+    return MediaCodecCapabilities(
+        media_type=AVDTP_AUDIO_MEDIA_TYPE,
+        media_codec_type=A2DP_SBC_CODEC_TYPE,
+        media_codec_information=SbcMediaCodecInformation(
+            sampling_frequency=SbcMediaCodecInformation.SamplingFrequency.SF_44100
+            | SbcMediaCodecInformation.SamplingFrequency.SF_48000,
+            channel_mode=SbcMediaCodecInformation.ChannelMode.MONO
+            | SbcMediaCodecInformation.ChannelMode.DUAL_CHANNEL
+            | SbcMediaCodecInformation.ChannelMode.STEREO
+            | SbcMediaCodecInformation.ChannelMode.JOINT_STEREO,
+            block_length=SbcMediaCodecInformation.BlockLength.BL_4 | SbcMediaCodecInformation.BlockLength.BL_8
+            | SbcMediaCodecInformation.BlockLength.BL_12 | SbcMediaCodecInformation.BlockLength.BL_16,
+            subbands=SbcMediaCodecInformation.Subbands.S_4 | SbcMediaCodecInformation.Subbands.S_8,
+            allocation_method=SbcMediaCodecInformation.AllocationMethod.LOUDNESS
+            | SbcMediaCodecInformation.AllocationMethod.SNR,
+            minimum_bitpool_value=2,
+            maximum_bitpool_value=53,
+        ),
+    )
+
+
+async def run_sink(spec: str, output_path: str, rounds: list[list[str]]) -> None:
+    """A classic A2DP sink that keeps what it is sent. Each AVDTP connection is a round with the
+    stream endpoints its entry of `rounds` names (e.g. AAC and SBC, then Opus and SBC); the media
+    packets of round N go to OUTPUT-N-CODEC.rtp as records of a 2-byte big-endian length, the
+    RTP marker bit (one byte), then the RTP payload."""
     say(f"sink waiting for its controller on {spec}")
     transport = await open_transport(spec)
     # The guest's pump joins this port to btvirt late in its boot; until the rig says it did
@@ -88,43 +143,33 @@ async def run_sink(spec: str, output_path: str) -> None:
     sink_device.sdp_service_records = {0x00010001: make_audio_sink_service_sdp_records(0x00010001)}
     sink_device.pairing_config_factory = lambda connection: PairingConfig(
         mitm=False, delegate=PairingDelegate(io_capability=PairingDelegate.IoCapability.NO_OUTPUT_NO_INPUT))
-    output = open(output_path, "wb")
-    packets = 0
-
-    def on_rtp_packet(packet) -> None:
-        nonlocal packets
-        packets += 1
-        output.write(packet.payload[1:])
-        output.flush()
-        if packets in (1, 10, 100) or packets % 1000 == 0:
-            say(f"sink received {packets} A2DP packets")
+    round_number = 0
 
     def on_avdtp_connection(protocol) -> None:
-        say("sink: AVDTP signalling connected")
-        capabilities = MediaCodecCapabilities(
-            media_type=AVDTP_AUDIO_MEDIA_TYPE,
-            media_codec_type=A2DP_SBC_CODEC_TYPE,
-            media_codec_information=SbcMediaCodecInformation(
-                sampling_frequency=SbcMediaCodecInformation.SamplingFrequency.SF_44100
-                | SbcMediaCodecInformation.SamplingFrequency.SF_48000,
-                channel_mode=SbcMediaCodecInformation.ChannelMode.MONO
-                | SbcMediaCodecInformation.ChannelMode.DUAL_CHANNEL
-                | SbcMediaCodecInformation.ChannelMode.STEREO
-                | SbcMediaCodecInformation.ChannelMode.JOINT_STEREO,
-                block_length=SbcMediaCodecInformation.BlockLength.BL_4 | SbcMediaCodecInformation.BlockLength.BL_8
-                | SbcMediaCodecInformation.BlockLength.BL_12 | SbcMediaCodecInformation.BlockLength.BL_16,
-                subbands=SbcMediaCodecInformation.Subbands.S_4 | SbcMediaCodecInformation.Subbands.S_8,
-                allocation_method=SbcMediaCodecInformation.AllocationMethod.LOUDNESS
-                | SbcMediaCodecInformation.AllocationMethod.SNR,
-                minimum_bitpool_value=2,
-                maximum_bitpool_value=53,
-            ),
-        )
-        sink = protocol.add_sink(capabilities)
-        sink.on("configuration", lambda: say(f"sink configured: {sink.configuration}"))
-        sink.on("start", lambda: say("sink: stream started"))
-        sink.on("suspend", lambda: say("sink: stream suspended"))
-        sink.on("rtp_packet", on_rtp_packet)
+        nonlocal round_number
+        round_number += 1
+        number = round_number
+        codecs = rounds[min(number, len(rounds)) - 1]
+        say(f"sink: AVDTP signalling connected (round {number}: offering {', '.join(codecs)})")
+        for codec in codecs:
+            sink = protocol.add_sink(sink_capabilities(codec))
+            packets = 0
+            output = None
+
+            def on_rtp_packet(packet, codec=codec) -> None:
+                nonlocal packets, output
+                if output is None:
+                    output = open(f"{output_path}-{number}-{codec}.rtp", "wb")
+                packets += 1
+                output.write(struct.pack(">HB", len(packet.payload), packet.marker) + packet.payload)
+                output.flush()
+                if packets in (1, 10, 100) or packets % 1000 == 0:
+                    say(f"sink received {packets} A2DP packets ({codec}, round {number})")
+
+            sink.on("configuration", lambda sink=sink, codec=codec: say(f"sink round {number} configured {codec}: {sink.configuration}"))
+            sink.on("start", lambda codec=codec: say(f"sink: stream started ({codec}, round {number})"))
+            sink.on("suspend", lambda: say("sink: stream suspended"))
+            sink.on("rtp_packet", on_rtp_packet)
 
     def on_connection(connection) -> None:
         say(f"sink connected to {connection.peer_address}")
@@ -152,12 +197,14 @@ async def main() -> None:
     parser.add_argument("--own-volume", type=int, default=200, help="the volume the speaker sets itself (0-255)")
     parser.add_argument("--own-change-after", type=float, default=4.0)
     parser.add_argument("--sink-hci", help="bumble transport of the A2DP sink's controller (one of btvirt's in the guest)")
-    parser.add_argument("--sink-output", default="sink.sbc")
+    parser.add_argument("--sink-output", default="sink")
+    parser.add_argument("--sink-rounds", default="aac+sbc,opus+sbc", help="codecs offered on each AVDTP connection")
     arguments = parser.parse_args()
     if arguments.sink_hci:
         async def sink_or_say_why() -> None:
             try:
-                await run_sink(arguments.sink_hci, arguments.sink_output)
+                rounds = [entry.split("+") for entry in arguments.sink_rounds.split(",")]
+                await run_sink(arguments.sink_hci, arguments.sink_output, rounds)
             except Exception as error:  # a task's failure would otherwise go unseen until exit
                 say(f"sink failed: {error!r}")
         # Kept: the loop holds its tasks only weakly.

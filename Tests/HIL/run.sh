@@ -77,9 +77,12 @@ needed=$(grep -E '^kernel/drivers/bluetooth/hci_uart.ko:' "$modules/modules.dep"
 crypto="kernel/crypto/jitterentropy_rng.ko kernel/crypto/drbg.ko kernel/crypto/cmac.ko kernel/crypto/ecb.ko kernel/crypto/af_alg.ko kernel/crypto/algif_hash.ko kernel/crypto/algif_skcipher.ko"
 virtio=$(grep -E '^kernel/drivers/(virtio/virtio_pci|char/virtio_console).ko:' "$modules/modules.dep" | cut -d: -f2 | tr ' ' '\n' | awk 'NF && !seen[$0]++')
 virtio="$virtio kernel/drivers/virtio/virtio_pci.ko kernel/drivers/char/virtio_console.ko"
-for module in $crypto $needed $virtio kernel/drivers/bluetooth/hci_uart.ko kernel/drivers/bluetooth/hci_vhci.ko; do cp "$modules/$module" "$image/lib/modules/"; done
+# 9p over virtio: the host's library folder, shared read-only, holds the codec libraries the
+# daemon opens at run time (libavcodec and what it links are too big for this image).
+ninep="kernel/fs/netfs/netfs.ko kernel/fs/fscache/fscache.ko kernel/net/9p/9pnet.ko kernel/net/9p/9pnet_virtio.ko kernel/fs/9p/9p.ko"
+for module in $crypto $needed $virtio $ninep kernel/drivers/bluetooth/hci_uart.ko kernel/drivers/bluetooth/hci_vhci.ko; do cp "$modules/$module" "$image/lib/modules/"; done
 { for module in $crypto; do basename "$module" .ko; done; for module in $needed; do basename "$module" .ko; done | tac; echo hci_uart; echo hci_vhci
-  for module in $virtio; do basename "$module" .ko; done; } >"$image/etc/modules-bluetooth"
+  for module in $virtio $ninep; do basename "$module" .ko; done; } >"$image/etc/modules-bluetooth"
 cp "$root/Tests/HIL/guest-init" "$image/init"
 cp "$root"/Tests/HIL/*.conf "$image/etc/"
 chmod +x "$image/init"
@@ -103,8 +106,8 @@ free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("
 port=$(free_port)
 sink_port=$(free_port)
 peer_log="$cache/logs/peer.log"
-sink_sbc="$cache/logs/sink.sbc"
-rm -f "$sink_sbc" "$cache/logs/sink.au"
+sink_output="$cache/logs/sink"
+rm -f "$sink_output"-*.rtp "$cache"/logs/sink-*.pcm
 peer=
 watcher=
 trap 'kill $peer $watcher 2>/dev/null || true' EXIT
@@ -112,11 +115,12 @@ trap 'kill $peer $watcher 2>/dev/null || true' EXIT
 bluetooth_devices=
 if [ "$bluetooth" = 1 ]; then
     BUMBLE_LOGLEVEL=${HIL_PEER_LOG_LEVEL:-warning} PYTHONPATH="$python" /usr/bin/python3 "$root/Tests/HIL/bluetooth_peer.py" \
-        --hci "tcp-server:127.0.0.1:$port" --sink-hci "tcp-server:127.0.0.1:$sink_port" --sink-output "$sink_sbc" >"$peer_log" 2>&1 &
+        --hci "tcp-server:127.0.0.1:$port" --sink-hci "tcp-server:127.0.0.1:$sink_port" --sink-output "$sink_output" --sink-rounds aac+sbc,opus+sbc >"$peer_log" 2>&1 &
     peer=$!
     for _ in $(seq 50); do grep -q 'waiting for the box' "$peer_log" && break; sleep 0.2; done
     sleep 0.5
     bluetooth_devices="-serial tcp:127.0.0.1:$port -device virtio-serial-pci -chardev socket,id=sink,host=127.0.0.1,port=$sink_port -device virtconsole,chardev=sink"
+    bluetooth_devices="$bluetooth_devices -virtfs local,path=/usr/lib/x86_64-linux-gnu,mount_tag=hostlib,security_model=none,readonly=on"
 fi
 
 log="$cache/logs/console.log"
@@ -145,21 +149,54 @@ if [ "$bluetooth" = 1 ]; then
     fi
     if grep -q 'peer: paired' "$peer_log"; then echo "hil: ok the speaker paired (bumble: LE Secure Connections with its passkey)"; else echo "hil: FAIL the speaker did not pair"; fi
     if grep -q 'peer: VCS write: volume 102 ' "$peer_log"; then echo "hil: ok the speaker saw the box's VCS write (volume 102 of 255)"; else echo "hil: FAIL the speaker saw no VCS write of 102"; fi
-    # What the A2DP sink received, decoded by BlueZ's SBC decoder (sbc-tools) and compared with the
-    # tone 50 ms at a time: each window gets its own 1 kHz sine fit, so an underrun (the emulated
-    # guest's writer late: the sender plays silence for what it missed, by design) disturbs one
-    # window, not the phase of all that follows. Passes when 9 windows in 10 match (≥ 0.99) at
-    # the tone's level (16 384, half scale, within 2 %).
-    verdict="0 0 0 0"
-    if [ -s "$sink_sbc" ] && sbcdec -f "$cache/logs/sink.au" "$sink_sbc" 2>/dev/null; then
-        verdict=$(/usr/bin/python3 - "$cache/logs/sink.au" <<'PY'
+    # What the A2DP sink received in each round, decoded by an independent decoder (FFmpeg for
+    # AAC, BlueZ's sbcdec for SBC) and compared with the tone 50 ms at a time: each window gets
+    # its own 1 kHz sine fit, so an underrun (the emulated guest's writer late: the sender plays
+    # silence for what it missed, by design) disturbs one window, not the phase of all that
+    # follows. A round passes when 9 windows in 10 match (≥ 0.99) at the tone's level (16 384,
+    # half scale, within 2 %) and the codec is the one the round expects.
+    decoded=1
+    for expected in "1 aac AAC" "2 sbc SBC"; do
+        read -r round codec name <<ROUND
+$expected
+ROUND
+        records="$sink_output-$round-$codec.rtp"
+        pcm="$cache/logs/sink-$round.pcm"
+        if [ ! -s "$records" ]; then
+            echo "hil: FAIL round $round: the sink received no $name packets ($(ls "$sink_output"-"$round"-*.rtp 2>/dev/null | sed 's/.*-//' | tr '\n' ' '))"
+            decoded=0
+            continue
+        fi
+        # The records as the decoder's input: LATM elements joined up to the marker bit, in LOAS
+        # sync frames for FFmpeg; SBC frames with each packet's one-byte header taken off.
+        /usr/bin/python3 - "$records" "$codec" "$records.in" <<'PY'
+import struct, sys
+data, codec, out = open(sys.argv[1], "rb").read(), sys.argv[2], open(sys.argv[3], "wb")
+offset, element = 0, b""
+while offset + 3 <= len(data):
+    length, marker = struct.unpack_from(">HB", data, offset)
+    payload = data[offset + 3:offset + 3 + length]
+    offset += 3 + length
+    if codec == "sbc":
+        out.write(payload[1:])
+        continue
+    element += payload
+    if marker:
+        out.write(bytes([0x56, 0xE0 | (len(element) >> 8), len(element) & 0xFF]) + element)
+        element = b""
+PY
+        if [ "$codec" = aac ]; then
+            ffmpeg -v error -f loas -i "$records.in" -f s16le -ac 2 -ar 44100 "$pcm" -y 2>"$cache/logs/ffmpeg-$round.log"
+        else
+            # Sun .au as sbcdec writes it: a big-endian header (its data offset at byte 4), big-endian PCM.
+            sbcdec -f "$pcm.au" "$records.in" 2>/dev/null && /usr/bin/python3 -c 'import sys, array, struct; raw = open(sys.argv[1], "rb").read(); a = array.array("h", raw[struct.unpack_from(">I", raw, 4)[0]:][: (len(raw) // 2) * 2 - 64]); a.byteswap(); open(sys.argv[2], "wb").write(a.tobytes())' "$pcm.au" "$pcm"
+        fi
+        verdict=$(/usr/bin/python3 - "$pcm" <<'PY'
 import math, struct, sys
-# Sun .au as sbcdec writes it: big-endian header (its length unknown while it streamed), then
-# big-endian 16-bit PCM.
-raw = open(sys.argv[1], "rb").read()
-offset, _, encoding, rate, channels = struct.unpack_from(">IIIII", raw, 4)
-data = raw[offset:]
-left = [struct.unpack_from(">h", data, 2 * channels * i)[0] for i in range(len(data) // (2 * channels))]
+# Little-endian 16-bit stereo PCM at 44.1 kHz.
+data = open(sys.argv[1], "rb").read() if len(sys.argv) > 1 else b""
+left = [struct.unpack_from("<h", data, 4 * i)[0] for i in range(len(data) // 4)]
+rate = 44100
 window = rate // 20
 w = 2 * math.pi * 1000 / rate
 s = [math.sin(w * i) for i in range(window)]
@@ -184,15 +221,16 @@ ok = total >= 40 and matching * 10 >= total * 9 and abs(median - 16384) <= 16384
 print(f"{int(ok)} {matching} {total} {median:.0f}")
 PY
         )
-    fi
-    read -r decoded matching windows amplitude <<VERDICT
+        read -r good matching windows amplitude <<VERDICT
 $verdict
 VERDICT
-    if [ "$decoded" = 1 ]; then
-        echo "hil: ok the sink decoded the tone back: $matching of $windows 50 ms windows match a 1 kHz sine (≥ 0.99), median amplitude $amplitude of 16384 ($(($(stat -c %s "$sink_sbc") / 1024)) KiB of SBC)"
-    else
-        echo "hil: FAIL the sink's audio does not match the tone ($matching of $windows 50 ms windows match, median amplitude $amplitude)"
-    fi
+        if [ "$good" = 1 ]; then
+            echo "hil: ok round $round: the sink got $name and decoded the tone back: $matching of $windows 50 ms windows match a 1 kHz sine (≥ 0.99), median amplitude $amplitude of 16384 ($(($(stat -c %s "$records") / 1024)) KiB)"
+        else
+            echo "hil: FAIL round $round: the sink's $name audio does not match the tone ($matching of $windows 50 ms windows match, median amplitude $amplitude)"
+            decoded=0
+        fi
+    done
     grep -q 'peer: paired' "$peer_log" && grep -q 'peer: VCS write: volume 102 ' "$peer_log" \
         && grep -q 'HIL Sink is discoverable' "$peer_log" && [ "$decoded" = 1 ] || ok_bluetooth=0
 fi

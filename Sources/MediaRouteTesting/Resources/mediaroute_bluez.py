@@ -441,6 +441,7 @@ def configure_a2dp(device_path):
         state['a2dp'] = 'no matching endpoint'
         return False
     state['a2dp'] = ''
+    register_remote_seps(device_path)
     for endpoint, codec, caps in candidates:
         proxy = BUS['connection'].get_object(endpoint['sender'], endpoint['path'], introspect=False)
         try:
@@ -449,23 +450,68 @@ def configure_a2dp(device_path):
             state['a2dp'] = 'SelectConfiguration failed: ' + failure.get_dbus_name()
             state.setdefault('refused', []).append(endpoint['path'])
             continue
-        chosen = [int(b) for b in chosen]
-        # bluetoothd gives the transport the UUID of the local endpoint that configured it (ours: A2DP Source).
-        AddMediaTransport(mockobject.objects['/'], dbus.ObjectPath(device_path), codec, chosen, 64, A2DP_SOURCE_UUID)
-        if 'delay' in state:
-            mockobject.objects[transport].props[TRANSPORT_IFACE]['Delay'] = dbus.UInt16(state['delay'])
-        properties = dict(mockobject.objects[transport].props[TRANSPORT_IFACE])
-        try:
-            proxy.SetConfiguration(dbus.ObjectPath(transport), dbus.Dictionary(properties, signature='sv'), dbus_interface=ENDPOINT_IFACE, timeout=5)
-            state['a2dp'] = 'configured'
-            state['last_used'] = (endpoint['path'], codec)
-            state['endpoint'] = endpoint
-        except dbus.exceptions.DBusException as failure:
-            state['a2dp'] = 'SetConfiguration failed: ' + failure.get_dbus_name()
-            remove_object(transport, [TRANSPORT_IFACE])
-        state['a2dp_configuration'] = chosen
+        make_transport(device_path, endpoint, codec, [int(b) for b in chosen])
         break
     return False
+
+
+def make_transport(device_path, endpoint, codec, chosen):
+    '''The transport of a configured stream, told to the local endpoint that configured it.'''
+    state = STATE.setdefault(device_path, {})
+    transport = device_path + '/fd0'
+    proxy = BUS['connection'].get_object(endpoint['sender'], endpoint['path'], introspect=False)
+    # bluetoothd gives the transport the UUID of the local endpoint that configured it (ours: A2DP Source).
+    AddMediaTransport(mockobject.objects['/'], dbus.ObjectPath(device_path), codec, chosen, 64, A2DP_SOURCE_UUID)
+    if 'delay' in state:
+        mockobject.objects[transport].props[TRANSPORT_IFACE]['Delay'] = dbus.UInt16(state['delay'])
+    properties = dict(mockobject.objects[transport].props[TRANSPORT_IFACE])
+    try:
+        proxy.SetConfiguration(dbus.ObjectPath(transport), dbus.Dictionary(properties, signature='sv'), dbus_interface=ENDPOINT_IFACE, timeout=5)
+        state['a2dp'] = 'configured'
+        state['last_used'] = (endpoint['path'], codec)
+        state['endpoint'] = endpoint
+    except dbus.exceptions.DBusException as failure:
+        state['a2dp'] = 'SetConfiguration failed: ' + failure.get_dbus_name()
+        remove_object(transport, [TRANSPORT_IFACE])
+    state['a2dp_configuration'] = chosen
+
+
+def register_remote_seps(device_path):
+    '''As bluetoothd 5.52 and later after discovering the speaker's stream endpoints: one
+    org.bluez.MediaEndpoint1 object each (sepN below the device), whose SetConfiguration
+    sets the stream up again with a local endpoint and a configuration (a codec switch).'''
+    state = STATE.setdefault(device_path, {})
+    for index, (codec, caps) in enumerate(remote_seps(state)):
+        path = '%s/sep%d' % (device_path, index + 1)
+        if path in mockobject.objects:
+            continue
+        mock = mockobject.objects['/']
+        mock.AddObject(path, ENDPOINT_IFACE, {
+            'UUID': A2DP_SINK_UUID, 'Codec': dbus.Byte(codec), 'Capabilities': dbus.Array(caps, signature='y'),
+            'Device': dbus.ObjectPath(device_path), 'DelayReporting': dbus.Boolean(True),
+        }, [
+            ('SetConfiguration', 'oa{sv}', '', lambda obj, endpoint, properties, device_path=device_path, index=index:
+                remote_set_configuration(device_path, index, endpoint, properties)),
+        ])
+        interfaces_added(path, ENDPOINT_IFACE, mockobject.objects[path].props[ENDPOINT_IFACE])
+
+
+def remote_set_configuration(device_path, index, endpoint_path, properties):
+    state = STATE.setdefault(device_path, {})
+    seps = remote_seps(state)
+    if index >= len(seps):
+        raise error('InvalidArguments', 'no such endpoint')
+    codec, caps = seps[index]
+    endpoint = next((e for e in ENDPOINTS if e['path'] == str(endpoint_path) and e['uuid'] == A2DP_SOURCE_UUID and same_codec(e, codec, caps)), None)
+    if endpoint is None or 'Capabilities' not in properties:
+        raise error('InvalidArguments', 'Invalid arguments in method call')
+    state.setdefault('reconfigurations', []).append(str(endpoint_path))
+    # As bluetoothd's a2dp_reconfig: the stream open now is closed, then the new one configured.
+    ours = state.pop('transport_packets_socket', None)
+    if ours is not None:
+        ours.close()
+    clear_a2dp(device_path)
+    make_transport(device_path, endpoint, codec, [int(b) for b in properties['Capabilities']])
 
 
 def clear_a2dp(device_path):
@@ -503,6 +549,9 @@ def SetSinkCapabilities(self, path, capabilities):
 def SetSinkEndpoints(self, path, endpoints):
     '''Makes the device a Classic A2DP sink with these stream endpoints: (codec byte, capabilities).'''
     STATE.setdefault(str(path), {})['sink_seps'] = [(int(codec), [int(b) for b in caps]) for codec, caps in endpoints]
+    # bluetoothd learns the new endpoints at the next discovery.
+    for sep in [p for p in list(mockobject.objects) if p.startswith(str(path) + '/sep')]:
+        remove_object(sep, [ENDPOINT_IFACE])
 
 
 def SetConfigureAfter(self, path, milliseconds):
