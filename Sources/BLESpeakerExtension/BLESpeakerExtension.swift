@@ -441,6 +441,11 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
             logger.notice("the speaker set its audio stream up again", metadata: [
                 "device": "\(entry.device.displayName)", "from": "\(Self.codecName(previous))", "to": "\(Self.codecName(stream))",
             ])
+            routingManager.routeChanged(entry.session, reason: "codec \(Self.codecName(previous)) → \(Self.codecName(stream))")
+        } else if previous == nil {
+            routingManager.routeChanged(entry.session, reason: "audio stream \(Self.codecName(stream))")
+        } else if previous?.reportedDelayMicroseconds != stream.reportedDelayMicroseconds, let delay = stream.reportedDelayMicroseconds {
+            routingManager.routeChanged(entry.session, reason: "the speaker reports \(delay / 1000) ms of delay")
         }
         if replaced { await followPreference(id) }
         if entry.reconfiguring != nil {
@@ -708,7 +713,8 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
             let before = encoder.bitrate
             let taken = encoder.stepBitrate(down: step == .down)
             adaptation.stepped(step, taken: taken)
-            if taken {
+            if taken, let session = active[id]?.session {
+                routingManager.routeChanged(session, reason: "bit rate \(before / 1000) → \(encoder.bitrate / 1000) kbit/s (link \(step == .down ? "congested" : "recovered"))")
                 logger.info("Bluetooth bit rate stepped \(step == .down ? "down" : "up")", metadata: [
                     "device": "\(active[id]?.device.displayName ?? "")", "from": "\(before)", "to": "\(encoder.bitrate)",
                     "dropped": "\(adaptation.droppedPackets)", "queued": "\(queued)",

@@ -19,6 +19,9 @@ public enum MediaDeviceRoutingEvent: Sendable {
     case started(application: String?, playbackControl: PlaybackControl, session: MediaOutputSession)
     case sessionFailed(MediaOutputSession, error: MediaDeviceError)
     case volumeChanged(MediaOutputDevice, volume: Float, muted: Bool)
+    /// How the route plays changed (its codec, bit rate, declared latency): `reason` says what
+    /// changed, as people read it; ``MediaDeviceExtension/routeDetails(session:)`` has the rest.
+    case routeChanged(MediaOutputSession, reason: String)
     /// Data from the extension itself to the app (route data channel).
     case sendData(Data, toApplication: String, session: MediaOutputSession)
     /// Data from an application on the device to the app (session data channel).

@@ -57,6 +57,9 @@ public struct MediaDeviceRoutingManager: Sendable {
 
     /// The device's volume (0.0–1.0) or mute changed, by itself or confirming a
     /// request; the values travel with the report, so the system need not ask back.
+    /// How the route plays changed (a codec switch, a bit-rate step, a new latency).
+    public func routeChanged(_ session: MediaOutputSession, reason: String) { sink(.routeChanged(session, reason: reason)) }
+
     public func volumeChanged(for device: MediaOutputDevice, volume: Float, muted: Bool) {
         sink(.volumeChanged(device, volume: volume, muted: muted))
     }

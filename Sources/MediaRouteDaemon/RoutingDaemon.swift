@@ -544,6 +544,12 @@ public actor RoutingDaemon {
                     path: DaemonNames.devicePath(device.id), interface: Device1.interface,
                     changed: Device1.Properties.volumeValues(level: volume, muted: muted))
             }
+        case .routeChanged(let route, let reason):
+            logger.info("route changed", metadata: ["device": "\(route.device.displayName)", "reason": "\(reason)"])
+            if let values = await sessionProperties(route.session)?.values {
+                let details = values.filter { ["ProtocolVersion", "Timing", "Codec", "Bitrate", "LatencyDeclared"].contains($0.key) }
+                connection.emitPropertiesChanged(path: DaemonNames.sessionPath(route.session), interface: Session1.interface, changed: details)
+            }
         case .audioEnded(let route, let statistics):
             connection.emitPropertiesChanged(
                 path: DaemonNames.sessionPath(route.session), interface: Session1.interface,

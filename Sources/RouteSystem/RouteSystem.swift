@@ -777,6 +777,8 @@ public actor RouteSystem {
             for record in routes.values where record.route.key == k {
                 emit(.volumeChanged(record.route, volume: level, muted: muted))
             }
+        case .routeChanged(let session, let reason):
+            if let record = routes[session.id] { emit(.routeChanged(record.route, reason: reason)) }
         case .sendData(let data, let application, let session):
             if let record = routes[session.id] { emit(.routeData(record.route, application: application, data: data)) }
         case .receivedData(let data, let application, let session):

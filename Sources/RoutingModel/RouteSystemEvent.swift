@@ -25,6 +25,9 @@ public enum RouteSystemEvent: Sendable {
     /// A URL session ended; `reason` is nil for a requested stop.
     case sessionEnded(ActiveRoute, reason: MediaDeviceError?)
     case volumeChanged(ActiveRoute, volume: Float, muted: Bool)
+    /// How the route plays changed (its codec, bit rate or declared latency; `RouteStatus` has
+    /// them now): `reason` says what changed.
+    case routeChanged(ActiveRoute, reason: String)
     /// Real-time audio on the route ended by its writer and played out: its last statistics.
     case audioEnded(ActiveRoute, statistics: RealtimeAudioStatistics)
     /// Data from the extension to the app (route data channel).

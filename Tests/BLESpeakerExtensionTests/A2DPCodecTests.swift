@@ -230,6 +230,11 @@ import Testing
         #expect(await eventually { await packets(rig).contains { $0.count > 12 && $0[1] & 0x80 != 0 } }, "AAC packets (marker bit) flow")
         #expect(await rig.system.routeStatus(on: route.session)?.details.codec == "AAC")
         #expect(await rig.system.audioStatistics(on: route.session)?.active == true, "the app's stream went on")
+        let changed = await rig.recorder.first(timeout: .seconds(5)) { event -> String? in
+            if case .routeChanged(let changed, let reason) = event, changed == route, reason.contains("SBC → AAC") { return reason }
+            return nil
+        }
+        #expect(changed != nil, "an event says the codec changed")
         await rig.system.deactivate(route.session)
         _ = await writer.value
         close(acquisition.descriptor)
