@@ -1,3 +1,4 @@
+import BluetoothAudio
 import Coordination
 import DBus
 import Foundation
@@ -12,7 +13,7 @@ import MediaRouteTesting
 ///   mediaroute-bench hostile [DAEMON] [CTL] [RATE] [SECONDS]  the daemon's CPU and status latency under each LAN attack
 ///   mediaroute-bench wifi                      scan-dump parsing, and network change → SSDP search
 ///   mediaroute-bench bluez                     1 000 mock BLE devices, next to bleak
-///   mediaroute-bench realtime [SECONDS] [LOAD] one real-time SBC stream: CPU, latency added, underruns
+///   mediaroute-bench realtime [SECONDS] [LOAD] [CODEC]  one real-time A2DP stream (SBC, or aac/aptx/aptx_hd/ldac): CPU, latency added, underruns
 ///   mediaroute-bench bt-codecs [SECONDS]       CPU per stream of each A2DP codec (SBC, AAC, aptX, aptX HD, LDAC)
 ///   mediaroute-bench pipewire PATH/mediarouted [SECONDS]  pw-play → the route's PipeWire node: CPU of each process
 ///   mediaroute-bench raop [RUNS] [SECONDS]    AirPlay to shairport-sync: stream → first sound, CPU of one ALAC stream
@@ -34,7 +35,10 @@ struct Bench {
         case "bluez-decode": try await bluezDecode()
         case "bt-codecs": try bluetoothCodecs(seconds: Int(arguments.dropFirst().first ?? "") ?? 60)
         case "http": try await http(host: arguments.dropFirst().first!, port: UInt16(arguments.dropFirst(2).first!)!, path: arguments.dropFirst(3).first ?? "/")
-        case "realtime": try await realtime(seconds: Int(arguments.dropFirst().first ?? "") ?? 20, load: Int(arguments.dropFirst(2).first ?? "") ?? 0)
+        case "realtime":
+            try await realtime(
+                seconds: Int(arguments.dropFirst().first ?? "") ?? 20, load: Int(arguments.dropFirst(2).first ?? "") ?? 0,
+                codec: A2DPCodec(rawValue: arguments.dropFirst(3).first ?? "sbc") ?? .sbc)
         case "pipewire":
             try await pipewire(binary: arguments.dropFirst().first ?? ".build/release/mediarouted", seconds: Int(arguments.dropFirst(2).first ?? "") ?? 60)
         case "raop": try await raop(runs: Int(arguments.dropFirst().first ?? "") ?? 10, seconds: Int(arguments.dropFirst(2).first ?? "") ?? 30)

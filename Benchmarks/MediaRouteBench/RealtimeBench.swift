@@ -19,13 +19,13 @@ import Synchronization
 /// to the consumer seeing it is the latency delivery adds. CPU is the process's, less the
 /// writer's and the transport reader's threads.
 extension Bench {
-    static func realtime(seconds: Int, load: Int) async throws {
+    static func realtime(seconds: Int, load: Int, codec: A2DPCodec = .sbc) async throws {
         let pcm = SampleBuffer.Format.cdAudio
         let (reader, writer) = try PacedAudioDelivery.socketPair()
         var transport: [Int32] = [-1, -1]
         precondition(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &transport) == 0)
 
-        let encoder = try SBCEncoder(a2dpConfiguration: [0x21, 0x15, 2, 53], mtu: 895)
+        let encoder = try makeBluetoothAudioEncoder(codec, configuration: try codec.configuration(from: codec.sourceCapabilities), mtu: 895)
         let markers = Mutex<[Duration]>([])  // latency of each marker seen
         let written = Mutex<[ContinuousClock.Instant]>([])
         let configuration = PacedAudioDelivery.Configuration()
@@ -119,9 +119,9 @@ extension Bench {
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let cpu = cpuAfter - cpuBefore - threadCPU.withLock { $0 }
         let latencies = markers.withLock { $0 }.map(milliseconds).sorted()
-        print("realtime: \(seconds) s of 44.1 kHz stereo S16 → SBC (bitpool 53, MTU 895), \(load) busy process(es) beside it")
+        print("realtime: \(seconds) s of 44.1 kHz stereo S16 → \(codec) (\(encoder.bitrate / 1000) kbit/s, MTU 895), \(load) busy process(es) beside it")
         let helpers = threadCPU.withLock { $0 }
-        print("  wall \(format(wall, 2)) s; delivery + SBC + transport send CPU \(format(cpu, 3)) s = \(format(100 * cpu / wall, 3)) % of one core (process \(format(cpuAfter - cpuBefore, 3)) s less the writer's and transport reader's threads \(format(helpers, 3)) s)")
+        print("  wall \(format(wall, 2)) s; delivery + \(codec) + transport send CPU \(format(cpu, 3)) s = \(format(100 * cpu / wall, 3)) % of one core (process \(format(cpuAfter - cpuBefore, 3)) s less the writer's and transport reader's threads \(format(helpers, 3)) s)")
         print("  frames received \(statistics.framesReceived), delivered \(statistics.framesDelivered), underruns \(statistics.underruns), silence frames \(statistics.silenceFrames), dropped \(statistics.framesDropped)")
         if !latencies.isEmpty {
             print("  fd write → handed to the encoder (\(latencies.count) markers): p50 \(format(percentile(latencies, 0.5), 1)) ms, p95 \(format(percentile(latencies, 0.95), 1)) ms, max \(format(latencies.last!, 1)) ms; declared \(format(milliseconds(PacedAudioDelivery.addedLatency(for: pcm, configuration: configuration)), 1)) ms")

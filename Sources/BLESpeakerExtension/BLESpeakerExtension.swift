@@ -84,6 +84,9 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     private var known = DiscoveredDevices()
     private var discoveryRun = 0
     private var active: [UUID: Active] = [:]
+    /// Links being closed, by endpoint id: a new activation of the same speaker waits for the
+    /// close, or the disconnect it sends would end the new route (deactivate, then activate at once).
+    private var closing: [String: Task<Void, Never>] = [:]
     private let prompts = PromptBridge()
     /// How long an acquisition waits for a speaker to set its stream up (after the link, or
     /// again after a codec switch) before the session fails with that reason.
@@ -159,6 +162,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     }
 
     private func activate(_ id: UUID, endpoint: Endpoint) async {
+        await closing[endpoint.id]?.value
         guard let entry = active[id] else { return }
         do {
             let link = try await transport.connect(to: endpoint)
@@ -241,10 +245,22 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         entry.streamFollower?.cancel()
         entry.reconfiguring?.cancel()
         for waiter in entry.streamWaiters { waiter.resume() }
-        Task {
+        let endpointID = device.requiredNetworkEndpoints.first?.id ?? device.id
+        let previous = closing[endpointID]
+        let close = Task {
+            await previous?.value
             await prompts.answer(nil, session: session.id)
             await entry.link?.close()
         }
+        closing[endpointID] = close
+        Task {
+            await close.value
+            self.closed(endpointID, close)
+        }
+    }
+
+    private func closed(_ endpointID: String, _ task: Task<Void, Never>) {
+        if closing[endpointID] == task { closing[endpointID] = nil }
     }
 
     // MARK: Volume Control Service

@@ -9,6 +9,7 @@ import Glibc
 public import MediaDevice
 import RealtimeAudio
 import Synchronization
+import Logging
 public import RoutingModel
 
 /// One paced delivery of real-time audio on a route.
@@ -430,7 +431,12 @@ extension RouteSystem {
         guard let record = audioDeliveries[session.id], record.token == token else { return }
         await record.feeder.value
         guard audioDeliveries[session.id]?.token == token, let route = routes(session) else { return }
-        logger.info("real-time audio ended by its writer", metadata: ["device": "\(route.device.displayName)", "end": "\(end)"])
+        var metadata: Logger.Metadata = ["device": "\(route.device.displayName)", "end": "\(end)"]
+        if let statistics = audioStatistics(on: session) {
+            metadata["frames"] = "\(statistics.framesDelivered)"
+            metadata["underruns"] = "\(statistics.underruns)"
+        }
+        logger.info("real-time audio ended by its writer", metadata: metadata)
         if case .readFailed(let code) = end {
             logger.warning("real-time audio read failed", metadata: ["errno": "\(code)"])
         }

@@ -162,6 +162,24 @@ import Testing
         #expect(reason?.code == .unsupported && reason?.message.contains("set up none") == true, "\(String(describing: reason))")
     }
 
+    /// Deactivation disconnects the speaker in the background; an activation right after it
+    /// waits for that disconnect, or the disconnect would end the new route.
+    @Test func aSpeakerActivatedAgainAtOnceKeepsItsNewRoute() async throws {
+        let rig = try await base.makeRig(sinkCapabilities: [0xFF, 0xFF, 2, 53])
+        defer { Task { await rig.mock.stop() } }
+        let device = try #require(await rig.system.devicesList.first)
+        for _ in 0..<3 {
+            let first = try await rig.system.activate(deviceID: device.id)
+            await rig.system.deactivate(first.session)
+            let second = try await rig.system.activate(deviceID: device.id)
+            // Every signal the mock sent (the disconnect among them) has reached us.
+            await rig.transport.objectManager.synchronize()
+            #expect(await rig.system.activeRoutes.contains { $0.session == second.session }, "the new route stays")
+            #expect(try await transportCodec(rig).codec == 0x00, "and has its stream")
+            await rig.system.deactivate(second.session)
+        }
+    }
+
     @Test func theSpeakersReportedDelayIsTheRoutesLatency() async throws {
         let rig = try await base.makeRig(sinkCapabilities: [0xFF, 0xFF, 2, 53])
         defer { Task { await rig.mock.stop() } }

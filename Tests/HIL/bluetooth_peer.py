@@ -129,7 +129,8 @@ async def run_sink(spec: str, output_path: str, rounds: list[list[str]]) -> None
     """A classic A2DP sink that keeps what it is sent. Each AVDTP connection is a round with the
     stream endpoints its entry of `rounds` names (e.g. AAC and SBC, then Opus and SBC); the media
     packets of round N go to OUTPUT-N-CODEC.rtp as records of a 2-byte big-endian length, the
-    RTP marker bit (one byte), then the RTP payload."""
+    RTP marker bit (one byte), the RTP sequence number (2 bytes), the arrival time (a double,
+    seconds), then the RTP payload."""
     say(f"sink waiting for its controller on {spec}")
     transport = await open_transport(spec)
     # The guest's pump joins this port to btvirt late in its boot; until the rig says it did
@@ -161,7 +162,7 @@ async def run_sink(spec: str, output_path: str, rounds: list[list[str]]) -> None
                 if output is None:
                     output = open(f"{output_path}-{number}-{codec}.rtp", "wb")
                 packets += 1
-                output.write(struct.pack(">HB", len(packet.payload), packet.marker) + packet.payload)
+                output.write(struct.pack(">HBHd", len(packet.payload), packet.marker, packet.sequence_number, time.monotonic()) + packet.payload)
                 output.flush()
                 if packets in (1, 10, 100) or packets % 1000 == 0:
                     say(f"sink received {packets} A2DP packets ({codec}, round {number})")

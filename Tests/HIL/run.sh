@@ -132,7 +132,7 @@ if [ "$bluetooth" = 1 ]; then
 fi
 # $bluetooth_devices splits into its words on purpose.
 # shellcheck disable=SC2086
-timeout 420 qemu-system-x86_64 -accel tcg -m 1024 -nographic -no-reboot -nic none \
+timeout 420 qemu-system-x86_64 -accel tcg -smp 2 -m 1024 -nographic -no-reboot -nic none \
     -serial mon:stdio $bluetooth_devices \
     -kernel "$kernel/boot/vmlinuz-$version" -initrd "$cache/initramfs.gz" \
     -append "console=ttyS0 panic=-1 quiet hil.bluetooth=$bluetooth" >"$log" 2>&1 || true
@@ -172,11 +172,13 @@ ROUND
         /usr/bin/python3 - "$records" "$codec" "$records.in" <<'PY'
 import struct, sys
 data, codec, out = open(sys.argv[1], "rb").read(), sys.argv[2], open(sys.argv[3], "wb")
-offset, element = 0, b""
-while offset + 3 <= len(data):
-    length, marker = struct.unpack_from(">HB", data, offset)
-    payload = data[offset + 3:offset + 3 + length]
-    offset += 3 + length
+offset, element, sequences, arrivals = 0, b"", [], []
+while offset + 13 <= len(data):
+    length, marker, sequence, arrival = struct.unpack_from(">HBHd", data, offset)
+    payload = data[offset + 13:offset + 13 + length]
+    offset += 13 + length
+    sequences.append(sequence)
+    arrivals.append(arrival)
     if codec == "sbc":
         out.write(payload[1:])
         continue
@@ -184,6 +186,9 @@ while offset + 3 <= len(data):
     if marker:
         out.write(bytes([0x56, 0xE0 | (len(element) >> 8), len(element) & 0xFF]) + element)
         element = b""
+lost = sum((b - a - 1) & 0xFFFF for a, b in zip(sequences, sequences[1:]))
+span = arrivals[-1] - arrivals[0] if arrivals else 0
+print(f"hil: info round {sys.argv[1][-10:]}: {len(sequences)} packets arrived over {span:.1f} s ({len(sequences) / max(span, 0.001):.0f}/s), {lost} missing from the sequence")
 PY
         if [ "$codec" = aac ]; then
             ffmpeg -v error -f loas -i "$records.in" -f s16le -ac 2 -ar 44100 "$pcm" -y 2>"$cache/logs/ffmpeg-$round.log"
