@@ -15,13 +15,18 @@ extension Bench {
         }
         let piece = rate / 100 * 4
         print("codec     bitrate(kbit/s)  cpu(% of a core)  packets  library")
-        for codec in A2DPCodec.allCases.reversed() {
+        let runs: [(A2DPCodec, String?)] = [(.sbc, nil), (.aac, "fast"), (.aac, "twoloop"), (.aptx, nil), (.aptxHD, nil), (.ldac, nil)]
+        for (codec, coder) in runs {
             if let missing = codec.missingLibrary() {
                 print("\(codec): skipped, \(missing)")
                 continue
             }
             let configuration = try codec.configuration(from: codec.sourceCapabilities)
-            let encoder = try makeBluetoothAudioEncoder(codec, configuration: configuration, mtu: 895)
+            let encoder: any BluetoothAudioEncoder = if let coder {
+                try AACEncoder(a2dpConfiguration: configuration, mtu: 895, coder: coder)
+            } else {
+                try makeBluetoothAudioEncoder(codec, configuration: configuration, mtu: 895)
+            }
             var packets = 0
             let start = threadCPU()
             for offset in stride(from: 0, to: pcm.count, by: piece) {
@@ -34,7 +39,8 @@ extension Bench {
                 let size = path.flatMap { try? FileManager.default.attributesOfItem(atPath: URL(fileURLWithPath: $0).resolvingSymlinksInPath().path)[.size] as? Int }
                 library = "\(soname) \(size.map { "\($0 / 1024) KiB" } ?? "?")"
             }
-            print(String(format: "%-9@ %15d  %16.2f  %7d  %@", codec.description as NSString, encoder.bitrate / 1000, cpu / Double(seconds) * 100, packets, library as NSString))
+            let name = coder.map { "\(codec) (\($0))" } ?? codec.description
+            print(String(format: "%-15@ %15d  %16.2f  %7d  %@", name as NSString, encoder.bitrate / 1000, cpu / Double(seconds) * 100, packets, library as NSString))
         }
     }
 

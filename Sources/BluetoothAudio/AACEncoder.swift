@@ -41,8 +41,11 @@ public final class AACEncoder: BluetoothAudioEncoder {
         return max(minimumBitrate, rate)
     }
 
-    /// - Parameter a2dpConfiguration: the transport's `Configuration` (6 bytes of A2DP AAC capabilities, one of each).
-    public init(a2dpConfiguration: [UInt8], mtu: Int) throws(BluetoothAudioError) {
+    /// - Parameters:
+    ///   - a2dpConfiguration: the transport's `Configuration` (6 bytes of A2DP AAC capabilities, one of each).
+    ///   - coder: FFmpeg's `aac_coder`: `fast` (the default here: a fraction of `twoloop`'s CPU,
+    ///     FFmpeg's default, at the bit rates A2DP runs, which matters on a small box), `twoloop`.
+    public init(a2dpConfiguration: [UInt8], mtu: Int, coder: String = "fast") throws(BluetoothAudioError) {
         guard let configuration = AACCapabilities(bytes: a2dpConfiguration), let sampleRate = configuration.sampleRate,
             let channels = configuration.channelCount
         else { throw BluetoothAudioError("AAC configuration \(a2dpConfiguration) is not one configuration") }
@@ -50,7 +53,7 @@ public final class AACEncoder: BluetoothAudioEncoder {
         let bitrate = Self.targetBitrate(configuration, mtu: mtu)
         var message = [CChar](repeating: 0, count: 256)
         // The encoder codes the channels the configuration chose; stereo input is downmixed for one.
-        guard let encoder = mr_aac_open(Int32(sampleRate), Int32(channels), Int32(bitrate), &message, message.count) else {
+        guard let encoder = mr_aac_open(Int32(sampleRate), Int32(channels), Int32(bitrate), coder, &message, message.count) else {
             throw BluetoothAudioError("AAC: \(A2DPCodec.string(message))")
         }
         framesPerAccessUnit = Int(mr_aac_frame_size(encoder))

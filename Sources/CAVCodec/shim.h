@@ -39,6 +39,8 @@ struct mr_av_api {
     void (*channel_layout_default)(AVChannelLayout *layout, int channels);
     int (*channel_layout_copy)(AVChannelLayout *destination, const AVChannelLayout *source);
     void (*log_set_level)(int level);
+    int (*dict_set)(AVDictionary **dictionary, const char *key, const char *value, int flags);
+    void (*dict_free)(AVDictionary **dictionary);
 };
 
 static inline struct mr_av_api *mr_av(void) {
@@ -93,6 +95,8 @@ static int mr_av_open_locked(char *error, size_t size) {
     MR_AV_SYMBOL(util, channel_layout_default, "av_channel_layout_default")
     MR_AV_SYMBOL(util, channel_layout_copy, "av_channel_layout_copy")
     MR_AV_SYMBOL(util, log_set_level, "av_log_set_level")
+    MR_AV_SYMBOL(util, dict_set, "av_dict_set")
+    MR_AV_SYMBOL(util, dict_free, "av_dict_free")
 #undef MR_AV_SYMBOL
     // FFmpeg logs to stderr by itself; the daemon reports failures through its own log.
     api->log_set_level(AV_LOG_QUIET);
@@ -241,8 +245,11 @@ static inline void mr_aac_close(struct mr_aac *encoder) {
     free(encoder);
 }
 
-/* An encoder at `bit_rate` bits per second, or NULL with the reason in `error`. */
-static inline struct mr_aac *mr_aac_open(int sample_rate, int channels, int bit_rate, char *error, size_t size) {
+/*
+ * An encoder at `bit_rate` bits per second with FFmpeg's `aac_coder` named `coder` ("fast",
+ * "twoloop", "anmr"), or NULL with the reason in `error`.
+ */
+static inline struct mr_aac *mr_aac_open(int sample_rate, int channels, int bit_rate, const char *coder, char *error, size_t size) {
     if (mr_av_open(error, size) != 0) return NULL;
     struct mr_av_api *api = mr_av();
     const AVCodec *codec = api->find_encoder(AV_CODEC_ID_AAC);
@@ -271,7 +278,10 @@ static inline struct mr_aac *mr_aac_open(int sample_rate, int channels, int bit_
     context->profile = FF_PROFILE_AAC_LOW;
     api->channel_layout_default(&context->ch_layout, channels);
     context->time_base = (AVRational){1, sample_rate};
-    int result = api->open2(context, codec, NULL);
+    AVDictionary *options = NULL;
+    if (coder) api->dict_set(&options, "aac_coder", coder, 0);
+    int result = api->open2(context, codec, &options);
+    api->dict_free(&options);
     if (result < 0) {
         snprintf(error, size, "the AAC encoder did not open (error %d)", result);
         mr_aac_close(encoder);

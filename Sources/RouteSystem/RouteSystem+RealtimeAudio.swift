@@ -435,6 +435,7 @@ extension RouteSystem {
         if let statistics = audioStatistics(on: session) {
             metadata["frames"] = "\(statistics.framesDelivered)"
             metadata["underruns"] = "\(statistics.underruns)"
+            metadata["dropped"] = "\(statistics.framesDropped)"
         }
         logger.info("real-time audio ended by its writer", metadata: metadata)
         if case .readFailed(let code) = end {

@@ -49,6 +49,38 @@ func correlation(_ source: [Double], _ decoded: [Double], maximumLag: Int = 4_09
     return (at(best.lag, from: 5_000, count: max(0, count)), best.lag)
 }
 
+/// 50 ms windows (the first and last left out) whose own 1 kHz sine fit correlates ≥ 0.99:
+/// a skipped or repeated piece of audio breaks the window it falls in, which one correlation
+/// over the whole signal would hide.
+func matchingWindows(_ samples: [Double], rate: Int = 44_100) -> (matching: Int, total: Int) {
+    let window = rate / 20
+    let w = 2 * Double.pi * 1_000 / Double(rate)
+    var matching = 0, total = 0
+    var start = window
+    while start + 2 * window <= samples.count {
+        let x = samples[start..<(start + window)]
+        let mean = x.reduce(0, +) / Double(window)
+        var a = 0.0, b = 0.0
+        for (index, value) in x.enumerated() {
+            a += (value - mean) * sin(w * Double(index))
+            b += (value - mean) * cos(w * Double(index))
+        }
+        a *= 2 / Double(window)
+        b *= 2 / Double(window)
+        var dot = 0.0, xx = 0.0, ff = 0.0
+        for (index, value) in x.enumerated() {
+            let fit = a * sin(w * Double(index)) + b * cos(w * Double(index))
+            dot += (value - mean) * fit
+            xx += (value - mean) * (value - mean)
+            ff += fit * fit
+        }
+        total += 1
+        if xx > 0, ff > 0, dot / (xx * ff).squareRoot() >= 0.99 { matching += 1 }
+        start += window
+    }
+    return (matching, total)
+}
+
 /// Runs a Debian tool with `input` on stdin; its stdout.
 func run(_ tool: String, _ arguments: [String], input: [UInt8]) throws -> [UInt8] {
     let process = Process()
@@ -113,6 +145,8 @@ func loasStream(_ packets: [[UInt8]]) -> [UInt8] {
         #expect(decoded.count > 80_000, "ffmpeg decoded \(decoded.count) frames")
         let result = correlation(leftChannel(source, width: 2), decoded)
         #expect(result.value >= 0.99, "correlation \(result.value) at lag \(result.lag)")
+        let windows = matchingWindows(decoded)
+        #expect(windows.total >= 35 && windows.matching == windows.total, "\(windows.matching) of \(windows.total) 50 ms windows match")
     }
 
     @Test func aacStepsItsBitRateDownAndBackUp() throws {
@@ -159,6 +193,8 @@ func loasStream(_ packets: [[UInt8]]) -> [UInt8] {
         let decoded = leftChannel(pcm, width: 3)
         let result = correlation(leftChannel(source, width: 2), decoded)
         #expect(result.value >= 0.99, "correlation \(result.value) at lag \(result.lag)")
+        let windows = matchingWindows(decoded)
+        #expect(windows.total >= 15 && windows.matching == windows.total, "\(windows.matching) of \(windows.total) 50 ms windows match")
         #expect(encoder.bitrate == (highDefinition ? 529_200 : 352_800))
     }
 
