@@ -132,7 +132,7 @@ public enum A2DPCodec: String, Sendable, Hashable, CaseIterable, CustomStringCon
         case .sbc:
             return nil
         case .aac:
-            guard let encoder = mr_aac_open(44_100, 2, 128_000, "fast", &message, message.count) else {
+            guard let encoder = mr_aac_open(44_100, 2, 128_000, "twoloop", &message, message.count) else {
                 return "AAC needs FFmpeg's libavcodec 59 (Debian: libavcodec59): " + Self.string(message)
             }
             mr_aac_close(encoder)

@@ -45,6 +45,9 @@ public final class SBCEncoder: BluetoothAudioEncoder {
         var sbc = sbc_t()
         let result = a2dpConfiguration.withUnsafeBytes { sbc_init_a2dp(&sbc, MR_SBC_LE, $0.baseAddress, $0.count) }
         guard result == 0 else { throw BluetoothAudioError("libsbc refused the SBC configuration \(a2dpConfiguration) (error \(result))") }
+        // libsbc's A2DP set-up starts at bitpool 32 whatever the configuration says (212 kbit/s at
+        // 44.1 kHz joint stereo); the configuration's maximum is the bitpool the speaker agreed to.
+        if a2dpConfiguration[3] >= 2 { sbc.bitpool = a2dpConfiguration[3] }
         let codesize = sbc_get_codesize(&sbc)
         let frameLength = sbc_get_frame_length(&sbc)
         guard codesize > 0, frameLength > 0, 13 + frameLength <= mtu else {

@@ -296,6 +296,12 @@ extension RouteSystem {
             record.buffers.finish()
         }
         record.feeder.cancel()
+        if forgetting {
+            let statistics = record.delivery.statistics
+            logger.info("real-time audio stopped", metadata: [
+                "frames": "\(statistics.framesDelivered)", "underruns": "\(statistics.underruns)", "dropped": "\(statistics.framesDropped)",
+            ])
+        }
     }
 
     /// Opens one paced delivery of `format` for several routes that play as a group: one

@@ -180,6 +180,34 @@ import Testing
         }
     }
 
+    /// The speaker stops taking packets: the socket's queue grows and then refuses them; the
+    /// bit rate steps down (with an event), and the stream goes on when the speaker reads again.
+    @Test func aCongestedLinkStepsTheBitRateDown() async throws {
+        let rig = try await base.makeRig(sinkCapabilities: [0xFF, 0xFF, 2, 53])
+        defer { Task { await rig.mock.stop() } }
+        let device = try #require(await rig.system.devicesList.first)
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let writer = writeOnOwnThread(rampFrames(44_100 * 20), to: acquisition.descriptor, piece: 4_096, closing: false)
+        #expect(await eventually { await packets(rig).count > 10 })
+        let full = try #require(await rig.system.routeStatus(on: route.session)?.details.bitrate)
+        try await rig.mock.call("SpeakerStallsReading", [.objectPath(rig.speaker), .bool(true)])
+        let reason = await rig.recorder.first(timeout: .seconds(10)) { event -> String? in
+            if case .routeChanged(let changed, let reason) = event, changed == route, reason.contains("congested") { return reason }
+            return nil
+        }
+        #expect(reason != nil, "an event says the bit rate stepped down")
+        let lower = try #require(await rig.system.routeStatus(on: route.session)?.details.bitrate)
+        #expect(lower < full, "\(lower) bit/s after \(full)")
+        try await rig.mock.call("SpeakerStallsReading", [.objectPath(rig.speaker), .bool(false)])
+        let before = await packets(rig).count
+        #expect(await eventually { await packets(rig).count > before + 20 }, "the stream goes on")
+        #expect(await rig.system.audioStatistics(on: route.session)?.active == true)
+        await rig.system.deactivate(route.session)
+        _ = await writer.value
+        close(acquisition.descriptor)
+    }
+
     @Test func theSpeakersReportedDelayIsTheRoutesLatency() async throws {
         let rig = try await base.makeRig(sinkCapabilities: [0xFF, 0xFF, 2, 53])
         defer { Task { await rig.mock.stop() } }

@@ -324,7 +324,9 @@ def recording_socket(device_path, key):
             return False
         state[key].append(list(data))
         return True
-    GLib.io_add_watch(ours.fileno(), GLib.IO_IN | GLib.IO_HUP, readable)
+    state[key + '_reader'] = readable
+    if not state.get('stalled'):
+        state[key + '_watch'] = GLib.io_add_watch(ours.fileno(), GLib.IO_IN | GLib.IO_HUP, readable)
     fd = dbus.types.UnixFd(theirs.fileno())
     theirs.close()
     return fd
@@ -564,6 +566,19 @@ def SpeakerOpensStream(self, path):
     configure_a2dp(str(path))
 
 
+def SpeakerStallsReading(self, path, stalled):
+    '''A congested link: the speaker's side stops taking packets (they queue in the socket, then
+    the socket refuses more) until it is told to read again.'''
+    state = STATE.setdefault(str(path), {})
+    state['stalled'] = bool(stalled)
+    key = 'transport_packets'
+    ours = state.get(key + '_socket')
+    if stalled and state.get(key + '_watch'):
+        GLib.source_remove(state.pop(key + '_watch'))
+    elif not stalled and ours is not None and not state.get(key + '_watch'):
+        state[key + '_watch'] = GLib.io_add_watch(ours.fileno(), GLib.IO_IN | GLib.IO_HUP, state[key + '_reader'])
+
+
 def SpeakerReportsDelay(self, path, delay):
     '''The speaker's AVDTP Delay Report (1/10 ms): on its transport's Delay, as bluetoothd puts it.'''
     state = STATE.setdefault(str(path), {})
@@ -763,6 +778,7 @@ def load(mock, _parameters):
         ('SetConfigureAfter', 'ou', '', SetConfigureAfter),
         ('SpeakerOpensStream', 'o', '', SpeakerOpensStream),
         ('SpeakerReportsDelay', 'oq', '', SpeakerReportsDelay),
+        ('SpeakerStallsReading', 'ob', '', SpeakerStallsReading),
         ('TransportCodec', 'o', 'yay', lambda self, path: (dbus.Byte(mockobject.objects[str(path) + '/fd0'].props[TRANSPORT_IFACE]['Codec']), dbus.Array(mockobject.objects[str(path) + '/fd0'].props[TRANSPORT_IFACE]['Configuration'], signature='y'))),
         ('Endpoints', '', 'a(sosyay)', Endpoints),
         ('SetDeviceClass', 'ou', '', lambda self, path, value: set_props(str(path), DEVICE_IFACE, {'Class': dbus.UInt32(value, variant_level=1)})),
