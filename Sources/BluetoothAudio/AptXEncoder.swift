@@ -61,48 +61,60 @@ public final class AptXEncoder: BluetoothAudioEncoder {
             state.pending += pcm
             let usable = state.pending.count / pcmBytesPerFrame * pcmBytesPerFrame
             if usable > 0 {
-                // S16 to S24 little-endian: the sample in the top two bytes.
-                state.wide.removeAll(keepingCapacity: true)
-                state.wide.reserveCapacity(usable / 2 * 3)
-                for index in stride(from: 0, to: usable, by: 2) {
-                    state.wide.append(0)
-                    state.wide.append(state.pending[index])
-                    state.wide.append(state.pending[index + 1])
+                // S16 to S24 little-endian (the sample in the top two bytes), into buffers kept
+                // between calls: no allocation once they have grown to a delivery's size.
+                let wideCount = usable / 2 * 3
+                if state.wide.count < wideCount { state.wide = [UInt8](repeating: 0, count: wideCount) }
+                state.pending.withUnsafeBufferPointer { input in
+                    state.wide.withUnsafeMutableBufferPointer { wide in
+                        var out = 0
+                        for index in stride(from: 0, to: usable, by: 2) {
+                            wide[out] = 0
+                            wide[out + 1] = input[index]
+                            wide[out + 2] = input[index + 1]
+                            out += 3
+                        }
+                    }
                 }
                 let start = state.encoded.count
                 let capacity = usable / pcmBytesPerFrame * codewordLength
-                state.encoded += [UInt8](repeating: 0, count: capacity)
+                state.encoded.append(contentsOf: repeatElement(0, count: capacity))
                 var written = 0
                 let consumed = state.wide.withUnsafeBytes { input in
                     state.encoded.withUnsafeMutableBytes { out in
-                        mr_aptx_encode(context, input.baseAddress, input.count, out.baseAddress! + start, capacity, &written)
+                        mr_aptx_encode(context, input.baseAddress, wideCount, out.baseAddress! + start, capacity, &written)
                     }
                 }
-                guard consumed == state.wide.count, written == capacity else {
-                    throw BluetoothAudioError("libfreeaptx encoded \(consumed) of \(state.wide.count) bytes")
+                guard consumed == wideCount, written == capacity else {
+                    throw BluetoothAudioError("libfreeaptx encoded \(consumed) of \(wideCount) bytes")
                 }
                 state.pending.removeFirst(usable)
             }
             var packets: [[UInt8]] = []
-            while state.encoded.count >= payloadLength {
-                packets.append(Self.packet(&state, length: payloadLength, hd: highDefinition, codeword: codewordLength))
+            var offset = 0
+            while state.encoded.count - offset >= payloadLength {
+                packets.append(Self.packet(&state, from: offset, length: payloadLength, hd: highDefinition, codeword: codewordLength))
+                offset += payloadLength
             }
+            state.encoded.removeFirst(offset)
             return packets
         }
     }
 
     public func flush() -> [[UInt8]] {
         state.withLock { state in
-            state.encoded.isEmpty ? [] : [Self.packet(&state, length: state.encoded.count, hd: highDefinition, codeword: codewordLength)]
+            guard !state.encoded.isEmpty else { return [] }
+            let packet = Self.packet(&state, from: 0, length: state.encoded.count, hd: highDefinition, codeword: codewordLength)
+            state.encoded.removeAll(keepingCapacity: true)
+            return [packet]
         }
     }
 
-    private static func packet(_ state: inout State, length: Int, hd: Bool, codeword: Int) -> [UInt8] {
+    private static func packet(_ state: inout State, from offset: Int, length: Int, hd: Bool, codeword: Int) -> [UInt8] {
         var packet: [UInt8] = []
         packet.reserveCapacity(length + 12)
         if hd { appendRTPHeader(&packet, sequence: state.sequence, timestamp: state.timestamp) }
-        packet += state.encoded[0..<length]
-        state.encoded.removeFirst(length)
+        packet += state.encoded[offset..<(offset + length)]
         state.sequence &+= 1
         state.timestamp &+= UInt32(length / codeword * 4)
         return packet
