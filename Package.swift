@@ -411,7 +411,7 @@ let package = Package(
             dependencies: ["ExtensionCatalogue", "BoxConfiguration", "RouteSystem", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "MediaRouteBusAPITests", dependencies: ["MediaRouteBusAPI", "DBus", "RoutingModel"]),
         .testTarget(name: "RoutingModelTests", dependencies: ["RoutingModel"]),
-        .testTarget(name: "BluetoothAudioTests", dependencies: ["BluetoothAudio"]),
+        .testTarget(name: "BluetoothAudioTests", dependencies: ["BluetoothAudio", "MediaRouteTestSupport"]),
         .testTarget(name: "MediaRouteExecutorsTests", dependencies: ["MediaRouteExecutors"]),
         .testTarget(name: "IOReactorTests", dependencies: ["IOReactor"]),
         .testTarget(name: "RealtimeAudioTests", dependencies: ["RealtimeAudio", "IOReactor", "MediaDevice", "RoutingModel", "MediaRouteTestSupport", "MediaRouteTesting"]),

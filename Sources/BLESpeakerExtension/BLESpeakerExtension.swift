@@ -61,6 +61,8 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         var adaptation: LinkAdaptation?
         /// The codec last asked of the speaker for the person's preference (asked once).
         var requestedCodec: A2DPCodec?
+        /// The stream that went, until the next one comes: what a switch is reported from.
+        var lostStream: AudioStreamConfiguration?
         var streaming: Streaming?
         /// Follows the stream's state while samples flow: the speaker suspending it or the
         /// stream going ends delivery.
@@ -441,12 +443,16 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     private func streamChanged(_ id: UUID, _ stream: AudioStreamConfiguration?) async {
         guard let entry = active[id], let audio = entry.audioLink else { return }
         guard let stream else {
+            if let gone = entry.stream { active[id]?.lostStream = gone }
             active[id]?.stream = nil
             active[id]?.transportWatcher?.cancel()
             active[id]?.transportWatcher = nil
             return
         }
-        let previous = entry.stream
+        // The stream before: the one now, or the one that went (the transport's removal and the
+        // new one's arrival may come in either order).
+        let previous = entry.stream ?? entry.lostStream
+        active[id]?.lostStream = nil
         let replaced = previous == nil || previous?.codec != stream.codec || previous?.configuration != stream.configuration
         if replaced {
             active[id]?.transportWatcher?.cancel()

@@ -105,15 +105,15 @@ static int mr_av_open_locked(char *error, size_t size) {
     return 0;
 }
 
-/* One ALAC encoder of 16-bit interleaved PCM, `frames_per_packet` frames at a time. */
-struct mr_alac {
+/* One FFmpeg encoder of 16-bit interleaved PCM: its context, a frame and a packet kept between calls. */
+struct mr_av_encoder {
     AVCodecContext *context;
     AVFrame *frame;
     AVPacket *packet;
     int channels;
 };
 
-static inline void mr_alac_close(struct mr_alac *encoder) {
+static inline void mr_av_encoder_close(struct mr_av_encoder *encoder) {
     if (!encoder) return;
     struct mr_av_api *api = mr_av();
     if (encoder->packet) api->packet_free(&encoder->packet);
@@ -122,16 +122,16 @@ static inline void mr_alac_close(struct mr_alac *encoder) {
     free(encoder);
 }
 
-/* An encoder, or NULL with the reason in `error`. */
-static inline struct mr_alac *mr_alac_open(int sample_rate, int channels, int frames_per_packet, char *error, size_t size) {
+/* The encoder `id` (named `name` in errors) with its context, frame and packet allocated, not opened; NULL with the reason. */
+static inline struct mr_av_encoder *mr_av_encoder_new(enum AVCodecID id, const char *name, int channels, const AVCodec **found, char *error, size_t size) {
     if (mr_av_open(error, size) != 0) return NULL;
     struct mr_av_api *api = mr_av();
-    const AVCodec *codec = api->find_encoder(AV_CODEC_ID_ALAC);
+    const AVCodec *codec = api->find_encoder(id);
     if (!codec) {
-        snprintf(error, size, "this libavcodec has no ALAC encoder");
+        snprintf(error, size, "this libavcodec has no %s encoder", name);
         return NULL;
     }
-    struct mr_alac *encoder = calloc(1, sizeof *encoder);
+    struct mr_av_encoder *encoder = calloc(1, sizeof *encoder);
     if (!encoder) {
         snprintf(error, size, "out of memory");
         return NULL;
@@ -142,9 +142,50 @@ static inline struct mr_alac *mr_alac_open(int sample_rate, int channels, int fr
     encoder->packet = api->packet_alloc();
     if (!encoder->context || !encoder->frame || !encoder->packet) {
         snprintf(error, size, "out of memory");
-        mr_alac_close(encoder);
+        mr_av_encoder_close(encoder);
         return NULL;
     }
+    *found = codec;
+    return encoder;
+}
+
+/* Gives the opened encoder's frame `samples` samples of `format` in its context's layout; 0, or -1 (out of memory). */
+static inline int mr_av_encoder_frame(struct mr_av_encoder *encoder, enum AVSampleFormat format, int samples) {
+    struct mr_av_api *api = mr_av();
+    AVFrame *frame = encoder->frame;
+    frame->format = format;
+    frame->nb_samples = samples;
+    frame->sample_rate = encoder->context->sample_rate;
+    api->channel_layout_copy(&frame->ch_layout, &encoder->context->ch_layout);
+    return api->frame_get_buffer(frame, 0) < 0 ? -1 : 0;
+}
+
+/* Receives the encoder's next packet into `out`: its length, 0 when it has none yet, or a negative FFmpeg error. */
+static inline int mr_av_encoder_receive(struct mr_av_encoder *encoder, uint8_t *out, int capacity) {
+    struct mr_av_api *api = mr_av();
+    AVPacket *packet = encoder->packet;
+    int result = api->receive_packet(encoder->context, packet);
+    if (result == AVERROR(EAGAIN) || result == AVERROR_EOF) return 0;
+    if (result < 0) return result;
+    int length = packet->size;
+    if (length > capacity) {
+        api->packet_unref(packet);
+        return AVERROR(ENOSPC);
+    }
+    memcpy(out, packet->data, (size_t)length);
+    api->packet_unref(packet);
+    return length;
+}
+
+/* ALAC (AirPlay): an encoder taking `frames_per_packet` frames at a time. */
+static inline void mr_alac_close(struct mr_av_encoder *encoder) { mr_av_encoder_close(encoder); }
+
+/* An encoder, or NULL with the reason in `error`. */
+static inline struct mr_av_encoder *mr_alac_open(int sample_rate, int channels, int frames_per_packet, char *error, size_t size) {
+    const AVCodec *codec = NULL;
+    struct mr_av_encoder *encoder = mr_av_encoder_new(AV_CODEC_ID_ALAC, "ALAC", channels, &codec, error, size);
+    if (!encoder) return NULL;
+    struct mr_av_api *api = mr_av();
     AVCodecContext *context = encoder->context;
     context->sample_rate = sample_rate;
     context->sample_fmt = AV_SAMPLE_FMT_S16P;
@@ -169,12 +210,7 @@ static inline struct mr_alac *mr_alac_open(int sample_rate, int channels, int fr
         return NULL;
     }
     context->frame_size = frames_per_packet;
-    AVFrame *frame = encoder->frame;
-    frame->format = AV_SAMPLE_FMT_S16P;
-    frame->nb_samples = frames_per_packet;
-    frame->sample_rate = sample_rate;
-    api->channel_layout_copy(&frame->ch_layout, &context->ch_layout);
-    if (api->frame_get_buffer(frame, 0) < 0) {
+    if (mr_av_encoder_frame(encoder, AV_SAMPLE_FMT_S16P, frames_per_packet) != 0) {
         snprintf(error, size, "out of memory");
         mr_alac_close(encoder);
         return NULL;
@@ -183,7 +219,7 @@ static inline struct mr_alac *mr_alac_open(int sample_rate, int channels, int fr
 }
 
 /* The encoder's ALAC magic cookie (its configuration, 36 bytes); its length, or -1 when it does not fit. */
-static inline int mr_alac_cookie(struct mr_alac *encoder, uint8_t *out, int capacity) {
+static inline int mr_alac_cookie(struct mr_av_encoder *encoder, uint8_t *out, int capacity) {
     AVCodecContext *context = encoder->context;
     if (!context->extradata || context->extradata_size > capacity) return -1;
     memcpy(out, context->extradata, (size_t)context->extradata_size);
@@ -194,7 +230,7 @@ static inline int mr_alac_cookie(struct mr_alac *encoder, uint8_t *out, int capa
  * Encodes `frames` (at most frames_per_packet) interleaved S16LE frames into `out`: the
  * packet's length, 0 when the encoder gave none, or a negative FFmpeg error.
  */
-static inline int mr_alac_encode(struct mr_alac *encoder, const uint8_t *pcm, int frames, uint8_t *out, int capacity) {
+static inline int mr_alac_encode(struct mr_av_encoder *encoder, const uint8_t *pcm, int frames, uint8_t *out, int capacity) {
     struct mr_av_api *api = mr_av();
     AVFrame *frame = encoder->frame;
     if (frames <= 0 || frames > encoder->context->frame_size) return AVERROR(EINVAL);
@@ -211,66 +247,24 @@ static inline int mr_alac_encode(struct mr_alac *encoder, const uint8_t *pcm, in
     }
     result = api->send_frame(encoder->context, frame);
     if (result < 0) return result;
-    AVPacket *packet = encoder->packet;
-    result = api->receive_packet(encoder->context, packet);
-    if (result == AVERROR(EAGAIN)) return 0;
-    if (result < 0) return result;
-    int length = packet->size;
-    if (length > capacity) {
-        api->packet_unref(packet);
-        return AVERROR(ENOSPC);
-    }
-    memcpy(out, packet->data, (size_t)length);
-    api->packet_unref(packet);
-    return length;
+    return mr_av_encoder_receive(encoder, out, capacity);
 }
 
 /*
  * One AAC-LC encoder (FFmpeg's native `aac`) of 16-bit interleaved PCM, 1024 frames a packet:
  * raw access units, framed for A2DP by the caller (LATM, BluetoothAudio's AACEncoder).
  */
-struct mr_aac {
-    AVCodecContext *context;
-    AVFrame *frame;
-    AVPacket *packet;
-    int channels;
-};
-
-static inline void mr_aac_close(struct mr_aac *encoder) {
-    if (!encoder) return;
-    struct mr_av_api *api = mr_av();
-    if (encoder->packet) api->packet_free(&encoder->packet);
-    if (encoder->frame) api->frame_free(&encoder->frame);
-    if (encoder->context) api->free_context(&encoder->context);
-    free(encoder);
-}
+static inline void mr_aac_close(struct mr_av_encoder *encoder) { mr_av_encoder_close(encoder); }
 
 /*
  * An encoder at `bit_rate` bits per second with FFmpeg's `aac_coder` named `coder` ("fast",
  * "twoloop", "anmr"), or NULL with the reason in `error`.
  */
-static inline struct mr_aac *mr_aac_open(int sample_rate, int channels, int bit_rate, const char *coder, char *error, size_t size) {
-    if (mr_av_open(error, size) != 0) return NULL;
+static inline struct mr_av_encoder *mr_aac_open(int sample_rate, int channels, int bit_rate, const char *coder, char *error, size_t size) {
+    const AVCodec *codec = NULL;
+    struct mr_av_encoder *encoder = mr_av_encoder_new(AV_CODEC_ID_AAC, "AAC", channels, &codec, error, size);
+    if (!encoder) return NULL;
     struct mr_av_api *api = mr_av();
-    const AVCodec *codec = api->find_encoder(AV_CODEC_ID_AAC);
-    if (!codec) {
-        snprintf(error, size, "this libavcodec has no AAC encoder");
-        return NULL;
-    }
-    struct mr_aac *encoder = calloc(1, sizeof *encoder);
-    if (!encoder) {
-        snprintf(error, size, "out of memory");
-        return NULL;
-    }
-    encoder->channels = channels;
-    encoder->context = api->alloc_context3(codec);
-    encoder->frame = api->frame_alloc();
-    encoder->packet = api->packet_alloc();
-    if (!encoder->context || !encoder->frame || !encoder->packet) {
-        snprintf(error, size, "out of memory");
-        mr_aac_close(encoder);
-        return NULL;
-    }
     AVCodecContext *context = encoder->context;
     context->sample_rate = sample_rate;
     context->sample_fmt = AV_SAMPLE_FMT_FLTP;  // the only format FFmpeg's native encoder takes
@@ -287,12 +281,7 @@ static inline struct mr_aac *mr_aac_open(int sample_rate, int channels, int bit_
         mr_aac_close(encoder);
         return NULL;
     }
-    AVFrame *frame = encoder->frame;
-    frame->format = AV_SAMPLE_FMT_FLTP;
-    frame->nb_samples = context->frame_size;
-    frame->sample_rate = sample_rate;
-    api->channel_layout_copy(&frame->ch_layout, &context->ch_layout);
-    if (api->frame_get_buffer(frame, 0) < 0) {
+    if (mr_av_encoder_frame(encoder, AV_SAMPLE_FMT_FLTP, context->frame_size) != 0) {
         snprintf(error, size, "out of memory");
         mr_aac_close(encoder);
         return NULL;
@@ -301,22 +290,22 @@ static inline struct mr_aac *mr_aac_open(int sample_rate, int channels, int bit_
 }
 
 /* Frames per access unit (1024 for AAC-LC). */
-static inline int mr_aac_frame_size(struct mr_aac *encoder) { return encoder->context->frame_size; }
+static inline int mr_aac_frame_size(struct mr_av_encoder *encoder) { return encoder->context->frame_size; }
 
 /* The bit rate the encoder runs at now. */
-static inline int mr_aac_bit_rate(struct mr_aac *encoder) { return (int)encoder->context->bit_rate; }
+static inline int mr_aac_bit_rate(struct mr_av_encoder *encoder) { return (int)encoder->context->bit_rate; }
 
 /*
  * Changes the target bit rate of an open encoder: FFmpeg's native encoder reads
  * `bit_rate` for each frame's bit budget, so the next frames follow it.
  */
-static inline void mr_aac_set_bit_rate(struct mr_aac *encoder, int bit_rate) { encoder->context->bit_rate = bit_rate; }
+static inline void mr_aac_set_bit_rate(struct mr_av_encoder *encoder, int bit_rate) { encoder->context->bit_rate = bit_rate; }
 
 /*
  * Encodes one frame of `frame_size` interleaved S16LE frames (NULL at the end: drains) into
  * `out`: the access unit's length, 0 when the encoder gave none yet, or a negative FFmpeg error.
  */
-static inline int mr_aac_encode(struct mr_aac *encoder, const uint8_t *pcm, uint8_t *out, int capacity) {
+static inline int mr_aac_encode(struct mr_av_encoder *encoder, const uint8_t *pcm, uint8_t *out, int capacity) {
     struct mr_av_api *api = mr_av();
     int result;
     if (pcm) {
@@ -338,17 +327,6 @@ static inline int mr_aac_encode(struct mr_aac *encoder, const uint8_t *pcm, uint
         if (result == AVERROR_EOF) result = 0;
     }
     if (result < 0) return result;
-    AVPacket *packet = encoder->packet;
-    result = api->receive_packet(encoder->context, packet);
-    if (result == AVERROR(EAGAIN) || result == AVERROR_EOF) return 0;
-    if (result < 0) return result;
-    int length = packet->size;
-    if (length > capacity) {
-        api->packet_unref(packet);
-        return AVERROR(ENOSPC);
-    }
-    memcpy(out, packet->data, (size_t)length);
-    api->packet_unref(packet);
-    return length;
+    return mr_av_encoder_receive(encoder, out, capacity);
 }
 #endif

@@ -12,7 +12,7 @@ final class ALACEncoder {
     let configuration: ALACConfiguration
     /// Why frames go out uncompressed; nil when FFmpeg encodes them.
     let fallbackReason: String?
-    private let encoder: UnsafeMutablePointer<mr_alac>?
+    private let encoder: UnsafeMutablePointer<mr_av_encoder>?
     private var output = [UInt8](repeating: 0, count: 8 * 1024)
 
     init() {

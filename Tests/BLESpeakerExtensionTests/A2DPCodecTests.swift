@@ -80,8 +80,11 @@ import Testing
         let streaming = try #require(await rig.system.routeStatus(on: route.session))
         #expect(streaming.details.bitrate.map { $0 <= 256_000 && $0 >= 64_000 } == true, "the encoder's rate: \(String(describing: streaming.details.bitrate))")
         let pcm = try runTool("/usr/bin/ffmpeg", ["-v", "error", "-f", "loas", "-i", "pipe:0", "-f", "s16le", "-ac", "2", "-ar", "44100", "pipe:1"], input: loasStream(await packets(rig)))
-        let result = toneCorrelation(source, pcm)
-        #expect(result >= 0.99, "correlation \(result) of the decoded AAC with the tone")
+        let decoded = leftChannel(pcm, width: 2)
+        let result = correlation(leftChannel(source, width: 2), decoded)
+        #expect(result.value >= 0.99, "correlation \(result.value) of the decoded AAC with the tone")
+        let windows = matchingWindows(decoded)
+        #expect(windows.total >= 25 && windows.matching == windows.total, "\(windows.matching) of \(windows.total) 50 ms windows match")
         await rig.system.deactivate(route.session)
     }
 
@@ -299,55 +302,5 @@ func tone(frames: Int) -> [UInt8] {
     return bytes
 }
 
-/// The best normalised correlation of the left channels (lags up to 4096 frames: AAC's delay).
-func toneCorrelation(_ source: [UInt8], _ decoded: [UInt8]) -> Double {
-    func left(_ bytes: [UInt8]) -> [Double] {
-        stride(from: 0, to: bytes.count - 3, by: 4).map { Double(Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8)) }
-    }
-    let a = left(source), b = left(decoded)
-    func at(_ lag: Int, _ from: Int, _ count: Int) -> Double {
-        var dot = 0.0, aa = 0.0, bb = 0.0
-        for index in from..<(from + count) where index + lag < b.count && index < a.count {
-            dot += a[index] * b[index + lag]
-            aa += a[index] * a[index]
-            bb += b[index + lag] * b[index + lag]
-        }
-        return aa > 0 && bb > 0 ? dot / (aa * bb).squareRoot() : 0
-    }
-    var best = (value: -1.0, lag: 0)
-    for lag in 0...4_096 where at(lag, 5_000, 1_000) > best.value { best = (at(lag, 5_000, 1_000), lag) }
-    return at(best.lag, 5_000, max(0, min(a.count, b.count - best.lag) - 10_000))
-}
 
-/// LOAS around the LATM elements of A2DP AAC packets, for FFmpeg's `loas` demuxer.
-func loasStream(_ packets: [[UInt8]]) -> [UInt8] {
-    var stream: [UInt8] = []
-    var element: [UInt8] = []
-    for packet in packets where packet.count > 12 {
-        element += packet[12...]
-        guard packet[1] & 0x80 != 0 else { continue }
-        stream += [0x56, 0xE0 | UInt8(element.count >> 8), UInt8(element.count & 0xFF)] + element
-        element = []
-    }
-    return stream
-}
 
-/// A Debian tool's stdout for `input` on its stdin.
-func runTool(_ tool: String, _ arguments: [String], input: [UInt8]) throws -> [UInt8] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: tool)
-    process.arguments = arguments
-    let stdin = Pipe(), stdout = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let writer = Thread {
-        stdin.fileHandleForWriting.write(Data(input))
-        try? stdin.fileHandleForWriting.close()
-    }
-    writer.start()
-    let output = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return [UInt8](output)
-}

@@ -5,6 +5,19 @@ import MediaRouteTestSupport
 import Testing
 import MediaRouteTesting
 
+/// The daemon's `Device1` object of the device named `name`, when it publishes one.
+func devicePath(named name: String, on connection: DBusConnection) async -> DBusObjectPath? {
+    guard let reply = try? await connection.call(
+        destination: DaemonNames.busName, path: DaemonNames.root, interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects"),
+        case .dictionary(_, _, let objects)? = reply.first
+    else { return nil }
+    for object in objects {
+        guard let interfaces = object.value.dictionary, let device = interfaces[DaemonNames.device]?.dictionary else { continue }
+        if device["Name"]?.unwrapped == .string(name) { return object.key.objectPath }
+    }
+    return nil
+}
+
 /// mediarouted with BLE speakers: BlueZ (the mock) on one bus, the daemon's API on another.
 @Suite(.timeLimit(.minutes(1)), .enabled(if: BlueZMock.available))
 struct BLESpeakerDaemonTests {
@@ -27,17 +40,7 @@ struct BLESpeakerDaemonTests {
         defer { connection.close() }
         #expect(await eventually(timeout: .seconds(10)) { (try? await connection.nameOwner(of: DaemonNames.busName)) ?? nil != nil })
         _ = try await connection.call(destination: DaemonNames.busName, path: DaemonNames.root, interface: DaemonNames.manager, member: "StartDiscovery")
-        @Sendable func speakerPath() async -> DBusObjectPath? {
-            guard let reply = try? await connection.call(
-                destination: DaemonNames.busName, path: DaemonNames.root, interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects"),
-                case .dictionary(_, _, let objects)? = reply.first
-            else { return nil }
-            for object in objects {
-                guard let interfaces = object.value.dictionary, let device = interfaces[DaemonNames.device]?.dictionary else { continue }
-                if device["Name"]?.unwrapped == .string("Porch Speaker") { return object.key.objectPath }
-            }
-            return nil
-        }
+        @Sendable func speakerPath() async -> DBusObjectPath? { await devicePath(named: "Porch Speaker", on: connection) }
         #expect(await eventually { await speakerPath() != nil })
         let path = try #require(await speakerPath())
         _ = try await connection.call(destination: DaemonNames.busName, path: path, interface: DaemonNames.device, member: "Activate", [.string("")])
@@ -75,17 +78,7 @@ struct BluetoothCodecDaemonTests {
         defer { connection.close() }
         #expect(await eventually(timeout: .seconds(10)) { (try? await connection.nameOwner(of: DaemonNames.busName)) ?? nil != nil })
         _ = try await connection.call(destination: DaemonNames.busName, path: DaemonNames.root, interface: DaemonNames.manager, member: "StartDiscovery")
-        @Sendable func speakerPath() async -> DBusObjectPath? {
-            guard let reply = try? await connection.call(
-                destination: DaemonNames.busName, path: DaemonNames.root, interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects"),
-                case .dictionary(_, _, let objects)? = reply.first
-            else { return nil }
-            for object in objects {
-                guard let interfaces = object.value.dictionary, let device = interfaces[DaemonNames.device]?.dictionary else { continue }
-                if device["Name"]?.unwrapped == .string("Hall Speaker") { return object.key.objectPath }
-            }
-            return nil
-        }
+        @Sendable func speakerPath() async -> DBusObjectPath? { await devicePath(named: "Hall Speaker", on: connection) }
         #expect(await eventually { await speakerPath() != nil })
         let path = try #require(await speakerPath())
         let session = try #require(try await connection.call(
