@@ -88,6 +88,43 @@ import Testing
         await rig.system.deactivate(route.session)
     }
 
+    /// aptX, aptX HD and LDAC speakers (vendor codecs: told apart by the identifier their element
+    /// starts with) get their codec and its packets: aptX decoded back by freeaptxdec, LDAC's
+    /// frames checked by their headers (Debian has no LDAC decoder).
+    @Test(arguments: [A2DPCodec.aptx, .aptxHD, .ldac]) func aVendorCodecSpeakerGetsItsCodec(_ codec: A2DPCodec) async throws {
+        guard codec.missingLibrary() == nil, FileManager.default.isExecutableFile(atPath: "/usr/bin/freeaptxdec") else {
+            Issue.record("\(codec) needs its library and freeaptx-utils (scripts/install-deps.sh)")
+            return
+        }
+        let sink: (codec: UInt8, capabilities: [UInt8]) = (0xFF, codec.sourceCapabilities)
+        let rig = try await base.makeRig(sinkCapabilities: [0xFF, 0xFF, 2, 53], sources: Self.everyCodec, sinkEndpoints: [Self.sbcSink, sink])
+        defer { Task { await rig.mock.stop() } }
+        let device = try #require(await rig.system.devicesList.first)
+        let route = try await rig.system.activate(deviceID: device.id)
+        let negotiated = try await transportCodec(rig)
+        #expect(A2DPCodec(codecByte: negotiated.codec, configuration: negotiated.configuration) == codec)
+        #expect(await rig.system.routeStatus(on: route.session)?.details.codec == codec.description)
+        let source = tone(frames: 44_100 * 2)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        _ = await writeOnOwnThread(source, to: acquisition.descriptor, piece: 4_096).value
+        #expect(await eventually { await rig.system.audioStatistics(on: route.session)?.active == false })
+        let received = await packets(rig)
+        #expect(received.count > 20)
+        switch codec {
+        case .aptx, .aptxHD:
+            let payload = received.flatMap { codec == .aptxHD ? Array($0.dropFirst(12)) : $0 }
+            let pcm = try runTool("/usr/bin/freeaptxdec", codec == .aptxHD ? ["--hd"] : [], input: payload)
+            let decoded = leftChannel(pcm, width: 3)
+            let windows = matchingWindows(decoded)
+            #expect(windows.total >= 25 && windows.matching == windows.total, "\(windows.matching) of \(windows.total) 50 ms windows match")
+        default:
+            for packet in received {
+                #expect(packet[0] == 0x80 && packet[1] == 96 && packet.count > 16 && packet[13] == 0xAA, "RTP, frame count, LDAC sync word")
+            }
+        }
+        await rig.system.deactivate(route.session)
+    }
+
     @Test func aSpeakerWhoseOtherCodecWeDoNotBuildGetsSBC() async throws {
         let rig = try await base.makeRig(
             sinkCapabilities: [0xFF, 0xFF, 2, 53], sources: Self.everyCodec, sinkEndpoints: [Self.opusSink, Self.sbcSink])
