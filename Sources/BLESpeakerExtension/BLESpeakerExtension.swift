@@ -684,6 +684,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
             logger.info("audio stream stopped", metadata: [
                 "device": "\(active[session.id]?.device.displayName ?? "")", "dropped": "\(adaptation.droppedPackets)",
                 "stepsDown": "\(adaptation.stepsDown)", "stepsUp": "\(adaptation.stepsUp)", "bitrate": "\(encoder.bitrate)",
+                "overloaded": "\(adaptation.overloadedWindows)",
             ])
         }
         if case .ready(let socket, let encoder) = streaming {
@@ -707,7 +708,10 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
             do {
                 let pcm = Self.stereoS16(buffer)
                 var dropped = 0
-                for packet in try encoder.packets(from: pcm) {
+                let started = clock.now()
+                let encoded = try encoder.packets(from: pcm)
+                let encoding = clock.now() - started
+                for packet in encoded {
                     switch socket.send(packet) {
                     case .sent: break
                     case .dropped: dropped += 1
@@ -716,7 +720,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
                         return
                     }
                 }
-                adapt(session.id, samples: pcm.count / 4, dropped: dropped, socket: socket, encoder: encoder)
+                adapt(session.id, samples: pcm.count / 4, dropped: dropped, encoding: encoding, socket: socket, encoder: encoder)
             } catch {
                 logger.warning("samples not encoded: \(error)")
             }
@@ -727,16 +731,18 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
 
     /// Steps the encoder's bit rate when the link congests or recovers (``LinkAdaptation``);
     /// LDAC's own adaptive bit rate is told the socket's queue depth.
-    private func adapt(_ id: UUID, samples: Int, dropped: Int, socket: PacketSocket, encoder: any BluetoothAudioEncoder) {
+    private func adapt(_ id: UUID, samples: Int, dropped: Int, encoding: Duration, socket: PacketSocket, encoder: any BluetoothAudioEncoder) {
         guard var adaptation = active[id]?.adaptation else { return }
         let queued = socket.mtu > 0 ? socket.queuedBytes / socket.mtu : 0
         encoder.observeQueue(packets: queued)
-        if let step = adaptation.record(samples: samples, dropped: dropped, queuedPackets: queued) {
+        let overloadedBefore = adaptation.overloadedWindows
+        if let step = adaptation.record(samples: samples, dropped: dropped, queuedPackets: queued, encoding: encoding) {
             let before = encoder.bitrate
             let taken = encoder.stepBitrate(down: step == .down)
             adaptation.stepped(step, taken: taken)
             if taken, let session = active[id]?.session {
-                routingManager.routeChanged(session, reason: "bit rate \(before / 1000) → \(encoder.bitrate / 1000) kbit/s (link \(step == .down ? "congested" : "recovered"))")
+                let cause = step == .up ? "link recovered" : adaptation.overloadedWindows > overloadedBefore ? "encoding overloads the box" : "link congested"
+                routingManager.routeChanged(session, reason: "bit rate \(before / 1000) → \(encoder.bitrate / 1000) kbit/s (\(cause))")
                 logger.info("Bluetooth bit rate stepped \(step == .down ? "down" : "up")", metadata: [
                     "device": "\(active[id]?.device.displayName ?? "")", "from": "\(before)", "to": "\(encoder.bitrate)",
                     "dropped": "\(adaptation.droppedPackets)", "queued": "\(queued)",

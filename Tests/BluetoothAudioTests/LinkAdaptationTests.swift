@@ -69,6 +69,23 @@ import Testing
         #expect(adaptation.stepsUp == 1)
     }
 
+    /// A box that spends more than half the audio's time encoding it steps down (a lower rate
+    /// costs less: FFmpeg's AAC at 128 kbit/s takes less than half of 256's).
+    @Test func encodingThatTakesMoreThanHalfTheAudiosTimeStepsDown() {
+        var busy = LinkAdaptation(sampleRate: 44_100)
+        var step: LinkAdaptation.Step?
+        for _ in 0..<60 where step == nil {
+            step = busy.record(samples: 441, dropped: 0, queuedPackets: 0, encoding: .microseconds(6_000))  // 60 % of 10 ms
+        }
+        #expect(step == .down)
+        #expect(busy.overloadedWindows == 1)
+        var fine = LinkAdaptation(sampleRate: 44_100)
+        for _ in 0..<200 {
+            #expect(fine.record(samples: 441, dropped: 0, queuedPackets: 0, encoding: .microseconds(4_000)) == nil)  // 40 %
+        }
+        #expect(fine.overloadedWindows == 0)
+    }
+
     @Test func anEncoderAtItsEndIsAskedAgainOnlyAfterTheWait() {
         var adaptation = LinkAdaptation(sampleRate: 44_100)
         var asked = 0
