@@ -63,6 +63,9 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         var requestedCodec: A2DPCodec?
         /// The stream that went, until the next one comes: what a switch is reported from.
         var lostStream: AudioStreamConfiguration?
+        /// Counts the streams the speaker set up; the one samples were acquired on.
+        var streamGeneration = 0
+        var acquiredGeneration = -1
         var streaming: Streaming?
         /// Follows the stream's state while samples flow: the speaker suspending it or the
         /// stream going ends delivery.
@@ -453,6 +456,9 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         // new one's arrival may come in either order).
         let previous = entry.stream ?? entry.lostStream
         active[id]?.lostStream = nil
+        if entry.stream == nil || previous?.codec != stream.codec || previous?.configuration != stream.configuration {
+            active[id]?.streamGeneration += 1
+        }
         let replaced = previous == nil || previous?.codec != stream.codec || previous?.configuration != stream.configuration
         if replaced {
             active[id]?.transportWatcher?.cancel()
@@ -561,11 +567,14 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
                 return
             }
             active[session.id]?.streaming = .ready(socket: socket, encoder: encoder)
+            let generation = active[session.id]?.streamGeneration ?? -1
+            active[session.id]?.acquiredGeneration = generation
             let rate = A2DPCodec(codecByte: stream.codec, configuration: stream.configuration)?.sampleRate(stream.configuration) ?? 44_100
             active[session.id]?.adaptation = LinkAdaptation(sampleRate: rate)
             logger.info("audio stream acquired", metadata: [
                 "device": "\(entry.device.displayName)", "codec": "\(Self.codecName(stream))", "bitrate": "\(encoder.bitrate)", "mtu": "\(socket.mtu)",
             ])
+            active[session.id]?.streamWatcher?.cancel()
             active[session.id]?.streamWatcher = Task {
                 // `idle` counts only after this acquisition started the stream (`pending`/`active`):
                 // an earlier release's `idle` may still be on its way (signals come on a
@@ -579,7 +588,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
                         return
                     case .idle: continue
                     case .gone:
-                        self.streamGone(session)
+                        self.streamGone(session, reason: "the audio stream is gone")
                         return
                     }
                 }
@@ -611,25 +620,33 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     /// The stream went while samples flowed (the speaker dropped the profile, or is setting the
     /// stream up again with another codec): samples wait (about a second's worth) while a new
     /// stream is awaited; none within ``audioStreamWait`` ends the session.
-    private func streamGone(_ session: MediaOutputSession) {
+    private func streamGone(_ session: MediaOutputSession, reason: String) {
         guard let entry = active[session.id], case .ready? = entry.streaming else { return }
         active[session.id]?.streaming = .acquiring([])
-        active[session.id]?.streamWatcher = nil
+        // The old stream's watcher stays: a speaker that suspends (the socket closes, then the
+        // transport goes idle) still ends the session with that reason.
         if let audio = entry.audio { active[session.id]?.releasing = Task { await audio.release() } }
+        // The new stream may have been seen first (the transport's removal and the new one's
+        // arrival come on two streams of events): then it is taken at once.
+        if let now = active[session.id], now.stream != nil, now.streamGeneration != now.acquiredGeneration {
+            logger.notice("the speaker's audio stream was set up again", metadata: ["device": "\(entry.device.displayName)"])
+            Task { await self.acquire(session) }
+            return
+        }
         logger.notice("the speaker's audio stream went; waiting for it to come back", metadata: ["device": "\(entry.device.displayName)"])
         let wait = audioStreamWait
         let clock = self.clock
         active[session.id]?.reconfiguring = Task {
             try? await clock.sleep(for: wait)
             guard !Task.isCancelled else { return }
-            self.reconfigurationTimedOut(session)
+            self.reconfigurationTimedOut(session, reason)
         }
     }
 
-    private func reconfigurationTimedOut(_ session: MediaOutputSession) {
+    private func reconfigurationTimedOut(_ session: MediaOutputSession, _ reason: String) {
         guard active[session.id]?.reconfiguring != nil else { return }
         active[session.id]?.reconfiguring = nil
-        streamEnded(session, "the audio stream is gone")
+        streamEnded(session, reason)
     }
 
     /// The speaker ended the stream under us (suspended it, dropped the profile, closed the
@@ -640,6 +657,8 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         active[session.id]?.streaming = nil
         active[session.id]?.streamWatcher?.cancel()
         active[session.id]?.streamWatcher = nil
+        active[session.id]?.reconfiguring?.cancel()
+        active[session.id]?.reconfiguring = nil
         logger.notice("audio stream ended by the speaker", metadata: ["device": "\(entry.device.displayName)", "reason": "\(reason)"])
         if let audio = entry.audio { active[session.id]?.releasing = Task { await audio.release() } }
         routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(entry.device.displayName): \(reason)"))
@@ -716,7 +735,9 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
                     case .sent: break
                     case .dropped: dropped += 1
                     case .closed(let code):
-                        streamEnded(session, "the audio socket was closed (errno \(code))")
+                        // bluetoothd closes the socket when the stream goes, which may be the
+                        // speaker setting it up again (another codec): waited for as for `gone`.
+                        streamGone(session, reason: "the audio socket was closed (errno \(code))")
                         return
                     }
                 }
