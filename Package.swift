@@ -122,7 +122,7 @@ let package = Package(
         // Google Cast receivers (TVs, speakers, groups) as a MediaDeviceExtension: URL playback, apps, volume.
         .target(
             name: "CastExtension",
-            dependencies: ["CastChannel", "CLibMD", "HTTPServing", "MediaDevice", "RoutingModel", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CastChannel", "CLibMD", "HTTPServing", "LiveStreaming", "MediaDevice", "RoutingModel", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // AirPlay 1 (RAOP) on bytes: RTSP requests and responses, the UDP packets, ALAC frames.
         .target(name: "RAOP", dependencies: ["CLibMD", "IPNetwork"], swiftSettings: strict),
@@ -135,11 +135,14 @@ let package = Package(
             name: "RAOPExtension",
             dependencies: ["RAOP", "CAVCodec", "MediaDevice", "RoutingModel", "Transport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
+        // A route's real-time audio as an HTTP live stream for devices that fetch URLs
+        // (UPnP renderers, Cast): encodings, the bounded backlog readers start from, the answers.
+        .target(name: "LiveStreaming", dependencies: ["HTTPServing", "RoutingModel"], swiftSettings: strict),
         // UPnP/DLNA MediaRenderers (LAN TVs and speakers) as a MediaDeviceExtension.
         .target(
             name: "UPnPRendererExtension",
             dependencies: [
-                "UPnP", "LANTransport", "HTTPServing", "IPNetwork", "MediaDevice", "RoutingModel", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log"),
+                "UPnP", "LANTransport", "HTTPServing", "LiveStreaming", "IPNetwork", "MediaDevice", "RoutingModel", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         // Endpoint, Transport, Connection and its capabilities: the seam every transport implements.
@@ -421,6 +424,7 @@ let package = Package(
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
         .testTarget(name: "IPNetworkTests", dependencies: ["IPNetwork"]),
         .testTarget(name: "HTTPServingTests", dependencies: ["HTTPServing", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "LiveStreamingTests", dependencies: ["LiveStreaming", "HTTPServing", "RoutingModel", "MediaRouteTestSupport"]),
         .testTarget(name: "LoopbackTransportTests", dependencies: ["MediaRouteTestSupport", "LoopbackTransport", "Transport", "MediaClock"]),
         .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "RoutingModel", "MediaClock", "Transport"]),
         .testTarget(

@@ -32,10 +32,12 @@ extension CastExtension: MediaDeviceExtension {
             routingManager.sessionFailed(session, error: MediaDeviceError(.deviceNotActive, "the Cast channel to the device is not open"))
             return
         }
-        Task { await self.run(session, identifier: identifier, url: url, metadata: metadata) }
+        Task { await self.run(session, identifier: identifier, content: .url(url), metadata: metadata) }
     }
 
-    private func run(_ session: MediaOutputSession, identifier: String?, url: URL, metadata: PlaybackMetadata) async {
+    /// Launches the app, joins it and loads `content`; a URL session is reported started, a
+    /// live stream (the route's real-time audio) runs under the route's samples instead.
+    func run(_ session: MediaOutputSession, identifier: String?, content: CastContent, metadata: PlaybackMetadata) async {
         do {
             let application = try await launch(identifier ?? CastNamespace.defaultMediaReceiver, on: session.id)
             guard let route = routes[session.id], let client = route.client else { throw MediaDeviceError(.deviceNotActive, "the route ended") }
@@ -52,10 +54,19 @@ extension CastExtension: MediaDeviceExtension {
                 clock: clock)
             routes[session.id]?.playback?.control = control
             if playsMedia {
-                let item = CastMediaItem(
-                    contentID: try await contentID(for: url, on: session.id), contentType: Self.contentType(of: url),
-                    streamType: metadata.isLive ? .live : .buffered, title: metadata.title ?? (url.isFileURL ? url.lastPathComponent : nil), artist: metadata.artist, album: metadata.album, imageURL: metadata.artworkURL?.absoluteString,
-                    duration: metadata.duration)
+                let item: CastMediaItem
+                switch content {
+                case .url(let url):
+                    item = CastMediaItem(
+                        contentID: try await contentID(for: url, on: session.id), contentType: Self.contentType(of: url),
+                        streamType: metadata.isLive ? .live : .buffered, title: metadata.title ?? (url.isFileURL ? url.lastPathComponent : nil),
+                        artist: metadata.artist, album: metadata.album, imageURL: metadata.artworkURL?.absoluteString, duration: metadata.duration)
+                case .live(let stream):
+                    item = CastMediaItem(
+                        contentID: try await liveContentID(for: stream, on: session.id), contentType: stream.mimeType,
+                        streamType: .live, title: metadata.title, artist: metadata.artist, album: metadata.album,
+                        imageURL: metadata.artworkURL?.absoluteString, duration: nil)
+                }
                 let reply = try await client.request(
                     .load(item, sessionID: application.sessionId, autoplay: true, currentTime: 0, requestID: await client.requestID()),
                     from: route.senderID, to: application.transportId)
@@ -65,7 +76,7 @@ extension CastExtension: MediaDeviceExtension {
                     routes[session.id]?.playback?.mediaSessionID = status.mediaSessionId
                     mediaStatus(status, on: session.id)
                 case .loadFailed(let type, let reason, _):
-                    throw MediaDeviceError(.sessionFailed, "the receiver could not load \(url.absoluteString.prefix(200)) (\(type)\(reason.map { ", \($0)" } ?? ""))")
+                    throw MediaDeviceError(.sessionFailed, "the receiver could not load \(content.description.prefix(200)) (\(type)\(reason.map { ", \($0)" } ?? ""))")
                 case .refused(let type, let reason, _):
                     throw MediaDeviceError(.sessionFailed, "the receiver refused LOAD (\(type)\(reason.map { ", \($0)" } ?? ""))")
                 default:
@@ -74,13 +85,18 @@ extension CastExtension: MediaDeviceExtension {
             }
             guard routes[session.id]?.playback != nil else { throw MediaDeviceError(.sessionFailed, "the app stopped while starting") }
             routes[session.id]?.playback?.commands = Task { await self.consume(control.commands, on: session.id) }
-            routingManager.started(application: identifier, playbackControl: control, session: session)
+            if case .live = content {
+                liveStarted(session)
+            } else {
+                routingManager.started(application: identifier, playbackControl: control, session: session)
+            }
         } catch {
             if let playback = routes[session.id]?.playback {
                 routes[session.id]?.playback = nil
                 withdrawFiles(of: playback)
                 playback.control?.finish()
             }
+            if case .live = content { liveStreams.removeValue(forKey: session.id)?.stream?.finish() }
             routingManager.sessionFailed(session, error: Self.mediaError(error, activating: false))
         }
     }
@@ -221,6 +237,10 @@ extension CastExtension: MediaDeviceExtension {
         if playback.mediaSessionID == nil { routes[id]?.playback?.mediaSessionID = status.mediaSessionId }
         guard playback.mediaSessionID == nil || playback.mediaSessionID == status.mediaSessionId else { return }
         let now = clock.now()
+        if status.playerState == "IDLE", let reason = status.idleReason, liveStreams[id]?.stream != nil, !playback.stopping {
+            // A live stream has no end of its own: the receiver stopping it ends the route's audio.
+            failLive(route.session, MediaDeviceError(reason == "ERROR" ? .sessionFailed : .cancelled, "\(route.device.displayName) stopped the live stream (\(reason))"))
+        }
         control.update { snapshot in
             switch status.playerState {
             case "PLAYING": snapshot.state = .playing
@@ -252,7 +272,12 @@ extension CastExtension: MediaDeviceExtension {
 
     /// Cast v2 over TLS: the receiver fetches the URL and plays it on its own clock.
     public func routeDetails(session: MediaOutputSession) -> RouteStatus.Details {
-        RouteStatus.Details(protocolVersion: "Google Cast (CASTV2)", timing: .deviceClock)
+        var details = RouteStatus.Details(protocolVersion: "Google Cast (CASTV2)", timing: .deviceClock)
+        if let stream = liveStreams[session.id]?.stream {
+            details.codec = stream.encoding.codecName
+            details.bitrate = stream.bitrate
+        }
+        return details
     }
 
     public func stopSession(_ session: MediaOutputSession) {

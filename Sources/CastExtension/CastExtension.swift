@@ -48,6 +48,8 @@ public actor CastExtension {
         public var maximumReconnectDelay: Duration
         /// How long a request waits for its answer.
         public var requestTimeout: Duration
+        /// A route's real-time audio as a live stream: framing, backlog, fetch timeout, latency.
+        public var live = CastLiveConfiguration()
 
         public init(
             certificatesPath: String? = nil, applicationNamespaces: [String: String] = [:], heartbeatInterval: Duration = .seconds(5),
@@ -116,6 +118,8 @@ public actor CastExtension {
     private var endpoints: [String: Endpoint] = [:]
     private var reported: [String: MediaOutputDevice] = [:]
     var routes: [UUID: Route] = [:]
+    /// The routes' real-time audio, each a live stream the receiver fetches.
+    var liveStreams: [UUID: CastLiveRoute] = [:]
     /// Local files played on receivers, each served to its receiver only while its session lasts.
     let files = ServedFiles()
     /// Our HTTP servers the receivers fetch local files from, one per address facing them.
@@ -156,13 +160,16 @@ public actor CastExtension {
     /// The device a `_googlecast._tcp` endpoint announces: a TV when it shows video, a speaker
     /// when it only plays sound, a group of its own for a Cast group; its id is the
     /// receiver's `id`, and the UDN that id makes joins it with the same TV seen over UPnP.
+    /// Every receiver plays URLs; one that has sound out (`ca` bit 2) also takes real-time audio.
     public static func device(for endpoint: Endpoint) -> MediaOutputDevice? {
         guard isCast(endpoint), case .ip = endpoint.address, let record = CastDeviceRecord(txt: endpoint.attributes) else { return nil }
         var endpoint = endpoint
         if let udn = record.udn, !endpoint.identifiers.contains(.udn(udn)) { endpoint.identifiers.append(.udn(udn)) }
         let type: MediaOutputDevice.DeviceType = record.isGroup ? .speakerGroup : record.showsVideo ? .tv : .speaker
+        // A receiver with sound out also plays the box's own audio, as a live stream it fetches.
+        let capabilities: MediaOutputDevice.Capabilities = record.capabilities.contains(.audioOut) ? [.urlPlayback, .realtimeAudioStreaming] : [.urlPlayback]
         return MediaOutputDevice(
-            id: "cast:" + record.id, displayName: record.friendlyName, capabilities: [.urlPlayback], deviceType: type, volumeControl: .absolute,
+            id: "cast:" + record.id, displayName: record.friendlyName, capabilities: capabilities, deviceType: type, volumeControl: .absolute,
             canMute: true, requiredNetworkEndpoints: [endpoint])
     }
 
@@ -357,6 +364,7 @@ public actor CastExtension {
     }
 
     public func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {
+        liveStreams.removeValue(forKey: session.id)?.stream?.finish()
         guard let route = routes.removeValue(forKey: session.id) else { return }
         withdrawFiles(of: route.playback)
         route.reconnecting?.cancel()
@@ -380,6 +388,7 @@ public actor CastExtension {
 
     /// Ends a route from the extension's side, with the reason in the route's end event.
     func endRoute(_ id: UUID, _ error: MediaDeviceError) {
+        liveStreams.removeValue(forKey: id)?.stream?.finish()
         guard let route = routes.removeValue(forKey: id) else { return }
         withdrawFiles(of: route.playback)
         logger.info("Cast route ended", metadata: ["device": "\(route.device.displayName)", "reason": "\(error.message)"])

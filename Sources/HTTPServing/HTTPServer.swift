@@ -272,6 +272,8 @@ final class RequestHandler: ChannelInboundHandler {
                 }
                 return fd
             }
+        case .live(let body, let framing):
+            sendLive(context: context, head: head, request: request, body: body, framing: framing)
         case .descriptor(let file, let range, let total):
             sendFile(context: context, head: head, request: request, range: range, total: total, keepAlive: keepAlive) {
                 // A duplicate of its own per response: closed when this response ends, whatever the session does.
@@ -281,6 +283,60 @@ final class RequestHandler: ChannelInboundHandler {
                     return nil
                 }
                 return fd
+            }
+        }
+    }
+
+    /// Sends a live body as it is produced: a chunk is read only when the previous one is
+    /// written, so a slow peer costs one chunk here (the stream keeps its own bounded backlog).
+    private func sendLive(context: ChannelHandlerContext, head: HTTPResponseHead, request: HTTPServerRequest, body: any HTTPLiveBody, framing: HTTPLiveFraming) {
+        var head = head
+        head.headers.remove(name: "Content-Length")
+        switch framing {
+        case .closeDelimited:
+            // NIO frames an HTTP/1.1 answer without a length as chunked; an HTTP/1.0 one is left to end at the close.
+            head.version = .http1_0
+            head.headers.replaceOrAdd(name: "Connection", value: "close")
+        case .chunked:
+            head.headers.replaceOrAdd(name: "Connection", value: "close")
+        case .contentLength(let length):
+            head.headers.replaceOrAdd(name: "Content-Length", value: String(length))
+            head.headers.replaceOrAdd(name: "Connection", value: "close")
+        }
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        guard request.method != "HEAD" else {
+            body.close()
+            finish(context: context, keepAlive: false)
+            return
+        }
+        context.channel.closeFuture.whenComplete { _ in body.close() }
+        pumpLive(context: context, body: body, framing: framing)
+    }
+
+    private func pumpLive(context: ChannelHandlerContext, body: any HTTPLiveBody, framing: HTTPLiveFraming) {
+        guard context.channel.isActive else { return body.close() }
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        switch body.read(maximum: 65_536) {
+        case .bytes(let bytes):
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: bytes))))).whenComplete { result in
+                let (this, context) = bound.value
+                guard case .success = result else { return body.close() }
+                this.pumpLive(context: context, body: body, framing: framing)
+            }
+        case .none:
+            let loop = context.eventLoop
+            body.whenReadable {
+                loop.execute {
+                    let (this, context) = bound.value
+                    this.pumpLive(context: context, body: body, framing: framing)
+                }
+            }
+        case .ended:
+            body.close()
+            if case .chunked = framing {
+                finish(context: context, keepAlive: false)
+            } else {
+                context.close(promise: nil)
             }
         }
     }

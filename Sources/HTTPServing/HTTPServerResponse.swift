@@ -17,6 +17,10 @@ public struct HTTPServerResponse: Sendable {
         case file(path: String, range: ClosedRange<Int>?, total: Int, identity: FileIdentity? = nil)
         /// A byte range of a file a client handed over as a descriptor (read with `pread` on a duplicate).
         case descriptor(OpenFile, range: ClosedRange<Int>?, total: Int)
+        /// Bytes produced while the response is sent (a live stream), framed as `framing` says;
+        /// the response ends when the body ends or the peer goes. Once its head is sent it is
+        /// held to no deadline but the idle timeout (a peer that stops reading is closed then).
+        case live(any HTTPLiveBody, framing: HTTPLiveFraming)
     }
 
     public var status: Int

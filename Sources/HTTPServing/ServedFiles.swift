@@ -39,7 +39,32 @@ public final class ServedFiles: Sendable {
         }
     }
 
-    private let files = Mutex<[String: File]>([:])
+    /// A stream produced while it is served (a route's live audio), for one host.
+    public struct Live: Sendable {
+        /// Only this host may fetch it.
+        public var allowedHost: String
+        /// Answers each request (a new reader of the stream each time).
+        public var respond: @Sendable (HTTPServerRequest) -> HTTPServerResponse
+
+        public init(allowedHost: String, respond: @escaping @Sendable (HTTPServerRequest) -> HTTPServerResponse) {
+            self.allowedHost = allowedHost
+            self.respond = respond
+        }
+    }
+
+    private enum Entry {
+        case file(File)
+        case live(Live)
+
+        var allowedHost: String {
+            switch self {
+            case .file(let file): file.allowedHost
+            case .live(let live): live.allowedHost
+            }
+        }
+    }
+
+    private let files = Mutex<[String: Entry]>([:])
 
     public init() {}
 
@@ -56,7 +81,14 @@ public final class ServedFiles: Sendable {
     /// Serves `file` until ``remove(_:)``; returns its token.
     public func add(_ file: File) -> String {
         let token = Self.token()
-        files.withLock { $0[token] = file }
+        files.withLock { $0[token] = .file(file) }
+        return token
+    }
+
+    /// Serves `live` until ``remove(_:)``; returns its token.
+    public func add(_ live: Live) -> String {
+        let token = Self.token()
+        files.withLock { $0[token] = .live(live) }
         return token
     }
 
@@ -92,14 +124,26 @@ public final class ServedFiles: Sendable {
         return (base + Self.path(token: token, name: name), token)
     }
 
+    /// Serves a live stream to its device the way ``offer(_:named:on:via:)`` serves a file.
+    public func offer(_ live: Live, named name: String, on address: String, via pool: HTTPServerPool) async throws(HTTPServerError) -> (url: String, token: String) {
+        let base = try await pool.base(on: address)
+        let token = add(live)
+        return (base + Self.path(token: token, name: name), token)
+    }
+
     /// The answer to a request under `/media/`; nil for any other path (another handler's).
     public func response(to request: HTTPServerRequest) -> HTTPServerResponse? {
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: true)
         guard parts.first == "media" else { return nil }
         guard request.method == "GET" || request.method == "HEAD" else { return HTTPServerResponse(status: 405) }
-        guard parts.count == 3, let file = files.withLock({ $0[String(parts[1])] }) else { return HTTPServerResponse(status: 404) }
-        guard request.remoteHost == file.allowedHost else { return HTTPServerResponse(status: 403) }
-        return Self.serve(file, range: request[header: "range"])
+        guard parts.count == 3, let entry = files.withLock({ $0[String(parts[1])] }) else { return HTTPServerResponse(status: 404) }
+        guard request.remoteHost == entry.allowedHost else { return HTTPServerResponse(status: 403) }
+        switch entry {
+        case .file(let file):
+            return Self.serve(file, range: request[header: "range"])
+        case .live(let live):
+            return live.respond(request)
+        }
     }
 
     static func serve(_ file: File, range: String?) -> HTTPServerResponse {

@@ -64,6 +64,8 @@ struct Renderer: Sendable {
         let answer = try? await client.call(ConnectionManagerAction.getProtocolInfo)
         renderer.sinks = ProtocolInfo.parseList(answer?["Sink"] ?? "")
         renderer.device.deviceType = Self.deviceType(description, sinks: renderer.sinks)
+        // A renderer that lists LPCM or WAV also plays the box's own audio, as a live stream.
+        if UPnPRendererExtension.takesLiveAudio(renderer.sinks) { renderer.device.capabilities.insert(.realtimeAudioStreaming) }
         return renderer
     }
 

@@ -39,6 +39,8 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         public var usesEvents: Bool
         /// Renew subscriptions at least this often (they are renewed at half the granted time anyway).
         public var maximumRenewalInterval: Duration?
+        /// Live streams of a route's real-time audio (``LiveAudioStream``): framing, backlog, latency.
+        public var live: LiveConfiguration = LiveConfiguration()
 
         public init(
             pollInterval: Duration = .seconds(1), watchdog: Duration = .seconds(8), subscriptionTimeout: Int = 300,
@@ -58,19 +60,19 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
     public nonisolated let protocolType = MediaSharingProtocol(protocolIdentifier, displayName: "UPnP/DLNA")
     public nonisolated var supportsSimultaneousSessions: Bool { true }
 
-    private let transport: LANTransport
-    private let routingManager: MediaDeviceRoutingManager
-    private let configuration: Configuration
-    private let logger: Logger
-    private let servers: CallbackServers
+    let transport: LANTransport
+    let routingManager: MediaDeviceRoutingManager
+    let configuration: Configuration
+    let logger: Logger
+    let servers: CallbackServers
     private let discovery = DiscoveryDriver()
-    private var renderers: [String: Renderer] = [:]
+    var renderers: [String: Renderer] = [:]
     /// Endpoint generations, so that a slow description read for an endpoint that
     /// was lost (or changed) meanwhile is dropped.
     private var generations: [String: Int] = [:]
     private var active: Set<String> = []
-    private var sessions: [UUID: RendererSession] = [:]
-    private let clock: any HostClock
+    var sessions: [UUID: RendererSession] = [:]
+    let clock: any HostClock
     private var volumes: [String: (level: Float, muted: Bool)] = [:]
     /// The last volume or mute change sent to each device; the next one waits for it.
     private var volumeChanges: [String: Task<Void, Never>] = [:]
@@ -199,6 +201,9 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
     /// The devices reported so far (for tests and the CLI).
     public var knownDevices: [MediaOutputDevice] { renderers.values.map(\.device) }
 
+    /// Live audio streams per session (a route that takes real-time samples).
+    var liveRoutes: [UUID: LiveRoute] = [:]
+
     // MARK: Activation
 
     public func activateDevice(_ device: MediaOutputDevice, session: MediaOutputSession, for deviceFeatures: MediaOutputDevice.Capabilities) {
@@ -224,6 +229,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
 
     public func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {
         active.remove(device.id)
+        liveRoutes.removeValue(forKey: session.id)?.stream?.finish()
         if let running = sessions.removeValue(forKey: session.id) {
             Task { await running.stop() }
         }
@@ -346,6 +352,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         switch report {
         case .failed(let error):
             guard sessions.removeValue(forKey: session.id) != nil else { return }
+            liveRoutes.removeValue(forKey: session.id)?.stream?.finish()
             routingManager.sessionFailed(session, error: error)
         case .volume(let level, let muted):
             remember(session.deviceID, level: level, muted: muted, announce: true)
@@ -355,7 +362,12 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
     /// UPnP AV (AVTransport and RenderingControl): the renderer fetches the URL and plays it
     /// on its own clock.
     public func routeDetails(session: MediaOutputSession) -> RouteStatus.Details {
-        RouteStatus.Details(protocolVersion: "UPnP AV 1 (DLNA)", timing: .deviceClock)
+        var details = RouteStatus.Details(protocolVersion: "UPnP AV 1 (DLNA)", timing: .deviceClock)
+        if let stream = liveRoutes[session.id]?.stream {
+            details.codec = stream.encoding.codecName
+            details.bitrate = stream.bitrate
+        }
+        return details
     }
 
     public func stopSession(_ session: MediaOutputSession) {

@@ -62,7 +62,7 @@ public final class CastReceiverPeer: Sendable {
         address = room?.deviceAddress ?? "127.0.0.1"
         var arguments = [
             "/usr/bin/python3", "-u", Self.script, "--address", address, "--port", String(port), "--cert", certificate, "--key", key, "--name", name,
-            "--id", id, "--model", model, "--ca", String(capabilities),
+            "--id", id, "--model", model, "--ca", String(capabilities), "--record", directory,
         ]
         logPath = directory + "/events.log"
         if let lab, let room {
@@ -90,6 +90,9 @@ public final class CastReceiverPeer: Sendable {
         self.port = port
         self.controlPort = control
     }
+
+    /// A live stream the receiver decoded (stereo S16LE at 44.1 kHz), with the time of each read.
+    public var liveOutput: TimedOutput { TimedOutput(pcmPath: directory + "/live.pcm", timesPath: directory + "/live-times.txt") }
 
     deinit {
         process.kill(SIGKILL)

@@ -80,6 +80,68 @@ public enum RawHTTP {
         return (responses, closedByServer)
     }
 
+    /// What a streaming answer gave: its status line, headers and the first body bytes.
+    public struct StreamedResponse: Sendable {
+        public var statusLine: String
+        public var headers: [String: String]
+        public var body: [UInt8]
+        /// The server closed the connection before `bodyBytes` came.
+        public var closedByServer: Bool
+    }
+
+    /// Sends `request` and reads the answer's head and up to `bodyBytes` of its body as raw
+    /// bytes (a live stream never ends: the client stops reading), or until the server closes.
+    public static func stream(port: Int, _ request: String, bodyBytes: Int, timeout: Int = 5) async throws -> StreamedResponse {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result { try blockingStream(port: port, Array(request.utf8), bodyBytes: bodyBytes, timeout: timeout) })
+            }
+            thread.start()
+        }
+    }
+
+    private static func blockingStream(port: Int, _ request: [UInt8], bodyBytes: Int, timeout: Int) throws -> StreamedResponse {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket") }
+        defer { close(fd) }
+        var tv = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw Failure(description: "connect: \(errno)") }
+        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        var headEnd: Int?
+        var closed = false
+        let separator: [UInt8] = [13, 10, 13, 10]
+        while true {
+            if headEnd == nil, received.count >= 4, let end = (0...(received.count - 4)).first(where: { Array(received[$0..<$0 + 4]) == separator }) {
+                headEnd = end
+            }
+            if let headEnd, received.count - headEnd - 4 >= bodyBytes { break }
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n == 0 || (n < 0 && errno == ECONNRESET) { closed = true }
+            if n <= 0 { break }
+            received.append(contentsOf: chunk[0..<n])
+        }
+        guard let headEnd else { throw Failure(description: "no answer head in \(received.count) bytes") }
+        var lines = String(decoding: received[0..<headEnd], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst()
+        var headers: [String: String] = [:]
+        for line in lines {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            if parts.count == 2 { headers[parts[0].lowercased()] = parts[1].trimmingCharacters(in: .whitespaces) }
+        }
+        let body = Array(received[(headEnd + 4)...].prefix(bodyBytes))
+        return StreamedResponse(statusLine: statusLine, headers: headers, body: body, closedByServer: closed)
+    }
+
     private static func parse(_ bytes: [UInt8]) -> (Response, Int)? {
         let separator: [UInt8] = [13, 10, 13, 10]
         guard bytes.count >= 4, let end = (0...(bytes.count - 4)).first(where: { Array(bytes[$0..<$0 + 4]) == separator }) else { return nil }

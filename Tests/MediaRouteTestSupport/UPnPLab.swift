@@ -123,18 +123,31 @@ public final class NamespaceLab: Sendable {
         return process
     }
 
+    /// A path in the lab's own directory (removed with the lab).
+    public func path(_ name: String) -> String { directory + "/" + name }
+
     /// A log written by ``start(in:_:log:environment:)``.
     public func log(_ name: String) -> String { (try? String(contentsOfFile: directory + "/" + name, encoding: .utf8)) ?? "" }
 
     /// gmediarender playing in real time into fake sinks, once it says it is ready
     /// (commands sent while GStreamer is still starting can crash gmediarender 0.1).
+    /// With `recording`, what it plays is written there as stereo S16LE at 44.1 kHz by a sink
+    /// that syncs to the pipeline's clock (so each write is when the sample plays), through a
+    /// FIFO to the timing recorder (``TimedOutput/writeRecorder(in:)``).
     @discardableResult
-    public func gmediarender(in room: Room, name: String, uuid: String, port: Int = 49494) throws -> ChildProcess {
+    public func gmediarender(in room: Room, name: String, uuid: String, port: Int = 49494, recording: TimedOutput? = nil) throws -> ChildProcess {
         let log = "gmediarender-\(room.inside).log"
-        let process = try start(in: room, [
-            "/usr/bin/gmediarender", "-I", room.inside, "-p", String(port), "-f", name, "-u", uuid,
-            "--gstout-audiopipe=fakesink sync=true", "--gstout-videosink=fakesink",
-        ], log: log)
+        var audio = "--gstout-audiopipe=fakesink sync=true"
+        var prefix = ""
+        if let recording {
+            let fifo = directory + "/gmediarender-\(room.inside).fifo"
+            let recorder = try TimedOutput.writeRecorder(in: directory)
+            audio = "--gstout-audiopipe=audioconvert ! audioresample ! audio/x-raw,format=S16LE,rate=44100,channels=2 ! filesink location=\(fifo) sync=true buffer-mode=unbuffered"
+            // The recorder waits on the FIFO until the sink opens it (when the first stream plays).
+            prefix = "rm -f \(fifo) && mkfifo \(fifo) && (\(recorder) \(recording.pcmPath) \(recording.timesPath) <\(fifo) &) && "
+        }
+        let command = ["/usr/bin/gmediarender", "-I", room.inside, "-p", String(port), "-f", name, "-u", uuid, audio, "--gstout-videosink=fakesink"]
+        let process = try start(in: room, ["/bin/sh", "-c", prefix + "exec " + command.map { "'\($0)'" }.joined(separator: " ")], log: log)
         for _ in 0..<500 where !self.log(log).contains("Ready for rendering") && process.isRunning {
             usleep(10_000)
         }

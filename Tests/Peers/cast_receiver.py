@@ -129,6 +129,7 @@ class Receiver:
         self.listener = None
         self.zeroconf = None
         self.info = None
+        self.refusing_fetch = False  # LOAD is answered, the content never fetched
         self.fetched = {}          # contentId -> {"status", "bytes"}: what a LOAD of a sender-served file fetched
 
     # state ------------------------------------------------------------------
@@ -159,6 +160,35 @@ class Receiver:
                 self.fetched[url] = {"status": answer.status, "bytes": len(answer.read())}
         except urllib.error.HTTPError as error:
             self.fetched[url] = {"status": error.code, "bytes": 0}
+        except OSError as error:
+            self.fetched[url] = {"status": 0, "error": str(error)}
+
+    def record_live(self, url):
+        """Decodes a live stream into RECORD/live.pcm (stereo S16LE, 44.1 kHz) until it ends,
+        and a line per read to RECORD/live-times.txt (CLOCK_MONOTONIC, bytes so far)."""
+        import subprocess
+        path = os.path.join(self.args.record, "live.pcm")
+        times_path = os.path.join(self.args.record, "live-times.txt")
+        try:
+            decoder = subprocess.Popen(
+                ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-probesize", "4096", "-analyzeduration", "0",
+                 "-fflags", "nobuffer", "-i", url, "-f", "s16le", "-ac", "2", "-ar", "44100", "-"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            total = 0
+            with open(path, "wb") as out, open(times_path, "w") as times:
+                while True:
+                    piece = os.read(decoder.stdout.fileno(), 65536)
+                    if not piece:
+                        break
+                    now = time.clock_gettime(time.CLOCK_MONOTONIC)
+                    out.write(piece)
+                    out.flush()
+                    total += len(piece)
+                    times.write("%.6f %d\n" % (now, total))
+                    times.flush()
+            decoder.wait()
+            error = decoder.stderr.read().decode(errors="replace")[-300:]
+            self.fetched[url] = {"status": 200 if decoder.returncode == 0 else 0, "bytes": total, "decoded": path, "error": error}
         except OSError as error:
             self.fetched[url] = {"status": 0, "error": str(error)}
 
@@ -277,7 +307,12 @@ class Receiver:
                               "metadata": item.get("metadata"), "queue": []}
                 reply(MEDIA, self.media_status(request_id))
                 self.broadcast_media_status()
-                if "/media/" in content:
+                if "/media/" in content and self.refusing_fetch:
+                    pass  # told to behave like a receiver that accepts LOAD and never fetches
+                elif "/media/" in content and item.get("streamType") == "LIVE" and self.args.record:
+                    # A live stream the sender serves: decoded as it comes (ffmpeg as the receiver's decoder).
+                    threading.Thread(target=self.record_live, args=(content,), daemon=True).start()
+                elif "/media/" in content:
                     # A file the sender serves itself: fetched as a real receiver would.
                     threading.Thread(target=self.fetch, args=(content,), daemon=True).start()
             elif media is None:
@@ -322,6 +357,8 @@ class Receiver:
             elif name == "accept":
                 self.accepting = True
                 self.listen()
+            elif name == "refuse-fetch":
+                self.refusing_fetch = True
             elif name == "stop-app":
                 self.stop_app()
             elif name == "volume":
@@ -533,6 +570,7 @@ def main():
     parser.add_argument("--model", default="Chromecast")
     parser.add_argument("--ca", type=int, default=4101)
     parser.add_argument("--announce", action="store_true")
+    parser.add_argument("--record", default=None, help="decode LIVE streams a sender serves into this directory")
     args = parser.parse_args()
     Receiver(args).serve()
 

@@ -1,0 +1,151 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+public import HTTPServing
+public import LiveStreaming
+public import MediaDevice
+public import RoutingModel
+
+/// What a Cast session loads: a URL, or the route's real-time audio as a live stream.
+enum CastContent: CustomStringConvertible {
+    case url(URL)
+    case live(LiveAudioStream)
+
+    var description: String {
+        switch self {
+        case .url(let url): url.absoluteString
+        case .live(let stream): "the live stream (\(stream.mimeType))"
+        }
+    }
+}
+
+/// How receivers are sent a route's real-time audio.
+public struct CastLiveConfiguration: Sendable {
+    /// The encoding: the Default Media Receiver plays WAV (LPCM) among its documented formats,
+    /// and it has the least latency of them; L16 without a header is not among them.
+    public var encoding: LiveAudioEncoding
+    /// How a response's length is framed (Chrome's media stack takes all three).
+    public var framing: HTTPLiveFraming
+    /// Audio a receiver gets at once when it connects.
+    public var prime: Duration
+    /// How long a receiver told to load may take to fetch before the route fails.
+    public var fetchTimeout: Duration
+    /// The delay from delivery to the receiver's output (calibrated per kind; Docs/cast.md).
+    public var latency: Duration
+
+    public init(
+        encoding: LiveAudioEncoding = .wav, framing: HTTPLiveFraming = .chunked, prime: Duration = .milliseconds(500),
+        fetchTimeout: Duration = .seconds(5), latency: Duration = .milliseconds(1000)
+    ) {
+        self.encoding = encoding
+        self.framing = framing
+        self.prime = prime
+        self.fetchTimeout = fetchTimeout
+        self.latency = latency
+    }
+}
+
+/// One route's live audio to its receiver.
+struct CastLiveRoute {
+    var stream: LiveAudioStream?
+    var nowPlaying: RealtimeNowPlaying?
+}
+
+extension CastExtension: RealtimeSampleHandling {
+    /// 16-bit (or float, converted) PCM at 44.1 or 48 kHz, mono or stereo, sent as WAV.
+    public func realtimeAudioSupport(session: MediaOutputSession) -> RealtimeAudioSupport {
+        var support = RealtimeAudioSupport.standard
+        support.latency = configuration.live.latency
+        return support
+    }
+
+    public func startRealtimeSampleDelivery(session: MediaOutputSession) {
+        guard liveStreams[session.id] == nil else { return }
+        liveStreams[session.id] = CastLiveRoute()
+    }
+
+    public func stopRealtimeSampleDelivery(session: MediaOutputSession) {
+        guard let live = liveStreams.removeValue(forKey: session.id) else { return }
+        live.stream?.finish()
+        stopSession(session)
+    }
+
+    public func receiveSamples(_ buffer: SampleBuffer, session: MediaOutputSession) {
+        guard let live = liveStreams[session.id] else { return }
+        if let stream = live.stream, stream.takes(buffer.format) {
+            stream.append(buffer)
+            return
+        }
+        // The first buffer, or a new format: a new stream, loaded on the receiver.
+        live.stream?.finish()
+        let stream = LiveAudioStream(
+            encoding: configuration.live.encoding, sampleRate: buffer.format.sampleRate, channels: buffer.format.channels,
+            configuration: LiveAudioStream.Configuration(prime: configuration.live.prime, framing: configuration.live.framing))
+        liveStreams[session.id]?.stream = stream
+        stream.append(buffer)
+        var metadata = live.nowPlaying?.metadata ?? PlaybackMetadata()
+        metadata.isLive = true
+        metadata.duration = nil
+        Task {
+            await self.run(session, identifier: nil, content: .live(stream), metadata: metadata)
+        }
+    }
+
+    public func updateRealtimeNowPlaying(_ nowPlaying: RealtimeNowPlaying, session: MediaOutputSession) {
+        liveStreams[session.id]?.nowPlaying = nowPlaying
+    }
+
+    /// The URL the receiver fetches the live stream at, served to its address only while the
+    /// session lasts.
+    func liveContentID(for stream: LiveAudioStream, on id: UUID) async throws -> String {
+        guard let route = routes[id] else { throw MediaDeviceError(.deviceNotActive, "the route ended") }
+        guard let facing = route.endpoint.facts.interfaceAddress, case .ip(let host, _, _) = route.endpoint.address else {
+            throw MediaDeviceError(.sessionFailed, "no local address faces \(route.device.displayName) to serve the live stream from")
+        }
+        let entry = ServedFiles.Live(allowedHost: host) { stream.response(to: $0) }
+        let offered: (url: String, token: String)
+        do {
+            offered = try await files.offer(entry, named: "live.wav", on: facing, via: fileServers)
+        } catch {
+            throw MediaDeviceError(.sessionFailed, error.description)
+        }
+        guard routes[id]?.playback != nil, liveStreams[id]?.stream === stream else {
+            files.remove(offered.token)
+            throw MediaDeviceError(.deviceNotActive, "the session ended")
+        }
+        routes[id]?.playback?.fileTokens.append(offered.token)
+        return offered.url
+    }
+
+    /// The receiver loaded the live stream: it must fetch it within the fetch timeout.
+    func liveStarted(_ session: MediaOutputSession) {
+        guard let stream = liveStreams[session.id]?.stream else { return }
+        logger.info("live stream loaded", metadata: ["device": "\(routes[session.id]?.device.displayName ?? "?")", "format": "\(stream.mimeType)"])
+        Task {
+            try? await clock.sleep(for: configuration.live.fetchTimeout)
+            self.checkFetched(stream, session: session)
+        }
+    }
+
+    private func checkFetched(_ stream: LiveAudioStream, session: MediaOutputSession) {
+        guard liveStreams[session.id]?.stream === stream, stream.bytes.statistics.readersOpened == 0 else { return }
+        let name = routes[session.id]?.device.displayName ?? "the receiver"
+        failLive(session, MediaDeviceError(.timedOut, "\(name) did not fetch the live stream within \(configuration.live.fetchTimeout)"))
+    }
+
+    /// Ends the route's live audio with `error`.
+    func failLive(_ session: MediaOutputSession, _ error: MediaDeviceError) {
+        guard let live = liveStreams.removeValue(forKey: session.id) else { return }
+        live.stream?.finish()
+        stopSession(session)
+        logger.notice("live stream ended", metadata: ["error": "\(error)"])
+        routingManager.sessionFailed(session, error: error)
+    }
+
+    /// The route's live stream, while it runs (for tests and status).
+    public func liveStream(on session: MediaOutputSession) -> LiveAudioStream? {
+        liveStreams[session.id]?.stream
+    }
+}

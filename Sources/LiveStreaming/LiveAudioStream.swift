@@ -1,0 +1,156 @@
+public import HTTPServing
+public import RoutingModel
+
+/// One route's real-time audio as an HTTP live stream: sample buffers in (S16LE or F32LE,
+/// as delivery hands them), a stream of ``LiveAudioEncoding`` out, answered to each request
+/// the device makes (``response(to:)``) from a ``LiveByteStream``.
+///
+/// The stream starts filling when the first buffer comes, before the device connects, so the
+/// device's first fetch is primed with up to ``Configuration/prime`` of audio at once (a
+/// renderer that waits for N bytes starts without waiting for N bytes of real time), then it
+/// follows the stream's pace. A device that reconnects resumes from now, not from the start.
+public final class LiveAudioStream: Sendable {
+    /// Timings of one stream.
+    public struct Configuration: Sendable, Hashable {
+        /// Audio a new connection gets at once, from what was produced before it.
+        public var prime: Duration
+        /// Audio kept for a reader that falls behind (it skips beyond this).
+        public var kept: Duration
+        /// How the response's length is framed.
+        public var framing: HTTPLiveFraming
+
+        public init(prime: Duration = .milliseconds(500), kept: Duration = .seconds(4), framing: HTTPLiveFraming = .closeDelimited) {
+            self.prime = prime
+            self.kept = kept
+            self.framing = framing
+        }
+    }
+
+    public let encoding: LiveAudioEncoding
+    public let sampleRate: Int
+    public let channels: Int
+    public let configuration: Configuration
+    /// Headers beside the stream (DLNA's transfer mode and content features, say).
+    public let extraHeaders: [(String, String)]
+    public let bytes: LiveByteStream
+
+    public init(
+        encoding: LiveAudioEncoding, sampleRate: Int, channels: Int, configuration: Configuration = Configuration(),
+        extraHeaders: [(String, String)] = []
+    ) {
+        self.encoding = encoding
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.configuration = configuration
+        self.extraHeaders = extraHeaders
+        let bytesPerSecond = sampleRate * encoding.bytesPerFrame(channels: channels)
+        func bytes(_ duration: Duration) -> Int {
+            Int(Double(bytesPerSecond) * (Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18))
+        }
+        self.bytes = LiveByteStream(
+            configuration: LiveByteStream.Configuration(
+                capacity: bytes(configuration.kept), primeBytes: bytes(configuration.prime), alignment: encoding.bytesPerFrame(channels: channels)),
+            header: encoding.header(sampleRate: sampleRate, channels: channels))
+    }
+
+    public var mimeType: String { encoding.mimeType(sampleRate: sampleRate, channels: channels) }
+
+    /// Bits per second on the wire.
+    public var bitrate: Int { sampleRate * encoding.bytesPerFrame(channels: channels) * 8 }
+
+    /// Whether `format` is what this stream was made for (another needs a new stream).
+    public func takes(_ format: SampleBuffer.Format) -> Bool {
+        format.sampleRate == sampleRate && format.channels == channels && format.bytesPerFrame != nil
+    }
+
+    /// Encodes one buffer onto the stream; a buffer in another format is dropped (false).
+    @discardableResult
+    public func append(_ buffer: SampleBuffer) -> Bool {
+        guard takes(buffer.format) else { return false }
+        let samples = Self.pcm16(buffer.data, from: buffer.format.encoding, bigEndian: encoding == .lpcm)
+        guard !samples.isEmpty else { return false }
+        bytes.append(samples)
+        return true
+    }
+
+    /// No more audio: connections get what is kept, then end.
+    public func finish() { bytes.finish() }
+
+    /// The answer to a device's request for the stream: from now on (primed), with the
+    /// header first; a `Range` from a reconnecting device is answered 206 from the same point.
+    public func response(to request: HTTPServerRequest) -> HTTPServerResponse {
+        var headers: [(String, String)] = [("Content-Type", mimeType), ("Cache-Control", "no-cache")] + extraHeaders
+        let requested = request[header: "range"].flatMap(Self.rangeStart) ?? 0
+        let advertised: UInt64? = if case .contentLength(let total) = configuration.framing { total } else { nil }
+        var status = 200
+        if requested > 0 {
+            // Whatever the framing, a resumed fetch is partial content to the client: it counts on from its offset.
+            let total = advertised ?? (requested + (1 << 40))
+            guard requested < total else {
+                return HTTPServerResponse(status: 416, headers: headers + [("Content-Range", "bytes */\(total)")])
+            }
+            status = 206
+            headers.append(("Content-Range", "bytes \(requested)-\(total - 1)/\(total)"))
+        }
+        let reader = bytes.makeReader(resumingAt: requested)
+        var framing = configuration.framing
+        if case .contentLength(let total) = framing { framing = .contentLength(total - requested) }
+        return HTTPServerResponse(status: status, headers: headers, body: .live(ReaderBody(reader: reader), framing: framing))
+    }
+
+    /// The first byte of `bytes=N-…`; nil for anything else (answered from now).
+    static func rangeStart(_ value: String) -> UInt64? {
+        let text = value.lowercased().filter { $0 != " " }
+        guard text.hasPrefix("bytes="), let dash = text.firstIndex(of: "-") else { return nil }
+        let digits = text[text.index(text.startIndex, offsetBy: 6)..<dash]
+        guard !digits.isEmpty, digits.count <= 19, digits.allSatisfy(\.isASCII), let start = UInt64(digits) else { return nil }
+        return start
+    }
+
+    /// 16-bit PCM in the wire's byte order from S16LE or F32LE (clamped); empty for anything else.
+    static func pcm16(_ data: [UInt8], from encoding: SampleBuffer.Format.Encoding, bigEndian: Bool) -> [UInt8] {
+        switch encoding {
+        case .pcmS16LE:
+            guard bigEndian else { return Array(data.prefix(data.count & ~1)) }
+            var out = [UInt8](repeating: 0, count: data.count & ~1)
+            var index = 0
+            while index + 1 < data.count {
+                out[index] = data[index + 1]
+                out[index + 1] = data[index]
+                index += 2
+            }
+            return out
+        case .pcmF32LE:
+            let count = data.count / 4
+            var out = [UInt8](repeating: 0, count: count * 2)
+            for sample in 0..<count {
+                let bits = UInt32(data[sample * 4]) | UInt32(data[sample * 4 + 1]) << 8 | UInt32(data[sample * 4 + 2]) << 16 | UInt32(data[sample * 4 + 3]) << 24
+                let value = Float(bitPattern: bits)
+                let scaled = value.isNaN ? 0 : (value * 32767).rounded()
+                let clamped = UInt16(bitPattern: Int16(max(-32768, min(32767, scaled))))
+                out[sample * 2 + (bigEndian ? 1 : 0)] = UInt8(clamped & 0xFF)
+                out[sample * 2 + (bigEndian ? 0 : 1)] = UInt8(clamped >> 8)
+            }
+            return out
+        default:
+            return []
+        }
+    }
+}
+
+/// A ``LiveByteStream/Reader`` as the body of an HTTP response.
+struct ReaderBody: HTTPLiveBody {
+    let reader: LiveByteStream.Reader
+
+    func read(maximum: Int) -> HTTPLiveChunk {
+        switch reader.read(maximum: maximum) {
+        case .bytes(let bytes): .bytes(bytes)
+        case .empty: .none
+        case .ended: .ended
+        }
+    }
+
+    func whenReadable(_ wake: @escaping @Sendable () -> Void) { reader.whenReadable(wake) }
+
+    func close() { reader.close() }
+}

@@ -1,0 +1,257 @@
+import Synchronization
+
+/// A live stream's bytes as they are produced, kept a few seconds so that a device that
+/// connects (or reconnects) is handed a short backlog at once and then the bytes as they come.
+///
+/// Memory is fixed when the stream is made (``Configuration/capacity``); a reader that falls
+/// further behind than that skips to the oldest byte kept (counted in ``Statistics/skippedBytes``),
+/// so a device that stops reading costs nothing more. Readers start at a *sync point* — a byte
+/// where a decoder may begin (every PCM frame; every FLAC or MP3 frame) — and before the
+/// stream's header they get that header, so each connection is a whole stream of its own.
+public final class LiveByteStream: Sendable {
+    /// Sizes of one stream.
+    public struct Configuration: Sendable, Hashable {
+        /// Bytes kept (a multiple of `alignment`): how far a reader may fall behind before it skips.
+        public var capacity: Int
+        /// Bytes of backlog a new reader starts with, so a device that waits for N bytes before it
+        /// plays gets them at once ("priming"); the rest comes at the stream's pace.
+        public var primeBytes: Int
+        /// Every payload byte offset a reader is handed from is a multiple of this (the PCM frame
+        /// size; 1 for a framed codec), so a reconnecting device never reads half a frame.
+        public var alignment: Int
+        /// Where a reader may start.
+        public var startPoints: StartPoints
+
+        /// Where a decoder may begin reading.
+        public enum StartPoints: Sendable, Hashable {
+            /// At any multiple of the alignment (PCM: every frame).
+            case anyAlignedByte
+            /// Only where an append was marked a sync point (a codec's frame).
+            case marked
+        }
+
+        public init(capacity: Int, primeBytes: Int, alignment: Int = 1, startPoints: StartPoints = .anyAlignedByte) {
+            let alignment = max(1, alignment)
+            self.alignment = alignment
+            self.startPoints = startPoints
+            self.capacity = max(alignment, capacity / alignment * alignment)
+            self.primeBytes = max(0, min(primeBytes, self.capacity))
+        }
+    }
+
+    /// What readers took and missed, since the stream was made.
+    public struct Statistics: Sendable, Hashable {
+        /// Readers made (one per HTTP response served).
+        public var readersOpened: Int
+        /// Readers open now.
+        public var readersOpen: Int
+        /// Payload bytes produced.
+        public var bytesWritten: UInt64
+        /// Payload bytes readers skipped because they fell more than the capacity behind.
+        public var skippedBytes: UInt64
+    }
+
+    private struct State {
+        var ring: [UInt8]
+        /// Absolute payload offset of the oldest byte kept, and of the next byte to be written.
+        var start: UInt64 = 0
+        var end: UInt64 = 0
+        /// Absolute offsets where a decoder may start, oldest first (at most ``maximumSyncPoints``).
+        var syncPoints: [UInt64] = []
+        var ended = false
+        var waiters: [Int: @Sendable () -> Void] = [:]
+        var nextReader = 0
+        var statistics = Statistics(readersOpened: 0, readersOpen: 0, bytesWritten: 0, skippedBytes: 0)
+    }
+
+    /// Sync points remembered: a stream of small framed buffers keeps the newest this many.
+    static let maximumSyncPoints = 4096
+
+    public let configuration: Configuration
+    /// Bytes every reader gets before the payload (a WAV header, FLAC's `fLaC` and STREAMINFO).
+    public let header: [UInt8]
+    private let state: Mutex<State>
+
+    public init(configuration: Configuration, header: [UInt8] = []) {
+        self.configuration = configuration
+        self.header = header
+        self.state = Mutex(State(ring: [UInt8](repeating: 0, count: configuration.capacity)))
+    }
+
+    /// Appends bytes produced; `syncPoint` says a decoder may start at the first of them.
+    /// Readers waiting are woken. Ignored once the stream ended.
+    public func append(_ bytes: [UInt8], syncPoint: Bool = true) {
+        guard !bytes.isEmpty else { return }
+        let waiters = state.withLock { state -> [@Sendable () -> Void] in
+            guard !state.ended else { return [] }
+            let capacity = configuration.capacity
+            if syncPoint {
+                if state.syncPoints.count == Self.maximumSyncPoints { state.syncPoints.removeFirst(Self.maximumSyncPoints / 4) }
+                state.syncPoints.append(state.end)
+            }
+            // Only the newest `capacity` bytes of a large append can be kept.
+            let kept = min(bytes.count, capacity)
+            state.end &+= UInt64(bytes.count - kept)
+            let to = Int(state.end % UInt64(capacity))
+            let firstPart = min(kept, capacity - to)
+            state.ring.withUnsafeMutableBufferPointer { ring in
+                bytes.withUnsafeBufferPointer { source in
+                    let from = source.baseAddress! + (bytes.count - kept)
+                    (ring.baseAddress! + to).update(from: from, count: firstPart)
+                    if firstPart < kept { ring.baseAddress!.update(from: from + firstPart, count: kept - firstPart) }
+                }
+            }
+            state.end &+= UInt64(kept)
+            state.statistics.bytesWritten &+= UInt64(bytes.count)
+            if state.end - state.start > UInt64(capacity) { state.start = state.end - UInt64(capacity) }
+            if let first = state.syncPoints.firstIndex(where: { $0 >= state.start }) {
+                state.syncPoints.removeFirst(first)
+            } else {
+                state.syncPoints.removeAll()
+            }
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for wake in waiters { wake() }
+    }
+
+    /// No more bytes: readers get what is kept, then the end.
+    public func finish() {
+        let waiters = state.withLock { state -> [@Sendable () -> Void] in
+            state.ended = true
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for wake in waiters { wake() }
+    }
+
+    public var isFinished: Bool { state.withLock { $0.ended } }
+
+    public var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// A reader that starts at the newest sync point at least ``Configuration/primeBytes`` before
+    /// the live edge (or the oldest one kept), after the header.
+    /// - Parameter resumingAt: the byte of the whole stream (header included) the client asked
+    ///   for with `Range` after a reconnection: it gets the header's rest if it asked within the
+    ///   header, then the stream from the same point as a new reader, led in by zeros so that
+    ///   its frames stay aligned where it counts them.
+    public func makeReader(resumingAt requested: UInt64 = 0) -> Reader {
+        state.withLock { state in
+            state.statistics.readersOpened += 1
+            state.statistics.readersOpen += 1
+            state.nextReader += 1
+            let wanted = state.end >= UInt64(configuration.primeBytes) ? state.end - UInt64(configuration.primeBytes) : 0
+            let position: UInt64
+            switch configuration.startPoints {
+            case .anyAlignedByte:
+                position = max(state.start, wanted - wanted % UInt64(configuration.alignment))
+            case .marked:
+                position = state.syncPoints.last(where: { $0 <= wanted }) ?? state.syncPoints.first ?? state.end
+            }
+            var lead: [UInt8] = []
+            let headerCount = UInt64(header.count)
+            if requested < headerCount {
+                lead = Array(header[Int(requested)...])
+            } else {
+                let misalignment = Int((requested - headerCount) % UInt64(configuration.alignment))
+                if misalignment != 0 { lead = [UInt8](repeating: 0, count: configuration.alignment - misalignment) }
+            }
+            return Reader(stream: self, id: state.nextReader, position: position, lead: lead)
+        }
+    }
+
+    fileprivate func read(_ reader: Reader, maximum: Int) -> Chunk {
+        state.withLock { state in
+            if reader.position < state.start {
+                let next = configuration.startPoints == .marked ? state.syncPoints.first ?? state.end : state.start
+                state.statistics.skippedBytes &+= next - reader.position
+                reader.position = next
+            }
+            let available = Int(min(state.end - reader.position, UInt64(maximum)))
+            guard available > 0 else { return state.ended ? .ended : .empty }
+            let capacity = UInt64(configuration.capacity)
+            var bytes = [UInt8](repeating: 0, count: available)
+            let from = Int(reader.position % capacity)
+            let firstPart = min(available, configuration.capacity - from)
+            bytes.withUnsafeMutableBufferPointer { out in
+                state.ring.withUnsafeBufferPointer { ring in
+                    out.baseAddress!.update(from: ring.baseAddress! + from, count: firstPart)
+                    if firstPart < available {
+                        (out.baseAddress! + firstPart).update(from: ring.baseAddress!, count: available - firstPart)
+                    }
+                }
+            }
+            reader.position += UInt64(available)
+            return .bytes(bytes)
+        }
+    }
+
+    fileprivate func whenReadable(_ reader: Reader, _ wake: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.ended || reader.position < state.end { return true }
+            state.waiters[reader.id] = wake
+            return false
+        }
+        if now { wake() }
+    }
+
+    fileprivate func close(_ reader: Reader) {
+        state.withLock { state in
+            state.waiters[reader.id] = nil
+            state.statistics.readersOpen -= 1
+        }
+    }
+
+    /// What a read gives.
+    public enum Chunk: Sendable, Equatable {
+        case bytes([UInt8])
+        /// Nothing new yet: wait with ``Reader/whenReadable(_:)``.
+        case empty
+        /// The stream ended and the reader has everything.
+        case ended
+    }
+
+    /// One client's place in the stream (one HTTP response). Use from one task at a time.
+    public final class Reader: @unchecked Sendable {
+        // @unchecked: `position` is read and written only under the stream's lock (read and
+        // whenReadable), and `lead` only by the one task that serves the response.
+        private let stream: LiveByteStream
+        fileprivate let id: Int
+        fileprivate var position: UInt64
+        private var lead: [UInt8]
+        private var closed = false
+
+        fileprivate init(stream: LiveByteStream, id: Int, position: UInt64, lead: [UInt8]) {
+            self.stream = stream
+            self.id = id
+            self.position = position
+            self.lead = lead
+        }
+
+        /// Up to `maximum` bytes: the header (or lead-in) first, then the stream.
+        public func read(maximum: Int) -> Chunk {
+            guard !closed else { return .ended }
+            if !lead.isEmpty {
+                let count = min(maximum, lead.count)
+                defer { lead.removeFirst(count) }
+                return .bytes(Array(lead.prefix(count)))
+            }
+            return stream.read(self, maximum: maximum)
+        }
+
+        /// Calls `wake` once bytes can be read or the stream ended (at once if they can now).
+        public func whenReadable(_ wake: @escaping @Sendable () -> Void) {
+            guard lead.isEmpty, !closed else { return wake() }
+            stream.whenReadable(self, wake)
+        }
+
+        /// The client is gone: its wake-up is dropped.
+        public func close() {
+            guard !closed else { return }
+            closed = true
+            stream.close(self)
+        }
+
+        deinit { close() }
+    }
+}

@@ -1,0 +1,207 @@
+public import HTTPServing
+public import LiveStreaming
+import Logging
+public import MediaDevice
+public import RoutingModel
+internal import UPnP
+
+/// How renderers are sent a route's real-time audio.
+public struct LiveConfiguration: Sendable {
+    /// Encodings in the order tried against what the renderer lists (`GetProtocolInfo`).
+    public var preference: [LiveAudioEncoding]
+    /// Per renderer (by its name): the encoding to use whatever it lists.
+    public var forcedEncodings: [String: LiveAudioEncoding]
+    /// How a response's length is framed, by default and per renderer (by name): TVs differ.
+    public var framing: HTTPLiveFraming
+    public var framings: [String: HTTPLiveFraming]
+    /// Audio a renderer gets at once when it connects (from what was produced since the stream began).
+    public var prime: Duration
+    /// How long a renderer told to play may take to fetch before the route fails.
+    public var fetchTimeout: Duration
+    /// The delay from delivery to the renderer's output, for renderers that report no precise
+    /// position (gmediarender reports whole seconds): calibrated per device kind, by name; the
+    /// default is what gmediarender measured here (Docs/upnp.md).
+    public var latency: Duration
+    public var latencies: [String: Duration]
+
+    public init(
+        preference: [LiveAudioEncoding] = LiveAudioEncoding.latencyOrder, forcedEncodings: [String: LiveAudioEncoding] = [:],
+        framing: HTTPLiveFraming = .closeDelimited, framings: [String: HTTPLiveFraming] = [:], prime: Duration = .milliseconds(500),
+        fetchTimeout: Duration = .seconds(5), latency: Duration = .milliseconds(1000), latencies: [String: Duration] = [:]
+    ) {
+        self.preference = preference
+        self.forcedEncodings = forcedEncodings
+        self.framing = framing
+        self.framings = framings
+        self.prime = prime
+        self.fetchTimeout = fetchTimeout
+        self.latency = latency
+        self.latencies = latencies
+    }
+}
+
+/// One route's live audio to its renderer.
+struct LiveRoute {
+    /// The stream being served (nil until the first buffer says its format).
+    var stream: LiveAudioStream?
+    /// What the app says the audio is (the renderer's title).
+    var nowPlaying: RealtimeNowPlaying?
+}
+
+extension UPnPRendererExtension: RealtimeSampleHandling {
+    /// Whether `sinks` (a renderer's `GetProtocolInfo`) take a live encoding at all.
+    static func takesLiveAudio(_ sinks: [ProtocolInfo]) -> Bool {
+        let formats = sinks.filter { $0.transportProtocol == "http-get" }.map(\.contentFormat)
+        return LiveAudioEncoding.allCases.contains { encoding in
+            formats.contains { encoding.isTaken(by: $0, sampleRate: 44_100, channels: 2) || encoding.isTaken(by: $0, sampleRate: 48_000, channels: 2) }
+        }
+    }
+
+    /// 16-bit (or float, converted) PCM at 44.1 or 48 kHz, mono or stereo; the latency is the
+    /// renderer kind's calibrated one.
+    public func realtimeAudioSupport(session: MediaOutputSession) -> RealtimeAudioSupport {
+        let name = renderers[session.deviceID]?.device.displayName ?? ""
+        var support = RealtimeAudioSupport.standard
+        support.latency = configuration.live.latencies[name] ?? configuration.live.latency
+        return support
+    }
+
+    public func startRealtimeSampleDelivery(session: MediaOutputSession) {
+        guard liveRoutes[session.id] == nil else { return }
+        liveRoutes[session.id] = LiveRoute()
+    }
+
+    public func stopRealtimeSampleDelivery(session: MediaOutputSession) {
+        guard let live = liveRoutes.removeValue(forKey: session.id) else { return }
+        live.stream?.finish()
+        if let running = sessions.removeValue(forKey: session.id) { Task { await running.stop() } }
+    }
+
+    public func receiveSamples(_ buffer: SampleBuffer, session: MediaOutputSession) {
+        guard let live = liveRoutes[session.id] else { return }
+        if let stream = live.stream, stream.takes(buffer.format) {
+            stream.append(buffer)
+            return
+        }
+        // The first buffer, or a new format: a new stream, and the renderer is pointed at it.
+        guard let stream = startLiveStream(buffer.format, session: session) else { return }
+        stream.append(buffer)
+    }
+
+    public func updateRealtimeNowPlaying(_ nowPlaying: RealtimeNowPlaying, session: MediaOutputSession) {
+        liveRoutes[session.id]?.nowPlaying = nowPlaying
+    }
+
+    /// A stream in the encoding the renderer takes, served to it and played; nil (the route
+    /// failed) when it takes none.
+    private func startLiveStream(_ format: SampleBuffer.Format, session: MediaOutputSession) -> LiveAudioStream? {
+        guard let renderer = renderers[session.deviceID] else {
+            failLive(session, MediaDeviceError(.deviceNotFound, "\(session.deviceID) is not on the LAN any more"))
+            return nil
+        }
+        let name = renderer.device.displayName
+        let offered = renderer.sinks.filter { $0.transportProtocol == "http-get" }.map(\.contentFormat)
+        guard
+            let encoding = configuration.live.forcedEncodings[name]
+                ?? LiveAudioEncoding.choose(
+                    from: offered, sampleRate: format.sampleRate, channels: format.channels, preference: configuration.live.preference)
+        else {
+            failLive(
+                session,
+                MediaDeviceError(
+                    .unsupported, "\(name) lists no live format MediaRoute sends (\(LiveAudioEncoding.allCases.map(\.rawValue).joined(separator: ", "))) at \(format.sampleRate) Hz"))
+            return nil
+        }
+        liveRoutes[session.id]?.stream?.finish()
+        let stream = LiveAudioStream(
+            encoding: encoding, sampleRate: format.sampleRate, channels: format.channels,
+            configuration: LiveAudioStream.Configuration(
+                prime: configuration.live.prime, framing: configuration.live.framings[name] ?? configuration.live.framing),
+            extraHeaders: Self.dlnaHeaders(for: encoding, sampleRate: format.sampleRate, channels: format.channels))
+        liveRoutes[session.id]?.stream = stream
+        Task { await self.playLive(stream, renderer: renderer, session: session) }
+        return stream
+    }
+
+    /// DLNA's headers for a live stream: streaming transfer mode; no seeking of any kind
+    /// (`OP=00`: the stream has no past to seek in); flags: DLNA 1.5, streaming, interactive and
+    /// background transfer allowed; the LPCM profile where it is one.
+    static func dlnaHeaders(for encoding: LiveAudioEncoding, sampleRate: Int, channels: Int) -> [(String, String)] {
+        let profile = encoding.dlnaProfile(sampleRate: sampleRate, channels: channels).map { "DLNA.ORG_PN=\($0);" } ?? ""
+        return [
+            ("transferMode.dlna.org", "Streaming"),
+            ("contentFeatures.dlna.org", profile + "DLNA.ORG_OP=00;DLNA.ORG_CI=0;DLNA.ORG_FLAGS=01700000000000000000000000000000"),
+        ]
+    }
+
+    /// Serves `stream` to the renderer, sets it as the transport URI and plays; fails the route
+    /// when the renderer does not fetch it within the fetch timeout.
+    private func playLive(_ stream: LiveAudioStream, renderer: Renderer, session: MediaOutputSession) async {
+        guard let live = liveRoutes[session.id], live.stream === stream else { return }
+        guard let facing = renderer.endpoint.facts.interfaceAddress, case .ip(let host, _, _) = renderer.endpoint.address else {
+            return failLive(session, MediaDeviceError(.sessionFailed, "no local address faces \(renderer.device.displayName)"))
+        }
+        let entry = ServedFiles.Live(allowedHost: host) { stream.response(to: $0) }
+        let name = "live." + (stream.encoding == .lpcm ? "pcm" : "wav")
+        let offered: (url: String, token: String)
+        do {
+            offered = try await servers.routes.files.offer(entry, named: name, on: facing, via: servers.pool)
+        } catch {
+            return failLive(session, MediaDeviceError(.sessionFailed, error.description))
+        }
+        guard liveRoutes[session.id]?.stream === stream else {
+            servers.routes.files.remove(offered.token)
+            return
+        }
+        var metadata = live.nowPlaying?.metadata ?? PlaybackMetadata()
+        if metadata.title?.isEmpty ?? true { metadata.title = "\(renderer.device.displayName) (live)" }
+        metadata.isLive = true
+        metadata.duration = nil
+        let running = RendererSession(
+            renderer: renderer, session: session, control: PlaybackControl(clock: clock), configuration: configuration, servers: servers, clock: clock,
+            logger: logger
+        ) { [weak self] report in
+            guard let self else { return }
+            Task { await self.handleLive(report, session: session) }
+        }
+        if let previous = sessions.updateValue(running, forKey: session.id) { await previous.stop() }
+        do throws(MediaDeviceError) {
+            try await running.start(mediaURL: offered.url, metadata: metadata, mimeType: stream.mimeType, fileToken: offered.token)
+        } catch {
+            if sessions[session.id] === running { sessions[session.id] = nil }
+            return failLive(session, error)
+        }
+        logger.info(
+            "live stream playing", metadata: ["device": "\(renderer.device.displayName)", "format": "\(stream.mimeType)", "url": "\(offered.url.prefix(80))"])
+        // A renderer that said yes and never fetched is not playing anything.
+        try? await clock.sleep(for: configuration.live.fetchTimeout)
+        guard liveRoutes[session.id]?.stream === stream, stream.bytes.statistics.readersOpened == 0 else { return }
+        failLive(
+            session,
+            MediaDeviceError(.timedOut, "\(renderer.device.displayName) did not fetch the live stream within \(configuration.live.fetchTimeout)"))
+    }
+
+    private func handleLive(_ report: RendererSessionReport, session: MediaOutputSession) {
+        switch report {
+        case .failed(let error):
+            guard liveRoutes[session.id] != nil else { return }
+            failLive(session, error)
+        case .volume:
+            break
+        }
+    }
+
+    /// Ends the route's live audio with `error` (the route's samples stop; an event says why).
+    private func failLive(_ session: MediaOutputSession, _ error: MediaDeviceError) {
+        guard let live = liveRoutes.removeValue(forKey: session.id) else { return }
+        live.stream?.finish()
+        if let running = sessions.removeValue(forKey: session.id) { Task { await running.stop() } }
+        logger.notice("live stream ended", metadata: ["session": "\(session)", "error": "\(error)"])
+        routingManager.sessionFailed(session, error: error)
+    }
+
+    /// The route's live stream, while it runs (for tests and status).
+    public func liveStream(on session: MediaOutputSession) -> LiveAudioStream? {
+        liveRoutes[session.id]?.stream
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import HTTPServing
+import LiveStreaming
+import MediaRouteTestSupport
+import RoutingModel
+import Testing
+
+/// A route's audio as an HTTP live stream, fetched over loopback from the real server.
+@Suite(.timeLimit(.minutes(1))) struct LiveAudioStreamTests {
+    func buffer(_ format: SampleBuffer.Format, _ data: [UInt8]) -> SampleBuffer {
+        SampleBuffer(format: format, presentationTime: .zero, frameCount: data.count / (format.bytesPerFrame ?? 1), data: data)
+    }
+
+    /// A server answering every request with `stream`, and its port.
+    func serving(_ stream: LiveAudioStream) async throws -> HTTPServer {
+        try await HTTPServer(host: "127.0.0.1") { request in stream.response(to: request) }
+    }
+
+    @Test func wavIsAHeaderThenTheSamplesLittleEndianEndingAtTheClose() async throws {
+        let format = SampleBuffer.Format(encoding: .pcmS16LE, sampleRate: 44_100, channels: 2)
+        let stream = LiveAudioStream(encoding: .wav, sampleRate: 44_100, channels: 2)
+        let server = try await serving(stream)
+        defer { Task { await server.close() } }
+        let pcm = (0..<4_000).map { UInt8($0 % 251) }
+        stream.append(buffer(format, pcm))
+        async let answer = RawHTTP.stream(port: Int(server.port), "GET /live HTTP/1.1\r\nHost: x\r\n\r\n", bodyBytes: 44 + 8_000 + 1)
+        try await Task.sleep(for: .milliseconds(200))
+        stream.append(buffer(format, Array(pcm.reversed())))
+        stream.finish()
+        let response = try await answer
+        #expect(response.statusLine == "HTTP/1.0 200 OK")
+        #expect(response.headers["content-type"] == "audio/wav")
+        #expect(response.headers["content-length"] == nil)
+        #expect(response.headers["transfer-encoding"] == nil)
+        #expect(response.closedByServer)
+        // RIFF/WAVE, PCM, 2 channels, 44 100 Hz, 16 bits; sizes say "unbounded".
+        let header = Array(response.body.prefix(44))
+        let riff = Array(header[0..<4]) == Array("RIFF".utf8) && Array(header[8..<16]) == Array("WAVEfmt ".utf8)
+        #expect(riff)
+        #expect(header[22] == 2 && UInt32(header[24]) | UInt32(header[25]) << 8 | UInt32(header[26]) << 16 == 44_100 && header[34] == 16)
+        #expect(Array(header[36..<40]) == Array("data".utf8) && Array(header[40..<44]) == [0xFF, 0xFF, 0xFF, 0xFF])
+        // The first fetch is primed with what came before it, then gets what follows.
+        let samplesIntact = Array(response.body.dropFirst(44)) == pcm + pcm.reversed()
+        #expect(samplesIntact, "\(response.body.count) bytes")
+    }
+
+    @Test func lpcmIsBigEndianAndFloatIsConvertedAndClamped() async throws {
+        let format = SampleBuffer.Format(encoding: .pcmF32LE, sampleRate: 48_000, channels: 1)
+        let stream = LiveAudioStream(encoding: .lpcm, sampleRate: 48_000, channels: 1, extraHeaders: [("transferMode.dlna.org", "Streaming")])
+        let server = try await serving(stream)
+        defer { Task { await server.close() } }
+        let values: [Float] = [0, 0.5, -0.5, 1, -1, 2, -7, .nan]
+        stream.append(buffer(format, values.flatMap { value in withUnsafeBytes(of: value.bitPattern.littleEndian) { Array($0) } }))
+        stream.finish()
+        let response = try await RawHTTP.stream(port: Int(server.port), "GET /live HTTP/1.1\r\nHost: x\r\n\r\n", bodyBytes: 16)
+        #expect(response.headers["content-type"] == "audio/L16;rate=48000;channels=1")
+        #expect(response.headers["transfermode.dlna.org"] == "Streaming")
+        let samples = stride(from: 0, to: response.body.count, by: 2).map { Int16(bitPattern: UInt16(response.body[$0]) << 8 | UInt16(response.body[$0 + 1])) }
+        #expect(samples == [0, 16384, -16384, 32767, -32767, 32767, -32768, 0])
+    }
+
+    @Test func aBufferInAnotherFormatIsRefused() {
+        let stream = LiveAudioStream(encoding: .wav, sampleRate: 44_100, channels: 2)
+        #expect(!stream.append(buffer(SampleBuffer.Format(encoding: .pcmS16LE, sampleRate: 48_000, channels: 2), [0, 0, 0, 0])))
+        #expect(stream.append(buffer(.cdAudio, [0, 0, 0, 0])))
+        #expect(stream.bytes.statistics.bytesWritten == 4)
+    }
+
+    @Test func chunkedAndLengthFramingsAreWhatTheHeadSays() async throws {
+        for framing in [HTTPLiveFraming.chunked, .contentLength(1 << 32)] {
+            let stream = LiveAudioStream(encoding: .wav, sampleRate: 44_100, channels: 2, configuration: .init(framing: framing))
+            let server = try await serving(stream)
+            stream.append(buffer(.cdAudio, [UInt8](repeating: 1, count: 400)))
+            let response = try await RawHTTP.stream(port: Int(server.port), "GET /live HTTP/1.1\r\nHost: x\r\n\r\n", bodyBytes: 20)
+            #expect(response.statusLine == "HTTP/1.1 200 OK")
+            switch framing {
+            case .chunked: #expect(response.headers["transfer-encoding"] == "chunked")
+            default: #expect(response.headers["content-length"] == String(1 << 32))
+            }
+            stream.finish()
+            await server.close()
+        }
+    }
+
+    @Test func aReconnectionWithRangeResumesFromNowAlignedToItsFrames() async throws {
+        let stream = LiveAudioStream(encoding: .wav, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero))
+        let server = try await serving(stream)
+        defer { Task { await server.close() } }
+        stream.append(buffer(.cdAudio, [UInt8](repeating: 1, count: 4_000)))
+        async let answer = RawHTTP.stream(
+            port: Int(server.port), "GET /live HTTP/1.1\r\nHost: x\r\nRange: bytes=1002-\r\n\r\n", bodyBytes: 2 + 8)
+        try await Task.sleep(for: .milliseconds(200))
+        stream.append(buffer(.cdAudio, [5, 6, 7, 8, 9, 10, 11, 12]))
+        let response = try await answer
+        #expect(response.statusLine.hasPrefix("HTTP/1.0 206"))
+        #expect(response.headers["content-range"]?.hasPrefix("bytes 1002-") == true)
+        // Byte 1002 is two bytes into a frame as the client counts (after the 44-byte header):
+        // two bytes of lead-in, then whole frames from now; no header, nothing from the past.
+        #expect(response.body == [0, 0, 5, 6, 7, 8, 9, 10, 11, 12])
+    }
+
+    @Test func aRangeBeyondTheAdvertisedLengthIsRefused() async throws {
+        let stream = LiveAudioStream(encoding: .wav, sampleRate: 44_100, channels: 2, configuration: .init(framing: .contentLength(1000)))
+        let response = stream.response(to: HTTPServerRequest(method: "GET", path: "/", headers: ["range": "bytes=5000-"], body: []))
+        #expect(response.status == 416)
+    }
+
+    @Test func encodingsAreChosenByLatencyFromWhatADeviceLists() {
+        let lists = ["audio/mpeg", "audio/x-wav", "audio/l16;rate=44100;channels=2"]
+        #expect(LiveAudioEncoding.choose(from: lists, sampleRate: 44_100, channels: 2) == .lpcm)
+        // L16 listed for another rate or channel count does not take this stream; WAV does.
+        #expect(LiveAudioEncoding.choose(from: lists, sampleRate: 48_000, channels: 2) == .wav)
+        #expect(LiveAudioEncoding.choose(from: lists, sampleRate: 44_100, channels: 1) == .wav)
+        #expect(LiveAudioEncoding.choose(from: ["audio/l16"], sampleRate: 48_000, channels: 1) == .lpcm)
+        #expect(LiveAudioEncoding.choose(from: ["audio/mpeg", "video/mp4"], sampleRate: 44_100, channels: 2) == nil)
+        #expect(LiveAudioEncoding.choose(from: lists, sampleRate: 44_100, channels: 2, preference: [.wav, .lpcm]) == .wav)
+        #expect(LiveAudioEncoding.lpcm.dlnaProfile(sampleRate: 44_100, channels: 2) == "LPCM")
+        #expect(LiveAudioEncoding.lpcm.dlnaProfile(sampleRate: 32_000, channels: 2) == nil)
+    }
+}

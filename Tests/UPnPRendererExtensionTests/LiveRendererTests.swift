@@ -1,0 +1,120 @@
+import Foundation
+import LANTransport
+import MediaDevice
+import MediaRouteTestSupport
+import MediaRouteTesting
+import RouteSystem
+import RoutingModel
+import Testing
+import UPnPRendererExtension
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The box's own audio to a real DLNA renderer: gmediarender in a namespace fetches the
+/// route's live stream and plays it into a recorder that syncs to its pipeline clock.
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: NamespaceLab.renderersAvailable))
+struct LiveRendererTests {
+    struct Rig {
+        let lab: NamespaceLab
+        let room: NamespaceLab.Room
+        let renderer: ChildProcess
+        let output: TimedOutput
+        let system: RouteSystem
+        let recorder: EventRecorder
+        let name: String
+
+        var rendererLog: String { lab.log("gmediarender-\(room.inside).log") }
+    }
+
+    func makeRig(name: String, uuid: String, configure: (inout UPnPRendererExtension.Configuration) -> Void = { _ in }) async throws -> Rig {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        let output = TimedOutput(pcmPath: lab.path("out.pcm"), timesPath: lab.path("times.txt"))
+        let renderer = try lab.gmediarender(in: room, name: name, uuid: uuid, recording: output)
+        var configuration = UPnPRendererExtension.Configuration(pollInterval: .milliseconds(300))
+        configure(&configuration)
+        let system = RouteSystem()
+        let transport = Lab.transport(lab)
+        let extensionConfiguration = configuration
+        try await system.load { manager in
+            UPnPRendererExtension(transport: transport, routingManager: manager, configuration: extensionConfiguration, logger: Lab.logger)
+        }
+        await system.beginDiscovery(client: "test")
+        return Rig(lab: lab, room: room, renderer: renderer, output: output, system: system, recorder: await EventRecorder(system), name: name)
+    }
+
+    func device(_ rig: Rig) async throws -> SystemDevice {
+        let found = await eventually(timeout: .seconds(15)) {
+            await rig.system.devicesList.contains { $0.displayName == rig.name && $0.capabilities.contains(.realtimeAudioStreaming) }
+        }
+        let listed = await rig.system.devicesList.map { "\($0.displayName) \($0.capabilities)" }
+        #expect(found, "the renderer is listed as taking real-time audio: \(listed)")
+        return try #require(await rig.system.devicesList.first { $0.displayName == rig.name })
+    }
+
+    @Test func aToneStreamedLiveComesOutOfTheRendererIntact() async throws {
+        let rig = try await makeRig(name: "Den Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000020")
+        let device = try await device(rig)
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        #expect(acquisition.latency >= .milliseconds(500), "the renderer's calibrated latency is declared: \(acquisition.latency)")
+        let writer = writeOnOwnThread(tone(seconds: 6), to: acquisition.descriptor, piece: 4_096)
+        #expect(await eventually { await rig.system.routeStatus(on: route.session)?.details.codec != nil })
+        // gmediarender lists audio/L16 at 44.1 kHz stereo: the lowest-latency encoding, DLNA's LPCM.
+        let status = await rig.system.routeStatus(on: route.session)
+        #expect(status?.details.codec == "LPCM" && status?.details.bitrate == 1_411_200, "\(String(describing: status?.details))")
+        #expect(await writer.value)
+        // Six seconds of tone played out (the renderer plays the backlog it was primed with, then in real time).
+        let heard = await eventually(timeout: .seconds(15)) { leftChannel(rig.output.pcm).filter { abs($0) > 50 }.count > 44_100 * 5 }
+        let received = leftChannel(rig.output.pcm)
+        #expect(heard, "\(received.filter { abs($0) > 50 }.count) samples above the floor; renderer: \(rig.rendererLog.suffix(800))")
+        let correlation = correlationWithTone(received)
+        #expect(correlation >= 0.99, "cross-correlation \(correlation)")
+        #expect(await eventually(timeout: .seconds(10)) { await rig.system.audioStatistics(on: route.session)?.active == false })
+        await rig.system.deactivate(route.session)
+        await rig.system.shutdown()
+    }
+
+    @Test func aRendererKilledMidStreamEndsTheRouteWithAnEvent() async throws {
+        let rig = try await makeRig(name: "Hall Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000021")
+        let device = try await device(rig)
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let writer = writeOnOwnThread(tone(seconds: 30), to: acquisition.descriptor, piece: 4_096, closing: false)
+        #expect(await eventually(timeout: .seconds(10)) { rig.output.pcm.count > 44_100 * 4 }, "it plays first: \(rig.rendererLog.suffix(600))")
+        rig.renderer.kill(SIGKILL)
+        let ended = await rig.recorder.first(timeout: .seconds(15)) { event -> Bool? in
+            switch event {
+            case .routeDeactivated(let ended, _) where ended.session == route.session: true
+            case .sessionEnded(let ended, _) where ended.session == route.session: true
+            default: nil
+            }
+        }
+        #expect(ended == true, "the route's audio ended with an event")
+        #expect(await writer.value == false, "the writer's socket closed under it")
+        close(acquisition.descriptor)
+        await rig.system.shutdown()
+    }
+
+    @Test func aRendererThatNeverFetchesFailsTheRouteWithinTheFetchTimeout() async throws {
+        let rig = try await makeRig(name: "Attic Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000022") { $0.live.fetchTimeout = .seconds(3) }
+        let device = try await device(rig)
+        // The renderer answers control requests but can open no connection of its own.
+        try NamespaceLab.ip(["netns", "exec", rig.room.namespace, "iptables", "-A", "OUTPUT", "-p", "tcp", "--syn", "-j", "DROP"])
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let writer = writeOnOwnThread(tone(seconds: 30), to: acquisition.descriptor, piece: 4_096, closing: false)
+        let started = ContinuousClock.now
+        let reason = await rig.recorder.first(timeout: .seconds(15)) { event -> MediaDeviceError? in
+            if case .sessionEnded(let ended, let reason?) = event, ended.session == route.session { return reason }
+            return nil
+        }
+        #expect(reason?.code == .timedOut, "\(String(describing: reason))")
+        #expect(reason?.message.contains("did not fetch the live stream") == true)
+        #expect(ContinuousClock.now - started < .seconds(12))
+        #expect(await writer.value == false, "the writer's socket closed under it")
+        close(acquisition.descriptor)
+        await rig.system.shutdown()
+    }
+}
