@@ -267,7 +267,7 @@ let package = Package(
             name: "ExtensionCatalogue",
             dependencies: [
                 "AdapterInventory", "BoxConfiguration", "DBus", "LANTransport", "MediaClock",
-                "MediaDevice", "RoutingModel", "RouteSystem", "UPnPRendererExtension", "WiFiTransport",
+                "MediaDevice", "RoutingModel", "RouteSystem", "UPnPRendererExtension", "LiveStreaming", "HTTPServing", "WiFiTransport",
                 .product(name: "Logging", package: "swift-log"),
             ] + when("Cast", "CastExtension") + when("AirPlay", "RAOPExtension") + when("WiFi", "WiFiDisplayExtension")
                 + when("Bluetooth", "BLESpeakerExtension", "BlueZTransport", "BluetoothAudio"),

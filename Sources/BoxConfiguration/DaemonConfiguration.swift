@@ -51,6 +51,23 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// two-way clock exchange can see, a link slower one way than the other.
     public var groupOffsets: [String: Double] = [:]
 
+    /// `[audio] live-formats = Den TV: wav`: the encoding of the live stream a device that
+    /// fetches URLs (UPnP, Cast) is sent the box's audio in (`lpcm` or `wav`), by its name,
+    /// whatever it lists.
+    public var liveFormats: [String: String] = [:]
+    /// `[audio] live-framing = chunked, Den TV: length`: how a live response's length is told
+    /// (`close`: no length, ended by the close; `chunked`; `length`: a large Content-Length), by
+    /// default and per device name.
+    public var liveFraming: String?
+    public var liveFramings: [String: String] = [:]
+    /// `[audio] live-latency = Den TV: 1500, gmediarender: 100`: the delay (ms) from the box to
+    /// the sound of a device that fetches a live stream, by its name or model (calibrated by
+    /// the box maker for a renderer that reports no precise position).
+    public var liveLatencies: [String: Double] = [:]
+    /// The encodings and framings the `live-…` keys take.
+    public static let liveFormatNames = ["lpcm", "wav"]
+    public static let liveFramingNames = ["close", "chunked", "length"]
+
     /// `[http] serve-from = /srv/media, /media`: the directories local files named on the bus
     /// may be served from (nil: the daemon's defaults, `/media`, `/mnt`, `/srv`).
     public var serveFrom: [String]?
@@ -159,8 +176,32 @@ public struct DaemonConfiguration: Sendable, Hashable {
                         else { throw fail("group-offsets: \"\(entry.trimmingSpaces)\" is not NAME: MILLISECONDS (at most ±1000)") }
                         configuration.groupOffsets[name] = milliseconds
                     }
+                case "live-formats", "live-framing", "live-latency":
+                    for entry in value.split(separator: ",") {
+                        let text = entry.trimmingSpaces
+                        let colon = text.lastIndex(of: ":")
+                        let name = colon.map { String(text[..<$0]).trimmingSpaces }
+                        let setting = colon.map { String(text[text.index(after: $0)...]).trimmingSpaces } ?? text
+                        switch key {
+                        case "live-formats":
+                            guard let name, !name.isEmpty, Self.liveFormatNames.contains(setting) else {
+                                throw fail("live-formats: \"\(text)\" is not NAME: \(Self.liveFormatNames.joined(separator: "|"))")
+                            }
+                            configuration.liveFormats[name] = setting
+                        case "live-framing":
+                            guard Self.liveFramingNames.contains(setting), name.map({ !$0.isEmpty }) ?? true else {
+                                throw fail("live-framing: \"\(text)\" is not [NAME:] \(Self.liveFramingNames.joined(separator: "|"))")
+                            }
+                            if let name { configuration.liveFramings[name] = setting } else { configuration.liveFraming = setting }
+                        default:
+                            guard let name, !name.isEmpty, let milliseconds = Double(setting), milliseconds.isFinite, (0...10_000).contains(milliseconds) else {
+                                throw fail("live-latency: \"\(text)\" is not NAME: MILLISECONDS (0 to 10000)")
+                            }
+                            configuration.liveLatencies[name] = milliseconds
+                        }
+                    }
                 default:
-                    throw fail("unknown key \(key) in [audio] (known: pipewire, pipewire-runtime-dir, group-offsets)")
+                    throw fail("unknown key \(key) in [audio] (known: pipewire, pipewire-runtime-dir, group-offsets, live-formats, live-framing, live-latency)")
                 }
                 continue
             }

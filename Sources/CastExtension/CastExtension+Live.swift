@@ -21,30 +21,11 @@ enum CastContent: CustomStringConvertible {
     }
 }
 
-/// How receivers are sent a route's real-time audio.
-public struct CastLiveConfiguration: Sendable {
-    /// The encoding: the Default Media Receiver plays WAV (LPCM) among its documented formats,
-    /// and it has the least latency of them; L16 without a header is not among them.
-    public var encoding: LiveAudioEncoding
-    /// How a response's length is framed (Chrome's media stack takes all three).
-    public var framing: HTTPLiveFraming
-    /// Audio a receiver gets at once when it connects.
-    public var prime: Duration
-    /// How long a receiver told to load may take to fetch before the route fails.
-    public var fetchTimeout: Duration
-    /// The delay from delivery to the receiver's output (calibrated per kind; Docs/cast.md).
-    public var latency: Duration
-
-    public init(
-        encoding: LiveAudioEncoding = .wav, framing: HTTPLiveFraming = .chunked, prime: Duration = .milliseconds(500),
-        fetchTimeout: Duration = .seconds(5), latency: Duration = .milliseconds(1000)
-    ) {
-        self.encoding = encoding
-        self.framing = framing
-        self.prime = prime
-        self.fetchTimeout = fetchTimeout
-        self.latency = latency
-    }
+extension CastExtension {
+    /// WAV, the one encoding of the Default Media Receiver's documented formats with no frame
+    /// delay (L16 without a header is not among them); chunked, which Chrome's media stack takes;
+    /// the test receiver's measured latency by default (Docs/cast.md).
+    public static let defaultLiveSettings = LiveStreamSettings(preference: [.wav], framing: .chunked, latency: .milliseconds(1000))
 }
 
 /// One route's live audio to its receiver.
@@ -57,7 +38,7 @@ extension CastExtension: RealtimeSampleHandling {
     /// 16-bit (or float, converted) PCM at 44.1 or 48 kHz, mono or stereo, sent as WAV.
     public func realtimeAudioSupport(session: MediaOutputSession) -> RealtimeAudioSupport {
         var support = RealtimeAudioSupport.standard
-        support.latency = configuration.live.latency
+        support.latency = configuration.live.latency(name: routes[session.id]?.device.displayName ?? "")
         return support
     }
 
@@ -80,9 +61,10 @@ extension CastExtension: RealtimeSampleHandling {
         }
         // The first buffer, or a new format: a new stream, loaded on the receiver.
         live.stream?.finish()
+        let name = routes[session.id]?.device.displayName ?? ""
         let stream = LiveAudioStream(
-            encoding: configuration.live.encoding, sampleRate: buffer.format.sampleRate, channels: buffer.format.channels,
-            configuration: LiveAudioStream.Configuration(prime: configuration.live.prime, framing: configuration.live.framing))
+            encoding: configuration.live.forcedEncodings[name] ?? configuration.live.preference.first ?? .wav, sampleRate: buffer.format.sampleRate,
+            channels: buffer.format.channels, configuration: configuration.live.streamConfiguration(name: name))
         liveStreams[session.id]?.stream = stream
         stream.append(buffer)
         var metadata = live.nowPlaying?.metadata ?? PlaybackMetadata()

@@ -8,6 +8,7 @@ import HTTPServing
 public import Logging
 public import MediaClock
 public import MediaDevice
+public import LiveStreaming
 public import RoutingModel
 public import Transport
 
@@ -49,7 +50,7 @@ public actor CastExtension {
         /// How long a request waits for its answer.
         public var requestTimeout: Duration
         /// A route's real-time audio as a live stream: framing, backlog, fetch timeout, latency.
-        public var live = CastLiveConfiguration()
+        public var live = CastExtension.defaultLiveSettings
 
         public init(
             certificatesPath: String? = nil, applicationNamespaces: [String: String] = [:], heartbeatInterval: Duration = .seconds(5),

@@ -18,6 +18,8 @@ import RAOPExtension
 #endif
 public import RouteSystem
 import UPnPRendererExtension
+import LiveStreaming
+import HTTPServing
 #if WiFi
 import WiFiDisplayExtension
 import WiFiTransport
@@ -71,6 +73,25 @@ public struct ExtensionCatalogue: Sendable {
         self.logger = logger
     }
 
+    /// An extension's live-stream settings with the box's `[audio] live-…` keys applied.
+    static func liveSettings(_ defaults: LiveStreamSettings, from configuration: DaemonConfiguration) -> LiveStreamSettings {
+        var settings = defaults
+        func framing(_ name: String) -> HTTPLiveFraming? {
+            switch name {
+            case "close": .closeDelimited
+            case "chunked": .chunked
+            // A length no stream reaches (~12 days of CD audio), below what 32-bit renderers overflow on.
+            case "length": .contentLength(0x7FFF_FFFF_FFFF)
+            default: nil
+            }
+        }
+        if let name = configuration.liveFraming, let value = framing(name) { settings.framing = value }
+        for (device, name) in configuration.liveFramings { settings.framings[device] = framing(name) }
+        for (device, name) in configuration.liveFormats { settings.forcedEncodings[device] = LiveAudioEncoding(rawValue: name) }
+        for (device, milliseconds) in configuration.liveLatencies { settings.latencies[device] = .microseconds(Int64(milliseconds * 1000)) }
+        return settings
+    }
+
     /// What loading opened, for the caller to follow and close.
     public struct Loaded: Sendable {
         /// The LAN transport, for following interface changes.
@@ -95,9 +116,12 @@ public struct ExtensionCatalogue: Sendable {
         #endif
         let clock = self.clock
         #if Cast
-        let castConfiguration = CastExtension.Configuration(
+        var castConfiguration = CastExtension.Configuration(
             certificatesPath: castCertificatesPath, applicationNamespaces: configuration.castApplicationNamespaces)
+        castConfiguration.live = Self.liveSettings(CastExtension.defaultLiveSettings, from: configuration)
         #endif
+        var upnpConfiguration = UPnPRendererExtension.Configuration()
+        upnpConfiguration.live = Self.liveSettings(UPnPRendererExtension.defaultLiveSettings, from: configuration)
         // The order of the catalogue is the order of loading, so the merged list is the same everywhere.
         for entry in CatalogueEntry.allCases where entries.contains(entry) {
             switch entry {
@@ -107,7 +131,9 @@ public struct ExtensionCatalogue: Sendable {
                     lan.interfaces = settings.filter { ($0.transport == .lan || $0.transport == .wifi) && $0.enabled }.map(\.name)
                 }
                 let transport = LANTransport(configuration: lan, clock: clock, logger: logger)
-                try await system.load { manager in UPnPRendererExtension(transport: transport, routingManager: manager, clock: clock, logger: logger) }
+                try await system.load { [upnpConfiguration] manager in
+                    UPnPRendererExtension(transport: transport, routingManager: manager, configuration: upnpConfiguration, clock: clock, logger: logger)
+                }
                 // AirPlay and Cast share one mDNS browse (each extension keeps its own types).
                 var serviceTypes: [String] = []
                 #if AirPlay
@@ -125,7 +151,7 @@ public struct ExtensionCatalogue: Sendable {
                 #endif
                 #if Cast
                 let cast = browse.sharingDiscovery(tls: true)
-                try await system.load { manager in
+                try await system.load { [castConfiguration] manager in
                     CastExtension(transport: cast, routingManager: manager, configuration: castConfiguration, clock: clock, logger: logger)
                 }
                 #endif

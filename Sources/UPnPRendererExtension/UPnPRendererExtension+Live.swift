@@ -5,47 +5,22 @@ public import MediaDevice
 public import RoutingModel
 internal import UPnP
 
-/// How renderers are sent a route's real-time audio.
-public struct LiveConfiguration: Sendable {
-    /// Encodings in the order tried against what the renderer lists (`GetProtocolInfo`).
-    public var preference: [LiveAudioEncoding]
-    /// Per renderer (by its name): the encoding to use whatever it lists.
-    public var forcedEncodings: [String: LiveAudioEncoding]
-    /// How a response's length is framed, by default and per renderer (by name): TVs differ.
-    public var framing: HTTPLiveFraming
-    public var framings: [String: HTTPLiveFraming]
-    /// Audio a renderer gets at once when it connects (from what was produced since the stream began).
-    public var prime: Duration
-    /// How long a renderer told to play may take to fetch before the route fails.
-    public var fetchTimeout: Duration
-    /// The delay from delivery to the renderer's output, for renderers that report no precise
-    /// position (gmediarender reports whole seconds): calibrated per device kind, by name; the
-    /// default is what gmediarender measured here (Docs/upnp.md).
-    public var latency: Duration
-    public var latencies: [String: Duration]
-
-    public init(
-        preference: [LiveAudioEncoding] = LiveAudioEncoding.latencyOrder, forcedEncodings: [String: LiveAudioEncoding] = [:],
-        framing: HTTPLiveFraming = .closeDelimited, framings: [String: HTTPLiveFraming] = [:], prime: Duration = .milliseconds(500),
-        fetchTimeout: Duration = .seconds(5), latency: Duration = .milliseconds(1000), latencies: [String: Duration] = [:]
-    ) {
-        self.preference = preference
-        self.forcedEncodings = forcedEncodings
-        self.framing = framing
-        self.framings = framings
-        self.prime = prime
-        self.fetchTimeout = fetchTimeout
-        self.latency = latency
-        self.latencies = latencies
-    }
-}
-
 /// One route's live audio to its renderer.
 struct LiveRoute {
     /// The stream being served (nil until the first buffer says its format).
     var stream: LiveAudioStream?
     /// What the app says the audio is (the renderer's title).
     var nowPlaying: RealtimeNowPlaying?
+}
+
+extension UPnPRendererExtension {
+    /// LPCM, then WAV; close-delimited responses (what internet radio sends, which every
+    /// renderer's HTTP client takes); half a second of priming; latency: 1 s for a renderer of
+    /// unknown kind (wired renderers on WAV measure 1–2 s in other senders' reports), and the
+    /// figures measured here by model (Docs/upnp.md: gmediarender's pipeline rendered 78 ms
+    /// after the write at the median, 108 ms at p95; its audio sink adds its own buffer).
+    public static let defaultLiveSettings = LiveStreamSettings(
+        framing: .closeDelimited, latency: .milliseconds(1000), latencies: ["gmediarender": .milliseconds(100)])
 }
 
 extension UPnPRendererExtension: RealtimeSampleHandling {
@@ -60,9 +35,9 @@ extension UPnPRendererExtension: RealtimeSampleHandling {
     /// 16-bit (or float, converted) PCM at 44.1 or 48 kHz, mono or stereo; the latency is the
     /// renderer kind's calibrated one.
     public func realtimeAudioSupport(session: MediaOutputSession) -> RealtimeAudioSupport {
-        let name = renderers[session.deviceID]?.device.displayName ?? ""
+        let renderer = renderers[session.deviceID]
         var support = RealtimeAudioSupport.standard
-        support.latency = configuration.live.latencies[name] ?? configuration.live.latency
+        support.latency = configuration.live.latency(name: renderer?.device.displayName ?? "", model: renderer?.description.modelName)
         return support
     }
 
@@ -115,8 +90,7 @@ extension UPnPRendererExtension: RealtimeSampleHandling {
         liveRoutes[session.id]?.stream?.finish()
         let stream = LiveAudioStream(
             encoding: encoding, sampleRate: format.sampleRate, channels: format.channels,
-            configuration: LiveAudioStream.Configuration(
-                prime: configuration.live.prime, framing: configuration.live.framings[name] ?? configuration.live.framing),
+            configuration: configuration.live.streamConfiguration(name: name),
             extraHeaders: Self.dlnaHeaders(for: encoding, sampleRate: format.sampleRate, channels: format.channels))
         liveRoutes[session.id]?.stream = stream
         Task { await self.playLive(stream, renderer: renderer, session: session) }

@@ -11,6 +11,7 @@ public import LANTransport
 public import MediaClock
 public import Logging
 public import MediaDevice
+public import LiveStreaming
 public import RoutingModel
 import Transport
 import UPnP
@@ -40,7 +41,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         /// Renew subscriptions at least this often (they are renewed at half the granted time anyway).
         public var maximumRenewalInterval: Duration?
         /// Live streams of a route's real-time audio (``LiveAudioStream``): framing, backlog, latency.
-        public var live: LiveConfiguration = LiveConfiguration()
+        public var live = UPnPRendererExtension.defaultLiveSettings
 
         public init(
             pollInterval: Duration = .seconds(1), watchdog: Duration = .seconds(8), subscriptionTimeout: Int = 300,

@@ -54,6 +54,16 @@ import Testing
         #expect(configuration.daemon["airplay-latency"] == "0.5")
     }
 
+    @Test func liveStreamFormatsFramingsAndLatenciesAreRead() throws {
+        let configuration = try DaemonConfiguration.parse(
+            "[audio]\nlive-formats = Den: TV: wav\nlive-framing = chunked, Hall TV: length\nlive-latency = gmediarender: 100, Den: TV: 1500",
+            file: "box.conf")
+        #expect(configuration.liveFormats == ["Den: TV": "wav"])
+        #expect(configuration.liveFraming == "chunked")
+        #expect(configuration.liveFramings == ["Hall TV": "length"])
+        #expect(configuration.liveLatencies == ["gmediarender": 100, "Den: TV": 1500])
+    }
+
     @Test func aMissingDefaultFileGivesTheDefaultsButAMissingNamedFileIsAnError() throws {
         #expect(try DaemonConfiguration.load(path: "/nonexistent/mediaroute.conf") == DaemonConfiguration())
         #expect(throws: ConfigurationError(file: "/nonexistent/mediaroute.conf", line: 0, "cannot be read")) {
@@ -84,6 +94,11 @@ import Testing
         ("[audio]\ngroup-offsets = Porch: soon", 2, "is not NAME: MILLISECONDS"),
         ("[audio]\ngroup-offsets = Porch: 5000", 2, "at most ±1000"),
         ("[audio]\ngroup-offsets = : 5", 2, "is not NAME: MILLISECONDS"),
+        ("[audio]\nlive-formats = Den: mp3", 2, "is not NAME: lpcm|wav"),
+        ("[audio]\nlive-formats = wav", 2, "is not NAME: lpcm|wav"),
+        ("[audio]\nlive-framing = Den: sometimes", 2, "is not [NAME:] close|chunked|length"),
+        ("[audio]\nlive-latency = Den: -5", 2, "is not NAME: MILLISECONDS (0 to 10000)"),
+        ("[audio]\nlive-latency = 100", 2, "is not NAME: MILLISECONDS"),
     ])
     func mistakesNameTheFileAndLine(text: String, line: Int, message: String) {
         do {

@@ -1,0 +1,127 @@
+import Foundation
+import LANTransport
+import MediaDevice
+import MediaRouteTestSupport
+import MediaRouteTesting
+import RouteSystem
+import RoutingModel
+import UPnPRendererExtension
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The box's audio live to gmediarender in a network namespace, its output written by a sink
+/// synced to its pipeline clock and time-stamped as it comes (``TimedOutput``): for each run,
+/// first sound (the first write to the first click heard) and the steady latency (each click's
+/// write to its sound); then the CPU of one stream in this process (delivery, the live stream,
+/// the HTTP server). Beside it, with `RYGEL_GST_LAUNCH=1`, the anchor: rygel's gst-launch live
+/// item (Debian `rygel-gst-launch`) played on the same renderer.
+extension Bench {
+    static func live(runs: Int, seconds: Int) async throws {
+        guard NamespaceLab.renderersAvailable else { return }
+        var firstSounds: [Double] = []
+        var latencies: [Double] = []
+        for run in 0..<runs {
+            let lab = try NamespaceLab(rooms: 1)
+            let room = lab.rooms[0]
+            let output = TimedOutput(pcmPath: lab.path("out.pcm"), timesPath: lab.path("times.txt"))
+            let name = "Bench Renderer \(run)"
+            try lab.gmediarender(in: room, name: name, uuid: "0a1b2c3d-0000-4000-8000-0000000001\(String(format: "%02d", run))", recording: output)
+            let system = RouteSystem()
+            let transport = LANTransport(configuration: .init(interfaces: [room.outside]))
+            try await system.load { manager in UPnPRendererExtension(transport: transport, routingManager: manager) }
+            await system.beginDiscovery(client: "bench")
+            guard await eventually(timeout: .seconds(15), { await system.devicesList.contains { $0.displayName == name && $0.capabilities.contains(.realtimeAudioStreaming) } }),
+                let device = await system.devicesList.first(where: { $0.displayName == name })
+            else {
+                print("live: gmediarender was not found")
+                return
+            }
+            let route = try await system.activate(deviceID: device.id)
+            let acquisition = try await system.acquireAudio(on: route.session, format: .cdAudio)
+            // A tenth of a second of tone (the first sound), then quiet with a click every half second from 0.5 s.
+            var train = impulseTrain(seconds: seconds)
+            let toneStart = tone(seconds: 0.1)
+            train.replaceSubrange(0..<toneStart.count, with: toneStart)
+            for frame in 0..<(seconds * 44_100) where frame % 22_050 == 11_025 {
+                train.replaceSubrange(frame * 4..<frame * 4 + 4, with: [0, 0, 0, 0])
+                if frame + 11_025 < seconds * 44_100 {
+                    let click = (frame + 11_025) * 4
+                    train.replaceSubrange(click..<click + 4, with: [0x20, 0x4E, 0x20, 0x4E])
+                }
+            }
+            let descriptor = acquisition.descriptor
+            // When each piece of the train was taken by the daemon: (CLOCK_MONOTONIC seconds, bytes so far).
+            let writes = Task.detached { () -> [(Double, Int)] in
+                var log: [(Double, Int)] = []
+                var offset = 0
+                while offset < train.count {
+                    let piece = Array(train[offset..<min(offset + 4_096, train.count)])
+                    guard writeBlocking(piece, to: descriptor, piece: 4_096) else { break }
+                    offset += piece.count
+                    log.append((monotonicSeconds(), offset))
+                }
+                close(descriptor)
+                return log
+            }
+            let log = await writes.value
+            _ = await eventually(timeout: .seconds(10)) { clickFrames(in: output.pcm).count >= seconds * 2 }
+            let clicks = clickFrames(in: output.pcm)
+            let played = output.clock()
+            /// When source frame `frame` was taken.
+            func written(_ frame: Int) -> Double? { log.first { $0.1 >= (frame + 1) * 4 }?.0 }
+            // clicks[0] is the tone's start; clicks[i] the click at source frame 22 050 × i.
+            if let firstWrite = log.first?.0, let first = clicks.first, let heard = played(first) {
+                firstSounds.append((heard - firstWrite) * 1000)
+            }
+            for (index, frame) in clicks.enumerated() where index >= 4 {
+                guard let heard = played(frame), let sent = written(index * 22_050) else { continue }
+                latencies.append((heard - sent) * 1000)
+            }
+            if clicks.isEmpty { print("live: run \(run) not heard: \(lab.log("gmediarender-\(room.inside).log").suffix(400))") }
+            await system.deactivate(route.session)
+            await system.shutdown()
+        }
+        func summary(_ values: [Double]) -> String {
+            let sorted = values.sorted()
+            guard !sorted.isEmpty else { return "none" }
+            return String(format: "min %.0f, median %.0f, p95 %.0f, max %.0f ms (n=%d)", sorted.first!, sorted[sorted.count / 2], sorted[min(sorted.count - 1, sorted.count * 95 / 100)], sorted.last!, sorted.count)
+        }
+        print("live: gmediarender (LPCM, close-delimited, primed 0.5 s): first sound (the first write to its sound) \(summary(firstSounds))")
+        print("live: gmediarender steady latency (each click's write to its sound, from the fifth click) \(summary(latencies))")
+        try await liveCPU(seconds: max(20, seconds))
+    }
+
+    /// One stream of `seconds` of a tone: CPU of this process over its middle.
+    static func liveCPU(seconds: Int) async throws {
+        let lab = try NamespaceLab(rooms: 1)
+        let room = lab.rooms[0]
+        try lab.gmediarender(in: room, name: "Bench CPU", uuid: "0a1b2c3d-0000-4000-8000-000000000199")
+        let system = RouteSystem()
+        let transport = LANTransport(configuration: .init(interfaces: [room.outside]))
+        try await system.load { manager in UPnPRendererExtension(transport: transport, routingManager: manager) }
+        await system.beginDiscovery(client: "bench")
+        guard await eventually(timeout: .seconds(15), { await system.devicesList.contains { $0.displayName == "Bench CPU" } }),
+            let device = await system.devicesList.first(where: { $0.displayName == "Bench CPU" })
+        else { return }
+        let route = try await system.activate(deviceID: device.id)
+        let acquisition = try await system.acquireAudio(on: route.session, format: .cdAudio)
+        let descriptor = acquisition.descriptor
+        let second = tone(seconds: 1)
+        let writer = Task.detached {
+            for _ in 0..<seconds { _ = writeBlocking(second, to: descriptor, piece: 4_096) }
+            close(descriptor)
+        }
+        try await Task.sleep(for: .seconds(3))
+        let before = processCPUSeconds()
+        let measured = seconds - 6
+        try await Task.sleep(for: .seconds(measured))
+        let used = processCPUSeconds() - before
+        await writer.value
+        let statistics = await system.audioStatistics(on: route.session)
+        print(String(format: "live: one LPCM stream to gmediarender for %d s: MediaRoute (writer included) %.2f %% of a core; underruns %d, dropped %d",
+                     measured, used / Double(measured) * 100, statistics?.underruns ?? 0, statistics?.framesDropped ?? 0))
+        await system.deactivate(route.session)
+        await system.shutdown()
+    }
+}

@@ -1,0 +1,49 @@
+public import HTTPServing
+
+/// How an extension sends routes' real-time audio as live streams to the devices that fetch
+/// them, by default and per device (by the name it shows): the box's `[audio] live-…` keys.
+public struct LiveStreamSettings: Sendable {
+    /// Encodings in the order tried against what the device lists.
+    public var preference: [LiveAudioEncoding]
+    /// Per device: the encoding to use whatever it lists.
+    public var forcedEncodings: [String: LiveAudioEncoding]
+    /// How a response's length is framed, by default and per device: renderers differ.
+    public var framing: HTTPLiveFraming
+    public var framings: [String: HTTPLiveFraming]
+    /// Audio a device gets at once when it connects (from what was produced since the stream began).
+    public var prime: Duration
+    /// How long a device told to play may take to fetch before the route fails.
+    public var fetchTimeout: Duration
+    /// The delay from delivery to the device's output, where the device reports no precise
+    /// position: a calibrated constant per device kind, by default and per device name or model.
+    public var latency: Duration
+    public var latencies: [String: Duration]
+
+    public init(
+        preference: [LiveAudioEncoding] = LiveAudioEncoding.latencyOrder, forcedEncodings: [String: LiveAudioEncoding] = [:],
+        framing: HTTPLiveFraming = .closeDelimited, framings: [String: HTTPLiveFraming] = [:], prime: Duration = .milliseconds(500),
+        fetchTimeout: Duration = .seconds(5), latency: Duration = .milliseconds(1000), latencies: [String: Duration] = [:]
+    ) {
+        self.preference = preference
+        self.forcedEncodings = forcedEncodings
+        self.framing = framing
+        self.framings = framings
+        self.prime = prime
+        self.fetchTimeout = fetchTimeout
+        self.latency = latency
+        self.latencies = latencies
+    }
+
+    /// The latency of a device: by its name, else by its model, else the default.
+    public func latency(name: String, model: String? = nil) -> Duration {
+        latencies[name] ?? model.flatMap { latencies[$0] } ?? latency
+    }
+
+    /// The framing of a device's responses.
+    public func framing(name: String) -> HTTPLiveFraming { framings[name] ?? framing }
+
+    /// The stream's timings for a device.
+    public func streamConfiguration(name: String) -> LiveAudioStream.Configuration {
+        LiveAudioStream.Configuration(prime: prime, framing: framing(name: name))
+    }
+}
