@@ -3,7 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-public import HTTPServing
+import HTTPServing
 public import LiveStreaming
 public import MediaDevice
 public import RoutingModel
@@ -25,7 +25,7 @@ extension CastExtension {
     /// WAV, the one encoding of the Default Media Receiver's documented formats with no frame
     /// delay (L16 without a header is not among them); chunked, which Chrome's media stack takes;
     /// the test receiver's measured latency by default (Docs/cast.md).
-    public static let defaultLiveSettings = LiveStreamSettings(preference: [.wav], framing: .chunked, latency: .milliseconds(1000))
+    public static var defaultLiveSettings: LiveStreamSettings { LiveStreamSettings(preference: [.wav], framing: .chunked, latency: .milliseconds(1000)) }
 }
 
 /// One route's live audio to its receiver.
@@ -47,10 +47,18 @@ extension CastExtension: RealtimeSampleHandling {
         liveStreams[session.id] = CastLiveRoute()
     }
 
+    /// The stream ends; the receiver plays what it was sent, then its app is stopped (unless a
+    /// new stream was loaded on it meanwhile).
     public func stopRealtimeSampleDelivery(session: MediaOutputSession) {
         guard let live = liveStreams.removeValue(forKey: session.id) else { return }
         live.stream?.finish()
-        stopSession(session)
+        guard let stream = live.stream else { return stopSession(session) }
+        let name = routes[session.id]?.device.displayName ?? ""
+        let (latency, drain) = (configuration.live.latency(name: name), configuration.live.drainTime(name: name))
+        Task {
+            await stream.drained(within: drain, latency: latency, clock: clock)
+            if self.liveStreams[session.id] == nil { self.stopSession(session) }
+        }
     }
 
     public func receiveSamples(_ buffer: SampleBuffer, session: MediaOutputSession) {

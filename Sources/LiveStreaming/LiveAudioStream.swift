@@ -1,18 +1,22 @@
 public import HTTPServing
 public import RoutingModel
+public import MediaClock
 
 /// One route's real-time audio as an HTTP live stream: sample buffers in (S16LE or F32LE,
 /// as delivery hands them), a stream of ``LiveAudioEncoding`` out, answered to each request
 /// the device makes (``response(to:)``) from a ``LiveByteStream``.
 ///
-/// The stream starts filling when the first buffer comes, before the device connects, so the
-/// device's first fetch is primed with up to ``Configuration/prime`` of audio at once (a
-/// renderer that waits for N bytes starts without waiting for N bytes of real time), then it
-/// follows the stream's pace. A device that reconnects resumes from now, not from the start.
+/// The stream starts filling when the first buffer comes, before the device connects. Each
+/// fetch starts at the sample whose presentation time is now less ``Configuration/prime`` (so
+/// a group member's lead, silence before its first sample, is kept, and a renderer that waits
+/// for N bytes can be handed them at once), then follows the stream's pace. A device that
+/// reconnects resumes from now, not from the start.
 public final class LiveAudioStream: Sendable {
     /// Timings of one stream.
     public struct Configuration: Sendable, Hashable {
-        /// Audio a new connection gets at once, from what was produced before it.
+        /// Audio a new connection gets at once, from what was produced before it: it starts at
+        /// the sample due to play this long ago (a device that waits for N bytes before it plays
+        /// starts at once when this is N bytes' worth; its latency is N bytes' worth either way).
         public var prime: Duration
         /// Audio kept for a reader that falls behind (it skips beyond this).
         public var kept: Duration
@@ -33,11 +37,16 @@ public final class LiveAudioStream: Sendable {
     /// Headers beside the stream (DLNA's transfer mode and content features, say).
     public let extraHeaders: [(String, String)]
     public let bytes: LiveByteStream
+    /// Now, on the clock of the buffers' presentation times.
+    private let now: @Sendable () -> Duration
 
+    /// - Parameter now: the clock of the buffers' presentation times (CLOCK_MONOTONIC, as
+    ///   delivery stamps them); a reader starts at the sample due now less the prime.
     public init(
         encoding: LiveAudioEncoding, sampleRate: Int, channels: Int, configuration: Configuration = Configuration(),
-        extraHeaders: [(String, String)] = []
+        extraHeaders: [(String, String)] = [], now: @escaping @Sendable () -> Duration = SampleBuffer.clockNow
     ) {
+        self.now = now
         self.encoding = encoding
         self.sampleRate = sampleRate
         self.channels = channels
@@ -49,7 +58,8 @@ public final class LiveAudioStream: Sendable {
         }
         self.bytes = LiveByteStream(
             configuration: LiveByteStream.Configuration(
-                capacity: bytes(configuration.kept), primeBytes: bytes(configuration.prime), alignment: encoding.bytesPerFrame(channels: channels)),
+                capacity: bytes(configuration.kept), primeBytes: bytes(configuration.prime), alignment: encoding.bytesPerFrame(channels: channels),
+                bytesPerSecond: bytesPerSecond),
             header: encoding.header(sampleRate: sampleRate, channels: channels))
     }
 
@@ -69,12 +79,30 @@ public final class LiveAudioStream: Sendable {
         guard takes(buffer.format) else { return false }
         let samples = Self.pcm16(buffer.data, from: buffer.format.encoding, bigEndian: encoding == .lpcm)
         guard !samples.isEmpty else { return false }
-        bytes.append(samples)
+        bytes.append(samples, presentationTime: buffer.presentationTime)
         return true
     }
 
     /// No more audio: connections get what is kept, then end.
     public func finish() { bytes.finish() }
+
+    /// How long until the newest sample is due to play (zero when it is due already): what a
+    /// device that has read everything still holds to play, besides its own latency.
+    public var remainingPlayOut: Duration {
+        guard let end = bytes.presentationEnd else { return .zero }
+        return max(.zero, end - now())
+    }
+
+    /// Returns once the device has read the ended stream and had time to play it: its readers
+    /// are gone (or `limit` passed: a device that stopped reading), then what they were sent
+    /// ahead of time and `latency` have played out.
+    public func drained(within limit: Duration, latency: Duration, clock: any HostClock) async {
+        let deadline = clock.now() + limit
+        while bytes.statistics.readersOpen > 0, clock.now() < deadline {
+            try? await clock.sleep(for: .milliseconds(50))
+        }
+        try? await clock.sleep(for: min(remainingPlayOut, limit) + latency)
+    }
 
     /// The answer to a device's request for the stream: from now on (primed), with the
     /// header first; a `Range` from a reconnecting device is answered 206 from the same point.
@@ -92,7 +120,7 @@ public final class LiveAudioStream: Sendable {
             status = 206
             headers.append(("Content-Range", "bytes \(requested)-\(total - 1)/\(total)"))
         }
-        let reader = bytes.makeReader(resumingAt: requested)
+        let reader = bytes.makeReader(resumingAt: requested, playingFrom: now() - configuration.prime)
         var framing = configuration.framing
         if case .contentLength(let total) = framing { framing = .contentLength(total - requested) }
         return HTTPServerResponse(status: status, headers: headers, body: .live(ReaderBody(reader: reader), framing: framing))

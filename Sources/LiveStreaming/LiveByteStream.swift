@@ -30,8 +30,13 @@ public final class LiveByteStream: Sendable {
             case marked
         }
 
-        public init(capacity: Int, primeBytes: Int, alignment: Int = 1, startPoints: StartPoints = .anyAlignedByte) {
+        /// Payload bytes per second of presentation time, for a reader asked to start at a time
+        /// (PCM: the byte rate); nil when the stream's bytes are not paced by time.
+        public var bytesPerSecond: Int?
+
+        public init(capacity: Int, primeBytes: Int, alignment: Int = 1, startPoints: StartPoints = .anyAlignedByte, bytesPerSecond: Int? = nil) {
             let alignment = max(1, alignment)
+            self.bytesPerSecond = bytesPerSecond.map { max(1, $0) }
             self.alignment = alignment
             self.startPoints = startPoints
             self.capacity = max(alignment, capacity / alignment * alignment)
@@ -58,6 +63,8 @@ public final class LiveByteStream: Sendable {
         var end: UInt64 = 0
         /// Absolute offsets where a decoder may start, oldest first (at most ``maximumSyncPoints``).
         var syncPoints: [UInt64] = []
+        /// Where appends said their presentation time began, oldest first (as many as sync points).
+        var anchors: [(offset: UInt64, time: Duration)] = []
         var ended = false
         var waiters: [Int: @Sendable () -> Void] = [:]
         var nextReader = 0
@@ -80,11 +87,16 @@ public final class LiveByteStream: Sendable {
 
     /// Appends bytes produced; `syncPoint` says a decoder may start at the first of them.
     /// Readers waiting are woken. Ignored once the stream ended.
-    public func append(_ bytes: [UInt8], syncPoint: Bool = true) {
+    /// `presentationTime` (on the caller's clock) says when the first of them is due to play.
+    public func append(_ bytes: [UInt8], syncPoint: Bool = true, presentationTime: Duration? = nil) {
         guard !bytes.isEmpty else { return }
         let waiters = state.withLock { state -> [@Sendable () -> Void] in
             guard !state.ended else { return [] }
             let capacity = configuration.capacity
+            if let presentationTime {
+                if state.anchors.count == Self.maximumSyncPoints { state.anchors.removeFirst(Self.maximumSyncPoints / 4) }
+                state.anchors.append((state.end, presentationTime))
+            }
             if syncPoint {
                 if state.syncPoints.count == Self.maximumSyncPoints { state.syncPoints.removeFirst(Self.maximumSyncPoints / 4) }
                 state.syncPoints.append(state.end)
@@ -109,6 +121,8 @@ public final class LiveByteStream: Sendable {
             } else {
                 state.syncPoints.removeAll()
             }
+            // The newest anchor at or before the oldest byte kept still dates it.
+            if let first = state.anchors.lastIndex(where: { $0.offset <= state.start }), first > 0 { state.anchors.removeFirst(first) }
             defer { state.waiters = [:] }
             return Array(state.waiters.values)
         }
@@ -127,6 +141,15 @@ public final class LiveByteStream: Sendable {
 
     public var isFinished: Bool { state.withLock { $0.ended } }
 
+    /// When the newest byte is due to have played (its append's presentation time and the bytes
+    /// after it at ``Configuration/bytesPerSecond``); nil for undated streams.
+    public var presentationEnd: Duration? {
+        state.withLock { state in
+            guard let rate = configuration.bytesPerSecond, let anchor = state.anchors.last else { return nil }
+            return anchor.time + .microseconds(Int64(Double(state.end - anchor.offset) * 1e6 / Double(rate)))
+        }
+    }
+
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
     /// A reader that starts at the newest sync point at least ``Configuration/primeBytes`` before
@@ -135,12 +158,22 @@ public final class LiveByteStream: Sendable {
     ///   for with `Range` after a reconnection: it gets the header's rest if it asked within the
     ///   header, then the stream from the same point as a new reader, led in by zeros so that
     ///   its frames stay aligned where it counts them.
-    public func makeReader(resumingAt requested: UInt64 = 0) -> Reader {
+    /// - Parameter time: the presentation time the reader should start at (the stream's
+    ///   bytes are dated by their appends); without it, or without dates, the prime decides.
+    public func makeReader(resumingAt requested: UInt64 = 0, playingFrom time: Duration? = nil) -> Reader {
         state.withLock { state in
             state.statistics.readersOpened += 1
             state.statistics.readersOpen += 1
             state.nextReader += 1
-            let wanted = state.end >= UInt64(configuration.primeBytes) ? state.end - UInt64(configuration.primeBytes) : 0
+            var wanted = state.end >= UInt64(configuration.primeBytes) ? state.end - UInt64(configuration.primeBytes) : 0
+            if let time, let rate = configuration.bytesPerSecond,
+                let anchor = state.anchors.last(where: { $0.time <= time }) ?? state.anchors.first
+            {
+                // Bytes from the anchor to `time` at the stream's rate (negative: before the oldest anchor).
+                let seconds = Double((time - anchor.time) / .microseconds(1)) / 1e6
+                let offset = Double(anchor.offset) + (seconds * Double(rate)).rounded(.down)
+                wanted = UInt64(max(Double(state.start), min(Double(state.end), offset)))
+            }
             let position: UInt64
             switch configuration.startPoints {
             case .anyAlignedByte:

@@ -10,8 +10,10 @@ public struct LiveStreamSettings: Sendable {
     /// How a response's length is framed, by default and per device: renderers differ.
     public var framing: HTTPLiveFraming
     public var framings: [String: HTTPLiveFraming]
-    /// Audio a device gets at once when it connects (from what was produced since the stream began).
+    /// Audio a device gets at once when it connects (``LiveAudioStream/Configuration/prime``),
+    /// by default and per device name or model; part of the device's latency.
     public var prime: Duration
+    public var primes: [String: Duration]
     /// How long a device told to play may take to fetch before the route fails.
     public var fetchTimeout: Duration
     /// The delay from delivery to the device's output, where the device reports no precise
@@ -22,13 +24,14 @@ public struct LiveStreamSettings: Sendable {
     public init(
         preference: [LiveAudioEncoding] = LiveAudioEncoding.latencyOrder, forcedEncodings: [String: LiveAudioEncoding] = [:],
         framing: HTTPLiveFraming = .closeDelimited, framings: [String: HTTPLiveFraming] = [:], prime: Duration = .milliseconds(500),
-        fetchTimeout: Duration = .seconds(5), latency: Duration = .milliseconds(1000), latencies: [String: Duration] = [:]
+        primes: [String: Duration] = [:], fetchTimeout: Duration = .seconds(5), latency: Duration = .milliseconds(1000), latencies: [String: Duration] = [:]
     ) {
         self.preference = preference
         self.forcedEncodings = forcedEncodings
         self.framing = framing
         self.framings = framings
         self.prime = prime
+        self.primes = primes
         self.fetchTimeout = fetchTimeout
         self.latency = latency
         self.latencies = latencies
@@ -43,7 +46,13 @@ public struct LiveStreamSettings: Sendable {
     public func framing(name: String) -> HTTPLiveFraming { framings[name] ?? framing }
 
     /// The stream's timings for a device.
-    public func streamConfiguration(name: String) -> LiveAudioStream.Configuration {
-        LiveAudioStream.Configuration(prime: prime, framing: framing(name: name))
+    public func streamConfiguration(name: String, model: String? = nil) -> LiveAudioStream.Configuration {
+        LiveAudioStream.Configuration(prime: primes[name] ?? model.flatMap { primes[$0] } ?? prime, framing: framing(name: name))
+    }
+
+    /// How long a device that was sent the end of a stream may take to play it out: the audio
+    /// kept, and its latency. It is told to stop after that.
+    public func drainTime(name: String, model: String? = nil) -> Duration {
+        LiveAudioStream.Configuration().kept + latency(name: name, model: model)
     }
 }

@@ -1,7 +1,8 @@
-public import HTTPServing
+import HTTPServing
 public import LiveStreaming
 import Logging
 public import MediaDevice
+import MediaClock
 public import RoutingModel
 internal import UPnP
 
@@ -15,12 +16,15 @@ struct LiveRoute {
 
 extension UPnPRendererExtension {
     /// LPCM, then WAV; close-delimited responses (what internet radio sends, which every
-    /// renderer's HTTP client takes); half a second of priming; latency: 1 s for a renderer of
-    /// unknown kind (wired renderers on WAV measure 1–2 s in other senders' reports), and the
-    /// figures measured here by model (Docs/upnp.md: gmediarender's pipeline rendered 78 ms
-    /// after the write at the median, 108 ms at p95; its audio sink adds its own buffer).
-    public static let defaultLiveSettings = LiveStreamSettings(
-        framing: .closeDelimited, latency: .milliseconds(1000), latencies: ["gmediarender": .milliseconds(100)])
+    /// renderer's HTTP client takes); half a second of priming and 1 s of latency for a renderer
+    /// of unknown kind (wired renderers on WAV measure 1–2 s in other senders' reports), and the
+    /// figures measured here by model (Docs/upnp.md): gmediarender starts playing at once, so it
+    /// is not primed, and it played 17 ms after a sample's presentation time (in a group with
+    /// shairport-sync, whose output is timed to the box's clock; its audio sink adds its own buffer).
+    public static var defaultLiveSettings: LiveStreamSettings {
+        LiveStreamSettings(
+            framing: .closeDelimited, primes: ["gmediarender": .zero], latency: .milliseconds(1000), latencies: ["gmediarender": .milliseconds(20)])
+    }
 }
 
 extension UPnPRendererExtension: RealtimeSampleHandling {
@@ -46,10 +50,39 @@ extension UPnPRendererExtension: RealtimeSampleHandling {
         liveRoutes[session.id] = LiveRoute()
     }
 
+    /// The stream ends; the renderer plays what it was sent, then is told to stop.
     public func stopRealtimeSampleDelivery(session: MediaOutputSession) {
         guard let live = liveRoutes.removeValue(forKey: session.id) else { return }
         live.stream?.finish()
-        if let running = sessions.removeValue(forKey: session.id) { Task { await running.stop() } }
+        guard let running = sessions.removeValue(forKey: session.id) else { return }
+        let renderer = renderers[session.deviceID]
+        let latency = configuration.live.latency(name: renderer?.device.displayName ?? "", model: renderer?.description.modelName)
+        let drain = configuration.live.drainTime(name: renderer?.device.displayName ?? "", model: renderer?.description.modelName)
+        let clock = self.clock
+        Task {
+            await live.stream?.drained(within: drain, latency: latency, clock: clock)
+            await self.endDrained(running, session: session)
+        }
+    }
+
+    /// Stops the renderer after a drained stream, unless a new stream plays on it meanwhile
+    /// (then only the old session's subscriptions end: a Stop would stop the new one).
+    private func endDrained(_ running: RendererSession, session: MediaOutputSession) async {
+        if sessions[session.id] == nil {
+            await running.stop()
+        } else {
+            await running.stop(deviceGone: true)
+        }
+    }
+
+    /// Returns once the renderer has read the ended stream to its end and had its latency to play
+    /// it out, or after `limit` (a renderer that stopped reading).
+    static func drained(_ stream: LiveAudioStream, within limit: Duration, latency: Duration, clock: any HostClock) async {
+        let deadline = clock.now() + limit
+        while stream.bytes.statistics.readersOpen > 0, clock.now() < deadline {
+            try? await clock.sleep(for: .milliseconds(50))
+        }
+        try? await clock.sleep(for: latency)
     }
 
     public func receiveSamples(_ buffer: SampleBuffer, session: MediaOutputSession) {
@@ -90,7 +123,7 @@ extension UPnPRendererExtension: RealtimeSampleHandling {
         liveRoutes[session.id]?.stream?.finish()
         let stream = LiveAudioStream(
             encoding: encoding, sampleRate: format.sampleRate, channels: format.channels,
-            configuration: configuration.live.streamConfiguration(name: name),
+            configuration: configuration.live.streamConfiguration(name: name, model: renderer.description.modelName),
             extraHeaders: Self.dlnaHeaders(for: encoding, sampleRate: format.sampleRate, channels: format.channels))
         liveRoutes[session.id]?.stream = stream
         Task { await self.playLive(stream, renderer: renderer, session: session) }

@@ -7,9 +7,12 @@ import Testing
 
 /// A route's audio as an HTTP live stream, fetched over loopback from the real server.
 @Suite(.timeLimit(.minutes(1))) struct LiveAudioStreamTests {
-    func buffer(_ format: SampleBuffer.Format, _ data: [UInt8]) -> SampleBuffer {
-        SampleBuffer(format: format, presentationTime: .zero, frameCount: data.count / (format.bytesPerFrame ?? 1), data: data)
+    func buffer(_ format: SampleBuffer.Format, _ data: [UInt8], at time: Duration = .seconds(10)) -> SampleBuffer {
+        SampleBuffer(format: format, presentationTime: time, frameCount: data.count / (format.bytesPerFrame ?? 1), data: data)
     }
+
+    /// A clock stopped at `time` (the presentation times' clock, as the test sets it).
+    func stopped(at time: Duration) -> @Sendable () -> Duration { { time } }
 
     /// A server answering every request with `stream`, and its port.
     func serving(_ stream: LiveAudioStream) async throws -> HTTPServer {
@@ -18,14 +21,15 @@ import Testing
 
     @Test func wavIsAHeaderThenTheSamplesLittleEndianEndingAtTheClose() async throws {
         let format = SampleBuffer.Format(encoding: .pcmS16LE, sampleRate: 44_100, channels: 2)
-        let stream = LiveAudioStream(encoding: .wav, sampleRate: 44_100, channels: 2)
+        // Half a second of priming reaches back past the first buffer: the fetch gets all of it.
+        let stream = LiveAudioStream(encoding: .wav, sampleRate: 44_100, channels: 2, now: stopped(at: .seconds(10) + .milliseconds(300)))
         let server = try await serving(stream)
         defer { Task { await server.close() } }
         let pcm = (0..<4_000).map { UInt8($0 % 251) }
         stream.append(buffer(format, pcm))
         async let answer = RawHTTP.stream(port: Int(server.port), "GET /live HTTP/1.1\r\nHost: x\r\n\r\n", bodyBytes: 44 + 8_000 + 1)
         try await Task.sleep(for: .milliseconds(200))
-        stream.append(buffer(format, Array(pcm.reversed())))
+        stream.append(buffer(format, Array(pcm.reversed()), at: .seconds(10) + .microseconds(22_676)))
         stream.finish()
         let response = try await answer
         #expect(response.statusLine == "HTTP/1.0 200 OK")
@@ -46,7 +50,8 @@ import Testing
 
     @Test func lpcmIsBigEndianAndFloatIsConvertedAndClamped() async throws {
         let format = SampleBuffer.Format(encoding: .pcmF32LE, sampleRate: 48_000, channels: 1)
-        let stream = LiveAudioStream(encoding: .lpcm, sampleRate: 48_000, channels: 1, extraHeaders: [("transferMode.dlna.org", "Streaming")])
+        let stream = LiveAudioStream(
+            encoding: .lpcm, sampleRate: 48_000, channels: 1, extraHeaders: [("transferMode.dlna.org", "Streaming")], now: stopped(at: .seconds(10)))
         let server = try await serving(stream)
         defer { Task { await server.close() } }
         let values: [Float] = [0, 0.5, -0.5, 1, -1, 2, -7, .nan]
@@ -83,20 +88,49 @@ import Testing
     }
 
     @Test func aReconnectionWithRangeResumesFromNowAlignedToItsFrames() async throws {
-        let stream = LiveAudioStream(encoding: .wav, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero))
+        // Now is the end of the first buffer (1 000 frames from 10 s): a fetch starts after it.
+        let stream = LiveAudioStream(
+            encoding: .wav, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero), now: stopped(at: .seconds(10) + .microseconds(22_676)))
         let server = try await serving(stream)
         defer { Task { await server.close() } }
         stream.append(buffer(.cdAudio, [UInt8](repeating: 1, count: 4_000)))
         async let answer = RawHTTP.stream(
             port: Int(server.port), "GET /live HTTP/1.1\r\nHost: x\r\nRange: bytes=1002-\r\n\r\n", bodyBytes: 2 + 8)
         try await Task.sleep(for: .milliseconds(200))
-        stream.append(buffer(.cdAudio, [5, 6, 7, 8, 9, 10, 11, 12]))
+        stream.append(buffer(.cdAudio, [5, 6, 7, 8, 9, 10, 11, 12], at: .seconds(10) + .microseconds(22_676)))
         let response = try await answer
         #expect(response.statusLine.hasPrefix("HTTP/1.0 206"))
         #expect(response.headers["content-range"]?.hasPrefix("bytes 1002-") == true)
         // Byte 1002 is two bytes into a frame as the client counts (after the 44-byte header):
         // two bytes of lead-in, then whole frames from now; no header, nothing from the past.
         #expect(response.body == [0, 0, 5, 6, 7, 8, 9, 10, 11, 12])
+    }
+
+    @Test func aFetchStartsAtTheSampleDueNowLessThePrimeSoAGroupLeadIsKept() async throws {
+        // A group member led in by 2 s of silence: its buffers are dated 2 s later than
+        // delivery's clock. A fetch at 10.5 s unprimed starts at the sample dated 10.5 s —
+        // in the silence, 1.5 s before the first real sample — not at the newest byte.
+        let stream = LiveAudioStream(encoding: .lpcm, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero), now: stopped(at: .seconds(10) + .milliseconds(500)))
+        stream.append(buffer(.cdAudio, [UInt8](repeating: 0, count: 2 * 176_400), at: .seconds(10)))
+        stream.append(buffer(.cdAudio, [UInt8](repeating: 7, count: 4_000), at: .seconds(12)))
+        let reader = stream.bytes.makeReader(playingFrom: .seconds(10) + .milliseconds(500))
+        guard case .bytes(let bytes) = reader.read(maximum: 1 << 20) else {
+            Issue.record("nothing to read")
+            return
+        }
+        let expected = 264_600 + 4_000
+        #expect(bytes.count == expected, "from 10.5 s: 1.5 s of silence, then the samples")
+        let samplesLast = bytes.suffix(4_000).allSatisfy { $0 == 7 }
+        let silenceFirst = bytes.prefix(264_600).allSatisfy { $0 == 0 }
+        #expect(samplesLast && silenceFirst)
+        // A time after everything kept starts at the end; one before it at the oldest byte.
+        #expect(stream.bytes.makeReader(playingFrom: .seconds(20)).read(maximum: 10) == .empty)
+        if case .bytes(let all) = stream.bytes.makeReader(playingFrom: .seconds(1)).read(maximum: 1 << 20) {
+            let everything = 352_800 + 4_000
+            #expect(all.count == everything)
+        } else {
+            Issue.record("nothing kept")
+        }
     }
 
     @Test func aRangeBeyondTheAdvertisedLengthIsRefused() async throws {

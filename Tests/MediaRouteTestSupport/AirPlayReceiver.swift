@@ -55,7 +55,9 @@ public final class AirPlayReceiver: Sendable {
             """.write(toFile: directory + "/avahi.conf", atomically: true, encoding: .utf8)
         pcmPath = directory + "/pcm.raw"
         logPath = directory + "/shairport.log"
-        var general = "name = \"\(name)\"; output_backend = \"stdout\"; mdns_backend = \"avahi\"; port = 5000;"
+        // The stdout backend writes each sample this long before it is due (its buffer, set to
+        // shairport-sync's default for backends other than alsa and pa, so the figure is ours).
+        var general = "name = \"\(name)\"; output_backend = \"stdout\"; mdns_backend = \"avahi\"; port = 5000; audio_backend_buffer_desired_length_in_seconds = \(Self.outputLead);"
         if let password { general += " password = \"\(password)\";" }
         try """
             general = { \(general) };
@@ -107,8 +109,12 @@ public final class AirPlayReceiver: Sendable {
     /// The PCM written so far (interleaved stereo S16LE at 44.1 kHz).
     public var pcm: [UInt8] { (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: pcmPath)))) ?? [] }
 
-    /// The receiver's output as a ``TimedOutput`` (its times are there for `timed` receivers).
-    public var output: TimedOutput { TimedOutput(pcmPath: pcmPath, timesPath: timesPath) }
+    /// How long before it is due shairport-sync's stdout backend writes a sample.
+    public static let outputLead = 1.0
+
+    /// The receiver's output as a ``TimedOutput`` (its times are there for `timed` receivers),
+    /// timed when each sample plays: written ``outputLead`` before it is due.
+    public var output: TimedOutput { TimedOutput(pcmPath: pcmPath, timesPath: timesPath, lead: Self.outputLead) }
 
     /// The metadata items so far.
     public var metadata: String { (try? String(contentsOfFile: metadataPath, encoding: .utf8)) ?? "" }
@@ -155,10 +161,14 @@ public func clickFrames(in pcm: [UInt8]) -> [Int] {
 public struct TimedOutput: Sendable {
     public let pcmPath: String
     public let timesPath: String
+    /// How long before it plays a sample reaches the recorder (a player that writes ahead of
+    /// time, as shairport-sync's stdout backend does): added to every time read.
+    public let lead: Double
 
-    public init(pcmPath: String, timesPath: String) {
+    public init(pcmPath: String, timesPath: String, lead: Double = 0) {
         self.pcmPath = pcmPath
         self.timesPath = timesPath
+        self.lead = lead
     }
 
     /// Writes the recorder (python3: stdin to the PCM file, a line per read to the times file)
@@ -190,7 +200,8 @@ public struct TimedOutput: Sendable {
                 guard fields.count == 2, let time = Double(fields[0]), let bytes = Double(fields[1]) else { return nil }
                 return (time, bytes / 4)
             }
-        let origins = reads.map { (frames: $0.frames, origin: $0.time - $0.frames / rate) }
+        let lead = self.lead
+        let origins = reads.map { (frames: $0.frames, origin: $0.time + lead - $0.frames / rate) }
         return { frame in
             let position = Double(frame)
             let window = origins.filter { abs($0.frames - position) <= rate }

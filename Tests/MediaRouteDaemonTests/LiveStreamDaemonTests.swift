@@ -1,0 +1,87 @@
+import DBus
+import Foundation
+import MediaRouteBusAPI
+import MediaRouteCommands
+import MediaRouteTestSupport
+import Testing
+import MediaRouteTesting
+
+/// mediarouted sending the box's audio to a DLNA renderer as a live stream, alone and in one
+/// group with an AirPlay receiver, driven by `mediaroutectl stream`: gmediarender and
+/// shairport-sync in network namespaces, each output recorded with the time it played.
+@Suite(.timeLimit(.minutes(3)), .enabled(if: NamespaceLab.renderersAvailable && AirPlayReceiver.available && PrivateBus.isAvailable), .serialized)
+struct LiveStreamDaemonTests {
+    struct Rig {
+        let lab: NamespaceLab
+        let renderer: TimedOutput
+        let receiver: AirPlayReceiver?
+        let bus: PrivateBus
+        let daemon: ChildProcess
+        let directory: String
+
+        func stop() {
+            daemon.kill()
+            daemon.wait()
+            bus.stop()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
+    /// gmediarender "Den Renderer" in the first room; with `airPlay`, shairport-sync "Porch AirPlay" in a second.
+    func makeRig(airPlay: Bool) async throws -> Rig {
+        let lab = try NamespaceLab(rooms: airPlay ? 2 : 1)
+        let output = TimedOutput(pcmPath: lab.path("renderer.pcm"), timesPath: lab.path("renderer-times.txt"))
+        try lab.gmediarender(in: lab.rooms[0], name: "Den Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000030", recording: output)
+        let receiver = airPlay ? try AirPlayReceiver(in: lab, room: lab.rooms[1], name: "Porch AirPlay", timed: true) : nil
+        let bus = try PrivateBus()
+        let daemon = try ChildProcess([
+            RunningDaemon.binary, "--bus", bus.address, "--lan", "on", "--lan-interfaces", lab.rooms.map(\.outside).joined(separator: ","),
+            "--adapters", "off", "--push-listen", "off", "--config", "/dev/null", "--log-level", "warning", "--state-dir", "off",
+        ])
+        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        defer { connection.close() }
+        #expect(await eventually(timeout: .seconds(10)) { (try? await connection.nameOwner(of: DaemonNames.busName)) ?? nil != nil })
+        let directory = NSTemporaryDirectory() + "mr-live-daemon-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return Rig(lab: lab, renderer: output, receiver: receiver, bus: bus, daemon: daemon, directory: directory)
+    }
+
+    @Test func mediaroutectlStreamsAFileToADLNARendererThroughTheDaemon() async throws {
+        let rig = try await makeRig(airPlay: false)
+        defer { rig.stop() }
+        let file = rig.directory + "/tone.wav"
+        try Data(wavBytes(stereoPCM: tone(seconds: 3))).write(to: URL(fileURLWithPath: file))
+        let console = RecordingConsole()
+        try await MediaRouteCtl.Stream.parse(["--bus", rig.bus.address, file, "--to", "Den Renderer"]).run(console: console)
+        #expect(console.lines.contains { $0.hasPrefix("Streaming s16le/44100/2 to Den Renderer (latency ") }, "\(console.lines)")
+        #expect(console.lines.last == "Ended.", "\(console.lines)")
+        #expect(await eventually(timeout: .seconds(5)) { correlationWithTone(leftChannel(rig.renderer.pcm)) >= 0.99 },
+                "\(rig.lab.log("gmediarender-\(rig.lab.rooms[0].inside).log").suffix(600))")
+    }
+
+    /// The issue's mixed group: one shairport-sync and one gmediarender, one source, the same
+    /// click out of both at one instant to the DLNA path's precision (its latency is a calibrated
+    /// constant: gmediarender reports whole seconds, so nothing refines it).
+    @Test func anAirPlayReceiverAndADLNARendererPlayAsOneGroup() async throws {
+        let rig = try await makeRig(airPlay: true)
+        defer { rig.stop() }
+        let file = rig.directory + "/clicks.wav"
+        try Data(wavBytes(stereoPCM: impulseTrain(seconds: 10))).write(to: URL(fileURLWithPath: file))
+        let console = RecordingConsole()
+        try await MediaRouteCtl.Stream.parse(["--bus", rig.bus.address, file, "--to", "Porch AirPlay", "--to", "Den Renderer"]).run(console: console)
+        #expect(console.lines.contains { $0.hasPrefix("Streaming s16le/44100/2 to Porch AirPlay + Den Renderer as a group") }, "\(console.lines)")
+        let airPlay = try #require(rig.receiver)
+        let heard = await eventually(timeout: .seconds(5)) { clickFrames(in: airPlay.pcm).count >= 18 && clickFrames(in: rig.renderer.pcm).count >= 18 }
+        let counts = (clickFrames(in: airPlay.pcm).count, clickFrames(in: rig.renderer.pcm).count)
+        #expect(heard, "clicks: AirPlay \(counts.0), DLNA \(counts.1) (\(rig.renderer.pcm.count / 4) frames); nearest offsets \(nearestClickOffsets(airPlay.output, rig.renderer))")
+        let offsets = try #require(clickOffsets(airPlay.output, rig.renderer), "clicks: \(clickFrames(in: airPlay.pcm).count) and \(clickFrames(in: rig.renderer.pcm).count)")
+        let settled = offsets.dropFirst(2).map(abs).sorted()
+        print("AirPlay + DLNA group through mediarouted: click offsets (ms) \(offsets.map { ($0 * 10).rounded() / 10 })")
+        #expect(settled.count >= 16)
+        // The bound is the DLNA renderer's: its calibrated latency (20 ms) against when its
+        // pipeline started in this run. Within a run the offset holds to ±2 ms; from run to run
+        // it measured −10 to +15 ms (Docs/benchmarks.md), so the test allows 40.
+        let p95 = settled[min(settled.count - 1, settled.count * 95 / 100)]
+        #expect(p95 <= 40, "\(offsets)")
+    }
+}
