@@ -5,11 +5,13 @@ import NIOEmbedded
 import NIOHTTP1
 import Transport
 import HTTPServing
+import LiveStreaming
+import RoutingModel
 import UPnPRendererExtension
 
 /// SSDP and mDNS datagrams from anyone on the LAN, HTTP answers from any device.
 enum LANHarnesses {
-    static let all: [FuzzHarness] = [ssdp, dns, httpResponse, byteRange]
+    static let all: [FuzzHarness] = [ssdp, dns, httpResponse, byteRange, liveRequest]
 
     static let ssdp = FuzzHarness("ssdp", "SSDP datagrams (M-SEARCH answers, NOTIFY)", maximumLength: 16 * 1024) { bytes in
         guard let message = try? SSDPMessage.parse(bytes) else { return nil }
@@ -53,6 +55,29 @@ enum LANHarnesses {
         promise.fail(TransportError(.connectionLost, "never answered"))  // a no-op when the collector answered
         guard case .success(let response)? = promise.futureResult.poll() else { return nil }
         if response.body.count > limit { return "kept \(response.body.count) body bytes, limit \(limit)" }
+        return nil
+    }
+
+    /// A device's `Range:` header against a live stream we serve (the first byte picks the
+    /// framing and the encoding): any answer is 200, 206 or 416, and what a resumed fetch is led
+    /// in by is never more than the header or a frame.
+    static let liveRequest = FuzzHarness("live-request", "Range headers of devices fetching a live stream, resuming or not", maximumLength: 1024) { bytes in
+        guard let first = bytes.first else { return nil }
+        let framings: [HTTPLiveFraming] = [.closeDelimited, .chunked, .contentLength(1 << 20), .contentLength(10)]
+        let encoding: LiveAudioEncoding = first & 4 == 0 ? .wav : .lpcm
+        let stream = LiveAudioStream(
+            encoding: encoding, sampleRate: 44_100, channels: 1 + Int(first >> 3 & 1),
+            configuration: LiveAudioStream.Configuration(prime: .milliseconds(Int64(first >> 4) * 10), kept: .milliseconds(50), framing: framings[Int(first & 3)]),
+            now: { .seconds(1) })
+        stream.append(SampleBuffer(format: .cdAudio, presentationTime: .seconds(1), frameCount: 441, data: [UInt8](repeating: 1, count: 1_764)))
+        let header = String(decoding: bytes.dropFirst(), as: UTF8.self)
+        let response = stream.response(to: HTTPServerRequest(method: "GET", path: "/", headers: ["range": header]))
+        guard [200, 206, 416].contains(response.status) else { return "answered \(response.status)" }
+        guard case .live(let body, _) = response.body else { return response.status == 416 ? nil : "a \(response.status) without a live body" }
+        defer { body.close() }
+        // The lead-in comes first, whole: the header's rest or the zeros before a frame.
+        guard case .bytes(let lead) = body.read(maximum: 1 << 16) else { return nil }
+        if lead.count > max(44, 4) + 1_764 { return "\(lead.count) bytes at once from a stream that holds 1 764" }
         return nil
     }
 
