@@ -390,7 +390,7 @@ let package = Package(
         .testTarget(
             name: "UPnPRendererExtensionTests",
             dependencies: ["MediaRouteTesting", 
-                "UPnPRendererExtension", "UPnP", "LANTransport", "HTTPServing", "IPNetwork", "Transport", "MediaDevice", "RoutingModel", "RouteSystem", "MediaClock",
+                "UPnPRendererExtension", "UPnP", "LANTransport", "HTTPServing", "LiveStreaming", "IPNetwork", "Transport", "MediaDevice", "RoutingModel", "RouteSystem", "MediaClock",
                 "MediaRouteTestSupport", "MediaRouteCommands", "WiFiTransport", .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "DBusTests", dependencies: ["MediaRouteTesting", "DBus", "MediaRouteTestSupport"]),

@@ -154,9 +154,10 @@ public final class NamespaceLab: Sendable {
         return process
     }
 
-    /// rygel with only its Playbin renderer, on the room's interface.
+    /// rygel with only its Playbin renderer, on the room's interface. With `recording`, what it
+    /// plays is written there (stereo S16LE at 44.1 kHz) by a sink synced to its pipeline clock.
     @discardableResult
-    public func rygel(in room: Room, title: String) throws -> ChildProcess {
+    public func rygel(in room: Room, title: String, recording: String? = nil) throws -> ChildProcess {
         let home = directory + "/rygel-\(room.inside)"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         var config = """
@@ -169,7 +170,7 @@ public final class NamespaceLab: Sendable {
             [Playbin]
             enabled=true
             title=\(title)
-            audio-sink=fakesink sync=true
+            audio-sink=\(recording.map { "audioconvert ! audioresample ! audio/x-raw,format=S16LE,rate=44100,channels=2 ! filesink location=\($0) sync=true" } ?? "fakesink sync=true")
             video-sink=fakesink sync=true
 
             """

@@ -1,5 +1,6 @@
 import Foundation
 import LANTransport
+import LiveStreaming
 import MediaDevice
 import MediaRouteTestSupport
 import MediaRouteTesting
@@ -78,6 +79,26 @@ struct LiveRendererTests {
         await rig.system.shutdown()
     }
 
+    /// The other format gmediarender lists: WAV, forced by the box's `live-formats`.
+    @Test func aToneStreamedAsWAVComesOutIntactToo() async throws {
+        let rig = try await makeRig(name: "Den WAV Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000023") {
+            $0.live.forcedEncodings["Den WAV Renderer"] = .wav
+        }
+        let device = try await device(rig)
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let writer = writeOnOwnThread(tone(seconds: 5), to: acquisition.descriptor, piece: 4_096)
+        #expect(await eventually { await rig.system.routeStatus(on: route.session)?.details.codec == "WAV" })
+        #expect(await writer.value)
+        let heard = await eventually(timeout: .seconds(15)) { leftChannel(rig.output.pcm).filter { abs($0) > 50 }.count > 44_100 * 4 }
+        let received = leftChannel(rig.output.pcm)
+        #expect(heard, "\(received.filter { abs($0) > 50 }.count) samples above the floor; renderer: \(rig.rendererLog.suffix(800))")
+        let correlation = correlationWithTone(received)
+        #expect(correlation >= 0.99, "cross-correlation \(correlation)")
+        await rig.system.deactivate(route.session)
+        await rig.system.shutdown()
+    }
+
     @Test func aRendererKilledMidStreamEndsTheRouteWithAnEvent() async throws {
         let rig = try await makeRig(name: "Hall Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000021")
         let device = try await device(rig)
@@ -118,5 +139,38 @@ struct LiveRendererTests {
         #expect(await writer.value == false, "the writer's socket closed under it")
         close(acquisition.descriptor)
         await rig.system.shutdown()
+    }
+
+    /// rygel's Playbin renderer (GStreamer's playbin, as many Linux renderers are) takes the
+    /// live stream too: what it lists decides the format, and its output is the tone.
+    @Test func rygelsPlaybinRendererPlaysTheLiveStream() async throws {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        let recording = lab.path("rygel.pcm")
+        try lab.rygel(in: room, title: "Loft Renderer", recording: recording)
+        let system = RouteSystem()
+        let transport = Lab.transport(lab)
+        try await system.load { manager in UPnPRendererExtension(transport: transport, routingManager: manager, logger: Lab.logger) }
+        await system.beginDiscovery(client: "test")
+        let found = await eventually(timeout: .seconds(20)) {
+            await system.devicesList.contains { $0.displayName == "Loft Renderer" && $0.capabilities.contains(.realtimeAudioStreaming) }
+        }
+        let listed = await system.devicesList.map { "\($0.displayName) \($0.capabilities)" }
+        #expect(found, "rygel is listed as taking real-time audio: \(listed); \(lab.log("rygel-\(room.inside).log").suffix(600))")
+        let device = try #require(await system.devicesList.first { $0.displayName == "Loft Renderer" })
+        let route = try await system.activate(deviceID: device.id)
+        let acquisition = try await system.acquireAudio(on: route.session, format: .cdAudio)
+        let writer = writeOnOwnThread(tone(seconds: 5), to: acquisition.descriptor, piece: 4_096)
+        #expect(await eventually { await system.routeStatus(on: route.session)?.details.codec != nil })
+        let codec = await system.routeStatus(on: route.session)?.details.codec
+        #expect(await writer.value)
+        @Sendable func pcm() -> [UInt8] { (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: recording)))) ?? [] }
+        let heard = await eventually(timeout: .seconds(15)) { leftChannel(pcm()).filter { abs($0) > 50 }.count > 44_100 * 4 }
+        let received = leftChannel(pcm())
+        #expect(heard, "\(codec ?? "no codec"): \(received.filter { abs($0) > 50 }.count) samples above the floor; \(lab.log("rygel-\(room.inside).log").suffix(600))")
+        let correlation = correlationWithTone(received)
+        #expect(correlation >= 0.99, "\(codec ?? "no codec"): cross-correlation \(correlation)")
+        await system.deactivate(route.session)
+        await system.shutdown()
     }
 }
