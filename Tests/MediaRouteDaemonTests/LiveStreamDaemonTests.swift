@@ -1,6 +1,4 @@
-import DBus
 import Foundation
-import MediaRouteBusAPI
 import MediaRouteCommands
 import MediaRouteTestSupport
 import Testing
@@ -15,14 +13,13 @@ struct LiveStreamDaemonTests {
         let lab: NamespaceLab
         let renderer: TimedOutput
         let receiver: AirPlayReceiver?
-        let bus: PrivateBus
-        let daemon: ChildProcess
+        let daemon: LANDaemon
         let directory: String
 
+        var bus: PrivateBus { daemon.bus }
+
         func stop() {
-            daemon.kill()
-            daemon.wait()
-            bus.stop()
+            daemon.stop()
             try? FileManager.default.removeItem(atPath: directory)
         }
     }
@@ -33,17 +30,10 @@ struct LiveStreamDaemonTests {
         let output = TimedOutput(pcmPath: lab.path("renderer.pcm"), timesPath: lab.path("renderer-times.txt"))
         try lab.gmediarender(in: lab.rooms[0], name: "Den Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000030", recording: output)
         let receiver = airPlay ? try AirPlayReceiver(in: lab, room: lab.rooms[1], name: "Porch AirPlay", timed: true) : nil
-        let bus = try PrivateBus()
-        let daemon = try ChildProcess([
-            RunningDaemon.binary, "--bus", bus.address, "--lan", "on", "--lan-interfaces", lab.rooms.map(\.outside).joined(separator: ","),
-            "--adapters", "off", "--push-listen", "off", "--config", "/dev/null", "--log-level", "warning", "--state-dir", "off",
-        ])
-        let connection = try await DBusConnection.connect(to: .address(bus.address))
-        defer { connection.close() }
-        #expect(await eventually(timeout: .seconds(10)) { (try? await connection.nameOwner(of: DaemonNames.busName)) ?? nil != nil })
+        let daemon = try await LANDaemon(interface: lab.rooms.map(\.outside).joined(separator: ","))
         let directory = NSTemporaryDirectory() + "mr-live-daemon-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        return Rig(lab: lab, renderer: output, receiver: receiver, bus: bus, daemon: daemon, directory: directory)
+        return Rig(lab: lab, renderer: output, receiver: receiver, daemon: daemon, directory: directory)
     }
 
     @Test func mediaroutectlStreamsAFileToADLNARendererThroughTheDaemon() async throws {

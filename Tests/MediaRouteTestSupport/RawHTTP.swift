@@ -42,20 +42,30 @@ public enum RawHTTP {
         return response
     }
 
-    private static func blockingExchange(port: Int, _ request: [UInt8], expecting: Int, timeout: Int) throws -> (responses: [Response], closedByServer: Bool) {
+    /// A blocking TCP socket connected to 127.0.0.1:`port`, reads timing out after `timeout` s.
+    private static func connected(port: Int, timeout: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket") }
-        defer { close(fd) }
         var tv = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
+        let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw Failure(description: "connect: \(errno)") }
+        guard result == 0 else {
+            let code = errno
+            close(fd)
+            throw Failure(description: "connect: \(code)")
+        }
+        return fd
+    }
+
+    private static func blockingExchange(port: Int, _ request: [UInt8], expecting: Int, timeout: Int) throws -> (responses: [Response], closedByServer: Bool) {
+        let fd = try connected(port: port, timeout: timeout)
+        defer { close(fd) }
         var sent = 0
         while sent < request.count {
             let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -101,19 +111,8 @@ public enum RawHTTP {
     }
 
     private static func blockingStream(port: Int, _ request: [UInt8], bodyBytes: Int, timeout: Int) throws -> StreamedResponse {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket") }
+        let fd = try connected(port: port, timeout: timeout)
         defer { close(fd) }
-        var tv = timeval(tv_sec: timeout, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw Failure(description: "connect: \(errno)") }
         _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)

@@ -54,6 +54,15 @@ struct LiveRendererTests {
         return try #require(await rig.system.devicesList.first { $0.displayName == rig.name })
     }
 
+    /// More than `seconds` of the test tone came out of the renderer, intact.
+    func expectTone(seconds: Int, from rig: Rig) async {
+        let heard = await eventually(timeout: .seconds(15)) { leftChannel(rig.output.pcm).filter { abs($0) > 50 }.count > 44_100 * seconds }
+        let received = leftChannel(rig.output.pcm)
+        #expect(heard, "\(received.filter { abs($0) > 50 }.count) samples above the floor; renderer: \(rig.rendererLog.suffix(800))")
+        let correlation = correlationWithTone(received)
+        #expect(correlation >= 0.99, "cross-correlation \(correlation)")
+    }
+
     @Test func aToneStreamedLiveComesOutOfTheRendererIntact() async throws {
         let rig = try await makeRig(name: "Den Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000020")
         let device = try await device(rig)
@@ -68,12 +77,8 @@ struct LiveRendererTests {
         #expect(status?.details.codec == "LPCM" && status?.details.bitrate == 1_411_200, "\(String(describing: status?.details))")
         #expect(status?.details.declaredLatencyMicroseconds == 20_000)
         #expect(await writer.value)
-        // Six seconds of tone played out (the renderer plays the backlog it was primed with, then in real time).
-        let heard = await eventually(timeout: .seconds(15)) { leftChannel(rig.output.pcm).filter { abs($0) > 50 }.count > 44_100 * 5 }
-        let received = leftChannel(rig.output.pcm)
-        #expect(heard, "\(received.filter { abs($0) > 50 }.count) samples above the floor; renderer: \(rig.rendererLog.suffix(800))")
-        let correlation = correlationWithTone(received)
-        #expect(correlation >= 0.99, "cross-correlation \(correlation)")
+        // Six seconds of tone played out.
+        await expectTone(seconds: 5, from: rig)
         #expect(await eventually(timeout: .seconds(10)) { await rig.system.audioStatistics(on: route.session)?.active == false })
         await rig.system.deactivate(route.session)
         await rig.system.shutdown()
@@ -90,11 +95,7 @@ struct LiveRendererTests {
         let writer = writeOnOwnThread(tone(seconds: 5), to: acquisition.descriptor, piece: 4_096)
         #expect(await eventually { await rig.system.routeStatus(on: route.session)?.details.codec == "WAV" })
         #expect(await writer.value)
-        let heard = await eventually(timeout: .seconds(15)) { leftChannel(rig.output.pcm).filter { abs($0) > 50 }.count > 44_100 * 4 }
-        let received = leftChannel(rig.output.pcm)
-        #expect(heard, "\(received.filter { abs($0) > 50 }.count) samples above the floor; renderer: \(rig.rendererLog.suffix(800))")
-        let correlation = correlationWithTone(received)
-        #expect(correlation >= 0.99, "cross-correlation \(correlation)")
+        await expectTone(seconds: 4, from: rig)
         await rig.system.deactivate(route.session)
         await rig.system.shutdown()
     }
