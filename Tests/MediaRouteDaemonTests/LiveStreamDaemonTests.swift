@@ -74,4 +74,34 @@ struct LiveStreamDaemonTests {
         let p95 = settled[min(settled.count - 1, settled.count * 95 / 100)]
         #expect(p95 <= 40, "\(offsets)")
     }
+
+    /// A PipeWire client reaches a DLNA renderer: `pw-play --target` into the route's node,
+    /// and the renderer plays the tone (the daemon with `[audio] pipewire = yes`).
+    @Test(.enabled(if: HeadlessPipeWire.available)) func pwPlayToTheRoutesNodeReachesTheRenderer() async throws {
+        let lab = try NamespaceLab()
+        let output = TimedOutput(pcmPath: lab.path("renderer.pcm"), timesPath: lab.path("renderer-times.txt"))
+        try lab.gmediarender(in: lab.rooms[0], name: "Den Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000031", recording: output)
+        let pipewire = try await HeadlessPipeWire()
+        let config = lab.path("mediaroute.conf")
+        try "[audio]\npipewire = yes\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try await RunningDaemon(
+            ["--config", config, "--lan", "on", "--lan-interfaces", lab.rooms[0].outside, "--adapters", "off"], simulate: false,
+            environment: pipewire.environment)
+        let (_, _, controller) = try await client(daemon, agent: ScriptedPairingAgent([]))
+        let picker = controller.makePicker(prioritizesVideoDevices: false)
+        await picker.open()
+        #expect(await eventually(timeout: .seconds(15)) { await picker.entries().contains { $0.displayName == "Den Renderer" } })
+        let route = try await picker.pick(try #require(await picker.entries().first { $0.displayName == "Den Renderer" }))
+        #expect(await eventually(timeout: .seconds(10)) { await pipewire.nodes().contains("mediaroute.den_renderer") }, "the route's node")
+        let tone = try writeWAV(rate: 48_000, frames: 4 * 48_000) { Int16(sin(Double($0) * 2 * .pi * 440 / 48_000) * 12_000) }
+        #expect(try await pipewire.play(tone, target: "mediaroute.den_renderer") == 0)
+        // gmediarender's recorder resamples to 44.1 kHz: the same 440 Hz tone.
+        let heard = await eventually(timeout: .seconds(10)) { leftChannel(output.pcm).filter { abs($0) > 50 }.count > 44_100 * 3 }
+        #expect(heard, "\(leftChannel(output.pcm).filter { abs($0) > 50 }.count) samples above the floor")
+        let correlation = correlationWithTone(leftChannel(output.pcm))
+        #expect(correlation >= 0.99, "cross-correlation \(correlation)")
+        await controller.deactivate(route)
+        await picker.close()
+        #expect(daemon.stop() == 0)
+    }
 }
