@@ -18,6 +18,7 @@ import MediaRouteTesting
 ///   mediaroute-bench pipewire PATH/mediarouted [SECONDS]  pw-play → the route's PipeWire node: CPU of each process
 ///   mediaroute-bench raop [RUNS] [SECONDS]    AirPlay to shairport-sync: stream → first sound, CPU of one ALAC stream
 ///   mediaroute-bench live [RUNS] [SECONDS]
+///   mediaroute-bench live-group [SECONDS]
 ///   mediaroute-bench raop-group [SECONDS] [--only mediaroute,pulseaudio,snapcast] [--delay MS] [--jitter MS] [--both-ways] [--offset-second MS]
 ///                                              two shairport-sync receivers in one group: offset between their outputs,
 ///                                              beside PulseAudio and Snapcast; optionally the second link delayed
@@ -45,6 +46,7 @@ struct Bench {
         case "raop": try await raop(runs: Int(arguments.dropFirst().first ?? "") ?? 10, seconds: Int(arguments.dropFirst(2).first ?? "") ?? 30)
         case "raop-group": try await raopGroup(arguments: Array(arguments.dropFirst()))
         case "live": try await live(runs: Int(arguments.dropFirst().first ?? "") ?? 5, seconds: Int(arguments.dropFirst(2).first ?? "") ?? 10)
+        case "live-group": try await liveGroup(seconds: Int(arguments.dropFirst().first ?? "") ?? 120)
         case "cast": try await cast(arguments: Array(arguments.dropFirst()))
         case "hostile":
             let rest = Array(arguments.dropFirst())

@@ -6,6 +6,7 @@ import MediaRouteTesting
 import RouteSystem
 import RoutingModel
 import UPnPRendererExtension
+import RAOPExtension
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -122,6 +123,58 @@ extension Bench {
         print(String(format: "live: one LPCM stream to gmediarender for %d s: MediaRoute (writer included) %.2f %% of a core; underruns %d, dropped %d",
                      measured, used / Double(measured) * 100, statistics?.underruns ?? 0, statistics?.framesDropped ?? 0))
         await system.deactivate(route.session)
+        await system.shutdown()
+    }
+}
+
+extension Bench {
+    /// The mixed group: shairport-sync and gmediarender in two namespaces, one group
+    /// (`acquireGroupAudio`), an impulse train for `seconds`; the offset between the two
+    /// outputs for each click (p50, p95 and max of the absolute offsets, from the third click),
+    /// each output timed when it played (shairport-sync's stdout backend writes 1 s ahead).
+    static func liveGroup(seconds: Int) async throws {
+        guard NamespaceLab.renderersAvailable, AirPlayReceiver.available else { return }
+        let lab = try NamespaceLab(rooms: 2)
+        let rendererOutput = TimedOutput(pcmPath: lab.path("renderer.pcm"), timesPath: lab.path("renderer-times.txt"))
+        try lab.gmediarender(in: lab.rooms[0], name: "Group Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000150", recording: rendererOutput)
+        let receiver = try AirPlayReceiver(in: lab, room: lab.rooms[1], name: "Group AirPlay", timed: true)
+        let lan = LANTransport(configuration: .init(interfaces: lab.rooms.map(\.outside)))
+        let browse = DNSSDServiceTransport(lan: lan, serviceTypes: [RAOPExtension.serviceType])
+        let system = RouteSystem()
+        try await system.load { manager in UPnPRendererExtension(transport: lan, routingManager: manager) }
+        try await system.load { manager in RAOPExtension(transport: browse, routingManager: manager) }
+        await system.beginDiscovery(client: "bench")
+        var devices: [SystemDevice] = []
+        for name in ["Group AirPlay", "Group Renderer"] {
+            guard await eventually(timeout: .seconds(20), { await system.devicesList.contains { $0.displayName == name && $0.capabilities.contains(.realtimeAudioStreaming) } }),
+                let device = await system.devicesList.first(where: { $0.displayName == name })
+            else {
+                print("live-group: \(name) was not found")
+                return
+            }
+            devices.append(device)
+        }
+        var sessions: [MediaOutputSession] = []
+        for device in devices { sessions.append(try await system.activate(deviceID: device.id).session) }
+        let (acquisition, leads) = try await system.acquireGroupAudio(on: sessions, format: .cdAudio)
+        let train = impulseTrain(seconds: seconds)
+        let descriptor = acquisition.descriptor
+        let writer = Task.detached { _ = writeBlocking(train, to: descriptor, piece: 4_096); close(descriptor) }
+        await writer.value
+        _ = await eventually(timeout: .seconds(10)) { clickFrames(in: rendererOutput.pcm).count >= seconds * 2 && clickFrames(in: receiver.pcm).count >= seconds * 2 }
+        // Click by click in order; where the counts differ (shairport-sync's first burst can
+        // merge two), each of the renderer's clicks against the receiver's nearest.
+        let offsets = clickOffsets(receiver.output, rendererOutput) ?? nearestClickOffsets(receiver.output, rendererOutput)
+        guard offsets.count > 2 else {
+            print("live-group: the outputs hold \(clickFrames(in: receiver.pcm).count) and \(clickFrames(in: rendererOutput.pcm).count) clicks")
+            return
+        }
+        let settled = offsets.dropFirst(2)
+        let sorted = settled.map(abs).sorted()
+        let mean = settled.reduce(0, +) / Double(max(1, settled.count))
+        print(String(format: "live-group: AirPlay (shairport-sync) + DLNA (gmediarender), %d s, leads %@: offset per click (DLNA − AirPlay) mean %+.1f ms; |offset| p50 %.1f, p95 %.1f, max %.1f ms (n=%d)",
+                     seconds, "\(leads)", mean, sorted[sorted.count / 2], sorted[min(sorted.count - 1, sorted.count * 95 / 100)], sorted.last ?? 0, sorted.count))
+        for session in sessions { await system.deactivate(session) }
         await system.shutdown()
     }
 }
