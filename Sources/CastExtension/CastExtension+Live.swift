@@ -133,9 +133,4 @@ extension CastExtension: RealtimeSampleHandling {
         logger.notice("live stream ended", metadata: ["error": "\(error)"])
         routingManager.sessionFailed(session, error: error)
     }
-
-    /// The route's live stream, while it runs (for tests and status).
-    public func liveStream(on session: MediaOutputSession) -> LiveAudioStream? {
-        liveStreams[session.id]?.stream
-    }
 }

@@ -139,8 +139,6 @@ public final class LiveByteStream: Sendable {
         for wake in waiters { wake() }
     }
 
-    public var isFinished: Bool { state.withLock { $0.ended } }
-
     /// When the newest byte is due to have played (its append's presentation time and the bytes
     /// after it at ``Configuration/bytesPerSecond``); nil for undated streams.
     public var presentationEnd: Duration? {

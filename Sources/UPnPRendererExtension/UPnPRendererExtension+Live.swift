@@ -206,9 +206,4 @@ extension UPnPRendererExtension: RealtimeSampleHandling {
         logger.notice("live stream ended", metadata: ["session": "\(session)", "error": "\(error)"])
         routingManager.sessionFailed(session, error: error)
     }
-
-    /// The route's live stream, while it runs (for tests and status).
-    public func liveStream(on session: MediaOutputSession) -> LiveAudioStream? {
-        liveRoutes[session.id]?.stream
-    }
 }

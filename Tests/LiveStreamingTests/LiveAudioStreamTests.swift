@@ -151,4 +151,24 @@ import Testing
         #expect(LiveAudioEncoding.lpcm.dlnaProfile(sampleRate: 44_100, channels: 2) == "LPCM")
         #expect(LiveAudioEncoding.lpcm.dlnaProfile(sampleRate: 32_000, channels: 2) == nil)
     }
+
+    /// A live entry is the served-file rules' like a file: an unknown token is 404, another
+    /// host (a neighbour spoofing nothing, or guessing) 403, and only the device opens a reader.
+    @Test func aLiveEntryAnswersOnlyItsDeviceAndItsToken() {
+        let stream = LiveAudioStream(encoding: .wav, sampleRate: 44_100, channels: 2, now: stopped(at: .seconds(10)))
+        let files = ServedFiles()
+        let token = files.add(ServedFiles.Live(allowedHost: "192.0.2.7") { stream.response(to: $0) })
+        let path = ServedFiles.path(token: token, name: "live.wav")
+        func status(_ path: String, from host: String, method: String = "GET") -> Int? {
+            files.response(to: HTTPServerRequest(method: method, path: path, remoteHost: host))?.status
+        }
+        #expect(status(path, from: "192.0.2.8") == 403)
+        #expect(status(ServedFiles.path(token: ServedFiles.token(), name: "live.wav"), from: "192.0.2.7") == 404)
+        #expect(status(path, from: "192.0.2.7", method: "POST") == 405)
+        #expect(stream.bytes.statistics.readersOpened == 0, "refused requests open no reader")
+        #expect(status(path, from: "192.0.2.7") == 200)
+        #expect(stream.bytes.statistics.readersOpened == 1)
+        files.remove(token)
+        #expect(status(path, from: "192.0.2.7") == 404, "gone with its route")
+    }
 }
