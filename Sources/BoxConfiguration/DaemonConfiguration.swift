@@ -40,11 +40,23 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// The codec names `[bluetooth] codecs` takes, in the default order (BluetoothAudio's
     /// `A2DPCodec` raw values; a test holds the two together).
     public static let bluetoothCodecNames = ["ldac", "aptx_hd", "aptx", "aac", "sbc"]
-    /// `[audio] pipewire`: publish a PipeWire sink node for each route that takes samples
-    /// (default no: boxes without PipeWire).
-    public var pipeWireSink = false
+    /// Where the PipeWire sink nodes of routes that take samples come from (`[audio] pipewire`).
+    public enum PipeWireNodes: String, Sendable, Hashable {
+        /// `auto` (the default): the daemon publishes them in a system-wide PipeWire when one
+        /// runs (its socket in `pipewire-runtime-dir`, else `/run/pipewire`); a user's session
+        /// PipeWire gets them from `mediarouted pipewire-session`, the user unit
+        /// `mediaroute-pipewire.service` that starts with it.
+        case automatic = "auto"
+        /// `yes`: the daemon publishes them in the PipeWire of `pipewire-runtime-dir` (or of its
+        /// own environment), whether or not one was seen at start.
+        case on = "yes"
+        /// `no`: no node from the daemon; the session helper steps aside too.
+        case off = "no"
+    }
+    /// `[audio] pipewire = auto | yes | no`: PipeWire sink nodes for routes that take samples.
+    public var pipeWire = PipeWireNodes.automatic
     /// `[audio] pipewire-runtime-dir`: the `XDG_RUNTIME_DIR` of the PipeWire to publish in
-    /// (default: the daemon's own environment).
+    /// (default: `/run/pipewire` for `auto`, the daemon's own environment for `yes`).
     public var pipeWireRuntimeDirectory: String?
     /// `[audio] group-offsets = Porch AirPlay: -5, Den TV: 12`: how much later (ms; negative:
     /// earlier) a device plays in a group than its own report says, by its name — for what no
@@ -162,8 +174,13 @@ public struct DaemonConfiguration: Sendable, Hashable {
             if section == "audio" {
                 switch key {
                 case "pipewire":
-                    guard let flag = Self.flag(value) else { throw fail("pipewire must be yes or no, not \"\(value)\"") }
-                    configuration.pipeWireSink = flag
+                    if value.lowercased() == "auto" {
+                        configuration.pipeWire = .automatic
+                    } else if let flag = Self.flag(value) {
+                        configuration.pipeWire = flag ? .on : .off
+                    } else {
+                        throw fail("pipewire must be auto, yes or no, not \"\(value)\"")
+                    }
                 case "pipewire-runtime-dir":
                     guard value.hasPrefix("/"), value.utf8.count <= 256 else { throw fail("pipewire-runtime-dir must be an absolute path") }
                     configuration.pipeWireRuntimeDirectory = value

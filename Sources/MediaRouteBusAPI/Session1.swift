@@ -11,6 +11,27 @@ public import RoutingModel
 public enum Session1 {
     public static let interface = DaemonNames.session
 
+    /// The PipeWire sink node a route that takes samples gets (`SinkNode`, `SinkFormat`,
+    /// `SinkLatency`): who publishes it, the format it asks for and the latency it publishes.
+    public struct SinkNode: Sendable, Hashable {
+        /// Who publishes the node.
+        public enum Publisher: String, Sendable, Hashable {
+            /// The daemon, in a system-wide PipeWire (or the one `[audio] pipewire-runtime-dir` names).
+            case daemon
+            /// `mediarouted pipewire-session` in each user session that runs PipeWire.
+            case session
+        }
+        public var publisher: Publisher
+        public var format: SampleBuffer.Format
+        public var latencyMicroseconds: UInt64
+
+        public init(publisher: Publisher, format: SampleBuffer.Format, latencyMicroseconds: UInt64) {
+            self.publisher = publisher
+            self.format = format
+            self.latencyMicroseconds = latencyMicroseconds
+        }
+    }
+
     /// Every property of the interface, typed.
     public struct Properties: Sendable, Hashable {
         public var id: UUID
@@ -34,6 +55,8 @@ public enum Session1 {
         public var audio: RealtimeAudioStatistics?
         /// What the route's extension says of how it plays (version, timing, codec, bit rate, latency).
         public var details = RouteStatus.Details()
+        /// The PipeWire sink node of a route that takes samples; nil when it has none.
+        public var sinkNode: SinkNode?
 
         public init(id: UUID, deviceID: String, device: DBusObjectPath, protocolID: String) {
             self.id = id
@@ -48,6 +71,7 @@ public enum Session1 {
             ("AudioActive", "b"), ("AudioFormat", "s"), ("AudioFramesReceived", "t"), ("AudioFramesDelivered", "t"),
             ("AudioUnderruns", "t"), ("AudioSilenceFrames", "t"), ("AudioFramesDropped", "t"), ("AudioLatency", "t"),
             ("ProtocolVersion", "s"), ("Timing", "s"), ("Codec", "s"), ("Bitrate", "u"), ("LatencyDeclared", "t"),
+            ("SinkNode", "s"), ("SinkFormat", "s"), ("SinkLatency", "t"),
         ]
 
         /// Readable only by root, the daemon's user and the `mediaroute` group (what plays, and
@@ -82,6 +106,9 @@ public enum Session1 {
                 "Codec": .string(details.codec ?? ""),
                 "Bitrate": .uint32(UInt32(clamping: details.bitrate ?? 0)),
                 "LatencyDeclared": .uint64(details.declaredLatencyMicroseconds ?? 0),
+                "SinkNode": .string(sinkNode?.publisher.rawValue ?? ""),
+                "SinkFormat": .string(sinkNode?.format.name ?? ""),
+                "SinkLatency": .uint64(sinkNode?.latencyMicroseconds ?? 0),
             ]
         }
 
@@ -126,6 +153,14 @@ public enum Session1 {
             if let value = text("Codec") { details.codec = value }
             if case .uint32(let value)? = changed["Bitrate"]?.unwrapped { details.bitrate = value == 0 ? nil : Int(value) }
             if case .uint64(let value)? = changed["LatencyDeclared"]?.unwrapped { details.declaredLatencyMicroseconds = value == 0 ? nil : value }
+            if let publisher = changed["SinkNode"]?.string {
+                let format = changed["SinkFormat"]?.string.flatMap(SampleBuffer.Format.init(name:))
+                var latency: UInt64 = 0
+                if case .uint64(let value)? = changed["SinkLatency"]?.unwrapped { latency = value }
+                sinkNode = SinkNode.Publisher(rawValue: publisher).flatMap { publisher in
+                    format.map { SinkNode(publisher: publisher, format: $0, latencyMicroseconds: latency) }
+                }
+            }
             if let text = changed["AudioFormat"]?.string {
                 audio = SampleBuffer.Format(name: text).map { RealtimeAudioStatistics(format: $0, active: false) }
             }

@@ -163,13 +163,26 @@ public struct DaemonService: Service {
             logger.notice("no household key: this box is not published as _mediaroute._udp (--household-key FILE)")
         }
         #if PipeWire
-        if configuration.pipeWireSink {
-            let address = switch bus {
-            case .system: "system"
-            case .session: "session"
-            case .address(let address): address
-            }
+        let address = switch bus {
+        case .system: "system"
+        case .session: "session"
+        case .address(let address): address
+        }
+        switch configuration.pipeWire {
+        case .on:
             await daemon.publishPipeWireSinks(bus: address, runtimeDirectory: configuration.pipeWireRuntimeDirectory)
+        case .automatic:
+            let directory = configuration.pipeWireRuntimeDirectory ?? PipeWireSinkLauncher.systemRuntimeDirectory
+            if PipeWireSinkLauncher.socketExists(in: directory) {
+                logger.info("PipeWire sink nodes in the system-wide PipeWire", metadata: ["runtime-dir": "\(directory)"])
+                await daemon.publishPipeWireSinks(bus: address, runtimeDirectory: directory)
+            } else {
+                logger.notice(
+                    "no system-wide PipeWire (\(directory)/pipewire-0): routes' sink nodes come from mediaroute-pipewire.service in the sessions that run PipeWire")
+                await daemon.leavePipeWireSinksToSessions()
+            }
+        case .off:
+            break
         }
         #endif
         // Now Playing comes up before the bus name is taken: owning the name means ready.

@@ -29,6 +29,15 @@ actor PipeWireSinkLauncher {
         var retry: Task<Void, Never>?
     }
 
+    /// Where a system-wide PipeWire listens (PipeWire's system unit: `RuntimeDirectory=pipewire`).
+    static let systemRuntimeDirectory = "/run/pipewire"
+
+    /// Whether a PipeWire socket (`pipewire-0`, PipeWire's default name) is in `directory`.
+    static func socketExists(in directory: String) -> Bool {
+        var status = stat()
+        return stat(directory + "/pipewire-0", &status) == 0 && status.st_mode & S_IFMT == S_IFSOCK
+    }
+
     /// The pauses before each new try while PipeWire is away; the last repeats.
     static let retryDelays: [Duration] = [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(5)]
 

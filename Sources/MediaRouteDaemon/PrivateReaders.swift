@@ -34,6 +34,27 @@ final class PrivateReaders: Sendable {
         return answer
     }
 
+    /// Whether `sender` may play into an existing route (`Session1.AcquireAudio`): who may read,
+    /// or a user logind says is active — logged in on a seat, in the foreground — the user
+    /// logind gives the seat's sound card to (its `uaccess` rule). That is the user whose
+    /// session PipeWire `mediarouted pipewire-session` publishes the routes' nodes in. Asked
+    /// each time, not remembered: a user stops being active when the seat switches.
+    func mayPlayAudio(_ sender: String) async -> Bool {
+        if await mayRead(sender) { return true }
+        guard let value = try? await connection.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "GetConnectionUnixUser", [.string(sender)]).first?.integer,
+            let uid = UInt32(exactly: value),
+            let user = try? await connection.call(
+                destination: "org.freedesktop.login1", path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
+                member: "GetUser", [.uint32(uid)], timeout: .seconds(2)).first?.objectPath,
+            let state = try? await connection.call(
+                destination: "org.freedesktop.login1", path: user, interface: "org.freedesktop.DBus.Properties",
+                member: "Get", [.string("org.freedesktop.login1.User"), .string("State")], timeout: .seconds(2)).first?.unwrapped.string
+        else { return false }
+        return state == "active"
+    }
+
     /// Root, this process's user, or a member of the group (primary or supplementary).
     static func mayRead(uid: uid_t) -> Bool {
         if uid == 0 || uid == getuid() { return true }

@@ -33,12 +33,36 @@ public actor RoutingDaemon {
     private var discoveryClients: Set<String> = []
     private var agentOwner: String?
     #if PipeWire
-    /// PipeWire sink nodes for routes that take samples (`[audio] pipewire = yes`).
+    /// PipeWire sink nodes the daemon publishes for routes that take samples (a system-wide
+    /// PipeWire, or `[audio] pipewire = yes`).
     private var pipeWireSinks: PipeWireSinkLauncher?
+    /// Whether `mediarouted pipewire-session` in users' sessions publishes the nodes (`auto`
+    /// without a system-wide PipeWire).
+    private var sessionPipeWireSinks = false
+    /// The node each route that takes samples gets (`Session1.SinkNode`).
+    private var sinkNodes: [UUID: Session1.SinkNode] = [:]
 
     /// Publishes a PipeWire sink node for every route that takes real-time audio from now on.
     func publishPipeWireSinks(bus: String, runtimeDirectory: String?) {
         pipeWireSinks = PipeWireSinkLauncher(bus: bus, runtimeDirectory: runtimeDirectory, logger: logger)
+    }
+
+    /// Leaves the nodes to the session helpers: each route that takes samples says in
+    /// `Session1.SinkNode` = `session` what node it wants.
+    func leavePipeWireSinksToSessions() {
+        sessionPipeWireSinks = true
+    }
+
+    /// The node a route gets, if it takes samples and someone publishes nodes.
+    private func sinkNode(for route: ActiveRoute) async -> Session1.SinkNode? {
+        guard pipeWireSinks != nil || sessionPipeWireSinks, route.device.capabilities.contains(.realtimeAudioStreaming),
+            let support = await system.realtimeAudioSupport(on: route.session), let format = PipeWireSinkLauncher.format(for: support)
+        else { return nil }
+        let latency = await system.audioLatency(on: route.session, format: format) ?? support.latency
+        let microseconds = max(0, (latency / .microseconds(1)).rounded())
+        return Session1.SinkNode(
+            publisher: pipeWireSinks != nil ? .daemon : .session, format: format,
+            latencyMicroseconds: microseconds < 1e12 ? UInt64(microseconds) : 0)
     }
     #endif
 
@@ -124,6 +148,8 @@ public actor RoutingDaemon {
     let suggestions: RouteSuggestionStore
     /// The local hour, injected in tests.
     let hourOfDay: @Sendable () -> Int
+    /// Who may play into a route (``PrivateReaders/mayPlayAudio(_:)``).
+    private let readers: PrivateReaders
 
     public init(
         system: RouteSystem, connection: DBusConnection, suggestions: RouteSuggestionStore = RouteSuggestionStore(path: nil),
@@ -131,6 +157,7 @@ public actor RoutingDaemon {
     ) {
         self.system = system
         self.connection = connection
+        self.readers = PrivateReaders(connection: connection)
         self.suggestions = suggestions
         self.hourOfDay = hourOfDay
         self.logger = logger
@@ -277,6 +304,13 @@ public actor RoutingDaemon {
     /// `Session1.AcquireAudio`: paced delivery for `sender`, which owns it until it closes the
     /// descriptor, calls `ReleaseAudio` or leaves the bus.
     func acquireAudio(_ session: MediaOutputSession, format: SampleBuffer.Format, sender: String) async throws -> [DBusValue] {
+        // The bus policy lets every local user call this one method (a session's PipeWire node
+        // acquires the route's audio as its user): only the seat's active user gets past here.
+        guard await readers.mayPlayAudio(sender) else {
+            throw DBusError(
+                name: DBusError.accessDeniedName,
+                message: "only root, the mediaroute group and the user of an active seat session may play into a route")
+        }
         let acquisition = try await mapErrors { try await system.acquireAudio(on: session, format: format) }
         audioOwners[session.id] = sender
         // The reply's descriptor is duplicated into the message; ours closes when the value goes.
@@ -392,6 +426,9 @@ public actor RoutingDaemon {
         properties.protocolReason = status?.protocolReason ?? protocolReasons[route.key]
         properties.details = status?.details ?? RouteStatus.Details()
         properties.audio = status?.audio
+        #if PipeWire
+        properties.sinkNode = sinkNodes[session.id]
+        #endif
         return properties
     }
 
@@ -506,21 +543,23 @@ public actor RoutingDaemon {
             connection.unexport(DaemonNames.devicePath(device.id))
         case .routeActivated(let route):
             logger.info("route activated", metadata: ["device": "\(route.device.displayName)", "protocol": "\(route.key.protocolID)"])
+            #if PipeWire
+            // Known before the session is exported: a session helper reads it from InterfacesAdded.
+            sinkNodes[route.session.id] = await sinkNode(for: route)
+            #endif
             await publish(route)
             #if PipeWire
-            if let pipeWireSinks, route.device.capabilities.contains(.realtimeAudioStreaming),
-                let support = await system.realtimeAudioSupport(on: route.session), let format = PipeWireSinkLauncher.format(for: support)
-            {
-                let latency = await system.audioLatency(on: route.session, format: format) ?? support.latency
+            if let pipeWireSinks, let node = sinkNodes[route.session.id], node.publisher == .daemon {
                 await pipeWireSinks.start(
                     session: DaemonNames.sessionPath(route.session).rawValue, id: route.session.id.uuidString,
-                    deviceName: route.device.displayName, format: format, latency: latency)
+                    deviceName: route.device.displayName, format: node.format, latency: .microseconds(Int64(node.latencyMicroseconds)))
             }
             #endif
         case .routeDeactivated(let route, let reason):
             logger.info("route ended", metadata: ["device": "\(route.device.displayName)", "reason": "\(reason.map { "\($0)" } ?? "deactivated")"])
             #if PipeWire
             await pipeWireSinks?.stop(id: route.session.id.uuidString)
+            sinkNodes[route.session.id] = nil
             #endif
             let path = DaemonNames.sessionPath(route.session)
             emit(.ended(reason), at: path)

@@ -90,8 +90,17 @@ struct Daemon {
           --serve-from   the only directories local files named on the bus are served from (default: [http]
                          serve-from, else /media, /mnt, /srv); a file elsewhere, or given as a symbolic link, is refused
           --check-config check the configuration file and the udev rules' MediaRoute properties, then exit
+        \(BuildTraits.included.contains("PipeWire") ? pipeWireSessionUsage : "")
 
         Protocols in this build: \((["UPnP/DLNA"] + BuildTraits.included).joined(separator: ", "))\(BuildTraits.leftOut.isEmpty ? "" : " (left out: \(BuildTraits.leftOut.joined(separator: ", ")))")
+        """
+
+    static let pipeWireSessionUsage = """
+
+               mediarouted pipewire-session [--bus system|session|ADDRESS] [--log-level LEVEL]
+                         in a user's session: a PipeWire sink node there for each of the daemon's routes that
+                         take samples (the user unit mediaroute-pipewire.service runs it with PipeWire)
+
         """
 
     /// `HOST:PORT` (`[V6]:PORT` too), or nil for `off`.
@@ -137,6 +146,14 @@ struct Daemon {
                 exit(PipeWireSink.run(options))
             }
         }
+        if CommandLine.arguments.dropFirst().first == "pipewire-session" {
+            // The routes' sink nodes in a user's session PipeWire (mediaroute-pipewire.service).
+            Task {
+                await runPipeWireSession(Array(CommandLine.arguments.dropFirst(2)))
+                exit(0)
+            }
+            dispatchMain()
+        }
         #endif
         QuietExecutors.install()
         Task {
@@ -145,6 +162,36 @@ struct Daemon {
         }
         QuietExecutors.runMainThread()
     }
+
+    #if PipeWire
+    /// `mediarouted pipewire-session [--bus system|session|ADDRESS] [--log-level LEVEL]`.
+    static func runPipeWireSession(_ arguments: [String]) async {
+        var options = ["--bus": "system", "--log-level": "info"]
+        var rest = arguments[...]
+        while let key = rest.popFirst() {
+            guard options[key] != nil, let value = rest.popFirst() else {
+                fail("usage: mediarouted pipewire-session [--bus system|session|ADDRESS] [--log-level LEVEL]", status: 64)
+            }
+            options[key] = value
+        }
+        guard let level = Logger.Level(rawValue: options["--log-level"]!) else { fail("unknown log level \(options["--log-level"]!)") }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "mediarouted.pipewire-session")
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: PipeWireSessionHelper(bus: options["--bus"]!, logger: logger), successTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            fail("\(error)")
+        }
+    }
+    #endif
 
     static func run() async {
         var options = [

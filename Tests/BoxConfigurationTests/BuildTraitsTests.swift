@@ -37,14 +37,14 @@ import Testing
         #expect(configuration.daemon == ["log-level": "debug"])
         #expect(configuration.groupOffsets == ["Porch": -5])
         #expect(!configuration.bluetoothA2DPSource)
-        #expect(!configuration.pipeWireSink && configuration.castApplicationNamespaces.isEmpty && configuration.wifiSetupSSIDs.isEmpty)
+        #expect(configuration.pipeWire == .automatic && configuration.castApplicationNamespaces.isEmpty && configuration.wifiSetupSSIDs.isEmpty)
         #expect(configuration.wifi == DaemonConfiguration().wifi)
     }
 
     @Test func aFullBuildTakesEveryKeyWithoutNotice() throws {
         let configuration = try DaemonConfiguration.parse(Self.text, file: "box.conf", traits: BuildTraits.all)
         #expect(configuration.notices.isEmpty)
-        #expect(configuration.daemon["airplay-latency"] == "1.5" && configuration.pipeWireSink)
+        #expect(configuration.daemon["airplay-latency"] == "1.5" && configuration.pipeWire == .on)
         #expect(configuration.castApplicationNamespaces == ["ABCD1234": "urn:x-cast:com.example.kiosk"])
         #expect(configuration.wifi.scanMode == .p2p && configuration.wifiSetupSSIDs == ["Speaker-*"])
     }

@@ -18,7 +18,10 @@ import Testing
         properties.details = RouteStatus.Details(
             protocolVersion: "A2DP", timing: .asReceived, codec: "SBC", bitrate: 327_993, declaredLatencyMicroseconds: 150_000)
         properties.audio = RealtimeAudioStatistics(format: .cdAudio, active: true, framesReceived: 10, latencyMicroseconds: 200_000)
+        properties.sinkNode = Session1.SinkNode(
+            publisher: .session, format: SampleBuffer.Format(encoding: .pcmF32LE, sampleRate: 48_000, channels: 2), latencyMicroseconds: 1_080_000)
         let values = properties.values
+        #expect(values["SinkNode"]?.string == "session" && values["SinkFormat"]?.string == "f32le/48000/2")
         for (name, signature) in Session1.Properties.signatures { #expect(values[name]?.signature == signature, "\(name)") }
         #expect(Session1.Properties(values: values) == properties)
         let status = properties.routeStatus(device: "Speaker", protocolName: "Bluetooth")
@@ -33,6 +36,8 @@ import Testing
         let mirrored = try #require(Session1.Properties(values: properties.values))
         #expect(mirrored.details == properties.details)
         #expect(mirrored.details.codec == nil && mirrored.details.bitrate == nil && mirrored.details.declaredLatencyMicroseconds == nil)
+        // A route that takes no samples has no sink node: empty strings on the wire, nil here.
+        #expect(properties.values["SinkNode"]?.string == "" && mirrored.sinkNode == nil)
     }
 
     @Test func playbackChangesAndTheEndApplyToTheMirror() throws {

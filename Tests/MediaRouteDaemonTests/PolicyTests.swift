@@ -42,6 +42,9 @@ final class PolicyBus: Sendable {
                 <allow receive_type="error"/>
                 <allow receive_type="signal"/>
               </policy>
+              <!-- logind as the system's policy has it: its name for root, its methods for everyone. -->
+              <policy user="root"><allow own="org.freedesktop.login1"/></policy>
+              <policy context="default"><allow send_destination="org.freedesktop.login1"/></policy>
               <include>\(policyFile)</include>
             </busconfig>
             """
@@ -125,6 +128,73 @@ struct PolicyTests {
         ])
         #expect(ownStatus != 0)
         #expect(ownOutput.contains("AccessDenied"), "\(ownOutput)")
+    }
+
+    /// A user's session PipeWire node acquires a route's audio as that user: the policy lets
+    /// everyone call `AcquireAudio`, and the daemon admits only the seat's active user (logind's
+    /// `User.State`), never an inactive one or a user logind does not know.
+    @Test func onlyTheActiveSeatUserPlaysIntoARoute() async throws {
+        let bus = try PolicyBus()
+        let daemon = try ChildProcess([
+            RunningDaemon.binary, "--bus", bus.address, "--simulate", "--log-level", "warning", "--push-listen", "off", "--config", "/dev/null",
+        ])
+        defer { daemon.kill(); daemon.wait() }
+        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        #expect(await eventually(timeout: .seconds(10)) { (try? await connection.nameOwner(of: DaemonNames.busName)) ?? nil != nil })
+        let backend = try await DaemonRoutingBackend.connect(connection)
+        await backend.beginDiscovery(client: "policy-test")
+        #expect(await eventually { await backend.devicesList.contains { $0.displayName == "Kitchen Speaker" } })
+        let speaker = try #require(await backend.devicesList.first { $0.displayName == "Kitchen Speaker" })
+        let route = try await backend.activate(try #require(speaker.key), protocolID: nil, features: [.realtimeAudioStreaming])
+        let path = DaemonNames.sessionPath(route.session).description
+
+        func gdbus(asNobody: Bool, destination: String = DaemonNames.busName, _ arguments: [String]) async throws -> (Int32, String) {
+            let call = ["/usr/bin/gdbus", "call", "--address", bus.address, "--dest", destination] + arguments
+            return try await ChildProcess.runOffPool(asNobody ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + call : call)
+        }
+        let acquire = ["--object-path", path, "--method", "org.mediaroute.Session1.AcquireAudio", "'s16le'", "44100", "2"]
+        // No system-wide PipeWire here: the route's node is left to the session helpers.
+        let (_, node) = try await gdbus(asNobody: true, ["--object-path", path, "--method", "org.freedesktop.DBus.Properties.Get", DaemonNames.session, "SinkNode"])
+        #expect(node.contains("'session'"), "\(node)")
+        // Without logind nobody is refused, by the daemon (the policy let the call through).
+        let (refusedStatus, refused) = try await gdbus(asNobody: true, acquire)
+        #expect(refusedStatus != 0 && refused.contains("AccessDenied") && refused.contains("active seat session"), "\(refused)")
+
+        // logind knows the user, logged in but not in the foreground: still refused.
+        let template = bus.directory + "/logind.py"
+        try """
+            import dbus
+            BUS_NAME = 'org.freedesktop.login1'
+            MAIN_OBJ = '/org/freedesktop/login1'
+            MAIN_IFACE = 'org.freedesktop.login1.Manager'
+            SYSTEM_BUS = True
+
+            def load(mock, parameters):
+                mock.AddMethod(MAIN_IFACE, 'GetUser', 'u', 'o', 'ret = dbus.ObjectPath("/org/freedesktop/login1/user/_%d" % args[0])')
+                mock.AddObject('/org/freedesktop/login1/user/_65534', 'org.freedesktop.login1.User',
+                               {'UID': dbus.UInt32(65534), 'State': 'online'}, [])
+            """.write(toFile: template, atomically: true, encoding: .utf8)
+        let logind = try ChildProcess(
+            ["/usr/bin/python3", "-m", "dbusmock", "--system", "--template", template, "-l", bus.directory + "/logind.log"],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        defer { logind.kill(); logind.wait() }
+        #expect(await eventually(timeout: .seconds(10)) { (try? await connection.nameOwner(of: "org.freedesktop.login1")) ?? nil != nil })
+        let (onlineStatus, online) = try await gdbus(asNobody: true, acquire)
+        #expect(onlineStatus != 0 && online.contains("AccessDenied"), "\(online)")
+
+        // The seat switches to that user: now the call succeeds and hands over a socket.
+        let (updateStatus, update) = try await gdbus(asNobody: false, destination: "org.freedesktop.login1", [
+            "--object-path", "/org/freedesktop/login1/user/_65534", "--method", "org.freedesktop.DBus.Mock.UpdateProperties",
+            "org.freedesktop.login1.User", "{'State': <'active'>}",
+        ])
+        #expect(updateStatus == 0, "\(update)")
+        let (acceptedStatus, accepted) = try await gdbus(asNobody: true, acquire)
+        #expect(acceptedStatus == 0 && accepted.contains("'s16le'") && accepted.contains("handle"), "\(accepted)")
+        // Other controls stay root's and the group's.
+        let (stopStatus, stop) = try await gdbus(asNobody: true, ["--object-path", path, "--method", "org.mediaroute.Session1.Stop"])
+        #expect(stopStatus != 0 && stop.contains("AccessDenied"), "\(stop)")
+        await backend.deactivate(route.session)
+        await backend.close()
     }
 
     /// What plays and what a session's app exchanges is not for every local user: another user
