@@ -20,6 +20,11 @@ import DBus
 /// line and exits 69; it is not started again for that route. A sink whose PipeWire went away
 /// (restarted, or stopped) exits 75 and is started again, quietly, with a growing pause
 /// (``retryDelays``) until PipeWire is back or the route ends: the node comes back by itself.
+///
+/// A sink ends with the thread that started it (its `PR_SET_PDEATHSIG` follows the parent
+/// thread, not the process): the process running this actor must keep its pool threads for
+/// its whole life, as `QuietExecutors` does (libdispatch's pool ends idle threads, and the
+/// sinks a session helper started on one went away five seconds later).
 actor PipeWireSinkLauncher {
     /// A route's sink: how to start it again, and the process running now (nil between tries).
     private struct Sink {
@@ -103,6 +108,7 @@ actor PipeWireSinkLauncher {
     }
 
     private func exited(_ id: String, pid: pid_t, status: Int32) {
+        logger.debug("PipeWire sink exited", metadata: ["pid": "\(pid)", "status": "\(status)"])
         guard var sink = sinks[id], sink.pid == pid else { return }  // stopped with its route
         sink.pid = nil
         let signalled = status & 0x7F != 0
@@ -137,6 +143,7 @@ actor PipeWireSinkLauncher {
     /// Stops a route's sink (SIGTERM: it removes its node and exits), or its next try.
     func stop(id: String) {
         guard let sink = sinks.removeValue(forKey: id) else { return }
+        logger.info("PipeWire sink stopped: its route ended", metadata: ["device": "\(sink.options.deviceName)"])
         sink.retry?.cancel()
         if let pid = sink.pid { kill(pid, SIGTERM) }
     }

@@ -148,11 +148,15 @@ struct Daemon {
         }
         if CommandLine.arguments.dropFirst().first == "pipewire-session" {
             // The routes' sink nodes in a user's session PipeWire (mediaroute-pipewire.service).
+            // The daemon's executors, for their quiet and because their threads never end: a sink
+            // dies with the thread that started it (PR_SET_PDEATHSIG is per thread), and
+            // libdispatch ends idle pool threads after a few seconds.
+            QuietExecutors.install()
             Task {
                 await runPipeWireSession(Array(CommandLine.arguments.dropFirst(2)))
                 exit(0)
             }
-            dispatchMain()
+            QuietExecutors.runMainThread()
         }
         #endif
         QuietExecutors.install()

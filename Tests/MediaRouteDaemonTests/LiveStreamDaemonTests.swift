@@ -75,32 +75,73 @@ struct LiveStreamDaemonTests {
         #expect(p95 <= 40, "\(offsets)")
     }
 
-    /// A PipeWire client reaches a DLNA renderer: `pw-play --target` into the route's node,
-    /// and the renderer plays the tone (the daemon with `[audio] pipewire = yes`).
-    @Test(.enabled(if: HeadlessPipeWire.available)) func pwPlayToTheRoutesNodeReachesTheRenderer() async throws {
-        let lab = try NamespaceLab()
+    /// The "no configuration edited": a box whose PipeWire runs in a user's session,
+    /// the daemon with an empty configuration file (`[audio] pipewire = auto`), and the session
+    /// helper (`mediarouted pipewire-session`, what `mediaroute-pipewire.service` runs) in that
+    /// session. `pw-play --target` into each route's node plays on a DLNA renderer and on a Cast
+    /// receiver; the node goes with its route, and the helper leaves nothing behind.
+    @Test(.enabled(if: HeadlessPipeWire.available && CastReceiverPeer.available))
+    func pwPlayReachesADLNAAndACastDeviceWithNoConfigurationEdited() async throws {
+        let lab = try NamespaceLab(rooms: 2)
         let output = TimedOutput(pcmPath: lab.path("renderer.pcm"), timesPath: lab.path("renderer-times.txt"))
         try lab.gmediarender(in: lab.rooms[0], name: "Den Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000031", recording: output)
+        let cast = try CastReceiverPeer(lab: lab, room: lab.rooms[1], name: "Lounge TV")
         let pipewire = try await HeadlessPipeWire()
         let config = lab.path("mediaroute.conf")
-        try "[audio]\npipewire = yes\n".write(toFile: config, atomically: true, encoding: .utf8)
+        try "".write(toFile: config, atomically: true, encoding: .utf8)
         let daemon = try await RunningDaemon(
-            ["--config", config, "--lan", "on", "--lan-interfaces", lab.rooms[0].outside, "--adapters", "off"], simulate: false,
-            environment: pipewire.environment)
+            ["--config", config, "--lan", "on", "--lan-interfaces", lab.rooms.map(\.outside).joined(separator: ","), "--adapters", "off"],
+            simulate: false)
+        let helperLog = lab.path("pipewire-session.log")
+        let logFD = open(helperLog, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let helper = try ChildProcess(
+            [RunningDaemon.binary, "pipewire-session", "--bus", daemon.bus.address, "--log-level", "debug"],
+            outputFD: logFD, environment: pipewire.environment)
+        close(logFD)
         let (_, _, controller) = try await client(daemon, agent: ScriptedPairingAgent([]))
         let picker = controller.makePicker(prioritizesVideoDevices: false)
         await picker.open()
-        #expect(await eventually(timeout: .seconds(15)) { await picker.entries().contains { $0.displayName == "Den Renderer" } })
-        let route = try await picker.pick(try #require(await picker.entries().first { $0.displayName == "Den Renderer" }))
-        #expect(await eventually(timeout: .seconds(10)) { await pipewire.nodes().contains("mediaroute.den_renderer") }, "the route's node")
+        #expect(await eventually(timeout: .seconds(15)) {
+            let names = await picker.entries().map(\.displayName)
+            return names.contains("Den Renderer") && names.contains("Lounge TV")
+        })
+        let renderer = try await picker.pick(try #require(await picker.entries().first { $0.displayName == "Den Renderer" }))
+        let television = try await picker.pick(try #require(await picker.entries().first { $0.displayName == "Lounge TV" }))
+        let log: @Sendable () -> String = { (try? String(contentsOfFile: helperLog, encoding: .utf8)) ?? "" }
+        let published = await eventually(timeout: .seconds(10)) {
+            let nodes = await pipewire.nodes()
+            return nodes.contains("mediaroute.den_renderer") && nodes.contains("mediaroute.lounge_tv")
+        }
+        let nodes = await pipewire.nodes()
+        #expect(published, "the routes' nodes in the session's PipeWire: \(nodes); helper: \(log().suffix(800))")
+
         let tone = try writeWAV(rate: 48_000, frames: 4 * 48_000) { Int16(sin(Double($0) * 2 * .pi * 440 / 48_000) * 12_000) }
-        #expect(try await pipewire.play(tone, target: "mediaroute.den_renderer") == 0)
-        // gmediarender's recorder resamples to 44.1 kHz: the same 440 Hz tone.
-        let heard = await eventually(timeout: .seconds(10)) { leftChannel(output.pcm).filter { abs($0) > 50 }.count > 44_100 * 3 }
-        #expect(heard, "\(leftChannel(output.pcm).filter { abs($0) > 50 }.count) samples above the floor")
-        let correlation = correlationWithTone(leftChannel(output.pcm))
-        #expect(correlation >= 0.99, "cross-correlation \(correlation)")
-        await controller.deactivate(route)
+        async let toRenderer = pipewire.play(tone, target: "mediaroute.den_renderer")
+        async let toTelevision = pipewire.play(tone, target: "mediaroute.lounge_tv")
+        #expect(try await toRenderer == 0)
+        #expect(try await toTelevision == 0)
+        // Each device decodes what it fetched: gmediarender at 44.1 kHz, the Cast receiver through ffmpeg.
+        let castOutput = cast.liveOutput
+        let outputs: [(String, @Sendable () -> [UInt8])] = [("DLNA", { output.pcm }), ("Cast", { castOutput.pcm })]
+        for (name, pcm) in outputs {
+            let heard = await eventually(timeout: .seconds(10)) { leftChannel(pcm()).filter { abs($0) > 50 }.count > 44_100 * 3 }
+            #expect(heard, "\(name): \(leftChannel(pcm()).filter { abs($0) > 50 }.count) samples above the floor")
+            let correlation = correlationWithTone(leftChannel(pcm()))
+            #expect(correlation >= 0.99, "\(name): cross-correlation \(correlation)")
+        }
+
+        let afterPlay = await pipewire.nodes()
+        #expect(afterPlay.contains("mediaroute.den_renderer") && afterPlay.contains("mediaroute.lounge_tv"), "nodes stay after playing: \(afterPlay)")
+        // A route that ends takes its node with it; the helper stays for the next.
+        await controller.deactivate(television)
+        #expect(await eventually(timeout: .seconds(5)) { !(await pipewire.nodes().contains("mediaroute.lounge_tv")) })
+        let remaining = await pipewire.nodes()
+        #expect(remaining.contains("mediaroute.den_renderer"), "\(remaining); helper: \(log().suffix(1500))")
+        // The helper stops its nodes' processes when it stops.
+        helper.kill(SIGTERM)
+        #expect(helper.wait() == 0, "\(log().suffix(800))")
+        #expect(await eventually(timeout: .seconds(5)) { !(await pipewire.nodes().contains("mediaroute.den_renderer")) })
+        await controller.deactivate(renderer)
         await picker.close()
         #expect(daemon.stop() == 0)
     }
