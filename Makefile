@@ -18,6 +18,7 @@ DESTDIR ?=
 # Where `make install` puts what is not a binary (standard places on Debian).
 DBUSPOLICYDIR ?= /usr/share/dbus-1/system.d
 UNITDIR ?= /lib/systemd/system
+USERUNITDIR ?= /usr/lib/systemd/user
 SYSUSERSDIR ?= /usr/lib/sysusers.d
 UDEVRULESDIR ?= /usr/lib/udev/rules.d
 CONFDIR ?= /etc/mediaroute
@@ -140,7 +141,8 @@ $(RELEASE_DIR)/order-stamp: $(ORDER_FILE) $(RELEASE_LINK)/ld-static-system-libs 
 # Installs the release binary (stripped) and its mediaroutectl link, the D-Bus policy, the systemd unit and sysusers
 # entry, the udev rules and the configuration file (an existing one is kept).
 # Afterwards, on the box: systemd-sysusers; udevadm control --reload;
-# systemctl reload dbus; systemctl daemon-reload (see Docs/operations.md).
+# systemctl reload dbus; systemctl daemon-reload; systemctl --global enable
+# mediaroute-pipewire.service (see Docs/operations.md).
 install: release
 	$(MAKE) install-files
 
@@ -151,12 +153,16 @@ install-files:
 	install -d $(DESTDIR)$(UNITDIR)
 	sed 's#/usr/local/bin/#$(PREFIX)/bin/#g; s#/usr/local/share/doc/mediaroute#$(DOCDIR)#g' systemd/mediarouted.service > $(DESTDIR)$(UNITDIR)/mediarouted.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/mediarouted.service
+	install -d $(DESTDIR)$(USERUNITDIR)
+	sed 's#/usr/local/bin/#$(PREFIX)/bin/#g; s#/usr/local/share/doc/mediaroute#$(DOCDIR)#g' systemd/mediaroute-pipewire.service > $(DESTDIR)$(USERUNITDIR)/mediaroute-pipewire.service
+	chmod 0644 $(DESTDIR)$(USERUNITDIR)/mediaroute-pipewire.service
 	install -D -m 0644 systemd/mediaroute.sysusers $(DESTDIR)$(SYSUSERSDIR)/mediaroute.conf
 	install -D -m 0644 udev/70-mediaroute.rules $(DESTDIR)$(UDEVRULESDIR)/70-mediaroute.rules
 	install -d -m 0755 $(DESTDIR)$(CONFDIR)
 	[ -e $(DESTDIR)$(CONFDIR)/mediaroute.conf ] || install -m 0644 config/mediaroute.conf $(DESTDIR)$(CONFDIR)/mediaroute.conf
 	install -D -m 0644 Docs/operations.md $(DESTDIR)$(DOCDIR)/operations.md
 	install -D -m 0644 Docs/dbus-api.md $(DESTDIR)$(DOCDIR)/dbus-api.md
+	install -D -m 0644 Docs/audio.md $(DESTDIR)$(DOCDIR)/audio.md
 	install -D -m 0644 man/mediarouted.8 $(DESTDIR)$(MANDIR)/man8/mediarouted.8
 	install -D -m 0644 man/mediaroutectl.1 $(DESTDIR)$(MANDIR)/man1/mediaroutectl.1
 
@@ -181,11 +187,12 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/mediarouted $(DESTDIR)$(PREFIX)/bin/mediaroutectl
 	rm -f $(DESTDIR)$(DBUSPOLICYDIR)/org.mediaroute.conf
 	rm -f $(DESTDIR)$(UNITDIR)/mediarouted.service
+	rm -f $(DESTDIR)$(USERUNITDIR)/mediaroute-pipewire.service
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/mediaroute.conf
 	rm -f $(DESTDIR)$(UDEVRULESDIR)/70-mediaroute.rules
 	if cmp -s config/mediaroute.conf $(DESTDIR)$(CONFDIR)/mediaroute.conf; then rm -f $(DESTDIR)$(CONFDIR)/mediaroute.conf; fi
 	-rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null
-	rm -f $(DESTDIR)$(DOCDIR)/operations.md $(DESTDIR)$(DOCDIR)/dbus-api.md
+	rm -f $(DESTDIR)$(DOCDIR)/operations.md $(DESTDIR)$(DOCDIR)/dbus-api.md $(DESTDIR)$(DOCDIR)/audio.md
 	rm -f $(DESTDIR)$(MANDIR)/man8/mediarouted.8 $(DESTDIR)$(MANDIR)/man1/mediaroutectl.1
 	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
 

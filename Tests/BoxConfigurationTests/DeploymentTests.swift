@@ -59,6 +59,40 @@ struct DeploymentTests {
         #expect(broken.contains("mediarouted.service:") && broken.lowercased().contains("protect system"), "\(broken)")
     }
 
+    /// The session helper's user unit: systemd reads it as a user unit, it starts and stops with
+    /// the session's PipeWire (as WirePlumber does), and the command it runs exists: in a session
+    /// without PipeWire it says so in one line and ends without error (no restart loop).
+    @Test func theSessionHelpersUserUnitVerifiesAndItsCommandRuns() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else {
+            print("skipping: systemd-analyze verify needs systemd (apt-get install systemd)")
+            return
+        }
+        let unit = try String(contentsOfFile: repository + "/systemd/mediaroute-pipewire.service", encoding: .utf8)
+        for directive in ["BindsTo=pipewire.service", "After=pipewire.service", "WantedBy=pipewire.service", "ConditionUser=!@system",
+                          "ExecStart=/usr/local/bin/mediarouted pipewire-session --bus system"] {
+            #expect(unit.contains(directive + "\n"), "\(directive)")
+        }
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func verify(_ text: String) async throws -> (Int32, String) {
+            let path = directory + "/mediaroute-pipewire.service"
+            try text.replacingOccurrences(of: "/usr/local/bin/mediarouted", with: Self.mediarouted).write(toFile: path, atomically: true, encoding: .utf8)
+            return try await ChildProcess.runOffPool(
+                ["/usr/bin/systemd-analyze", "--user", "verify", path], environment: ["SYSTEMD_LOG_LEVEL": "info", "XDG_RUNTIME_DIR": directory])
+        }
+        let (status, output) = try await verify(unit)
+        #expect(status == 0 && !output.contains("mediaroute-pipewire.service:"), "\(output)")
+        let (brokenStatus, broken) = try await verify(unit.replacingOccurrences(of: "ExecStart=/", with: "ExecStart=relative/"))
+        #expect(brokenStatus != 0 || broken.contains("mediaroute-pipewire.service:"), "\(broken)")
+        let session = directory + "/run-user"
+        try FileManager.default.createDirectory(atPath: session, withIntermediateDirectories: true)
+        let (helperStatus, said) = try await ChildProcess.runOffPool(
+            [Self.mediarouted, "pipewire-session", "--bus", "unix:path=\(directory)/no-bus"], environment: ["XDG_RUNTIME_DIR": session])
+        #expect(helperStatus == 0, "\(said)")
+        let lines = said.split(separator: "\n").filter { !$0.contains("[ServiceLifecycle]") }
+        #expect(lines.count == 1 && lines[0].contains("no PipeWire in this session"), "\(said)")
+    }
+
     @Test func theSysusersEntryCreatesTheUserAndGroup() async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-sysusers") else {
             print("skipping: /usr/bin/systemd-sysusers is missing (apt-get install systemd)")
@@ -159,8 +193,9 @@ struct DeploymentTests {
         try #require(status == 0, "\(output)")
         let expected = [
             "/usr/local/bin/mediarouted", "/usr/local/bin/mediaroutectl", "/usr/share/dbus-1/system.d/org.mediaroute.conf",
-            "/lib/systemd/system/mediarouted.service", "/usr/lib/sysusers.d/mediaroute.conf", "/usr/lib/udev/rules.d/70-mediaroute.rules",
-            "/etc/mediaroute/mediaroute.conf", "/usr/local/share/doc/mediaroute/operations.md",
+            "/lib/systemd/system/mediarouted.service", "/usr/lib/systemd/user/mediaroute-pipewire.service",
+            "/usr/lib/sysusers.d/mediaroute.conf", "/usr/lib/udev/rules.d/70-mediaroute.rules",
+            "/etc/mediaroute/mediaroute.conf", "/usr/local/share/doc/mediaroute/operations.md", "/usr/local/share/doc/mediaroute/audio.md",
             "/usr/local/share/man/man8/mediarouted.8", "/usr/local/share/man/man1/mediaroutectl.1",
         ]
         for file in expected { #expect(FileManager.default.fileExists(atPath: destination + file), "\(file)") }

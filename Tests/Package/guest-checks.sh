@@ -57,6 +57,15 @@ said=$(busctl --system get-property org.mediaroute /org/mediaroute org.mediarout
 first=$(journalctl -u $unit -o cat --no-pager | grep -m1 'mediarouted ')
 case "$first" in *"mediarouted $VERSION (commit "*) ok "the daemon's first line: $first" ;; *) fail "the daemon's first line: $first" ;; esac
 
+# The box's audio by default: the session helper's user unit is installed and enabled for every
+# user (it starts with a session's PipeWire); without a system-wide PipeWire the daemon says so once.
+helper=mediaroute-pipewire.service
+[ "$(systemctl --global is-enabled $helper 2>&1)" = enabled ] && ok "the user unit $helper is enabled for every user" || fail "the user unit $helper: $(systemctl --global is-enabled $helper 2>&1)"
+[ -L /etc/systemd/user/pipewire.service.wants/$helper ] && ok "it starts with a session's pipewire.service" || fail "no /etc/systemd/user/pipewire.service.wants/$helper"
+notices=$(journalctl -u $unit --no-pager -o cat | grep -c 'no system-wide PipeWire')
+starts=$(journalctl -u $unit --no-pager -o cat | grep -c "mediarouted $VERSION .*starting")
+[ "$notices" -ge 1 ] && [ "$notices" = "$starts" ] && ok "the daemon says once per start that sink nodes come from the sessions' PipeWire" || fail "'no system-wide PipeWire' said $notices times in $starts starts"
+
 # The policy: a member of the group controls routes; anyone else may only look.
 useradd --create-home --groups mediaroute member
 useradd --create-home outsider
