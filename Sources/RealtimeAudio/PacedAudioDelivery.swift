@@ -32,8 +32,23 @@ public final class PacedAudioDelivery: Sendable {
         public var buffered: Duration = .milliseconds(10)
         /// The most periods one tick makes up for when the process fell behind.
         public var maxBurstPeriods = 4
+        /// Once the clock runs, read only on ticks, not as bytes come: one wake-up per period
+        /// for the writer's socket and the device's clock together. The writer's socket then
+        /// holds a period and what is read ahead (``sendBufferBytes(for:)``), so the writer
+        /// runs that much further ahead. For devices that buffer a stream they fetch (URL
+        /// devices' live streams), with a longer period (see ``batched(period:)``).
+        public var readsOnTicks = false
 
         public init() {}
+
+        /// Delivery for a device that buffers what it fetches: a tick every `period`, reading
+        /// on ticks only (`period` at least the default).
+        public static func batched(period: Duration) -> Configuration {
+            var configuration = Configuration()
+            configuration.period = max(configuration.period, min(period, .milliseconds(200)))
+            configuration.readsOnTicks = configuration.period > Configuration().period
+            return configuration
+        }
     }
 
     /// Why delivery ended by itself.
@@ -111,15 +126,24 @@ public final class PacedAudioDelivery: Sendable {
     /// The smallest send buffer a socket takes: the writer's queue beyond what delivery reads ahead.
     public static let sendBufferBytes: Int32 = 4096
 
+    /// The writer's send buffer for delivery of `format` with `configuration`: the smallest a
+    /// socket takes, or, when reading only on ticks, room for a period and what is read ahead.
+    public static func sendBufferBytes(for format: SampleBuffer.Format, configuration: Configuration) -> Int32 {
+        guard configuration.readsOnTicks, let bytesPerFrame = format.bytesPerFrame else { return sendBufferBytes }
+        let clock = DeliveryPacing(sampleRate: format.sampleRate, maxBurst: 1)
+        let frames = clock.clockFrames(after: configuration.period + configuration.buffered)
+        return Int32(clamping: max(Int64(sendBufferBytes), min(frames, 1 << 20) * Int64(bytesPerFrame)))
+    }
+
     /// The two ends of one stream: `reader` (non-blocking, for a delivery) and `writer` (blocking,
-    /// the send buffer of ``sendBufferBytes``), a Unix stream socket pair each end one way only.
-    public static func socketPair() throws(MediaDeviceError) -> (reader: Int32, writer: Int32) {
+    /// a send buffer of `sendBuffer` bytes), a Unix stream socket pair each end one way only.
+    public static func socketPair(sendBuffer: Int32 = sendBufferBytes) throws(MediaDeviceError) -> (reader: Int32, writer: Int32) {
         var ends: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
             throw MediaDeviceError(.sessionFailed, "no socket for real-time audio (errno \(errno))")
         }
         let (reader, writer) = (ends[0], ends[1])
-        var size = sendBufferBytes
+        var size = sendBuffer
         _ = setsockopt(writer, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         _ = shutdown(reader, Int32(SHUT_WR))
         _ = shutdown(writer, Int32(SHUT_RD))
@@ -128,11 +152,11 @@ public final class PacedAudioDelivery: Sendable {
     }
 
     /// The most a write waits before the device's clock takes it: one tick, what is read
-    /// ahead, and what the writer's socket queues (about ``sendBufferBytes``).
+    /// ahead, and what the writer's socket queues (``sendBufferBytes(for:configuration:)``).
     public static func addedLatency(for format: SampleBuffer.Format, configuration: Configuration) -> Duration {
         let clock = DeliveryPacing(sampleRate: format.sampleRate, maxBurst: 1)
         return configuration.period * 2 + configuration.buffered
-            + clock.duration(ofFrames: Int64(sendBufferBytes) / Int64(max(1, format.bytesPerFrame ?? 4)))
+            + clock.duration(ofFrames: Int64(sendBufferBytes(for: format, configuration: configuration)) / Int64(max(1, format.bytesPerFrame ?? 4)))
     }
 
     /// Waits for the writer's first bytes, then runs the device's clock.
@@ -184,7 +208,6 @@ public final class PacedAudioDelivery: Sendable {
             state.paused = false
             if state.buffer.count >= capacity || state.writerEnd != nil || state.watch == nil {
                 state.started = reactor.now
-            state.clockStartedAt = reactor.monotonicNow
                 state.clockStartedAt = reactor.monotonicNow
                 return true
             }
@@ -248,7 +271,12 @@ public final class PacedAudioDelivery: Sendable {
                 state.timer?.cancel()
                 state.timer = nil
                 state.started = reactor.now
-            state.clockStartedAt = reactor.monotonicNow
+                state.clockStartedAt = reactor.monotonicNow
+            }
+            if configuration.readsOnTicks, state.started != nil, !state.paused, state.watch != nil, cancel == nil {
+                // The clock runs: the ticks read from now on (a hang-up still wakes the watch).
+                state.readsOnTicks = true
+                state.watch?.setInterest([])
             }
             return (cancel, startNow)
         }
@@ -261,7 +289,14 @@ public final class PacedAudioDelivery: Sendable {
         let start = state.withLock { state -> Bool in
             guard !state.finished, !state.paused, state.started == nil else { return false }
             state.started = reactor.now
+            // The presentation times count from here too (they once stayed at the last start's,
+            // zero on a first start, when a writer slower than the buffer started the clock this way).
+            state.clockStartedAt = reactor.monotonicNow
             state.timer = nil
+            if configuration.readsOnTicks, state.watch != nil {
+                state.readsOnTicks = true
+                state.watch?.setInterest([])
+            }
             return true
         }
         if start { tick() }
@@ -304,6 +339,8 @@ public final class PacedAudioDelivery: Sendable {
             let frames = min(due, available)
             var bytes = Array(state.buffer[..<(frames * bytesPerFrame)])
             state.buffer.removeFirst(frames * bytesPerFrame)
+            // Reading on ticks: top the buffer up now, so the writer has room for the next period.
+            if state.readsOnTicks, frames > 0 { fill(&state) }
             var handed = frames
             var end: End?
             if frames < due {
@@ -334,7 +371,7 @@ public final class PacedAudioDelivery: Sendable {
                 state.statistics.partialFrameBytes += UInt64(state.buffer.count)
                 state.buffer = []
             } else {
-                if state.buffer.count < capacity { state.watch?.setInterest(.readable) }
+                if state.buffer.count < capacity, !state.readsOnTicks { state.watch?.setInterest(.readable) }
                 // The next tick is when the device's clock has run through one more period.
                 let next = started + state.pacing.duration(ofFrames: state.pacing.position + Int64(framesPerPeriod))
                 state.timer = reactor.schedule(at: max(next, now)) { [weak self] in self?.tick() }

@@ -22,14 +22,16 @@ final class DeliveryRig: Sendable {
 
     init(
         format: SampleBuffer.Format = .cdAudio, scheduler: any IOScheduler = IOReactor.shared,
+        configuration: PacedAudioDelivery.Configuration = PacedAudioDelivery.Configuration(),
         deviceTakes: @escaping @Sendable () -> Bool = { true }
     ) throws {
-        (reader, writer) = try PacedAudioDelivery.socketPair()
+        (reader, writer) = try PacedAudioDelivery.socketPair(
+            sendBuffer: PacedAudioDelivery.sendBufferBytes(for: format, configuration: configuration))
         let handed = self.handed
         let buffers = self.buffers
         let recordedEnds = self.ends
         delivery = try PacedAudioDelivery(
-            reading: reader, format: format, routeLatency: .milliseconds(50), reactor: scheduler,
+            reading: reader, format: format, routeLatency: .milliseconds(50), reactor: scheduler, configuration: configuration,
             deliver: { buffer in
                 guard deviceTakes() else { return false }
                 handed.withLock { $0 += buffer.data }
@@ -79,6 +81,54 @@ final class DeliveryRig: Sendable {
         #expect(zip(buffers, buffers.dropFirst()).allSatisfy { $1.time - $0.time == .milliseconds(20) }, "\(buffers.map(\.time))")
         #expect(buffers.count == 5 && statistics.framesReceived == 882 * 3, "\(statistics)")
         #expect(statistics.underruns == 2 && statistics.silenceFrames == 882 * 2, "the two ticks after the writer stopped: \(statistics)")
+        rig.closeWriter()
+        rig.delivery.stop()
+    }
+
+    /// A writer slower than the buffer: the clock starts a period after its first bytes, and
+    /// the presentation times count from then (they stayed at zero before, a bug that put
+    /// such a stream's samples far in the past).
+    @Test func aClockStartedByItsTimerStampsFromThatStart() async throws {
+        let scheduler = ManualIOScheduler(monotonic: .seconds(500))
+        let rig = try DeliveryRig(scheduler: scheduler)
+        rig.write(rampFrames(500), piece: 4_096)  // less than the 1 323 frames that start the clock at once
+        #expect(await eventually { rig.delivery.statistics.framesReceived == 500 && scheduler.pendingTimers == 1 })
+        scheduler.advance(by: .milliseconds(20))  // the clock starts (and its first tick hands nothing yet)
+        scheduler.advance(by: .milliseconds(20))
+        let first = try #require(rig.buffers.value.first)
+        #expect(first.time >= .seconds(500) && first.time <= .seconds(500) + .milliseconds(40), "\(first.time)")
+        rig.closeWriter()
+        rig.delivery.stop()
+    }
+
+    /// Batched delivery (a URL device's live stream): a tick every 60 ms hands over 60 ms, and
+    /// nothing is read between ticks however much the writer has queued: one wake-up per period.
+    @Test func batchedDeliveryReadsOnlyOnItsTicks() async throws {
+        let scheduler = ManualIOScheduler(monotonic: .seconds(500))
+        let configuration = PacedAudioDelivery.Configuration.batched(period: .milliseconds(60))
+        #expect(configuration.readsOnTicks && configuration.period == .milliseconds(60))
+        #expect(PacedAudioDelivery.Configuration.batched(period: .milliseconds(5)) == PacedAudioDelivery.Configuration(), "never shorter than the default")
+        // The writer's socket holds a period and what is read ahead: 70 ms of CD audio.
+        #expect(PacedAudioDelivery.sendBufferBytes(for: .cdAudio, configuration: configuration) == 3_087 * 4)
+        let rig = try DeliveryRig(scheduler: scheduler, configuration: configuration)
+        let source = rampFrames(2_646 * 6)
+        Thread.detachNewThread { rig.write(source, piece: 4_096) }
+        // Read until the buffer holds 70 ms (3 087 frames): the clock starts.
+        #expect(await eventually { rig.delivery.statistics.framesReceived == 3_087 && scheduler.pendingTimers == 1 })
+        for _ in 0..<4 {
+            let before = rig.delivery.statistics.framesReceived
+            // The writer refills its socket at once; a delivery reading as bytes come would take them.
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(rig.delivery.statistics.framesReceived == before, "read between ticks")
+            scheduler.advance(by: .milliseconds(60))
+            #expect(rig.delivery.statistics.framesReceived > before, "read on the tick")
+        }
+        let buffers = rig.buffers.value
+        #expect(buffers.allSatisfy { $0.frames == 2_646 }, "\(buffers.map(\.frames))")
+        #expect(zip(buffers, buffers.dropFirst()).allSatisfy { $1.time - $0.time == .milliseconds(60) }, "\(buffers.map(\.time))")
+        #expect(rig.delivery.statistics.underruns == 0)
+        let (audio, _) = withoutSilence(rig.handed.value)
+        #expect(sameBytes(audio, Array(source.prefix(audio.count))), "in order, none lost")
         rig.closeWriter()
         rig.delivery.stop()
     }
