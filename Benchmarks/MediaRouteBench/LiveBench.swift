@@ -88,7 +88,7 @@ extension Bench {
             guard !sorted.isEmpty else { return "none" }
             return String(format: "min %.0f, median %.0f, p95 %.0f, max %.0f ms (n=%d)", sorted.first!, sorted[sorted.count / 2], sorted[min(sorted.count - 1, sorted.count * 95 / 100)], sorted.last!, sorted.count)
         }
-        print("live: gmediarender (LPCM, close-delimited, primed 0.5 s): first sound (the first write to its sound) \(summary(firstSounds))")
+        print("live: gmediarender (LPCM, close-delimited, its prime 0, delivered every 100 ms): first sound (the first write to its sound) \(summary(firstSounds))")
         print("live: gmediarender steady latency (each click's write to its sound, from the fifth click) \(summary(latencies))")
         try await liveCPU(seconds: max(20, seconds))
     }

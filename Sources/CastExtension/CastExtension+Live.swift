@@ -39,6 +39,7 @@ extension CastExtension: RealtimeSampleHandling {
     public func realtimeAudioSupport(session: MediaOutputSession) -> RealtimeAudioSupport {
         var support = RealtimeAudioSupport.standard
         support.latency = configuration.live.latency(name: routes[session.id]?.device.displayName ?? "")
+        support.deliveryPeriod = configuration.live.deliveryPeriod
         return support
     }
 

@@ -1,13 +1,15 @@
 public import HTTPServing
 public import RoutingModel
 public import MediaClock
+import Synchronization
 
 /// One route's real-time audio as an HTTP live stream: sample buffers in (S16LE or F32LE,
 /// as delivery hands them), a stream of ``LiveAudioEncoding`` out, answered to each request
 /// the device makes (``response(to:)``) from a ``LiveByteStream``.
 ///
 /// The stream starts filling when the first buffer comes, before the device connects. Each
-/// fetch starts at the sample whose presentation time is now less ``Configuration/prime`` (so
+/// fetch starts at the sample whose presentation time is now less ``Configuration/prime``, or
+/// less the latest buffer's length if that is longer (so
 /// a group member's lead, silence before its first sample, is kept, and a renderer that waits
 /// for N bytes can be handed them at once), then follows the stream's pace. A device that
 /// reconnects resumes from now, not from the start.
@@ -39,6 +41,9 @@ public final class LiveAudioStream: Sendable {
     public let bytes: LiveByteStream
     /// Now, on the clock of the buffers' presentation times.
     private let now: @Sendable () -> Duration
+    /// How much audio the latest append carried (µs): delivery's period, what a reader gets at
+    /// least at once (see ``response(to:)``).
+    private let latestHandOver = Atomic<Int64>(0)
 
     /// - Parameter now: the clock of the buffers' presentation times (CLOCK_MONOTONIC, as
     ///   delivery stamps them); a reader starts at the sample due now less the prime.
@@ -80,6 +85,7 @@ public final class LiveAudioStream: Sendable {
         let samples = Self.pcm16(buffer.data, from: buffer.format.encoding, bigEndian: encoding == .lpcm)
         guard !samples.isEmpty else { return false }
         bytes.append(samples, presentationTime: buffer.presentationTime)
+        latestHandOver.store(Int64(buffer.frameCount) * 1_000_000 / Int64(max(1, sampleRate)), ordering: .relaxed)
         return true
     }
 
@@ -120,7 +126,14 @@ public final class LiveAudioStream: Sendable {
             status = 206
             headers.append(("Content-Range", "bytes \(requested)-\(total - 1)/\(total)"))
         }
-        let reader = bytes.makeReader(resumingAt: requested, playingFrom: now() - configuration.prime)
+        // At least the latest hand-over at once: delivery hands audio over a period at a time
+        // (100 ms to a lone URL device), and its newest sample is due now at the latest. From the
+        // sample due a period ago a device that plays what it fetches as it comes plays a period
+        // (and its own delay) after each sample's presentation time, whenever it connects; from
+        // the sample due now it would wait for the next hand-over, and on a first fetch skip the
+        // stream's first period.
+        let lead = max(configuration.prime, .microseconds(latestHandOver.load(ordering: .relaxed)))
+        let reader = bytes.makeReader(resumingAt: requested, playingFrom: now() - lead)
         var framing = configuration.framing
         if case .contentLength(let total) = framing { framing = .contentLength(total - requested) }
         return HTTPServerResponse(status: status, headers: headers, body: .live(ReaderBody(reader: reader), framing: framing))

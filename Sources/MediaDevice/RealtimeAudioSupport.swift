@@ -14,12 +14,21 @@ public struct RealtimeAudioSupport: Sendable, Hashable, CustomStringConvertible 
     public var channels: ClosedRange<Int>
     /// The buffering the device and its link add between a delivered sample and its sound.
     public var latency: Duration
+    /// How often the device takes samples, when not as often as delivery's default (20 ms):
+    /// a URL device fetches a live stream it buffers by a second or so, and fewer, larger
+    /// hand-overs cost fewer wake-ups (delivery then reads only on its ticks). A group runs at
+    /// its members' shortest. `latency` is measured with this period.
+    public var deliveryPeriod: Duration?
 
-    public init(encodings: Set<SampleBuffer.Format.Encoding>, sampleRates: Set<Int>, channels: ClosedRange<Int>, latency: Duration) {
+    public init(
+        encodings: Set<SampleBuffer.Format.Encoding>, sampleRates: Set<Int>, channels: ClosedRange<Int>, latency: Duration,
+        deliveryPeriod: Duration? = nil
+    ) {
         self.encodings = encodings
         self.sampleRates = sampleRates
         self.channels = channels
         self.latency = latency
+        self.deliveryPeriod = deliveryPeriod
     }
 
     /// S16LE or F32LE at 44.1 or 48 kHz, mono or stereo: what every extension converts from.

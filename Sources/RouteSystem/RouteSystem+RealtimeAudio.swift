@@ -146,8 +146,8 @@ extension RouteSystem {
         guard isRealtime(session) else { throw MediaDeviceError(.deviceNotActive, "\(session) is not active") }
         endAudioDelivery(session.id)
 
-        let (reader, writer) = try PacedAudioDelivery.socketPair()
-        let configuration = PacedAudioDelivery.Configuration()
+        let configuration = Self.deliveryConfiguration(for: [support])
+        let (reader, writer) = try PacedAudioDelivery.socketPair(sendBuffer: PacedAudioDelivery.sendBufferBytes(for: format, configuration: configuration))
 
         nextAudioDelivery += 1
         let token = nextAudioDelivery
@@ -156,7 +156,7 @@ extension RouteSystem {
         let delivery: PacedAudioDelivery
         do {
             delivery = try PacedAudioDelivery(
-                reading: reader, format: format, routeLatency: support.latency, configuration: configuration,
+                reading: reader, format: format, routeLatency: support.latency + Self.batchDelay(configuration), configuration: configuration,
                 deliver: { buffer in
                     if case .enqueued = continuation.yield(.samples(buffer)) { return true }
                     return false
@@ -179,7 +179,8 @@ extension RouteSystem {
             "real-time audio acquired",
             metadata: ["device": "\(route.device.displayName)", "format": "\(format.encoding.pcmName ?? "?")/\(format.sampleRate)/\(format.channels)"])
         return AudioAcquisition(
-            descriptor: writer, format: format, latency: support.latency + PacedAudioDelivery.addedLatency(for: format, configuration: configuration))
+            descriptor: writer, format: format,
+            latency: support.latency + Self.batchDelay(configuration) + PacedAudioDelivery.addedLatency(for: format, configuration: configuration))
     }
 
     /// Pauses a route's real-time audio: the device's clock stops, the writer blocks once its
@@ -270,7 +271,28 @@ extension RouteSystem {
     /// daemon's pacing (what ``acquireAudio(on:format:)`` would report); nil when it takes none.
     public func audioLatency(on session: MediaOutputSession, format: SampleBuffer.Format) async -> Duration? {
         guard let support = await realtimeAudioSupport(on: session) else { return nil }
-        return support.latency + PacedAudioDelivery.addedLatency(for: format, configuration: PacedAudioDelivery.Configuration())
+        let configuration = Self.deliveryConfiguration(for: [support])
+        return support.latency + Self.batchDelay(configuration) + PacedAudioDelivery.addedLatency(for: format, configuration: configuration)
+    }
+
+    /// Delivery's timing for routes that take samples together: batched at the shortest period
+    /// any of them asks for, when every one asks for one; else the default (a Bluetooth or
+    /// AirPlay member takes samples every 20 ms).
+    static func deliveryConfiguration(for supports: [RealtimeAudioSupport]) -> PacedAudioDelivery.Configuration {
+        let periods = supports.map(\.deliveryPeriod)
+        guard !periods.isEmpty, !periods.contains(nil), let shortest = periods.compactMap({ $0 }).min() else {
+            return PacedAudioDelivery.Configuration()
+        }
+        return .batched(period: shortest)
+    }
+
+    /// How much later than at delivery's default period a batched delivery's devices play a
+    /// sample: they play what they fetch as it comes (a URL device's live stream), and a
+    /// batch's first sample comes a longer period after its presentation time. Their
+    /// calibrated latencies were measured at the default period; devices that play by
+    /// presentation time (AirPlay) never run batched.
+    static func batchDelay(_ configuration: PacedAudioDelivery.Configuration) -> Duration {
+        configuration.readsOnTicks ? max(.zero, configuration.period - PacedAudioDelivery.Configuration().period) : .zero
     }
 
     /// How delivery on a route goes; nil when none was acquired since the route started.
@@ -317,12 +339,13 @@ extension RouteSystem {
         guard !sessions.isEmpty, Set(sessions.map(\.id)).count == sessions.count else {
             throw MediaDeviceError(.invalidArgument, "a group needs routes, each once")
         }
-        let configuration = PacedAudioDelivery.Configuration()
         var handlers: [(any RealtimeSampleHandling, ActiveRoute)] = []
         var latencies: [Duration] = []
+        var supports: [RealtimeAudioSupport] = []
         for session in sessions {
             let (handler, route, support) = try await realtimeHandler(on: session, taking: format)
             handlers.append((handler, route))
+            supports.append(support)
             // A device set to play later counts as buffering less (it is led in by more), and
             // one set to play earlier as buffering more.
             latencies.append(support.latency - groupOffset(of: route))
@@ -345,13 +368,14 @@ extension RouteSystem {
             streams[session.id] = stream
         }
         let group = AudioGroupFanOut(members)
-        let (reader, writer) = try PacedAudioDelivery.socketPair()
+        let configuration = Self.deliveryConfiguration(for: supports)
+        let (reader, writer) = try PacedAudioDelivery.socketPair(sendBuffer: PacedAudioDelivery.sendBufferBytes(for: format, configuration: configuration))
         nextAudioDelivery += 1
         let token = nextAudioDelivery
         let delivery: PacedAudioDelivery
         do {
             delivery = try PacedAudioDelivery(
-                reading: reader, format: format, routeLatency: slowest, configuration: configuration,
+                reading: reader, format: format, routeLatency: slowest + Self.batchDelay(configuration), configuration: configuration,
                 deliver: { buffer in group.deliver(buffer) },
                 ended: { [weak self] end in
                     let members = group.memberSessions
@@ -382,7 +406,8 @@ extension RouteSystem {
                 "format": "\(format.encoding.pcmName ?? "?")/\(format.sampleRate)/\(format.channels)",
             ])
         let acquisition = AudioAcquisition(
-            descriptor: writer, format: format, latency: slowest + PacedAudioDelivery.addedLatency(for: format, configuration: configuration))
+            descriptor: writer, format: format,
+            latency: slowest + Self.batchDelay(configuration) + PacedAudioDelivery.addedLatency(for: format, configuration: configuration))
         return (acquisition, leads)
     }
 
@@ -403,7 +428,8 @@ extension RouteSystem {
         let (handler, route, support) = try await realtimeHandler(on: session, taking: delivery.format)
         guard isRealtime(session) else { throw MediaDeviceError(.deviceNotActive, "\(session) is not active") }
         let slowest = delivery.routeLatency
-        let latency = support.latency - groupOffset(of: route)
+        // A device that plays what it fetches as it comes gets the group's batches late as the others do.
+        let latency = support.latency + (support.deliveryPeriod == nil ? .zero : Self.batchDelay(delivery.configuration)) - groupOffset(of: route)
         guard latency <= slowest else {
             throw MediaDeviceError(
                 .unsupported,

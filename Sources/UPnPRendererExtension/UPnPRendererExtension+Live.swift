@@ -42,6 +42,7 @@ extension UPnPRendererExtension: RealtimeSampleHandling {
         let renderer = renderers[session.deviceID]
         var support = RealtimeAudioSupport.standard
         support.latency = configuration.live.latency(name: renderer?.device.displayName ?? "", model: renderer?.description.modelName)
+        support.deliveryPeriod = configuration.live.deliveryPeriod
         return support
     }
 

@@ -88,9 +88,10 @@ import Testing
     }
 
     @Test func aReconnectionWithRangeResumesFromNowAlignedToItsFrames() async throws {
-        // Now is the end of the first buffer (1 000 frames from 10 s): a fetch starts after it.
+        // Now is a buffer's length after the end of the first buffer (1 000 frames from 10 s): a
+        // fetch, led in by the latest hand-over, starts after it.
         let stream = LiveAudioStream(
-            encoding: .wav, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero), now: stopped(at: .seconds(10) + .microseconds(22_676)))
+            encoding: .wav, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero), now: stopped(at: .seconds(10) + .microseconds(45_352)))
         let server = try await serving(stream)
         defer { Task { await server.close() } }
         stream.append(buffer(.cdAudio, [UInt8](repeating: 1, count: 4_000)))
@@ -104,6 +105,22 @@ import Testing
         // Byte 1002 is two bytes into a frame as the client counts (after the 44-byte header):
         // two bytes of lead-in, then whole frames from now; no header, nothing from the past.
         #expect(response.body == [0, 0, 5, 6, 7, 8, 9, 10, 11, 12])
+    }
+
+    /// Delivery hands a lone URL device 100 ms at a time. An unprimed fetch 30 ms after the
+    /// latest hand-over gets its last 70 ms at once, from the sample due a period ago, instead of
+    /// waiting for the next hand-over: the device plays one period after each sample's
+    /// presentation time whenever it connects, and a first fetch does not skip the first period.
+    @Test func aFetchGetsTheLatestHandOverAtOnce() async throws {
+        let stream = LiveAudioStream(
+            encoding: .lpcm, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero), now: stopped(at: .seconds(10) + .milliseconds(130)))
+        let server = try await serving(stream)
+        defer { Task { await server.close() } }
+        stream.append(buffer(.cdAudio, [UInt8](repeating: 3, count: 4_410 * 4), at: .seconds(10)))  // 10.0 s to 10.1 s
+        let response = try await RawHTTP.stream(port: Int(server.port), "GET /live HTTP/1.1\r\nHost: x\r\n\r\n", bodyBytes: 3_087 * 4, timeout: 2)
+        #expect(response.statusLine.hasPrefix("HTTP/1.0 200"))
+        #expect(response.body.count == 3_087 * 4 && response.body.allSatisfy { $0 == 3 }, "70 ms, from 10.03 s")
+        stream.finish()
     }
 
     @Test func aFetchStartsAtTheSampleDueNowLessThePrimeSoAGroupLeadIsKept() async throws {

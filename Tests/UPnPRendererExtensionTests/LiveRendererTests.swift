@@ -68,8 +68,9 @@ struct LiveRendererTests {
         let device = try await device(rig)
         let route = try await rig.system.activate(deviceID: device.id)
         let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
-        // gmediarender's calibrated latency (by its model name), and delivery's own.
-        #expect(acquisition.latency >= .milliseconds(20) && acquisition.latency < .milliseconds(400), "\(acquisition.latency)")
+        // gmediarender's calibrated latency (by its model name), 80 ms more for delivery's batches
+        // of 100 ms (it was calibrated at 20), and delivery's own with the writer's deeper socket.
+        #expect(acquisition.latency >= .milliseconds(100) && acquisition.latency < .milliseconds(600), "\(acquisition.latency)")
         let writer = writeOnOwnThread(tone(seconds: 6), to: acquisition.descriptor, piece: 4_096)
         #expect(await eventually { await rig.system.routeStatus(on: route.session)?.details.codec != nil })
         // gmediarender lists audio/L16 at 44.1 kHz stereo: the lowest-latency encoding, DLNA's LPCM.
