@@ -137,7 +137,7 @@ let package = Package(
             swiftSettings: strict),
         // A route's real-time audio as an HTTP live stream for devices that fetch URLs
         // (UPnP renderers, Cast): encodings, the bounded backlog readers start from, the answers.
-        .target(name: "LiveStreaming", dependencies: ["HTTPServing", "MediaClock", "RoutingModel"], swiftSettings: strict),
+        .target(name: "LiveStreaming", dependencies: ["HTTPServing", "MediaClock", "RoutingModel", "CAVCodec"], swiftSettings: strict),
         // UPnP/DLNA MediaRenderers (LAN TVs and speakers) as a MediaDeviceExtension.
         .target(
             name: "UPnPRendererExtension",

@@ -329,4 +329,61 @@ static inline int mr_aac_encode(struct mr_av_encoder *encoder, const uint8_t *pc
     if (result < 0) return result;
     return mr_av_encoder_receive(encoder, out, capacity);
 }
+
+/*
+ * FLAC (live streams to renderers that list no PCM): FFmpeg's encoder of interleaved 16-bit
+ * PCM, `frame_size` frames a FLAC frame (fixed block size), at `compression_level` (0: the
+ * fastest; a live stream favours CPU over the last bytes).
+ */
+static inline void mr_flac_close(struct mr_av_encoder *encoder) { mr_av_encoder_close(encoder); }
+
+/* An encoder, or NULL with the reason in `error`. */
+static inline struct mr_av_encoder *mr_flac_open(int sample_rate, int channels, int frame_size, int compression_level, char *error, size_t size) {
+    const AVCodec *codec = NULL;
+    struct mr_av_encoder *encoder = mr_av_encoder_new(AV_CODEC_ID_FLAC, "FLAC", channels, &codec, error, size);
+    if (!encoder) return NULL;
+    struct mr_av_api *api = mr_av();
+    AVCodecContext *context = encoder->context;
+    context->sample_rate = sample_rate;
+    context->sample_fmt = AV_SAMPLE_FMT_S16;
+    api->channel_layout_default(&context->ch_layout, channels);
+    context->time_base = (AVRational){1, sample_rate};
+    context->frame_size = frame_size;
+    context->compression_level = compression_level;
+    int result = api->open2(context, codec, NULL);
+    if (result < 0) {
+        snprintf(error, size, "the FLAC encoder did not open (error %d)", result);
+        mr_flac_close(encoder);
+        return NULL;
+    }
+    if (context->frame_size != frame_size || mr_av_encoder_frame(encoder, AV_SAMPLE_FMT_S16, frame_size) != 0) {
+        snprintf(error, size, "the FLAC encoder did not take %d-frame blocks", frame_size);
+        mr_flac_close(encoder);
+        return NULL;
+    }
+    return encoder;
+}
+
+/* The stream's STREAMINFO (34 bytes, written by the encoder when it opens); its length, or -1 when it does not fit. */
+static inline int mr_flac_streaminfo(struct mr_av_encoder *encoder, uint8_t *out, int capacity) {
+    AVCodecContext *context = encoder->context;
+    if (!context->extradata || context->extradata_size > capacity) return -1;
+    memcpy(out, context->extradata, (size_t)context->extradata_size);
+    return context->extradata_size;
+}
+
+/*
+ * Encodes one block of `frame_size` interleaved S16LE frames into `out`: the FLAC frame's
+ * length, 0 when the encoder gave none, or a negative FFmpeg error.
+ */
+static inline int mr_flac_encode(struct mr_av_encoder *encoder, const uint8_t *pcm, uint8_t *out, int capacity) {
+    struct mr_av_api *api = mr_av();
+    AVFrame *frame = encoder->frame;
+    int result = api->frame_make_writable(frame);
+    if (result < 0) return result;
+    memcpy(frame->data[0], pcm, (size_t)encoder->context->frame_size * (size_t)encoder->channels * 2);
+    result = api->send_frame(encoder->context, frame);
+    if (result < 0) return result;
+    return mr_av_encoder_receive(encoder, out, capacity);
+}
 #endif

@@ -8,6 +8,9 @@ public enum LiveAudioEncoding: String, Sendable, CaseIterable, CustomStringConve
     case lpcm
     /// RIFF/WAVE, 16-bit little-endian samples after a header whose sizes say "unbounded".
     case wav
+    /// FLAC (`audio/flac`): lossless at about half the bytes, for devices that list no PCM;
+    /// FFmpeg's encoder (``FLACLiveEncoder``), each frame a place a device may start.
+    case flac
 
     public var description: String { rawValue }
 
@@ -16,17 +19,19 @@ public enum LiveAudioEncoding: String, Sendable, CaseIterable, CustomStringConve
         switch self {
         case .lpcm: "LPCM"
         case .wav: "WAV"
+        case .flac: "FLAC"
         }
     }
 
     /// The preference when a device takes several: the lowest latency first.
-    public static let latencyOrder: [LiveAudioEncoding] = [.lpcm, .wav]
+    public static let latencyOrder: [LiveAudioEncoding] = [.lpcm, .wav, .flac]
 
     /// The Content-Type of a stream of `channels` at `sampleRate`.
     public func mimeType(sampleRate: Int, channels: Int) -> String {
         switch self {
         case .lpcm: "audio/L16;rate=\(sampleRate);channels=\(channels)"
         case .wav: "audio/wav"
+        case .flac: "audio/flac"
         }
     }
 
@@ -35,12 +40,24 @@ public enum LiveAudioEncoding: String, Sendable, CaseIterable, CustomStringConve
     public func dlnaProfile(sampleRate: Int, channels: Int) -> String? {
         switch self {
         case .lpcm: [44_100, 48_000].contains(sampleRate) && (1...2).contains(channels) ? "LPCM" : nil
-        case .wav: nil
+        case .wav, .flac: nil
         }
     }
 
-    /// The bytes of one PCM frame on the wire.
+    /// The bytes of one PCM frame on the wire (the samples FLAC encodes, for FLAC).
     public func bytesPerFrame(channels: Int) -> Int { 2 * channels }
+
+    /// Whether the bytes on the wire are the samples at a constant rate (not FLAC's frames).
+    public var isPCM: Bool { self != .flac }
+
+    /// The file name extension of a stream in this encoding.
+    public var fileExtension: String {
+        switch self {
+        case .lpcm: "pcm"
+        case .wav: "wav"
+        case .flac: "flac"
+        }
+    }
 
     /// Whether `mimeType` (a sink a device lists, lower-cased, with its parameters) takes
     /// this encoding at `sampleRate` and `channels`. Parameters a device leaves out match any.
@@ -59,6 +76,8 @@ public enum LiveAudioEncoding: String, Sendable, CaseIterable, CustomStringConve
             return true
         case .wav:
             return ["audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave"].contains(type)
+        case .flac:
+            return type == "audio/flac" || type == "audio/x-flac"
         }
     }
 
@@ -70,7 +89,8 @@ public enum LiveAudioEncoding: String, Sendable, CaseIterable, CustomStringConve
     }
 
     /// The bytes every reader gets first: a WAV header whose sizes are the largest a RIFF file
-    /// can say (decoders read such a header as "until the stream ends"); nothing for LPCM.
+    /// can say (decoders read such a header as "until the stream ends"); nothing for LPCM; for
+    /// FLAC the encoder's (``FLACLiveEncoder/header``).
     public func header(sampleRate: Int, channels: Int) -> [UInt8] {
         guard self == .wav else { return [] }
         func le32(_ value: UInt32) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 24)] }

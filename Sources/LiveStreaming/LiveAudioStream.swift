@@ -44,6 +44,18 @@ public final class LiveAudioStream: Sendable {
     /// How much audio the latest append carried (µs): delivery's period, what a reader gets at
     /// least at once (see ``response(to:)``).
     private let latestHandOver = Atomic<Int64>(0)
+    /// Why a FLAC stream has no encoder (it then takes no buffers); nil otherwise.
+    public let encoderFailure: FLACLiveEncoderError?
+    /// FLAC's encoder and the samples waiting for a whole block, with the first one's time.
+    private let flac: Mutex<FLACState?>
+
+    private struct FLACState {
+        let encoder: FLACLiveEncoder
+        var pending: [UInt8] = []
+        var pendingStart: Duration = .zero
+        var encodedBytes: UInt64 = 0
+        var encodedFrames: UInt64 = 0
+    }
 
     /// - Parameter now: the clock of the buffers' presentation times (CLOCK_MONOTONIC, as
     ///   delivery stamps them); a reader starts at the sample due now less the prime.
@@ -61,17 +73,42 @@ public final class LiveAudioStream: Sendable {
         func bytes(_ duration: Duration) -> Int {
             Int(Double(bytesPerSecond) * (Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18))
         }
-        self.bytes = LiveByteStream(
-            configuration: LiveByteStream.Configuration(
-                capacity: bytes(configuration.kept), primeBytes: bytes(configuration.prime), alignment: encoding.bytesPerFrame(channels: channels),
-                bytesPerSecond: bytesPerSecond),
-            header: encoding.header(sampleRate: sampleRate, channels: channels))
+        var header = encoding.header(sampleRate: sampleRate, channels: channels)
+        if encoding == .flac {
+            switch FLACLiveEncoder.make(sampleRate: sampleRate, channels: channels) {
+            case .success(let encoder):
+                header = encoder.header
+                flac = Mutex(FLACState(encoder: encoder))
+                encoderFailure = nil
+            case .failure(let failure):
+                flac = Mutex(nil)
+                encoderFailure = failure
+            }
+            // FLAC's frames: a reader starts at one, found by its date (the bytes are not paced
+            // by time); the PCM byte rate bounds what is kept.
+            self.bytes = LiveByteStream(
+                configuration: LiveByteStream.Configuration(capacity: bytes(configuration.kept), primeBytes: 0, alignment: 1, startPoints: .marked),
+                header: header)
+        } else {
+            flac = Mutex(nil)
+            encoderFailure = nil
+            self.bytes = LiveByteStream(
+                configuration: LiveByteStream.Configuration(
+                    capacity: bytes(configuration.kept), primeBytes: bytes(configuration.prime), alignment: encoding.bytesPerFrame(channels: channels),
+                    bytesPerSecond: bytesPerSecond),
+                header: header)
+        }
     }
 
     public var mimeType: String { encoding.mimeType(sampleRate: sampleRate, channels: channels) }
 
-    /// Bits per second on the wire.
-    public var bitrate: Int { sampleRate * encoding.bytesPerFrame(channels: channels) * 8 }
+    /// Bits per second on the wire (FLAC's so far; the PCM rate before its first frame).
+    public var bitrate: Int {
+        let pcm = sampleRate * encoding.bytesPerFrame(channels: channels) * 8
+        let (bytes, frames) = flac.withLock { ($0?.encodedBytes ?? 0, $0?.encodedFrames ?? 0) }
+        guard frames > 0 else { return pcm }
+        return Int(min(Double(pcm), Double(bytes) * 8 * Double(sampleRate) / Double(frames)))
+    }
 
     /// Whether `format` is what this stream was made for (another needs a new stream).
     public func takes(_ format: SampleBuffer.Format) -> Bool {
@@ -84,9 +121,44 @@ public final class LiveAudioStream: Sendable {
         guard takes(buffer.format) else { return false }
         let samples = Self.pcm16(buffer.data, from: buffer.format.encoding, bigEndian: encoding == .lpcm)
         guard !samples.isEmpty else { return false }
-        bytes.append(samples, presentationTime: buffer.presentationTime)
+        if encoding == .flac {
+            guard encoderFailure == nil else { return false }
+            appendFLAC(samples, at: buffer.presentationTime)
+        } else {
+            bytes.append(samples, presentationTime: buffer.presentationTime)
+        }
         latestHandOver.store(Int64(buffer.frameCount) * 1_000_000 / Int64(max(1, sampleRate)), ordering: .relaxed)
         return true
+    }
+
+    /// Encodes whole blocks of what waits and `samples` as FLAC frames, each a sync point dated
+    /// by its first sample (what is left waits for the next buffer).
+    private func appendFLAC(_ samples: [UInt8], at time: Duration) {
+        let bytesPerFrame = encoding.bytesPerFrame(channels: channels)
+        let bytesPerBlock = FLACLiveEncoder.framesPerBlock * bytesPerFrame
+        let blockDuration = Duration.microseconds(Int64(FLACLiveEncoder.framesPerBlock) * 1_000_000 / Int64(max(1, sampleRate)))
+        let frames = flac.withLock { current -> [(bytes: [UInt8], time: Duration)] in
+            // Taken out and put back: the pending samples are not copied.
+            guard var state = current.take() else { return [] }
+            defer { current = state }
+            if state.pending.isEmpty { state.pendingStart = time }
+            state.pending.append(contentsOf: samples)
+            var frames: [(bytes: [UInt8], time: Duration)] = []
+            var offset = 0
+            while state.pending.count - offset >= bytesPerBlock {
+                let frame = state.encoder.encode(state.pending[offset..<offset + bytesPerBlock])
+                offset += bytesPerBlock
+                if !frame.isEmpty {
+                    frames.append((frame, state.pendingStart))
+                    state.encodedBytes &+= UInt64(frame.count)
+                    state.encodedFrames &+= UInt64(FLACLiveEncoder.framesPerBlock)
+                }
+                state.pendingStart += blockDuration
+            }
+            state.pending.removeFirst(offset)
+            return frames
+        }
+        for frame in frames { bytes.append(frame.bytes, syncPoint: true, presentationTime: frame.time) }
     }
 
     /// No more audio: connections get what is kept, then end.

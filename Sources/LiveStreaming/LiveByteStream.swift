@@ -171,6 +171,11 @@ public final class LiveByteStream: Sendable {
                 let seconds = Double((time - anchor.time) / .microseconds(1)) / 1e6
                 let offset = Double(anchor.offset) + (seconds * Double(rate)).rounded(.down)
                 wanted = UInt64(max(Double(state.start), min(Double(state.end), offset)))
+            } else if let time, configuration.bytesPerSecond == nil,
+                let anchor = state.anchors.last(where: { $0.time <= time && $0.offset >= state.start }) ?? state.anchors.first(where: { $0.offset >= state.start })
+            {
+                // Bytes not paced by time (a codec's frames, each dated): the newest dated one due by `time`.
+                wanted = anchor.offset
             }
             let position: UInt64
             switch configuration.startPoints {

@@ -122,10 +122,15 @@ extension UPnPRendererExtension: RealtimeSampleHandling {
             return nil
         }
         liveRoutes[session.id]?.stream?.finish()
-        let stream = LiveAudioStream(
+        let candidate = LiveAudioStream(
             encoding: encoding, sampleRate: format.sampleRate, channels: format.channels,
             configuration: configuration.live.streamConfiguration(name: name, model: renderer.description.modelName),
             extraHeaders: Self.dlnaHeaders(for: encoding, sampleRate: format.sampleRate, channels: format.channels))
+        if let failure = candidate.encoderFailure {
+            failLive(session, MediaDeviceError(.unsupported, "\(name) takes \(encoding.codecName) only, and this box cannot encode it: \(failure)"))
+            return nil
+        }
+        let stream = candidate
         liveRoutes[session.id]?.stream = stream
         Task { await self.playLive(stream, renderer: renderer, session: session) }
         return stream
@@ -150,7 +155,7 @@ extension UPnPRendererExtension: RealtimeSampleHandling {
             return failLive(session, MediaDeviceError(.sessionFailed, "no local address faces \(renderer.device.displayName)"))
         }
         let entry = ServedFiles.Live(allowedHost: host) { stream.response(to: $0) }
-        let name = "live." + (stream.encoding == .lpcm ? "pcm" : "wav")
+        let name = "live." + stream.encoding.fileExtension
         let offered: (url: String, token: String)
         do {
             offered = try await servers.routes.files.offer(entry, named: name, on: facing, via: servers.pool)

@@ -101,6 +101,23 @@ struct LiveRendererTests {
         await rig.system.shutdown()
     }
 
+    /// FLAC, for renderers that list no PCM (forced here: gmediarender takes all three), encoded
+    /// by FFmpeg's encoder and decoded by the renderer's GStreamer: the tone comes out intact.
+    @Test func aToneStreamedAsFLACComesOutIntact() async throws {
+        let rig = try await makeRig(name: "Den FLAC Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000024") {
+            $0.live.forcedEncodings["Den FLAC Renderer"] = .flac
+        }
+        let device = try await device(rig)
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let writer = writeOnOwnThread(tone(seconds: 5), to: acquisition.descriptor, piece: 4_096)
+        #expect(await eventually { await rig.system.routeStatus(on: route.session)?.details.codec == "FLAC" })
+        #expect(await writer.value)
+        await expectTone(seconds: 4, from: rig)
+        await rig.system.deactivate(route.session)
+        await rig.system.shutdown()
+    }
+
     @Test func aRendererKilledMidStreamEndsTheRouteWithAnEvent() async throws {
         let rig = try await makeRig(name: "Hall Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000021")
         let device = try await device(rig)

@@ -1,0 +1,67 @@
+import CAVCodec
+
+/// FLAC frames of a live stream: FFmpeg's encoder (libavcodec, opened at run time when the
+/// first FLAC stream starts, as for ALAC and AAC), fixed blocks of ``framesPerBlock`` frames.
+///
+/// One per stream, used under its ``LiveAudioStream``'s lock (the encoder keeps state between
+/// blocks and is not shared).
+final class FLACLiveEncoder {
+    /// Frames per FLAC frame: 1 152 (26 ms at 44.1 kHz), short for a live stream (a block is
+    /// sent when it is full), long enough that the frame headers cost little.
+    static let framesPerBlock = 1_152
+    /// FFmpeg's fastest level: a live stream favours the box's CPU over the last few bytes.
+    static let compressionLevel: Int32 = 0
+
+    /// The stream's start: `fLaC` and its STREAMINFO, marked as the last metadata block.
+    let header: [UInt8]
+    private let encoder: UnsafeMutablePointer<mr_av_encoder>
+    private let bytesPerBlock: Int
+    private var output = [UInt8](repeating: 0, count: 64 * 1024)
+
+    /// An encoder of interleaved 16-bit PCM at `sampleRate` with `channels`, or why there is none.
+    static func make(sampleRate: Int, channels: Int) -> Result<FLACLiveEncoder, FLACLiveEncoderError> {
+        var error = [CChar](repeating: 0, count: 256)
+        guard (1...8).contains(channels), (1...655_350).contains(sampleRate),
+            let encoder = mr_flac_open(Int32(sampleRate), Int32(channels), Int32(framesPerBlock), compressionLevel, &error, error.count)
+        else {
+            let reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return .failure(FLACLiveEncoderError(reason: reason.isEmpty ? "no FLAC encoder for \(channels) channels at \(sampleRate) Hz" : reason))
+        }
+        var streamInfo = [UInt8](repeating: 0, count: 64)
+        let length = mr_flac_streaminfo(encoder, &streamInfo, Int32(streamInfo.count))
+        guard length == 34 else {
+            mr_flac_close(encoder)
+            return .failure(FLACLiveEncoderError(reason: "FFmpeg's FLAC encoder gave no STREAMINFO"))
+        }
+        // Metadata block header: last block (0x80) of type STREAMINFO (0), 34 bytes long.
+        let header = Array("fLaC".utf8) + [0x80, 0, 0, 34] + streamInfo.prefix(34)
+        return .success(FLACLiveEncoder(encoder: encoder, header: header, bytesPerBlock: framesPerBlock * channels * 2))
+    }
+
+    private init(encoder: UnsafeMutablePointer<mr_av_encoder>, header: [UInt8], bytesPerBlock: Int) {
+        self.encoder = encoder
+        self.header = header
+        self.bytesPerBlock = bytesPerBlock
+    }
+
+    deinit {
+        mr_flac_close(encoder)
+    }
+
+    /// One FLAC frame of exactly one block of interleaved S16LE `pcm`; empty when the encoder failed.
+    func encode(_ pcm: ArraySlice<UInt8>) -> [UInt8] {
+        guard pcm.count == bytesPerBlock else { return [] }
+        let length = pcm.withUnsafeBufferPointer { samples in
+            output.withUnsafeMutableBufferPointer { out in
+                mr_flac_encode(encoder, samples.baseAddress, out.baseAddress, Int32(out.count))
+            }
+        }
+        return length > 0 ? Array(output.prefix(Int(length))) : []
+    }
+}
+
+/// Why a FLAC live stream has no encoder (libavcodec missing on the box, or refusing the format).
+public struct FLACLiveEncoderError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let reason: String
+    public var description: String { reason }
+}
