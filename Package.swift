@@ -332,7 +332,7 @@ let package = Package(
             name: "mediaroute-bench",
             dependencies: ["MediaRouteTesting", 
                 "DBus", "MediaRouteTestSupport", "Coordination", "NowPlaying", "NowPlayingPush", "WiFiTransport", "LANTransport", "Transport", "BlueZTransport",
-                "UPnPRendererExtension", "MediaDevice", "HTTPServing", "RealtimeAudio", "BluetoothAudio", "IOReactor", "RoutingModel",
+                "UPnPRendererExtension", "LiveStreaming", "MediaDevice", "HTTPServing", "RealtimeAudio", "BluetoothAudio", "IOReactor", "RoutingModel",
                 "MediaRouteClient", "SystemRouting", "RAOPExtension", "RouteSystem", "CastExtension",
             ],
             path: "Benchmarks/MediaRouteBench", exclude: []),

@@ -1,5 +1,6 @@
 import Foundation
 import LANTransport
+import LiveStreaming
 import MediaDevice
 import MediaRouteTestSupport
 import MediaRouteTesting
@@ -90,17 +91,20 @@ extension Bench {
         }
         print("live: gmediarender (LPCM, close-delimited, its prime 0, delivered every 100 ms): first sound (the first write to its sound) \(summary(firstSounds))")
         print("live: gmediarender steady latency (each click's write to its sound, from the fifth click) \(summary(latencies))")
-        try await liveCPU(seconds: max(20, seconds))
+        try await liveCPU(seconds: max(20, seconds), encoding: .lpcm)
+        try await liveCPU(seconds: max(20, seconds), encoding: .flac)
     }
 
-    /// One stream of `seconds` of a tone: CPU of this process over its middle.
-    static func liveCPU(seconds: Int) async throws {
+    /// One stream of `seconds` of a tone in `encoding`: CPU of this process over its middle.
+    static func liveCPU(seconds: Int, encoding: LiveAudioEncoding) async throws {
         let lab = try NamespaceLab(rooms: 1)
         let room = lab.rooms[0]
         try lab.gmediarender(in: room, name: "Bench CPU", uuid: "0a1b2c3d-0000-4000-8000-000000000199")
         let system = RouteSystem()
         let transport = LANTransport(configuration: .init(interfaces: [room.outside]))
-        try await system.load { manager in UPnPRendererExtension(transport: transport, routingManager: manager) }
+        var configuration = UPnPRendererExtension.Configuration()
+        configuration.live.forcedEncodings["Bench CPU"] = encoding
+        try await system.load { manager in UPnPRendererExtension(transport: transport, routingManager: manager, configuration: configuration) }
         await system.beginDiscovery(client: "bench")
         guard await eventually(timeout: .seconds(15), { await system.devicesList.contains { $0.displayName == "Bench CPU" } }),
             let device = await system.devicesList.first(where: { $0.displayName == "Bench CPU" })
@@ -120,7 +124,7 @@ extension Bench {
         let used = processCPUSeconds() - before
         await writer.value
         let statistics = await system.audioStatistics(on: route.session)
-        print(String(format: "live: one LPCM stream to gmediarender for %d s: MediaRoute (writer included) %.2f %% of a core; underruns %d, dropped %d",
+        print("live: one \(encoding.codecName) " + String(format: "stream to gmediarender for %d s: MediaRoute (writer included) %.2f %% of a core; underruns %d, dropped %d",
                      measured, used / Double(measured) * 100, statistics?.underruns ?? 0, statistics?.framesDropped ?? 0))
         await system.deactivate(route.session)
         await system.shutdown()

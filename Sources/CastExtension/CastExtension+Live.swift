@@ -74,6 +74,10 @@ extension CastExtension: RealtimeSampleHandling {
         let stream = LiveAudioStream(
             encoding: configuration.live.forcedEncodings[name] ?? configuration.live.preference.first ?? .wav, sampleRate: buffer.format.sampleRate,
             channels: buffer.format.channels, configuration: configuration.live.streamConfiguration(name: name))
+        if let failure = stream.encoderFailure {
+            logger.error("no live stream: this box cannot encode \(stream.encoding.codecName) (\(failure))", metadata: ["device": "\(name)"])
+            return
+        }
         liveStreams[session.id]?.stream = stream
         stream.append(buffer)
         var metadata = live.nowPlaying?.metadata ?? PlaybackMetadata()
@@ -98,7 +102,7 @@ extension CastExtension: RealtimeSampleHandling {
         let entry = ServedFiles.Live(allowedHost: host) { stream.response(to: $0) }
         let offered: (url: String, token: String)
         do {
-            offered = try await files.offer(entry, named: "live.wav", on: facing, via: fileServers)
+            offered = try await files.offer(entry, named: "live." + stream.encoding.fileExtension, on: facing, via: fileServers)
         } catch {
             throw MediaDeviceError(.sessionFailed, error.description)
         }
