@@ -43,6 +43,13 @@ struct mr_av_api {
     void (*dict_free)(AVDictionary **dictionary);
 };
 
+/*
+ * The table is a `static` in a `static inline` function: one copy per object file Swift emits,
+ * and a release build compiles a module's Swift files into separate objects. So every call of
+ * these functions for one encoder must be in one Swift file and not inlined into another
+ * (`@inline(never)` on the Swift methods that call them): a FLAC encode inlined into another
+ * file read that file's copy, never filled, and was compiled as a trap.
+ */
 static inline struct mr_av_api *mr_av(void) {
     static struct mr_av_api api;
     return &api;
@@ -76,8 +83,10 @@ static int mr_av_open_locked(char *error, size_t size) {
         dlclose(util);
         return -1;
     }
+/* Stored as the field's own type, not through `*(void **)&field`: a store of another type is one
+ * the optimizer may assume never reaches a load of the function pointer (strict aliasing). */
 #define MR_AV_SYMBOL(library, field, name) \
-    if (!(*(void **)&api->field = dlsym(library, name))) { \
+    if (!(api->field = (__typeof__(api->field))dlsym(library, name))) { \
         snprintf(error, size, "FFmpeg has no %s", name); dlclose(codec); dlclose(util); return -1; }
     MR_AV_SYMBOL(codec, find_encoder, "avcodec_find_encoder")
     MR_AV_SYMBOL(codec, alloc_context3, "avcodec_alloc_context3")

@@ -68,7 +68,7 @@ static inline struct mr_ldac_api *mr_ldac(void) {
 static pthread_mutex_t mr_bluetooth_codecs_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define MR_SYMBOL(library, table, field, name) \
-    if (!(*(void **)&(table)->field = dlsym(library, name))) { \
+    if (!((table)->field = (__typeof__((table)->field))dlsym(library, name))) { \
         snprintf(error, size, "%s has no %s", #library, name); dlclose(library); goto fail; }
 
 /* Opens libfreeaptx once; 0, or -1 with the reason in `error`. */
@@ -121,11 +121,11 @@ static inline int mr_ldac_open(char *error, size_t size) {
     /* The ABR library names the encoder as its own dependency (DT_NEEDED): dlopen shares the loaded copy. */
     void *abr = dlopen("libldacBT_abr.so.2", RTLD_NOW | RTLD_LOCAL);
     if (abr) {
-        *(void **)&api->abr_get_handle = dlsym(abr, "ldac_ABR_get_handle");
-        *(void **)&api->abr_free_handle = dlsym(abr, "ldac_ABR_free_handle");
-        *(void **)&api->abr_init = dlsym(abr, "ldac_ABR_Init");
-        *(void **)&api->abr_set_thresholds = dlsym(abr, "ldac_ABR_set_thresholds");
-        *(void **)&api->abr_proc = dlsym(abr, "ldac_ABR_Proc");
+        api->abr_get_handle = (__typeof__(api->abr_get_handle))dlsym(abr, "ldac_ABR_get_handle");
+        api->abr_free_handle = (__typeof__(api->abr_free_handle))dlsym(abr, "ldac_ABR_free_handle");
+        api->abr_init = (__typeof__(api->abr_init))dlsym(abr, "ldac_ABR_Init");
+        api->abr_set_thresholds = (__typeof__(api->abr_set_thresholds))dlsym(abr, "ldac_ABR_set_thresholds");
+        api->abr_proc = (__typeof__(api->abr_proc))dlsym(abr, "ldac_ABR_Proc");
         if (api->abr_get_handle && api->abr_free_handle && api->abr_init && api->abr_set_thresholds && api->abr_proc) {
             api->abr_library = abr;
         } else {

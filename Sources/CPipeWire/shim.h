@@ -51,7 +51,7 @@ static inline int mr_pw_open(char *error, size_t size) {
         return -1;
     }
 #define MR_PW_SYMBOL(field, name) \
-    if (!(*(void **)&api->field = dlsym(library, name))) { snprintf(error, size, "libpipewire has no %s", name); dlclose(library); return -1; }
+    if (!(api->field = (__typeof__(api->field))dlsym(library, name))) { snprintf(error, size, "libpipewire has no %s", name); dlclose(library); return -1; }
     MR_PW_SYMBOL(init, "pw_init")
     MR_PW_SYMBOL(main_loop_new, "pw_main_loop_new")
     MR_PW_SYMBOL(main_loop_get_loop, "pw_main_loop_get_loop")

@@ -4,7 +4,9 @@ import CAVCodec
 /// first FLAC stream starts, as for ALAC and AAC), fixed blocks of ``framesPerBlock`` frames.
 ///
 /// One per stream, used under its ``LiveAudioStream``'s lock (the encoder keeps state between
-/// blocks and is not shared).
+/// blocks and is not shared). Every method that calls into FFmpeg is `@inline(never)`: the
+/// shim's table of FFmpeg's functions is one per object file (CAVCodec/shim.h), and the one
+/// this file fills is the one its calls must read.
 final class FLACLiveEncoder {
     /// Frames per FLAC frame: 1 152 (26 ms at 44.1 kHz), short for a live stream (a block is
     /// sent when it is full), long enough that the frame headers cost little.
@@ -16,9 +18,12 @@ final class FLACLiveEncoder {
     let header: [UInt8]
     private let encoder: UnsafeMutablePointer<mr_av_encoder>
     private let bytesPerBlock: Int
-    private var output = [UInt8](repeating: 0, count: 64 * 1024)
+    /// Where the encoder writes a frame: far more than a 1 152-frame block ever takes.
+    private static let outputCapacity: Int32 = 64 * 1024
+    private let output = UnsafeMutablePointer<UInt8>.allocate(capacity: Int(outputCapacity))
 
     /// An encoder of interleaved 16-bit PCM at `sampleRate` with `channels`, or why there is none.
+    @inline(never)
     static func make(sampleRate: Int, channels: Int) -> Result<FLACLiveEncoder, FLACLiveEncoderError> {
         var error = [CChar](repeating: 0, count: 256)
         guard (1...8).contains(channels), (1...655_350).contains(sampleRate),
@@ -44,19 +49,20 @@ final class FLACLiveEncoder {
         self.bytesPerBlock = bytesPerBlock
     }
 
+    @inline(never)
     deinit {
         mr_flac_close(encoder)
+        output.deallocate()
     }
 
     /// One FLAC frame of exactly one block of interleaved S16LE `pcm`; empty when the encoder failed.
+    @inline(never)
     func encode(_ pcm: ArraySlice<UInt8>) -> [UInt8] {
         guard pcm.count == bytesPerBlock else { return [] }
         let length = pcm.withUnsafeBufferPointer { samples in
-            output.withUnsafeMutableBufferPointer { out in
-                mr_flac_encode(encoder, samples.baseAddress, out.baseAddress, Int32(out.count))
-            }
+            mr_flac_encode(encoder, samples.baseAddress, output, Self.outputCapacity)
         }
-        return length > 0 ? Array(output.prefix(Int(length))) : []
+        return length > 0 ? Array(UnsafeBufferPointer(start: output, count: Int(length))) : []
     }
 }
 
