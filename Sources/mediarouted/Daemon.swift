@@ -103,6 +103,16 @@ struct Daemon {
 
         """
 
+    /// Log lines to stderr (the journal under systemd) from `level` up; exits on an unknown level.
+    static func bootstrapLogging(_ name: String) {
+        guard let level = Logger.Level(rawValue: name) else { fail("unknown log level \(name)") }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+    }
+
     /// `HOST:PORT` (`[V6]:PORT` too), or nil for `off`.
     static func pushConfiguration(_ text: String) -> PushEndpoint.Configuration? {
         if text == "off" { return nil }
@@ -178,12 +188,7 @@ struct Daemon {
             }
             options[key] = value
         }
-        guard let level = Logger.Level(rawValue: options["--log-level"]!) else { fail("unknown log level \(options["--log-level"]!)") }
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        bootstrapLogging(options["--log-level"]!)
         let logger = Logger(label: "mediarouted.pipewire-session")
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: PipeWireSessionHelper(bus: options["--bus"]!, logger: logger), successTerminationBehavior: .gracefullyShutdownGroup)],
@@ -249,12 +254,7 @@ struct Daemon {
         for (key, value) in configuration.daemon { options["--" + key] = value }
         for (key, value) in given { options[key] = value }
         let scenarioPath = options["--scenario"]
-        guard let level = Logger.Level(rawValue: options["--log-level"]!) else { fail("unknown log level \(options["--log-level"]!)") }
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        bootstrapLogging(options["--log-level"]!)
         let logger = Logger(label: "mediarouted")
         for notice in configuration.notices { logger.notice("\(notice)") }
         let bus: DBusConnection.Bus = switch options["--bus"]! {

@@ -85,37 +85,29 @@ struct LiveRendererTests {
         await rig.system.shutdown()
     }
 
-    /// The other format gmediarender lists: WAV, forced by the box's `live-formats`.
-    @Test func aToneStreamedAsWAVComesOutIntactToo() async throws {
-        let rig = try await makeRig(name: "Den WAV Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000023") {
-            $0.live.forcedEncodings["Den WAV Renderer"] = .wav
-        }
+    /// A 5 s tone in `encoding`, forced by the box's `live-formats`, comes out of gmediarender intact.
+    func expectToneIntact(as encoding: LiveAudioEncoding, name: String, uuid: String) async throws {
+        let rig = try await makeRig(name: name, uuid: uuid) { $0.live.forcedEncodings[name] = encoding }
         let device = try await device(rig)
         let route = try await rig.system.activate(deviceID: device.id)
         let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
         let writer = writeOnOwnThread(tone(seconds: 5), to: acquisition.descriptor, piece: 4_096)
-        #expect(await eventually { await rig.system.routeStatus(on: route.session)?.details.codec == "WAV" })
+        #expect(await eventually { await rig.system.routeStatus(on: route.session)?.details.codec == encoding.codecName })
         #expect(await writer.value)
         await expectTone(seconds: 4, from: rig)
         await rig.system.deactivate(route.session)
         await rig.system.shutdown()
     }
 
+    /// The other format gmediarender lists: WAV, forced by the box's `live-formats`.
+    @Test func aToneStreamedAsWAVComesOutIntactToo() async throws {
+        try await expectToneIntact(as: .wav, name: "Den WAV Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000023")
+    }
+
     /// FLAC, for renderers that list no PCM (forced here: gmediarender takes all three), encoded
     /// by FFmpeg's encoder and decoded by the renderer's GStreamer: the tone comes out intact.
     @Test func aToneStreamedAsFLACComesOutIntact() async throws {
-        let rig = try await makeRig(name: "Den FLAC Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000024") {
-            $0.live.forcedEncodings["Den FLAC Renderer"] = .flac
-        }
-        let device = try await device(rig)
-        let route = try await rig.system.activate(deviceID: device.id)
-        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
-        let writer = writeOnOwnThread(tone(seconds: 5), to: acquisition.descriptor, piece: 4_096)
-        #expect(await eventually { await rig.system.routeStatus(on: route.session)?.details.codec == "FLAC" })
-        #expect(await writer.value)
-        await expectTone(seconds: 4, from: rig)
-        await rig.system.deactivate(route.session)
-        await rig.system.shutdown()
+        try await expectToneIntact(as: .flac, name: "Den FLAC Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000024")
     }
 
     @Test func aRendererKilledMidStreamEndsTheRouteWithAnEvent() async throws {
