@@ -190,8 +190,13 @@ struct Daemon {
         }
         bootstrapLogging(options["--log-level"]!)
         let logger = Logger(label: "mediarouted.pipewire-session")
+        await runUntilSignalled(PipeWireSessionHelper(bus: options["--bus"]!, logger: logger), logger: logger)
+    }
+
+    /// Runs `service` until it ends or SIGTERM/SIGINT shut it down gracefully; a failure exits 64.
+    static func runUntilSignalled(_ service: some Service, logger: Logger) async {
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: PipeWireSessionHelper(bus: options["--bus"]!, logger: logger), successTerminationBehavior: .gracefullyShutdownGroup)],
+            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         do {
@@ -333,14 +338,6 @@ struct Daemon {
         #if SimulatedDevices
         service.scenario = scenario
         #endif
-        let group = ServiceGroup(configuration: .init(
-            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
-        do {
-            try await group.run()
-        } catch {
-            fail("\(error)")
-        }
+        await runUntilSignalled(service, logger: logger)
     }
 }
