@@ -20,12 +20,17 @@ final class PrivateReaders: Sendable {
         self.connection = connection
     }
 
-    func mayRead(_ sender: String) async -> Bool {
-        if let answer = known.withLock({ $0[sender] }) { return answer }
+    /// The user of the connection `sender`, as the bus says it.
+    private func unixUser(of sender: String) async -> uid_t? {
         let reply = try? await connection.call(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
             member: "GetConnectionUnixUser", [.string(sender)])
-        guard let value = reply?.first?.integer, let uid = uid_t(exactly: value) else { return false }
+        return reply?.first?.integer.flatMap { uid_t(exactly: $0) }
+    }
+
+    func mayRead(_ sender: String) async -> Bool {
+        if let answer = known.withLock({ $0[sender] }) { return answer }
+        guard let uid = await unixUser(of: sender) else { return false }
         let answer = Self.mayRead(uid: uid)
         known.withLock { known in
             if known.count >= 256 { known.removeAll() }
@@ -41,13 +46,10 @@ final class PrivateReaders: Sendable {
     /// each time, not remembered: a user stops being active when the seat switches.
     func mayPlayAudio(_ sender: String) async -> Bool {
         if await mayRead(sender) { return true }
-        guard let value = try? await connection.call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-            member: "GetConnectionUnixUser", [.string(sender)]).first?.integer,
-            let uid = UInt32(exactly: value),
+        guard let uid = await unixUser(of: sender),
             let user = try? await connection.call(
                 destination: "org.freedesktop.login1", path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
-                member: "GetUser", [.uint32(uid)], timeout: .seconds(2)).first?.objectPath,
+                member: "GetUser", [.uint32(UInt32(uid))], timeout: .seconds(2)).first?.objectPath,
             let state = try? await connection.call(
                 destination: "org.freedesktop.login1", path: user, interface: "org.freedesktop.DBus.Properties",
                 member: "Get", [.string("org.freedesktop.login1.User"), .string("State")], timeout: .seconds(2)).first?.unwrapped.string

@@ -223,6 +223,11 @@ final class SinkState: @unchecked Sendable {
     let wanted = Atomic<Bool>(false)
     let acquiring = Atomic<Bool>(false)
     let dropped = Atomic<UInt64>(0)
+    /// The rest of a frame a short send cut (at most 7 bytes, in send order from the lowest
+    /// byte: the boxes are little-endian) and its length: sent before anything else, so the route's frames stay aligned.
+    /// Touched by the data thread only; atomics because the class is shared.
+    let tail = Atomic<UInt64>(0)
+    let tailCount = Atomic<Int>(0)
     /// The loop is ending at our request (a signal): the stream's going is not a loss.
     let quitting = Atomic<Bool>(false)
     /// PipeWire went away under the node.
@@ -256,20 +261,44 @@ final class SinkState: @unchecked Sendable {
             let silentBytes = silent ? silence.add(UInt64(size), ordering: .relaxed).newValue : { silence.store(0, ordering: .relaxed); return 0 }()
             if fd >= 0, silentBytes > releaseAfterSilentBytes {
                 if descriptor.compareExchange(expected: fd, desired: -1, ordering: .acquiringAndReleasing).exchanged { close(fd) }
-            } else if fd >= 0 {
+            } else if fd >= 0, sendTail(fd) {
                 let sent = send(fd, bytes, Int(size), Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
                 if sent < 0, errno == EPIPE || errno == ECONNRESET {
                     // Delivery ended under the node (another writer took the route): ask again.
                     if descriptor.compareExchange(expected: fd, desired: -1, ordering: .acquiringAndReleasing).exchanged { close(fd) }
                     wantAudio()
                 } else if sent < Int(size) {
-                    dropped.add(UInt64(Int(size) - max(0, sent)), ordering: .relaxed)
+                    // A full socket took part of the quantum. What it took may end inside a frame:
+                    // the frame's rest is kept for the next send, the rest of the quantum dropped
+                    // (cutting a frame shifted every sample after it: noise, with both cores busy).
+                    let taken = max(0, sent)
+                    let bytesPerFrame = options.format.bytesPerFrame ?? 1
+                    let cut = taken % bytesPerFrame == 0 ? 0 : bytesPerFrame - taken % bytesPerFrame
+                    var word: UInt64 = 0
+                    for index in 0..<cut { word |= UInt64(bytes[taken + index]) << (8 * UInt64(index)) }
+                    tail.store(word, ordering: .relaxed)
+                    tailCount.store(cut, ordering: .relaxed)
+                    dropped.add(UInt64(Int(size) - taken - cut), ordering: .relaxed)
                 }
+            } else if fd >= 0 {
+                dropped.add(UInt64(size), ordering: .relaxed)  // the frame's rest did not fit yet: the quantum waits for none
             } else if !silent {
                 wantAudio()
             }
         }
         _ = mr_pw()!.pointee.stream_queue_buffer(stream, buffer)
+    }
+
+    /// Sends the rest of a cut frame first; false while some of it still does not fit.
+    private func sendTail(_ fd: Int32) -> Bool {
+        let count = tailCount.load(ordering: .relaxed)
+        guard count > 0 else { return true }
+        var word = tail.load(ordering: .relaxed)
+        let sent = withUnsafeBytes(of: &word) { send(fd, $0.baseAddress!, count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        guard sent > 0 else { return false }
+        tail.store(sent >= 8 ? 0 : word >> (8 * UInt64(sent)), ordering: .relaxed)
+        tailCount.store(count - sent, ordering: .relaxed)
+        return sent == count
     }
 
     /// Asks the main loop to acquire the route's audio (once until it is done).
@@ -307,9 +336,13 @@ final class SinkState: @unchecked Sendable {
             let acquisition = try Session1.AudioReply.acquisition(from: reply)
             _ = fcntl(acquisition.descriptor, F_SETFL, fcntl(acquisition.descriptor, F_GETFL) | O_NONBLOCK)
             // The graph hands a whole quantum at once, more than the smallest socket takes: room for
-            // four quanta lets the socket smooth them out (in steady state about one is queued).
-            var room = Int32(4 * Self.quantumFrames * (options.format.bytesPerFrame ?? 8))
+            // eight quanta asked (Linux doubles it: about 340 ms of F32 stereo at 48 kHz). In steady
+            // state the daemon keeps about a quantum queued, or a batch for a URL device (100 ms);
+            // the rest rides out a late tick instead of dropping quanta (with both cores busy,
+            // four were too few for batches).
+            var room = Int32(8 * Self.quantumFrames * (options.format.bytesPerFrame ?? 8))
             _ = setsockopt(acquisition.descriptor, SOL_SOCKET, SO_SNDBUF, &room, socklen_t(MemoryLayout<Int32>.size))
+            tailCount.store(0, ordering: .relaxed)  // a cut frame belongs to the socket it was cut on
             let previous = descriptor.exchange(acquisition.descriptor, ordering: .acquiringAndReleasing)
             if previous >= 0 { close(previous) }
         } catch {
