@@ -61,6 +61,9 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         var adaptation: LinkAdaptation?
         /// The codec last asked of the speaker for the person's preference (asked once).
         var requestedCodec: A2DPCodec?
+        /// Codecs this box could not encode in time on this route (``LinkAdaptation/codecTooCostly``):
+        /// never asked for again while the route lasts, whatever the preference.
+        var costlyCodecs: Set<A2DPCodec> = []
         /// The stream that went, until the next one comes: what a switch is reported from.
         var lostStream: AudioStreamConfiguration?
         /// Counts the streams the speaker set up; the one samples were acquired on.
@@ -379,7 +382,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         else { return }
         let current = A2DPCodec(codecByte: stream.codec, configuration: stream.configuration)
         let remotes = await audio.remoteEndpoints()
-        for codec in order where codec.missingLibrary() == nil {
+        for codec in order where codec.missingLibrary() == nil && !entry.costlyCodecs.contains(codec) {
             if codec == current { return }
             guard let remote = remotes.first(where: { Self.endpoint($0, offers: codec) }),
                 let configuration = try? codec.configuration(from: remote.capabilities)
@@ -771,6 +774,42 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
             }
         }
         active[id]?.adaptation = adaptation
+        if adaptation.codecTooCostly { leaveCostlyCodec(id) }
+    }
+
+    /// The box cannot encode the route's codec in time, even at its lowest rate: rather than
+    /// drop most of the audio, the speaker is asked for SBC (every A2DP sink takes it, and it
+    /// costs a fiftieth of AAC here), through its own endpoint as for a preference; the
+    /// codec is not asked for again while the route lasts. Once per codec.
+    private func leaveCostlyCodec(_ id: UUID) {
+        guard let entry = active[id], let stream = entry.stream, stream.profile == .a2dp,
+            let current = A2DPCodec(codecByte: stream.codec, configuration: stream.configuration),
+            current != .sbc, !entry.costlyCodecs.contains(current)
+        else { return }
+        active[id]?.costlyCodecs.insert(current)
+        logger.notice("the box cannot encode the codec in time: asking the speaker for SBC", metadata: [
+            "device": "\(entry.device.displayName)", "codec": "\(Self.codecName(stream))",
+            "overloaded": "\(entry.adaptation?.overloadedWindows ?? 0)",
+        ])
+        routingManager.routeChanged(entry.session, reason: "\(Self.codecName(stream)) overloads the box at every bit rate: asking for SBC")
+        Task { await self.askForSBC(id) }
+    }
+
+    private func askForSBC(_ id: UUID) async {
+        guard let entry = active[id], let audio = entry.audioLink else { return }
+        let remotes = await audio.remoteEndpoints()
+        guard let remote = remotes.first(where: { Self.endpoint($0, offers: .sbc) }),
+            let configuration = try? A2DPCodec.sbc.configuration(from: remote.capabilities)
+        else {
+            logger.warning("the speaker offers no SBC endpoint to move to: the codec stays", metadata: ["device": "\(entry.device.displayName)"])
+            return
+        }
+        active[id]?.requestedCodec = .sbc
+        do {
+            try await audio.configure(remote, localCodec: A2DPCodec.sbc.rawValue, configuration: configuration)
+        } catch {
+            logger.warning("the speaker kept its codec", metadata: ["device": "\(entry.device.displayName)", "error": "\(error)"])
+        }
     }
 
     /// Interleaved stereo S16LE from any PCM buffer (mono doubled, float converted).

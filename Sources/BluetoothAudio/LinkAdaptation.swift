@@ -5,6 +5,11 @@
 /// back up one step after ten seconds of audio without congestion — as PipeWire's A2DP sink
 /// does. Time is the audio's own (samples sent), so the decision is the same however fast the
 /// packets are written, and tests need no clock.
+///
+/// A box can be too slow for a codec at any of its rates: ``codecTooCostly`` says so once
+/// encoding took longer than the audio itself for a second of it, or more than
+/// `overloadedShare` of it for a second at the lowest rate; the route then moves to a cheaper
+/// codec (SBC) rather than drop most of its audio.
 public struct LinkAdaptation: Sendable, Hashable {
     public enum Step: Sendable, Hashable {
         case down
@@ -24,6 +29,11 @@ public struct LinkAdaptation: Sendable, Hashable {
     public private(set) var droppedPackets: UInt64 = 0
     /// Half seconds of audio whose encoding took more than ``overloadedShare`` of their time.
     public private(set) var overloadedWindows = 0
+    /// Half seconds of audio in a row that could not be encoded in time at all (encoding took
+    /// longer than the audio), or not at the encoder's lowest rate (more than ``overloadedShare``).
+    public private(set) var hopelessWindows = 0
+    /// The encoder refused a step down: it runs at its lowest rate.
+    public private(set) var atLowestRate = false
     /// Steps taken each way since the stream started.
     public private(set) var stepsDown = 0
     public private(set) var stepsUp = 0
@@ -48,8 +58,10 @@ public struct LinkAdaptation: Sendable, Hashable {
         }
         var overloaded = false
         if windowSamples >= sampleRate / 2 {
-            overloaded = encodingSeconds > overloadedShare * Double(windowSamples) / Double(sampleRate)
+            let audioSeconds = Double(windowSamples) / Double(sampleRate)
+            overloaded = encodingSeconds > overloadedShare * audioSeconds
             if overloaded { overloadedWindows += 1 }
+            hopelessWindows = encodingSeconds > audioSeconds || (overloaded && atLowestRate) ? hopelessWindows + 1 : 0
             encodingSeconds = 0
             windowSamples = 0
         }
@@ -60,10 +72,15 @@ public struct LinkAdaptation: Sendable, Hashable {
         return nil
     }
 
+    /// The box cannot encode this codec in real time: for a second of audio, encoding took
+    /// longer than the audio, or more than ``overloadedShare`` of it at the lowest rate.
+    public var codecTooCostly: Bool { hopelessWindows >= 2 }
+
     /// The encoder took `step` (or was at its end: the wait starts again either way).
     public mutating func stepped(_ step: Step, taken: Bool) {
         sinceStep = 0
         if step == .up { clean = 0 }
+        if step == .down { atLowestRate = !taken } else if taken { atLowestRate = false }
         guard taken else { return }
         if step == .down { stepsDown += 1 } else { stepsUp += 1 }
     }

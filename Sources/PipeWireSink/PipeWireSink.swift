@@ -351,9 +351,15 @@ final class SinkState: @unchecked Sendable {
     }
 
     /// PipeWire paused the node: the route's audio is released (what was sent plays out).
+    /// What a full socket made the node drop is said once here, off the data thread.
     func releaseAudio() {
         let fd = descriptor.exchange(-1, ordering: .acquiringAndReleasing)
         if fd >= 0 { close(fd) }
+        let lost = dropped.exchange(0, ordering: .relaxed)
+        if lost > 0 {
+            let frames = lost / UInt64(max(1, options.format.bytesPerFrame ?? 1))
+            PipeWireSink.printError("\(options.deviceName): \(frames) frames dropped (the route's socket was full: the daemon read late)")
+        }
     }
 
     func quit() {

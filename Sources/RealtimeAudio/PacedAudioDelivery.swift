@@ -313,11 +313,13 @@ public final class PacedAudioDelivery: Sendable {
         if start { tick() }
     }
 
-    /// Reads what fits into the buffer; notes the writer's end.
-    private func fill(_ state: inout State) {
+    /// Reads what fits into the buffer (`bytes`, the buffer's capacity unless a late tick owes
+    /// more); notes the writer's end.
+    private func fill(_ state: inout State, upTo bytes: Int? = nil) {
         guard state.writerEnd == nil else { return }
-        while state.buffer.count < capacity {
-            let room = capacity - state.buffer.count
+        let limit = max(capacity, bytes ?? 0)
+        while state.buffer.count < limit {
+            let room = limit - state.buffer.count
             let start = state.buffer.count
             state.buffer.append(contentsOf: repeatElement(0, count: room))
             let got = state.buffer.withUnsafeMutableBytes { bytes in
@@ -346,6 +348,10 @@ public final class PacedAudioDelivery: Sendable {
             if state.readsOnTicks { fill(&state) }
             let now = reactor.now
             let due = state.pacing.framesDue(after: now - started)
+            // A late tick owes more than the buffer holds: what the writer already sent waits in
+            // the socket, and is read now rather than played as silence (the socket, left full,
+            // would make the writer drop what it sends next).
+            if state.buffer.count < due * bytesPerFrame { fill(&state, upTo: due * bytesPerFrame) }
             let available = state.buffer.count / bytesPerFrame
             let frames = min(due, available)
             var bytes = Array(state.buffer[..<(frames * bytesPerFrame)])

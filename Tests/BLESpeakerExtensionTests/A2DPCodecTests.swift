@@ -6,6 +6,7 @@ import DBus
 import ExtensionCatalogue
 import Foundation
 import Logging
+import MediaClock
 import MediaDevice
 import MediaRouteTestSupport
 import MediaRouteTesting
@@ -291,6 +292,39 @@ import Testing
         close(acquisition.descriptor)
     }
 
+    /// A box too slow for AAC: every reading of the clock is 14 ms later than the one before,
+    /// so encoding each 20 ms buffer delivery hands over measures 14 ms at every rate (70 %,
+    /// more than the half allowed). The route steps down to AAC's lowest rate, then asks the speaker for SBC
+    /// through its own endpoint, and the app's stream goes on in SBC.
+    @Test func aCodecTheBoxCannotEncodeInTimeGivesWayToSBC() async throws {
+        guard A2DPCodec.aac.missingLibrary() == nil else {
+            Issue.record("AAC needs libavcodec59")
+            return
+        }
+        let rig = try await base.makeRig(
+            sinkCapabilities: [0xFF, 0xFF, 2, 53], sources: [A2DPSourceCodec(A2DPCodec.aac), .sbc], sinkEndpoints: [Self.aacSink, Self.sbcSink],
+            audioStreamWait: .seconds(5), clock: SlowReadingClock(step: .milliseconds(14)))
+        defer { Task { await rig.mock.stop() } }
+        let device = try #require(await rig.system.devicesList.first)
+        let route = try await rig.system.activate(deviceID: device.id)
+        #expect(try await transportCodec(rig).codec == 0x02)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let writer = writeOnOwnThread(rampFrames(44_100 * 30), to: acquisition.descriptor, piece: 4_096, closing: false)
+        let reason = await rig.recorder.first(timeout: .seconds(30)) { event -> String? in
+            if case .routeChanged(let changed, let reason) = event, changed == route, reason.contains("at every bit rate") { return reason }
+            return nil
+        }
+        #expect(reason == "AAC overloads the box at every bit rate: asking for SBC")
+        #expect(await eventually { (try? await transportCodec(rig).codec) == 0x00 })
+        #expect(await eventually { await rig.system.routeStatus(on: route.session)?.details.codec == "SBC" })
+        let before = await packets(rig).count
+        #expect(await eventually { await packets(rig).count > before + 20 }, "SBC packets flow")
+        #expect(await rig.system.audioStatistics(on: route.session)?.active == true, "the app's stream went on")
+        await rig.system.deactivate(route.session)
+        _ = await writer.value
+        close(acquisition.descriptor)
+    }
+
     @Test func aCodecSwitchMidStreamIsSurvivedWithoutALeakedDescriptor() async throws {
         guard A2DPCodec.aac.missingLibrary() == nil else {
             Issue.record("AAC needs libavcodec59")
@@ -339,5 +373,24 @@ func tone(frames: Int) -> [UInt8] {
     return bytes
 }
 
+/// A host clock on a box too slow for its work: each reading is `step` later than the last
+/// (on top of real time), so whatever is timed between two readings measures at least `step`.
+final class SlowReadingClock: HostClock {
+    private let base = SystemHostClock()
+    private let step: Duration
+    private let readings = Locked(0)
 
+    init(step: Duration) { self.step = step }
 
+    func now() -> Duration {
+        let count = readings.withLock { count -> Int in
+            count += 1
+            return count
+        }
+        return base.now() + step * count
+    }
+
+    func sleep(until deadline: Duration) async throws {
+        try await base.sleep(for: max(.zero, deadline - now()))
+    }
+}

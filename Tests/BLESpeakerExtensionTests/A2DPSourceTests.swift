@@ -5,6 +5,7 @@ import CSbc
 import DBus
 import ExtensionCatalogue
 import Foundation
+import MediaClock
 import MediaDevice
 import MediaRouteTestSupport
 import RouteSystem
@@ -64,7 +65,8 @@ func bestCorrelation(_ source: [Int16], _ received: [Int16], maximumLag: Int = 4
 
     func makeRig(
         sinkCapabilities: [UInt8], source: A2DPSourceCodec? = .sbc, sources: [A2DPSourceCodec]? = nil,
-        sinkEndpoints: [(codec: UInt8, capabilities: [UInt8])]? = nil, audioStreamWait: Duration = .seconds(1)
+        sinkEndpoints: [(codec: UInt8, capabilities: [UInt8])]? = nil, audioStreamWait: Duration = .seconds(1),
+        clock: any HostClock = SystemHostClock()
     ) async throws -> Rig {
         let mock = try await BlueZMock()
         try await mock.addAdapter()
@@ -79,7 +81,7 @@ func bestCorrelation(_ source: [Int16], _ received: [Int16], maximumLag: Int = 4
         let system = RouteSystem()
         let recorder = await EventRecorder(system)
         try await system.load { routingManager in
-            BLESpeakerExtension(transport: transport, routingManager: routingManager, audioStreamWait: audioStreamWait)
+            BLESpeakerExtension(transport: transport, routingManager: routingManager, audioStreamWait: audioStreamWait, clock: clock)
         }
         await system.beginDiscovery(client: "test")
         _ = await eventually { await system.devicesList.count == 1 }

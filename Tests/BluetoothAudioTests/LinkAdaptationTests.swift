@@ -86,6 +86,37 @@ import Testing
         #expect(fine.overloadedWindows == 0)
     }
 
+    /// A codec the box cannot encode in time at any rate: a second of audio whose encoding took
+    /// longer than the audio says so at once; a second overloaded at the lowest rate says so
+    /// too; overloaded above the lowest rate, or a good window between, does not.
+    @Test func aCodecTheBoxCannotKeepUpWithIsToldApart() {
+        var hopeless = LinkAdaptation(sampleRate: 44_100)
+        for _ in 0..<50 { _ = hopeless.record(samples: 441, dropped: 0, queuedPackets: 0, encoding: .microseconds(12_000)) }  // 120 %
+        #expect(!hopeless.codecTooCostly, "half a second")
+        for _ in 0..<50 { _ = hopeless.record(samples: 441, dropped: 0, queuedPackets: 0, encoding: .microseconds(12_000)) }
+        #expect(hopeless.codecTooCostly, "a second")
+
+        var stepping = LinkAdaptation(sampleRate: 44_100)
+        func overloadedSecond(_ adaptation: inout LinkAdaptation, taken: Bool) {
+            for _ in 0..<100 {
+                if let step = adaptation.record(samples: 441, dropped: 0, queuedPackets: 0, encoding: .microseconds(7_000)) {  // 70 %
+                    adaptation.stepped(step, taken: taken)
+                }
+            }
+        }
+        overloadedSecond(&stepping, taken: true)
+        overloadedSecond(&stepping, taken: true)
+        #expect(!stepping.codecTooCostly, "the encoder still steps down")
+        overloadedSecond(&stepping, taken: false)
+        #expect(stepping.atLowestRate)
+        overloadedSecond(&stepping, taken: false)
+        #expect(stepping.codecTooCostly, "overloaded at the lowest rate")
+        // One window in time starts the count again.
+        for _ in 0..<50 { _ = stepping.record(samples: 441, dropped: 0, queuedPackets: 0, encoding: .microseconds(1_000)) }
+        #expect(!stepping.codecTooCostly)
+        #expect(stepping.hopelessWindows == 0)
+    }
+
     @Test func anEncoderAtItsEndIsAskedAgainOnlyAfterTheWait() {
         var adaptation = LinkAdaptation(sampleRate: 44_100)
         var asked = 0

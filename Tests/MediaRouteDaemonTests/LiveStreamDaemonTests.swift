@@ -1,4 +1,6 @@
 import Foundation
+import MediaRouteClient
+import RoutingModel
 import MediaRouteCommands
 import MediaRouteTestSupport
 import Testing
@@ -98,7 +100,7 @@ struct LiveStreamDaemonTests {
             [RunningDaemon.binary, "pipewire-session", "--bus", daemon.bus.address, "--log-level", "debug"],
             outputFD: logFD, environment: pipewire.environment)
         close(logFD)
-        let (_, _, controller) = try await client(daemon, agent: ScriptedPairingAgent([]))
+        let (_, backend, controller) = try await client(daemon, agent: ScriptedPairingAgent([]))
         let picker = controller.makePicker(prioritizesVideoDevices: false)
         await picker.open()
         #expect(await eventually(timeout: .seconds(15)) {
@@ -122,12 +124,18 @@ struct LiveStreamDaemonTests {
         #expect(try await toTelevision == 0)
         // Each device decodes what it fetched: gmediarender at 44.1 kHz, the Cast receiver through ffmpeg.
         let castOutput = cast.liveOutput
-        let outputs: [(String, @Sendable () -> [UInt8])] = [("DLNA", { output.pcm }), ("Cast", { castOutput.pcm })]
-        for (name, pcm) in outputs {
+        let outputs: [(String, MediaOutputSession, @Sendable () -> [UInt8])] = [
+            ("DLNA", renderer.session, { output.pcm }), ("Cast", television.session, { castOutput.pcm }),
+        ]
+        for (name, session, pcm) in outputs {
             let heard = await eventually(timeout: .seconds(10)) { leftChannel(pcm()).filter { abs($0) > 50 }.count > 44_100 * 3 }
             #expect(heard, "\(name): \(leftChannel(pcm()).filter { abs($0) > 50 }.count) samples above the floor")
             let correlation = correlationWithTone(leftChannel(pcm()))
-            #expect(correlation >= 0.99, "\(name): cross-correlation \(correlation)")
+            // Where a break-up came from: the daemon's delivery (underruns, drops) or the node (its drops, said in the helper's log).
+            let statistics = await backend.audioStatistics(on: session)
+            #expect(
+                correlation >= 0.99,
+                "\(name): cross-correlation \(correlation); delivery: \(statistics.map { "\($0.framesDelivered) frames, \($0.underruns) underruns, \($0.silenceFrames) silent, \($0.framesDropped) dropped" } ?? "none"); helper: \(log().split(separator: "\n").filter { $0.contains("dropped") })")
         }
 
         let afterPlay = await pipewire.nodes()

@@ -134,6 +134,25 @@ final class DeliveryRig: Sendable {
         rig.delivery.stop()
     }
 
+    /// A tick that comes late (the daemon held up) owes more than the buffer holds: what the
+    /// writer already sent waits in the socket and is read then, not played as silence (it was:
+    /// silence on a loaded box while the socket filled, and the writer then dropped audio).
+    @Test func aLateTickReadsWhatTheWriterAlreadySent() async throws {
+        let scheduler = ManualIOScheduler(monotonic: .seconds(500))
+        let rig = try DeliveryRig(scheduler: scheduler)
+        let source = rampFrames(882 * 10)
+        Thread.detachNewThread { rig.write(source, piece: 4_096) }
+        #expect(await eventually { rig.delivery.statistics.framesReceived == 1_323 && scheduler.pendingTimers == 1 })
+        try await Task.sleep(for: .milliseconds(100))  // the writer fills its socket behind the buffer
+        scheduler.advance(by: .milliseconds(60))  // one tick, three periods late
+        let statistics = rig.delivery.statistics
+        #expect(statistics.underruns == 0 && statistics.silenceFrames == 0, "\(statistics)")
+        #expect(statistics.framesDelivered == 882 * 3, "\(statistics)")
+        #expect(sameBytes(rig.handed.value, Array(source.prefix(882 * 3 * 4))), "in order, none lost")
+        rig.closeWriter()
+        rig.delivery.stop()
+    }
+
     @Test func writesCutAnywhereArriveWholeAndInOrder() async throws {
         let rig = try DeliveryRig()
         let source = rampFrames(8_820)  // 0.2 s
