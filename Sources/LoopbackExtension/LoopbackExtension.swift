@@ -77,6 +77,18 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
 
     private func handleDiscovery(_ event: DiscoveryEvent) {
         let logger = self.logger
+        if case .updated(let endpoint) = event {
+            // An active speaker that reports another latency: its route's latency follows.
+            for (id, state) in sessions where state.device.id == endpoint.id {
+                let before = state.device.requiredNetworkEndpoints.first?.attributes[LoopbackTransport.audioLatencyAttribute]
+                let after = endpoint.attributes[LoopbackTransport.audioLatencyAttribute]
+                guard let device = Self.device(for: endpoint) else { continue }
+                sessions[id]?.device = device
+                if before != after, let microseconds = after.flatMap(Int.init) {
+                    routingManager.routeChanged(state.session, reason: "the speaker reports \(microseconds / 1_000) ms of delay")
+                }
+            }
+        }
         known.apply(event, to: routingManager) { endpoint in
             let device = Self.device(for: endpoint)
             if device == nil { logger.warning("ignoring endpoint without a name", metadata: ["endpoint": "\(endpoint.id)"]) }

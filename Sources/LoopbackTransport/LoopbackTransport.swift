@@ -132,6 +132,15 @@ public actor LoopbackTransport: Transport {
         broadcast(.appeared(Self.endpoint(for: spec)))
     }
 
+    /// The speaker now reports `seconds` of audio latency (as an A2DP speaker's delay report
+    /// does): discovery reports its endpoint updated.
+    public func reportAudioLatency(_ seconds: Double, named name: String) {
+        guard var spec = specs[name], present[name] != nil else { return }
+        spec.audioLatency = seconds
+        specs[name] = spec
+        broadcast(.updated(Self.endpoint(for: spec)))
+    }
+
     /// Removes a device: its connections fail and discovery reports it lost.
     public func removeDevice(named name: String) async {
         guard let device = present.removeValue(forKey: name) else { return }

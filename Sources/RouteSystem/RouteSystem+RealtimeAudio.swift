@@ -39,8 +39,11 @@ final class AudioGroupFanOut: Sendable {
         let continuation: AsyncStream<AudioDeliveryItem>.Continuation
         /// Frames of silence before the first buffer.
         let leadFrames: Int
-        let lead: Duration
+        var lead: Duration
         var started = false
+        /// A change of lead not yet applied: frames of silence to play first (more than 0), or
+        /// frames to leave out of the next buffers (less than 0).
+        var pendingShift = 0
     }
 
     private let members: Mutex<[UUID: Member]>
@@ -66,11 +69,51 @@ final class AudioGroupFanOut: Sendable {
                         _ = members[id]!.continuation.yield(.samples(silence))
                     }
                 }
+                if members[id]!.pendingShift != 0, let bytesPerFrame = buffer.format.bytesPerFrame {
+                    let pacing = DeliveryPacing(sampleRate: buffer.format.sampleRate, maxBurst: 1)
+                    let shift = members[id]!.pendingShift
+                    if shift > 0 {
+                        // Later by `shift` frames: silence first, ending where this buffer now plays.
+                        let silence = SampleBuffer(
+                            format: buffer.format, presentationTime: buffer.presentationTime + members[id]!.lead - pacing.duration(ofFrames: Int64(shift)),
+                            frameCount: shift, data: [UInt8](repeating: 0, count: shift * bytesPerFrame))
+                        _ = members[id]!.continuation.yield(.samples(silence))
+                        members[id]!.pendingShift = 0
+                    } else {
+                        // Earlier: frames left out until the member has caught up.
+                        let skipped = min(-shift, buffer.frameCount)
+                        members[id]!.pendingShift += skipped
+                        guard skipped < buffer.frameCount else { continue }
+                        buffer = SampleBuffer(
+                            format: buffer.format, presentationTime: buffer.presentationTime + pacing.duration(ofFrames: Int64(skipped)),
+                            frameCount: buffer.frameCount - skipped, data: Array(buffer.data[(skipped * bytesPerFrame)...]))
+                    }
+                }
                 buffer.presentationTime += members[id]!.lead
                 if case .enqueued = members[id]!.continuation.yield(.samples(buffer)) {} else { allTaken = false }
             }
             return allTaken
         }
+    }
+
+    /// Moves a member's lead to `lead` from the next buffer on (its device reported another
+    /// latency): silence for a longer lead, frames left out for a shorter one. Returns the lead
+    /// before; nil for no such member.
+    func setLead(_ id: UUID, to lead: Duration, sampleRate: Int) -> Duration? {
+        members.withLock { members in
+            guard let member = members[id] else { return nil }
+            let pacing = DeliveryPacing(sampleRate: sampleRate, maxBurst: 1)
+            let frames = { (duration: Duration) in Int(min(pacing.clockFrames(after: duration), Int64(sampleRate) * 10)) }
+            // Until the member started, its lead is the silence it starts with (fixed), so a change waits for the start too.
+            members[id]!.pendingShift += frames(max(.zero, lead)) - frames(max(.zero, member.lead))
+            members[id]!.lead = lead
+            return member.lead
+        }
+    }
+
+    /// Each member's lead now, by session.
+    var leads: [MediaOutputSession: Duration] {
+        members.withLock { Dictionary(uniqueKeysWithValues: $0.values.map { ($0.session, $0.lead) }) }
     }
 
     /// Takes a member in: it gets every buffer from the next one on (after its lead's silence).
@@ -451,6 +494,37 @@ extension RouteSystem {
         if let nowPlaying = realtimeNowPlaying[session.id] { await ordered(handler) { await $0.updateRealtimeNowPlaying(nowPlaying, session: session) } }
         logger.info("joined a real-time audio group", metadata: ["device": "\(route.device.displayName)", "lead": "\(lead)"])
         return lead
+    }
+
+    /// A group member's device reported another latency (an A2DP speaker's delay report): its
+    /// lead moves so the group's samples still come out of every device at once. The group's
+    /// latency (the writer was told it) stays; a member that now buffers more than it cannot
+    /// be led in and plays late by the difference, which is reported, not left silent.
+    func realignGroupMember(_ session: MediaOutputSession) async {
+        guard let record = audioDeliveries[session.id], record.isPlaying, let group = record.group, let route = routes(session),
+            let support = await realtimeAudioSupport(on: session),
+            audioDeliveries[session.id]?.token == record.token
+        else { return }
+        let delivery = record.delivery
+        let latency = support.latency + (support.deliveryPeriod == nil ? .zero : Self.batchDelay(delivery.configuration)) - groupOffset(of: route)
+        let lead = delivery.routeLatency - latency
+        guard let before = group.leads[session], before != max(.zero, lead) else { return }
+        _ = group.setLead(session.id, to: max(.zero, lead), sampleRate: delivery.format.sampleRate)
+        if lead < .zero {
+            let late = Int((.zero - lead) / .milliseconds(1))
+            logger.warning("a group member now plays late", metadata: ["device": "\(route.device.displayName)", "late": "\(Duration.zero - lead)"])
+            emit(.routeChanged(route, reason: "plays \(late) ms after the group: its device now buffers more than the group's slowest"))
+        } else {
+            logger.info("group member realigned", metadata: ["device": "\(route.device.displayName)", "from": "\(before)", "to": "\(lead)"])
+            emit(.routeChanged(route, reason: "led into the group by \(Int(lead / .milliseconds(1))) ms (was \(Int(before / .milliseconds(1))))"))
+        }
+    }
+
+    /// Each member's lead in the real-time group `session` plays in (how much later than the
+    /// slowest it starts); nil when it plays in none.
+    public func groupAudioLeads(on session: MediaOutputSession) -> [MediaOutputSession: Duration]? {
+        guard let record = audioDeliveries[session.id], record.isPlaying, let group = record.group else { return nil }
+        return group.leads
     }
 
     /// How much later than its latency says the route's device plays in a group (configured).

@@ -779,6 +779,8 @@ public actor RouteSystem {
             }
         case .routeChanged(let session, let reason):
             if let record = routes[session.id] { emit(.routeChanged(record.route, reason: reason)) }
+            // What changed may be the device's latency: a member of a real-time group is led in again.
+            if audioDeliveries[session.id]?.group != nil { Task { await self.realignGroupMember(session) } }
         case .sendData(let data, let application, let session):
             if let record = routes[session.id] { emit(.routeData(record.route, application: application, data: data)) }
         case .receivedData(let data, let application, let session):

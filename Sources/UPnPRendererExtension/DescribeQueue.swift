@@ -52,6 +52,9 @@ struct DescribeQueue: Sendable {
     var runningCount: Int { running.count }
     var waitingCount: Int { waiting.count }
 
+    /// Until when `host` is paused after a failed description; nil when it is not.
+    func pausedUntil(host: String) -> Duration? { paused[host] }
+
     /// Queues `job` (a device announced or changed); a job for the same device already waiting
     /// is replaced. False when it was refused (the host is paused, or the lists are full).
     mutating func enqueue(_ job: Job, now: Duration) -> Bool {

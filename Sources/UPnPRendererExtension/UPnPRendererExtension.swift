@@ -81,6 +81,13 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
     private var describeQueue = DescribeQueue()
     /// The newest endpoint and generation announced for each device waiting to be described.
     private var toDescribe: [String: (endpoint: Endpoint, generation: Int)] = [:]
+    /// Descriptions asked again by themselves after a failure, by device: the tries in a row
+    /// and the wait for the next (SSDP repeats nothing new for a device whose web server was
+    /// not up yet, so no event would bring it back).
+    private var describeRetries: [String: (tries: Int, task: Task<Void, Never>)] = [:]
+    /// The most tries in a row (after 2, 4, 8, 16 and 30 s: about a minute); a later change
+    /// of the device's announcement starts again.
+    static let maximumDescribeRetries = 5
 
     /// - Parameter clock: the time renewals, polling, settling and the watchdog run on.
     public init(
@@ -103,6 +110,8 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
 
     public func stopDeviceDiscovery() {
         discovery.stop()
+        for retry in describeRetries.values { retry.task.cancel() }
+        describeRetries = [:]
     }
 
     private func handle(_ event: DiscoveryEvent) {
@@ -120,6 +129,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
             generations[id] = (generations[id] ?? 0) + 1
             describeQueue.remove(id: id)
             toDescribe[id] = nil
+            describeRetries.removeValue(forKey: id)?.task.cancel()
             guard let renderer = renderers.removeValue(forKey: id) else { return }
             routingManager.lostDevice(renderer.device)
             for (sessionID, session) in sessions where session.renderer.device.id == id {
@@ -141,9 +151,40 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
             Task {
                 let failed = await self.describe(endpoint, generation: generation)
                 self.describeQueue.finished(job, failed: failed, now: self.clock.now())
+                if failed, case .ip(let host, _, _) = endpoint.address {
+                    self.retryDescription(endpoint, host: host)
+                } else if !failed {
+                    self.describeRetries.removeValue(forKey: endpoint.id)?.task.cancel()
+                }
                 self.startDescribing()
             }
         }
+    }
+
+    /// Asks for a description that could not be read again once its host's pause is over,
+    /// while the device is still announced and not described, at most
+    /// ``maximumDescribeRetries`` times in a row (a host that never answers costs five fetches).
+    private func retryDescription(_ endpoint: Endpoint, host: String) {
+        let tries = (describeRetries[endpoint.id]?.tries ?? 0) + 1
+        describeRetries[endpoint.id]?.task.cancel()
+        guard tries <= Self.maximumDescribeRetries else {
+            describeRetries[endpoint.id] = nil
+            return
+        }
+        let wait = max(.milliseconds(10), (describeQueue.pausedUntil(host: host) ?? clock.now()) - clock.now())
+        let clock = self.clock
+        let task = Task {
+            do { try await clock.sleep(for: wait) } catch { return }
+            self.retryDue(endpoint)
+        }
+        describeRetries[endpoint.id] = (tries, task)
+    }
+
+    private func retryDue(_ endpoint: Endpoint) {
+        // Described through a newer announcement, or waiting for it: nothing to do (a loss cancelled the wait).
+        guard describeRetries[endpoint.id] != nil, renderers[endpoint.id] == nil, toDescribe[endpoint.id] == nil else { return }
+        logger.debug("asking for a description again", metadata: ["device": "\(endpoint.id)", "try": "\(describeRetries[endpoint.id]?.tries ?? 0)"])
+        handle(.updated(endpoint))
     }
 
     /// Description fetches started so far, and those running now (for tests).

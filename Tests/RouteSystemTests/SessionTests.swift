@@ -397,6 +397,53 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
         #expect(statistics.framesReceived == 8_820 && statistics.framesDropped == 0)
     }
 
+    /// A member's device reports another latency mid-stream (as an A2DP speaker's delay report
+    /// does): its lead follows — 30 ms more silence when it now buffers less, 100 ms of samples
+    /// left out when it buffers more — each move is an event, the leads are readable, and the
+    /// slowest member is untouched.
+    @Test func aMemberThatReportsAnotherLatencyIsLedInAgain() async throws {
+        let (rig, quick, slow) = try await Self.speakers()
+        let (acquisition, leads) = try await rig.system.acquireGroupAudio(on: [quick.session, slow.session], format: .cdAudio)
+        #expect(leads == [.milliseconds(150), .zero])
+        let source = rampFrames(44_100 * 2)
+        let writer = writeOnOwnThread(source, to: acquisition.descriptor, piece: 1_764, closing: false)
+        #expect(await eventually { await rig.transport.audioFramesReceived(by: "quick") > 6_615 + 4_410 })
+        @Sendable func realigned(after count: Int) async -> [String] {
+            await eventually { rig.recorder.events.filter { Self.realignment($0, of: quick) != nil }.count > count }
+            return rig.recorder.events.compactMap { Self.realignment($0, of: quick) }
+        }
+        await rig.transport.reportAudioLatency(0.02, named: "quick")
+        #expect(await realigned(after: 0) == ["led into the group by 180 ms (was 150)"])
+        #expect(await rig.system.groupAudioLeads(on: slow.session)?[quick.session] == .milliseconds(180))
+        // The move applies with the next buffer: waited for, or the next one would be folded into it.
+        let before = await rig.transport.audioFramesReceived(by: "quick")
+        #expect(await eventually { await rig.transport.audioFramesReceived(by: "quick") >= before + 1_323 + 1_764 })
+        await rig.transport.reportAudioLatency(0.12, named: "quick")
+        #expect(await realigned(after: 1).last == "led into the group by 80 ms (was 180)")
+        #expect(await rig.system.groupAudioLeads(on: slow.session) == [quick.session: .milliseconds(80), slow.session: .zero])
+        #expect(await writer.value)
+        close(acquisition.descriptor)
+        #expect(await eventually { await rig.system.audioStatistics(on: slow.session)?.active == false })
+        #expect(await eventually { await rig.transport.audioFramesReceived(by: "slow") >= 88_200 })
+        // 150 ms of silence, 30 ms more, and 100 ms (4 410 frames) of the source left out.
+        #expect(await eventually { await rig.transport.audioFramesReceived(by: "quick") >= 6_615 + 1_323 + 88_200 - 4_410 })
+        let (slowAudio, _) = withoutSilence(await rig.transport.audioReceived(by: "slow"))
+        #expect(sameBytes(slowAudio, source), "the slowest member got every sample")
+        let (quickAudio, quickSilence) = withoutSilence(await rig.transport.audioReceived(by: "quick"))
+        #expect(quickSilence >= 6_615 + 1_323 && quickSilence < 6_615 + 1_323 + 100, "\(quickSilence)")
+        #expect(quickAudio.count == (88_200 - 4_410) * 4, "\(quickAudio.count / 4) frames")
+        // What it got is the source with one run of 4 410 frames left out.
+        let common = zip(quickAudio, source).prefix { $0 == $1 }.count / 4
+        #expect(common < 88_200 - 4_410, "a run was left out")
+        #expect(sameBytes(Array(quickAudio[(common * 4)...]), Array(source[((common + 4_410) * 4)...])), "the rest follows the run left out")
+    }
+
+    /// The reason of an event that realigned `route` in its group.
+    static func realignment(_ event: RouteSystemEvent, of route: ActiveRoute) -> String? {
+        if case .routeChanged(let changed, let reason) = event, changed == route, reason.hasPrefix("led into") { return reason }
+        return nil
+    }
+
     @Test func aMemberLeavingLeavesTheOthersPlaying() async throws {
         let (rig, quick, slow, writer) = try await Self.playingGroup(frames: 44_100)
         #expect(await eventually { await rig.transport.audioFramesReceived(by: "slow") > 4_410 })

@@ -47,6 +47,34 @@ enum Lab {
 
 @Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: NamespaceLab.renderersAvailable))
 struct GmediarenderTests {
+    /// A renderer whose web server refuses the first description fetch (seen with gmediarender
+    /// under load: SSDP answered before its server listened): the extension asks again by
+    /// itself once the host's pause is over — SSDP repeats nothing new for the device, so no
+    /// event would bring it back — and the renderer is listed.
+    @Test func aRendererThatRefusedItsFirstDescriptionIsAskedAgainByItself() async throws {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        // Connections to its web server are refused (a reset, as from a closed port) until the rule goes.
+        let rule = ["INPUT", "-p", "tcp", "--dport", "49494", "-j", "REJECT", "--reject-with", "tcp-reset"]
+        try NamespaceLab.ip(["netns", "exec", room.namespace, "iptables", "-I"] + rule)
+        try lab.gmediarender(in: room, name: "Late TV", uuid: "0a1b2c3d-0000-4000-8000-000000000041")
+        let log = RoutingLog()
+        let upnp = UPnPRendererExtension(transport: Lab.transport(lab), routingManager: log.manager, logger: Lab.logger)
+        await upnp.startDeviceDiscovery()
+        #expect(await eventually(timeout: .seconds(10)) {
+            let counts = await upnp.describeCounts
+            return counts.started >= 1 && counts.running == 0
+        })
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(log.events.value.isEmpty, "nothing reported while the description is refused: \(log.events.value)")
+        try NamespaceLab.ip(["netns", "exec", room.namespace, "iptables", "-D"] + rule)
+        let found = await log.device(named: "Late TV", timeout: .seconds(10))
+        #expect(found != nil, "listed after the pause, with no new announcement")
+        let started = await upnp.describeCounts.started
+        #expect(started >= 2)
+        await upnp.shutdown()
+    }
+
     @Test func discoveryDescriptionPlaybackEventsAndStop() async throws {
         let lab = try NamespaceLab()
         let room = lab.rooms[0]
