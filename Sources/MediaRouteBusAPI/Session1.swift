@@ -69,7 +69,7 @@ public enum Session1 {
             ("Id", "s"), ("DeviceId", "s"), ("Device", "o"), ("Protocol", "s"), ("PlaybackState", "s"), ("Position", "d"),
             ("Rate", "d"), ("Duration", "d"), ("Title", "s"), ("Url", "s"), ("Application", "s"), ("ProtocolReason", "s"),
             ("AudioActive", "b"), ("AudioFormat", "s"), ("AudioFramesReceived", "t"), ("AudioFramesDelivered", "t"),
-            ("AudioUnderruns", "t"), ("AudioSilenceFrames", "t"), ("AudioFramesDropped", "t"), ("AudioLatency", "t"),
+            ("AudioUnderruns", "t"), ("AudioSilenceFrames", "t"), ("AudioFramesDropped", "t"), ("AudioLatency", "t"), ("AudioGroupLead", "t"),
             ("ProtocolVersion", "s"), ("Timing", "s"), ("Codec", "s"), ("Bitrate", "u"), ("LatencyDeclared", "t"),
             ("SinkNode", "s"), ("SinkFormat", "s"), ("SinkLatency", "t"),
         ]
@@ -101,6 +101,7 @@ public enum Session1 {
                 "AudioSilenceFrames": .uint64(audio?.silenceFrames ?? 0),
                 "AudioFramesDropped": .uint64(audio?.framesDropped ?? 0),
                 "AudioLatency": .uint64(audio?.latencyMicroseconds ?? 0),
+                "AudioGroupLead": .uint64(audio?.groupLeadMicroseconds ?? 0),
                 "ProtocolVersion": .string(details.protocolVersion ?? ""),
                 "Timing": .string(details.timing?.rawValue ?? ""),
                 "Codec": .string(details.codec ?? ""),
@@ -176,6 +177,7 @@ public enum Session1 {
                 if let value = count("AudioSilenceFrames") { audio?.silenceFrames = value }
                 if let value = count("AudioFramesDropped") { audio?.framesDropped = value }
                 if let value = count("AudioLatency") { audio?.latencyMicroseconds = value }
+                if let value = count("AudioGroupLead") { audio?.groupLeadMicroseconds = value }
             }
         }
 

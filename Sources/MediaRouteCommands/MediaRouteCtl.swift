@@ -434,7 +434,8 @@ extension MediaRouteCtl {
                     guard let audio = await route.audioStatistics() else { continue }
                     console.write(
                         "  \(route.routeDisplayName): \(audio.active ? "streaming" : "stream ended") \(audio.format.name), "
-                            + "\(audio.framesDelivered) frames played, \(audio.underruns) underruns, latency \(audio.latencyMicroseconds / 1000) ms")
+                            + "\(audio.framesDelivered) frames played, \(audio.underruns) underruns, latency \(audio.latencyMicroseconds / 1000) ms"
+                            + (audio.groupLeadMicroseconds > 0 ? ", \(audio.groupLeadMicroseconds / 1000) ms after the group's slowest" : ""))
                 }
             }
             await environment.shutdown()

@@ -340,7 +340,12 @@ extension RouteSystem {
 
     /// How delivery on a route goes; nil when none was acquired since the route started.
     public func audioStatistics(on session: MediaOutputSession) -> RealtimeAudioStatistics? {
-        audioDeliveries[session.id]?.delivery.statistics
+        guard let record = audioDeliveries[session.id] else { return nil }
+        var statistics = record.delivery.statistics
+        if !record.leftGroup, let lead = record.group?.leads[session] {
+            statistics.groupLeadMicroseconds = UInt64(max(0, lead / .microseconds(1)))
+        }
+        return statistics
     }
 
     /// Ends a route's delivery now: its queue is dropped and the writer's end sees the socket

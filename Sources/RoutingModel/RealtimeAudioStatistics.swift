@@ -18,10 +18,15 @@ public struct RealtimeAudioStatistics: Sendable, Hashable, Codable {
     public var partialFrameBytes: UInt64
     /// The latency now: the route's own plus what is buffered, in microseconds.
     public var latencyMicroseconds: UInt64
+    /// In a real-time group: how much later than the group's slowest member the route's
+    /// samples start (its device buffers less), in microseconds; it follows the device's
+    /// reported latency. 0 alone, or for the slowest.
+    public var groupLeadMicroseconds: UInt64
 
     public init(
         format: SampleBuffer.Format, active: Bool, framesReceived: UInt64 = 0, framesDelivered: UInt64 = 0, underruns: UInt64 = 0,
-        silenceFrames: UInt64 = 0, framesDropped: UInt64 = 0, partialFrameBytes: UInt64 = 0, latencyMicroseconds: UInt64 = 0
+        silenceFrames: UInt64 = 0, framesDropped: UInt64 = 0, partialFrameBytes: UInt64 = 0, latencyMicroseconds: UInt64 = 0,
+        groupLeadMicroseconds: UInt64 = 0
     ) {
         self.format = format
         self.active = active
@@ -32,12 +37,14 @@ public struct RealtimeAudioStatistics: Sendable, Hashable, Codable {
         self.framesDropped = framesDropped
         self.partialFrameBytes = partialFrameBytes
         self.latencyMicroseconds = latencyMicroseconds
+        self.groupLeadMicroseconds = groupLeadMicroseconds
     }
 }
 
 extension RealtimeAudioStatistics {
     private enum CodingKeys: String, CodingKey {
         case format, active, framesReceived, framesDelivered, underruns, silenceFrames, framesDropped, partialFrameBytes, latencyMicroseconds
+        case groupLeadMicroseconds
     }
 
     /// The format as its name (`s16le/44100/2`), as the bus and the CLI write it.
@@ -52,6 +59,7 @@ extension RealtimeAudioStatistics {
         try container.encode(framesDropped, forKey: .framesDropped)
         try container.encode(partialFrameBytes, forKey: .partialFrameBytes)
         try container.encode(latencyMicroseconds, forKey: .latencyMicroseconds)
+        try container.encode(groupLeadMicroseconds, forKey: .groupLeadMicroseconds)
     }
 
     public init(from decoder: any Decoder) throws {
@@ -68,6 +76,8 @@ extension RealtimeAudioStatistics {
             silenceFrames: try container.decode(UInt64.self, forKey: .silenceFrames),
             framesDropped: try container.decode(UInt64.self, forKey: .framesDropped),
             partialFrameBytes: try container.decode(UInt64.self, forKey: .partialFrameBytes),
-            latencyMicroseconds: try container.decode(UInt64.self, forKey: .latencyMicroseconds))
+            latencyMicroseconds: try container.decode(UInt64.self, forKey: .latencyMicroseconds),
+            // Absent from what daemons before 0.5.0 wrote.
+            groupLeadMicroseconds: try container.decodeIfPresent(UInt64.self, forKey: .groupLeadMicroseconds) ?? 0)
     }
 }

@@ -17,11 +17,12 @@ import Testing
         properties.protocolReason = "preferred"
         properties.details = RouteStatus.Details(
             protocolVersion: "A2DP", timing: .asReceived, codec: "SBC", bitrate: 327_993, declaredLatencyMicroseconds: 150_000)
-        properties.audio = RealtimeAudioStatistics(format: .cdAudio, active: true, framesReceived: 10, latencyMicroseconds: 200_000)
+        properties.audio = RealtimeAudioStatistics(format: .cdAudio, active: true, framesReceived: 10, latencyMicroseconds: 200_000, groupLeadMicroseconds: 150_000)
         properties.sinkNode = Session1.SinkNode(
             publisher: .session, format: SampleBuffer.Format(encoding: .pcmF32LE, sampleRate: 48_000, channels: 2), latencyMicroseconds: 1_080_000)
         let values = properties.values
         #expect(values["SinkNode"]?.string == "session" && values["SinkFormat"]?.string == "f32le/48000/2")
+        #expect(values["AudioGroupLead"] == .uint64(150_000))
         for (name, signature) in Session1.Properties.signatures { #expect(values[name]?.signature == signature, "\(name)") }
         #expect(Session1.Properties(values: values) == properties)
         let status = properties.routeStatus(device: "Speaker", protocolName: "Bluetooth")

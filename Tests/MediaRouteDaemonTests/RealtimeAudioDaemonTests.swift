@@ -215,6 +215,7 @@ private func wavFile(frames: Int) throws -> String {
         let descriptor = acquisition.descriptor
         let writer = writeOnOwnThread(rampFrames(88_200), to: descriptor, piece: 1_764)
         #expect(await eventually { (await slow.audioStatistics()?.framesDelivered ?? 0) > 4_410 })
+        #expect(await quick.audioStatistics()?.groupLeadMicroseconds == 150_000, "AudioGroupLead over the bus")
         await quick.stopRealtimeSampleDelivery()
         let pause = RecordingConsole()
         await #expect(throws: (any Error).self, "a member that left has no say over the group") {

@@ -54,6 +54,29 @@ final class DeliveryRig: Sendable {
     }
 
     func closeWriter() { close(writer) }
+
+    /// Writes `bytes` on a thread of its own (it blocks while the socket is full); the task
+    /// ends when all is written or the reader's end closed.
+    func writeOnThread(_ bytes: [UInt8], piece: Int) -> Task<Void, Never> {
+        Task {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                Thread {
+                    self.write(bytes, piece: piece)
+                    done.resume()
+                }.start()
+            }
+        }
+    }
+
+    /// Ends a rig whose writer may still be blocked: the delivery stops first (its end closes,
+    /// so the writer's send fails and its thread returns), then the writer's descriptor closes.
+    /// Closing it under a writer still sending would let that thread write into whatever
+    /// socket reuses the number next — another test's.
+    func finish(_ writing: Task<Void, Never>) async {
+        delivery.stop()
+        await writing.value
+        closeWriter()
+    }
 }
 
 @Suite(.timeLimit(.minutes(1))) struct PacedAudioDeliveryTests {
@@ -113,7 +136,7 @@ final class DeliveryRig: Sendable {
         #expect(PacedAudioDelivery.sendBufferBytes(for: .cdAudio, configuration: configuration) == 3_087 * 2)
         let rig = try DeliveryRig(scheduler: scheduler, configuration: configuration)
         let source = rampFrames(2_646 * 6)
-        Thread.detachNewThread { rig.write(source, piece: 4_096) }
+        let writing = rig.writeOnThread(source, piece: 4_096)
         // Read until the buffer holds 70 ms (3 087 frames): the clock starts.
         #expect(await eventually { rig.delivery.statistics.framesReceived == 3_087 && scheduler.pendingTimers == 1 })
         for _ in 0..<4 {
@@ -130,8 +153,7 @@ final class DeliveryRig: Sendable {
         #expect(rig.delivery.statistics.underruns == 0)
         let (audio, _) = withoutSilence(rig.handed.value)
         #expect(sameBytes(audio, Array(source.prefix(audio.count))), "in order, none lost")
-        rig.closeWriter()
-        rig.delivery.stop()
+        await rig.finish(writing)
     }
 
     /// A tick that comes late (the daemon held up) owes more than the buffer holds: what the
@@ -141,7 +163,7 @@ final class DeliveryRig: Sendable {
         let scheduler = ManualIOScheduler(monotonic: .seconds(500))
         let rig = try DeliveryRig(scheduler: scheduler)
         let source = rampFrames(882 * 10)
-        Thread.detachNewThread { rig.write(source, piece: 4_096) }
+        let writing = rig.writeOnThread(source, piece: 4_096)
         #expect(await eventually { rig.delivery.statistics.framesReceived == 1_323 && scheduler.pendingTimers == 1 })
         try await Task.sleep(for: .milliseconds(100))  // the writer fills its socket behind the buffer
         scheduler.advance(by: .milliseconds(60))  // one tick, three periods late
@@ -149,8 +171,7 @@ final class DeliveryRig: Sendable {
         #expect(statistics.underruns == 0 && statistics.silenceFrames == 0, "\(statistics)")
         #expect(statistics.framesDelivered == 882 * 3, "\(statistics)")
         #expect(sameBytes(rig.handed.value, Array(source.prefix(882 * 3 * 4))), "in order, none lost")
-        rig.closeWriter()
-        rig.delivery.stop()
+        await rig.finish(writing)
     }
 
     @Test func writesCutAnywhereArriveWholeAndInOrder() async throws {

@@ -421,6 +421,8 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
         await rig.transport.reportAudioLatency(0.12, named: "quick")
         #expect(await realigned(after: 1).last == "led into the group by 80 ms (was 180)")
         #expect(await rig.system.groupAudioLeads(on: slow.session) == [quick.session: .milliseconds(80), slow.session: .zero])
+        #expect(await rig.system.audioStatistics(on: quick.session)?.groupLeadMicroseconds == 80_000, "what status and AudioGroupLead show")
+        #expect(await rig.system.audioStatistics(on: slow.session)?.groupLeadMicroseconds == 0)
         #expect(await writer.value)
         close(acquisition.descriptor)
         #expect(await eventually { await rig.system.audioStatistics(on: slow.session)?.active == false })
