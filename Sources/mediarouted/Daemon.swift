@@ -192,6 +192,7 @@ struct Daemon {
         let logger = Logger(label: "mediarouted.pipewire-session")
         await runUntilSignalled(PipeWireSessionHelper(bus: options["--bus"]!, logger: logger), logger: logger)
     }
+    #endif
 
     /// Runs `service` until it ends or SIGTERM/SIGINT shut it down gracefully; a failure exits 64.
     static func runUntilSignalled(_ service: some Service, logger: Logger) async {
@@ -205,7 +206,6 @@ struct Daemon {
             fail("\(error)")
         }
     }
-    #endif
 
     static func run() async {
         var options = [
