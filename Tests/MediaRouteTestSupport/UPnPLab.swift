@@ -47,12 +47,22 @@ public final class NamespaceLab: Sendable {
     /// `count` /24 subnets of the shared address space 100.64.0.0/10, different for
     /// every lab of this process (labs may run at once; a subnet on two host
     /// interfaces would confuse routing).
+    /// Subnets already on a host interface are skipped: a lab that another process left behind
+    /// (killed before its deinit) keeps its veth and route, and a new room on the same /24
+    /// would send its unicast through the old one — connections refused by an empty
+    /// namespace while multicast discovery, bound to the right interface, still worked.
     public static func subnets(_ count: Int) -> [String] {
-        nextSubnet.withLock { next in
-            (0..<count).map { _ in
-                defer { next = (next + 1) % 250 }
-                return "100.\(64 + next / 250).\(next % 250 + 1)"
+        let inUse = (try? ChildProcess.run(["/usr/sbin/ip", "-4", "-o", "addr", "show"]))?.output ?? ""
+        return nextSubnet.withLock { next in
+            var chosen: [String] = []
+            var tries = 0
+            while chosen.count < count, tries < 250 {
+                let subnet = "100.\(64 + next / 250).\(next % 250 + 1)"
+                next = (next + 1) % 250
+                tries += 1
+                if !inUse.contains(" \(subnet).") { chosen.append(subnet) }
             }
+            return chosen
         }
     }
 
