@@ -374,11 +374,12 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         Task { await self.followPreference(id) }
     }
 
-    /// Moves the route's stream to the first preferred codec the speaker offers, when it runs
-    /// another; once per preference (a speaker that refuses keeps what it runs).
-    private func followPreference(_ id: UUID) async {
+    /// Moves the route's stream to the first codec of `order` (the person's preference when
+    /// nil) the speaker offers, when it runs another; once per codec asked (a speaker that
+    /// refuses keeps what it runs).
+    private func followPreference(_ id: UUID, order given: [A2DPCodec]? = nil) async {
         guard let entry = active[id], let audio = entry.audioLink, let stream = entry.stream, stream.profile == .a2dp,
-            let order = preferredCodecs[entry.device.id]
+            let order = given ?? preferredCodecs[entry.device.id]
         else { return }
         let current = A2DPCodec(codecByte: stream.codec, configuration: stream.configuration)
         let remotes = await audio.remoteEndpoints()
@@ -389,7 +390,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
             else { continue }
             guard active[id]?.requestedCodec != codec else { return }
             active[id]?.requestedCodec = codec
-            logger.notice("asking the speaker for the preferred codec", metadata: [
+            logger.notice("asking the speaker for another codec", metadata: [
                 "device": "\(entry.device.displayName)", "from": "\(Self.codecName(stream))", "to": "\(codec)",
             ])
             do {
@@ -792,24 +793,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
             "overloaded": "\(entry.adaptation?.overloadedWindows ?? 0)",
         ])
         routingManager.routeChanged(entry.session, reason: "\(Self.codecName(stream)) overloads the box at every bit rate: asking for SBC")
-        Task { await self.askForSBC(id) }
-    }
-
-    private func askForSBC(_ id: UUID) async {
-        guard let entry = active[id], let audio = entry.audioLink else { return }
-        let remotes = await audio.remoteEndpoints()
-        guard let remote = remotes.first(where: { Self.endpoint($0, offers: .sbc) }),
-            let configuration = try? A2DPCodec.sbc.configuration(from: remote.capabilities)
-        else {
-            logger.warning("the speaker offers no SBC endpoint to move to: the codec stays", metadata: ["device": "\(entry.device.displayName)"])
-            return
-        }
-        active[id]?.requestedCodec = .sbc
-        do {
-            try await audio.configure(remote, localCodec: A2DPCodec.sbc.rawValue, configuration: configuration)
-        } catch {
-            logger.warning("the speaker kept its codec", metadata: ["device": "\(entry.device.displayName)", "error": "\(error)"])
-        }
+        Task { await self.followPreference(id, order: [.sbc]) }
     }
 
     /// Interleaved stereo S16LE from any PCM buffer (mono doubled, float converted).
