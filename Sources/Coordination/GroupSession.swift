@@ -157,17 +157,19 @@ public actor GroupSession<Activity: GroupActivity> {
         }
         switch message.command {
         case .joined(let payload):
-            let isNew = lastSeen[sender] == nil
+            let returning = isReturning(sender)
             lastSeen[sender] = clock.now()
             await adoptIfNewer(payload, from: sender)
-            // Answer a newcomer so it learns about us and our state.
-            if isNew { await reintroduce() }
+            // Answer a newcomer so it learns about us and our state; answer one back
+            // from a partition too: after a heal, its re-introduction can reach us
+            // before any of its heartbeats, and then only this answer carries our
+            // (possibly newer) state to it.
+            if returning { await reintroduce() }
         case .activity(let payload):
             lastSeen[sender] = clock.now()
             await adoptIfNewer(payload, from: sender)
         case .heartbeat:
-            // Dropped, or silent for more than half the vanishing time: it was cut off.
-            let returning = lastSeen[sender].map { clock.now() - $0 > vanishAfter / 2 } ?? true
+            let returning = isReturning(sender)
             lastSeen[sender] = clock.now()
             // Someone we had dropped is back (a healed partition): exchange state.
             if returning { await reintroduce() }
@@ -179,6 +181,13 @@ public actor GroupSession<Activity: GroupActivity> {
             lastSeen[sender] = clock.now()
             await coordinator?.receive(message)
         }
+    }
+
+    /// Whether `sender` is new, was dropped, or was silent for more than half the
+    /// vanishing time (cut off by a partition). An answer to a re-introduction is
+    /// not itself answered: the re-introduction refreshed `lastSeen`.
+    private func isReturning(_ sender: ParticipantID) -> Bool {
+        lastSeen[sender].map { clock.now() - $0 > vanishAfter / 2 } ?? true
     }
 
     /// Tells the group our activity and playback timeline; the newest of each wins.

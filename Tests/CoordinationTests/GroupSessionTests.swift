@@ -155,3 +155,39 @@ extension GroupSessionTests {
         #expect(!playerB.isPlaying && playerB.currentPlaybackPosition == 500)
     }
 }
+
+extension GroupSessionTests {
+    /// The heartbeats of two boxes are not in step. After the heal, b hears a's
+    /// re-introduction (a heard b first) before any heartbeat of a's: b must still
+    /// see a as returning and send its own state, or the newer change (b's) is lost.
+    @Test func aHealedPartitionExchangesStateWhicheverSideHearsTheOtherFirst() async {
+        let a = GroupSession(activity: WatchTogether(movie: "m"), localParticipant: ParticipantID("a"), medium: medium,
+                             clock: clock, vanishAfter: .seconds(9))
+        let b = GroupSession(activity: WatchTogether(movie: "m"), localParticipant: ParticipantID("b"), medium: medium,
+                             clock: clock, vanishAfter: .seconds(9))
+        let playerA = PlaybackControl(clock: clock)
+        let playerB = PlaybackControl(clock: clock)
+        for player in [playerA, playerB] { player.update { $0.state = .paused; $0.timeRange = 0...3600 } }
+        let coordinatorA = await a.makePlaybackCoordinator(for: playerA)
+        let coordinatorB = await b.makePlaybackCoordinator(for: playerB)
+        // a's heartbeats fall at 3, 6, 9 s; b's at 1.5 s past each of them.
+        await a.join()
+        await run(clock, until: clock.now() + .milliseconds(1500))
+        await b.join()
+        #expect(await eventually {
+            let seenByA = await a.participants.count, seenByB = await b.participants.count
+            return seenByA == 2 && seenByB == 2
+        })
+        await medium.partition([[ParticipantID("a")], [ParticipantID("b")]])
+        await coordinatorA.play()
+        await run(clock, until: clock.now() + .seconds(6))
+        await coordinatorB.seek(to: 500)
+        #expect(playerA.isPlaying && playerB.currentPlaybackPosition == 500)
+        await medium.heal()
+        // a's next heartbeat reaches b first; b answers with its state (joined + timeline)
+        // and a's re-introduction reaches b before a's next heartbeat does.
+        await run(clock, until: clock.now() + .seconds(6))
+        #expect(await eventually { !playerA.isPlaying && playerA.currentPlaybackPosition == 500 })
+        #expect(!playerB.isPlaying && playerB.currentPlaybackPosition == 500)
+    }
+}
