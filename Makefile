@@ -81,7 +81,8 @@ fuzz-ci: deps
 #   and no dynamic symbol table of its own (the loader searched 1.2 MB of it for
 #   every symbol of every library);
 # - objects of any package that no symbol needs are left out, unless the runtime could
-#   find one of their conformances by scanning (Packaging/link/lazy-objects says which);
+#   find one of their conformances by scanning, and a symbol several objects define is taken
+#   from one the link needs anyway (Packaging/link/lazy-objects says which and how);
 # - for flash: identical functions folded into one (--icf=all; generic
 #   specialisations and thunks repeat, 0.5 MB) and no unwind tables
 #   (Packaging/link/no-unwind-tables.ld says why nothing needs them, 2.9 MB).
