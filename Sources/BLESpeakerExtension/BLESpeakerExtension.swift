@@ -481,6 +481,11 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         }
         if replaced { await followPreference(id) }
         if entry.reconfiguring != nil {
+            if !replaced {
+                logger.notice("the speaker set its audio stream up again", metadata: [
+                    "device": "\(entry.device.displayName)", "from": "\(Self.codecName(stream))", "to": "\(Self.codecName(stream))",
+                ])
+            }
             // Samples were flowing when the old stream went: they go on in the new one.
             active[id]?.reconfiguring?.cancel()
             active[id]?.reconfiguring = nil
@@ -556,7 +561,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         // Followed from before the acquisition, so that nothing the speaker does after it is missed.
         let states = await audio.states()
         do {
-            let socket = try await audio.acquire()
+            let socket = try await acquireWhenOpen(audio)
             let encoder: any BluetoothAudioEncoder
             do {
                 encoder = try makeBluetoothAudioEncoder(codec: codec, configuration: stream.configuration, mtu: socket.mtu)
@@ -618,6 +623,21 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         } catch {
             logger.warning("audio stream not acquired", metadata: ["device": "\(entry.device.displayName)", "error": "\(error)"])
             routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(error)"))
+        }
+    }
+
+    /// Acquires the speaker's stream, asking again every 100 ms (for at most ``audioStreamWait``)
+    /// while BlueZ says it is not open yet: a speaker that sets its stream up itself configures
+    /// it first (the transport appears then) and opens it a moment later, and until it does
+    /// bluetoothd answers Acquire with NotAuthorized (seen in the HIL rig with bumble's sink).
+    private func acquireWhenOpen(_ audio: any AudioLink) async throws(TransportError) -> PacketSocket {
+        let deadline = clock.now() + audioStreamWait
+        while true {
+            do {
+                return try await audio.acquire()
+            } catch where error.code == .unavailable && clock.now() < deadline {
+                try? await clock.sleep(for: .milliseconds(100))
+            }
         }
     }
 

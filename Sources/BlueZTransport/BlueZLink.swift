@@ -130,6 +130,10 @@ struct BlueZAudioLink: AudioLink {
             return PacketSocket(owning: owned, mtu: mtu)
         } catch let error as TransportError {
             throw error
+        } catch let error as BlueZError where error.kind == .notAuthorized {
+            // bluetoothd (transport.c) cannot resume a stream the speaker configured but has
+            // not opened yet, or one that another owner holds: the speaker may open it a moment later.
+            throw TransportError(.unavailable, "Acquire: the stream is not open yet (\(error))")
         } catch {
             throw TransportError(.connectionRefused, "Acquire: \(error)")
         }

@@ -192,6 +192,29 @@ import Testing
         await rig.system.deactivate(route.session)
     }
 
+    /// As bumble's sink does in the HIL rig against the real bluetoothd: mid-stream the speaker
+    /// closes the stream and sets it up again from its side; the new transport exists from its
+    /// SET CONFIGURATION and refuses Acquire (NotAuthorized) until the speaker's OPEN, 300 ms
+    /// later. The route asks again until the stream is open and the audio goes on.
+    @Test func aStreamTheSpeakerSetsUpAgainItselfIsTakenOnceItIsOpen() async throws {
+        let rig = try await base.makeRig(sinkCapabilities: [0xFF, 0xFF, 2, 53], audioStreamWait: .seconds(5))
+        defer { Task { await rig.mock.stop() } }
+        let device = try #require(await rig.system.devicesList.first)
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let writer = writeOnOwnThread(rampFrames(44_100 * 4), to: acquisition.descriptor, piece: 4_096)
+        #expect(await eventually { await packets(rig).count > 10 })
+        try await rig.mock.call("SpeakerSetsStreamUpAgain", [.objectPath(rig.speaker), .uint32(300)])
+        let before = await packets(rig).count
+        #expect(await eventually(timeout: .seconds(10)) { await packets(rig).count > before + 20 }, "the audio goes on in the new stream")
+        #expect(!rig.recorder.events.contains { event in
+            if case .sessionEnded = event { return true }
+            return false
+        }, "the session did not end")
+        _ = await writer.value
+        await rig.system.deactivate(route.session)
+    }
+
     @Test func aStreamThatNeverComesFailsTheSessionWithTheReason() async throws {
         let rig = try await base.makeRig(sinkCapabilities: [0xFF, 0xFF, 2, 53], audioStreamWait: .milliseconds(300))
         defer { Task { await rig.mock.stop() } }

@@ -15,7 +15,10 @@ controller of BlueZ's own emulator (`btvirt -s` in the guest; its HCI reaches th
 over a virtio console and a byte pump). Each AVDTP connection offers the codecs of the next
 --sink-rounds entry (AAC and SBC, then Opus — which MediaRoute does not build — and SBC); the
 media packets it receives go to --sink-output-ROUND-CODEC.rtp for the rig to decode (FFmpeg
-for AAC, `sbcdec` for SBC) and compare with the tone it streamed.
+for AAC, `sbcdec` for SBC) and compare with the tone it streamed. An entry ending in `:self`
+is a speaker that sets its stream up itself: a second into the stream it closes it and, half
+a second later, configures the box's endpoint and opens the stream again on its own (AVDTP
+from the speaker's side, as speakers that reconnect or change their mind do).
 """
 
 import argparse
@@ -125,7 +128,7 @@ def sink_capabilities(codec: str) -> MediaCodecCapabilities:
     )
 
 
-async def run_sink(spec: str, output_path: str, rounds: list[list[str]]) -> None:
+async def run_sink(spec: str, output_path: str, rounds: list[str]) -> None:
     """A classic A2DP sink that keeps what it is sent. Each AVDTP connection is a round with the
     stream endpoints its entry of `rounds` names (e.g. AAC and SBC, then Opus and SBC); the media
     packets of round N go to OUTPUT-N-CODEC.rtp as records of a 2-byte big-endian length, the
@@ -150,14 +153,16 @@ async def run_sink(spec: str, output_path: str, rounds: list[list[str]]) -> None
         nonlocal round_number
         round_number += 1
         number = round_number
-        codecs = rounds[min(number, len(rounds)) - 1]
-        say(f"sink: AVDTP signalling connected (round {number}: offering {', '.join(codecs)})")
+        codecs, _, behaviour = rounds[min(number, len(rounds)) - 1].partition(":")
+        codecs = codecs.split("+")
+        say(f"sink: AVDTP signalling connected (round {number}: offering {', '.join(codecs)}"
+            f"{'; it sets its stream up again itself' if behaviour == 'self' else ''})")
         for codec in codecs:
             sink = protocol.add_sink(sink_capabilities(codec))
             packets = 0
             output = None
 
-            def on_rtp_packet(packet, codec=codec) -> None:
+            def on_rtp_packet(packet, codec=codec, sink=sink) -> None:
                 nonlocal packets, output
                 if output is None:
                     output = open(f"{output_path}-{number}-{codec}.rtp", "wb")
@@ -166,11 +171,31 @@ async def run_sink(spec: str, output_path: str, rounds: list[list[str]]) -> None
                 output.flush()
                 if packets in (1, 10, 100) or packets % 1000 == 0:
                     say(f"sink received {packets} A2DP packets ({codec}, round {number})")
+                if behaviour == "self" and packets == 25:
+                    tasks.add(asyncio.get_running_loop().create_task(set_up_again(sink, codec, number)))
 
             sink.on("configuration", lambda sink=sink, codec=codec: say(f"sink round {number} configured {codec}: {sink.configuration}"))
             sink.on("start", lambda codec=codec: say(f"sink: stream started ({codec}, round {number})"))
             sink.on("suspend", lambda: say("sink: stream suspended"))
             sink.on("rtp_packet", on_rtp_packet)
+
+    tasks = set()  # the loop holds its tasks only weakly
+
+    async def set_up_again(sink, codec: str, number: int) -> None:
+        """Closes the stream the box set up and sets it up again from this side: SET
+        CONFIGURATION on the box's endpoint with the same configuration, OPEN, the media
+        channel. bluetoothd hands the box a new MediaTransport1 the box never asked for."""
+        try:
+            stream = sink.stream
+            say(f"sink: closing the stream (round {number}) to set it up again itself")
+            await stream.close()
+            await asyncio.sleep(0.5)
+            await stream.configure()
+            await stream.open()
+            sink.on_rtp_channel_open()  # bumble routes the media channel it opened itself only so
+            say(f"sink: set the stream up again itself ({codec}, round {number})")
+        except Exception as error:
+            say(f"sink: setting the stream up again failed: {error!r}")
 
     def on_connection(connection) -> None:
         say(f"sink connected to {connection.peer_address}")
@@ -199,12 +224,12 @@ async def main() -> None:
     parser.add_argument("--own-change-after", type=float, default=4.0)
     parser.add_argument("--sink-hci", help="bumble transport of the A2DP sink's controller (one of btvirt's in the guest)")
     parser.add_argument("--sink-output", default="sink")
-    parser.add_argument("--sink-rounds", default="aac+sbc,opus+sbc", help="codecs offered on each AVDTP connection")
+    parser.add_argument("--sink-rounds", default="aac+sbc,opus+sbc", help="codecs offered on each AVDTP connection (`:self`: the sink sets the stream up again itself)")
     arguments = parser.parse_args()
     if arguments.sink_hci:
         async def sink_or_say_why() -> None:
             try:
-                rounds = [entry.split("+") for entry in arguments.sink_rounds.split(",")]
+                rounds = arguments.sink_rounds.split(",")
                 await run_sink(arguments.sink_hci, arguments.sink_output, rounds)
             except Exception as error:  # a task's failure would otherwise go unseen until exit
                 say(f"sink failed: {error!r}")

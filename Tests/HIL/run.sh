@@ -116,7 +116,7 @@ trap 'kill $peer $watcher 2>/dev/null || true' EXIT
 bluetooth_devices=
 if [ "$bluetooth" = 1 ]; then
     BUMBLE_LOGLEVEL=${HIL_PEER_LOG_LEVEL:-warning} PYTHONPATH="$python" /usr/bin/python3 "$root/Tests/HIL/bluetooth_peer.py" \
-        --hci "tcp-server:127.0.0.1:$port" --sink-hci "tcp-server:127.0.0.1:$sink_port" --sink-output "$sink_output" --sink-rounds aac+sbc,opus+sbc >"$peer_log" 2>&1 &
+        --hci "tcp-server:127.0.0.1:$port" --sink-hci "tcp-server:127.0.0.1:$sink_port" --sink-output "$sink_output" --sink-rounds aac+sbc,opus+sbc,opus+sbc,opus+sbc:self >"$peer_log" 2>&1 &
     peer=$!
     for _ in $(seq 50); do grep -q 'waiting for the box' "$peer_log" && break; sleep 0.2; done
     sleep 0.5
@@ -182,7 +182,7 @@ if split is not None:
     open(sys.argv[1], "wb").write(data[:split])
 PY
     fi
-    for expected in "1 aac AAC" "1 sbc SBC" "2 sbc SBC"; do
+    for expected in "1 aac AAC" "1 sbc SBC" "2 sbc SBC" "3 sbc SBC" "4 sbc SBC"; do
         read -r round codec name <<ROUND
 $expected
 ROUND
@@ -228,7 +228,7 @@ PY
         # What the daemon dropped in this round (the guest's line: "N frames delivered, D dropped"):
         # an emulated guest too slow for the encoder drops 10 ms buffers, each of which breaks
         # the window it falls in (at most two), and is allowed for as that, counted, never more.
-        dropped=$(grep "^hil: ok streamed the 6 s tone.*\(($name;\|($name→\|→$name;\)" "$log" | tr -d '\r' | tail -1 | sed -n 's/.* \([0-9]*\) dropped.*/\1/p')
+        dropped=$(grep "^hil: \(ok streamed the 6 s tone\|FAIL streaming\)" "$log" | tr -d '\r' | sed -n "${round}p" | sed -n 's/.* \([0-9]*\) dropped.*/\1/p')
         verdict=$(/usr/bin/python3 - "$pcm" "${dropped:-0}" "$least" <<'PY'
 import math, struct, sys
 # Little-endian 16-bit stereo PCM at 44.1 kHz.

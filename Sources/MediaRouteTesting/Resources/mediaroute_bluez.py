@@ -340,6 +340,10 @@ def acquire_write(device_path):
 # --- MediaTransport1 ------------------------------------------------------
 
 def transport_acquire(device_path):
+    # As bluetoothd (transport.c): a stream the speaker configured but has not opened yet
+    # cannot be resumed, and Acquire answers NotAuthorized.
+    if time.monotonic() < STATE[device_path].get('opens_at', 0):
+        raise error('NotAuthorized', 'Operation Not Authorized')
     fd = recording_socket(device_path, 'transport_packets')
     set_props(device_path + '/fd0', TRANSPORT_IFACE, {'State': dbus.String('active', variant_level=1)})
     return (fd, dbus.UInt16(672), dbus.UInt16(STATE[device_path].get('omtu', 895)))
@@ -566,6 +570,24 @@ def SpeakerOpensStream(self, path):
     configure_a2dp(str(path))
 
 
+def SpeakerSetsStreamUpAgain(self, path, open_after_ms):
+    '''The speaker closes the stream and sets it up again itself, as bumble's sink does in the HIL
+    rig: AVDTP CLOSE, then SET CONFIGURATION on the same endpoint with the same configuration
+    (bluetoothd makes the new transport then) and OPEN open_after_ms later; until then Acquire
+    on the new transport answers NotAuthorized.'''
+    device_path = str(path)
+    state = STATE.setdefault(device_path, {})
+    endpoint, chosen = state.get('endpoint'), list(state.get('a2dp_configuration', []))
+    if endpoint is None:
+        raise error('NotConnected', 'no stream to set up again')
+    ours = state.pop('transport_packets_socket', None)
+    if ours is not None:
+        ours.close()
+    clear_a2dp(device_path)
+    state['opens_at'] = time.monotonic() + int(open_after_ms) / 1000
+    make_transport(device_path, endpoint, endpoint['codec'], [int(b) for b in chosen])
+
+
 def SpeakerStallsReading(self, path, stalled):
     '''A congested link: the speaker's side stops taking packets (they queue in the socket, then
     the socket refuses more) until it is told to read again.'''
@@ -777,6 +799,7 @@ def load(mock, _parameters):
         ('DelayReportingEndpoints', '', 'ao', lambda self: dbus.Array([dbus.ObjectPath(e['path']) for e in ENDPOINTS if e['delay_reporting']], signature='o')),
         ('SetConfigureAfter', 'ou', '', SetConfigureAfter),
         ('SpeakerOpensStream', 'o', '', SpeakerOpensStream),
+        ('SpeakerSetsStreamUpAgain', 'ou', '', SpeakerSetsStreamUpAgain),
         ('SpeakerReportsDelay', 'oq', '', SpeakerReportsDelay),
         ('SpeakerStallsReading', 'ob', '', SpeakerStallsReading),
         ('TransportCodec', 'o', 'yay', lambda self, path: (dbus.Byte(mockobject.objects[str(path) + '/fd0'].props[TRANSPORT_IFACE]['Codec']), dbus.Array(mockobject.objects[str(path) + '/fd0'].props[TRANSPORT_IFACE]['Configuration'], signature='y'))),
