@@ -215,9 +215,12 @@ while offset + 13 <= len(data):
     if marker:
         out.write(bytes([0x56, 0xE0 | (len(element) >> 8), len(element) & 0xFF]) + element)
         element = b""
-lost = sum((b - a - 1) & 0xFFFF for a, b in zip(sequences, sequences[1:]))
+# A stream set up again starts its sequence numbers afresh: a jump back is a new stream, not loss.
+gaps = [(b - a - 1) & 0xFFFF for a, b in zip(sequences, sequences[1:])]
+lost = sum(gap for gap in gaps if gap < 0x8000)
+streams = 1 + sum(1 for gap in gaps if gap >= 0x8000)
 span = arrivals[-1] - arrivals[0] if arrivals else 0
-print(f"hil: info round {sys.argv[1][-10:]}: {len(sequences)} packets arrived over {span:.1f} s ({len(sequences) / max(span, 0.001):.0f}/s), {lost} missing from the sequence")
+print(f"hil: info round {sys.argv[1][-10:]}: {len(sequences)} packets arrived over {span:.1f} s ({len(sequences) / max(span, 0.001):.0f}/s) in {streams} stream(s), {lost} missing from the sequence")
 PY
         if [ "$codec" = aac ]; then
             ffmpeg -v error -f loas -i "$records.in" -f s16le -ac 2 -ar 44100 "$pcm" -y 2>"$cache/logs/ffmpeg-$round.log"
