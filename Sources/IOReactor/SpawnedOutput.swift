@@ -19,8 +19,12 @@ public enum SpawnedOutput: Sendable, Hashable {
 /// Swift's threads block signals and a daemon's lifecycle ignores SIGTERM; a child inherits
 /// both through `exec`, and would then never see the SIGTERM meant to stop it. So the
 /// child starts with no signal blocked and SIGTERM, SIGINT and SIGPIPE at their defaults.
-/// Follow its exit with ``IOReactor/reap(_:_:)`` or `waitpid`.
-public func spawnProcess(_ arguments: [String], environment: [String: String], output: SpawnedOutput) throws(IOReactorError) -> pid_t {
+/// Follow its exit with ``IOReactor/reap(_:_:)`` or `waitpid`. With `newProcessGroup` it leads a
+/// process group of its own (its id is the child's pid), so that a signal to the group also
+/// reaches what it starts in the background.
+public func spawnProcess(
+    _ arguments: [String], environment: [String: String], output: SpawnedOutput, newProcessGroup: Bool = false
+) throws(IOReactorError) -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -48,7 +52,12 @@ public func spawnProcess(_ arguments: [String], environment: [String: String], o
     for signal in [SIGTERM, SIGINT, SIGPIPE] { sigaddset(&defaults, signal) }
     posix_spawnattr_setsigmask(&attributes, &empty)
     posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+    if newProcessGroup {
+        flags |= POSIX_SPAWN_SETPGROUP
+        posix_spawnattr_setpgroup(&attributes, 0)
+    }
+    posix_spawnattr_setflags(&attributes, Int16(flags))
     let argv = arguments.map { strdup($0) } + [nil]
     let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer {

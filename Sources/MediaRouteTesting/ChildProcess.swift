@@ -8,21 +8,27 @@ public import Glibc
 /// `waitUntilExit` off the main thread on Linux).
 public final class ChildProcess: Sendable {
     public let pid: pid_t
+    /// Whether it leads a process group of its own, which ``kill(_:)`` signals whole.
+    public let leadsProcessGroup: Bool
 
     /// Starts `arguments[0]` (a path) with `arguments`; its output goes to `outputFD`, or nowhere.
-    public init(_ arguments: [String], outputFD: Int32? = nil, environment: [String: String] = [:]) throws {
+    /// With `ownProcessGroup`, ``kill(_:)`` also reaches what it started in the background (a
+    /// shell's `(recorder <fifo &)` still waiting for a writer when a test ends early).
+    public init(_ arguments: [String], outputFD: Int32? = nil, environment: [String: String] = [:], ownProcessGroup: Bool = false) throws {
         var merged = ProcessInfo.processInfo.environment
         for (key, value) in environment { merged[key] = value }
         do {
-            pid = try spawnProcess(arguments, environment: merged, output: outputFD.map { .descriptor($0) } ?? .discarded)
+            pid = try spawnProcess(arguments, environment: merged, output: outputFD.map { .descriptor($0) } ?? .discarded,
+                                   newProcessGroup: ownProcessGroup)
         } catch {
             throw PrivateBusError(message: "\(error)")
         }
+        leadsProcessGroup = ownProcessGroup
     }
 
-    /// Sends a signal (SIGTERM by default).
+    /// Sends a signal (SIGTERM by default), to its whole process group when it leads one.
     public func kill(_ signal: Int32 = SIGTERM) {
-        _ = Glibc.kill(pid, signal)
+        _ = Glibc.kill(leadsProcessGroup ? -pid : pid, signal)
     }
 
     /// Waits for the process to end and returns its exit status (or 128+signal).

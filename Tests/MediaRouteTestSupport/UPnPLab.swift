@@ -128,7 +128,9 @@ public final class NamespaceLab: Sendable {
         var fd: Int32? = nil
         if let log { fd = open(directory + "/" + log, O_WRONLY | O_CREAT | O_TRUNC, 0o644) }
         defer { if let fd { close(fd) } }
-        let process = try ChildProcess(["/usr/sbin/ip", "netns", "exec", room.namespace] + arguments, outputFD: fd, environment: environment)
+        // A group of its own: the lab's kill also ends what a shell started in the background.
+        let process = try ChildProcess(["/usr/sbin/ip", "netns", "exec", room.namespace] + arguments, outputFD: fd, environment: environment,
+                                       ownProcessGroup: true)
         processes.withLock { $0.append(process) }
         return process
     }

@@ -185,3 +185,34 @@ struct LiveRendererTests {
         await system.shutdown()
     }
 }
+
+/// The lab's own promise: a test that ends early leaves no process behind.
+@Suite(.serialized, .timeLimit(.minutes(1)), .enabled(if: NamespaceLab.renderersAvailable))
+struct NamespaceLabCleanupTests {
+    /// Every process whose command line names `text` (the lab's directory is unique to it).
+    static func processes(naming text: String) -> [String] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.filter { $0.allSatisfy(\.isNumber) }.compactMap { pid -> String? in
+            guard let raw = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return nil }
+            let line = String(decoding: raw.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
+            return line.contains(text) ? "\(pid): \(line)" : nil
+        }
+    }
+
+    /// A recording gmediarender never asked to play: the recorder its shell started in the
+    /// background waits on the FIFO for a writer that never comes. The lab's end kills it too.
+    @Test func aRecordingRendererThatNeverPlayedLeavesNoProcessBehind() throws {
+        var lab: NamespaceLab? = try NamespaceLab()
+        let directory = try #require(lab).path("")
+        let output = TimedOutput(pcmPath: try #require(lab).path("renderer.pcm"), timesPath: try #require(lab).path("renderer-times.txt"))
+        try #require(lab).gmediarender(in: try #require(lab).rooms[0], name: "Den Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000039", recording: output)
+        #expect(!Self.processes(naming: directory).isEmpty, "the renderer and its recorder run")
+        lab = nil
+        var left = Self.processes(naming: directory)
+        for _ in 0..<100 where !left.isEmpty {
+            usleep(20_000)
+            left = Self.processes(naming: directory)
+        }
+        #expect(left.isEmpty, "left behind: \(left)")
+    }
+}
