@@ -395,4 +395,71 @@ static inline int mr_flac_encode(struct mr_av_encoder *encoder, const uint8_t *p
     if (result < 0) return result;
     return mr_av_encoder_receive(encoder, out, capacity);
 }
+
+/*
+ * MP3 (live streams to renderers that list only `audio/mpeg`): FFmpeg's `libmp3lame` encoder
+ * (Debian's libavcodec links LAME) of 16-bit PCM, 1 152 frames an MP3 frame, constant
+ * `bit_rate`. The bit reservoir is off, so that every frame decodes on its own: a renderer
+ * that joins the stream mid-way starts at any frame.
+ */
+static inline void mr_mp3_close(struct mr_av_encoder *encoder) { mr_av_encoder_close(encoder); }
+
+/* An encoder, or NULL with the reason in `error`. */
+static inline struct mr_av_encoder *mr_mp3_open(int sample_rate, int channels, int bit_rate, char *error, size_t size) {
+    const AVCodec *codec = NULL;
+    struct mr_av_encoder *encoder = mr_av_encoder_new(AV_CODEC_ID_MP3, "MP3", channels, &codec, error, size);
+    if (!encoder) return NULL;
+    struct mr_av_api *api = mr_av();
+    AVCodecContext *context = encoder->context;
+    context->sample_rate = sample_rate;
+    context->sample_fmt = AV_SAMPLE_FMT_S16P;
+    context->bit_rate = bit_rate;
+    api->channel_layout_default(&context->ch_layout, channels);
+    context->time_base = (AVRational){1, sample_rate};
+    AVDictionary *options = NULL;
+    api->dict_set(&options, "reservoir", "0", 0);
+    int result = api->open2(context, codec, &options);
+    api->dict_free(&options);
+    if (result < 0) {
+        snprintf(error, size, "the MP3 encoder did not open (error %d)", result);
+        mr_mp3_close(encoder);
+        return NULL;
+    }
+    if (context->frame_size != 1152 || mr_av_encoder_frame(encoder, AV_SAMPLE_FMT_S16P, context->frame_size) != 0) {
+        snprintf(error, size, "the MP3 encoder did not take 1152-frame blocks");
+        mr_mp3_close(encoder);
+        return NULL;
+    }
+    return encoder;
+}
+
+/*
+ * Encodes one block of 1 152 interleaved S16LE frames and writes every MP3 frame the encoder
+ * has ready into `out` (LAME holds the first ones back): their length, 0 when none was ready,
+ * or a negative FFmpeg error.
+ */
+static inline int mr_mp3_encode(struct mr_av_encoder *encoder, const uint8_t *pcm, uint8_t *out, int capacity) {
+    struct mr_av_api *api = mr_av();
+    AVFrame *frame = encoder->frame;
+    int result = api->frame_make_writable(frame);
+    if (result < 0) return result;
+    int frames = encoder->context->frame_size;
+    int channels = encoder->channels;
+    for (int channel = 0; channel < channels; channel++) {
+        int16_t *plane = (int16_t *)frame->extended_data[channel];
+        for (int index = 0; index < frames; index++) {
+            const uint8_t *sample = pcm + ((size_t)index * (size_t)channels + (size_t)channel) * 2;
+            plane[index] = (int16_t)(uint16_t)(sample[0] | (sample[1] << 8));
+        }
+    }
+    result = api->send_frame(encoder->context, frame);
+    if (result < 0) return result;
+    int written = 0;
+    for (;;) {
+        int length = mr_av_encoder_receive(encoder, out + written, capacity - written);
+        if (length < 0) return length;
+        if (length == 0) return written;
+        written += length;
+    }
+}
 #endif

@@ -2,7 +2,8 @@
 ///
 /// Ordered by the latency they allow: LPCM and WAV are the samples themselves (a renderer
 /// that fills its buffer by bytes starts soonest on them), FLAC is lossless at about half
-/// the bytes but each frame waits for its 4 096 samples.
+/// the bytes but each frame waits for its 1 152 samples, and MP3 (for devices that take
+/// nothing else) waits as long and LAME holds its first frames back besides.
 public enum LiveAudioEncoding: String, Sendable, CaseIterable, CustomStringConvertible {
     /// DLNA's LPCM: `audio/L16;rate=…;channels=…`, 16-bit big-endian samples, no header.
     case lpcm
@@ -11,6 +12,9 @@ public enum LiveAudioEncoding: String, Sendable, CaseIterable, CustomStringConve
     /// FLAC (`audio/flac`): lossless at about half the bytes, for devices that list no PCM;
     /// FFmpeg's encoder (``FLACLiveEncoder``), each frame a place a device may start.
     case flac
+    /// MP3 (`audio/mpeg`) at 320 kbit/s, for devices that list none of the above; FFmpeg's
+    /// `libmp3lame` (``MP3LiveEncoder``), each frame a place a device may start.
+    case mp3
 
     public var description: String { rawValue }
 
@@ -20,11 +24,12 @@ public enum LiveAudioEncoding: String, Sendable, CaseIterable, CustomStringConve
         case .lpcm: "LPCM"
         case .wav: "WAV"
         case .flac: "FLAC"
+        case .mp3: "MP3"
         }
     }
 
     /// The preference when a device takes several: the lowest latency first.
-    public static let latencyOrder: [LiveAudioEncoding] = [.lpcm, .wav, .flac]
+    public static let latencyOrder: [LiveAudioEncoding] = [.lpcm, .wav, .flac, .mp3]
 
     /// The Content-Type of a stream of `channels` at `sampleRate`.
     public func mimeType(sampleRate: Int, channels: Int) -> String {
@@ -32,14 +37,17 @@ public enum LiveAudioEncoding: String, Sendable, CaseIterable, CustomStringConve
         case .lpcm: "audio/L16;rate=\(sampleRate);channels=\(channels)"
         case .wav: "audio/wav"
         case .flac: "audio/flac"
+        case .mp3: "audio/mpeg"
         }
     }
 
     /// The DLNA media format profile (`DLNA.ORG_PN`), where the stream is one: LPCM is defined
-    /// for 44.1 and 48 kHz, mono or stereo; WAV has none.
+    /// for 44.1 and 48 kHz, mono or stereo, MP3 for MPEG-1 Layer III (32, 44.1, 48 kHz); WAV
+    /// and FLAC have none.
     public func dlnaProfile(sampleRate: Int, channels: Int) -> String? {
         switch self {
         case .lpcm: [44_100, 48_000].contains(sampleRate) && (1...2).contains(channels) ? "LPCM" : nil
+        case .mp3: [32_000, 44_100, 48_000].contains(sampleRate) && (1...2).contains(channels) ? "MP3" : nil
         case .wav, .flac: nil
         }
     }
@@ -47,8 +55,8 @@ public enum LiveAudioEncoding: String, Sendable, CaseIterable, CustomStringConve
     /// The bytes of one PCM frame on the wire (the samples FLAC encodes, for FLAC).
     public func bytesPerFrame(channels: Int) -> Int { 2 * channels }
 
-    /// Whether the bytes on the wire are the samples at a constant rate (not FLAC's frames).
-    public var isPCM: Bool { self != .flac }
+    /// Whether the bytes on the wire are the samples at a constant rate (not FLAC's or MP3's frames).
+    public var isPCM: Bool { self == .lpcm || self == .wav }
 
     /// The file name extension of a stream in this encoding.
     public var fileExtension: String {
@@ -56,6 +64,7 @@ public enum LiveAudioEncoding: String, Sendable, CaseIterable, CustomStringConve
         case .lpcm: "pcm"
         case .wav: "wav"
         case .flac: "flac"
+        case .mp3: "mp3"
         }
     }
 
@@ -78,6 +87,8 @@ public enum LiveAudioEncoding: String, Sendable, CaseIterable, CustomStringConve
             return ["audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave"].contains(type)
         case .flac:
             return type == "audio/flac" || type == "audio/x-flac"
+        case .mp3:
+            return type == "audio/mpeg" || type == "audio/mp3" || type == "audio/x-mpeg"
         }
     }
 

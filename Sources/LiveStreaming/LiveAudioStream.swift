@@ -44,13 +44,14 @@ public final class LiveAudioStream: Sendable {
     /// How much audio the latest append carried (µs): delivery's period, what a reader gets at
     /// least at once (see ``response(to:)``).
     private let latestHandOver = Atomic<Int64>(0)
-    /// Why a FLAC stream has no encoder (it then takes no buffers); nil otherwise.
-    public let encoderFailure: FLACLiveEncoderError?
-    /// FLAC's encoder and the samples waiting for a whole block, with the first one's time.
-    private let flac: Mutex<FLACState?>
+    /// Why a compressed (FLAC, MP3) stream has no encoder (it then takes no buffers); nil otherwise.
+    public let encoderFailure: LiveAudioEncoderError?
+    /// The encoder of a compressed stream and the samples waiting for a whole block, with the
+    /// first one's time.
+    private let frames: Mutex<FrameState?>
 
-    private struct FLACState {
-        let encoder: FLACLiveEncoder
+    private struct FrameState {
+        let encoder: any LiveFrameEncoder
         var pending: [UInt8] = []
         var pendingStart: Duration = .zero
         var encodedBytes: UInt64 = 0
@@ -74,23 +75,26 @@ public final class LiveAudioStream: Sendable {
             Int(Double(bytesPerSecond) * (Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18))
         }
         var header = encoding.header(sampleRate: sampleRate, channels: channels)
-        if encoding == .flac {
-            switch FLACLiveEncoder.make(sampleRate: sampleRate, channels: channels) {
+        if !encoding.isPCM {
+            let made: Result<any LiveFrameEncoder, LiveAudioEncoderError> = encoding == .mp3
+                ? MP3LiveEncoder.make(sampleRate: sampleRate, channels: channels).map { $0 }
+                : FLACLiveEncoder.make(sampleRate: sampleRate, channels: channels).map { $0 }
+            switch made {
             case .success(let encoder):
                 header = encoder.header
-                flac = Mutex(FLACState(encoder: encoder))
+                frames = Mutex(FrameState(encoder: encoder))
                 encoderFailure = nil
             case .failure(let failure):
-                flac = Mutex(nil)
+                frames = Mutex(nil)
                 encoderFailure = failure
             }
-            // FLAC's frames: a reader starts at one, found by its date (the bytes are not paced
-            // by time); the PCM byte rate bounds what is kept.
+            // FLAC's or MP3's frames: a reader starts at one, found by its date (the bytes are
+            // not paced by time); the PCM byte rate bounds what is kept.
             self.bytes = LiveByteStream(
                 configuration: LiveByteStream.Configuration(capacity: bytes(configuration.kept), primeBytes: 0, alignment: 1, startPoints: .marked),
                 header: header)
         } else {
-            flac = Mutex(nil)
+            frames = Mutex(nil)
             encoderFailure = nil
             self.bytes = LiveByteStream(
                 configuration: LiveByteStream.Configuration(
@@ -102,10 +106,10 @@ public final class LiveAudioStream: Sendable {
 
     public var mimeType: String { encoding.mimeType(sampleRate: sampleRate, channels: channels) }
 
-    /// Bits per second on the wire (FLAC's so far; the PCM rate before its first frame).
+    /// Bits per second on the wire (FLAC's or MP3's so far; the PCM rate before its first frame).
     public var bitrate: Int {
         let pcm = sampleRate * encoding.bytesPerFrame(channels: channels) * 8
-        let (bytes, frames) = flac.withLock { ($0?.encodedBytes ?? 0, $0?.encodedFrames ?? 0) }
+        let (bytes, frames) = self.frames.withLock { ($0?.encodedBytes ?? 0, $0?.encodedFrames ?? 0) }
         guard frames > 0 else { return pcm }
         return Int(min(Double(pcm), Double(bytes) * 8 * Double(sampleRate) / Double(frames)))
     }
@@ -121,9 +125,9 @@ public final class LiveAudioStream: Sendable {
         guard takes(buffer.format) else { return false }
         let samples = Self.pcm16(buffer.data, from: buffer.format.encoding, bigEndian: encoding == .lpcm)
         guard !samples.isEmpty else { return false }
-        if encoding == .flac {
+        if !encoding.isPCM {
             guard encoderFailure == nil else { return false }
-            appendFLAC(samples, at: buffer.presentationTime)
+            appendFrames(samples, at: buffer.presentationTime)
         } else {
             bytes.append(samples, presentationTime: buffer.presentationTime)
         }
@@ -131,16 +135,19 @@ public final class LiveAudioStream: Sendable {
         return true
     }
 
-    /// Encodes whole blocks of what waits and `samples` as FLAC frames, each a sync point dated
-    /// by its first sample (what is left waits for the next buffer).
-    private func appendFLAC(_ samples: [UInt8], at time: Duration) {
+    /// Encodes whole blocks of what waits and `samples` as FLAC or MP3 frames, each a sync point
+    /// dated by the first sample of the block that released it (what is left waits for the next
+    /// buffer).
+    private func appendFrames(_ samples: [UInt8], at time: Duration) {
         let bytesPerFrame = encoding.bytesPerFrame(channels: channels)
-        let bytesPerBlock = FLACLiveEncoder.framesPerBlock * bytesPerFrame
-        let blockDuration = Duration.microseconds(Int64(FLACLiveEncoder.framesPerBlock) * 1_000_000 / Int64(max(1, sampleRate)))
-        let frames = flac.withLock { current -> [(bytes: [UInt8], time: Duration)] in
+        let sampleRate = self.sampleRate
+        let frames = self.frames.withLock { current -> [(bytes: [UInt8], time: Duration)] in
             // Taken out and put back: the pending samples are not copied.
             guard var state = current.take() else { return [] }
             defer { current = state }
+            let framesPerBlock = state.encoder.framesPerBlock
+            let bytesPerBlock = framesPerBlock * bytesPerFrame
+            let blockDuration = Duration.microseconds(Int64(framesPerBlock) * 1_000_000 / Int64(max(1, sampleRate)))
             if state.pending.isEmpty { state.pendingStart = time }
             state.pending.append(contentsOf: samples)
             var frames: [(bytes: [UInt8], time: Duration)] = []
@@ -151,7 +158,7 @@ public final class LiveAudioStream: Sendable {
                 if !frame.isEmpty {
                     frames.append((frame, state.pendingStart))
                     state.encodedBytes &+= UInt64(frame.count)
-                    state.encodedFrames &+= UInt64(FLACLiveEncoder.framesPerBlock)
+                    state.encodedFrames &+= UInt64(framesPerBlock)
                 }
                 state.pendingStart += blockDuration
             }

@@ -163,7 +163,9 @@ import Testing
         #expect(LiveAudioEncoding.choose(from: lists, sampleRate: 48_000, channels: 2) == .wav)
         #expect(LiveAudioEncoding.choose(from: lists, sampleRate: 44_100, channels: 1) == .wav)
         #expect(LiveAudioEncoding.choose(from: ["audio/l16"], sampleRate: 48_000, channels: 1) == .lpcm)
-        #expect(LiveAudioEncoding.choose(from: ["audio/mpeg", "video/mp4"], sampleRate: 44_100, channels: 2) == nil)
+        // MP3 when it is all a device takes; nothing for what MediaRoute does not encode live.
+        #expect(LiveAudioEncoding.choose(from: ["audio/mpeg", "video/mp4"], sampleRate: 44_100, channels: 2) == .mp3)
+        #expect(LiveAudioEncoding.choose(from: ["audio/mp4", "video/mp4", "audio/ogg"], sampleRate: 44_100, channels: 2) == nil)
         #expect(LiveAudioEncoding.choose(from: lists, sampleRate: 44_100, channels: 2, preference: [.wav, .lpcm]) == .wav)
         #expect(LiveAudioEncoding.lpcm.dlnaProfile(sampleRate: 44_100, channels: 2) == "LPCM")
         #expect(LiveAudioEncoding.lpcm.dlnaProfile(sampleRate: 32_000, channels: 2) == nil)

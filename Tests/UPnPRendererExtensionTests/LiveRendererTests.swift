@@ -110,6 +110,12 @@ struct LiveRendererTests {
         try await expectToneIntact(as: .flac, name: "Den FLAC Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000024")
     }
 
+    /// MP3, for renderers that list only `audio/mpeg` (forced here), encoded by LAME through
+    /// FFmpeg and decoded by the renderer's GStreamer: the tone comes out intact.
+    @Test func aToneStreamedAsMP3ComesOutIntact() async throws {
+        try await expectToneIntact(as: .mp3, name: "Den MP3 Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000025")
+    }
+
     @Test func aRendererKilledMidStreamEndsTheRouteWithAnEvent() async throws {
         let rig = try await makeRig(name: "Hall Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000021")
         let device = try await device(rig)

@@ -1,0 +1,82 @@
+import Foundation
+import LiveStreaming
+import MediaRouteTestSupport
+import RoutingModel
+import Testing
+
+/// MP3 live streams on bytes: FFmpeg's `libmp3lame` (opened at run time), checked with FFmpeg's
+/// decoder from Debian, for a reader from the start and one that joins mid-stream.
+@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg")))
+struct MP3LiveStreamTests {
+    let flac = FLACLiveStreamTests()
+
+    /// Decoded back to 16-bit stereo by `ffmpeg -f mp3`.
+    func decode(_ mp3: [UInt8]) throws -> [UInt8] {
+        try runTool("/usr/bin/ffmpeg", ["-v", "error", "-f", "mp3", "-i", "pipe:0", "-f", "s16le", "-ac", "2", "-ar", "44100", "pipe:1"], input: mp3)
+    }
+
+    /// The MPEG audio frame headers in `bytes`: (offset, bit rate kbit/s, sample rate) of each.
+    func frameHeaders(_ bytes: [UInt8]) -> [(offset: Int, kbps: Int, rate: Int)] {
+        let rates = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 0]
+        let sampleRates = [44_100, 48_000, 32_000, 0]
+        var found: [(Int, Int, Int)] = []
+        var offset = 0
+        while offset + 4 <= bytes.count {
+            // MPEG-1 Layer III: sync (11 bits), version 11, layer 01.
+            guard bytes[offset] == 0xFF, bytes[offset + 1] & 0xFE == 0xFA else { break }
+            let kbps = rates[Int(bytes[offset + 2] >> 4)]
+            let rate = sampleRates[Int(bytes[offset + 2] >> 2 & 3)]
+            let padding = Int(bytes[offset + 2] >> 1 & 1)
+            guard kbps > 0, rate > 0 else { break }
+            found.append((offset, kbps, rate))
+            offset += 144 * kbps * 1000 / rate + padding
+        }
+        return found
+    }
+
+    @Test func aToneEncodedAsMP3DecodesBackAndEveryFrameStandsAlone() throws {
+        let stream = LiveAudioStream(encoding: .mp3, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero), now: { .seconds(10) })
+        try #require(stream.encoderFailure == nil, "libavcodec's MP3 encoder (libmp3lame): \(stream.encoderFailure.map { "\($0)" } ?? "")")
+        #expect(stream.mimeType == "audio/mpeg")
+        #expect(LiveAudioEncoding.mp3.dlnaProfile(sampleRate: 44_100, channels: 2) == "MP3")
+        let reader = stream.bytes.makeReader(playingFrom: .seconds(10))
+        flac.feed(stream, seconds: 3)
+        stream.finish()
+        let bytes = flac.readAll(reader)
+        // Nothing but MPEG-1 Layer III frames at 320 kbit/s, 44.1 kHz, back to back.
+        let headers = frameHeaders(bytes)
+        #expect(headers.count > 100, "\(headers.count) frames")
+        #expect(headers.allSatisfy { $0.kbps == 320 && $0.rate == 44_100 })
+        let last = try #require(headers.last)
+        #expect(last.offset + 144 * 320_000 / 44_100 + 1 >= bytes.count, "the frames cover the stream (\(bytes.count) bytes)")
+        // No bit reservoir: every frame's main_data_begin (the first 9 bits after the 4-byte
+        // header, no CRC) is 0, so a device may start at any frame.
+        #expect(headers.allSatisfy { bytes[$0.offset + 4] == 0 && bytes[$0.offset + 5] & 0x80 == 0 })
+        let decoded = try decode(bytes)
+        #expect(decoded.count > 2 * 44_100 * 4, "\(decoded.count) bytes decoded")
+        #expect(correlationWithTone(leftChannel(decoded)) >= 0.99)
+        #expect(stream.bitrate > 300_000 && stream.bitrate <= 330_000, "\(stream.bitrate) bit/s")
+    }
+
+    /// A device that connects later starts at an MP3 frame and decodes from there.
+    @Test func aReaderJoiningMidStreamStartsAtAFrame() throws {
+        let stream = LiveAudioStream(encoding: .mp3, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero), now: { .seconds(10) })
+        try #require(stream.encoderFailure == nil)
+        flac.feed(stream, seconds: 2)
+        let reader = stream.bytes.makeReader(playingFrom: .seconds(11))
+        flac.feed(stream, seconds: 1)
+        stream.finish()
+        let bytes = flac.readAll(reader)
+        #expect(bytes.count > 2 && bytes[0] == 0xFF && bytes[1] & 0xFE == 0xFA, "starts with a frame header")
+        let decoded = try decode(bytes)
+        let frames = decoded.count / 4
+        #expect(frames > 44_100 && frames < 2 * 44_100 + 4_608, "\(frames) frames")
+        #expect(correlationWithTone(leftChannel(decoded)) >= 0.99)
+    }
+
+    @Test func aRendererListingOnlyMPEGGetsMP3() {
+        #expect(LiveAudioEncoding.choose(from: ["audio/mpeg"], sampleRate: 44_100, channels: 2) == .mp3)
+        #expect(LiveAudioEncoding.choose(from: ["audio/mpeg", "audio/flac"], sampleRate: 44_100, channels: 2) == .flac)
+        #expect(LiveAudioEncoding.choose(from: ["audio/mp4"], sampleRate: 44_100, channels: 2) == nil)
+    }
+}
