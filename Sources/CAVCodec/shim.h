@@ -131,8 +131,13 @@ static inline void mr_av_encoder_close(struct mr_av_encoder *encoder) {
     free(encoder);
 }
 
-/* The encoder `id` (named `name` in errors) with its context, frame and packet allocated, not opened; NULL with the reason. */
-static inline struct mr_av_encoder *mr_av_encoder_new(enum AVCodecID id, const char *name, int channels, const AVCodec **found, char *error, size_t size) {
+/*
+ * The encoder `id` (named `name` in errors) with its context, frame and packet allocated and
+ * the context set to `sample_rate`, `format` and `channels` (the default layout), not opened;
+ * NULL with the reason.
+ */
+static inline struct mr_av_encoder *mr_av_encoder_new(enum AVCodecID id, const char *name, int sample_rate, enum AVSampleFormat format, int channels,
+                                                      const AVCodec **found, char *error, size_t size) {
     if (mr_av_open(error, size) != 0) return NULL;
     struct mr_av_api *api = mr_av();
     const AVCodec *codec = api->find_encoder(id);
@@ -154,8 +159,32 @@ static inline struct mr_av_encoder *mr_av_encoder_new(enum AVCodecID id, const c
         mr_av_encoder_close(encoder);
         return NULL;
     }
+    encoder->context->sample_rate = sample_rate;
+    encoder->context->sample_fmt = format;
+    api->channel_layout_default(&encoder->context->ch_layout, channels);
+    encoder->context->time_base = (AVRational){1, sample_rate};
     *found = codec;
     return encoder;
+}
+
+/* The opened encoder's extradata (ALAC's magic cookie, FLAC's STREAMINFO): its length, or -1 when it does not fit. */
+static inline int mr_av_encoder_extradata(struct mr_av_encoder *encoder, uint8_t *out, int capacity) {
+    AVCodecContext *context = encoder->context;
+    if (!context->extradata || context->extradata_size > capacity) return -1;
+    memcpy(out, context->extradata, (size_t)context->extradata_size);
+    return context->extradata_size;
+}
+
+/* Copies `frames` interleaved S16LE frames of `pcm` into the encoder's planar 16-bit frame. */
+static inline void mr_av_encoder_fill_s16p(struct mr_av_encoder *encoder, const uint8_t *pcm, int frames) {
+    int channels = encoder->channels;
+    for (int channel = 0; channel < channels; channel++) {
+        int16_t *plane = (int16_t *)encoder->frame->extended_data[channel];
+        for (int index = 0; index < frames; index++) {
+            const uint8_t *sample = pcm + ((size_t)index * (size_t)channels + (size_t)channel) * 2;
+            plane[index] = (int16_t)(uint16_t)(sample[0] | (sample[1] << 8));
+        }
+    }
 }
 
 /* Gives the opened encoder's frame `samples` samples of `format` in its context's layout; 0, or -1 (out of memory). */
@@ -192,14 +221,10 @@ static inline void mr_alac_close(struct mr_av_encoder *encoder) { mr_av_encoder_
 /* An encoder, or NULL with the reason in `error`. */
 static inline struct mr_av_encoder *mr_alac_open(int sample_rate, int channels, int frames_per_packet, char *error, size_t size) {
     const AVCodec *codec = NULL;
-    struct mr_av_encoder *encoder = mr_av_encoder_new(AV_CODEC_ID_ALAC, "ALAC", channels, &codec, error, size);
+    struct mr_av_encoder *encoder = mr_av_encoder_new(AV_CODEC_ID_ALAC, "ALAC", sample_rate, AV_SAMPLE_FMT_S16P, channels, &codec, error, size);
     if (!encoder) return NULL;
     struct mr_av_api *api = mr_av();
     AVCodecContext *context = encoder->context;
-    context->sample_rate = sample_rate;
-    context->sample_fmt = AV_SAMPLE_FMT_S16P;
-    api->channel_layout_default(&context->ch_layout, channels);
-    context->time_base = (AVRational){1, sample_rate};
     int result = api->open2(context, codec, NULL);
     if (result < 0) {
         snprintf(error, size, "the ALAC encoder did not open (error %d)", result);
@@ -228,12 +253,7 @@ static inline struct mr_av_encoder *mr_alac_open(int sample_rate, int channels, 
 }
 
 /* The encoder's ALAC magic cookie (its configuration, 36 bytes); its length, or -1 when it does not fit. */
-static inline int mr_alac_cookie(struct mr_av_encoder *encoder, uint8_t *out, int capacity) {
-    AVCodecContext *context = encoder->context;
-    if (!context->extradata || context->extradata_size > capacity) return -1;
-    memcpy(out, context->extradata, (size_t)context->extradata_size);
-    return context->extradata_size;
-}
+static inline int mr_alac_cookie(struct mr_av_encoder *encoder, uint8_t *out, int capacity) { return mr_av_encoder_extradata(encoder, out, capacity); }
 
 /*
  * Encodes `frames` (at most frames_per_packet) interleaved S16LE frames into `out`: the
@@ -246,14 +266,7 @@ static inline int mr_alac_encode(struct mr_av_encoder *encoder, const uint8_t *p
     int result = api->frame_make_writable(frame);
     if (result < 0) return result;
     frame->nb_samples = frames;
-    int channels = encoder->channels;
-    for (int channel = 0; channel < channels; channel++) {
-        int16_t *plane = (int16_t *)frame->extended_data[channel];
-        for (int index = 0; index < frames; index++) {
-            const uint8_t *sample = pcm + ((size_t)index * (size_t)channels + (size_t)channel) * 2;
-            plane[index] = (int16_t)(uint16_t)(sample[0] | (sample[1] << 8));
-        }
-    }
+    mr_av_encoder_fill_s16p(encoder, pcm, frames);
     result = api->send_frame(encoder->context, frame);
     if (result < 0) return result;
     return mr_av_encoder_receive(encoder, out, capacity);
@@ -271,16 +284,13 @@ static inline void mr_aac_close(struct mr_av_encoder *encoder) { mr_av_encoder_c
  */
 static inline struct mr_av_encoder *mr_aac_open(int sample_rate, int channels, int bit_rate, const char *coder, char *error, size_t size) {
     const AVCodec *codec = NULL;
-    struct mr_av_encoder *encoder = mr_av_encoder_new(AV_CODEC_ID_AAC, "AAC", channels, &codec, error, size);
+    // FLTP: the only format FFmpeg's native encoder takes.
+    struct mr_av_encoder *encoder = mr_av_encoder_new(AV_CODEC_ID_AAC, "AAC", sample_rate, AV_SAMPLE_FMT_FLTP, channels, &codec, error, size);
     if (!encoder) return NULL;
     struct mr_av_api *api = mr_av();
     AVCodecContext *context = encoder->context;
-    context->sample_rate = sample_rate;
-    context->sample_fmt = AV_SAMPLE_FMT_FLTP;  // the only format FFmpeg's native encoder takes
     context->bit_rate = bit_rate;
     context->profile = FF_PROFILE_AAC_LOW;
-    api->channel_layout_default(&context->ch_layout, channels);
-    context->time_base = (AVRational){1, sample_rate};
     AVDictionary *options = NULL;
     if (coder) api->dict_set(&options, "aac_coder", coder, 0);
     int result = api->open2(context, codec, &options);
@@ -349,14 +359,10 @@ static inline void mr_flac_close(struct mr_av_encoder *encoder) { mr_av_encoder_
 /* An encoder, or NULL with the reason in `error`. */
 static inline struct mr_av_encoder *mr_flac_open(int sample_rate, int channels, int frame_size, int compression_level, char *error, size_t size) {
     const AVCodec *codec = NULL;
-    struct mr_av_encoder *encoder = mr_av_encoder_new(AV_CODEC_ID_FLAC, "FLAC", channels, &codec, error, size);
+    struct mr_av_encoder *encoder = mr_av_encoder_new(AV_CODEC_ID_FLAC, "FLAC", sample_rate, AV_SAMPLE_FMT_S16, channels, &codec, error, size);
     if (!encoder) return NULL;
     struct mr_av_api *api = mr_av();
     AVCodecContext *context = encoder->context;
-    context->sample_rate = sample_rate;
-    context->sample_fmt = AV_SAMPLE_FMT_S16;
-    api->channel_layout_default(&context->ch_layout, channels);
-    context->time_base = (AVRational){1, sample_rate};
     context->frame_size = frame_size;
     context->compression_level = compression_level;
     int result = api->open2(context, codec, NULL);
@@ -374,12 +380,7 @@ static inline struct mr_av_encoder *mr_flac_open(int sample_rate, int channels, 
 }
 
 /* The stream's STREAMINFO (34 bytes, written by the encoder when it opens); its length, or -1 when it does not fit. */
-static inline int mr_flac_streaminfo(struct mr_av_encoder *encoder, uint8_t *out, int capacity) {
-    AVCodecContext *context = encoder->context;
-    if (!context->extradata || context->extradata_size > capacity) return -1;
-    memcpy(out, context->extradata, (size_t)context->extradata_size);
-    return context->extradata_size;
-}
+static inline int mr_flac_streaminfo(struct mr_av_encoder *encoder, uint8_t *out, int capacity) { return mr_av_encoder_extradata(encoder, out, capacity); }
 
 /*
  * Encodes one block of `frame_size` interleaved S16LE frames into `out`: the FLAC frame's
@@ -407,15 +408,11 @@ static inline void mr_mp3_close(struct mr_av_encoder *encoder) { mr_av_encoder_c
 /* An encoder, or NULL with the reason in `error`. */
 static inline struct mr_av_encoder *mr_mp3_open(int sample_rate, int channels, int bit_rate, char *error, size_t size) {
     const AVCodec *codec = NULL;
-    struct mr_av_encoder *encoder = mr_av_encoder_new(AV_CODEC_ID_MP3, "MP3", channels, &codec, error, size);
+    struct mr_av_encoder *encoder = mr_av_encoder_new(AV_CODEC_ID_MP3, "MP3", sample_rate, AV_SAMPLE_FMT_S16P, channels, &codec, error, size);
     if (!encoder) return NULL;
     struct mr_av_api *api = mr_av();
     AVCodecContext *context = encoder->context;
-    context->sample_rate = sample_rate;
-    context->sample_fmt = AV_SAMPLE_FMT_S16P;
     context->bit_rate = bit_rate;
-    api->channel_layout_default(&context->ch_layout, channels);
-    context->time_base = (AVRational){1, sample_rate};
     AVDictionary *options = NULL;
     api->dict_set(&options, "reservoir", "0", 0);
     int result = api->open2(context, codec, &options);
@@ -443,15 +440,7 @@ static inline int mr_mp3_encode(struct mr_av_encoder *encoder, const uint8_t *pc
     AVFrame *frame = encoder->frame;
     int result = api->frame_make_writable(frame);
     if (result < 0) return result;
-    int frames = encoder->context->frame_size;
-    int channels = encoder->channels;
-    for (int channel = 0; channel < channels; channel++) {
-        int16_t *plane = (int16_t *)frame->extended_data[channel];
-        for (int index = 0; index < frames; index++) {
-            const uint8_t *sample = pcm + ((size_t)index * (size_t)channels + (size_t)channel) * 2;
-            plane[index] = (int16_t)(uint16_t)(sample[0] | (sample[1] << 8));
-        }
-    }
+    mr_av_encoder_fill_s16p(encoder, pcm, encoder->context->frame_size);
     result = api->send_frame(encoder->context, frame);
     if (result < 0) return result;
     int written = 0;

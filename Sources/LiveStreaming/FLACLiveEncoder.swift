@@ -29,8 +29,7 @@ final class FLACLiveEncoder: LiveFrameEncoder {
         guard (1...8).contains(channels), (1...655_350).contains(sampleRate),
             let encoder = mr_flac_open(Int32(sampleRate), Int32(channels), Int32(framesPerBlock), compressionLevel, &error, error.count)
         else {
-            let reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            return .failure(LiveAudioEncoderError(reason: reason.isEmpty ? "no FLAC encoder for \(channels) channels at \(sampleRate) Hz" : reason))
+            return .failure(LiveAudioEncoderError(reported: error, otherwise: "no FLAC encoder for \(channels) channels at \(sampleRate) Hz"))
         }
         var streamInfo = [UInt8](repeating: 0, count: 64)
         let length = mr_flac_streaminfo(encoder, &streamInfo, Int32(streamInfo.count))
@@ -84,4 +83,14 @@ protocol LiveFrameEncoder: AnyObject {
 public struct LiveAudioEncoderError: Error, Sendable, Hashable, CustomStringConvertible {
     public let reason: String
     public var description: String { reason }
+
+    public init(reason: String) {
+        self.reason = reason
+    }
+
+    /// The reason the shim wrote into `reported` (a C string), or `otherwise` when it wrote none.
+    init(reported: [CChar], otherwise: String) {
+        let text = String(decoding: reported.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        reason = text.isEmpty ? otherwise : text
+    }
 }

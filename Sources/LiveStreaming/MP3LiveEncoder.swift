@@ -29,8 +29,7 @@ final class MP3LiveEncoder: LiveFrameEncoder {
         guard (1...2).contains(channels), [32_000, 44_100, 48_000].contains(sampleRate),
             let encoder = mr_mp3_open(Int32(sampleRate), Int32(channels), bitRate, &error, error.count)
         else {
-            let reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            return .failure(LiveAudioEncoderError(reason: reason.isEmpty ? "no MP3 encoder for \(channels) channels at \(sampleRate) Hz" : reason))
+            return .failure(LiveAudioEncoderError(reported: error, otherwise: "no MP3 encoder for \(channels) channels at \(sampleRate) Hz"))
         }
         return .success(MP3LiveEncoder(encoder: encoder, bytesPerBlock: framesPerBlock * channels * 2))
     }

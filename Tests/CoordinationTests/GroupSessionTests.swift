@@ -126,16 +126,23 @@ extension GroupSessionTests {
 }
 
 extension GroupSessionTests {
+    /// Boxes a and b (not joined yet) that drop a silent participant after 9 s, each with a
+    /// paused player of an hour's item and its coordinator.
+    func twoPausedPlayers() async -> (
+        GroupSession<WatchTogether>, GroupSession<WatchTogether>, PlaybackControl, PlaybackControl, PlaybackCoordinator, PlaybackCoordinator
+    ) {
+        let sessions = ["a", "b"].map {
+            GroupSession(activity: WatchTogether(movie: "m"), localParticipant: ParticipantID($0), medium: medium, clock: clock, vanishAfter: .seconds(9))
+        }
+        let players = [PlaybackControl(clock: clock), PlaybackControl(clock: clock)]
+        for player in players { player.update { $0.state = .paused; $0.timeRange = 0...3600 } }
+        let coordinatorA = await sessions[0].makePlaybackCoordinator(for: players[0])
+        let coordinatorB = await sessions[1].makePlaybackCoordinator(for: players[1])
+        return (sessions[0], sessions[1], players[0], players[1], coordinatorA, coordinatorB)
+    }
+
     @Test func aHealedPartitionAdoptsTheNewestPlaybackState() async {
-        let a = GroupSession(activity: WatchTogether(movie: "m"), localParticipant: ParticipantID("a"), medium: medium,
-                             clock: clock, vanishAfter: .seconds(9))
-        let b = GroupSession(activity: WatchTogether(movie: "m"), localParticipant: ParticipantID("b"), medium: medium,
-                             clock: clock, vanishAfter: .seconds(9))
-        let playerA = PlaybackControl(clock: clock)
-        let playerB = PlaybackControl(clock: clock)
-        for player in [playerA, playerB] { player.update { $0.state = .paused; $0.timeRange = 0...3600 } }
-        let coordinatorA = await a.makePlaybackCoordinator(for: playerA)
-        let coordinatorB = await b.makePlaybackCoordinator(for: playerB)
+        let (a, b, playerA, playerB, coordinatorA, coordinatorB) = await twoPausedPlayers()
         await a.join()
         await b.join()
         #expect(await eventually { await a.participants.count == 2 })
@@ -161,15 +168,7 @@ extension GroupSessionTests {
     /// re-introduction (a heard b first) before any heartbeat of a's: b must still
     /// see a as returning and send its own state, or the newer change (b's) is lost.
     @Test func aHealedPartitionExchangesStateWhicheverSideHearsTheOtherFirst() async {
-        let a = GroupSession(activity: WatchTogether(movie: "m"), localParticipant: ParticipantID("a"), medium: medium,
-                             clock: clock, vanishAfter: .seconds(9))
-        let b = GroupSession(activity: WatchTogether(movie: "m"), localParticipant: ParticipantID("b"), medium: medium,
-                             clock: clock, vanishAfter: .seconds(9))
-        let playerA = PlaybackControl(clock: clock)
-        let playerB = PlaybackControl(clock: clock)
-        for player in [playerA, playerB] { player.update { $0.state = .paused; $0.timeRange = 0...3600 } }
-        let coordinatorA = await a.makePlaybackCoordinator(for: playerA)
-        let coordinatorB = await b.makePlaybackCoordinator(for: playerB)
+        let (a, b, playerA, playerB, coordinatorA, coordinatorB) = await twoPausedPlayers()
         // a's heartbeats fall at 3, 6, 9 s; b's at 1.5 s past each of them.
         await a.join()
         await run(clock, until: clock.now() + .milliseconds(1500))
