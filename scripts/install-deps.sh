@@ -32,6 +32,8 @@ packages=(
   # (GStreamer's base/good plugins play and fetch the test media); gupnp-tools' gssdp-discover is a
   # benchmark peer.
   libexpat1-dev gmediarender rygel rygel-playbin gstreamer1.0-plugins-base gstreamer1.0-plugins-good gupnp-tools
+  # GStreamer's bad plugins: faad, the AAC decoder gmediarender plays the AAC live stream with.
+  gstreamer1.0-plugins-bad
   # AirPlay: shairport-sync 3.3.8 is the real receiver the RAOP tests start in a network namespace,
   # with an Avahi of its own there (avahi-daemon; neither runs as a service of the machine).
   shairport-sync avahi-daemon

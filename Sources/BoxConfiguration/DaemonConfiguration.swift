@@ -64,7 +64,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var groupOffsets: [String: Double] = [:]
 
     /// `[audio] live-formats = Den TV: wav`: the encoding of the live stream a device that
-    /// fetches URLs (UPnP, Cast) is sent the box's audio in (`lpcm`, `wav`, `flac` or `mp3`), by its name,
+    /// fetches URLs (UPnP, Cast) is sent the box's audio in (`lpcm`, `wav`, `flac`, `mp3` or `aac`), by its name,
     /// whatever it lists.
     public var liveFormats: [String: String] = [:]
     /// `[audio] live-framing = chunked, Den TV: length`: how a live response's length is told
@@ -77,7 +77,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// the box maker for a renderer that reports no precise position).
     public var liveLatencies: [String: Double] = [:]
     /// The encodings and framings the `live-…` keys take.
-    public static let liveFormatNames = ["lpcm", "wav", "flac", "mp3"]
+    public static let liveFormatNames = ["lpcm", "wav", "flac", "mp3", "aac"]
     public static let liveFramingNames = ["close", "chunked", "length"]
 
     /// `[http] serve-from = /srv/media, /media`: the directories local files named on the bus

@@ -2,8 +2,8 @@
 ///
 /// Ordered by the latency they allow: LPCM and WAV are the samples themselves (a renderer
 /// that fills its buffer by bytes starts soonest on them), FLAC is lossless at about half
-/// the bytes but each frame waits for its 1 152 samples, and MP3 (for devices that take
-/// nothing else) waits as long and LAME holds its first frames back besides.
+/// the bytes but each frame waits for its 1 152 samples, and MP3 and AAC (for devices that
+/// take nothing else) wait as long and their encoders hold their first frames back besides.
 public enum LiveAudioEncoding: String, Sendable, CaseIterable, CustomStringConvertible {
     /// DLNA's LPCM: `audio/L16;rate=…;channels=…`, 16-bit big-endian samples, no header.
     case lpcm
@@ -15,6 +15,9 @@ public enum LiveAudioEncoding: String, Sendable, CaseIterable, CustomStringConve
     /// MP3 (`audio/mpeg`) at 320 kbit/s, for devices that list none of the above; FFmpeg's
     /// `libmp3lame` (``MP3LiveEncoder``), each frame a place a device may start.
     case mp3
+    /// AAC-LC in ADTS (`audio/aac`) at 256 kbit/s, for devices that list AAC and none of the
+    /// above; FFmpeg's native encoder (``AACLiveEncoder``), each frame a place a device may start.
+    case aac
 
     public var description: String { rawValue }
 
@@ -25,11 +28,12 @@ public enum LiveAudioEncoding: String, Sendable, CaseIterable, CustomStringConve
         case .wav: "WAV"
         case .flac: "FLAC"
         case .mp3: "MP3"
+        case .aac: "AAC"
         }
     }
 
     /// The preference when a device takes several: the lowest latency first.
-    public static let latencyOrder: [LiveAudioEncoding] = [.lpcm, .wav, .flac, .mp3]
+    public static let latencyOrder: [LiveAudioEncoding] = [.lpcm, .wav, .flac, .mp3, .aac]
 
     /// The Content-Type of a stream of `channels` at `sampleRate`.
     public func mimeType(sampleRate: Int, channels: Int) -> String {
@@ -38,6 +42,7 @@ public enum LiveAudioEncoding: String, Sendable, CaseIterable, CustomStringConve
         case .wav: "audio/wav"
         case .flac: "audio/flac"
         case .mp3: "audio/mpeg"
+        case .aac: "audio/aac"
         }
     }
 
@@ -48,6 +53,7 @@ public enum LiveAudioEncoding: String, Sendable, CaseIterable, CustomStringConve
         switch self {
         case .lpcm: [44_100, 48_000].contains(sampleRate) && (1...2).contains(channels) ? "LPCM" : nil
         case .mp3: [32_000, 44_100, 48_000].contains(sampleRate) && (1...2).contains(channels) ? "MP3" : nil
+        case .aac: [32_000, 44_100, 48_000].contains(sampleRate) && (1...2).contains(channels) ? "AAC_ADTS_320" : nil
         case .wav, .flac: nil
         }
     }
@@ -65,6 +71,7 @@ public enum LiveAudioEncoding: String, Sendable, CaseIterable, CustomStringConve
         case .wav: "wav"
         case .flac: "flac"
         case .mp3: "mp3"
+        case .aac: "aac"
         }
     }
 
@@ -89,6 +96,8 @@ public enum LiveAudioEncoding: String, Sendable, CaseIterable, CustomStringConve
             return type == "audio/flac" || type == "audio/x-flac"
         case .mp3:
             return type == "audio/mpeg" || type == "audio/mp3" || type == "audio/x-mpeg"
+        case .aac:
+            return ["audio/aac", "audio/x-aac", "audio/aacp", "audio/vnd.dlna.adts"].contains(type)
         }
     }
 

@@ -44,7 +44,7 @@ public final class LiveAudioStream: Sendable {
     /// How much audio the latest append carried (µs): delivery's period, what a reader gets at
     /// least at once (see ``response(to:)``).
     private let latestHandOver = Atomic<Int64>(0)
-    /// Why a compressed (FLAC, MP3) stream has no encoder (it then takes no buffers); nil otherwise.
+    /// Why a compressed (FLAC, MP3, AAC) stream has no encoder (it then takes no buffers); nil otherwise.
     public let encoderFailure: LiveAudioEncoderError?
     /// The encoder of a compressed stream and the samples waiting for a whole block, with the
     /// first one's time.
@@ -76,9 +76,12 @@ public final class LiveAudioStream: Sendable {
         }
         var header = encoding.header(sampleRate: sampleRate, channels: channels)
         if !encoding.isPCM {
-            let made: Result<any LiveFrameEncoder, LiveAudioEncoderError> = encoding == .mp3
-                ? MP3LiveEncoder.make(sampleRate: sampleRate, channels: channels).map { $0 }
-                : FLACLiveEncoder.make(sampleRate: sampleRate, channels: channels).map { $0 }
+            let made: Result<any LiveFrameEncoder, LiveAudioEncoderError> = switch encoding {
+            case .mp3: MP3LiveEncoder.make(sampleRate: sampleRate, channels: channels).map { $0 }
+            case .aac: AACLiveEncoder.make(sampleRate: sampleRate, channels: channels).map { $0 }
+            case .flac: FLACLiveEncoder.make(sampleRate: sampleRate, channels: channels).map { $0 }
+            case .lpcm, .wav: .failure(LiveAudioEncoderError(reason: "\(encoding) needs no encoder"))
+            }
             switch made {
             case .success(let encoder):
                 header = encoder.header
@@ -88,7 +91,7 @@ public final class LiveAudioStream: Sendable {
                 frames = Mutex(nil)
                 encoderFailure = failure
             }
-            // FLAC's or MP3's frames: a reader starts at one, found by its date (the bytes are
+            // FLAC's, MP3's or AAC's frames: a reader starts at one, found by its date (the bytes are
             // not paced by time); the PCM byte rate bounds what is kept.
             self.bytes = LiveByteStream(
                 configuration: LiveByteStream.Configuration(capacity: bytes(configuration.kept), primeBytes: 0, alignment: 1, startPoints: .marked),

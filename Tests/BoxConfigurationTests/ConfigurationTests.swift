@@ -94,7 +94,7 @@ import Testing
         ("[audio]\ngroup-offsets = Porch: soon", 2, "is not NAME: MILLISECONDS"),
         ("[audio]\ngroup-offsets = Porch: 5000", 2, "at most ±1000"),
         ("[audio]\ngroup-offsets = : 5", 2, "is not NAME: MILLISECONDS"),
-        ("[audio]\nlive-formats = Den: aac", 2, "is not NAME: lpcm|wav|flac|mp3"),
+        ("[audio]\nlive-formats = Den: opus", 2, "is not NAME: lpcm|wav|flac|mp3|aac"),
         ("[audio]\nlive-formats = wav", 2, "is not NAME: lpcm|wav"),
         ("[audio]\nlive-framing = Den: sometimes", 2, "is not [NAME:] close|chunked|length"),
         ("[audio]\nlive-latency = Den: -5", 2, "is not NAME: MILLISECONDS (0 to 10000)"),

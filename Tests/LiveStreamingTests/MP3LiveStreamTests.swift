@@ -80,3 +80,65 @@ struct MP3LiveStreamTests {
         #expect(LiveAudioEncoding.choose(from: ["audio/mp4"], sampleRate: 44_100, channels: 2) == nil)
     }
 }
+
+/// AAC live streams (ADTS) on bytes: FFmpeg's native encoder, decoded by FFmpeg from Debian.
+@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg")))
+struct AACLiveStreamTests {
+    let flac = FLACLiveStreamTests()
+
+    func decode(_ adts: [UInt8]) throws -> [UInt8] {
+        try runTool("/usr/bin/ffmpeg", ["-v", "error", "-f", "aac", "-i", "pipe:0", "-f", "s16le", "-ac", "2", "-ar", "44100", "pipe:1"], input: adts)
+    }
+
+    /// The ADTS frames in `bytes`, back to back: (offset, length, frequency index, channels).
+    func frames(_ bytes: [UInt8]) -> [(offset: Int, length: Int, frequency: Int, channels: Int)] {
+        var found: [(Int, Int, Int, Int)] = []
+        var offset = 0
+        while offset + 7 <= bytes.count, bytes[offset] == 0xFF, bytes[offset + 1] == 0xF1 {
+            let length = Int(bytes[offset + 3] & 3) << 11 | Int(bytes[offset + 4]) << 3 | Int(bytes[offset + 5] >> 5)
+            guard length > 7 else { break }
+            found.append((offset, length, Int(bytes[offset + 2] >> 2 & 0xF), Int(bytes[offset + 2] & 1) << 2 | Int(bytes[offset + 3] >> 6)))
+            offset += length
+        }
+        return found
+    }
+
+    @Test func aToneEncodedAsAACInADTSDecodesBack() throws {
+        let stream = LiveAudioStream(encoding: .aac, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero), now: { .seconds(10) })
+        try #require(stream.encoderFailure == nil, "libavcodec's AAC encoder: \(stream.encoderFailure.map { "\($0)" } ?? "")")
+        #expect(stream.mimeType == "audio/aac")
+        #expect(LiveAudioEncoding.aac.dlnaProfile(sampleRate: 44_100, channels: 2) == "AAC_ADTS_320")
+        let reader = stream.bytes.makeReader(playingFrom: .seconds(10))
+        flac.feed(stream, seconds: 3)
+        stream.finish()
+        let bytes = flac.readAll(reader)
+        let found = frames(bytes)
+        // Every byte is in an ADTS frame of 44.1 kHz (index 4) stereo AAC-LC (profile bits 01).
+        #expect(found.count > 100, "\(found.count) frames")
+        #expect(found.allSatisfy { $0.frequency == 4 && $0.channels == 2 && bytes[$0.offset + 2] >> 6 == 1 })
+        #expect(found.last.map { $0.offset + $0.length } == bytes.count)
+        let decoded = try decode(bytes)
+        #expect(decoded.count > 2 * 44_100 * 4, "\(decoded.count) bytes decoded")
+        #expect(correlationWithTone(leftChannel(decoded)) >= 0.99)
+        #expect(stream.bitrate > 100_000 && stream.bitrate <= 300_000, "\(stream.bitrate) bit/s")
+    }
+
+    @Test func aReaderJoiningMidStreamStartsAtAnADTSFrame() throws {
+        let stream = LiveAudioStream(encoding: .aac, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero), now: { .seconds(10) })
+        try #require(stream.encoderFailure == nil)
+        flac.feed(stream, seconds: 2)
+        let reader = stream.bytes.makeReader(playingFrom: .seconds(11))
+        flac.feed(stream, seconds: 1)
+        stream.finish()
+        let bytes = flac.readAll(reader)
+        #expect(bytes.count > 2 && bytes[0] == 0xFF && bytes[1] == 0xF1, "starts with an ADTS header")
+        let decoded = try decode(bytes)
+        #expect(decoded.count / 4 > 44_100, "\(decoded.count / 4) frames")
+        #expect(correlationWithTone(leftChannel(decoded)) >= 0.99)
+    }
+
+    @Test func adtsHeadersCarryTheFrameLength() {
+        #expect(LiveAudioEncoding.choose(from: ["audio/vnd.dlna.adts"], sampleRate: 48_000, channels: 2) == .aac)
+        #expect(LiveAudioEncoding.choose(from: ["audio/aac", "audio/mpeg"], sampleRate: 48_000, channels: 2) == .mp3)
+    }
+}

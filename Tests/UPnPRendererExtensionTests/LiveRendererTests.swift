@@ -116,6 +116,12 @@ struct LiveRendererTests {
         try await expectToneIntact(as: .mp3, name: "Den MP3 Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000025")
     }
 
+    /// AAC in ADTS, for renderers that list `audio/aac` (forced here), encoded by FFmpeg's native
+    /// encoder and decoded by the renderer's GStreamer (faad): the tone comes out intact.
+    @Test func aToneStreamedAsAACComesOutIntact() async throws {
+        try await expectToneIntact(as: .aac, name: "Den AAC Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000026")
+    }
+
     @Test func aRendererKilledMidStreamEndsTheRouteWithAnEvent() async throws {
         let rig = try await makeRig(name: "Hall Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000021")
         let device = try await device(rig)
