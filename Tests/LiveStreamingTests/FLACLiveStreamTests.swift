@@ -28,19 +28,33 @@ struct FLACLiveStreamTests {
         return all
     }
 
+    /// A 44.1 kHz stereo stream in `encoding` (its encoder required), with a reader from 10 s
+    /// on or, with `joiningAt`, one that connects after 2 s of it; everything that reader got
+    /// once 3 s of the tone went in.
+    func encodedTone(_ encoding: LiveAudioEncoding, joiningAt joining: Duration? = nil) throws -> (stream: LiveAudioStream, bytes: [UInt8]) {
+        let stream = LiveAudioStream(encoding: encoding, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero), now: { .seconds(10) })
+        try #require(stream.encoderFailure == nil, "libavcodec's \(encoding.codecName) encoder: \(stream.encoderFailure.map { "\($0)" } ?? "")")
+        let reader: LiveByteStream.Reader
+        if let joining {
+            feed(stream, seconds: 2)
+            reader = stream.bytes.makeReader(playingFrom: joining)
+            feed(stream, seconds: 1)
+        } else {
+            reader = stream.bytes.makeReader(playingFrom: .seconds(10))
+            feed(stream, seconds: 3)
+        }
+        stream.finish()
+        return (stream, readAll(reader))
+    }
+
     /// Decoded back to 16-bit stereo by `ffmpeg -f flac`.
     func decode(_ flac: [UInt8]) throws -> [UInt8] {
         try runTool("/usr/bin/ffmpeg", ["-v", "error", "-f", "flac", "-i", "pipe:0", "-f", "s16le", "-ac", "2", "-ar", "44100", "pipe:1"], input: flac)
     }
 
     @Test func aToneEncodedAsFLACDecodesBackIntact() throws {
-        let stream = LiveAudioStream(encoding: .flac, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero), now: { .seconds(10) })
-        try #require(stream.encoderFailure == nil, "libavcodec's FLAC encoder: \(stream.encoderFailure.map { "\($0)" } ?? "")")
+        let (stream, bytes) = try encodedTone(.flac)
         #expect(stream.mimeType == "audio/flac")
-        let reader = stream.bytes.makeReader(playingFrom: .seconds(10))
-        feed(stream, seconds: 3)
-        stream.finish()
-        let bytes = readAll(reader)
         // fLaC, then the STREAMINFO block (last, 34 bytes): 1 152-frame blocks, 44.1 kHz, 2 channels, 16 bits.
         #expect(Array(bytes.prefix(8)) == Array("fLaC".utf8) + [0x80, 0, 0, 34])
         #expect(bytes[8] == 0x04 && bytes[9] == 0x80 && bytes[10] == 0x04 && bytes[11] == 0x80, "min and max block size 1 152")
@@ -56,13 +70,7 @@ struct FLACLiveStreamTests {
     /// A device that connects later starts at the FLAC frame due then (frames are dated by
     /// their first sample), after the header: the decoder reads it as a stream of its own.
     @Test func aReaderJoiningMidStreamGetsTheHeaderThenWholeFrames() throws {
-        let stream = LiveAudioStream(encoding: .flac, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero), now: { .seconds(10) })
-        try #require(stream.encoderFailure == nil)
-        feed(stream, seconds: 2)
-        let reader = stream.bytes.makeReader(playingFrom: .seconds(11))
-        feed(stream, seconds: 1)
-        stream.finish()
-        let bytes = readAll(reader)
+        let bytes = try encodedTone(.flac, joiningAt: .seconds(11)).bytes
         #expect(Array(bytes.prefix(4)) == Array("fLaC".utf8))
         // The frame after the header starts with FLAC's sync code.
         #expect(bytes[42] == 0xFF && bytes[43] & 0xFE == 0xF8, "\(bytes[42..<44])")

@@ -35,14 +35,9 @@ struct MP3LiveStreamTests {
     }
 
     @Test func aToneEncodedAsMP3DecodesBackAndEveryFrameStandsAlone() throws {
-        let stream = LiveAudioStream(encoding: .mp3, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero), now: { .seconds(10) })
-        try #require(stream.encoderFailure == nil, "libavcodec's MP3 encoder (libmp3lame): \(stream.encoderFailure.map { "\($0)" } ?? "")")
+        let (stream, bytes) = try flac.encodedTone(.mp3)
         #expect(stream.mimeType == "audio/mpeg")
         #expect(LiveAudioEncoding.mp3.dlnaProfile(sampleRate: 44_100, channels: 2) == "MP3")
-        let reader = stream.bytes.makeReader(playingFrom: .seconds(10))
-        flac.feed(stream, seconds: 3)
-        stream.finish()
-        let bytes = flac.readAll(reader)
         // Nothing but MPEG-1 Layer III frames at 320 kbit/s, 44.1 kHz, back to back.
         let headers = frameHeaders(bytes)
         #expect(headers.count > 100, "\(headers.count) frames")
@@ -60,13 +55,7 @@ struct MP3LiveStreamTests {
 
     /// A device that connects later starts at an MP3 frame and decodes from there.
     @Test func aReaderJoiningMidStreamStartsAtAFrame() throws {
-        let stream = LiveAudioStream(encoding: .mp3, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero), now: { .seconds(10) })
-        try #require(stream.encoderFailure == nil)
-        flac.feed(stream, seconds: 2)
-        let reader = stream.bytes.makeReader(playingFrom: .seconds(11))
-        flac.feed(stream, seconds: 1)
-        stream.finish()
-        let bytes = flac.readAll(reader)
+        let bytes = try flac.encodedTone(.mp3, joiningAt: .seconds(11)).bytes
         #expect(bytes.count > 2 && bytes[0] == 0xFF && bytes[1] & 0xFE == 0xFA, "starts with a frame header")
         let decoded = try decode(bytes)
         let frames = decoded.count / 4
@@ -104,14 +93,9 @@ struct AACLiveStreamTests {
     }
 
     @Test func aToneEncodedAsAACInADTSDecodesBack() throws {
-        let stream = LiveAudioStream(encoding: .aac, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero), now: { .seconds(10) })
-        try #require(stream.encoderFailure == nil, "libavcodec's AAC encoder: \(stream.encoderFailure.map { "\($0)" } ?? "")")
+        let (stream, bytes) = try flac.encodedTone(.aac)
         #expect(stream.mimeType == "audio/aac")
         #expect(LiveAudioEncoding.aac.dlnaProfile(sampleRate: 44_100, channels: 2) == "AAC_ADTS_320")
-        let reader = stream.bytes.makeReader(playingFrom: .seconds(10))
-        flac.feed(stream, seconds: 3)
-        stream.finish()
-        let bytes = flac.readAll(reader)
         let found = frames(bytes)
         // Every byte is in an ADTS frame of 44.1 kHz (index 4) stereo AAC-LC (profile bits 01).
         #expect(found.count > 100, "\(found.count) frames")
@@ -124,20 +108,14 @@ struct AACLiveStreamTests {
     }
 
     @Test func aReaderJoiningMidStreamStartsAtAnADTSFrame() throws {
-        let stream = LiveAudioStream(encoding: .aac, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero), now: { .seconds(10) })
-        try #require(stream.encoderFailure == nil)
-        flac.feed(stream, seconds: 2)
-        let reader = stream.bytes.makeReader(playingFrom: .seconds(11))
-        flac.feed(stream, seconds: 1)
-        stream.finish()
-        let bytes = flac.readAll(reader)
+        let bytes = try flac.encodedTone(.aac, joiningAt: .seconds(11)).bytes
         #expect(bytes.count > 2 && bytes[0] == 0xFF && bytes[1] == 0xF1, "starts with an ADTS header")
         let decoded = try decode(bytes)
         #expect(decoded.count / 4 > 44_100, "\(decoded.count / 4) frames")
         #expect(correlationWithTone(leftChannel(decoded)) >= 0.99)
     }
 
-    @Test func adtsHeadersCarryTheFrameLength() {
+    @Test func aRendererListingDLNAsADTSGetsAACAfterMP3() {
         #expect(LiveAudioEncoding.choose(from: ["audio/vnd.dlna.adts"], sampleRate: 48_000, channels: 2) == .aac)
         #expect(LiveAudioEncoding.choose(from: ["audio/aac", "audio/mpeg"], sampleRate: 48_000, channels: 2) == .mp3)
     }
