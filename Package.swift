@@ -333,7 +333,7 @@ let package = Package(
             dependencies: ["MediaRouteTesting", 
                 "DBus", "MediaRouteTestSupport", "Coordination", "NowPlaying", "NowPlayingPush", "WiFiTransport", "LANTransport", "Transport", "BlueZTransport",
                 "UPnPRendererExtension", "LiveStreaming", "MediaDevice", "HTTPServing", "RealtimeAudio", "BluetoothAudio", "IOReactor", "RoutingModel",
-                "MediaRouteClient", "SystemRouting", "RAOPExtension", "RouteSystem", "CastExtension",
+                "MediaRouteClient", "SystemRouting", "RAOPExtension", "RouteSystem", "CastExtension", "MediaRouteExecutors", "BLESpeakerExtension", "MediaClock",
             ],
             path: "Benchmarks/MediaRouteBench", exclude: []),
         // The libdbus floor next to the BlueZ benchmark: a C client that only receives and walks the signals.

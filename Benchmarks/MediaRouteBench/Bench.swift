@@ -2,6 +2,7 @@ import BluetoothAudio
 import Coordination
 import DBus
 import Foundation
+import MediaRouteExecutors
 import MediaRouteTestSupport
 import MediaRouteTesting
 
@@ -25,7 +26,24 @@ import MediaRouteTesting
 ///   mediaroute-bench upnp [mediaroutectl]      gmediarender discovery and play, next to async_upnp_client and gssdp-discover
 @main
 struct Bench {
-    static func main() async throws {
+    /// `realtime` runs on the daemon's own executors (``QuietExecutors``), so its figures are the
+    /// daemon's path; the rest keep Swift's default executors, as when their figures were taken.
+    static func main() {
+        let daemonExecutors = CommandLine.arguments.dropFirst().first == "realtime"
+        if daemonExecutors { QuietExecutors.install() }
+        Task {
+            do {
+                try await run()
+                exit(0)
+            } catch {
+                FileHandle.standardError.write(Data("mediaroute-bench: \(error)\n".utf8))
+                exit(1)
+            }
+        }
+        if daemonExecutors { QuietExecutors.runMainThread() } else { dispatchMain() }
+    }
+
+    static func run() async throws {
         let arguments = CommandLine.arguments.dropFirst()
         switch arguments.first {
         case "dbus": try await dbus()

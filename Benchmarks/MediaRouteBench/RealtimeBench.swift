@@ -1,22 +1,25 @@
+import BLESpeakerExtension
 import BluetoothAudio
 import Foundation
 import IOReactor
+import MediaClock
 import MediaDevice
 import RealtimeAudio
 import RoutingModel
 import Synchronization
+import Transport
 
 /// `mediaroute-bench realtime [SECONDS] [LOAD]`: one real-time stream through the daemon's
 /// per-stream path, 44.1 kHz stereo S16 to SBC, for SECONDS (default 20) with LOAD busy
 /// processes beside it (default 0).
 ///
 /// The path is RouteSystem's: a Unix stream socket with the smallest send buffer, a
-/// ``PacedAudioDelivery`` on the I/O reactor, an AsyncStream of 25
-/// buffers to a consumer task, and there what BLESpeakerExtension does with a buffer: SBC
-/// (libsbc, bitpool 53) into RTP packets of a 895-byte MTU, each sent on a SEQPACKET socket
-/// whose other end a thread reads and drops (BlueZ's side). The writer is a thread that
+/// ``PacedAudioDelivery`` on the I/O reactor, and on the reactor thread BLESpeakerExtension's
+/// ``A2DPSampleSink``: SBC (libsbc, bitpool 53) into RTP packets of a 895-byte MTU, each sent on
+/// a SEQPACKET socket whose other end a thread reads and drops (BlueZ's side), with the link
+/// adaptation's queue check after each buffer. The writer is a thread that
 /// writes as fast as the socket takes, a marker frame every 200 ms: the time from its write
-/// to the consumer seeing it is the latency delivery adds. CPU is the process's, less the
+/// to the reactor handing it to the encoder is the latency delivery adds. CPU is the process's, less the
 /// writer's and the transport reader's threads.
 extension Bench {
     static func realtime(seconds: Int, load: Int, codec: A2DPCodec = .sbc) async throws {
@@ -29,33 +32,32 @@ extension Bench {
         let markers = Mutex<[Duration]>([])  // latency of each marker seen
         let written = Mutex<[ContinuousClock.Instant]>([])
         let configuration = PacedAudioDelivery.Configuration()
-        let (buffers, continuation) = AsyncStream.makeStream(of: SampleBuffer.self, bufferingPolicy: .bufferingOldest(25))
-        let delivery = try PacedAudioDelivery(
-            reading: reader, format: pcm, routeLatency: .zero, configuration: configuration,
-            deliver: { buffer in if case .enqueued = continuation.yield(buffer) { return true } else { return false } },
-            ended: { _ in continuation.finish() })
         let sendSocket = transport[0]
         let receiveSocket = transport[1]
-        let consumer = Task {
-            var seen = 0
-            for await buffer in buffers {
+        // The daemon's A2DP stream: encoded and sent on the reactor thread as buffers are delivered.
+        let sink = A2DPSampleSink(clock: SystemHostClock()) { _ in }
+        sink.beginAcquiring()
+        _ = sink.start(socket: PacketSocket(owning: sendSocket, mtu: 895), encoder: encoder, sampleRate: 44_100)
+        let seen = Atomic<Int>(0)
+        let (ends, finished) = AsyncStream.makeStream(of: Void.self)
+        let delivery = try PacedAudioDelivery(
+            reading: reader, format: pcm, routeLatency: .zero, configuration: configuration,
+            deliver: { buffer in
                 // The marker: a frame of 0x7FFF in both channels.
-                let data = buffer.data
-                var index = 0
-                while index + 3 < data.count {
-                    if data[index] == 0xFF, data[index + 1] == 0x7F, data[index + 2] == 0xFF, data[index + 3] == 0x7F {
-                        let now = ContinuousClock.now
-                        let sent = written.withLock { seen < $0.count ? $0[seen] : nil }
-                        if let sent { markers.withLock { $0.append(now - sent) } }
-                        seen += 1
+                buffer.data.withUnsafeBytes { bytes in
+                    var index = 0
+                    while index + 3 < bytes.count {
+                        if bytes.loadUnaligned(fromByteOffset: index, as: UInt32.self) == 0x7FFF_7FFF {
+                            let now = ContinuousClock.now
+                            let count = seen.add(1, ordering: .relaxed).oldValue
+                            if let sent = written.withLock({ count < $0.count ? $0[count] : nil }) { markers.withLock { $0.append(now - sent) } }
+                        }
+                        index += 4
                     }
-                    index += 4
                 }
-                for packet in (try? encoder.packets(from: data)) ?? [] {
-                    _ = packet.withUnsafeBytes { send(sendSocket, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-                }
-            }
-        }
+                return sink.receive(buffer)
+            },
+            ended: { _ in finished.finish() })
         try delivery.start()
 
         let threadCPU = Mutex<Double>(0)
@@ -105,7 +107,7 @@ extension Bench {
         let cpuBefore = cpuSeconds()
         let start = ContinuousClock.now
         writerThread.start()
-        await consumer.value
+        for await _ in ends {}
         let elapsed = ContinuousClock.now - start
         let cpuAfter = cpuSeconds()
         for hog in hogs {
@@ -113,7 +115,8 @@ extension Bench {
             hog.waitUntilExit()
         }
         stop.store(true, ordering: .relaxed)
-        Glibc.shutdown(sendSocket, Int32(SHUT_RDWR))
+        sink.stop()
+        Glibc.shutdown(receiveSocket, Int32(SHUT_RDWR))
         try await Task.sleep(for: .milliseconds(100))
         let statistics = delivery.statistics
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18

@@ -57,8 +57,6 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         var streamWaiters: [CheckedContinuation<Void, Never>] = []
         /// The stream went while samples flowed: until when a new one (another codec) is awaited.
         var reconfiguring: Task<Void, Never>?
-        /// When to step the encoder's bit rate.
-        var adaptation: LinkAdaptation?
         /// The codec last asked of the speaker for the person's preference (asked once).
         var requestedCodec: A2DPCodec?
         /// Codecs this box could not encode in time on this route (``LinkAdaptation/codecTooCostly``):
@@ -69,19 +67,17 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         /// Counts the streams the speaker set up; the one samples were acquired on.
         var streamGeneration = 0
         var acquiredGeneration = -1
-        var streaming: Streaming?
+        /// Where samples go once they start (encoded and sent on the delivering thread); kept
+        /// for the route's life, its phase says whether they flow.
+        var sink: A2DPSampleSink?
+        /// A stream was acquired for the samples and has not gone since.
+        var streamUp = false
         /// Follows the stream's state while samples flow: the speaker suspending it or the
         /// stream going ends delivery.
         var streamWatcher: Task<Void, Never>?
         /// The last `release()` of the stream, awaited before it is acquired again: a release
         /// arriving after the next acquisition would end the new stream.
         var releasing: Task<Void, Never>?
-    }
-
-    private enum Streaming {
-        /// The stream is being acquired; samples wait (at most about a second's worth).
-        case acquiring([SampleBuffer])
-        case ready(socket: PacketSocket, encoder: any BluetoothAudioEncoder)
     }
 
     public nonisolated let protocolType: MediaSharingProtocol
@@ -460,7 +456,8 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         // new one's arrival may come in either order).
         let previous = entry.stream ?? entry.lostStream
         active[id]?.lostStream = nil
-        if entry.stream == nil || previous?.codec != stream.codec || previous?.configuration != stream.configuration {
+        // Another stream, even with the same codec (the speaker set it up again: a new transport).
+        if entry.stream == nil || previous?.codec != stream.codec || previous?.configuration != stream.configuration || previous?.identity != stream.identity {
             active[id]?.streamGeneration += 1
         }
         let replaced = previous == nil || previous?.codec != stream.codec || previous?.configuration != stream.configuration
@@ -541,8 +538,37 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     // MARK: Real-time samples
 
     public func startRealtimeSampleDelivery(session: MediaOutputSession) {
-        active[session.id]?.streaming = .acquiring([])
+        guard active[session.id] != nil else { return }
+        if active[session.id]?.sink == nil {
+            active[session.id]?.sink = A2DPSampleSink(clock: clock) { [weak self] event in
+                Task { await self?.sinkEvent(event, session: session) }
+            }
+        }
+        active[session.id]?.sink?.beginAcquiring()
         Task { await self.acquire(session) }
+    }
+
+    /// Samples are encoded and sent on the thread that delivers them.
+    public func realtimeSampleReceiver(session: MediaOutputSession) -> (any RealtimeSampleReceiver)? {
+        active[session.id]?.sink
+    }
+
+    /// What the stream's sink saw on the delivering thread and only the actor can act on.
+    private func sinkEvent(_ event: A2DPSampleSink.Event, session: MediaOutputSession) {
+        guard let entry = active[session.id] else { return }
+        switch event {
+        case .socketClosed(let code):
+            streamGone(session, reason: "the audio socket was closed (errno \(code))")
+        case .bitrateStepped(let step, let before, let after, let cause, let dropped, let queued):
+            routingManager.routeChanged(session, reason: "bit rate \(before / 1000) → \(after / 1000) kbit/s (\(cause))")
+            logger.info("Bluetooth bit rate stepped \(step == .down ? "down" : "up")", metadata: [
+                "device": "\(entry.device.displayName)", "from": "\(before)", "to": "\(after)", "dropped": "\(dropped)", "queued": "\(queued)",
+            ])
+        case .codecTooCostly(let overloaded):
+            leaveCostlyCodec(session.id, overloadedWindows: overloaded)
+        case .waitingDropped(let buffers):
+            logger.info("samples that waited for the stream dropped", metadata: ["device": "\(entry.device.displayName)", "buffers": "\(buffers)"])
+        }
     }
 
     private func acquire(_ session: MediaOutputSession) async {
@@ -552,7 +578,7 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
             let reason = entry.audioLink == nil
                 ? "\(entry.device.displayName) has no audio stream"
                 : "\(entry.device.displayName) has no audio stream: the speaker set up none (no MediaTransport1) within \(audioStreamWait)"
-            active[session.id]?.streaming = nil
+            active[session.id]?.sink?.stop()
             routingManager.sessionFailed(session, error: MediaDeviceError(.unsupported, reason))
             return
         }
@@ -571,15 +597,14 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
                 routingManager.sessionFailed(session, error: MediaDeviceError(.unsupported, error.description))
                 return
             }
-            guard case .acquiring(let waiting)? = active[session.id]?.streaming else {  // stopped meanwhile
+            let rate = A2DPCodec(codecByte: stream.codec, configuration: stream.configuration)?.sampleRate(stream.configuration) ?? 44_100
+            guard let sink = active[session.id]?.sink, sink.isAcquiring else {  // stopped meanwhile
                 await audio.release()
                 return
             }
-            active[session.id]?.streaming = .ready(socket: socket, encoder: encoder)
             let generation = active[session.id]?.streamGeneration ?? -1
             active[session.id]?.acquiredGeneration = generation
-            let rate = A2DPCodec(codecByte: stream.codec, configuration: stream.configuration)?.sampleRate(stream.configuration) ?? 44_100
-            active[session.id]?.adaptation = LinkAdaptation(sampleRate: rate)
+            active[session.id]?.streamUp = true
             logger.info("audio stream acquired", metadata: [
                 "device": "\(entry.device.displayName)", "codec": "\(Self.codecName(stream))", "bitrate": "\(encoder.bitrate)", "mtu": "\(socket.mtu)",
             ])
@@ -602,24 +627,12 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
                     }
                 }
             }
-            // What waited while the stream was acquired is late: the speaker plays what arrives
-            // as it arrives, so all of it at once would overflow the socket (and lose packets in
-            // the middle of the stream) and add its length to the latency for good. The newest
-            // 100 ms go on; the rest is dropped and logged.
-            var kept: [SampleBuffer] = []
-            var keptFrames = 0
-            for buffer in waiting.reversed() {
-                let frames = buffer.data.count / max(1, buffer.format.bytesPerFrame ?? 4)
-                guard keptFrames + frames <= buffer.format.sampleRate / 10 || kept.isEmpty else { break }
-                kept.insert(buffer, at: 0)
-                keptFrames += frames
+            // What waited while the stream was acquired goes first (its newest 100 ms), then samples
+            // flow on the delivering thread.
+            if !sink.start(socket: socket, encoder: encoder, sampleRate: rate) {
+                active[session.id]?.streamUp = false
+                await audio.release()
             }
-            if kept.count < waiting.count {
-                logger.info("samples that waited for the stream dropped", metadata: [
-                    "device": "\(entry.device.displayName)", "buffers": "\(waiting.count - kept.count)",
-                ])
-            }
-            for buffer in kept { receiveSamples(buffer, session: session) }
         } catch {
             logger.warning("audio stream not acquired", metadata: ["device": "\(entry.device.displayName)", "error": "\(error)"])
             routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(error)"))
@@ -645,8 +658,9 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     /// stream up again with another codec): samples wait (about a second's worth) while a new
     /// stream is awaited; none within ``audioStreamWait`` ends the session.
     private func streamGone(_ session: MediaOutputSession, reason: String) {
-        guard let entry = active[session.id], case .ready? = entry.streaming else { return }
-        active[session.id]?.streaming = .acquiring([])
+        guard let entry = active[session.id], entry.streamUp, let sink = entry.sink, sink.isActive else { return }
+        active[session.id]?.streamUp = false
+        sink.stop(awaitingAnother: true)
         // The old stream's watcher stays: a speaker that suspends (the socket closes, then the
         // transport goes idle) still ends the session with that reason.
         if let audio = entry.audio { active[session.id]?.releasing = Task { await audio.release() } }
@@ -677,8 +691,9 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     /// socket, or BlueZ left): samples stop and the route's session ends with the reason;
     /// the route itself stays while its link does.
     private func streamEnded(_ session: MediaOutputSession, _ reason: String) {
-        guard let entry = active[session.id], entry.streaming != nil else { return }
-        active[session.id]?.streaming = nil
+        guard let entry = active[session.id], let sink = entry.sink, sink.isActive else { return }
+        sink.stop()
+        active[session.id]?.streamUp = false
         active[session.id]?.streamWatcher?.cancel()
         active[session.id]?.streamWatcher = nil
         active[session.id]?.reconfiguring?.cancel()
@@ -698,8 +713,8 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         details.protocolVersion = stream.profile == .leAudio ? "LE Audio (BAP)" : "A2DP"
         details.codec = Self.codecName(stream)
         if let delay = stream.reportedDelayMicroseconds, delay > 0 { details.declaredLatencyMicroseconds = UInt64(delay) }
-        if case .ready(_, let encoder)? = active[session.id]?.streaming {
-            details.bitrate = encoder.bitrate
+        if let bitrate = active[session.id]?.sink?.bitrate {
+            details.bitrate = bitrate
         } else if stream.profile == .a2dp, let codec = A2DPCodec(codecByte: stream.codec, configuration: stream.configuration) {
             details.bitrate = codec.bitrate(stream.configuration)
         }
@@ -722,18 +737,16 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     }
 
     public func stopRealtimeSampleDelivery(session: MediaOutputSession) {
-        guard let audio = active[session.id]?.audio, let streaming = active[session.id]?.streaming else { return }
-        if let adaptation = active[session.id]?.adaptation, case .ready(_, let encoder) = streaming {
+        guard let audio = active[session.id]?.audio, let sink = active[session.id]?.sink, sink.isActive else { return }
+        if let ran = sink.stop() {
             logger.info("audio stream stopped", metadata: [
-                "device": "\(active[session.id]?.device.displayName ?? "")", "dropped": "\(adaptation.droppedPackets)",
-                "stepsDown": "\(adaptation.stepsDown)", "stepsUp": "\(adaptation.stepsUp)", "bitrate": "\(encoder.bitrate)",
-                "overloaded": "\(adaptation.overloadedWindows)",
+                "device": "\(active[session.id]?.device.displayName ?? "")", "dropped": "\(ran.adaptation.droppedPackets)",
+                "stepsDown": "\(ran.adaptation.stepsDown)", "stepsUp": "\(ran.adaptation.stepsUp)", "bitrate": "\(ran.encoder.bitrate)",
+                "overloaded": "\(ran.adaptation.overloadedWindows)",
             ])
+            for packet in ran.encoder.flush() { ran.socket.send(packet) }
         }
-        if case .ready(let socket, let encoder) = streaming {
-            for packet in encoder.flush() { socket.send(packet) }
-        }
-        active[session.id]?.streaming = nil
+        active[session.id]?.streamUp = false
         active[session.id]?.streamWatcher?.cancel()
         active[session.id]?.streamWatcher = nil
         active[session.id]?.reconfiguring?.cancel()
@@ -741,68 +754,16 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         active[session.id]?.releasing = Task { await audio.release() }
     }
 
+    /// A buffer through the actor (the route system hands them to ``realtimeSampleReceiver(session:)`` instead).
     public func receiveSamples(_ buffer: SampleBuffer, session: MediaOutputSession) {
-        switch active[session.id]?.streaming {
-        case .acquiring(var waiting)?:
-            waiting.append(buffer)
-            if waiting.count > 100 { waiting.removeFirst() }
-            active[session.id]?.streaming = .acquiring(waiting)
-        case .ready(let socket, let encoder)?:
-            do {
-                let pcm = Self.stereoS16(buffer)
-                var dropped = 0
-                let started = clock.now()
-                let encoded = try encoder.packets(from: pcm)
-                let encoding = clock.now() - started
-                for packet in encoded {
-                    switch socket.send(packet) {
-                    case .sent: break
-                    case .dropped: dropped += 1
-                    case .closed(let code):
-                        // bluetoothd closes the socket when the stream goes, which may be the
-                        // speaker setting it up again (another codec): waited for as for `gone`.
-                        streamGone(session, reason: "the audio socket was closed (errno \(code))")
-                        return
-                    }
-                }
-                adapt(session.id, samples: pcm.count / 4, dropped: dropped, encoding: encoding, socket: socket, encoder: encoder)
-            } catch {
-                logger.warning("samples not encoded: \(error)")
-            }
-        case nil:
-            return
-        }
-    }
-
-    /// Steps the encoder's bit rate when the link congests or recovers (``LinkAdaptation``);
-    /// LDAC's own adaptive bit rate is told the socket's queue depth.
-    private func adapt(_ id: UUID, samples: Int, dropped: Int, encoding: Duration, socket: PacketSocket, encoder: any BluetoothAudioEncoder) {
-        guard var adaptation = active[id]?.adaptation else { return }
-        let queued = socket.mtu > 0 ? socket.queuedBytes / socket.mtu : 0
-        encoder.observeQueue(packets: queued)
-        let overloadedBefore = adaptation.overloadedWindows
-        if let step = adaptation.record(samples: samples, dropped: dropped, queuedPackets: queued, encoding: encoding) {
-            let before = encoder.bitrate
-            let taken = encoder.stepBitrate(down: step == .down)
-            adaptation.stepped(step, taken: taken)
-            if taken, let session = active[id]?.session {
-                let cause = step == .up ? "link recovered" : adaptation.overloadedWindows > overloadedBefore ? "encoding overloads the box" : "link congested"
-                routingManager.routeChanged(session, reason: "bit rate \(before / 1000) → \(encoder.bitrate / 1000) kbit/s (\(cause))")
-                logger.info("Bluetooth bit rate stepped \(step == .down ? "down" : "up")", metadata: [
-                    "device": "\(active[id]?.device.displayName ?? "")", "from": "\(before)", "to": "\(encoder.bitrate)",
-                    "dropped": "\(adaptation.droppedPackets)", "queued": "\(queued)",
-                ])
-            }
-        }
-        active[id]?.adaptation = adaptation
-        if adaptation.codecTooCostly { leaveCostlyCodec(id) }
+        _ = active[session.id]?.sink?.receive(buffer)
     }
 
     /// The box cannot encode the route's codec in time, even at its lowest rate: rather than
     /// drop most of the audio, the speaker is asked for SBC (every A2DP sink takes it, and it
     /// costs a fiftieth of AAC here), through its own endpoint as for a preference; the
     /// codec is not asked for again while the route lasts. Once per codec.
-    private func leaveCostlyCodec(_ id: UUID) {
+    private func leaveCostlyCodec(_ id: UUID, overloadedWindows: Int) {
         guard let entry = active[id], let stream = entry.stream, stream.profile == .a2dp,
             let current = A2DPCodec(codecByte: stream.codec, configuration: stream.configuration),
             current != .sbc, !entry.costlyCodecs.contains(current)
@@ -810,34 +771,10 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         active[id]?.costlyCodecs.insert(current)
         logger.notice("the box cannot encode the codec in time: asking the speaker for SBC", metadata: [
             "device": "\(entry.device.displayName)", "codec": "\(Self.codecName(stream))",
-            "overloaded": "\(entry.adaptation?.overloadedWindows ?? 0)",
+            "overloaded": "\(overloadedWindows)",
         ])
         routingManager.routeChanged(entry.session, reason: "\(Self.codecName(stream)) overloads the box at every bit rate: asking for SBC")
         Task { await self.followPreference(id, order: [.sbc]) }
-    }
-
-    /// Interleaved stereo S16LE from any PCM buffer (mono doubled, float converted).
-    static func stereoS16(_ buffer: SampleBuffer) -> [UInt8] {
-        var samples: [Int16] = []
-        switch buffer.format.encoding {
-        case .pcmS16LE:
-            samples = stride(from: 0, to: buffer.data.count - 1, by: 2).map { Int16(bitPattern: UInt16(buffer.data[$0]) | UInt16(buffer.data[$0 + 1]) << 8) }
-        case .pcmF32LE:
-            samples = stride(from: 0, to: buffer.data.count - 3, by: 4).map { index in
-                let bits = UInt32(buffer.data[index]) | UInt32(buffer.data[index + 1]) << 8 | UInt32(buffer.data[index + 2]) << 16 | UInt32(buffer.data[index + 3]) << 24
-                return Int16(max(-1, min(1, Float(bitPattern: bits))) * 32767)
-            }
-        case .encoded:
-            return []
-        }
-        if buffer.format.channels == 1 { samples = samples.flatMap { [$0, $0] } }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(samples.count * 2)
-        for sample in samples {
-            bytes.append(UInt8(truncatingIfNeeded: sample))
-            bytes.append(UInt8(truncatingIfNeeded: sample >> 8))
-        }
-        return bytes
     }
 
     public func changeVolume(by increments: Int, for device: MediaOutputDevice) {

@@ -202,7 +202,10 @@ struct BlueZAudioLink: AudioLink {
                         continuation.finish()
                         return
                     case .removed(let path, let interfaces) where path.isDescendant(of: device) && interfaces.contains(BlueZ.mediaTransport):
-                        continuation.yield(await transport.mediaTransport(of: device)?.streamConfiguration)
+                        // The stream went, whatever is listed by now: a speaker that sets its stream up
+                        // again at once (same codec, even the same path) has a new stream, not the old one.
+                        continuation.yield(nil)
+                        if let now = await transport.mediaTransport(of: device)?.streamConfiguration { continuation.yield(now) }
                     case .changed(let path, BlueZ.mediaTransport, let properties) where path.isDescendant(of: device) && properties["Delay"] != nil:
                         continuation.yield(await transport.mediaTransport(of: device)?.streamConfiguration)
                     case .vanished:

@@ -30,7 +30,7 @@ public struct BlueZMediaTransport: Sendable, Hashable {
     public var streamConfiguration: AudioStreamConfiguration {
         AudioStreamConfiguration(
             profile: isA2DP ? .a2dp : .leAudio, codec: codec, configuration: configuration,
-            volume: volume.map { Float($0) / volumeScale }, reportedDelayMicroseconds: delay.map { $0 * 100 })
+            volume: volume.map { Float($0) / volumeScale }, reportedDelayMicroseconds: delay.map { $0 * 100 }, identity: path.rawValue)
     }
 
     init(path: DBusObjectPath, properties: BlueZProperties) {

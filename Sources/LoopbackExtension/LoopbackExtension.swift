@@ -33,6 +33,19 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
         var streaming = false
         /// Buffers on their way to the speaker, sent one after another so they arrive in order.
         var audio: AsyncStream<SampleBuffer>.Continuation?
+        /// Where the route system hands the samples, on its delivering thread.
+        var receiver: QueueReceiver?
+    }
+
+    /// Takes samples on the delivering thread into the session's queue to the speaker: the
+    /// smallest ``RealtimeSampleReceiver``, for extension authors to start from.
+    final class QueueReceiver: RealtimeSampleReceiver {
+        let queue: AsyncStream<SampleBuffer>.Continuation
+        init(_ queue: AsyncStream<SampleBuffer>.Continuation) { self.queue = queue }
+        func receive(_ buffer: SampleBuffer) -> Bool {
+            if case .enqueued = queue.yield(buffer) { return true }
+            return false
+        }
     }
 
     private let transport: any Transport
@@ -420,6 +433,7 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
         let (buffers, continuation) = AsyncStream.makeStream(of: SampleBuffer.self)
         state.streaming = true
         state.audio = continuation
+        state.receiver = QueueReceiver(continuation)
         sessions[session.id] = state
         Task {
             for await buffer in buffers {
@@ -434,12 +448,22 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
         sessions[session.id]?.streaming = false
         sessions[session.id]?.audio?.finish()
         sessions[session.id]?.audio = nil
+        sessions[session.id]?.receiver = nil
     }
 
+    public func realtimeSampleReceiver(session: MediaOutputSession) -> (any RealtimeSampleReceiver)? {
+        sessions[session.id]?.receiver
+    }
+
+    /// Only for a caller that does not use ``realtimeSampleReceiver(session:)``; the route system does.
     public func receiveSamples(_ buffer: SampleBuffer, session: MediaOutputSession) {
         guard let state = sessions[session.id], state.streaming else { return }
+        buffersThroughActor += 1
         state.audio?.yield(buffer)
     }
+
+    /// Buffers that came through ``receiveSamples(_:session:)`` rather than the receiver (for tests).
+    public private(set) var buffersThroughActor = 0
 
     /// Frames the device confirmed for a session (for tests and diagnostics).
     public func framesAcknowledged(session: MediaOutputSession) -> Int {

@@ -26,10 +26,28 @@ public protocol RealtimeSampleHandling: MediaDeviceExtension {
     /// What the samples are, for a device that shows it (AirPlay's title, artwork and progress).
     /// Called when the app sets it and again for each new stream on the route. Default: ignored.
     func updateRealtimeNowPlaying(_ nowPlaying: RealtimeNowPlaying, session: MediaOutputSession)
+    /// Where the session's samples go on the thread that delivers them, instead of one hop to
+    /// this extension's actor per buffer (``receiveSamples(_:session:)``); nil (the default)
+    /// for the hop. Asked once samples start (after ``startRealtimeSampleDelivery(session:)``),
+    /// for each delivery opened on the route.
+    func realtimeSampleReceiver(session: MediaOutputSession) -> (any RealtimeSampleReceiver)?
+}
+
+/// Takes a route's real-time samples on the thread that delivers them (the I/O reactor's, once
+/// per delivery period), for a device whose work per buffer is short and never blocks —
+/// encoding a Bluetooth codec frame and a non-blocking send. Each buffer then costs no wake-up
+/// of another thread: for an SBC stream that hop was a third of its CPU (Docs/benchmarks.md).
+/// Flushes still come through ``RealtimeSampleHandling/flushRealtimeSamples(session:)``, after
+/// every buffer handed over before them.
+public protocol RealtimeSampleReceiver: Sendable {
+    /// One buffer, in presentation order; returns false when the device could not take it
+    /// (counted as dropped). Must not block or wait for an actor.
+    func receive(_ buffer: SampleBuffer) -> Bool
 }
 
 extension RealtimeSampleHandling {
     public func realtimeAudioSupport(session: MediaOutputSession) -> RealtimeAudioSupport { .standard }
     public func flushRealtimeSamples(session: MediaOutputSession) {}
     public func updateRealtimeNowPlaying(_ nowPlaying: RealtimeNowPlaying, session: MediaOutputSession) {}
+    public func realtimeSampleReceiver(session: MediaOutputSession) -> (any RealtimeSampleReceiver)? { nil }
 }

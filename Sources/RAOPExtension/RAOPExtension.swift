@@ -524,7 +524,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
 
     public func receiveSamples(_ buffer: SampleBuffer, session: MediaOutputSession) {
         guard let entry = active[session.id], entry.streaming else { return }
-        let pcm = Self.stereoS16(buffer)
+        let pcm = buffer.stereoS16LE
         if let feed = entry.feed {
             feed.yield(.pcm(pcm, presentationTime: buffer.presentationTime, flushes: entry.flushes.count))
         } else if entry.waiting.count < Self.queuedBuffers * 2 {
@@ -546,20 +546,6 @@ public actor RAOPExtension: RealtimeSampleHandling {
         guard active[session.id] != nil else { return }
         active[session.id]?.nowPlaying = nowPlaying
         active[session.id]?.feed?.yield(.nowPlaying(nowPlaying))
-    }
-
-    /// Interleaved stereo S16LE from S16LE mono or stereo.
-    static func stereoS16(_ buffer: SampleBuffer) -> [UInt8] {
-        guard buffer.format.encoding == .pcmS16LE else { return [] }
-        guard buffer.format.channels == 1 else { return buffer.data }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(buffer.data.count * 2)
-        var index = 0
-        while index + 1 < buffer.data.count {
-            bytes += [buffer.data[index], buffer.data[index + 1], buffer.data[index], buffer.data[index + 1]]
-            index += 2
-        }
-        return bytes
     }
 
     // MARK: Volume

@@ -67,6 +67,8 @@ public final class PacedAudioDelivery: Sendable {
         var firstBytes: ContinuousClock.Instant?
         var started: ContinuousClock.Instant?
         var watch: IOWatch?
+        /// What the watch is set to wait for: changed only when it differs (each change is a system call).
+        var interest: IOEvents = .readable
         /// The writer hung up while the buffer was full: ticks read the rest themselves.
         var readsOnTicks = false
         var writerEnd: End?
@@ -78,6 +80,12 @@ public final class PacedAudioDelivery: Sendable {
         var paused = false
         /// The monotonic clock (CLOCK_MONOTONIC) when the device's clock last started.
         var clockStartedAt: Duration = .zero
+
+        mutating func setInterest(_ events: IOEvents) {
+            guard let watch, events != interest else { return }
+            interest = events
+            watch.setInterest(events)
+        }
     }
 
     private let descriptor: Int32
@@ -204,7 +212,7 @@ public final class PacedAudioDelivery: Sendable {
             }
             state.started = nil
             state.firstBytes = nil
-            if state.buffer.count >= capacity { state.watch?.setInterest([]) }
+            if state.buffer.count >= capacity { state.setInterest([]) }
             defer { state.timer = nil }
             return state.timer
         }
@@ -222,7 +230,7 @@ public final class PacedAudioDelivery: Sendable {
                 state.clockStartedAt = reactor.monotonicNow
                 return true
             }
-            state.watch?.setInterest(.readable)
+            state.setInterest(.readable)
             let now = reactor.now
             state.firstBytes = now
             state.timer = reactor.schedule(at: now + configuration.period) { [weak self] in self?.startClock() }
@@ -274,7 +282,7 @@ public final class PacedAudioDelivery: Sendable {
                     state.watch = nil
                     state.readsOnTicks = true
                 } else {
-                    state.watch?.setInterest([])
+                    state.setInterest([])
                 }
             }
             let startNow = !state.paused && state.started == nil && (state.buffer.count >= capacity || state.writerEnd != nil)
@@ -287,7 +295,7 @@ public final class PacedAudioDelivery: Sendable {
             if configuration.readsOnTicks, state.started != nil, !state.paused, state.watch != nil, cancel == nil {
                 // The clock runs: the ticks read from now on (a hang-up still wakes the watch).
                 state.readsOnTicks = true
-                state.watch?.setInterest([])
+                state.setInterest([])
             }
             return (cancel, startNow)
         }
@@ -306,7 +314,7 @@ public final class PacedAudioDelivery: Sendable {
             state.timer = nil
             if configuration.readsOnTicks, state.watch != nil {
                 state.readsOnTicks = true
-                state.watch?.setInterest([])
+                state.setInterest([])
             }
             return true
         }
@@ -356,8 +364,11 @@ public final class PacedAudioDelivery: Sendable {
             let frames = min(due, available)
             var bytes = Array(state.buffer[..<(frames * bytesPerFrame)])
             state.buffer.removeFirst(frames * bytesPerFrame)
-            // Reading on ticks: top the buffer up now, so the writer has room for the next period.
-            if state.readsOnTicks, frames > 0 { fill(&state) }
+            // Top the buffer up now from what the writer already queued, so the writer has room for
+            // the next period: a writer ahead of the device then costs one wake-up per tick, not
+            // a tick and a read (and two changes of the watch) — the A2DP path's CPU was mostly
+            // such wake-ups.
+            if frames > 0 { fill(&state) }
             var handed = frames
             var end: End?
             if frames < due {
@@ -388,7 +399,7 @@ public final class PacedAudioDelivery: Sendable {
                 state.statistics.partialFrameBytes += UInt64(state.buffer.count)
                 state.buffer = []
             } else {
-                if state.buffer.count < capacity, !state.readsOnTicks { state.watch?.setInterest(.readable) }
+                if state.buffer.count < capacity, !state.readsOnTicks { state.setInterest(.readable) }
                 // The next tick is when the device's clock has run through one more period.
                 let next = started + state.pacing.duration(ofFrames: state.pacing.position + Int64(framesPerPeriod))
                 state.timer = reactor.schedule(at: max(next, now)) { [weak self] in self?.tick() }

@@ -37,6 +37,8 @@ final class AudioGroupFanOut: Sendable {
     struct Member {
         let session: MediaOutputSession
         let continuation: AsyncStream<AudioDeliveryItem>.Continuation
+        /// Where the member's samples go on the delivering thread, when its device takes them there.
+        var sink: (any RealtimeSampleReceiver)? = nil
         /// Frames of silence before the first buffer.
         let leadFrames: Int
         var lead: Duration
@@ -66,7 +68,7 @@ final class AudioGroupFanOut: Sendable {
                         let silence = SampleBuffer(
                             format: buffer.format, presentationTime: buffer.presentationTime, frameCount: members[id]!.leadFrames,
                             data: [UInt8](repeating: 0, count: members[id]!.leadFrames * bytesPerFrame))
-                        _ = members[id]!.continuation.yield(.samples(silence))
+                        _ = members[id]!.hand(silence)
                     }
                 }
                 if members[id]!.pendingShift != 0, let bytesPerFrame = buffer.format.bytesPerFrame {
@@ -77,7 +79,7 @@ final class AudioGroupFanOut: Sendable {
                         let silence = SampleBuffer(
                             format: buffer.format, presentationTime: buffer.presentationTime + members[id]!.lead - pacing.duration(ofFrames: Int64(shift)),
                             frameCount: shift, data: [UInt8](repeating: 0, count: shift * bytesPerFrame))
-                        _ = members[id]!.continuation.yield(.samples(silence))
+                        _ = members[id]!.hand(silence)
                         members[id]!.pendingShift = 0
                     } else {
                         // Earlier: frames left out until the member has caught up.
@@ -90,7 +92,7 @@ final class AudioGroupFanOut: Sendable {
                     }
                 }
                 buffer.presentationTime += members[id]!.lead
-                if case .enqueued = members[id]!.continuation.yield(.samples(buffer)) {} else { allTaken = false }
+                if !members[id]!.hand(buffer) { allTaken = false }
             }
             return allTaken
         }
@@ -158,6 +160,13 @@ enum AudioDeliveryItem: Sendable {
     case flush
 }
 
+extension AudioGroupFanOut.Member {
+    /// Hands a buffer to the member's device: to its sink at once, else to its queue.
+    func hand(_ buffer: SampleBuffer) -> Bool {
+        RouteSystem.hand(buffer, to: sink, or: continuation)
+    }
+}
+
 extension RouteSystem {
     /// How far the extension may fall behind before buffers are dropped rather than queued
     /// (25 ticks: half a second): a stuck device costs the daemon this much memory and no more.
@@ -196,14 +205,12 @@ extension RouteSystem {
         let token = nextAudioDelivery
         let (buffers, continuation) = AsyncStream.makeStream(
             of: AudioDeliveryItem.self, bufferingPolicy: .bufferingOldest(Self.queuedBuffersForExtension))
+        let sink = await ordered(handler) { await $0.realtimeSampleReceiver(session: session) }
         let delivery: PacedAudioDelivery
         do {
             delivery = try PacedAudioDelivery(
                 reading: reader, format: format, routeLatency: support.latency + Self.batchDelay(configuration), configuration: configuration,
-                deliver: { buffer in
-                    if case .enqueued = continuation.yield(.samples(buffer)) { return true }
-                    return false
-                },
+                deliver: { buffer in Self.hand(buffer, to: sink, or: continuation) },
                 ended: { [weak self] end in
                     continuation.finish()
                     Task { await self?.audioDeliveryEnded(session, token: token, end) }
@@ -289,6 +296,16 @@ extension RouteSystem {
     }
 
     /// Hands a delivery's items to the route's extension, in order, one at a time.
+    /// Hands a buffer to a route's device on the delivering thread: to its sink when it has one
+    /// (no hop to the extension's actor), else to the queue its feeder task reads.
+    static func hand(
+        _ buffer: SampleBuffer, to sink: (any RealtimeSampleReceiver)?, or queue: AsyncStream<AudioDeliveryItem>.Continuation
+    ) -> Bool {
+        if let sink { return sink.receive(buffer) }
+        if case .enqueued = queue.yield(.samples(buffer)) { return true }
+        return false
+    }
+
     static func feed(
         _ items: AsyncStream<AudioDeliveryItem>, to handler: any RealtimeSampleHandling, session: MediaOutputSession
     ) -> Task<Void, Never> {
@@ -412,7 +429,9 @@ extension RouteSystem {
             let (stream, continuation) = AsyncStream.makeStream(
                 of: AudioDeliveryItem.self, bufferingPolicy: .bufferingOldest(Self.queuedBuffersForExtension))
             let leadFrames = Int(max(0, min(pacing.clockFrames(after: leads[index]), Int64(format.sampleRate) * 10)))
-            members[session.id] = AudioGroupFanOut.Member(session: session, continuation: continuation, leadFrames: leadFrames, lead: leads[index])
+            let sink = await ordered(handlers[index].0) { await $0.realtimeSampleReceiver(session: session) }
+            members[session.id] = AudioGroupFanOut.Member(
+                session: session, continuation: continuation, sink: sink, leadFrames: leadFrames, lead: leads[index])
             streams[session.id] = stream
         }
         let group = AudioGroupFanOut(members)
@@ -489,7 +508,8 @@ extension RouteSystem {
         let leadFrames = Int(max(0, min(pacing.clockFrames(after: lead), Int64(delivery.format.sampleRate) * 10)))
         let (stream, continuation) = AsyncStream.makeStream(
             of: AudioDeliveryItem.self, bufferingPolicy: .bufferingOldest(Self.queuedBuffersForExtension))
-        guard group.add(session.id, AudioGroupFanOut.Member(session: session, continuation: continuation, leadFrames: leadFrames, lead: lead)) else {
+        let sink = await ordered(handler) { await $0.realtimeSampleReceiver(session: session) }
+        guard group.add(session.id, AudioGroupFanOut.Member(session: session, continuation: continuation, sink: sink, leadFrames: leadFrames, lead: lead)) else {
             continuation.finish()
             throw MediaDeviceError(.deviceNotActive, "the group of \(member) has ended")
         }

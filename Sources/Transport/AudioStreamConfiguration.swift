@@ -23,8 +23,15 @@ public struct AudioStreamConfiguration: Sendable, Hashable {
     /// The delay the device reports between receiving audio and playing it (A2DP's Delay
     /// Report), in microseconds; nil when it reports none.
     public var reportedDelayMicroseconds: Int?
+    /// Which stream this is (BlueZ: its transport's object path): a speaker that sets its stream
+    /// up again with the same codec and configuration makes another stream, and the new one
+    /// may be listed before the old one goes.
+    public var identity: String
 
-    public init(profile: Profile, codec: UInt8, configuration: [UInt8], volume: Float? = nil, reportedDelayMicroseconds: Int? = nil) {
+    public init(
+        profile: Profile, codec: UInt8, configuration: [UInt8], volume: Float? = nil, reportedDelayMicroseconds: Int? = nil, identity: String = ""
+    ) {
+        self.identity = identity
         self.reportedDelayMicroseconds = reportedDelayMicroseconds
         self.profile = profile
         self.codec = codec

@@ -8,11 +8,25 @@ public final class PacketSocket: Sendable {
     /// The largest packet the socket takes.
     public let mtu: Int
     private let descriptor: Int32
+    /// A Bluetooth socket's send buffer (its `TIOCOUTQ` is the room left in it); nil for others.
+    /// Read once: ``queuedBytes`` is asked after every delivery period.
+    private let bluetoothSendBuffer: Int32?
 
     /// Takes ownership of `descriptor`.
     public init(owning descriptor: Int32, mtu: Int) {
         self.descriptor = descriptor
         self.mtu = mtu
+        var address = sockaddr()
+        var length = socklen_t(MemoryLayout<sockaddr>.size)
+        var buffer: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        if getsockname(descriptor, &address, &length) == 0, address.sa_family == 31 /* AF_BLUETOOTH */,
+            getsockopt(descriptor, SOL_SOCKET, SO_SNDBUF, &buffer, &size) == 0
+        {
+            bluetoothSendBuffer = buffer
+        } else {
+            bluetoothSendBuffer = nil
+        }
     }
 
     deinit {
@@ -34,12 +48,7 @@ public final class PacketSocket: Sendable {
     public var queuedBytes: Int {
         var value: Int32 = 0
         guard ioctl(descriptor, UInt(TIOCOUTQ), &value) == 0 else { return 0 }
-        var address = sockaddr()
-        var length = socklen_t(MemoryLayout<sockaddr>.size)
-        guard getsockname(descriptor, &address, &length) == 0, address.sa_family == 31 /* AF_BLUETOOTH */ else { return Int(max(0, value)) }
-        var buffer: Int32 = 0
-        var size = socklen_t(MemoryLayout<Int32>.size)
-        guard getsockopt(descriptor, SOL_SOCKET, SO_SNDBUF, &buffer, &size) == 0 else { return 0 }
+        guard let buffer = bluetoothSendBuffer else { return Int(max(0, value)) }
         return Int(max(0, buffer - value))
     }
 

@@ -129,11 +129,19 @@ public final class ScriptedPairingAgent: PairingAgent {
 }
 
 /// A routing system with loopback extensions over one loopback transport, on a manual clock.
+final class LoadedLoopbackExtensions: Sendable {
+    let instances = Mutex<[LoopbackExtension]>([])
+}
+
 public struct LoopbackRig: Sendable {
     public let clock: ManualHostClock
     public let transport: LoopbackTransport
     public let system: RouteSystem
     public let recorder: EventRecorder
+    private let loaded = LoadedLoopbackExtensions()
+
+    /// The extensions the rig loaded, one per protocol, in order.
+    public var extensions: [LoopbackExtension] { loaded.instances.withLock { $0 } }
 
     public static let tv = LoopbackDeviceSpec(
         name: "tv", displayName: "Living Room TV", kind: .tv, pin: "1234", volume: 0.4, mediaDuration: 100)
@@ -155,10 +163,13 @@ public struct LoopbackRig: Sendable {
         for (protocolType, simultaneous) in protocols {
             let transport = self.transport
             let clock = self.clock
+            let loaded = self.loaded
             try await system.load { manager in
-                LoopbackExtension(
+                let instance = LoopbackExtension(
                     transport: transport, routingManager: manager, protocolType: protocolType,
                     supportsSimultaneousSessions: simultaneous, clock: clock, logger: logger)
+                loaded.instances.withLock { $0.append(instance) }
+                return instance
             }
         }
     }

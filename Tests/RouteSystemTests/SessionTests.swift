@@ -284,6 +284,8 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
         let (audio, silent) = withoutSilence(await rig.transport.audioReceived(by: "speaker"))
         #expect(sameBytes(audio, source), "the speaker got every sample, in order (\(audio.count) of \(source.count) bytes; \(statistics.framesDropped) frames dropped)")
         #expect(UInt64(silent) == statistics.silenceFrames)
+        // Handed over on the delivering thread (the extension's receiver), none through its actor.
+        #expect(await rig.extensions.first?.buffersThroughActor == 0)
     }
 
     @Test func aFormatTheRouteCannotTakeIsRefusedNamingWhatItTakes() async throws {
@@ -438,6 +440,7 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
         let common = zip(quickAudio, source).prefix { $0 == $1 }.count / 4
         #expect(common < 88_200 - 4_410, "a run was left out")
         #expect(sameBytes(Array(quickAudio[(common * 4)...]), Array(source[((common + 4_410) * 4)...])), "the rest follows the run left out")
+        for loaded in rig.extensions { #expect(await loaded.buffersThroughActor == 0, "each member's buffers went to its receiver") }
     }
 
     /// The reason of an event that realigned `route` in its group.
