@@ -14,7 +14,9 @@ public import Logging
 /// configuration from the speaker's capabilities (`SelectConfiguration`), then tells it the
 /// transport made with it (`SetConfiguration`) and, when the stream goes,
 /// `ClearConfiguration`. A box runs one A2DP source: PipeWire and bluez-alsa register
-/// their own, so `[bluetooth] a2dp-source = no` turns this one off where they run.
+/// their own, so with `[bluetooth] a2dp-source = auto` these are not registered where one
+/// of them did first (``BlueZTransport/Configuration/a2dpSourceStepsAside``), and `no` turns
+/// them off.
 public actor A2DPSourceEndpoint {
     /// The SBC endpoint's path.
     public static let path: DBusObjectPath = "/org/mediaroute/bluez/a2dp_source_sbc"

@@ -31,6 +31,9 @@ public actor BlueZTransport: Transport {
         /// with BlueZ in that order; none where PipeWire or bluez-alsa is the box's A2DP source
         /// (a box has one).
         public var a2dpSources: [A2DPSourceCodec]
+        /// Registers none on an adapter where another A2DP source (PipeWire's bluez5 plugin,
+        /// bluez-alsa) registered first, and takes the role when it goes (`a2dp-source = auto`).
+        public var a2dpSourceStepsAside: Bool
         /// The first of ``a2dpSources``.
         public var a2dpSource: A2DPSourceCodec? { a2dpSources.first }
         /// Devices weaker than this (dBm) are not reported.
@@ -49,8 +52,10 @@ public actor BlueZTransport: Transport {
         public init(
             adapterName: String? = nil, ignoredAdapterNames: Set<String> = [], preferredAdapterNames: Set<String> = [], serviceUUIDs: [String] = Configuration.defaultServiceUUIDs, vendorUUIDs: [String] = [],
             rssiThreshold: Int16? = -90, connectAttempts: Int = 4, retryDelay: Duration = .milliseconds(100),
-            servicesResolvedTimeout: Duration = .seconds(10), a2dpSource: A2DPSourceCodec? = nil, a2dpSources: [A2DPSourceCodec] = []
+            servicesResolvedTimeout: Duration = .seconds(10), a2dpSource: A2DPSourceCodec? = nil, a2dpSources: [A2DPSourceCodec] = [],
+            a2dpSourceStepsAside: Bool = false
         ) {
+            self.a2dpSourceStepsAside = a2dpSourceStepsAside
             self.a2dpSources = a2dpSources.isEmpty ? (a2dpSource.map { [$0] } ?? []) : a2dpSources
             self.adapterName = adapterName
             self.ignoredAdapterNames = ignoredAdapterNames
@@ -70,6 +75,8 @@ public actor BlueZTransport: Transport {
     private let clock: any HostClock
     private let logger: Logger
     private var agent: BlueZAgent?
+    /// Who is the A2DP source on each adapter MediaRoute registered with (or stepped aside on).
+    private var a2dpOwners: [DBusObjectPath: A2DPSourceOwner] = [:]
     /// MediaRoute's A2DP source endpoints, once registered (``Configuration/a2dpSources``), in order.
     public private(set) var a2dpSources: [A2DPSourceEndpoint] = []
     /// The first (most preferred) endpoint.
@@ -247,6 +254,7 @@ public actor BlueZTransport: Transport {
                     await considerDevices(below: path)
                 }
             case .changed(let path, _, let changed):
+                if changed["UUIDs"] != nil { await adapterServicesChanged(path) }
                 if path == adapter, let powered = changed["Powered"]?.bool {
                     if powered {
                         await startDiscovery(on: path)
@@ -266,8 +274,10 @@ public actor BlueZTransport: Transport {
                     }
                 }
             case .vanished:
+                forgetA2DPOwners()
                 reporter.loseAll()
             case .restarted:
+                forgetA2DPOwners()
                 adapter = await self.adapter()
                 reporter.setAdapter(adapter)
                 if let adapter {
@@ -416,16 +426,59 @@ public actor BlueZTransport: Transport {
     /// BlueZ instance: BlueZ's `AlreadyExists` counts as done). A failure is logged: LE devices
     /// work without it.
     func registerA2DPSource(on adapter: DBusObjectPath) async {
+        guard !configuration.a2dpSources.isEmpty else { return }
         if a2dpSources.isEmpty {
             a2dpSources = configuration.a2dpSources.map { A2DPSourceEndpoint(connection: connection, codec: $0, logger: logger) }
         }
+        // bluetoothd lists the A2DP Source service on the adapter once any client registered a
+        // source endpoint there (its SDP record), and takes it away when the last one goes.
+        if configuration.a2dpSourceStepsAside, a2dpOwners[adapter] != .mediaRoute,
+            let properties = await objectManager.properties(of: adapter, BlueZ.adapter), Self.services(of: properties).contains(BlueZ.audioSource)
+        {
+            if a2dpOwners.updateValue(.another, forKey: adapter) != .another {
+                logger.notice(
+                    "another A2DP source is registered with BlueZ (PipeWire's bluez5 plugin or bluez-alsa): MediaRoute registers none and streams to the speakers that source sets up; it takes the role when that source goes ([bluetooth] a2dp-source = yes to register beside it)",
+                    metadata: ["adapter": "\(adapter)"])
+            }
+            return
+        }
+        var registered = 0
         for endpoint in a2dpSources {
             do {
                 try await endpoint.register(on: adapter)
+                registered += 1
             } catch {
                 logger.warning("A2DP source endpoint not registered", metadata: ["adapter": "\(adapter)", "codec": "\(endpoint.codec.name)", "error": "\(error)"])
             }
         }
+        guard registered > 0 else { return }
+        if a2dpOwners.updateValue(.mediaRoute, forKey: adapter) == .another {
+            logger.notice("the other A2DP source left: MediaRoute is the box's A2DP source again", metadata: ["adapter": "\(adapter)"])
+        }
+    }
+
+    /// Who is the A2DP source on an adapter, as far as MediaRoute knows.
+    public enum A2DPSourceOwner: Sendable, Hashable {
+        /// MediaRoute's endpoints are registered.
+        case mediaRoute
+        /// Another source registered first; MediaRoute stepped aside (`a2dp-source = auto`).
+        case another
+    }
+
+    /// Who is the A2DP source on `adapter`; nil before MediaRoute looked (or with `a2dp-source = no`).
+    public func a2dpSourceOwner(on adapter: DBusObjectPath) -> A2DPSourceOwner? {
+        a2dpOwners[adapter]
+    }
+
+    /// The adapter's services changed: where MediaRoute stepped aside, the other source may have gone.
+    private func adapterServicesChanged(_ adapter: DBusObjectPath) async {
+        guard a2dpOwners[adapter] == .another else { return }
+        await registerA2DPSource(on: adapter)
+    }
+
+    /// bluetoothd restarted or left: every registration with it is gone.
+    private func forgetA2DPOwners() {
+        a2dpOwners = [:]
     }
 
     /// Connects the A2DP sink profile of a Classic speaker (`ConnectProfile`): `Connect` alone

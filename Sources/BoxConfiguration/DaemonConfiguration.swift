@@ -29,9 +29,14 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// namespace of a Cast app launched in application mode (without one: the first of its own
     /// the running app lists, else `urn:x-cast:` and its id).
     public var castApplicationNamespaces: [String: String] = [:]
-    /// `[bluetooth] a2dp-source`: register MediaRoute's A2DP source endpoint with BlueZ
-    /// (default yes); no where PipeWire or bluez-alsa is the box's A2DP source.
+    /// `[bluetooth] a2dp-source`: register MediaRoute's A2DP source endpoints with BlueZ
+    /// (`yes`, `auto` — the default — or `no`, where PipeWire or bluez-alsa is the box's A2DP source).
     public var bluetoothA2DPSource = true
+    /// `[bluetooth] a2dp-source = auto` (the default): MediaRoute steps aside on an adapter where
+    /// another A2DP source (PipeWire's bluez5 plugin, bluez-alsa) registered first — BlueZ then
+    /// lists the A2DP Source service on the adapter — and takes the role when that source goes.
+    /// `yes` registers whatever else is there.
+    public var bluetoothA2DPSourceStepsAside = true
     /// `[bluetooth] codecs = ldac, aptx_hd, aptx, aac, sbc`: the codecs the A2DP source offers,
     /// most preferred first (PipeWire's `bluez5.codecs` names); those whose library is missing
     /// on the box are left out at start with a notice. SBC is offered even when left out here:
@@ -261,8 +266,12 @@ public struct DaemonConfiguration: Sendable, Hashable {
                 continue
             }
             if key == "a2dp-source" {
-                guard let flag = Self.flag(value) else { throw fail("a2dp-source must be yes or no, not \"\(value)\"") }
-                configuration.bluetoothA2DPSource = flag
+                if value.lowercased() == "auto" {
+                    (configuration.bluetoothA2DPSource, configuration.bluetoothA2DPSourceStepsAside) = (true, true)
+                    continue
+                }
+                guard let flag = Self.flag(value) else { throw fail("a2dp-source must be auto, yes or no, not \"\(value)\"") }
+                (configuration.bluetoothA2DPSource, configuration.bluetoothA2DPSourceStepsAside) = (flag, false)
                 continue
             }
             if key == "codecs" {

@@ -233,7 +233,8 @@ public struct ExtensionCatalogue: Sendable {
         let transport = BlueZTransport(
             objectManager: manager, configuration: .init(
                 adapterName: adapterName, ignoredAdapterNames: ignored, preferredAdapterNames: preferred, a2dpSources: configuration.bluetoothA2DPSource
-                    ? A2DPSourceCodec.offered(preference: configuration.bluetoothCodecs, logger: logger) : []),
+                    ? A2DPSourceCodec.offered(preference: configuration.bluetoothCodecs, logger: logger) : [],
+                a2dpSourceStepsAside: configuration.bluetoothA2DPSourceStepsAside),
             clock: clock, logger: logger)
         return .success((transport, connection))
     }

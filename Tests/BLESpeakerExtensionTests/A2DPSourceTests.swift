@@ -66,10 +66,11 @@ func bestCorrelation(_ source: [Int16], _ received: [Int16], maximumLag: Int = 4
     func makeRig(
         sinkCapabilities: [UInt8], source: A2DPSourceCodec? = .sbc, sources: [A2DPSourceCodec]? = nil,
         sinkEndpoints: [(codec: UInt8, capabilities: [UInt8])]? = nil, audioStreamWait: Duration = .seconds(1),
-        clock: any HostClock = SystemHostClock()
+        clock: any HostClock = SystemHostClock(), stepsAside: Bool = false, anotherSourceFirst: Bool = false
     ) async throws -> Rig {
         let mock = try await BlueZMock()
         try await mock.addAdapter()
+        if anotherSourceFirst { try await mock.call("AnotherSourceRegisters", [.string("hci0"), .bool(true)]) }
         let speaker = try await mock.addDevice("AA:00:00:00:00:0A", name: "Hall Speaker", uuids: [BlueZ.audioSink])
         try await mock.call("SetSinkCapabilities", [.objectPath(speaker), .bytes(sinkCapabilities)])
         if let sinkEndpoints {
@@ -77,7 +78,8 @@ func bestCorrelation(_ source: [Int16], _ received: [Int16], maximumLag: Int = 4
         }
         let manager = BlueZObjectManager(connection: mock.connection)
         try await manager.start()
-        let transport = BlueZTransport(objectManager: manager, configuration: .init(a2dpSources: sources ?? (source.map { [$0] } ?? [])))
+        let transport = BlueZTransport(
+            objectManager: manager, configuration: .init(a2dpSources: sources ?? (source.map { [$0] } ?? []), a2dpSourceStepsAside: stepsAside))
         let system = RouteSystem()
         let recorder = await EventRecorder(system)
         try await system.load { routingManager in
@@ -174,6 +176,36 @@ func bestCorrelation(_ source: [Int16], _ received: [Int16], maximumLag: Int = 4
         let configuration = try DaemonConfiguration.parse("[bluetooth]\na2dp-source = no\n", file: "test.conf")
         #expect(configuration.bluetoothA2DPSource == false)
         #expect(throws: (any Error).self) { try DaemonConfiguration.parse("[bluetooth]\na2dp-source = maybe\n", file: "test.conf") }
+        // `auto` is the default: register unless another source did first; `yes` registers beside it.
+        #expect(DaemonConfiguration().bluetoothA2DPSource && DaemonConfiguration().bluetoothA2DPSourceStepsAside)
+        let yes = try DaemonConfiguration.parse("[bluetooth]\na2dp-source = yes\n", file: "test.conf")
+        #expect(yes.bluetoothA2DPSource && !yes.bluetoothA2DPSourceStepsAside)
+        let auto = try DaemonConfiguration.parse("[bluetooth]\na2dp-source = Auto\n", file: "test.conf")
+        #expect(auto.bluetoothA2DPSource && auto.bluetoothA2DPSourceStepsAside)
+    }
+
+    /// One A2DP source per box: with `a2dp-source = auto`, PipeWire's bluez5 plugin (or
+    /// bluez-alsa) registered first — bluetoothd lists the A2DP Source service on the adapter —
+    /// and MediaRoute registers none; when that source goes, MediaRoute registers its own and
+    /// streams as usual. With `yes` it registers beside the other.
+    @Test func anotherA2DPSourceRegisteredFirstMakesOursStepAsideUntilItGoes() async throws {
+        let rig = try await makeRig(sinkCapabilities: [0xFF, 0xFF, 2, 53], stepsAside: true, anotherSourceFirst: true)
+        defer { Task { await rig.mock.stop() } }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await rig.mock.call("Endpoints").first?.array?.isEmpty == true, "stepped aside")
+        #expect(await rig.transport.a2dpSourceOwner(on: "/org/bluez/hci0") == .another)
+        try await rig.mock.call("AnotherSourceRegisters", [.string("hci0"), .bool(false)])
+        #expect(await eventually { (try? await rig.mock.call("Endpoints").first?.array?.count) == 1 }, "took the role when the other went")
+        #expect(await rig.transport.a2dpSourceOwner(on: "/org/bluez/hci0") == .mediaRoute)
+        // And streams through it.
+        let device = try #require(await rig.system.devicesList.first)
+        let route = try await rig.system.activate(deviceID: device.id)
+        #expect(await eventually { await rig.system.routeStatus(on: route.session)?.details.codec == "SBC" })
+        await rig.system.deactivate(route.session)
+
+        let beside = try await makeRig(sinkCapabilities: [0xFF, 0xFF, 2, 53], stepsAside: false, anotherSourceFirst: true)
+        defer { Task { await beside.mock.stop() } }
+        #expect(await eventually { (try? await beside.mock.call("Endpoints").first?.array?.count) == 1 }, "`yes` registers beside the other")
     }
 
     @Test func aClassicSpeakerKnownOnlyByItsClassOfDeviceIsListed() async throws {

@@ -404,10 +404,40 @@ def RegisterEndpoint(adapter, path, properties):
     ENDPOINTS.append({'sender': sender, 'path': str(path), 'uuid': uuid, 'codec': int(properties['Codec']),
                       'capabilities': [int(b) for b in properties['Capabilities']], 'adapter': adapter.path,
                       'delay_reporting': bool(properties.get('DelayReporting', False))})
+    update_adapter_services(adapter.path)
 
 
 def UnregisterEndpoint(adapter, path):
     ENDPOINTS[:] = [e for e in ENDPOINTS if e['path'] != str(path)]
+    update_adapter_services(adapter.path)
+
+
+def update_adapter_services(adapter_path):
+    '''As bluetoothd: the adapter lists the A2DP Source service (its SDP record) while any client
+    has a source endpoint registered on it (another program's too: OTHER_SOURCES).'''
+    adapter_path = str(adapter_path)
+    if adapter_path not in mockobject.objects:
+        return
+    uuids = [str(u) for u in mockobject.objects[adapter_path].props[ADAPTER_IFACE]['UUIDs'] if str(u) != A2DP_SOURCE_UUID]
+    if adapter_path in OTHER_SOURCES or any(e['uuid'] == A2DP_SOURCE_UUID and str(e['adapter']) == adapter_path for e in ENDPOINTS):
+        uuids.append(A2DP_SOURCE_UUID)
+    if sorted(uuids) != sorted(str(u) for u in mockobject.objects[adapter_path].props[ADAPTER_IFACE]['UUIDs']):
+        set_props(adapter_path, ADAPTER_IFACE, {'UUIDs': dbus.Array(uuids, signature='s', variant_level=1)})
+
+
+# Adapters where another program (PipeWire's bluez5 plugin, bluez-alsa) has an A2DP source endpoint.
+OTHER_SOURCES = set()
+
+
+def AnotherSourceRegisters(self, adapter_name, registered):
+    '''Another A2DP source (as PipeWire's bluez5 plugin) registers (or unregisters) its endpoints
+    on the adapter: only its service record is modelled, not its endpoints.'''
+    adapter_path = '/org/bluez/' + str(adapter_name)
+    if registered:
+        OTHER_SOURCES.add(adapter_path)
+    else:
+        OTHER_SOURCES.discard(adapter_path)
+    update_adapter_services(adapter_path)
 
 
 def remote_seps(state):
@@ -798,6 +828,7 @@ def load(mock, _parameters):
         ('SetSinkEndpoints', 'oa(yay)', '', SetSinkEndpoints),
         ('DelayReportingEndpoints', '', 'ao', lambda self: dbus.Array([dbus.ObjectPath(e['path']) for e in ENDPOINTS if e['delay_reporting']], signature='o')),
         ('SetConfigureAfter', 'ou', '', SetConfigureAfter),
+        ('AnotherSourceRegisters', 'sb', '', AnotherSourceRegisters),
         ('SpeakerOpensStream', 'o', '', SpeakerOpensStream),
         ('SpeakerSetsStreamUpAgain', 'ou', '', SpeakerSetsStreamUpAgain),
         ('SpeakerReportsDelay', 'oq', '', SpeakerReportsDelay),
