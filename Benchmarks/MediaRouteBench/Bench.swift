@@ -2,6 +2,7 @@ import BluetoothAudio
 import Coordination
 import DBus
 import Foundation
+import LiveStreaming
 import MediaRouteExecutors
 import MediaRouteTestSupport
 import MediaRouteTesting
@@ -18,7 +19,7 @@ import MediaRouteTesting
 ///   mediaroute-bench bt-codecs [SECONDS]       CPU per stream of each A2DP codec (SBC, AAC, aptX, aptX HD, LDAC)
 ///   mediaroute-bench pipewire PATH/mediarouted [SECONDS]  pw-play → the route's PipeWire node: CPU of each process
 ///   mediaroute-bench raop [RUNS] [SECONDS]    AirPlay to shairport-sync: stream → first sound, CPU of one ALAC stream
-///   mediaroute-bench live [RUNS] [SECONDS]
+///   mediaroute-bench live [RUNS] [SECONDS] [lpcm,flac,mp3,aac]  first sound and latency to gmediarender, then CPU per live stream
 ///   mediaroute-bench live-group [SECONDS]
 ///   mediaroute-bench raop-group [SECONDS] [--only mediaroute,pulseaudio,snapcast] [--delay MS] [--jitter MS] [--both-ways] [--offset-second MS]
 ///                                              two shairport-sync receivers in one group: offset between their outputs,
@@ -63,7 +64,11 @@ struct Bench {
             try await pipewire(binary: arguments.dropFirst().first ?? ".build/release/mediarouted", seconds: Int(arguments.dropFirst(2).first ?? "") ?? 60)
         case "raop": try await raop(runs: Int(arguments.dropFirst().first ?? "") ?? 10, seconds: Int(arguments.dropFirst(2).first ?? "") ?? 30)
         case "raop-group": try await raopGroup(arguments: Array(arguments.dropFirst()))
-        case "live": try await live(runs: Int(arguments.dropFirst().first ?? "") ?? 5, seconds: Int(arguments.dropFirst(2).first ?? "") ?? 10)
+        case "live":
+            let encodings = arguments.dropFirst(3).first.map { $0.split(separator: ",").compactMap { LiveAudioEncoding(rawValue: String($0)) } }
+            try await live(
+                runs: Int(arguments.dropFirst().first ?? "") ?? 5, seconds: Int(arguments.dropFirst(2).first ?? "") ?? 10,
+                encodings: encodings ?? [.lpcm, .flac, .mp3, .aac])
         case "live-group": try await liveGroup(seconds: Int(arguments.dropFirst().first ?? "") ?? 120)
         case "cast": try await cast(arguments: Array(arguments.dropFirst()))
         case "hostile":

@@ -19,7 +19,7 @@ import Glibc
 /// the HTTP server). Beside it, with `RYGEL_GST_LAUNCH=1`, the anchor: rygel's gst-launch live
 /// item (Debian `rygel-gst-launch`) played on the same renderer.
 extension Bench {
-    static func live(runs: Int, seconds: Int) async throws {
+    static func live(runs: Int, seconds: Int, encodings: [LiveAudioEncoding] = [.lpcm, .flac, .mp3, .aac]) async throws {
         guard NamespaceLab.renderersAvailable else { return }
         var firstSounds: [Double] = []
         var latencies: [Double] = []
@@ -91,8 +91,7 @@ extension Bench {
         }
         print("live: gmediarender (LPCM, close-delimited, its prime 0, delivered every 100 ms): first sound (the first write to its sound) \(summary(firstSounds))")
         print("live: gmediarender steady latency (each click's write to its sound, from the fifth click) \(summary(latencies))")
-        try await liveCPU(seconds: max(20, seconds), encoding: .lpcm)
-        try await liveCPU(seconds: max(20, seconds), encoding: .flac)
+        for encoding in encodings { try await liveCPU(seconds: max(20, seconds), encoding: encoding) }
     }
 
     /// One stream of `seconds` of a tone in `encoding`: CPU of this process over its middle.
