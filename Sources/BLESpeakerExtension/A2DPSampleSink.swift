@@ -30,7 +30,9 @@ public final class A2DPSampleSink: RealtimeSampleReceiver {
         case stopped
         /// The stream is being acquired: buffers wait (at most 100 of them).
         case acquiring([SampleBuffer])
-        case ready(socket: PacketSocket, encoder: any BluetoothAudioEncoder, adaptation: LinkAdaptation)
+        /// `inline`: encoded on the delivering thread; otherwise on a task of its own, through a
+        /// bounded queue (a codec whose encoding is not short on every box: AAC).
+        case ready(socket: PacketSocket, encoder: any BluetoothAudioEncoder, adaptation: LinkAdaptation, inline: Bool)
     }
 
     /// What a stream that ran did, for the log line that ends it.
@@ -45,6 +47,12 @@ public final class A2DPSampleSink: RealtimeSampleReceiver {
     private let events: @Sendable (Event) -> Void
     /// Buffers the acquiring phase holds at most (about two seconds of 20 ms periods).
     static let waitingLimit = 100
+    /// Buffers a stream that is not encoded inline may have waiting for its task (half a second
+    /// of 20 ms periods, as the route system's queue to an actor); more are dropped and counted.
+    static let queueLimit = 25
+    private let queue: AsyncStream<SampleBuffer>.Continuation
+    /// Buffers in ``queue`` not yet handled: while any are, later ones queue behind them (order).
+    private let queued = Atomic<Int>(0)
 
     /// - Parameters:
     ///   - clock: what encoding time is measured on (the box's load).
@@ -52,7 +60,18 @@ public final class A2DPSampleSink: RealtimeSampleReceiver {
     public init(clock: any HostClock, events: @escaping @Sendable (Event) -> Void) {
         self.clock = clock
         self.events = events
+        let (buffers, queue) = AsyncStream.makeStream(of: SampleBuffer.self, bufferingPolicy: .bufferingOldest(Self.queueLimit))
+        self.queue = queue
+        // Ends when the sink goes (its continuation with it).
+        Task { [weak self] in
+            for await buffer in buffers {
+                guard let self else { return }
+                self.handleQueued(buffer)
+            }
+        }
     }
+
+    deinit { queue.finish() }
 
     /// Samples start (or the stream went and another is awaited): buffers wait from now on.
     public func beginAcquiring() {
@@ -76,15 +95,18 @@ public final class A2DPSampleSink: RealtimeSampleReceiver {
 
     /// The encoder's bit rate now, while a stream runs.
     public var bitrate: Int? {
-        phase.withLock { if case .ready(_, let encoder, _) = $0 { encoder.bitrate } else { nil } }
+        phase.withLock { if case .ready(_, let encoder, _, _) = $0 { encoder.bitrate } else { nil } }
     }
 
     /// The stream was acquired: samples go to `socket` through `encoder` from now on. What
     /// waited is late — the speaker plays what arrives as it arrives, so all of it at once would
     /// overflow the socket and add its length to the latency for good — so the newest 100 ms
     /// go first and the rest is dropped (``Event/waitingDropped(buffers:)``). False when samples
-    /// stopped meanwhile (nothing is sent).
-    public func start(socket: PacketSocket, encoder: any BluetoothAudioEncoder, sampleRate: Int) -> Bool {
+    /// stopped meanwhile (nothing is sent). `inline`: encode on the delivering thread (a codec
+    /// whose encoding is short: SBC, aptX, LDAC); otherwise on a task of the sink's own, so a
+    /// box slower than the codec cannot hold the delivering thread (and every other stream and
+    /// socket on it) up.
+    public func start(socket: PacketSocket, encoder: any BluetoothAudioEncoder, sampleRate: Int, inline: Bool = true) -> Bool {
         var emitted: [Event] = []
         let started = phase.withLock { phase -> Bool in
             guard case .acquiring(let waiting) = phase else { return false }
@@ -97,7 +119,7 @@ public final class A2DPSampleSink: RealtimeSampleReceiver {
                 keptFrames += frames
             }
             if kept.count < waiting.count { emitted.append(.waitingDropped(buffers: waiting.count - kept.count)) }
-            phase = .ready(socket: socket, encoder: encoder, adaptation: LinkAdaptation(sampleRate: sampleRate))
+            phase = .ready(socket: socket, encoder: encoder, adaptation: LinkAdaptation(sampleRate: sampleRate), inline: inline)
             for buffer in kept.reversed() { send(buffer, &phase, &emitted) }
             return true
         }
@@ -111,33 +133,56 @@ public final class A2DPSampleSink: RealtimeSampleReceiver {
     public func stop(awaitingAnother: Bool = false) -> Summary? {
         phase.withLock { phase in
             defer { phase = awaitingAnother ? .acquiring([]) : .stopped }
-            guard case .ready(let socket, let encoder, let adaptation) = phase else { return nil }
+            guard case .ready(let socket, let encoder, let adaptation, _) = phase else { return nil }
             return Summary(socket: socket, encoder: encoder, adaptation: adaptation)
         }
     }
 
     public func receive(_ buffer: SampleBuffer) -> Bool {
+        if queued.load(ordering: .acquiring) > 0 { return enqueue(buffer) }
         var emitted: [Event] = []
-        phase.withLock { phase in
-            switch phase {
-            case .stopped:
-                return
-            case .acquiring(var waiting):
-                phase = .stopped  // the array is not copied while it grows
-                waiting.append(buffer)
-                if waiting.count > Self.waitingLimit { waiting.removeFirst() }
-                phase = .acquiring(waiting)
-            case .ready:
-                send(buffer, &phase, &emitted)
-            }
+        let handled = phase.withLock { phase -> Bool in
+            if case .ready(_, _, _, inline: false) = phase { return false }
+            handle(buffer, &phase, &emitted)
+            return true
         }
         for event in emitted { events(event) }
-        return true
+        return handled || enqueue(buffer)
+    }
+
+    private func enqueue(_ buffer: SampleBuffer) -> Bool {
+        queued.add(1, ordering: .acquiringAndReleasing)
+        if case .enqueued = queue.yield(buffer) { return true }
+        queued.subtract(1, ordering: .acquiringAndReleasing)
+        return false
+    }
+
+    private func handleQueued(_ buffer: SampleBuffer) {
+        var emitted: [Event] = []
+        phase.withLock { handle(buffer, &$0, &emitted) }
+        queued.subtract(1, ordering: .acquiringAndReleasing)
+        for event in emitted { events(event) }
+    }
+
+    /// What the phase does with a buffer: nothing when stopped, keeps it while the stream is
+    /// acquired, sends it when it runs.
+    private func handle(_ buffer: SampleBuffer, _ phase: inout Phase, _ emitted: inout [Event]) {
+        switch phase {
+        case .stopped:
+            return
+        case .acquiring(var waiting):
+            phase = .stopped  // the array is not copied while it grows
+            waiting.append(buffer)
+            if waiting.count > Self.waitingLimit { waiting.removeFirst() }
+            phase = .acquiring(waiting)
+        case .ready:
+            send(buffer, &phase, &emitted)
+        }
     }
 
     /// Encodes and sends one buffer, then lets the link's and the box's state step the bit rate.
     private func send(_ buffer: SampleBuffer, _ phase: inout Phase, _ emitted: inout [Event]) {
-        guard case .ready(let socket, let encoder, var adaptation) = phase else { return }
+        guard case .ready(let socket, let encoder, var adaptation, let inline) = phase else { return }
         let pcm = buffer.stereoS16LE
         var dropped = 0
         let started = clock.now()
@@ -174,6 +219,6 @@ public final class A2DPSampleSink: RealtimeSampleReceiver {
             }
         }
         if adaptation.codecTooCostly, !costlyBefore { emitted.append(.codecTooCostly(overloadedWindows: adaptation.overloadedWindows)) }
-        phase = .ready(socket: socket, encoder: encoder, adaptation: adaptation)
+        phase = .ready(socket: socket, encoder: encoder, adaptation: adaptation, inline: inline)
     }
 }

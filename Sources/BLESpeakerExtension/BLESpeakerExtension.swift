@@ -629,7 +629,10 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
             }
             // What waited while the stream was acquired goes first (its newest 100 ms), then samples
             // flow on the delivering thread.
-            if !sink.start(socket: socket, encoder: encoder, sampleRate: rate) {
+            // AAC costs tens of times SBC (a few percent of a core here, more than real time in
+            // the HIL rig's emulated guest): encoded off the delivering thread.
+            let inline = A2DPCodec(codecByte: stream.codec, configuration: stream.configuration).map { $0 != .aac } ?? false
+            if !sink.start(socket: socket, encoder: encoder, sampleRate: rate, inline: inline) {
                 active[session.id]?.streamUp = false
                 await audio.release()
             }

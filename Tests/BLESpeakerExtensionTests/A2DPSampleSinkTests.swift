@@ -2,6 +2,7 @@ import BLESpeakerExtension
 import BluetoothAudio
 import Foundation
 import MediaClock
+import MediaRouteTestSupport
 import RoutingModel
 import Synchronization
 import Testing
@@ -72,6 +73,24 @@ import Transport
         for index in 11...30 { _ = rig.sink.receive(Self.period(index)) }
         let (packets, more) = rig.received()
         #expect(packets >= 20 * 882 / 128 / 7 - 1 && (frames + more) * 128 <= 25 * 882, "\(packets) packets, \(more) frames")
+    }
+
+    /// A codec whose encoding is not short on every box (AAC) is encoded on the sink's own task:
+    /// every buffer still arrives, in order, and the delivering thread only queues it.
+    @Test func aStreamNotEncodedInlineGetsEveryBufferThroughItsQueue() async throws {
+        let rig = try Rig()
+        rig.sink.beginAcquiring()
+        #expect(rig.sink.start(socket: rig.socket, encoder: try rig.encoder(), sampleRate: 44_100, inline: false))
+        for index in 0..<20 { #expect(rig.sink.receive(Self.period(index)), "queued") }
+        let frames = Atomic<Int>(0)
+        #expect(await eventually {
+            frames.add(rig.received().sbcFrames, ordering: .relaxed)
+            return frames.load(ordering: .relaxed) == 20 * 882 / 128 / 7 * 7
+        }, "\(frames.load(ordering: .relaxed)) SBC frames")
+        rig.sink.stop()
+        _ = rig.sink.receive(Self.period(20))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(rig.received().packets == 0, "nothing after stop")
     }
 
     @Test func aClosedSocketIsReportedAndSamplesWaitForTheNextStream() throws {
