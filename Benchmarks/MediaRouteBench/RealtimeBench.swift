@@ -37,7 +37,8 @@ extension Bench {
         // The daemon's A2DP stream: encoded and sent on the reactor thread as buffers are delivered.
         let sink = A2DPSampleSink(clock: SystemHostClock()) { _ in }
         sink.beginAcquiring()
-        _ = sink.start(socket: PacketSocket(owning: sendSocket, mtu: 895), encoder: encoder, sampleRate: 44_100)
+        // As the daemon: AAC on the sink's own task, the others on the reactor thread.
+        _ = sink.start(socket: PacketSocket(owning: sendSocket, mtu: 895), encoder: encoder, sampleRate: 44_100, inline: codec != .aac)
         let seen = Atomic<Int>(0)
         let (ends, finished) = AsyncStream.makeStream(of: Void.self)
         let delivery = try PacedAudioDelivery(
