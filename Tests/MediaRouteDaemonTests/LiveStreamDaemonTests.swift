@@ -74,7 +74,16 @@ struct LiveStreamDaemonTests {
         // pipeline started in this run. Within a run the offset holds to ±2 ms; from run to run
         // it measured −10 to +15 ms (Docs/benchmarks.md), so the test allows 40.
         let p95 = settled[min(settled.count - 1, settled.count * 95 / 100)]
-        #expect(p95 <= 40, "\(offsets)")
+        // Once (session 30, a full `make test`) the DLNA side ran a steady 50.7 ms ahead, not
+        // reproduced since: what each side said of its timing goes with a failure.
+        func lines(of path: String, matching words: [String]) -> String {
+            let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").filter { line in words.contains { line.localizedCaseInsensitiveContains($0) } }.suffix(12).joined(separator: " | ")
+        }
+        #expect(p95 <= 40, """
+            \(offsets); shairport-sync: \(lines(of: airPlay.logPath, matching: ["latency", "sync", "offset", "play"])); \
+            gmediarender: \(rig.lab.log("gmediarender-\(rig.lab.rooms[0].inside).log").suffix(600))
+            """)
     }
 
     /// The issue's "no configuration edited": a box whose PipeWire runs in a user's session,
