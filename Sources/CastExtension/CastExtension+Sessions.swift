@@ -217,8 +217,14 @@ extension CastExtension: MediaDeviceExtension {
                         case .seek(let time): .seek(mediaSessionID: media, to: time, requestID: await client.requestID())
                         default: .getMediaStatus(mediaSessionID: media, requestID: await client.requestID())
                         }
+                    let appliedBefore = routes[id]?.playback?.statusesApplied
                     let reply = try await client.request(request, from: route.senderID, to: transport)
-                    if case .mediaStatus(let list, _) = reply, let status = list.first(where: { $0.mediaSessionId == media }) {
+                    // The reply resumes this task after the receiver's broadcasts may have been
+                    // applied (its own status of the command, or a pause from the device after it):
+                    // applied only when nothing newer was.
+                    if case .mediaStatus(let list, _) = reply, let status = list.first(where: { $0.mediaSessionId == media }),
+                        routes[id]?.playback?.statusesApplied == appliedBefore
+                    {
                         mediaStatus(status, on: id)
                     }
                 case .setSpeed, .selectAudible, .selectLegible:
@@ -236,6 +242,7 @@ extension CastExtension: MediaDeviceExtension {
         guard let route = routes[id], let playback = route.playback, let control = playback.control else { return }
         if playback.mediaSessionID == nil { routes[id]?.playback?.mediaSessionID = status.mediaSessionId }
         guard playback.mediaSessionID == nil || playback.mediaSessionID == status.mediaSessionId else { return }
+        routes[id]?.playback?.statusesApplied += 1
         let now = clock.now()
         if status.playerState == "IDLE", let reason = status.idleReason, liveStreams[id]?.stream != nil, !playback.stopping {
             // A live stream has no end of its own: the receiver stopping it ends the route's audio.

@@ -79,6 +79,9 @@ public actor CastExtension {
         var commands: Task<Void, Never>?
         /// Set when we stop it, so the receiver's word that it stopped does not end the route.
         var stopping = false
+        /// Counts the media statuses applied: a command's reply is applied only when none came
+        /// since the command was sent (a later broadcast, say the device's own pause, is newer).
+        var statusesApplied = 0
         /// Local files this session handed to the receiver (``ServedFiles`` tokens).
         var fileTokens: [String] = []
     }
