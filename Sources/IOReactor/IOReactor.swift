@@ -19,9 +19,18 @@ public final class IOReactor: TaskExecutor, Sendable {
     /// The process's reactor.
     public static let shared = IOReactor(name: "mediaroute-io")
 
+    /// A scheduled timer. A struct, not a tuple: the table's code is then specialised (a
+    /// tuple-valued dictionary went through generic value witnesses on every tick).
+    private struct PendingTimer {
+        var deadline: ContinuousClock.Instant
+        var fire: @Sendable () -> Void
+    }
+
     private struct State {
         var watches: [UInt64: @Sendable (IOEvents) -> Void] = [:]
-        var timers: [UInt64: (deadline: ContinuousClock.Instant, fire: @Sendable () -> Void)] = [:]
+        var timers: [UInt64: PendingTimer] = [:]
+        /// The tokens of the timers due, kept between passes (no allocation per tick).
+        var due: [UInt64] = []
         var jobs: [UnownedJob] = []
         var work: [@Sendable () -> Void] = []
         var nextToken: UInt64 = 1
@@ -96,7 +105,7 @@ public final class IOReactor: TaskExecutor, Sendable {
     public func schedule(at deadline: ContinuousClock.Instant, _ fire: @escaping @Sendable () -> Void) -> IOTimer {
         let (token, wake) = state.withLock { state -> (UInt64, Bool) in
             defer { state.nextToken += 1 }
-            state.timers[state.nextToken] = (deadline, fire)
+            state.timers[state.nextToken] = PendingTimer(deadline: deadline, fire: fire)
             return (state.nextToken, state.sleeping)
         }
         // The thread may be asleep with a later deadline (or none): it has to look again.
@@ -145,7 +154,9 @@ public final class IOReactor: TaskExecutor, Sendable {
             let timeout = state.withLock { state -> Int32 in
                 if !state.jobs.isEmpty || !state.work.isEmpty { return 0 }
                 state.sleeping = true
-                guard let next = state.timers.values.lazy.map(\.deadline).min() else { return -1 }
+                var next: ContinuousClock.Instant?
+                for timer in state.timers.values where next == nil || timer.deadline < next! { next = timer.deadline }
+                guard let next else { return -1 }
                 return Self.milliseconds(until: next)
             }
             let count = events.withUnsafeMutableBufferPointer { events in
@@ -186,9 +197,17 @@ public final class IOReactor: TaskExecutor, Sendable {
 
     private func fireTimers() {
         let now = ContinuousClock.now
-        let due = state.withLock { state -> [(deadline: ContinuousClock.Instant, fire: @Sendable () -> Void)] in
-            let tokens = state.timers.filter { $0.value.deadline <= now }.map(\.key)
-            return tokens.compactMap { state.timers.removeValue(forKey: $0) }.sorted { $0.deadline < $1.deadline }
+        // One pass over the table, no new table: this runs after every wake-up, and a
+        // real-time stream wakes the reactor 50 times a second.
+        let due = state.withLock { state -> [PendingTimer] in
+            state.due.removeAll(keepingCapacity: true)
+            for (token, timer) in state.timers where timer.deadline <= now { state.due.append(token) }
+            guard !state.due.isEmpty else { return [] }
+            var due: [PendingTimer] = []
+            due.reserveCapacity(state.due.count)
+            for token in state.due { if let timer = state.timers.removeValue(forKey: token) { due.append(timer) } }
+            if due.count > 1 { due.sort { $0.deadline < $1.deadline } }
+            return due
         }
         for timer in due { timer.fire() }
     }
