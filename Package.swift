@@ -126,6 +126,10 @@ let package = Package(
             swiftSettings: strict),
         // AirPlay 1 (RAOP) on bytes: RTSP requests and responses, the UDP packets, ALAC frames.
         .target(name: "RAOP", dependencies: ["CLibMD", "IPNetwork"], swiftSettings: strict),
+        // libgcrypt, opened at run time: the primitives of AirPlay 2's pairing (HAP).
+        .target(name: "CGcrypt", linkerSettings: [.linkedLibrary("dl")]),
+        // HAP pairing as AirPlay 2 receivers run it: TLV8, SRP, pair-setup, pair-verify, the encrypted channel.
+        .target(name: "HAP", dependencies: ["CGcrypt"], swiftSettings: strict),
         // libmd's MD5 for RTSP digest authentication.
         .systemLibrary(name: "CLibMD", path: "Sources/CLibMD", pkgConfig: "libmd", providers: [.apt(["libmd-dev"])]),
         // FFmpeg's ALAC encoder, opened with dlopen when a stream starts (headers from libavcodec-dev).
@@ -346,6 +350,7 @@ let package = Package(
             ],
             exclude: ["HostilePeer"]),
         .testTarget(name: "RAOPTests", dependencies: ["RAOP"]),
+        .testTarget(name: "HAPTests", dependencies: ["HAP", "MediaRouteTestSupport"]),
         .testTarget(name: "CastChannelTests", dependencies: ["CastChannel"]),
         .testTarget(
             name: "CastExtensionTests",

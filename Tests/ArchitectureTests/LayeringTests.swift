@@ -12,7 +12,7 @@ import MediaRouteTesting
     /// tenth orders the targets that build on a neighbour (LANTransport on Transport).
     static let ranks: [String: Double] = [
         // C shims
-        "CDBus": 0, "CExpat": 0, "CNetlink": 0, "CSbc": 0, "CUdev": 0, "CPipeWire": 0, "CAVCodec": 0, "CBluetoothCodecs": 0, "CEpoll": 0, "CLibMD": 0, "CBuildStamp": 0,
+        "CDBus": 0, "CExpat": 0, "CNetlink": 0, "CSbc": 0, "CUdev": 0, "CPipeWire": 0, "CAVCodec": 0, "CBluetoothCodecs": 0, "CEpoll": 0, "CLibMD": 0, "CBuildStamp": 0, "CGcrypt": 0,
         // vocabulary
         "RoutingModel": 1,
         // runtime (and the box's configuration values)
@@ -26,7 +26,7 @@ import MediaRouteTesting
         "Transport": 4, "IPNetwork": 4, "HTTPServing": 4.1, "LoopbackTransport": 4.1, "LANTransport": 4.1, "BlueZTransport": 4.1,
         "WiFiTransport": 4.1, "AdapterInventory": 4.1,
         // protocols
-        "UPnP": 5, "RAOP": 5, "CastChannel": 5, "BluetoothAudio": 5, "LiveStreaming": 5,
+        "UPnP": 5, "RAOP": 5, "HAP": 5, "CastChannel": 5, "BluetoothAudio": 5, "LiveStreaming": 5,
         // the extension API
         "MediaDevice": 6,
         // extensions

@@ -1,0 +1,66 @@
+import Foundation
+import MediaRouteTesting
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The AirPlay 2 receiver written for the tests (Tests/Peers/airplay2_receiver.py): HAP pairing
+/// from PyPI's srptools and Debian's python3-cryptography, then the encrypted RTSP channel.
+public final class AirPlay2ReceiverPeer: Sendable {
+    public let port: Int
+    public let identifier: String
+    private let process: ChildProcess
+    private let logPath: String
+
+    /// Where scripts/install-deps.sh puts srptools (PyPI; not packaged in Debian 12).
+    public static let pythonPath = ProcessInfo.processInfo.environment["MEDIAROUTE_PEER_PYTHON"] ?? "/usr/local/lib/mediaroute-test-python"
+
+    /// Whether python3-cryptography and srptools are here (prints why not).
+    public static func available() -> Bool {
+        let check = try? ChildProcess.run(["/usr/bin/env", "PYTHONPATH=\(pythonPath)", "/usr/bin/python3", "-c", "import srptools, cryptography.hazmat.primitives.asymmetric.ed25519"])
+        guard check?.status == 0 else {
+            print("skipping: the AirPlay 2 test receiver needs Debian's python3-cryptography and PyPI's srptools in \(pythonPath) (scripts/install-deps.sh installs both): \(check?.output ?? "python3 missing")")
+            return false
+        }
+        return true
+    }
+
+    public init(pin: String? = nil, identifier: String = "4F:8A:22:10:9C:01") throws {
+        self.identifier = identifier
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Peers/airplay2_receiver.py").path
+        logPath = NSTemporaryDirectory() + "mr-airplay2-\(UUID().uuidString.prefix(8)).log"
+        var arguments = ["/usr/bin/env", "PYTHONPATH=\(Self.pythonPath)", "/usr/bin/python3", "-u", script, "--identifier", identifier]
+        if let pin { arguments += ["--pin", pin] }
+        let fd = open(logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        defer { close(fd) }
+        process = try ChildProcess(arguments, outputFD: fd)
+        var found: Int?
+        for _ in 0..<500 {
+            if let line = Self.lines(logPath).first(where: { $0["listening"] != nil }), let port = line["listening"] as? Int {
+                found = port
+                break
+            }
+            usleep(10_000)
+        }
+        guard let found else {
+            process.kill(SIGKILL)
+            process.wait()
+            throw PrivateBusError(message: "the AirPlay 2 test receiver did not start: \((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")")
+        }
+        port = found
+    }
+
+    deinit {
+        process.kill(SIGKILL)
+        process.wait()
+        try? FileManager.default.removeItem(atPath: logPath)
+    }
+
+    /// Every line the receiver printed so far (requests, pairings, refusals).
+    public var events: [[String: Any]] { Self.lines(logPath) }
+
+    private static func lines(_ path: String) -> [[String: Any]] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+    }
+}

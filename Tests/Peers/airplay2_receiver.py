@@ -1,0 +1,285 @@
+#!/usr/bin/python3
+"""An AirPlay 2 receiver's pairing and control channel, for MediaRoute's tests.
+
+The receiver side of HAP pairing is built from kept libraries, not from the sender under
+test: PyPI's srptools (SRP-6a, 3072-bit group, SHA-512) and Debian's python3-cryptography
+(Ed25519, X25519, ChaCha20-Poly1305, HKDF-SHA-512). It speaks RTSP on TCP:
+
+  POST /pair-setup   transient (flags 0x10, code 3939) or with --pin, M1..M6
+  POST /pair-verify  M1..M4 against the controllers paired with --pin
+  after either, every byte both ways is framed and encrypted as AirPlay 2 does
+  GET /info          a binary property list (after pairing, so encrypted)
+  POST /test/forget  (plain, test control) forget every paired controller, as a reset receiver
+
+Options: --port (0: any; the port is printed as "listening PORT"), --pin CODE (PIN pairing
+required, transient refused with kTLVError 2), --identifier, --name.
+Every request is printed to stdout as a JSON line, flushed at once.
+"""
+
+import argparse
+import hashlib
+import json
+import plistlib
+import socket
+import struct
+import sys
+import threading
+
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from srptools import SRPContext, SRPServerSession, constants
+
+RAW = serialization.Encoding.Raw
+RAW_PUBLIC = serialization.PublicFormat.Raw
+
+STATE, METHOD, IDENTIFIER, SALT, PUBLIC_KEY, PROOF, ENCRYPTED, ERROR, SIGNATURE, FLAGS = 6, 0, 1, 2, 3, 4, 5, 7, 10, 0x13
+
+
+def tlv_decode(data):
+    items, index, last_full = [], 0, False
+    while index + 2 <= len(data):
+        kind, length = data[index], data[index + 1]
+        value = data[index + 2:index + 2 + length]
+        if last_full and items and items[-1][0] == kind:
+            items[-1] = (kind, items[-1][1] + value)
+        else:
+            items.append((kind, value))
+        last_full = length == 255
+        index += 2 + length
+    return dict(items)
+
+
+def tlv_encode(*items):
+    out = b""
+    for kind, value in items:
+        if not value:
+            out += bytes([kind, 0])
+        for start in range(0, len(value), 255):
+            chunk = value[start:start + 255]
+            out += bytes([kind, len(chunk)]) + chunk
+    return out
+
+
+def hkdf(secret, salt, info):
+    return HKDF(algorithm=hashes.SHA512(), length=32, salt=salt.encode(), info=info.encode()).derive(secret)
+
+
+def nonce(label):
+    return b"\x00\x00\x00\x00" + label.encode()
+
+
+class Receiver:
+    def __init__(self, args):
+        self.args = args
+        self.identity = Ed25519PrivateKey.generate()
+        self.identity_public = self.identity.public_key().public_bytes(RAW, RAW_PUBLIC)
+        self.controllers = {}  # identifier -> Ed25519 public key bytes
+        self.lock = threading.Lock()
+
+    def log(self, **fields):
+        with self.lock:
+            sys.stdout.write(json.dumps(fields) + "\n")
+            sys.stdout.flush()
+
+
+class Connection:
+    def __init__(self, receiver, sock):
+        self.receiver = receiver
+        self.sock = sock
+        self.buffer = b""
+        self.read_key = self.write_key = None
+        self.read_count = self.write_count = 0
+        self.setup = {}
+        self.verify = {}
+
+    # The channel: plain until paired, then 2-byte length + ChaCha20-Poly1305 frames.
+    def receive_bytes(self):
+        data = self.sock.recv(65536)
+        if not data:
+            raise EOFError
+        if self.read_key is None:
+            self.buffer += data
+            return
+        self.pending = getattr(self, "pending", b"") + data
+        while len(self.pending) >= 2:
+            length = struct.unpack("<H", self.pending[:2])[0]
+            if len(self.pending) < 2 + length + 16:
+                break
+            frame = self.pending[2:2 + length + 16]
+            plain = ChaCha20Poly1305(self.read_key).decrypt(b"\x00" * 4 + struct.pack("<Q", self.read_count), frame, self.pending[:2])
+            self.read_count += 1
+            self.buffer += plain
+            self.pending = self.pending[2 + length + 16:]
+
+    def send_bytes(self, data):
+        if self.write_key is None:
+            self.sock.sendall(data)
+            return
+        out = b""
+        for start in range(0, max(len(data), 1), 1024):
+            block = data[start:start + 1024]
+            length = struct.pack("<H", len(block))
+            out += length + ChaCha20Poly1305(self.write_key).encrypt(b"\x00" * 4 + struct.pack("<Q", self.write_count), block, length)
+            self.write_count += 1
+        self.sock.sendall(out)
+
+    def read_request(self):
+        while b"\r\n\r\n" not in self.buffer:
+            self.receive_bytes()
+        head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
+        lines = head.decode("utf-8", "replace").split("\r\n")
+        method, path, _ = lines[0].split(" ", 2)
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        length = int(headers.get("content-length", "0"))
+        while len(self.buffer) < length:
+            self.receive_bytes()
+        body, self.buffer = self.buffer[:length], self.buffer[length:]
+        return method, path, headers, body
+
+    def respond(self, headers, status=200, body=b"", content_type="application/octet-stream", then=None):
+        text = "RTSP/1.0 %d %s\r\nCSeq: %s\r\nServer: AirTunes/377.40.00\r\n" % (status, "OK" if status == 200 else "Error", headers.get("cseq", "0"))
+        if body:
+            text += "Content-Type: %s\r\nContent-Length: %d\r\n" % (content_type, len(body))
+        self.send_bytes(text.encode() + b"\r\n" + body)
+        if then:
+            then()
+
+    def serve(self):
+        try:
+            while True:
+                method, path, headers, body = self.read_request()
+                self.receiver.log(method=method, path=path, encrypted=self.read_key is not None, length=len(body))
+                if method == "POST" and path == "/pair-setup":
+                    self.pair_setup(headers, body)
+                elif method == "POST" and path == "/pair-verify":
+                    self.pair_verify(headers, body)
+                elif method == "POST" and path == "/test/forget":
+                    self.receiver.controllers.clear()
+                    self.respond(headers)
+                elif method == "GET" and path == "/info":
+                    if self.read_key is None:
+                        self.respond(headers, status=470)
+                        continue
+                    info = {"deviceID": "AA:BB:CC:DD:EE:FF", "name": self.receiver.args.name, "features": 0x1C340405D4A00,
+                            "pi": self.receiver.args.identifier, "pk": self.receiver.identity_public}
+                    self.respond(headers, body=plistlib.dumps(info, fmt=plistlib.FMT_BINARY), content_type="application/x-apple-binary-plist")
+                else:
+                    self.respond(headers, status=501)
+        except (EOFError, ConnectionError, OSError):
+            pass
+        except Exception as error:  # a forged frame: the channel is over
+            self.receiver.log(error=repr(error))
+        finally:
+            self.sock.close()
+
+    def fail(self, headers, state, code):
+        self.receiver.log(refused=state, code=code)
+        self.respond(headers, body=tlv_encode((STATE, bytes([state])), (ERROR, bytes([code]))))
+
+    def pair_setup(self, headers, body):
+        message = tlv_decode(body)
+        state = message.get(STATE, b"\x00")[0]
+        if state == 1:
+            transient = message.get(FLAGS, b"\x00")[0] & 0x10 != 0
+            if transient and self.receiver.args.pin:
+                return self.fail(headers, 2, 2)
+            code = "3939" if transient else self.receiver.args.pin or "3939"
+            context = SRPContext("Pair-Setup", code, prime=constants.PRIME_3072, generator=constants.PRIME_3072_GEN,
+                                 hash_func=hashlib.sha512, bits_salt=128)
+            _, verifier, salt = context.get_user_data_triplet(binary=True)
+            server = SRPServerSession(context, password_verifier=verifier)
+            self.setup = {"server": server, "salt": salt, "transient": transient}
+            self.respond(headers, body=tlv_encode((STATE, b"\x02"), (SALT, salt), (PUBLIC_KEY, server.public_bin)))
+        elif state == 3:
+            server = self.setup["server"]
+            server.process(message[PUBLIC_KEY], self.setup["salt"])
+            if not server.verify_proof(message[PROOF]):
+                return self.fail(headers, 4, 2)
+            key = server.key_bin
+            self.setup["key"] = key
+            reply = tlv_encode((STATE, b"\x04"), (PROOF, server.key_proof_hash_bin))
+            if self.setup["transient"]:
+                self.receiver.log(paired="transient")
+                self.respond(headers, body=reply, then=lambda: self.encrypt(key))
+            else:
+                self.respond(headers, body=reply)
+        elif state == 5:
+            key = self.setup["key"]
+            inner = tlv_decode(ChaCha20Poly1305(hkdf(key, "Pair-Setup-Encrypt-Salt", "Pair-Setup-Encrypt-Info")).decrypt(nonce("PS-Msg05"), message[ENCRYPTED], None))
+            controller, public = inner[IDENTIFIER], inner[PUBLIC_KEY]
+            signed = hkdf(key, "Pair-Setup-Controller-Sign-Salt", "Pair-Setup-Controller-Sign-Info") + controller + public
+            try:
+                Ed25519PublicKey.from_public_bytes(public).verify(inner[SIGNATURE], signed)
+            except Exception:
+                return self.fail(headers, 6, 2)
+            self.receiver.controllers[controller] = public
+            identifier = self.receiver.args.identifier.encode()
+            accessory = hkdf(key, "Pair-Setup-Accessory-Sign-Salt", "Pair-Setup-Accessory-Sign-Info") + identifier + self.receiver.identity_public
+            sub = tlv_encode((IDENTIFIER, identifier), (PUBLIC_KEY, self.receiver.identity_public), (SIGNATURE, self.receiver.identity.sign(accessory)))
+            sealed = ChaCha20Poly1305(hkdf(key, "Pair-Setup-Encrypt-Salt", "Pair-Setup-Encrypt-Info")).encrypt(nonce("PS-Msg06"), sub, None)
+            self.receiver.log(paired="pin", controller=controller.decode())
+            self.respond(headers, body=tlv_encode((STATE, b"\x06"), (ENCRYPTED, sealed)))
+
+    def pair_verify(self, headers, body):
+        message = tlv_decode(body)
+        state = message.get(STATE, b"\x00")[0]
+        if state == 1:
+            ephemeral = X25519PrivateKey.generate()
+            ours = ephemeral.public_key().public_bytes(RAW, RAW_PUBLIC)
+            theirs = message[PUBLIC_KEY]
+            shared = ephemeral.exchange(X25519PublicKey.from_public_bytes(theirs))
+            identifier = self.receiver.args.identifier.encode()
+            signature = self.receiver.identity.sign(ours + identifier + theirs)
+            key = hkdf(shared, "Pair-Verify-Encrypt-Salt", "Pair-Verify-Encrypt-Info")
+            sealed = ChaCha20Poly1305(key).encrypt(nonce("PV-Msg02"), tlv_encode((IDENTIFIER, identifier), (SIGNATURE, signature)), None)
+            self.verify = {"shared": shared, "ours": ours, "theirs": theirs, "key": key}
+            self.respond(headers, body=tlv_encode((STATE, b"\x02"), (PUBLIC_KEY, ours), (ENCRYPTED, sealed)))
+        elif state == 3:
+            verify = self.verify
+            try:
+                inner = tlv_decode(ChaCha20Poly1305(verify["key"]).decrypt(nonce("PV-Msg03"), message[ENCRYPTED], None))
+                controller = inner[IDENTIFIER]
+                public = self.receiver.controllers.get(controller)
+                if public is None:
+                    return self.fail(headers, 4, 2)
+                Ed25519PublicKey.from_public_bytes(public).verify(inner[SIGNATURE], verify["theirs"] + controller + verify["ours"])
+            except Exception:
+                return self.fail(headers, 4, 2)
+            self.receiver.log(verified=controller.decode())
+            self.respond(headers, body=tlv_encode((STATE, b"\x04")), then=lambda: self.encrypt(verify["shared"]))
+
+    def encrypt(self, secret):
+        # The controller writes with "Control-Write": we read with it.
+        self.read_key = hkdf(secret, "Control-Salt", "Control-Write-Encryption-Key")
+        self.write_key = hkdf(secret, "Control-Salt", "Control-Read-Encryption-Key")
+        self.read_count = self.write_count = 0
+        # Bytes already buffered after the request that switched are ciphertext: none are expected.
+        self.pending, self.buffer = self.buffer, b""
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--pin")
+    parser.add_argument("--identifier", default="4F:8A:22:10:9C:01")
+    parser.add_argument("--name", default="Test AirPlay 2")
+    args = parser.parse_args()
+    receiver = Receiver(args)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", args.port))
+    listener.listen(8)
+    receiver.log(listening=listener.getsockname()[1])
+    while True:
+        sock, _ = listener.accept()
+        threading.Thread(target=Connection(receiver, sock).serve, daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()
