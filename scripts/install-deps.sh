@@ -62,7 +62,22 @@ packages=(
   # LDAC (libldacbt-enc, its adaptive bit rate in libldacbt-abr). The codec tests decode what we encode
   # with independent decoders: FFmpeg's (AAC, in the HIL rig too) and freeaptx-utils' (aptX).
   libfreeaptx0 libldacbt-enc2 libldacbt-abr2 freeaptx-utils ffmpeg
+  # AirPlay 2 pairing (HAP): libgcrypt's headers to build against (libgcrypt20 itself is in every Debian
+  # root and is opened at run time); the AirPlay 2 test receiver's side of pairing is python3-cryptography
+  # and PyPI's srptools (installed below with pip, python3-pip above).
+  libgcrypt20-dev python3-cryptography
 )
+
+# srptools (PyPI; not in Debian 12) for the AirPlay 2 test receiver (Tests/Peers/airplay2_receiver.py),
+# in its own directory (the tests put it on PYTHONPATH): nothing of the system's python is changed.
+install_peer_python() {
+  local target=/usr/local/lib/mediaroute-test-python
+  if PYTHONPATH="$target" /usr/bin/python3 -c "import srptools" 2>/dev/null; then return 0; fi
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "install-deps: installing srptools 2.0.0 (PyPI) into $target"
+  $sudo /usr/bin/python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$target" "srptools==2.0.0"
+}
 
 missing=()
 for package in "${packages[@]}"; do
@@ -72,6 +87,7 @@ for package in "${packages[@]}"; do
 done
 
 if [ "${#missing[@]}" -eq 0 ]; then
+  install_peer_python
   exit 0
 fi
 
@@ -81,3 +97,4 @@ if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -q
 $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+install_peer_python

@@ -22,7 +22,7 @@ public struct TLV8: Sendable, Hashable {
         case separator = 0xFF
     }
 
-    /// The items in order, each value whole (fragments joined).
+    /// The items in order, each value whole (fragments joined, separators dropped).
     public private(set) var items: [(type: UInt8, value: [UInt8])]
 
     /// The most bytes a message may have: pairing messages are a few hundred bytes (an SRP
@@ -47,6 +47,12 @@ public struct TLV8: Sendable, Hashable {
                 throw HAPError(.malformed, "a TLV8 item of type \(type) says \(length) bytes, \(bytes.count - index - 2) remain")
             }
             let value = Array(bytes[(index + 2)..<(index + 2 + length)])
+            // A separator only delimits two items of one type: it is not kept.
+            if type == Tag.separator.rawValue {
+                previousWasFull = false
+                index += 2 + length
+                continue
+            }
             // A 255-byte item followed by one of the same type continues it.
             if previousWasFull, let last = items.last, last.type == type {
                 items[items.count - 1].value += value

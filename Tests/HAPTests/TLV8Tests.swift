@@ -18,9 +18,13 @@ import Testing
     @Test func twoItemsOfOneTypeInARowKeepASeparator() throws {
         var message = TLV8([(.identifier, Array(repeating: 1, count: 255))])
         message.append(.identifier, [2])
-        let decoded = try TLV8(decoding: message.bytes)
-        #expect(decoded.items.filter { $0.type == TLV8.Tag.identifier.rawValue }.count == 2)
-        #expect(decoded.items.contains { $0.type == TLV8.Tag.separator.rawValue })
+        let bytes = message.bytes
+        #expect(Array(bytes[257..<259]) == [0xFF, 0])
+        let decoded = try TLV8(decoding: bytes)
+        #expect(decoded == message)
+        // Without the separator the two would be one 256-byte value.
+        let joined = try TLV8(decoding: Array(bytes[..<257]) + Array(bytes[259...]))
+        #expect(joined.items.count == 1 && joined[.identifier]?.count == 256)
     }
 
     @Test func truncatedAndOversizedInputIsATypedError() {
