@@ -130,6 +130,8 @@ let package = Package(
         .target(name: "CGcrypt", linkerSettings: [.linkedLibrary("dl")]),
         // HAP pairing as AirPlay 2 receivers run it: TLV8, SRP, pair-setup, pair-verify, the encrypted channel.
         .target(name: "HAP", dependencies: ["CGcrypt"], swiftSettings: strict),
+        // IEEE 1588 (PTPv2) messages on bytes: what AirPlay 2 receivers are timed with.
+        .target(name: "PTP", swiftSettings: strict),
         // libmd's MD5 for RTSP digest authentication.
         .systemLibrary(name: "CLibMD", path: "Sources/CLibMD", pkgConfig: "libmd", providers: [.apt(["libmd-dev"])]),
         // FFmpeg's ALAC encoder, opened with dlopen when a stream starts (headers from libavcodec-dev).
@@ -277,7 +279,7 @@ let package = Package(
                 + when("Bluetooth", "BLESpeakerExtension", "BlueZTransport", "BluetoothAudio"),
             swiftSettings: strict),
         // Coordinated playback: clock sync between participants (more to come, see issue 7).
-        .target(name: "Coordination", dependencies: ["IOReactor", "MediaClock", "MediaDevice", "RoutingModel", "Transport", "IPNetwork", "CLibMD"], swiftSettings: strict),
+        .target(name: "Coordination", dependencies: ["IOReactor", "MediaClock", "MediaDevice", "RoutingModel", "Transport", "IPNetwork", "CLibMD", "PTP"], swiftSettings: strict),
         // The CLI's commands, as a library so tests can drive them.
         .target(
             name: "MediaRouteCommands",
@@ -337,7 +339,7 @@ let package = Package(
             dependencies: ["MediaRouteTesting", 
                 "DBus", "MediaRouteTestSupport", "Coordination", "NowPlaying", "NowPlayingPush", "WiFiTransport", "LANTransport", "Transport", "BlueZTransport",
                 "UPnPRendererExtension", "LiveStreaming", "MediaDevice", "HTTPServing", "RealtimeAudio", "BluetoothAudio", "IOReactor", "RoutingModel",
-                "MediaRouteClient", "SystemRouting", "RAOPExtension", "RouteSystem", "CastExtension", "MediaRouteExecutors", "BLESpeakerExtension", "MediaClock",
+                "MediaRouteClient", "SystemRouting", "RAOPExtension", "RouteSystem", "CastExtension", "MediaRouteExecutors", "BLESpeakerExtension", "MediaClock", "PTP",
             ],
             path: "Benchmarks/MediaRouteBench", exclude: []),
         // The libdbus floor next to the BlueZ benchmark: a C client that only receives and walks the signals.
@@ -351,6 +353,7 @@ let package = Package(
             exclude: ["HostilePeer"]),
         .testTarget(name: "RAOPTests", dependencies: ["RAOP"]),
         .testTarget(name: "HAPTests", dependencies: ["HAP", "MediaRouteTestSupport"]),
+        .testTarget(name: "PTPTests", dependencies: ["PTP"]),
         .testTarget(name: "CastChannelTests", dependencies: ["CastChannel"]),
         .testTarget(
             name: "CastExtensionTests",
@@ -358,7 +361,7 @@ let package = Package(
         .testTarget(
             name: "RAOPExtensionTests",
             dependencies: ["RAOPExtension", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel"]),
-        .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "IPNetwork", "MediaClock", "MediaDevice", "RoutingModel", "MediaRouteTestSupport"]),
+        .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "IPNetwork", "MediaClock", "MediaDevice", "RoutingModel", "MediaRouteTestSupport", "PTP"]),
         .testTarget(name: "NowPlayingTests", dependencies: ["NowPlaying", "MediaRouteTestSupport"]),
         .testTarget(name: "NowPlayingPushTests", dependencies: ["NowPlayingPush", "NowPlaying", "MediaRouteTestSupport"]),
         .testTarget(
@@ -404,7 +407,7 @@ let package = Package(
             name: "MediaRouteFuzzing",
             dependencies: [
                 "LANTransport", "IPNetwork", "UPnP", "UPnPRendererExtension", "Transport", "DBus", "BlueZTransport", "BluetoothAudio", "MediaRouteBusAPI", "WiFiTransport",
-                "CNetlink", "NowPlaying", "BoxConfiguration", "LoopbackTransport", "RealtimeAudio", "RAOP", "CastChannel", "HTTPServing", "LiveStreaming", "RoutingModel", "Coordination", "HAP",
+                "CNetlink", "NowPlaying", "BoxConfiguration", "LoopbackTransport", "RealtimeAudio", "RAOP", "CastChannel", "HTTPServing", "LiveStreaming", "RoutingModel", "Coordination", "HAP", "PTP",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

@@ -20,6 +20,7 @@ import MediaRouteTesting
 ///   mediaroute-bench pipewire PATH/mediarouted [SECONDS]  pw-play → the route's PipeWire node: CPU of each process
 ///   mediaroute-bench raop [RUNS] [SECONDS]    AirPlay to shairport-sync: stream → first sound, CPU of one ALAC stream
 ///   mediaroute-bench live [RUNS] [SECONDS] [lpcm,flac,mp3,aac]  first sound and latency to gmediarender, then CPU per live stream
+///   mediaroute-bench ptp-master FOLLOWER [SECONDS]  our PTP master on 319/320; against nqptp when it runs here
 ///   mediaroute-bench live-group [SECONDS]
 ///   mediaroute-bench raop-group [SECONDS] [--only mediaroute,pulseaudio,snapcast] [--delay MS] [--jitter MS] [--both-ways] [--offset-second MS]
 ///                                              two shairport-sync receivers in one group: offset between their outputs,
@@ -69,6 +70,7 @@ struct Bench {
             try await live(
                 runs: Int(arguments.dropFirst().first ?? "") ?? 5, seconds: Int(arguments.dropFirst(2).first ?? "") ?? 10,
                 encodings: encodings ?? [.lpcm, .flac, .mp3, .aac])
+        case "ptp-master": try await ptpMaster(follower: arguments.dropFirst().first ?? "127.0.0.1", seconds: Int(arguments.dropFirst(2).first ?? "") ?? 10)
         case "live-group": try await liveGroup(seconds: Int(arguments.dropFirst().first ?? "") ?? 120)
         case "cast": try await cast(arguments: Array(arguments.dropFirst()))
         case "hostile":

@@ -1,0 +1,203 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+public import IOReactor
+public import IPNetwork
+public import MediaClock
+public import PTP
+import Synchronization
+public import Transport
+
+/// The box as PTP master (IEEE 1588, two-step) for the AirPlay 2 receivers of its routes:
+/// Announce once a second and Sync + Follow_Up eight times a second, sent unicast to each
+/// follower from the event and general ports to the same ports (319 → 319, 320 → 320: nqptp
+/// drops anything else, and follows only the master its client names — see Docs/airplay.md for
+/// why this is not linuxptp). The time announced is ``clock``'s, the timeline routes play on.
+///
+/// Only followers the caller set are served: a Delay_Req from any other address is dropped,
+/// and each follower's requests are rate-limited (a Delay_Resp is barely larger than its
+/// request, but a spoofed source would otherwise aim our answers at a third host). With no
+/// followers the master sleeps: no timer, no wake-up. An Announce from a follower (a receiver
+/// that insists on being grandmaster) is reported through `foreignMaster`; from anyone else it
+/// is ignored.
+public final class PTPMaster: Sendable {
+    /// Ports and rates; the ports differ from 319/320 only in tests (binding those needs
+    /// root or `CAP_NET_BIND_SERVICE`).
+    public struct Configuration: Sendable {
+        public var bindAddress = "0.0.0.0"
+        public var eventPort: UInt16 = 319
+        public var generalPort: UInt16 = 320
+        public var syncInterval: Duration = .milliseconds(125)
+        public var announceEvery = 8
+        public var maximumFollowers = 16
+        public init() {}
+    }
+
+    /// What was sent so far (tests, `status`).
+    public struct Statistics: Sendable, Equatable {
+        public var syncs = 0
+        public var announces = 0
+        public var delayResponses = 0
+        public var refusedRequests = 0
+    }
+
+    private struct State {
+        var followers: [String] = []
+        var sequence: UInt16 = 0
+        var announceSequence: UInt16 = 0
+        var delaySequence: UInt16 = 0
+        var ticker: Task<Void, Never>?
+        var statistics = Statistics()
+        var budget = SourceRateBudget(perSource: .init(perSecond: 16, burst: 16), overall: .init(perSecond: 128, burst: 128), maximumSources: 32)
+    }
+
+    public let identity: PTPPortIdentity
+    public let configuration: Configuration
+    private let clock: any HostClock
+    private let event: UDPSocket
+    private let general: UDPSocket
+    private let state = Mutex(State())
+    private let listeners: Mutex<[Task<Void, Never>]> = Mutex([])
+    private let foreignMaster: @Sendable (String, PTPAnnounce) -> Void
+
+    public init(
+        identity: PTPPortIdentity, clock: any HostClock, configuration: Configuration = Configuration(), reactor: IOReactor = .shared,
+        foreignMaster: @escaping @Sendable (String, PTPAnnounce) -> Void = { _, _ in }
+    ) throws(TransportError) {
+        self.identity = identity
+        self.configuration = configuration
+        self.clock = clock
+        self.foreignMaster = foreignMaster
+        event = try UDPSocket(binding: UDPAddress(host: configuration.bindAddress, port: configuration.eventPort), clock: clock, reactor: reactor)
+        do {
+            general = try UDPSocket(binding: UDPAddress(host: configuration.bindAddress, port: configuration.generalPort), clock: clock, reactor: reactor)
+        } catch {
+            event.close()
+            throw error
+        }
+        let event = event, general = general
+        listeners.withLock {
+            $0 = [
+                Task { [weak self] in
+                    for await datagram in event.datagrams { self?.received(datagram.bytes, from: datagram.from, at: datagram.receivedAt) }
+                },
+                Task { [weak self] in
+                    for await datagram in general.datagrams { self?.received(datagram.bytes, from: datagram.from, at: datagram.receivedAt) }
+                },
+            ]
+        }
+    }
+
+    deinit { close() }
+
+    /// The receivers to serve (IPv4 addresses); an empty list stops the master's ticks.
+    public func setFollowers(_ hosts: [String]) {
+        let unique = Array(Set(hosts).sorted().prefix(configuration.maximumFollowers))
+        let stop = state.withLock { state -> Task<Void, Never>? in
+            state.followers = unique
+            if unique.isEmpty {
+                defer { state.ticker = nil }
+                return state.ticker
+            }
+            // Made under the lock: two callers cannot both start one.
+            if state.ticker == nil { state.ticker = Task { [weak self] in await self?.tick() ?? () } }
+            return nil
+        }
+        stop?.cancel()
+    }
+
+    public var followers: [String] { state.withLock { $0.followers } }
+    public var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// Stops sending and closes both sockets.
+    public func close() {
+        state.withLock { state in
+            state.ticker?.cancel()
+            state.ticker = nil
+            state.followers = []
+        }
+        for listener in listeners.withLock({ $0 }) { listener.cancel() }
+        event.close()
+        general.close()
+    }
+
+    private func tick() async {
+        var round = 0
+        var next = clock.now()
+        while !Task.isCancelled {
+            let followers = state.withLock { $0.followers }
+            guard !followers.isEmpty else { return }
+            if round % max(1, configuration.announceEvery) == 0 { announce(to: followers) }
+            sync(to: followers)
+            round += 1
+            next += configuration.syncInterval
+            // A late wake-up does not make up missed rounds: the next is a period from now.
+            let now = clock.now()
+            if next < now { next = now + configuration.syncInterval }
+            do { try await clock.sleep(until: next) } catch { return }
+        }
+    }
+
+    private func logInterval(_ interval: Duration) -> Int8 {
+        let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+        return Int8(clamping: Int((seconds > 0 ? log2(seconds) : -7).rounded()))
+    }
+
+    private func announce(to followers: [String]) {
+        let sequence = state.withLock { state -> UInt16 in
+            defer { state.announceSequence &+= 1 }
+            state.statistics.announces += 1
+            return state.announceSequence
+        }
+        let message = PTPMessage(
+            kind: .announce, source: identity, sequence: sequence, logInterval: logInterval(configuration.syncInterval * configuration.announceEvery),
+            body: .announce(PTPAnnounce(origin: PTPTimestamp(clock.now()), priority1: 128, clockClass: 248, priority2: 128, grandmaster: identity.clock)))
+        for host in followers { general.send(message.bytes, to: UDPAddress(host: host, port: configuration.generalPort)) }
+    }
+
+    private func sync(to followers: [String]) {
+        let sequence = state.withLock { state -> UInt16 in
+            defer { state.sequence &+= 1 }
+            state.statistics.syncs += 1
+            return state.sequence
+        }
+        let interval = logInterval(configuration.syncInterval)
+        // Two-step, as ptp4l: the Sync's own timestamp is left 0, the Follow_Up carries the time
+        // it left, taken as close to its `sendto` as user space can (the bytes are ready first).
+        let sync = PTPMessage(kind: .sync, source: identity, sequence: sequence, flags: PTPMessage.twoStepFlag, logInterval: interval, body: .timestamp(PTPTimestamp(seconds: 0, nanoseconds: 0))).bytes
+        for host in followers {
+            let eventAddress = UDPAddress(host: host, port: configuration.eventPort)
+            let sent = clock.now()
+            event.send(sync, to: eventAddress)
+            let followUp = PTPMessage(kind: .followUp, source: identity, sequence: sequence, logInterval: interval, body: .preciseOrigin(PTPTimestamp(sent)))
+            general.send(followUp.bytes, to: UDPAddress(host: host, port: configuration.generalPort))
+        }
+    }
+
+    private func received(_ bytes: [UInt8], from address: UDPAddress, at arrival: Duration) {
+        guard let message = try? PTPMessage(decoding: bytes) else { return }
+        // Bound to where the follower was learned: its address, and PTP's own ports.
+        let (known, allowed) = state.withLock { state -> (Bool, Bool) in
+            guard state.followers.contains(address.host) else { return (false, false) }
+            let allowed = state.budget.spend(1, by: address.host, now: clock.now())
+            if !allowed { state.statistics.refusedRequests += 1 }
+            return (true, allowed)
+        }
+        guard known, allowed, address.port == configuration.eventPort || address.port == configuration.generalPort else { return }
+        switch message.body {
+        case .timestamp where message.kind == .delayRequest:
+            let sequence = state.withLock { state -> UInt16 in
+                state.statistics.delayResponses += 1
+                return message.sequence
+            }
+            let response = PTPMessage(
+                kind: .delayResponse, source: identity, sequence: sequence, logInterval: logInterval(configuration.syncInterval),
+                body: .delayResponse(received: PTPTimestamp(arrival), requester: message.source))
+            general.send(response.bytes, to: UDPAddress(host: address.host, port: configuration.generalPort))
+        case .announce(let announce) where message.source.clock != identity.clock:
+            foreignMaster(address.host, announce)
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import IPNetwork
+import MediaClock
+import MediaRouteTestSupport
+import PTP
+import Synchronization
+import Testing
+@testable import Coordination
+
+/// The PTP master on loopback: the master on 127.0.0.1, a follower's two ports on 127.0.0.2
+/// (the same port numbers, as PTP wants), a stranger on 127.0.0.3; time on a manual clock.
+@Suite(.timeLimit(.minutes(1))) struct PTPMasterTests {
+    static let identity = PTPPortIdentity(hardwareAddress: [0x02, 0, 0, 0, 0, 1])
+
+    /// A master and a follower on two free port numbers (tried until both addresses bind them).
+    static func rig(clock: ManualHostClock, foreign: @escaping @Sendable (String, PTPAnnounce) -> Void = { _, _ in }) throws -> (PTPMaster, UDPSocket, UDPSocket) {
+        for _ in 0..<20 {
+            let base = UInt16.random(in: 20_000...60_000)
+            var configuration = PTPMaster.Configuration()
+            configuration.bindAddress = "127.0.0.1"
+            configuration.eventPort = base
+            configuration.generalPort = base + 1
+            guard let master = try? PTPMaster(identity: identity, clock: clock, configuration: configuration, foreignMaster: foreign) else { continue }
+            guard let event = try? UDPSocket(binding: UDPAddress(host: "127.0.0.2", port: base), clock: clock),
+                let general = try? UDPSocket(binding: UDPAddress(host: "127.0.0.2", port: base + 1), clock: clock)
+            else {
+                master.close()
+                continue
+            }
+            return (master, event, general)
+        }
+        throw PTPError("no free pair of ports")
+    }
+
+    /// Collects what arrives on a socket.
+    final class Inbox: Sendable {
+        let messages: Locked<[(PTPMessage, UDPAddress)]>
+        let task: Task<Void, Never>
+        init(_ socket: UDPSocket) {
+            let messages = Locked<[(PTPMessage, UDPAddress)]>([])
+            self.messages = messages
+            task = Task {
+                for await datagram in socket.datagrams {
+                    if let message = try? PTPMessage(decoding: datagram.bytes) { messages.withLock { $0.append((message, datagram.from)) } }
+                }
+            }
+        }
+        func of(_ kind: PTPMessage.Kind) -> [(PTPMessage, UDPAddress)] { messages.withLock { $0.filter { $0.0.kind == kind } } }
+        deinit { task.cancel() }
+    }
+
+    @Test func followersGetAnnounceAndTwoStepSyncsFromThePTPPortsAndNothingWhenThereAreNone() async throws {
+        let clock = ManualHostClock(now: .seconds(100))
+        let (master, event, general) = try Self.rig(clock: clock)
+        defer { master.close(); event.close(); general.close() }
+        let events = Inbox(event), generals = Inbox(general)
+        master.setFollowers(["127.0.0.2"])
+        await run(clock, until: .seconds(101))
+        #expect(await eventually(timeout: .seconds(5)) { events.of(.sync).count >= 8 && generals.of(.followUp).count >= 8 })
+        let syncs = events.of(.sync), followUps = generals.of(.followUp), announces = generals.of(.announce)
+        #expect(syncs.allSatisfy { $0.0.flags & PTPMessage.twoStepFlag != 0 && $0.0.source == Self.identity && $0.1.port == master.configuration.eventPort })
+        #expect(followUps.allSatisfy { $0.1.port == master.configuration.generalPort })
+        // Each Follow_Up carries its Sync's sequence and the master's clock when it left.
+        for (followUp, _) in followUps {
+            guard case .preciseOrigin(let time) = followUp.body else { continue }
+            #expect(syncs.contains { $0.0.sequence == followUp.sequence })
+            #expect(time.duration >= .seconds(100) && time.duration <= .seconds(101))
+        }
+        #expect(announces.count >= 1)
+        if case .announce(let body)? = announces.first?.0.body { #expect(body.grandmaster == Self.identity.clock) }
+        // No followers: the master stops ticking (no sleeper on the clock).
+        master.setFollowers([])
+        await run(clock, until: .seconds(102))
+        let count = events.of(.sync).count
+        await run(clock, until: .seconds(103))
+        #expect(events.of(.sync).count == count)
+        #expect(await eventually(timeout: .seconds(2)) { clock.sleeperCount == 0 })
+    }
+
+    @Test func delayRequestsAreAnsweredForFollowersOnlyAndWithinTheirBudget() async throws {
+        let clock = ManualHostClock(now: .seconds(50))
+        let (master, event, general) = try Self.rig(clock: clock)
+        defer { master.close(); event.close(); general.close() }
+        let generals = Inbox(general)
+        master.setFollowers(["127.0.0.2"])
+        let requester = PTPPortIdentity(clock: 0xABCD, port: 1)
+        let request = PTPMessage(kind: .delayRequest, source: requester, sequence: 42, body: .timestamp(PTPTimestamp(seconds: 0, nanoseconds: 0)))
+        event.send(request.bytes, to: UDPAddress(host: "127.0.0.1", port: master.configuration.eventPort))
+        #expect(await eventually(timeout: .seconds(5)) { !generals.of(.delayResponse).isEmpty })
+        if case .delayResponse(let received, let who)? = generals.of(.delayResponse).first?.0.body {
+            #expect(who == requester)
+            #expect(received.duration >= .seconds(50))
+        }
+        #expect(generals.of(.delayResponse).first?.0.sequence == 42)
+        // A stranger (not a follower) gets nothing.
+        let stranger = try UDPSocket(binding: UDPAddress(host: "127.0.0.3", port: master.configuration.eventPort), clock: clock)
+        defer { stranger.close() }
+        stranger.send(request.bytes, to: UDPAddress(host: "127.0.0.1", port: master.configuration.eventPort))
+        // A flood from the follower: at most its burst is answered.
+        for _ in 0..<100 { event.send(request.bytes, to: UDPAddress(host: "127.0.0.1", port: master.configuration.eventPort)) }
+        #expect(await eventually(timeout: .seconds(5)) { master.statistics.refusedRequests > 0 })
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(master.statistics.delayResponses <= 17)
+    }
+
+    @Test func anAnnounceFromAFollowerIsReportedAndFromAStrangerIgnored() async throws {
+        let clock = ManualHostClock(now: .seconds(10))
+        let heard = Mutex<[String]>([])
+        let (master, event, general) = try Self.rig(clock: clock) { host, _ in heard.withLock { $0.append(host) } }
+        defer { master.close(); event.close(); general.close() }
+        master.setFollowers(["127.0.0.2"])
+        let theirs = PTPMessage(kind: .announce, source: PTPPortIdentity(clock: 0x1111), sequence: 1, body: .announce(PTPAnnounce(priority1: 0, grandmaster: 0x1111)))
+        let stranger = try UDPSocket(binding: UDPAddress(host: "127.0.0.3", port: master.configuration.generalPort), clock: clock)
+        defer { stranger.close() }
+        stranger.send(theirs.bytes, to: UDPAddress(host: "127.0.0.1", port: master.configuration.generalPort))
+        general.send(theirs.bytes, to: UDPAddress(host: "127.0.0.1", port: master.configuration.generalPort))
+        #expect(await eventually(timeout: .seconds(5)) { heard.withLock { !$0.isEmpty } })
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(heard.withLock { $0 } == ["127.0.0.2"])
+    }
+}
