@@ -129,7 +129,7 @@ let package = Package(
         // libgcrypt, opened at run time: the primitives of AirPlay 2's pairing (HAP).
         .target(name: "CGcrypt", linkerSettings: [.linkedLibrary("dl")]),
         // HAP pairing as AirPlay 2 receivers run it: TLV8, SRP, pair-setup, pair-verify, the encrypted channel.
-        .target(name: "HAP", dependencies: ["CGcrypt"], swiftSettings: strict),
+        .target(name: "HAP", dependencies: ["CGcrypt", "Transport"], swiftSettings: strict),
         // IEEE 1588 (PTPv2) messages on bytes: what AirPlay 2 receivers are timed with.
         .target(name: "PTP", swiftSettings: strict),
         // libmd's MD5 for RTSP digest authentication.
@@ -352,7 +352,7 @@ let package = Package(
             ],
             exclude: ["HostilePeer"]),
         .testTarget(name: "RAOPTests", dependencies: ["RAOP"]),
-        .testTarget(name: "HAPTests", dependencies: ["HAP", "MediaRouteTestSupport"]),
+        .testTarget(name: "HAPTests", dependencies: ["HAP", "MediaRouteTestSupport", "LANTransport", "RAOP", "Transport"]),
         .testTarget(name: "PTPTests", dependencies: ["PTP"]),
         .testTarget(name: "CastChannelTests", dependencies: ["CastChannel"]),
         .testTarget(
