@@ -344,6 +344,8 @@ let package = Package(
             path: "Benchmarks/MediaRouteBench", exclude: []),
         // The libdbus floor next to the BlueZ benchmark: a C client that only receives and walks the signals.
         .executableTarget(name: "dbus-signal-floor", dependencies: ["CDBus"], path: "Benchmarks/DBusSignalFloor"),
+        // The kernel's share of one real-time Bluetooth stream, in C: the floor under `mediaroute-bench realtime`.
+        .executableTarget(name: "realtime-floor", path: "Benchmarks/RealtimeFloor"),
         .testTarget(
             name: "MediaRouteDaemonTests",
             dependencies: ["MediaRouteTesting", 

@@ -172,17 +172,27 @@ public actor RAOPExtension: RealtimeSampleHandling {
         }
         let name: String
         var unavailable: String?
+        // What it can do, from `features` (the AirPlay record) or `ft` (the RAOP one).
+        let features = airPlay.flatMap { AirPlayFeatures(attributes: $0.attributes) } ?? raop.flatMap { AirPlayFeatures(attributes: $0.attributes) }
         if let raop {
             let parts = instance(of: raop, type: serviceType).split(separator: "@", maxSplits: 1)
             name = parts.count == 2 ? String(parts[1]) : instance(of: raop, type: serviceType)
-            if let codecs = raop.attributes["cn"], !codecs.split(separator: ",").contains("1") {
+            if let reason = features?.unplayableReason {
+                unavailable = reason
+            } else if let codecs = raop.attributes["cn"], !codecs.split(separator: ",").contains("1") {
                 unavailable = "it does not take ALAC"
             } else if let encryptions = raop.attributes["et"], !encryptions.split(separator: ",").contains("0") {
                 unavailable = "it takes only encrypted streams"
             }
         } else {
             name = instance(of: primary, type: airPlayServiceType)
-            unavailable = "it offers only AirPlay 2, which MediaRoute does not send"
+            if let reason = features?.unplayableReason {
+                unavailable = reason
+            } else {
+                let timing = features?.usesPTP == false ? "NTP" : "PTP"
+                let pairing = features?.requiresPIN == true ? "PIN" : "transient"
+                unavailable = "it offers only AirPlay 2 (\(pairing) pairing, \(timing) timing), which this build does not stream yet"
+            }
         }
         let model = (airPlay?.attributes["model"] ?? raop?.attributes["am"])?.lowercased() ?? ""
         let type: MediaOutputDevice.DeviceType = model.hasPrefix("appletv") ? .setTopBox : .speaker

@@ -46,7 +46,7 @@ import MediaRouteTesting
     ]
 
     /// Above every layer: what tests, fuzzes and measures the rest.
-    static let tooling: Set<String> = ["MediaRouteTesting", "MediaRouteTestSupport", "MediaRouteFuzzing", "mediaroute-bench", "dbus-signal-floor"]
+    static let tooling: Set<String> = ["MediaRouteTesting", "MediaRouteTestSupport", "MediaRouteFuzzing", "mediaroute-bench", "dbus-signal-floor", "realtime-floor"]
 
     /// Edges that break the layers, each recorded until it is removed. The test fails when one
     /// of them goes (take it off this list) as much as when a new one comes. None today.

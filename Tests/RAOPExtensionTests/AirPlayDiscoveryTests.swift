@@ -28,9 +28,9 @@ private func raop(_ instance: String, txt: [String: String] = ["cn": "0,1", "et"
              attributes: txt, services: ["_raop._tcp"])
 }
 
-private func airPlay(_ instance: String, deviceID: String, model: String = "AppleTV3,2") -> Endpoint {
+private func airPlay(_ instance: String, deviceID: String, model: String = "AppleTV3,2", txt: [String: String] = [:]) -> Endpoint {
     Endpoint(id: "\(instance)._airplay._tcp.local", transport: "lan", address: .ip(host: "10.0.0.7", port: 7000, interface: nil), name: instance,
-             attributes: ["deviceid": deviceID, "model": model], services: ["_airplay._tcp"])
+             attributes: ["deviceid": deviceID, "model": model].merging(txt) { $1 }, services: ["_airplay._tcp"])
 }
 
 @Suite(.timeLimit(.minutes(1))) struct AirPlayDiscoveryTests {
@@ -83,6 +83,22 @@ private func airPlay(_ instance: String, deviceID: String, model: String = "Appl
         #expect(reasons["No ALAC"]??.contains("ALAC") == true)
         #expect(reasons["Encrypted"]??.contains("encrypted") == true)
         #expect(reasons["Open"] == .some(nil), "a password is asked for when activating, not a reason to be unavailable")
+        await system.shutdown()
+    }
+
+    /// `features` decides: an AirPlay-2-only receiver says what it would need; one limited to its
+    /// home's members, or admitting FairPlay senders only, says so whatever else it offers.
+    @Test func theFeaturesSayWhyAReceiverCannotBePlayedTo() async throws {
+        let (transport, system) = try await rig()
+        transport.send(.appeared(airPlay("HomePod", deviceID: "10:00:00:00:00:01", model: "AudioAccessory5,1", txt: ["features": "0x405F4A00,0x18340", "flags": "0x4"])))
+        transport.send(.appeared(airPlay("Family Only", deviceID: "10:00:00:00:00:02", txt: ["features": "0x405F4A00,0x18340", "acl": "1"])))
+        transport.send(.appeared(raop("100000000003@FairPlay Box", txt: ["cn": "1", "et": "0", "ft": "0x4A00"])))
+        transport.send(.appeared(airPlay("FairPlay Box", deviceID: "10:00:00:00:00:03", txt: ["features": "0x4A00"])))
+        #expect(await eventually { await system.devicesList.count == 3 })
+        let reasons = Dictionary(uniqueKeysWithValues: await system.devicesList.map { ($0.displayName, $0.members.first?.device.unavailableReason) })
+        #expect(reasons["HomePod"]??.contains("transient pairing, PTP timing") == true, "\(reasons)")
+        #expect(reasons["Family Only"]??.contains("members of its home") == true, "\(reasons)")
+        #expect(reasons["FairPlay Box"]??.contains("FairPlay") == true, "\(reasons)")
         await system.shutdown()
     }
 }
