@@ -270,18 +270,20 @@ static int print(gcry_mpi_t value, uint8_t *result, size_t result_length) {
     return 0;
 }
 
-
-
-static int modular(int op, const uint8_t *a, size_t a_length, const uint8_t *b, size_t b_length,
+int mr_gcry_modular(int op, const uint8_t *a, size_t a_length, const uint8_t *b, size_t b_length,
                    const uint8_t *modulus, size_t modulus_length, uint8_t *result, size_t result_length) {
-    if (!opened || modulus_length == 0) return -1;
+    if (!opened) return -1;
+    /* A zero modulus (a receiver's bytes could make one) is refused before libgcrypt divides by it. */
+    size_t nonzero = 0;
+    for (size_t index = 0; index < modulus_length; index++) nonzero |= modulus[index];
+    if (!nonzero) return -1;
     gcry_mpi_t u = scan(a, a_length), v = scan(b, b_length), m = scan(modulus, modulus_length), w = api.mpi_new(0);
     int status = -1;
     if (u && v && m && w) {
         switch (op) {
-        case 0: api.mpi_powm(w, u, v, m); break;
-        case 1: api.mpi_mulm(w, u, v, m); break;
-        case 2: api.mpi_addm(w, u, v, m); break;
+        case MR_GCRY_POWER: api.mpi_powm(w, u, v, m); break;
+        case MR_GCRY_PRODUCT: api.mpi_mulm(w, u, v, m); break;
+        case MR_GCRY_SUM: api.mpi_addm(w, u, v, m); break;
         default: api.mpi_subm(w, u, v, m); break;
         }
         status = print(w, result, result_length);
@@ -291,24 +293,4 @@ static int modular(int op, const uint8_t *a, size_t a_length, const uint8_t *b, 
     api.mpi_release(m);
     api.mpi_release(w);
     return status;
-}
-
-int mr_gcry_powm(const uint8_t *base, size_t base_length, const uint8_t *exponent, size_t exponent_length,
-                 const uint8_t *modulus, size_t modulus_length, uint8_t *result, size_t result_length) {
-    return modular(0, base, base_length, exponent, exponent_length, modulus, modulus_length, result, result_length);
-}
-
-int mr_gcry_mulm(const uint8_t *a, size_t a_length, const uint8_t *b, size_t b_length,
-                 const uint8_t *modulus, size_t modulus_length, uint8_t *result, size_t result_length) {
-    return modular(1, a, a_length, b, b_length, modulus, modulus_length, result, result_length);
-}
-
-int mr_gcry_addm(const uint8_t *a, size_t a_length, const uint8_t *b, size_t b_length,
-                 const uint8_t *modulus, size_t modulus_length, uint8_t *result, size_t result_length) {
-    return modular(2, a, a_length, b, b_length, modulus, modulus_length, result, result_length);
-}
-
-int mr_gcry_subm(const uint8_t *a, size_t a_length, const uint8_t *b, size_t b_length,
-                 const uint8_t *modulus, size_t modulus_length, uint8_t *result, size_t result_length) {
-    return modular(3, a, a_length, b, b_length, modulus, modulus_length, result, result_length);
 }

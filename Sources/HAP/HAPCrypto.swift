@@ -116,12 +116,13 @@ public enum HAPCrypto {
         try open()
         guard length > 0, length <= 1024, !modulus.isEmpty else { throw HAPError(.malformed, "modular arithmetic wider than 8192 bits") }
         var result = [UInt8](repeating: 0, count: length)
-        let status = switch operation {
-        case .power: mr_gcry_powm(a, a.count, b, b.count, modulus, modulus.count, &result, length)
-        case .product: mr_gcry_mulm(a, a.count, b, b.count, modulus, modulus.count, &result, length)
-        case .sum: mr_gcry_addm(a, a.count, b, b.count, modulus, modulus.count, &result, length)
-        case .difference: mr_gcry_subm(a, a.count, b, b.count, modulus, modulus.count, &result, length)
+        let code: Int32 = switch operation {
+        case .power: Int32(MR_GCRY_POWER)
+        case .product: Int32(MR_GCRY_PRODUCT)
+        case .sum: Int32(MR_GCRY_SUM)
+        case .difference: Int32(MR_GCRY_DIFFERENCE)
         }
+        let status = mr_gcry_modular(code, a, a.count, b, b.count, modulus, modulus.count, &result, length)
         guard status == 0 else { throw failed("modular arithmetic") }
         return result
     }

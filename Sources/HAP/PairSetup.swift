@@ -47,13 +47,7 @@ public struct PairSetup: Sendable {
 
     /// Takes the receiver's answer to the last message.
     public mutating func receive(_ body: [UInt8]) throws(HAPError) -> Step {
-        let message = try TLV8(decoding: body)
-        if let code = message.byte(.error) {
-            throw HAPError(.refused(code), "the receiver refused pair-setup at step \(expectedState): \(ReceiverRefusal(code))")
-        }
-        guard message.byte(.state) == expectedState else {
-            throw HAPError(.malformed, "pair-setup expected state \(expectedState), the receiver sent \(message.byte(.state).map(String.init) ?? "none")")
-        }
+        let message = try TLV8.answer(body, exchange: "pair-setup", state: expectedState)
         switch expectedState {
         case 2: return try answerChallenge(message)
         case 4: return try checkServerProof(message)

@@ -38,13 +38,7 @@ public struct PairVerify: Sendable {
     }
 
     public mutating func receive(_ body: [UInt8]) throws(HAPError) -> Step {
-        let message = try TLV8(decoding: body)
-        if let code = message.byte(.error) {
-            throw HAPError(.refused(code), "the receiver refused pair-verify at step \(expectedState): \(ReceiverRefusal(code))")
-        }
-        guard message.byte(.state) == expectedState else {
-            throw HAPError(.malformed, "pair-verify expected state \(expectedState), the receiver sent \(message.byte(.state).map(String.init) ?? "none")")
-        }
+        let message = try TLV8.answer(body, exchange: "pair-verify", state: expectedState)
         switch expectedState {
         case 2:
             guard let theirs = message[.publicKey], theirs.count == 32, let sealed = message[.encryptedData] else {

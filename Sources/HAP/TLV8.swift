@@ -64,6 +64,19 @@ public struct TLV8: Sendable, Hashable {
         }
     }
 
+    /// A receiver's answer at step `state` of `exchange` ("pair-setup", "pair-verify"): decoded,
+    /// a refusal thrown as `.refused(code)`, another state as `.malformed`.
+    static func answer(_ body: [UInt8], exchange: String, state: UInt8) throws(HAPError) -> TLV8 {
+        let message = try TLV8(decoding: body)
+        if let code = message.byte(.error) {
+            throw HAPError(.refused(code), "the receiver refused \(exchange) at step \(state): \(ReceiverRefusal(code))")
+        }
+        guard message.byte(.state) == state else {
+            throw HAPError(.malformed, "\(exchange) expected state \(state), the receiver sent \(message.byte(.state).map(String.init) ?? "none")")
+        }
+        return message
+    }
+
     /// The first item of `tag`, or nil.
     public subscript(tag: Tag) -> [UInt8]? {
         items.first { $0.type == tag.rawValue }?.value

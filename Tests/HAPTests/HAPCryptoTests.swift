@@ -62,6 +62,7 @@ import Testing
         #expect(try HAPCrypto.modular(.difference, [3], [5], modulus: [7], length: 1) == [5])
         #expect(try HAPCrypto.modular(.product, [0xFF], [0xFF], modulus: [0x01, 0x00, 0x01], length: 3) == [0x00, 0xFE, 0x01])
         #expect(throws: HAPError.self) { try HAPCrypto.modular(.sum, [1], [1], modulus: [], length: 1) }
+        #expect(throws: HAPError.self) { try HAPCrypto.modular(.power, [2], [3], modulus: [0, 0], length: 2) }
         // A result wider than asked for is an error, never a truncation.
         #expect(throws: HAPError.self) { try HAPCrypto.modular(.sum, [0xFF], [0x01], modulus: [0x01, 0x00, 0x01], length: 1) }
     }

@@ -98,20 +98,32 @@ import MediaRouteTestSupport
         #expect(receiver.events.contains { $0["refused"] as? Int == 4 })
     }
 
-    @Test func aReceiverThatForgotUsRefusesPairVerify() async throws {
-        guard AirPlay2ReceiverPeer.available() else { return }
-        let receiver = try AirPlay2ReceiverPeer(pin: "0007")
-        let controller = try ControllerIdentity.generate()
-        let failure = try await offPool { () -> HAPError? in
+    /// PIN-pairs `controller` with `receiver`, lets `between` act on the receiver and on the identity
+    /// kept, then pair-verifies on a new connection: the error, or nil when it verified.
+    static func verifyAfterPinPairing(
+        _ receiver: AirPlay2ReceiverPeer, _ controller: ControllerIdentity, pin: String,
+        between: @escaping @Sendable (ReceiverIdentity) throws -> ReceiverIdentity
+    ) async throws -> HAPError? {
+        try await offPool { () -> HAPError? in
             let first = try RTSPTestConnection(port: receiver.port)
-            let identity = try #require(try Self.pairSetup(first, PairSetup(mode: .pin("0007"), controller: controller), transient: false).receiver)
-            _ = try RTSPTestConnection(port: receiver.port).request("POST", "/test/forget")
+            let kept = try #require(try Self.pairSetup(first, PairSetup(mode: .pin(pin), controller: controller), transient: false).receiver)
+            let identity = try between(kept)
             do {
                 _ = try Self.pairVerify(RTSPTestConnection(port: receiver.port), PairVerify(controller: controller, receiver: identity))
                 return nil
             } catch let error as HAPError {
                 return error
             }
+        }
+    }
+
+    @Test func aReceiverThatForgotUsRefusesPairVerify() async throws {
+        guard AirPlay2ReceiverPeer.available() else { return }
+        let receiver = try AirPlay2ReceiverPeer(pin: "0007")
+        let controller = try ControllerIdentity.generate()
+        let failure = try await Self.verifyAfterPinPairing(receiver, controller, pin: "0007") { kept in
+            _ = try RTSPTestConnection(port: receiver.port).request("POST", "/test/forget")
+            return kept
         }
         #expect(failure?.kind == .refused(2))
     }
@@ -120,17 +132,9 @@ import MediaRouteTestSupport
         guard AirPlay2ReceiverPeer.available() else { return }
         let receiver = try AirPlay2ReceiverPeer(pin: "0007")
         let controller = try ControllerIdentity.generate()
-        let failure = try await offPool { () -> HAPError? in
-            let first = try RTSPTestConnection(port: receiver.port)
-            let identity = try #require(try Self.pairSetup(first, PairSetup(mode: .pin("0007"), controller: controller), transient: false).receiver)
-            // We kept another key for it: what answers is not the receiver we paired with.
-            let wrong = ReceiverIdentity(identifier: identity.identifier, publicKey: try HAPCrypto.ed25519KeyPair().publicKey)
-            do {
-                _ = try Self.pairVerify(RTSPTestConnection(port: receiver.port), PairVerify(controller: controller, receiver: wrong))
-                return nil
-            } catch let error as HAPError {
-                return error
-            }
+        // We kept another key for it: what answers is not the receiver we paired with.
+        let failure = try await Self.verifyAfterPinPairing(receiver, controller, pin: "0007") { kept in
+            ReceiverIdentity(identifier: kept.identifier, publicKey: try HAPCrypto.ed25519KeyPair().publicKey)
         }
         #expect(failure?.kind == .authenticationFailed)
     }

@@ -34,15 +34,10 @@ int mr_gcry_ed25519_sign(const uint8_t secret[32], const uint8_t public_key[32],
                          uint8_t signature[64]);
 int mr_gcry_ed25519_verify(const uint8_t public_key[32], const uint8_t *message, size_t length, const uint8_t signature[64]);
 
-/* Modular arithmetic on unsigned big-endian integers: `result` (result_length bytes, the
-   value right-aligned and zero-padded) = base^exponent mod modulus, a*b mod m, a+b mod m, a-b mod m. */
-int mr_gcry_powm(const uint8_t *base, size_t base_length, const uint8_t *exponent, size_t exponent_length,
-                 const uint8_t *modulus, size_t modulus_length, uint8_t *result, size_t result_length);
-int mr_gcry_mulm(const uint8_t *a, size_t a_length, const uint8_t *b, size_t b_length,
-                 const uint8_t *modulus, size_t modulus_length, uint8_t *result, size_t result_length);
-int mr_gcry_addm(const uint8_t *a, size_t a_length, const uint8_t *b, size_t b_length,
-                 const uint8_t *modulus, size_t modulus_length, uint8_t *result, size_t result_length);
-int mr_gcry_subm(const uint8_t *a, size_t a_length, const uint8_t *b, size_t b_length,
-                 const uint8_t *modulus, size_t modulus_length, uint8_t *result, size_t result_length);
+/* Modular arithmetic on unsigned big-endian integers: `result` (result_length bytes, the value
+   right-aligned and zero-padded) = a^b mod m (operation 0), a*b mod m (1), a+b mod m (2), a-b mod m (3). */
+enum { MR_GCRY_POWER = 0, MR_GCRY_PRODUCT = 1, MR_GCRY_SUM = 2, MR_GCRY_DIFFERENCE = 3 };
+int mr_gcry_modular(int operation, const uint8_t *a, size_t a_length, const uint8_t *b, size_t b_length,
+                    const uint8_t *modulus, size_t modulus_length, uint8_t *result, size_t result_length);
 
 #endif
