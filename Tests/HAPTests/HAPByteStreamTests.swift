@@ -25,6 +25,7 @@ import Transport
     @Test func pairingInTheClearThenTheSameStreamSealedCarriesRTSP() async throws {
         guard AirPlay2ReceiverPeer.available() else { return }
         let receiver = try AirPlay2ReceiverPeer()
+        defer { receiver.stop() }
         let endpoint = Endpoint(id: "test", transport: "lan", address: .ip(host: "127.0.0.1", port: UInt16(receiver.port), interface: nil))
         let connection = try await LANTransport().connect(to: endpoint)
         defer { Task { await connection.close() } }

@@ -42,6 +42,7 @@ import MediaRouteTestSupport
     @Test func transientPairingKeysAChannelThatCarriesInfo() async throws {
         guard AirPlay2ReceiverPeer.available() else { return }
         let receiver = try AirPlay2ReceiverPeer()
+        defer { receiver.stop() }
         let info = try await offPool {
             let connection = try RTSPTestConnection(port: receiver.port)
             let result = try Self.pairSetup(connection, PairSetup(mode: .transient), transient: true)
@@ -58,6 +59,7 @@ import MediaRouteTestSupport
     @Test func pinPairingKeepsKeysThatPairVerifyUsesOnTheNextConnection() async throws {
         guard AirPlay2ReceiverPeer.available() else { return }
         let receiver = try AirPlay2ReceiverPeer(pin: "4821")
+        defer { receiver.stop() }
         let controller = try ControllerIdentity.generate()
         let kept = try await offPool {
             let connection = try RTSPTestConnection(port: receiver.port)
@@ -84,6 +86,7 @@ import MediaRouteTestSupport
     @Test func aWrongPINIsRefusedAndNothingIsKept() async throws {
         guard AirPlay2ReceiverPeer.available() else { return }
         let receiver = try AirPlay2ReceiverPeer(pin: "4821")
+        defer { receiver.stop() }
         let controller = try ControllerIdentity.generate()
         let failure = try await offPool { () -> HAPError? in
             let connection = try RTSPTestConnection(port: receiver.port)
@@ -120,6 +123,7 @@ import MediaRouteTestSupport
     @Test func aReceiverThatForgotUsRefusesPairVerify() async throws {
         guard AirPlay2ReceiverPeer.available() else { return }
         let receiver = try AirPlay2ReceiverPeer(pin: "0007")
+        defer { receiver.stop() }
         let controller = try ControllerIdentity.generate()
         let failure = try await Self.verifyAfterPinPairing(receiver, controller, pin: "0007") { kept in
             _ = try RTSPTestConnection(port: receiver.port).request("POST", "/test/forget")
@@ -131,6 +135,7 @@ import MediaRouteTestSupport
     @Test func anImpostorWithAnotherKeyFailsPairVerify() async throws {
         guard AirPlay2ReceiverPeer.available() else { return }
         let receiver = try AirPlay2ReceiverPeer(pin: "0007")
+        defer { receiver.stop() }
         let controller = try ControllerIdentity.generate()
         // We kept another key for it: what answers is not the receiver we paired with.
         let failure = try await Self.verifyAfterPinPairing(receiver, controller, pin: "0007") { kept in

@@ -1,5 +1,6 @@
 import Foundation
 import MediaRouteTesting
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,6 +12,7 @@ public final class AirPlay2ReceiverPeer: Sendable {
     public let identifier: String
     private let process: ChildProcess
     private let logPath: String
+    private let stopped = Atomic<Bool>(false)
 
     /// Where scripts/install-deps.sh puts srptools (PyPI; not packaged in Debian 12).
     public static let pythonPath = ProcessInfo.processInfo.environment["MEDIAROUTE_PEER_PYTHON"] ?? "/usr/local/lib/mediaroute-test-python"
@@ -50,11 +52,16 @@ public final class AirPlay2ReceiverPeer: Sendable {
         port = found
     }
 
-    deinit {
+    /// Kills the receiver and reaps it (once). Tests call it when they end: a process that exits
+    /// first would leave the receiver running if the peer outlived the test.
+    public func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         process.kill(SIGKILL)
         process.wait()
         try? FileManager.default.removeItem(atPath: logPath)
     }
+
+    deinit { stop() }
 
     /// Every line the receiver printed so far (requests, pairings, refusals).
     public var events: [[String: Any]] { Self.lines(logPath) }
