@@ -186,12 +186,9 @@ public final class PTPMaster: Sendable {
         guard known, allowed, address.port == configuration.eventPort || address.port == configuration.generalPort else { return }
         switch message.body {
         case .timestamp where message.kind == .delayRequest:
-            let sequence = state.withLock { state -> UInt16 in
-                state.statistics.delayResponses += 1
-                return message.sequence
-            }
+            state.withLock { $0.statistics.delayResponses += 1 }
             let response = PTPMessage(
-                kind: .delayResponse, source: identity, sequence: sequence, logInterval: logInterval(configuration.syncInterval),
+                kind: .delayResponse, source: identity, sequence: message.sequence, logInterval: logInterval(configuration.syncInterval),
                 body: .delayResponse(received: PTPTimestamp(arrival), requester: message.source))
             general.send(response.bytes, to: UDPAddress(host: address.host, port: configuration.generalPort))
         case .announce(let announce) where message.source.clock != identity.clock:
