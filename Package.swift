@@ -125,7 +125,7 @@ let package = Package(
             dependencies: ["CastChannel", "CLibMD", "HTTPServing", "LiveStreaming", "MediaDevice", "RoutingModel", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // AirPlay 1 (RAOP) on bytes: RTSP requests and responses, the UDP packets, ALAC frames.
-        .target(name: "RAOP", dependencies: ["CLibMD", "IPNetwork"], swiftSettings: strict),
+        .target(name: "RAOP", dependencies: ["CLibMD", "IPNetwork", "HAP"], swiftSettings: strict),
         // libgcrypt, opened at run time: the primitives of AirPlay 2's pairing (HAP).
         .target(name: "CGcrypt", linkerSettings: [.linkedLibrary("dl")]),
         // HAP pairing as AirPlay 2 receivers run it: TLV8, SRP, pair-setup, pair-verify, the encrypted channel.
@@ -139,7 +139,7 @@ let package = Package(
         // AirPlay 1 receivers as a MediaDeviceExtension that takes real-time samples.
         .target(
             name: "RAOPExtension",
-            dependencies: ["RAOP", "CAVCodec", "MediaDevice", "RoutingModel", "Transport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["RAOP", "HAP", "CAVCodec", "MediaDevice", "RoutingModel", "Transport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // A route's real-time audio as an HTTP live stream for devices that fetch URLs
         // (UPnP renderers, Cast): encodings, the bounded backlog readers start from, the answers.
@@ -272,7 +272,7 @@ let package = Package(
         .target(
             name: "ExtensionCatalogue",
             dependencies: [
-                "AdapterInventory", "BoxConfiguration", "DBus", "LANTransport", "MediaClock",
+                "AdapterInventory", "BoxConfiguration", "Coordination", "DBus", "LANTransport", "MediaClock",
                 "MediaDevice", "RoutingModel", "RouteSystem", "UPnPRendererExtension", "LiveStreaming", "HTTPServing", "WiFiTransport",
                 .product(name: "Logging", package: "swift-log"),
             ] + when("Cast", "CastExtension") + when("AirPlay", "RAOPExtension") + when("WiFi", "WiFiDisplayExtension")
@@ -362,7 +362,7 @@ let package = Package(
             dependencies: ["CastExtension", "CastChannel", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel", "Transport"]),
         .testTarget(
             name: "RAOPExtensionTests",
-            dependencies: ["RAOPExtension", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel"]),
+            dependencies: ["RAOPExtension", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel", "Coordination", "MediaClock", "Transport"]),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "IPNetwork", "MediaClock", "MediaDevice", "RoutingModel", "MediaRouteTestSupport", "PTP"]),
         .testTarget(name: "NowPlayingTests", dependencies: ["NowPlaying", "MediaRouteTestSupport"]),
         .testTarget(name: "NowPlayingPushTests", dependencies: ["NowPlayingPush", "NowPlaying", "MediaRouteTestSupport"]),

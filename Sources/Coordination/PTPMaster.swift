@@ -2,7 +2,7 @@
 import Glibc
 #endif
 public import IOReactor
-public import IPNetwork
+import IPNetwork
 public import MediaClock
 public import PTP
 import Synchronization

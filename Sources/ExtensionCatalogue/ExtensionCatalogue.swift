@@ -4,6 +4,7 @@ import BLESpeakerExtension
 import BlueZTransport
 #endif
 public import BoxConfiguration
+public import Coordination
 #if Cast
 import CastExtension
 #endif
@@ -15,6 +16,15 @@ import MediaDevice
 import RoutingModel
 #if AirPlay
 import RAOPExtension
+
+/// The daemon's PTP master, timing AirPlay 2 streams.
+private struct PTPAirPlayTiming: AirPlayTimingMaster {
+    let service: PTPTimingService
+    var clockIdentity: UInt64 { service.clockIdentity }
+    func now() -> Duration { service.now() }
+    func follow(_ host: String) throws { try service.follow(host) }
+    func stopFollowing(_ host: String) { service.stopFollowing(host) }
+}
 #endif
 public import RouteSystem
 import UPnPRendererExtension
@@ -50,12 +60,20 @@ public struct ExtensionCatalogue: Sendable {
     /// Where the host each AirPlay receiver was first used at is pinned (beside the Cast
     /// certificates); nil keeps them in memory.
     public var airPlayHostsPath: String?
+    /// Where the keys of AirPlay 2 receivers paired with a PIN are kept, a file each (0600);
+    /// nil keeps them in memory.
+    public var airPlayKeysDirectory: String?
+    /// The PTP master AirPlay 2 streams are timed by, on UDP 319/320 (binding them needs root or
+    /// `CAP_NET_BIND_SERVICE`); its sockets open when the first AirPlay 2 stream starts and close
+    /// after the last. Tests give it other ports.
+    public var ptpMaster = PTPMaster.Configuration()
 
     /// Pins in `directory` (the daemon's state directory, the CLI's own): Cast certificates
     /// and AirPlay hosts, each in a file of its own.
     public mutating func pinIdentities(in directory: String?) {
         castCertificatesPath = directory.map { $0 + "/cast-certificates.json" }
         airPlayHostsPath = directory.map { $0 + "/airplay-hosts.json" }
+        airPlayKeysDirectory = directory.map { $0 + "/airplay-keys" }
     }
 
     public init(
@@ -113,6 +131,8 @@ public struct ExtensionCatalogue: Sendable {
         #if AirPlay
         let airPlayLatency = self.airPlayLatency
         let airPlayHostsPath = self.airPlayHostsPath
+        let airPlayKeysDirectory = self.airPlayKeysDirectory
+        let airPlayTiming = PTPAirPlayTiming(service: PTPTimingService(clock: clock, configuration: ptpMaster))
         #endif
         let clock = self.clock
         #if Cast
@@ -146,8 +166,8 @@ public struct ExtensionCatalogue: Sendable {
                 #if AirPlay
                 try await system.load { manager in
                     RAOPExtension(
-                        transport: browse, routingManager: manager, latency: airPlayLatency, hostPinsPath: airPlayHostsPath, clock: clock,
-                        logger: logger) }
+                        transport: browse, routingManager: manager, latency: airPlayLatency, hostPinsPath: airPlayHostsPath, timing: airPlayTiming,
+                        pairingKeysDirectory: airPlayKeysDirectory, clock: clock, logger: logger) }
                 #endif
                 #if Cast
                 let cast = browse.sharingDiscovery(tls: true)

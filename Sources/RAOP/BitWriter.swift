@@ -3,6 +3,7 @@
 func bigEndian(_ value: UInt32) -> [UInt8] { [UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)] }
 
 func bigEndian(_ value: UInt16) -> [UInt8] { [UInt8(value >> 8), UInt8(truncatingIfNeeded: value)] }
+func bigEndian(_ value: UInt64) -> [UInt8] { bigEndian(UInt32(value >> 32)) + bigEndian(UInt32(truncatingIfNeeded: value)) }
 
 /// The four bytes at `index` as a big-endian number (the caller checked they are there).
 func readBigEndian(_ bytes: ArraySlice<UInt8>, _ index: Int) -> UInt32 {

@@ -8,6 +8,7 @@ import Synchronization
 public import MediaClock
 public import MediaDevice
 public import RoutingModel
+import HAP
 import RAOP
 public import Transport
 
@@ -52,6 +53,12 @@ public actor RAOPExtension: RealtimeSampleHandling {
         var streaming = false
         var volume: Float = 0.5
         var watcher: Task<Void, Never>?
+        /// Played with AirPlay 2: paired over HAP, the RTSP connection encrypted, PTP-timed.
+        var airPlay2 = false
+        /// AirPlay 2: the encrypted stream the RTSP client speaks over while pairing switches it.
+        var hapStream: HAPByteStream?
+        /// AirPlay 2: waiting for the PIN the receiver shows.
+        var awaitingPIN = false
     }
 
     enum StreamItem: Sendable {
@@ -92,6 +99,16 @@ public actor RAOPExtension: RealtimeSampleHandling {
     /// Hosts receivers answered from in place of their pinned one, by device id (at most 64):
     /// what `trust accept` pins.
     private var offeredHosts: [String: (host: String, name: String)] = [:]
+    /// AirPlay 2: the PTP master streams are timed by (nil: AirPlay 2 receivers cannot be played).
+    private let timing: (any AirPlayTimingMaster)?
+    /// AirPlay 2: our long-term pairing identity and the receivers paired with a PIN.
+    private let pairings: AirPlayPairings
+    /// AirPlay 2: the device id we give receivers and the group our streams play in.
+    private let senderID: String = (0..<6).map { _ in
+        let hex = String(UInt8.random(in: .min ... .max), radix: 16, uppercase: true)
+        return hex.count == 1 ? "0" + hex : hex
+    }.joined(separator: ":")
+    private let groupUUID = UUID().uuidString
 
     /// The host a device is reached at.
     private static func host(of device: MediaOutputDevice) -> String? {
@@ -111,12 +128,18 @@ public actor RAOPExtension: RealtimeSampleHandling {
     ///   - latency: how long after its sending a packet plays (0.25 s at least): iTunes' two
     ///     seconds ride out a Wi-Fi network's hiccups; a quarter second starts sooner.
     ///   - hostPinsPath: where the host each receiver was first used at is kept (nil: in memory).
+    ///   - timing: the PTP master AirPlay 2 streams are timed by; without one, receivers that
+    ///     want AirPlay 2 are played with AirPlay 1 where they take it, else refused.
+    ///   - pairingKeysDirectory: where the keys of receivers paired with a PIN are kept, one
+    ///     file (0600) per receiver (nil: in memory, paired again after a restart).
     ///   - clock: what connection retries, request timeouts and the streams' timers run on.
     public init(
         transport: any Transport, routingManager: MediaDeviceRoutingManager, protocolType: MediaSharingProtocol = RAOPExtension.defaultProtocol,
-        latency: Duration = .seconds(2), hostPinsPath: String? = nil, clock: any HostClock = SystemHostClock(),
-        logger: Logger = Logger(label: "mediaroute.extension.raop")
+        latency: Duration = .seconds(2), hostPinsPath: String? = nil, timing: (any AirPlayTimingMaster)? = nil, pairingKeysDirectory: String? = nil,
+        clock: any HostClock = SystemHostClock(), logger: Logger = Logger(label: "mediaroute.extension.raop")
     ) {
+        self.timing = timing
+        pairings = AirPlayPairings(directory: pairingKeysDirectory, logger: logger)
         self.clock = clock
         hostPins = PinFile(path: hostPinsPath)
         let (seconds, attoseconds) = latency.components
@@ -188,10 +211,10 @@ public actor RAOPExtension: RealtimeSampleHandling {
             name = instance(of: primary, type: airPlayServiceType)
             if let reason = features?.unplayableReason {
                 unavailable = reason
-            } else {
-                let timing = features?.usesPTP == false ? "NTP" : "PTP"
-                let pairing = features?.requiresPIN == true ? "PIN" : "transient"
-                unavailable = "it offers only AirPlay 2 (\(pairing) pairing, \(timing) timing), which this build does not stream yet"
+            } else if features?.prefersAirPlay2 != true {
+                unavailable = "it announces no AirPlay 2 pairing (features bit 48) and no AirPlay 1 service"
+            } else if features?.usesPTP != true {
+                unavailable = "it times AirPlay 2 by NTP only, which this build does not do yet"
             }
         }
         let model = (airPlay?.attributes["model"] ?? raop?.attributes["am"])?.lowercased() ?? ""
@@ -199,6 +222,16 @@ public actor RAOPExtension: RealtimeSampleHandling {
         return MediaOutputDevice(
             id: address ?? primary.id, displayName: name, capabilities: [.realtimeAudioStreaming], deviceType: type,
             volumeControl: .absolute, canMute: true, requiredNetworkEndpoints: [raop, airPlay].compactMap { $0 }, unavailableReason: unavailable)
+    }
+
+    /// Whether `device` is played with AirPlay 2: its `_airplay._tcp` record has bit 48
+    /// (HAP pairing and encryption) — what HomePods, Apple TVs and shairport-sync 5 announce.
+    /// Receivers without it get AirPlay 1 (RAOP).
+    public static func usesAirPlay2(_ device: MediaOutputDevice) -> Bool {
+        guard let airPlay = device.requiredNetworkEndpoints.first(where: { serviceType(of: $0) == airPlayServiceType }),
+            let features = AirPlayFeatures(attributes: airPlay.attributes)
+        else { return false }
+        return features.prefersAirPlay2 && features.usesPTP && features.unplayableReason == nil
     }
 
     /// A speaker for a single service (see ``device(for:)-([Endpoint])``).
@@ -254,7 +287,17 @@ public actor RAOPExtension: RealtimeSampleHandling {
     // MARK: Activation
 
     public func activateDevice(_ device: MediaOutputDevice, session: MediaOutputSession, for deviceFeatures: MediaOutputDevice.Capabilities) {
-        guard let endpoint = device.requiredNetworkEndpoints.first(where: { Self.serviceType(of: $0) == Self.serviceType }) ?? device.requiredNetworkEndpoints.first else {
+        // AirPlay 2 where the receiver wants it and a PTP master can time it; else AirPlay 1 where it has RAOP.
+        let airPlay2 = timing != nil && Self.usesAirPlay2(device)
+        let wanted = airPlay2 ? Self.airPlayServiceType : Self.serviceType
+        guard let endpoint = device.requiredNetworkEndpoints.first(where: { Self.serviceType(of: $0) == wanted }),
+            airPlay2 || Self.serviceType(of: endpoint) == Self.serviceType
+        else {
+            if !device.requiredNetworkEndpoints.isEmpty, timing == nil {
+                routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(
+                    .unsupported, "\(device.displayName) takes only AirPlay 2, and this daemon has no PTP master to time it"))
+                return
+            }
             routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.connectionFailed, "no address"))
             return
         }
@@ -262,7 +305,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
             routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.unsupported, "\(device.displayName): \(reason)"))
             return
         }
-        active[session.id] = Active(device: device, session: session)
+        active[session.id] = Active(device: device, session: session, airPlay2: airPlay2)
         if case .ip(let host, _, _) = endpoint.address, let pinned = hostPins[device.id]?.value, pinned != host {
             logger.warning("AirPlay receiver answers from another host than before", metadata: ["device": "\(device.displayName)", "host": "\(host)"])
             if offeredHosts.count >= 64, offeredHosts[device.id] == nil { offeredHosts.removeAll() }
@@ -287,6 +330,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
     }
 
     private func activate(_ id: UUID, endpoint: Endpoint) async {
+        if active[id]?.airPlay2 == true { return await activateAirPlay2(id, endpoint: endpoint) }
         do {
             let connection = try await connect(endpoint)
             guard active[id] != nil else {
@@ -297,11 +341,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
                 await connection.close()
                 throw TransportError(.unsupported, "the transport gives no byte stream")
             }
-            let instance = String(UInt64.random(in: 1 ... .max), radix: 16, uppercase: true)
-            let rtsp = RTSPClient(stream: stream, clock: clock, commonHeaders: [
-                ("User-Agent", "MediaRoute/1.0"), ("Client-Instance", instance), ("DACP-ID", instance),
-                ("Active-Remote", String(UInt32.random(in: 1 ... .max))),
-            ])
+            let rtsp = makeRTSPClient(stream)
             await rtsp.start()
             active[id]?.connection = connection
             active[id]?.rtsp = rtsp
@@ -332,6 +372,132 @@ public actor RAOPExtension: RealtimeSampleHandling {
         } catch {
             fail(id, MediaDeviceError(.connectionFailed, "\(error)"))
         }
+    }
+
+    // MARK: AirPlay 2 pairing
+
+    /// Connects and pairs: pair-verify with the keys kept from a PIN pairing, else transient
+    /// pair-setup, else (the receiver wants its PIN) the person is asked for the PIN.
+    private func activateAirPlay2(_ id: UUID, endpoint: Endpoint) async {
+        do {
+            let connection = try await connect(endpoint)
+            guard active[id] != nil else {
+                await connection.close()
+                return
+            }
+            guard let inner = connection.byteStream else {
+                await connection.close()
+                throw TransportError(.unsupported, "the transport gives no byte stream")
+            }
+            let stream = HAPByteStream(inner)
+            let rtsp = makeRTSPClient(stream)
+            await rtsp.start()
+            active[id]?.connection = connection
+            active[id]?.rtsp = rtsp
+            active[id]?.hapStream = stream
+            watch(id, connection)
+            guard let current = active[id] else { return }
+            if let kept = pairings.pairing(for: current.device.id) {
+                do {
+                    try await verify(rtsp, stream, kept.controller, kept.receiver)
+                    return activated(current)
+                } catch let error as HAPError where error.kind != .cryptoUnavailable {
+                    // It forgot us (reset, or another controller took our place): pair again.
+                    logger.notice("AirPlay 2 receiver refused our kept keys; pairing again", metadata: ["device": "\(current.device.displayName)", "error": "\(error)"])
+                    pairings.forget(current.device.id)
+                }
+            }
+            if AirPlayFeatures(attributes: endpoint.attributes)?.requiresPIN == true {
+                return askForPIN(id)
+            }
+            do {
+                let result = try await pairSetup(rtsp, PairSetup(mode: .transient))
+                stream.encrypt(with: try HAPChannel.control(sharedSecret: result.sessionKey))
+                activated(current)
+            } catch let error as HAPError where error.kind == .refused(2) {
+                // Transient pairing refused with "authentication": it wants its PIN.
+                askForPIN(id)
+            }
+        } catch {
+            failAirPlay2(id, error)
+        }
+    }
+
+    private func askForPIN(_ id: UUID) {
+        guard let current = active[id] else { return }
+        active[id]?.awaitingPIN = true
+        routingManager.requestPairingCode(
+            for: current.device, session: current.session, reason: "\(current.device.displayName) shows a PIN for AirPlay pairing",
+            authorizationMethod: .numericCode(length: .fourCharacter))
+    }
+
+    /// PIN pair-setup on the connection, then pair-verify with the new keys (which are kept).
+    private func pairWithPIN(_ id: UUID, pin: String) async {
+        guard let current = active[id], let rtsp = current.rtsp, let stream = current.hapStream else { return }
+        do {
+            let controller = try pairings.controller()
+            let result = try await pairSetup(rtsp, PairSetup(mode: .pin(pin), controller: controller))
+            guard let receiver = result.receiver else { throw HAPError(.malformed, "PIN pairing ended without the receiver's identity") }
+            try await verify(rtsp, stream, controller, receiver)
+            pairings.keep(receiver, for: current.device.id)
+            activated(current)
+        } catch let error as HAPError where error.kind == .refused(2) || error.kind == .authenticationFailed {
+            fail(id, MediaDeviceError(.authorizationFailed, "\(current.device.displayName) refused the PIN"))
+        } catch {
+            failAirPlay2(id, error)
+        }
+    }
+
+    private func failAirPlay2(_ id: UUID, _ error: any Error) {
+        switch error {
+        case let error as TransportError:
+            fail(id, MediaDeviceError(error.code == .timedOut ? .timedOut : error.code == .authenticationFailed ? .authorizationFailed : .connectionFailed, error.message))
+        case let error as HAPError:
+            fail(id, MediaDeviceError(error.kind == .cryptoUnavailable ? .unsupported : .authorizationFailed, "AirPlay 2 pairing: \(error)"))
+        default:
+            fail(id, MediaDeviceError(.connectionFailed, "\(error)"))
+        }
+    }
+
+    private func pairSetup(_ rtsp: RTSPClient, _ setup: PairSetup) async throws -> PairSetupResult {
+        var setup = setup
+        var body = setup.start()
+        // M1…M6 at most: a receiver cannot keep us in the exchange.
+        for _ in 0..<3 {
+            let answer = try await rtsp.send(RTSPRequest(
+                method: "POST", uri: "/pair-setup", headers: [("Content-Type", "application/octet-stream"), ("X-Apple-HKP", setup.mode == .transient ? "4" : "3")], body: body))
+            guard answer.status == 200 else { throw TransportError(.connectionRefused, "pair-setup: \(answer.status) \(answer.reason)") }
+            switch try setup.receive(answer.body) {
+            case .send(let next): body = next
+            case .paired(let result): return result
+            }
+        }
+        throw HAPError(.malformed, "pair-setup did not end")
+    }
+
+    private func verify(_ rtsp: RTSPClient, _ stream: HAPByteStream, _ controller: ControllerIdentity, _ receiver: ReceiverIdentity) async throws {
+        var verify = try PairVerify(controller: controller, receiver: receiver)
+        var body = verify.start()
+        for _ in 0..<2 {
+            let answer = try await rtsp.send(RTSPRequest(
+                method: "POST", uri: "/pair-verify", headers: [("Content-Type", "application/octet-stream"), ("X-Apple-HKP", "3")], body: body))
+            guard answer.status == 200 else { throw TransportError(.connectionRefused, "pair-verify: \(answer.status) \(answer.reason)") }
+            switch try verify.receive(answer.body) {
+            case .send(let next): body = next
+            case .verified(let sharedSecret):
+                stream.encrypt(with: try HAPChannel.control(sharedSecret: sharedSecret))
+                return
+            }
+        }
+        throw HAPError(.malformed, "pair-verify did not end")
+    }
+
+    private func makeRTSPClient(_ stream: any ByteStream) -> RTSPClient {
+        let instance = String(UInt64.random(in: 1 ... .max), radix: 16, uppercase: true)
+        return RTSPClient(stream: stream, clock: clock, commonHeaders: [
+            ("User-Agent", "MediaRoute/1.0"), ("Client-Instance", instance), ("DACP-ID", instance),
+            ("Active-Remote", String(UInt32.random(in: 1 ... .max))),
+        ])
     }
 
     /// A receiver that has just announced itself may not listen yet: a refused connection is
@@ -375,6 +541,15 @@ public actor RAOPExtension: RealtimeSampleHandling {
     }
 
     public func connectUsingPairingCode(_ pairingCode: String?, to device: MediaOutputDevice, session: MediaOutputSession) {
+        if active[session.id]?.awaitingPIN == true {
+            active[session.id]?.awaitingPIN = false
+            guard let pairingCode else {
+                fail(session.id, MediaDeviceError(.cancelled, "no PIN was given for \(device.displayName)"))
+                return
+            }
+            Task { await self.pairWithPIN(session.id, pin: pairingCode) }
+            return
+        }
         if let moved = active[session.id]?.movedTo {
             active[session.id]?.movedTo = nil
             guard pairingCode != nil else {
@@ -440,8 +615,9 @@ public actor RAOPExtension: RealtimeSampleHandling {
     /// 16-bit stereo (or mono, doubled) at 44.1 kHz, played two seconds after it is sent.
     /// AirPlay 1: ALAC over RTP, timed against the sender's clock by NTP-style exchanges.
     public func routeDetails(session: MediaOutputSession) -> RouteStatus.Details {
-        RouteStatus.Details(
-            protocolVersion: "AirPlay 1 (RAOP)", timing: .ntp, codec: "ALAC",
+        let airPlay2 = active[session.id]?.airPlay2 == true
+        return RouteStatus.Details(
+            protocolVersion: airPlay2 ? "AirPlay 2" : "AirPlay 1 (RAOP)", timing: airPlay2 ? .ptp : .ntp, codec: "ALAC",
             declaredLatencyMicroseconds: UInt64(latencyFrames) * 1_000_000 / UInt64(RAOPStream.sampleRate))
     }
 
@@ -457,9 +633,10 @@ public actor RAOPExtension: RealtimeSampleHandling {
             case .ip(let host, _, _)? = entry.device.requiredNetworkEndpoints.first?.address
         else { return }
         active[session.id]?.streaming = true
+        let context = entry.airPlay2 ? timing.map { AirPlay2Context(timing: $0, deviceID: senderID, groupUUID: groupUUID, name: "MediaRoute") } : nil
         let stream = RAOPStream(
             rtsp: rtsp, sockets: sockets, sessionID: UInt32.random(in: 1 ... .max), localAddress: localAddress, receiverAddress: host,
-            latencyFrames: latencyFrames, clock: clock, logger: logger)
+            latencyFrames: latencyFrames, airPlay2: context, clock: clock, logger: logger)
         Task {
             do {
                 try await stream.start()

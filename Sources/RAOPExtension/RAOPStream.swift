@@ -7,12 +7,34 @@ import MediaDevice
 import RoutingModel
 import RAOP
 import Transport
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
-/// One RAOP stream to a receiver (AirPlay 1): announced, set up and recorded over RTSP,
-/// then ALAC frames of 352 samples in RTP packets at the pace samples come (the daemon's
-/// delivery paces them by the clock), a sync packet each second on the control port, the
-/// receiver's timing requests answered, and its resend requests served from the last
+/// What an AirPlay 2 stream adds to one of AirPlay 1: the PTP master it is timed by and who
+/// the sender says it is in its `SETUP`s.
+struct AirPlay2Context: Sendable {
+    var timing: any AirPlayTimingMaster
+    /// The sender's device id (a hardware-address-like `AA:BB:…`, stable for the daemon's run).
+    var deviceID: String
+    /// The group the stream plays in: the same for every receiver of one group.
+    var groupUUID: String
+    var name: String
+}
+
+/// One stream to a receiver: ALAC frames of 352 samples in RTP packets at the pace samples
+/// come (the daemon's delivery paces them by the clock), a sync packet each second on the
+/// control port, and the receiver's resend requests served from the last
 /// ``resendBufferPackets`` packets.
+///
+/// AirPlay 1 (RAOP): announced, set up and recorded over RTSP; the receiver's timing requests
+/// answered with the box's clock. AirPlay 2 (with an ``AirPlay2Context``, on a paired,
+/// encrypted RTSP connection): the session and the stream set up with binary property lists,
+/// `RECORD` and `SETPEERS`; every audio packet sealed with a stream key of its own; the sync
+/// packets tie RTP times to the PTP master's clock, which serves the receiver while the stream
+/// lasts; `/feedback` every two seconds so the receiver keeps the session.
 actor RAOPStream {
     /// Frames between a packet's sending and its playing by default: iTunes' two seconds
     /// (77 175 in the sync packets, which the receiver adds its fixed 11 025 to).
@@ -70,11 +92,19 @@ actor RAOPStream {
     private var volumeSaid: Float?
     private var volumeRepeated = false
     private let encoder = ALACEncoder()
+    /// AirPlay 2 only: the context, the stream key, and whether the master serves the receiver.
+    private let airPlay2: AirPlay2Context?
+    private let streamKey: [UInt8] = (0..<32).map { _ in UInt8.random(in: .min ... .max) }
+    private var following = false
+    /// Time between `/feedback` requests: shairport-sync drops a sender silent for about 30 s.
+    static let feedbackInterval: Duration = .seconds(2)
 
     init(
         rtsp: RTSPClient, sockets: any DatagramSockets, sessionID: UInt32, localAddress: String, receiverAddress: String,
-        latencyFrames: UInt32 = RAOPStream.defaultLatencyFrames, clock: any HostClock = SystemHostClock(), logger: Logger
+        latencyFrames: UInt32 = RAOPStream.defaultLatencyFrames, airPlay2: AirPlay2Context? = nil, clock: any HostClock = SystemHostClock(),
+        logger: Logger
     ) {
+        self.airPlay2 = airPlay2
         self.clock = clock
         began = clock.now()
         self.latencyFrames = max(latencyFrames, Self.minimumLatencyFrames)
@@ -91,8 +121,9 @@ actor RAOPStream {
 
     private let sessionID: UInt32
 
-    /// ANNOUNCE, SETUP and RECORD; the stream then takes samples.
+    /// ANNOUNCE, SETUP and RECORD (AirPlay 2: SETUP, RECORD, SETPEERS, SETUP); the stream then takes samples.
     func start() async throws {
+        if let airPlay2 { return try await startAirPlay2(airPlay2) }
         let audio = try await sockets.open()
         let control = try await sockets.open()
         let timing = try await sockets.open()
@@ -145,6 +176,52 @@ actor RAOPStream {
         logger.info("RAOP stream recording", metadata: ["receiver": "\(receiverAddress)", "ports": "\(ports)"])
     }
 
+    private func startAirPlay2(_ context: AirPlay2Context) async throws {
+        let audio = try await sockets.open()
+        let control = try await sockets.open()
+        self.audio = audio
+        self.control = control
+        try await context.timing.follow(receiverAddress)
+        following = true
+        let plist = [("Content-Type", AirPlay2Setup.contentType)]
+        let peer = AirPlay2Setup.TimingPeer(id: context.groupUUID, addresses: [localAddress], clockIdentity: context.timing.clockIdentity)
+        let session = try await rtsp.send(RTSPRequest(method: "SETUP", uri: uri, headers: plist, body: AirPlay2Setup.encode(
+            AirPlay2Setup.Session.ptp(
+                name: context.name, deviceID: context.deviceID, sessionUUID: UUID().uuidString, groupUUID: context.groupUUID, peer: peer))))
+        try expectOK(session, "SETUP")
+        _ = try AirPlay2Setup.decode(AirPlay2Setup.SessionReply.self, from: session.body)
+        try expectOK(await rtsp.send(RTSPRequest(method: "RECORD", uri: uri)), "RECORD")
+        // nqptp follows the first peer named, which must be us: its client.
+        try expectOK(
+            await rtsp.send(RTSPRequest(
+                method: "SETPEERS", uri: uri, headers: [("Content-Type", "/peer-list-changed")], body: AirPlay2Setup.encode([localAddress, receiverAddress]))),
+            "SETPEERS")
+        let stream = AirPlay2Setup.Stream(
+            controlPort: UInt16(clamping: control.localPort), key: streamKey, connectionID: UInt64(sessionID), latencyFrames: latencyFrames)
+        let setup = try await rtsp.send(RTSPRequest(method: "SETUP", uri: uri, headers: plist, body: AirPlay2Setup.encode(AirPlay2Setup.Streams([stream]))))
+        try expectOK(setup, "SETUP")
+        let reply = try AirPlay2Setup.decode(AirPlay2Setup.StreamsReply.self, from: setup.body)
+        guard let ports = reply.streams.first, let data = ports.dataPort, data > 0, let controlPort = ports.controlPort, controlPort > 0 else {
+            throw TransportError(.malformedMessage, "SETUP's answer names no data and control ports")
+        }
+        self.ports = RAOPTransportPorts(server: Int(data), control: Int(controlPort), timing: 0)
+        latency = RAOPLatency(total: latencyFrames, receiverHeader: String(AirPlay2Packet.receiverFixedFrames))
+        tasks.append(Task { [weak self] in
+            for await datagram in control.incoming {
+                guard let request = ResendRequest(datagram.bytes), let self else { continue }
+                await self.resend(request)
+            }
+        })
+        let rtsp = rtsp, uri = uri
+        tasks.append(Task { [clock] in
+            while !Task.isCancelled {
+                guard (try? await clock.sleep(for: Self.feedbackInterval)) != nil else { return }
+                _ = try? await rtsp.send(RTSPRequest(method: "POST", uri: "/feedback"), timeout: .seconds(2))
+            }
+        })
+        logger.info("AirPlay 2 stream recording", metadata: ["receiver": "\(receiverAddress)", "ports": "\(self.ports.map { "\($0)" } ?? "")"])
+    }
+
     /// Sets the receiver's volume (0…1; 0 is silence).
     func setVolume(_ fraction: Float) async throws {
         volumeSaid = fraction
@@ -187,7 +264,17 @@ actor RAOPStream {
                 })
             }
         }
-        let packet = RAOPPacket.audio(sequence: sequence, timestamp: timestamp, ssrc: ssrc, first: first, payload: frame)
+        let packet: [UInt8]
+        if airPlay2 != nil {
+            guard let sealed = try? AirPlay2Packet.audio(sequence: sequence, timestamp: timestamp, ssrc: ssrc, first: first, payload: frame, key: streamKey)
+            else {
+                logger.error("AirPlay 2 packet not sealed: libgcrypt refused")
+                return
+            }
+            packet = sealed
+        } else {
+            packet = RAOPPacket.audio(sequence: sequence, timestamp: timestamp, ssrc: ssrc, first: first, payload: frame)
+        }
         try? await audio.send(packet, toPort: ports.server)
         sent[sequence] = packet
         sentOrder.append(sequence)
@@ -211,6 +298,13 @@ actor RAOPStream {
         let frames = UInt32(truncatingIfNeeded: elapsed.components.seconds &* Int64(Self.sampleRate)
             &+ elapsed.components.attoseconds / (1_000_000_000_000_000_000 / Int64(Self.sampleRate)))
         let position = anchor.timestamp &+ frames
+        if let airPlay2 {
+            let packet = AirPlay2Packet.sync(
+                playingTimestamp: latency.playingTimestamp(position: position), masterTime: airPlay2.timing.now(), nextTimestamp: position,
+                clockIdentity: airPlay2.timing.clockIdentity, first: first)
+            try? await control.send(packet, toPort: ports.control)
+            return
+        }
         let packet = RAOPPacket.sync(playingTimestamp: latency.playingTimestamp(position: position), now: Self.now(), nextTimestamp: position, first: first)
         try? await control.send(packet, toPort: ports.control)
     }
@@ -272,6 +366,10 @@ actor RAOPStream {
         for task in tasks { task.cancel() }
         tasks = []
         _ = try? await rtsp.send(RTSPRequest(method: "TEARDOWN", uri: uri), timeout: .seconds(2))
+        if following, let airPlay2 {
+            following = false
+            await airPlay2.timing.stopFollowing(receiverAddress)
+        }
         for socket in [audio, control, timing].compactMap({ $0 }) { await socket.close() }
         audio = nil
         control = nil

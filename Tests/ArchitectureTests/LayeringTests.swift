@@ -26,7 +26,7 @@ import MediaRouteTesting
         "Transport": 4, "IPNetwork": 4, "HTTPServing": 4.1, "LoopbackTransport": 4.1, "LANTransport": 4.1, "BlueZTransport": 4.1,
         "WiFiTransport": 4.1, "AdapterInventory": 4.1,
         // protocols
-        "UPnP": 5, "RAOP": 5, "HAP": 5, "PTP": 5, "CastChannel": 5, "BluetoothAudio": 5, "LiveStreaming": 5,
+        "UPnP": 5, "RAOP": 5.1, "HAP": 5, "PTP": 5, "CastChannel": 5, "BluetoothAudio": 5, "LiveStreaming": 5,
         // the extension API
         "MediaDevice": 6,
         // extensions
@@ -37,7 +37,7 @@ import MediaRouteTesting
         // routing
         "RouteSystem": 9,
         // features
-        "SystemRouting": 10, "NowPlaying": 10, "Coordination": 10, "ExtensionCatalogue": 10,
+        "SystemRouting": 10, "NowPlaying": 10, "Coordination": 10, "ExtensionCatalogue": 10.1,
         "NowPlayingRouting": 10.1, "MPRIS": 10.1, "NowPlayingPush": 10.1,
         // bus
         "MediaRouteBusAPI": 11, "MediaRouteClient": 11.1, "PipeWireSink": 11.1, "MediaRouteDaemon": 11.2,

@@ -10,6 +10,7 @@ import Glibc
 public final class AirPlay2ReceiverPeer: Sendable {
     public let port: Int
     public let identifier: String
+    public let address: String
     private let process: ChildProcess
     private let logPath: String
     private let stopped = Atomic<Bool>(false)
@@ -27,12 +28,18 @@ public final class AirPlay2ReceiverPeer: Sendable {
         return true
     }
 
-    public init(pin: String? = nil, identifier: String = "4F:8A:22:10:9C:01") throws {
+    /// - Parameters:
+    ///   - address: the loopback address it listens at (RTSP, its UDP ports, its PTP follower).
+    ///   - ptpPort: with a port, it follows PTP on it (event) and the next (general), as nqptp on 319/320.
+    public init(pin: String? = nil, identifier: String = "4F:8A:22:10:9C:01", address: String = "127.0.0.1", ptpPort: UInt16? = nil) throws {
         self.identifier = identifier
+        self.address = address
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Peers/airplay2_receiver.py").path
         logPath = NSTemporaryDirectory() + "mr-airplay2-\(UUID().uuidString.prefix(8)).log"
         var arguments = ["/usr/bin/env", "PYTHONPATH=\(Self.pythonPath)", "/usr/bin/python3", "-u", script, "--identifier", identifier]
         if let pin { arguments += ["--pin", pin] }
+        arguments += ["--address", address]
+        if let ptpPort { arguments += ["--ptp-port", String(ptpPort)] }
         let fd = open(logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         defer { close(fd) }
         process = try ChildProcess(arguments, outputFD: fd)
@@ -62,6 +69,27 @@ public final class AirPlay2ReceiverPeer: Sendable {
     }
 
     deinit { stop() }
+
+    /// The first line with `key`, if printed yet.
+    public func event(_ key: String) -> [String: Any]? { events.first { $0[key] != nil } }
+
+    /// What the receiver decoded of the last stream it recorded (after TEARDOWN): interleaved
+    /// stereo S16LE bytes, each packet's RTP time with its intended play time (CLOCK_MONOTONIC ns,
+    /// nil before the receiver had a sync packet and the master's time), and the line itself.
+    public func recording() -> (pcm: [UInt8], times: [(rtp: UInt32, playTime: Int64?)], line: [String: Any])? {
+        guard let line = events.last(where: { $0["recording"] != nil }), let path = line["recording"] as? String,
+            let data = FileManager.default.contents(atPath: path)
+        else { return nil }
+        let pcm = [UInt8](data)
+        var times: [(UInt32, Int64?)] = []
+        if let timesPath = line["times"] as? String, let json = FileManager.default.contents(atPath: timesPath),
+            let list = (try? JSONSerialization.jsonObject(with: json)) as? [[Any]]
+        {
+            times = list.map { ((($0.first as? NSNumber)?.uint32Value) ?? 0, ($0.last as? NSNumber)?.int64Value) }
+        }
+        try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent)
+        return (pcm, times, line)
+    }
 
     /// Every line the receiver printed so far (requests, pairings, refusals).
     public var events: [[String: Any]] { Self.lines(logPath) }

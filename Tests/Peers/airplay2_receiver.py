@@ -10,20 +10,37 @@ test: PyPI's srptools (SRP-6a, 3072-bit group, SHA-512) and Debian's python3-cry
   after either, every byte both ways is framed and encrypted as AirPlay 2 does
   GET /info          a binary property list (after pairing, so encrypted)
   POST /test/forget  (plain, test control) forget every paired controller, as a reset receiver
+  SETUP              a binary plist: the session (timingProtocol PTP; answered with an event
+                     port) or its stream (type 96, ALAC, the stream key shk; answered with our
+                     UDP data and control ports)
+  RECORD, SETPEERS, SET_PARAMETER (volume, progress, DMAP), FLUSH, POST /feedback, TEARDOWN
 
-Options: --port (0: any; the port is printed as "listening PORT"), --pin CODE (PIN pairing
-required, transient refused with kTLVError 2), --identifier, --name.
-Every request is printed to stdout as a JSON line, flushed at once.
+Audio: every packet on the data port is opened with the stream key (ChaCha20-Poly1305,
+python3-cryptography) and kept; sync packets (215) on the control port are logged. At TEARDOWN
+the ALAC frames are put in a CAF file and decoded by FFmpeg to 16-bit PCM
+("recording": path, with each packet's RTP time and its intended play time on this host's
+CLOCK_MONOTONIC, from the last sync packet and the PTP master's clock as followed here).
+
+PTP: with --ptp-port BASE, a follower on BASE (event) and BASE+1 (general) at --address, as
+nqptp on 319/320: it logs the master's clock identity and its offset from ours.
+
+Options: --port (0: any; the port is printed as "listening PORT"), --address (127.0.0.1),
+--pin CODE (PIN pairing required, transient refused with kTLVError 2), --identifier, --name,
+--ptp-port. Every request is printed to stdout as a JSON line, flushed at once.
 """
 
 import argparse
 import hashlib
 import json
 import plistlib
+import os
 import socket
 import struct
+import subprocess
 import sys
+import tempfile
 import threading
+import time
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -78,6 +95,49 @@ class Receiver:
         self.identity_public = self.identity.public_key().public_bytes(RAW, RAW_PUBLIC)
         self.controllers = {}  # identifier -> Ed25519 public key bytes
         self.lock = threading.Lock()
+        # PTP as followed here: the master's clock id and (master time - our monotonic time) in ns.
+        self.master_clock = None
+        self.master_offset = None
+        self.syncs = 0
+
+    def follow_ptp(self, base):
+        event = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        event.bind((self.args.address, base))
+        general = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        general.bind((self.args.address, base + 1))
+        arrivals = {}
+
+        def on_event():
+            while True:
+                data, source = event.recvfrom(2048)
+                arrived = time.monotonic_ns()
+                if len(data) >= 34 and data[0] & 0x0F == 0 and source[1] == base:
+                    arrivals[struct.unpack(">H", data[30:32])[0]] = arrived
+
+        def on_general():
+            while True:
+                data, source = general.recvfrom(2048)
+                if len(data) < 44 or source[1] != base + 1:
+                    continue
+                kind = data[0] & 0x0F
+                clock = data[20:28].hex()
+                if kind == 0xB:
+                    self.log(announce=clock)
+                elif kind == 8:
+                    sequence = struct.unpack(">H", data[30:32])[0]
+                    arrived = arrivals.pop(sequence, None)
+                    if arrived is None:
+                        continue
+                    seconds = int.from_bytes(data[34:40], "big")
+                    nanoseconds = struct.unpack(">I", data[40:44])[0]
+                    self.master_clock = clock
+                    self.master_offset = seconds * 1_000_000_000 + nanoseconds - arrived
+                    self.syncs += 1
+                    if self.syncs in (1, 8) or self.syncs % 64 == 0:
+                        self.log(ptp=clock, follow_ups=self.syncs, offset=self.master_offset)
+
+        threading.Thread(target=on_event, daemon=True).start()
+        threading.Thread(target=on_general, daemon=True).start()
 
     def log(self, **fields):
         with self.lock:
@@ -94,6 +154,7 @@ class Connection:
         self.read_count = self.write_count = 0
         self.setup = {}
         self.verify = {}
+        self.stream = None
 
     # The channel: plain until paired, then 2-byte length + ChaCha20-Poly1305 frames.
     def receive_bytes(self):
@@ -169,6 +230,32 @@ class Connection:
                     info = {"deviceID": "AA:BB:CC:DD:EE:FF", "name": self.receiver.args.name, "features": 0x1C340405D4A00,
                             "pi": self.receiver.args.identifier, "pk": self.receiver.identity_public}
                     self.respond(headers, body=plistlib.dumps(info, fmt=plistlib.FMT_BINARY), content_type="application/x-apple-binary-plist")
+                elif self.read_key is None:
+                    self.respond(headers, status=470)
+                elif method == "SETUP":
+                    self.setup_request(headers, body)
+                elif method == "RECORD" or (method == "POST" and path == "/feedback"):
+                    self.respond(headers)
+                elif method == "SETPEERS":
+                    self.receiver.log(peers=plistlib.loads(body))
+                    self.respond(headers)
+                elif method == "SET_PARAMETER":
+                    kind = headers.get("content-type", "")
+                    if kind == "text/parameters":
+                        for line in body.decode("utf-8", "replace").splitlines():
+                            name, _, value = line.partition(":")
+                            self.receiver.log(parameter=name.strip(), value=value.strip())
+                    else:
+                        self.receiver.log(metadata=kind, length=len(body))
+                    self.respond(headers)
+                elif method == "FLUSH":
+                    self.receiver.log(flush=headers.get("rtp-info", ""))
+                    if self.stream:
+                        self.stream.flushes.append(headers.get("rtp-info", ""))
+                    self.respond(headers)
+                elif method == "TEARDOWN":
+                    self.respond(headers)
+                    self.end_stream()
                 else:
                     self.respond(headers, status=501)
         except (EOFError, ConnectionError, OSError):
@@ -177,6 +264,34 @@ class Connection:
             self.receiver.log(error=repr(error))
         finally:
             self.sock.close()
+            self.end_stream()
+
+    def setup_request(self, headers, body):
+        request = plistlib.loads(body)
+        if "streams" not in request:
+            self.receiver.log(setup="session", timingProtocol=request.get("timingProtocol"), deviceID=request.get("deviceID"),
+                              groupUUID=request.get("groupUUID"),
+                              clock=request.get("timingPeerInfo", {}).get("ClockID"), addresses=request.get("timingPeerInfo", {}).get("Addresses"))
+            if request.get("timingProtocol") != "PTP":
+                return self.respond(headers, status=501)
+            events = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            events.bind((self.receiver.args.address, 0))
+            events.listen(1)
+            self.events = events
+            reply = {"eventPort": events.getsockname()[1], "timingPort": 0}
+            return self.respond(headers, body=plistlib.dumps(reply, fmt=plistlib.FMT_BINARY), content_type="application/x-apple-binary-plist")
+        stream = request["streams"][0]
+        self.receiver.log(setup="stream", type=stream.get("type"), ct=stream.get("ct"), spf=stream.get("spf"), sr=stream.get("sr"),
+                          audioFormat=stream.get("audioFormat"), keyLength=len(stream.get("shk", b"")))
+        self.end_stream()
+        self.stream = Stream(self.receiver, stream["shk"], stream.get("spf", 352))
+        reply = {"streams": [{"type": 96, "dataPort": self.stream.data.getsockname()[1], "controlPort": self.stream.control.getsockname()[1]}]}
+        self.respond(headers, body=plistlib.dumps(reply, fmt=plistlib.FMT_BINARY), content_type="application/x-apple-binary-plist")
+
+    def end_stream(self):
+        stream, self.stream = self.stream, None
+        if stream:
+            stream.finish()
 
     def fail(self, headers, state, code):
         self.receiver.log(refused=state, code=code)
@@ -263,17 +378,135 @@ class Connection:
         self.pending, self.buffer = self.buffer, b""
 
 
+class Stream:
+    """A real-time stream's UDP ports: audio opened with the stream key and kept, sync packets logged."""
+
+    def __init__(self, receiver, key, frames_per_packet):
+        self.receiver = receiver
+        self.cipher = ChaCha20Poly1305(key)
+        self.frames_per_packet = frames_per_packet
+        self.data = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.data.bind((receiver.args.address, 0))
+        self.control = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.control.bind((receiver.args.address, 0))
+        self.packets = {}  # sequence -> (rtp time, ALAC frame, intended play time or None)
+        self.anchor = None  # (rtp time playing at master time, master time ns)
+        self.first_anchor = None
+        self.flushes = []
+        self.bad = 0
+        self.syncs = 0
+        self.done = False
+        threading.Thread(target=self.receive_audio, daemon=True).start()
+        threading.Thread(target=self.receive_control, daemon=True).start()
+
+    def play_time(self, rtp_time, anchor=None):
+        # shairport-sync's rule: the sync's frame less 11 035 plays at its master time.
+        anchor = anchor or self.anchor
+        if anchor is None or self.receiver.master_offset is None:
+            return None
+        frame, master_time = anchor
+        difference = (rtp_time - (frame - 11035)) & 0xFFFFFFFF
+        if difference >= 0x80000000:
+            difference -= 0x100000000
+        return master_time + difference * 1_000_000_000 // 44100 - self.receiver.master_offset
+
+    def receive_audio(self):
+        while not self.done:
+            try:
+                packet = self.data.recv(4096)
+            except OSError:
+                return
+            if len(packet) < 12 + 16 + 8:
+                self.bad += 1
+                continue
+            try:
+                frame = self.cipher.decrypt(b"\x00" * 4 + packet[-8:], packet[12:-8], packet[4:12])
+            except Exception:
+                self.bad += 1
+                continue
+            sequence, rtp_time = struct.unpack(">HI", packet[2:8])
+            if not self.packets:
+                self.receiver.log(first_packet=sequence, rtp=rtp_time, marker=packet[1] & 0x80 != 0)
+            self.packets[sequence] = (rtp_time, frame, self.play_time(rtp_time))
+
+    def receive_control(self):
+        while not self.done:
+            try:
+                packet = self.control.recv(4096)
+            except OSError:
+                return
+            if len(packet) >= 28 and packet[1] == 0xD7:
+                frame, master_time, next_frame, clock = struct.unpack(">IQIQ", packet[4:28])
+                self.anchor = (frame, master_time)
+                self.first_anchor = self.first_anchor or self.anchor
+                self.syncs += 1
+                if self.syncs <= 2 or self.syncs % 16 == 0:
+                    self.receiver.log(sync=frame, time=master_time, next=next_frame, clock="%016x" % clock, first=packet[0] == 0x90)
+
+    def finish(self):
+        if self.done:
+            return
+        self.done = True
+        self.data.close()
+        self.control.close()
+        if not self.packets:
+            return self.receiver.log(recording=None, bad=self.bad)
+        # In sequence order from the first packet (16-bit sequence numbers wrap).
+        first = min(self.packets, key=lambda s: self.packets[s][0])
+        order = sorted(self.packets, key=lambda s: (s - first) & 0xFFFF)
+        frames = [self.packets[s][1] for s in order]
+        directory = tempfile.mkdtemp(prefix="mr-airplay2-rec-")
+        caf = os.path.join(directory, "stream.caf")
+        with open(caf, "wb") as out:
+            out.write(caf_file(frames, self.frames_per_packet))
+        pcm = os.path.join(directory, "stream.s16")
+        decoded = subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", caf, "-f", "s16le", "-ac", "2", "-ar", "44100", pcm],
+                                 capture_output=True, text=True)
+        # A packet that came before the first sync packet (they travel on two sockets) plays by it.
+        times = [[self.packets[s][0], self.packets[s][2] if self.packets[s][2] is not None else self.play_time(self.packets[s][0], self.first_anchor)]
+                 for s in order]
+        with open(os.path.join(directory, "times.json"), "w") as out:
+            json.dump(times, out)
+        self.receiver.log(recording=pcm if decoded.returncode == 0 else None, ffmpeg=decoded.stderr[-400:], packets=len(frames),
+                          bad=self.bad, times=os.path.join(directory, "times.json"), first_play_time=times[0][1])
+
+
+def caf_file(frames, frames_per_packet):
+    """ALAC frames in a CAF file (Apple's Core Audio Format), which FFmpeg's demuxer reads."""
+    def chunk(kind, data):
+        return kind + struct.pack(">q", len(data)) + data
+
+    def varint(value):
+        out = [value & 0x7F]
+        value >>= 7
+        while value:
+            out.append(0x80 | (value & 0x7F))
+            value >>= 7
+        return bytes(reversed(out))
+
+    desc = struct.pack(">d4sIIIII", 44100.0, b"alac", 1, 0, frames_per_packet, 2, 0)
+    # The ALAC magic cookie (ALACSpecificConfig), as the SDP's fmtp says it for AirPlay.
+    cookie = struct.pack(">IBBBBBBHIII", frames_per_packet, 0, 16, 40, 10, 14, 2, 255, 0, 0, 44100)
+    pakt = struct.pack(">qqii", len(frames), len(frames) * frames_per_packet, 0, 0) + b"".join(varint(len(f)) for f in frames)
+    data = struct.pack(">I", 0) + b"".join(frames)
+    return b"caff" + struct.pack(">HH", 1, 0) + chunk(b"desc", desc) + chunk(b"kuki", cookie) + chunk(b"pakt", pakt) + chunk(b"data", data)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--pin")
     parser.add_argument("--identifier", default="4F:8A:22:10:9C:01")
     parser.add_argument("--name", default="Test AirPlay 2")
+    parser.add_argument("--address", default="127.0.0.1")
+    parser.add_argument("--ptp-port", type=int)
     args = parser.parse_args()
     receiver = Receiver(args)
+    if args.ptp_port:
+        receiver.follow_ptp(args.ptp_port)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", args.port))
+    listener.bind((args.address, args.port))
     listener.listen(8)
     receiver.log(listening=listener.getsockname()[1])
     while True:

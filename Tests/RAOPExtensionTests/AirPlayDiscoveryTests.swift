@@ -49,7 +49,7 @@ private func airPlay(_ instance: String, deviceID: String, model: String = "Appl
         #expect(await eventually { await system.devicesList.count == 1 })
         let alone = try #require(await system.devicesList.first)
         #expect(alone.displayName == "Living Room")
-        #expect(alone.members.first?.device.unavailableReason?.contains("AirPlay 2") == true, "AirPlay 2 alone cannot be played to")
+        #expect(alone.members.first?.device.unavailableReason?.contains("no AirPlay 2 pairing") == true, "an AirPlay record without features bit 48 cannot be played to")
 
         transport.send(.appeared(raop("AABBCCDDEEFF@Living Room")))
         #expect(await eventually { await system.devicesList.first?.members.first?.device.isAvailable == true })
@@ -86,17 +86,25 @@ private func airPlay(_ instance: String, deviceID: String, model: String = "Appl
         await system.shutdown()
     }
 
-    /// `features` decides: an AirPlay-2-only receiver says what it would need; one limited to its
-    /// home's members, or admitting FairPlay senders only, says so whatever else it offers.
+    /// `features` decides: an AirPlay-2-only receiver with HAP pairing and PTP is available (with
+    /// a PIN or without); one timed by NTP only, limited to its home's members, or admitting
+    /// FairPlay senders only, says why not, whatever else it offers.
     @Test func theFeaturesSayWhyAReceiverCannotBePlayedTo() async throws {
         let (transport, system) = try await rig()
         transport.send(.appeared(airPlay("HomePod", deviceID: "10:00:00:00:00:01", model: "AudioAccessory5,1", txt: ["features": "0x405F4A00,0x18340", "flags": "0x4"])))
         transport.send(.appeared(airPlay("Family Only", deviceID: "10:00:00:00:00:02", txt: ["features": "0x405F4A00,0x18340", "acl": "1"])))
         transport.send(.appeared(raop("100000000003@FairPlay Box", txt: ["cn": "1", "et": "0", "ft": "0x4A00"])))
         transport.send(.appeared(airPlay("FairPlay Box", deviceID: "10:00:00:00:00:03", txt: ["features": "0x4A00"])))
-        #expect(await eventually { await system.devicesList.count == 3 })
+        transport.send(.appeared(airPlay("TV With PIN", deviceID: "10:00:00:00:00:04", txt: ["features": "0x405F4A00,0x18340", "flags": "0xC"])))
+        transport.send(.appeared(airPlay("NTP Speaker", deviceID: "10:00:00:00:00:05", txt: ["features": "0x405F4A00,0x10140"])))
+        #expect(await eventually { await system.devicesList.count == 5 })
         let reasons = Dictionary(uniqueKeysWithValues: await system.devicesList.map { ($0.displayName, $0.members.first?.device.unavailableReason) })
-        #expect(reasons["HomePod"]??.contains("transient pairing, PTP timing") == true, "\(reasons)")
+        #expect(reasons["HomePod"] == .some(nil), "AirPlay 2 alone, transient pairing and PTP: available \(reasons)")
+        #expect(reasons["TV With PIN"] == .some(nil), "a PIN is asked for when activating \(reasons)")
+        #expect(reasons["NTP Speaker"]??.contains("NTP") == true, "\(reasons)")
+        let key = try #require(await system.devicesList.first { $0.displayName == "HomePod" }?.members.first?.key)
+        let homePod = try #require(await system.reportedDevice(for: key))
+        #expect(RAOPExtension.usesAirPlay2(homePod))
         #expect(reasons["Family Only"]??.contains("members of its home") == true, "\(reasons)")
         #expect(reasons["FairPlay Box"]??.contains("FairPlay") == true, "\(reasons)")
         await system.shutdown()

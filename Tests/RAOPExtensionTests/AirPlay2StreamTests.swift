@@ -1,0 +1,199 @@
+import Coordination
+import Foundation
+import LANTransport
+import MediaClock
+import MediaDevice
+import MediaRouteTestSupport
+import RAOPExtension
+import RouteSystem
+import RoutingModel
+import Testing
+import Transport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Announces the test receiver's `_airplay._tcp` record (AirPlay 2 alone, as LG TVs and
+/// shairport-sync 5's `_airplay._tcp`) and connects through the LAN transport, without mDNS.
+struct FixedAirPlayTransport: Transport {
+    let endpoints: [Endpoint]
+    let lan = LANTransport()
+    var name: String { "lan" }
+
+    func discover() -> DiscoveryEvents {
+        let (stream, continuation) = DiscoveryEvents.makeStream()
+        for endpoint in endpoints { continuation.yield(.appeared(endpoint)) }
+        return stream
+    }
+
+    func connect(to endpoint: Endpoint) async throws(TransportError) -> any Connection {
+        try await lan.connect(to: endpoint)
+    }
+
+    /// shairport-sync 5's features (bits 9, 38, 40, 41 PTP, 48 HAP pairing); `flags` 0xC asks for a PIN.
+    static func endpoint(for receiver: AirPlay2ReceiverPeer, name: String, pin: Bool = false) -> Endpoint {
+        Endpoint(
+            id: "\(name)._airplay._tcp.local", transport: "lan", address: .ip(host: receiver.address, port: UInt16(receiver.port), interface: "lo"), name: name,
+            attributes: ["deviceid": receiver.identifier, "model": "ShairportSync", "features": "0x405F4A00,0x18340", "flags": pin ? "0xC" : "0x4", "serviceType": "_airplay._tcp"],
+            services: ["_airplay._tcp"])
+    }
+}
+
+/// The daemon's PTP master on test ports (binding 319/320 would need root, and one test at a time).
+struct TestPTPTiming: AirPlayTimingMaster {
+    let service: PTPTimingService
+    var clockIdentity: UInt64 { service.clockIdentity }
+    func now() -> Duration { service.now() }
+    func follow(_ host: String) throws { try service.follow(host) }
+    func stopFollowing(_ host: String) { service.stopFollowing(host) }
+}
+
+/// AirPlay 2 against the test receiver (Tests/Peers/airplay2_receiver.py): HAP pairing from
+/// kept libraries on its side, SETUP with binary property lists, audio sealed per packet, PTP
+/// from our master to its follower. Each test has its own receiver address and PTP ports.
+@Suite(.timeLimit(.minutes(2)), .enabled(if: AirPlay2ReceiverPeer.available() && FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg")))
+struct AirPlay2StreamTests {
+    struct Rig {
+        let receiver: AirPlay2ReceiverPeer
+        let timing: PTPTimingService
+        let system: RouteSystem
+        let recorder: EventRecorder
+        let keys: String
+
+        func device() async throws -> SystemDevice {
+            #expect(await eventually(timeout: .seconds(5)) { await system.devicesList.contains { $0.displayName == "Den AirPlay 2" } })
+            return try #require(await system.devicesList.first { $0.displayName == "Den AirPlay 2" })
+        }
+
+        func stop() async {
+            await system.shutdown()
+            receiver.stop()
+            try? FileManager.default.removeItem(atPath: keys)
+        }
+    }
+
+    /// `slot` keeps tests apart: the receiver at 127.0.0.(10 + slot), PTP on ports of its own.
+    func makeRig(slot: Int, pin: String? = nil, latency: Duration = .seconds(1)) async throws -> Rig {
+        let ptpPort = UInt16(47_300 + 2 * slot)
+        let receiver = try AirPlay2ReceiverPeer(pin: pin, address: "127.0.0.\(10 + slot)", ptpPort: ptpPort)
+        var configuration = PTPMaster.Configuration()
+        configuration.bindAddress = "127.0.0.1"
+        configuration.eventPort = ptpPort
+        configuration.generalPort = ptpPort + 1
+        let timing = PTPTimingService(clock: SystemHostClock(), configuration: configuration)
+        let keys = NSTemporaryDirectory() + "mr-airplay2-keys-\(UUID().uuidString.prefix(8))"
+        let transport = FixedAirPlayTransport(endpoints: [FixedAirPlayTransport.endpoint(for: receiver, name: "Den AirPlay 2", pin: pin != nil)])
+        let system = RouteSystem()
+        let recorder = await EventRecorder(system)
+        try await system.load { manager in
+            RAOPExtension(transport: transport, routingManager: manager, latency: latency, timing: TestPTPTiming(service: timing), pairingKeysDirectory: keys)
+        }
+        await system.beginDiscovery(client: "test")
+        return Rig(receiver: receiver, timing: timing, system: system, recorder: recorder, keys: keys)
+    }
+
+    @Test func aToneReachesTheReceiverIntactPairedEncryptedAndPTPTimed() async throws {
+        let rig = try await makeRig(slot: 1)
+        let device = try await rig.device()
+        #expect(device.isAvailable, "AirPlay 2 alone, transient pairing, PTP: available")
+        let route = try await rig.system.activate(deviceID: device.id)
+        #expect(rig.receiver.event("paired")?["paired"] as? String == "transient")
+        let details = await rig.system.routeStatus(on: route.session)?.details
+        #expect(details?.protocolVersion == "AirPlay 2" && details?.timing == .ptp, "\(String(describing: details))")
+        try await rig.system.setVolume(0.8, on: route.session)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let written = SampleBuffer.clockNow()
+        let writer = writeOnOwnThread(tone(seconds: 3), to: acquisition.descriptor, piece: 4_096)
+        #expect(await writer.value)
+        #expect(await eventually(timeout: .seconds(10)) { await rig.system.audioStatistics(on: route.session)?.active == false })
+        await rig.system.deactivate(route.session)
+        #expect(await eventually(timeout: .seconds(10)) { rig.receiver.event("recording") != nil }, "\(rig.receiver.events.suffix(8))")
+        let recording = try #require(rig.receiver.recording(), "\(rig.receiver.events.suffix(4))")
+        let correlation = correlationWithTone(leftChannel(recording.pcm))
+        #expect(correlation >= 0.99, "cross-correlation \(correlation); \(recording.line)")
+        #expect(recording.line["bad"] as? Int == 0, "every packet opened with the stream key")
+        #expect(recording.pcm.count / 4 >= 44_100 * 3 - 352, "three seconds, nothing lost: \(recording.pcm.count / 4) frames")
+
+        // Every request after pairing came encrypted; the session and stream were set up as shairport-sync 5 wants.
+        let requests = rig.receiver.events.filter { $0["method"] != nil }
+        #expect(requests.filter { ($0["path"] as? String)?.hasPrefix("/pair") != true }.allSatisfy { $0["encrypted"] as? Bool == true })
+        let session = try #require(rig.receiver.event("setup"))
+        #expect(session["timingProtocol"] as? String == "PTP")
+        #expect((session["clock"] as? NSNumber)?.int64Value == Int64(bitPattern: rig.timing.clockIdentity), "the timing peer is our master")
+        let stream = try #require(rig.receiver.events.first { $0["setup"] as? String == "stream" })
+        #expect(stream["type"] as? Int == 96 && stream["ct"] as? Int == 2 && stream["keyLength"] as? Int == 32 && stream["spf"] as? Int == 352)
+        let peers = rig.receiver.event("peers")?["peers"] as? [String]
+        #expect(peers?.first == "127.0.0.1" && peers?.contains(rig.receiver.address) == true, "we are the first peer, nqptp's master: \(String(describing: peers))")
+        #expect(rig.receiver.events.contains { $0["parameter"] as? String == "volume" && $0["value"] as? String == "-6.000000" }, "0.8 is −6 dB")
+        #expect(requests.contains { $0["path"] as? String == "/feedback" }, "feedback keeps the session")
+        #expect(requests.contains { $0["method"] as? String == "TEARDOWN" })
+
+        // PTP: the receiver followed our master, and the sync packets name it.
+        let clockHex = String(format: "%016llx", rig.timing.clockIdentity)
+        #expect(rig.receiver.events.contains { $0["ptp"] as? String == clockHex }, "\(rig.receiver.events.filter { $0["ptp"] != nil || $0["announce"] != nil }.prefix(3))")
+        let syncs = rig.receiver.events.filter { $0["sync"] != nil }
+        #expect(!syncs.isEmpty && syncs.allSatisfy { $0["clock"] as? String == clockHex })
+        #expect(syncs.first?["first"] as? Bool == true)
+        // The first frame was written at `written`: it is meant to play a latency (1 s) and
+        // delivery's buffering later, by the receiver's reading of our PTP clock and sync packets.
+        let firstPlay = try #require(recording.times.first?.playTime)
+        let lead = Double(firstPlay - Int64(written.components.seconds * 1_000_000_000 + written.components.attoseconds / 1_000_000_000)) / 1e9
+        let declared = Double(acquisition.latency.components.seconds) + Double(acquisition.latency.components.attoseconds) / 1e18
+        #expect(lead > 0.9 && lead < declared + 0.2, "the first frame plays \(lead) s after it was written; declared latency \(declared) s")
+        #expect(await eventually(timeout: .seconds(3)) { rig.timing.followers.isEmpty }, "the master stops with the stream")
+        await rig.stop()
+    }
+
+    @Test func aReceiverThatWantsItsPINIsPairedWithItKeepsTheKeysAndVerifiesNextTime() async throws {
+        let rig = try await makeRig(slot: 2, pin: "4821")
+        let device = try await rig.device()
+        #expect(device.isAvailable, "a PIN is asked for, not a reason to list it unavailable")
+        let wrong = ScriptedPairingAgent([.code("1111")])
+        await rig.system.setPairingAgent(wrong)
+        await #expect {
+            _ = try await rig.system.activate(deviceID: device.id)
+        } throws: { error in
+            (error as? MediaDeviceError)?.code == .authorizationFailed
+        }
+        #expect(wrong.receivedRequests.first?.authorizationMethod == .numericCode(length: .fourCharacter))
+
+        await rig.system.setPairingAgent(ScriptedPairingAgent([.code("4821")]))
+        let route = try await rig.system.activate(deviceID: device.id)
+        #expect(rig.receiver.event("paired")?["paired"] as? String == "pin")
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: rig.keys)) ?? []
+        #expect(files.contains("controller.json") && files.contains { $0.hasPrefix("receiver-") }, "\(files)")
+        for file in files {
+            let attributes = try FileManager.default.attributesOfItem(atPath: rig.keys + "/" + file)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600, "\(file) is readable by its owner only")
+        }
+        await rig.system.deactivate(route.session)
+
+        // Next time: pair-verify with the kept keys, nobody asked.
+        let silent = ScriptedPairingAgent([])
+        await rig.system.setPairingAgent(silent)
+        let again = try await rig.system.activate(deviceID: device.id)
+        #expect(silent.receivedRequests.isEmpty)
+        #expect(rig.receiver.event("verified") != nil, "\(rig.receiver.events.suffix(4))")
+        await rig.system.deactivate(again.session)
+        await rig.stop()
+    }
+
+    @Test func theReceiverKilledMidStreamEndsTheRouteWithAnEvent() async throws {
+        let rig = try await makeRig(slot: 3)
+        let device = try await rig.device()
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let writer = writeOnOwnThread(tone(seconds: 20), to: acquisition.descriptor, piece: 4_096, closing: false)
+        #expect(await eventually(timeout: .seconds(10)) { rig.receiver.event("first_packet") != nil })
+        rig.receiver.stop()
+        let reason = await rig.recorder.first(timeout: .seconds(10)) { event -> MediaDeviceError? in
+            if case .routeDeactivated(let ended, let reason?) = event, ended.session == route.session { return reason }
+            return nil
+        }
+        #expect(reason?.code == .connectionFailed, "\(String(describing: reason))")
+        #expect(await writer.value == false, "the writer's socket closed under it")
+        close(acquisition.descriptor)
+        #expect(await eventually(timeout: .seconds(3)) { rig.timing.followers.isEmpty }, "the master stops serving a receiver that is gone")
+        await rig.stop()
+    }
+}
