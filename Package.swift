@@ -353,7 +353,7 @@ let package = Package(
                 "MediaRouteDaemon", "RouteSystem", "LoopbackExtension", "LoopbackTransport", "MediaDevice", "RoutingModel", "MediaClock", "PipeWireSink", "CastChannel",
             ],
             exclude: ["HostilePeer"]),
-        .testTarget(name: "RAOPTests", dependencies: ["RAOP"]),
+        .testTarget(name: "RAOPTests", dependencies: ["RAOP", "HAP"]),
         .testTarget(name: "HAPTests", dependencies: ["HAP", "MediaRouteTestSupport", "LANTransport", "RAOP", "Transport"]),
         .testTarget(name: "PTPTests", dependencies: ["PTP"]),
         .testTarget(name: "CastChannelTests", dependencies: ["CastChannel"]),

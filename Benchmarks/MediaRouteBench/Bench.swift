@@ -25,6 +25,8 @@ import MediaRouteTesting
 ///   mediaroute-bench raop-group [SECONDS] [--only mediaroute,pulseaudio,snapcast] [--delay MS] [--jitter MS] [--both-ways] [--offset-second MS]
 ///                                              two shairport-sync receivers in one group: offset between their outputs,
 ///                                              beside PulseAudio and Snapcast; optionally the second link delayed
+///   mediaroute-bench airplay2-group [SECONDS]  two shairport-sync 5 receivers (MEDIAROUTE_SHAIRPORT_SYNC5, MEDIAROUTE_NQPTP)
+///                                              as one AirPlay 2 group: first sound, offset between their outputs
 ///   mediaroute-bench upnp [mediaroutectl]      gmediarender discovery and play, next to async_upnp_client and gssdp-discover
 @main
 struct Bench {
@@ -65,6 +67,7 @@ struct Bench {
             try await pipewire(binary: arguments.dropFirst().first ?? ".build/release/mediarouted", seconds: Int(arguments.dropFirst(2).first ?? "") ?? 60)
         case "raop": try await raop(runs: Int(arguments.dropFirst().first ?? "") ?? 10, seconds: Int(arguments.dropFirst(2).first ?? "") ?? 30)
         case "raop-group": try await raopGroup(arguments: Array(arguments.dropFirst()))
+        case "airplay2-group": try await airPlay2Group(arguments: Array(arguments.dropFirst()))
         case "live":
             let encodings = arguments.dropFirst(3).first.map { $0.split(separator: ",").compactMap { LiveAudioEncoding(rawValue: String($0)) } }
             try await live(

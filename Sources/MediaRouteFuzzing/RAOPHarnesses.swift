@@ -3,7 +3,7 @@ import RAOP
 /// What an AirPlay 1 receiver sends: RTSP answers on the connection, and timing and
 /// resend requests on the UDP ports.
 enum RAOPHarnesses {
-    static let all: [FuzzHarness] = [rtspResponse, raopControl]
+    static let all: [FuzzHarness] = [rtspResponse, raopControl, airPlay2Setup]
 
     /// The receiver's RTSP answers, fed in two pieces split where the input's first byte says.
     static let rtspResponse = FuzzHarness("rtsp-response", "RTSP answers of an AirPlay receiver, in two reads, and their digest challenges", maximumLength: 96 * 1024) { bytes in
@@ -36,6 +36,19 @@ enum RAOPHarnesses {
                 let answer = challenge.authorization(username: "iTunes", password: "p", method: "OPTIONS", uri: "*")
                 if answer.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" }) { return "a line break in the answer to \(header)" }
             }
+        }
+        return nil
+    }
+
+    /// An AirPlay 2 receiver's answers to our two SETUPs (binary property lists, decoded by
+    /// FoundationEssentials): read as each answer, never a trap; the ports taken are UDP ports.
+    static let airPlay2Setup = FuzzHarness("airplay2-setup", "AirPlay 2 SETUP answers (binary property lists)", maximumLength: AirPlay2Setup.maximumBody + 16) { bytes in
+        if let reply = try? AirPlay2Setup.decode(AirPlay2Setup.StreamsReply.self, from: bytes) {
+            for stream in reply.streams where stream.dataPort.map({ $0 > 65_535 }) == true { return "a data port out of range" }
+        }
+        _ = try? AirPlay2Setup.decode(AirPlay2Setup.SessionReply.self, from: bytes)
+        if bytes.count > AirPlay2Setup.maximumBody, (try? AirPlay2Setup.decode(AirPlay2Setup.SessionReply.self, from: bytes)) != nil {
+            return "a body of \(bytes.count) bytes was decoded"
         }
         return nil
     }

@@ -16,6 +16,8 @@ public import Foundation
 public enum AirPlay2Setup {
     /// The most bytes of a receiver's property list we decode.
     public static let maximumBody = 64 * 1024
+    /// How every binary property list begins.
+    static let binaryMagic = Array("bplist00".utf8)
     /// The `Content-Type` of every body here.
     public static let contentType = "application/x-apple-binary-plist"
 
@@ -130,6 +132,10 @@ public enum AirPlay2Setup {
     /// The receiver's `body` as `type`; a body too large or not the plist expected is an error.
     public static func decode<T: Decodable>(_ type: T.Type, from body: [UInt8]) throws(RTSPError) -> T {
         guard body.count <= maximumBody else { throw RTSPError("a property list of \(body.count) bytes, more than \(maximumBody)") }
+        // Binary property lists only, as every receiver answers: FoundationEssentials' XML reader
+        // traps on some malformed text (an integer with bytes that are not UTF-8, found by the
+        // `airplay2-setup` fuzz harness), and no receiver sends XML here.
+        guard body.starts(with: Self.binaryMagic) else { throw RTSPError("not a binary property list") }
         do {
             return try PropertyListDecoder().decode(type, from: Data(body))
         } catch {

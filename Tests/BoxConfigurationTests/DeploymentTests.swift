@@ -38,19 +38,20 @@ struct DeploymentTests {
         #expect(status == 0, "\(output)")
         #expect(!output.contains("mediarouted.service:"), "\(output)")
         for directive in ["Type=dbus", "BusName=org.mediaroute", "ProtectSystem=strict", "PrivateTmp=yes", "NoNewPrivileges=yes",
-                          "User=mediaroute", "RuntimeDirectory=mediaroute", "CapabilityBoundingSet=CAP_NET_ADMIN", "AmbientCapabilities=CAP_NET_ADMIN",
+                          "User=mediaroute", "RuntimeDirectory=mediaroute", "CapabilityBoundingSet=CAP_NET_ADMIN CAP_NET_BIND_SERVICE", "AmbientCapabilities=CAP_NET_ADMIN CAP_NET_BIND_SERVICE",
                           "RestrictRealtime=yes", "ProtectProc=invisible", "ProcSubset=pid", "ProtectHome=tmpfs", "LimitNOFILE=4096",
                           "MemoryMax=160M", "TasksMax=128"] {
             #expect(unit.contains(directive + "\n"), "\(directive)")
         }
         // Nothing opens a raw or packet socket: the capability is not granted.
         #expect(!unit.contains("CAP_NET_RAW"))
-        // systemd's own reading of the hardening (Docs/operations.md gives the figure): no worse than 2.2.
+        // systemd's own reading of the hardening (Docs/operations.md gives the figure): no worse than 2.3
+        // (2.2 before CAP_NET_BIND_SERVICE, which AirPlay 2's PTP on 319/320 needs).
         let (_, security) = try await ChildProcess.runOffPool(["/usr/bin/systemd-analyze", "security", "--offline=yes", repository + "/systemd/mediarouted.service"])
         if let line = security.split(separator: "\n").last(where: { $0.contains("Overall exposure level") }),
             let score = line.split(separator: " ").compactMap({ Double($0) }).first
         {
-            #expect(score <= 2.2, "\(line)")
+            #expect(score <= 2.3, "\(line)")
         } else {
             Issue.record("no exposure level in: \(security.suffix(300))")
         }

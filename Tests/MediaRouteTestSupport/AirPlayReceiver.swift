@@ -29,9 +29,31 @@ public final class AirPlayReceiver: Sendable {
     /// and the bytes read so far (`timed` receivers only).
     public let timesPath: String
 
-    /// - Parameter timed: the output goes through a recorder that notes when each piece came
-    ///   (``outputClock()``), for measuring when the receiver plays a sample.
-    public init(in lab: NamespaceLab, room: NamespaceLab.Room, name: String, password: String? = nil, timed: Bool = false) throws {
+    /// shairport-sync 5 (AirPlay 2) and nqptp, built by hand beside the project (never kept in
+    /// it): their paths from `MEDIAROUTE_SHAIRPORT_SYNC5` and `MEDIAROUTE_NQPTP`, or nil (printing why).
+    public struct AirPlay2Build: Sendable {
+        public var shairportSync: String
+        public var nqptp: String
+
+        public static func fromEnvironment() -> AirPlay2Build? {
+            let environment = ProcessInfo.processInfo.environment
+            guard let shairportSync = environment["MEDIAROUTE_SHAIRPORT_SYNC5"], let nqptp = environment["MEDIAROUTE_NQPTP"],
+                FileManager.default.isExecutableFile(atPath: shairportSync), FileManager.default.isExecutableFile(atPath: nqptp)
+            else {
+                print("skipping: shairport-sync 5 (AirPlay 2) and nqptp are not packaged in Debian 12; build them by hand from their repositories "
+                    + "and set MEDIAROUTE_SHAIRPORT_SYNC5 and MEDIAROUTE_NQPTP to the binaries")
+                return nil
+            }
+            return AirPlay2Build(shairportSync: shairportSync, nqptp: nqptp)
+        }
+    }
+
+    /// - Parameters:
+    ///   - timed: the output goes through a recorder that notes when each piece came
+    ///     (``outputClock()``), for measuring when the receiver plays a sample.
+    ///   - airPlay2: shairport-sync 5 with nqptp instead of Debian's 3.3.8: nqptp runs in the
+    ///     room on 319/320 with a `/dev/shm` of the room's own (its shared memory has one name).
+    public init(in lab: NamespaceLab, room: NamespaceLab.Room, name: String, password: String? = nil, timed: Bool = false, airPlay2: AirPlay2Build? = nil) throws {
         self.name = name
         let directory = NSTemporaryDirectory() + "mr-airplay-\(room.inside)"
         try? FileManager.default.removeItem(atPath: directory)
@@ -63,6 +85,7 @@ public final class AirPlayReceiver: Sendable {
             general = { \(general) };
             metadata = { enabled = "yes"; include_cover_art = "yes"; pipe_name = "\(directory)/metadata"; };
             diagnostics = { log_verbosity = 2; };
+            \(airPlay2 == nil ? "" : "stdout = { output_rate = 44100; output_format = \"S16_LE\"; output_channels = 2; };")
             """.write(toFile: directory + "/shairport.conf", atomically: true, encoding: .utf8)
         let environment = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(bus)"]
         try lab.start(in: room, ["/usr/bin/dbus-daemon", "--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile"])
@@ -77,16 +100,19 @@ public final class AirPlayReceiver: Sendable {
         ], log: avahiLog, environment: environment)
         for _ in 0..<300 where !lab.log(avahiLog).contains("Server startup complete") { usleep(10_000) }
         timesPath = directory + "/times.txt"
+        // shairport-sync 5 and nqptp share a /dev/shm of the room's own: one shell, one mount namespace.
+        let binary = airPlay2.map { "mount -t tmpfs tmpfs /dev/shm && (\($0.nqptp) >\(directory)/nqptp.log 2>&1 &) && sleep 0.3 && exec \($0.shairportSync)" }
+            ?? "exec /usr/bin/shairport-sync"
         if timed {
             let recorder = try TimedOutput.writeRecorder(in: directory)
             process = try lab.start(in: room, [
                 "/bin/sh", "-c",
                 // The recorder reads a FIFO and shairport-sync execs: killing the process kills the receiver.
                 "mkfifo \(directory)/out && (\(recorder) \(pcmPath) \(timesPath) <\(directory)/out &) && "
-                    + "exec /usr/bin/shairport-sync -c \(directory)/shairport.conf -u 2>\(logPath) >\(directory)/out",
+                    + "\(binary) -c \(directory)/shairport.conf -u 2>\(logPath) >\(directory)/out",
             ], environment: environment)
         } else {
-            process = try lab.start(in: room, ["/bin/sh", "-c", "exec /usr/bin/shairport-sync -c \(directory)/shairport.conf -u >\(pcmPath) 2>\(logPath)"],
+            process = try lab.start(in: room, ["/bin/sh", "-c", "\(binary) -c \(directory)/shairport.conf -u >\(pcmPath) 2>\(logPath)"],
                                     environment: environment)
         }
         // shairport-sync writes metadata only while the pipe has a reader (it makes the pipe when it starts).

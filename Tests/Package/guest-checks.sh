@@ -37,8 +37,8 @@ pid=$(systemctl show -P MainPID $unit)
 user=$(ps -o user= -p "$pid" 2>/dev/null | tr -d ' ')
 [ "$user" = mediaroute ] && ok "the daemon (pid $pid) runs as mediaroute" || fail "the daemon (pid $pid) runs as '$user'"
 capabilities=$(grep '^CapEff' "/proc/$pid/status" | awk '{print $2}')
-# CAP_NET_ADMIN alone (bit 12): 0x1000.
-[ "$capabilities" = 0000000000001000 ] && ok "its effective capabilities are CAP_NET_ADMIN alone" || fail "its effective capabilities are $capabilities"
+# CAP_NET_ADMIN (bit 12) and CAP_NET_BIND_SERVICE (bit 10, AirPlay 2's PTP on 319/320): 0x1400.
+[ "$capabilities" = 0000000000001400 ] && ok "its effective capabilities are CAP_NET_ADMIN and CAP_NET_BIND_SERVICE alone" || fail "its effective capabilities are $capabilities"
 nonewprivs=$(grep '^NoNewPrivs' "/proc/$pid/status" | awk '{print $2}')
 seccomp=$(grep '^Seccomp:' "/proc/$pid/status" | awk '{print $2}')
 [ "$nonewprivs" = 1 ] && [ "$seccomp" = 2 ] && ok "no new privileges and a system call filter (seccomp mode 2)" || fail "NoNewPrivs $nonewprivs, Seccomp $seccomp"
