@@ -52,6 +52,9 @@ from srptools import SRPContext, SRPServerSession, constants
 RAW = serialization.Encoding.Raw
 RAW_PUBLIC = serialization.PublicFormat.Raw
 
+# Linux's SO_TIMESTAMPNS (asm-generic and x86: 35; Python 3.11 does not name it): the kernel's receive time.
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+
 STATE, METHOD, IDENTIFIER, SALT, PUBLIC_KEY, PROOF, ENCRYPTED, ERROR, SIGNATURE, FLAGS = 6, 0, 1, 2, 3, 4, 5, 7, 10, 0x13
 
 
@@ -102,15 +105,23 @@ class Receiver:
 
     def follow_ptp(self, base):
         event = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        # The kernel's receive time of each Sync (CLOCK_REALTIME), taken to CLOCK_MONOTONIC at once.
+        event.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         event.bind((self.args.address, base))
         general = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         general.bind((self.args.address, base + 1))
         arrivals = {}
+        recent = []
 
         def on_event():
             while True:
-                data, source = event.recvfrom(2048)
-                arrived = time.monotonic_ns()
+                data, ancillary, _, source = event.recvmsg(2048, 64)
+                now_real, now_mono = time.clock_gettime_ns(time.CLOCK_REALTIME), time.monotonic_ns()
+                arrived = now_mono
+                for level, kind, value in ancillary:
+                    if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(value) >= 16:
+                        seconds, nanoseconds = struct.unpack("qq", value[:16])
+                        arrived = seconds * 1_000_000_000 + nanoseconds - (now_real - now_mono)
                 if len(data) >= 34 and data[0] & 0x0F == 0 and source[1] == base:
                     arrivals[struct.unpack(">H", data[30:32])[0]] = arrived
 
@@ -130,8 +141,12 @@ class Receiver:
                         continue
                     seconds = int.from_bytes(data[34:40], "big")
                     nanoseconds = struct.unpack(">I", data[40:44])[0]
+                    # master - local is the true offset less the one-way delay: the largest of the
+                    # last 16 is the least delayed, as nqptp's filter keeps it.
+                    recent.append(seconds * 1_000_000_000 + nanoseconds - arrived)
+                    del recent[:-16]
                     self.master_clock = clock
-                    self.master_offset = seconds * 1_000_000_000 + nanoseconds - arrived
+                    self.master_offset = max(recent)
                     self.syncs += 1
                     if self.syncs in (1, 8) or self.syncs % 64 == 0:
                         self.log(ptp=clock, follow_ups=self.syncs, offset=self.master_offset)
@@ -455,6 +470,7 @@ class Stream:
         first = min(self.packets, key=lambda s: self.packets[s][0])
         order = sorted(self.packets, key=lambda s: (s - first) & 0xFFFF)
         frames = [self.packets[s][1] for s in order]
+        missing = ((order[-1] - first) & 0xFFFF) + 1 - len(order)
         directory = tempfile.mkdtemp(prefix="mr-airplay2-rec-")
         caf = os.path.join(directory, "stream.caf")
         with open(caf, "wb") as out:
@@ -468,7 +484,7 @@ class Stream:
         with open(os.path.join(directory, "times.json"), "w") as out:
             json.dump(times, out)
         self.receiver.log(recording=pcm if decoded.returncode == 0 else None, ffmpeg=decoded.stderr[-400:], packets=len(frames),
-                          bad=self.bad, times=os.path.join(directory, "times.json"), first_play_time=times[0][1])
+                          bad=self.bad, missing=missing, times=os.path.join(directory, "times.json"), first_play_time=times[0][1])
 
 
 def caf_file(frames, frames_per_packet):
