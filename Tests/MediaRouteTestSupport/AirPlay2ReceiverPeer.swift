@@ -31,8 +31,15 @@ public final class AirPlay2ReceiverPeer: Sendable {
     /// - Parameters:
     ///   - address: the loopback address it listens at (RTSP, its UDP ports, its PTP follower).
     ///   - ptpPort: with a port, it follows PTP on it (event) and the next (general), as nqptp on 319/320.
-    public init(pin: String? = nil, identifier: String = "4F:8A:22:10:9C:01", address: String = "127.0.0.1", ptpPort: UInt16? = nil) throws {
+    ///   - lab, room: in the room of a ``NamespaceLab`` instead, at its address, announced there as
+    ///     `_airplay._tcp` alone (python3-zeroconf) with `name`, following PTP on 319/320 as nqptp.
+    public init(
+        pin: String? = nil, identifier: String = "4F:8A:22:10:9C:01", address: String = "127.0.0.1", ptpPort: UInt16? = nil,
+        lab: NamespaceLab? = nil, room: NamespaceLab.Room? = nil, name: String = "Test AirPlay 2"
+    ) throws {
         self.identifier = identifier
+        let address = room?.deviceAddress ?? address
+        let ptpPort = room != nil ? 319 : ptpPort
         self.address = address
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Peers/airplay2_receiver.py").path
         logPath = NSTemporaryDirectory() + "mr-airplay2-\(UUID().uuidString.prefix(8)).log"
@@ -40,9 +47,16 @@ public final class AirPlay2ReceiverPeer: Sendable {
         if let pin { arguments += ["--pin", pin] }
         arguments += ["--address", address]
         if let ptpPort { arguments += ["--ptp-port", String(ptpPort)] }
-        let fd = open(logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        defer { close(fd) }
-        process = try ChildProcess(arguments, outputFD: fd)
+        arguments += ["--name", name]
+        if let lab, let room {
+            arguments.append("--announce")
+            // `exec`: the receiver replaces the shell, so killing the process kills the receiver.
+            process = try lab.start(in: room, ["/bin/sh", "-c", "exec " + arguments.map { "'\($0)'" }.joined(separator: " ") + " > \(logPath) 2>&1"])
+        } else {
+            let fd = open(logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            defer { close(fd) }
+            process = try ChildProcess(arguments, outputFD: fd)
+        }
         var found: Int?
         for _ in 0..<500 {
             if let line = Self.lines(logPath).first(where: { $0["listening"] != nil }), let port = line["listening"] as? Int {

@@ -26,7 +26,8 @@ nqptp on 319/320: it logs the master's clock identity and its offset from ours.
 
 Options: --port (0: any; the port is printed as "listening PORT"), --address (127.0.0.1),
 --pin CODE (PIN pairing required, transient refused with kTLVError 2), --identifier, --name,
---ptp-port. Every request is printed to stdout as a JSON line, flushed at once.
+--ptp-port, --announce (as `_airplay._tcp` alone over mDNS on --address, with python3-zeroconf, with
+shairport-sync 5's features; `flags` asks for a PIN with --pin). Every request is printed to stdout as a JSON line, flushed at once.
 """
 
 import argparse
@@ -516,6 +517,7 @@ def main():
     parser.add_argument("--name", default="Test AirPlay 2")
     parser.add_argument("--address", default="127.0.0.1")
     parser.add_argument("--ptp-port", type=int)
+    parser.add_argument("--announce", action="store_true")
     args = parser.parse_args()
     receiver = Receiver(args)
     if args.ptp_port:
@@ -525,6 +527,15 @@ def main():
     listener.bind((args.address, args.port))
     listener.listen(8)
     receiver.log(listening=listener.getsockname()[1])
+    if args.announce:
+        from zeroconf import ServiceInfo, Zeroconf
+        zeroconf = Zeroconf(interfaces=[args.address])
+        properties = {"deviceid": args.identifier, "features": "0x405F4A00,0x18340", "flags": "0xC" if args.pin else "0x4", "model": "MediaRouteTest",
+                      "pi": args.identifier, "pk": receiver.identity_public.hex(), "srcvers": "366.0", "acl": "0"}
+        info = ServiceInfo("_airplay._tcp.local.", "%s._airplay._tcp.local." % args.name, addresses=[socket.inet_aton(args.address)],
+                           port=listener.getsockname()[1], properties=properties, server="%s.local." % args.identifier.replace(":", ""))
+        zeroconf.register_service(info)
+        receiver.log(announced=args.name)
     while True:
         sock, _ = listener.accept()
         threading.Thread(target=Connection(receiver, sock).serve, daemon=True).start()
