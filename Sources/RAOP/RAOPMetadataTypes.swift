@@ -1,6 +1,8 @@
 
 
-/// What a receiver's `md` TXT key says it shows: 0 text, 1 artwork, 2 progress.
+/// What a receiver shows: from the `md` TXT key of its `_raop._tcp` record (0 text,
+/// 1 artwork, 2 progress), or from `features` (bits 15 artwork, 16 progress, 17 text, as
+/// OwnTone and pyatv read them) for an AirPlay 2 receiver, whose record has no `md`.
 public struct RAOPMetadataTypes: OptionSet, Sendable, Hashable {
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
@@ -20,6 +22,15 @@ public struct RAOPMetadataTypes: OptionSet, Sendable, Hashable {
             default: continue
             }
         }
+        self = types
+    }
+
+    /// The types `features` says it shows.
+    public init(features: AirPlayFeatures) {
+        var types: RAOPMetadataTypes = []
+        if features.has(15) { types.insert(.artwork) }
+        if features.has(16) { types.insert(.progress) }
+        if features.has(17) { types.insert(.text) }
         self = types
     }
 }

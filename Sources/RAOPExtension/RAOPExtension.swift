@@ -109,6 +109,9 @@ public actor RAOPExtension: RealtimeSampleHandling {
         return hex.count == 1 ? "0" + hex : hex
     }.joined(separator: ":")
     private let groupUUID = UUID().uuidString
+    /// Buffers dropped because a stream was behind or not set up yet (all routes), and when that was last logged.
+    private var droppedBuffers = 0
+    private var lastDropLog: Duration = .seconds(-3600)
 
     /// The host a device is reached at.
     private static func host(of device: MediaOutputDevice) -> String? {
@@ -655,13 +658,20 @@ public actor RAOPExtension: RealtimeSampleHandling {
             return
         }
         active[session.id]?.stream = stream
-        let (feed, continuation) = AsyncStream.makeStream(of: StreamItem.self, bufferingPolicy: .bufferingOldest(Self.queuedBuffers))
+        // Room for what waited while the stream was set up (up to twice the queue, a second) as well
+        // as the queue itself: a slow setup (a loaded box, a slow receiver) must not drop the first
+        // second at the handover. The consumer sends the backlog at once.
+        let (feed, continuation) = AsyncStream.makeStream(of: StreamItem.self, bufferingPolicy: .bufferingOldest(Self.queuedBuffers * 3))
         if let nowPlaying = active[session.id]?.nowPlaying { continuation.yield(.nowPlaying(nowPlaying)) }
         let flushes = active[session.id]?.flushes ?? FlushCounter()
         for (pcm, time) in active[session.id]?.waiting ?? [] { continuation.yield(.pcm(pcm, presentationTime: time, flushes: flushes.count)) }
         active[session.id]?.waiting = []
         active[session.id]?.feed = continuation
-        let types = RAOPMetadataTypes(txt: active[session.id]?.device.requiredNetworkEndpoints.first?.attributes["md"])
+        let endpoints = active[session.id]?.device.requiredNetworkEndpoints ?? []
+        let airPlayRecord = endpoints.first { Self.serviceType(of: $0) == Self.airPlayServiceType }
+        let types = active[session.id]?.airPlay2 == true
+            ? airPlayRecord.flatMap { AirPlayFeatures(attributes: $0.attributes) }.map(RAOPMetadataTypes.init(features:)) ?? []
+            : RAOPMetadataTypes(txt: endpoints.first { Self.serviceType(of: $0) == Self.serviceType }?.attributes["md"])
         let logger = self.logger
         Task {
             var flushed = flushes.count
@@ -713,10 +723,24 @@ public actor RAOPExtension: RealtimeSampleHandling {
         guard let entry = active[session.id], entry.streaming else { return }
         let pcm = buffer.stereoS16LE
         if let feed = entry.feed {
-            feed.yield(.pcm(pcm, presentationTime: buffer.presentationTime, flushes: entry.flushes.count))
+            if case .dropped = feed.yield(.pcm(pcm, presentationTime: buffer.presentationTime, flushes: entry.flushes.count)) {
+                dropped(session, "the stream is \(Self.queuedBuffers) buffers behind")
+            }
         } else if entry.waiting.count < Self.queuedBuffers * 2 {
             active[session.id]?.waiting.append((pcm, buffer.presentationTime))
+        } else {
+            dropped(session, "the stream is still being set up")
         }
+    }
+
+    /// Samples the route could not take: counted, and logged once a second at most, so a
+    /// stream that falls behind says so instead of playing with holes unnoticed.
+    private func dropped(_ session: MediaOutputSession, _ why: String) {
+        droppedBuffers += 1
+        let now = clock.now()
+        guard now - lastDropLog >= .seconds(1) else { return }
+        lastDropLog = now
+        logger.warning("AirPlay samples dropped", metadata: ["session": "\(session.id)", "why": "\(why)", "buffers": "\(droppedBuffers)"])
     }
 
     public func flushRealtimeSamples(session: MediaOutputSession) {

@@ -186,19 +186,19 @@ actor RAOPStream {
         let plist = [("Content-Type", AirPlay2Setup.contentType)]
         let peer = AirPlay2Setup.TimingPeer(id: context.groupUUID, addresses: [localAddress], clockIdentity: context.timing.clockIdentity)
         let session = try await rtsp.send(RTSPRequest(method: "SETUP", uri: uri, headers: plist, body: AirPlay2Setup.encode(
-            AirPlay2Setup.Session.ptp(
-                name: context.name, deviceID: context.deviceID, sessionUUID: UUID().uuidString, groupUUID: context.groupUUID, peer: peer))))
+            AirPlay2Setup.Session(name: context.name, deviceID: context.deviceID, sessionUUID: UUID().uuidString, groupUUID: context.groupUUID, peer: peer)
+                .propertyList)))
         try expectOK(session, "SETUP")
         _ = try AirPlay2Setup.decode(AirPlay2Setup.SessionReply.self, from: session.body)
         try expectOK(await rtsp.send(RTSPRequest(method: "RECORD", uri: uri)), "RECORD")
         // nqptp follows the first peer named, which must be us: its client.
         try expectOK(
             await rtsp.send(RTSPRequest(
-                method: "SETPEERS", uri: uri, headers: [("Content-Type", "/peer-list-changed")], body: AirPlay2Setup.encode([localAddress, receiverAddress]))),
+                method: "SETPEERS", uri: uri, headers: [("Content-Type", "/peer-list-changed")], body: AirPlay2Setup.encode(AirPlay2Setup.peers([localAddress, receiverAddress])))),
             "SETPEERS")
         let stream = AirPlay2Setup.Stream(
             controlPort: UInt16(clamping: control.localPort), key: streamKey, connectionID: UInt64(sessionID), latencyFrames: latencyFrames)
-        let setup = try await rtsp.send(RTSPRequest(method: "SETUP", uri: uri, headers: plist, body: AirPlay2Setup.encode(AirPlay2Setup.Streams([stream]))))
+        let setup = try await rtsp.send(RTSPRequest(method: "SETUP", uri: uri, headers: plist, body: AirPlay2Setup.encode(AirPlay2Setup.streams([stream]))))
         try expectOK(setup, "SETUP")
         let reply = try AirPlay2Setup.decode(AirPlay2Setup.StreamsReply.self, from: setup.body)
         guard let ports = reply.streams.first, let data = ports.dataPort, data > 0, let controlPort = ports.controlPort, controlPort > 0 else {
@@ -212,7 +212,7 @@ actor RAOPStream {
                 await self.resend(request)
             }
         })
-        let rtsp = rtsp, uri = uri
+        let rtsp = rtsp
         tasks.append(Task { [clock] in
             while !Task.isCancelled {
                 guard (try? await clock.sleep(for: Self.feedbackInterval)) != nil else { return }

@@ -89,17 +89,19 @@ public final class AirPlay2ReceiverPeer: Sendable {
 
     /// What the receiver decoded of the last stream it recorded (after TEARDOWN): interleaved
     /// stereo S16LE bytes, each packet's RTP time with its intended play time (CLOCK_MONOTONIC ns,
-    /// nil before the receiver had a sync packet and the master's time), and the line itself.
-    public func recording() -> (pcm: [UInt8], times: [(rtp: UInt32, playTime: Int64?)], line: [String: Any])? {
+    /// nil before the receiver had a sync packet and the master's time) and its arrival, and the line itself.
+    public func recording() -> (pcm: [UInt8], times: [(rtp: UInt32, playTime: Int64?, arrival: Int64)], line: [String: Any])? {
         guard let line = events.last(where: { $0["recording"] != nil }), let path = line["recording"] as? String,
             let data = FileManager.default.contents(atPath: path)
         else { return nil }
         let pcm = [UInt8](data)
-        var times: [(UInt32, Int64?)] = []
+        var times: [(UInt32, Int64?, Int64)] = []
         if let timesPath = line["times"] as? String, let json = FileManager.default.contents(atPath: timesPath),
             let list = (try? JSONSerialization.jsonObject(with: json)) as? [[Any]]
         {
-            times = list.map { ((($0.first as? NSNumber)?.uint32Value) ?? 0, ($0.last as? NSNumber)?.int64Value) }
+            times = list.map { item in
+                ((item.first as? NSNumber)?.uint32Value ?? 0, item.count > 1 ? (item[1] as? NSNumber)?.int64Value : nil, item.count > 2 ? (item[2] as? NSNumber)?.int64Value ?? 0 : 0)
+            }
         }
         try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent)
         return (pcm, times, line)

@@ -18,8 +18,8 @@ test: PyPI's srptools (SRP-6a, 3072-bit group, SHA-512) and Debian's python3-cry
 Audio: every packet on the data port is opened with the stream key (ChaCha20-Poly1305,
 python3-cryptography) and kept; sync packets (215) on the control port are logged. At TEARDOWN
 the ALAC frames are put in a CAF file and decoded by FFmpeg to 16-bit PCM
-("recording": path, with each packet's RTP time and its intended play time on this host's
-CLOCK_MONOTONIC, from the last sync packet and the PTP master's clock as followed here).
+("recording": path, with each packet's RTP time, its intended play time and its arrival on this
+host's CLOCK_MONOTONIC, from the last sync packet and the PTP master's clock as followed here).
 
 PTP: with --ptp-port BASE, a follower on BASE (event) and BASE+1 (general) at --address, as
 nqptp on 319/320: it logs the master's clock identity and its offset from ours.
@@ -409,6 +409,7 @@ class Stream:
         self.anchor = None  # (rtp time playing at master time, master time ns)
         self.first_anchor = None
         self.flushes = []
+        self.first_arrival = None
         self.bad = 0
         self.syncs = 0
         self.done = False
@@ -442,8 +443,9 @@ class Stream:
                 continue
             sequence, rtp_time = struct.unpack(">HI", packet[2:8])
             if not self.packets:
+                self.first_arrival = time.monotonic_ns()
                 self.receiver.log(first_packet=sequence, rtp=rtp_time, marker=packet[1] & 0x80 != 0)
-            self.packets[sequence] = (rtp_time, frame, self.play_time(rtp_time))
+            self.packets[sequence] = (rtp_time, frame, self.play_time(rtp_time), time.monotonic_ns())
 
     def receive_control(self):
         while not self.done:
@@ -480,12 +482,12 @@ class Stream:
         decoded = subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", caf, "-f", "s16le", "-ac", "2", "-ar", "44100", pcm],
                                  capture_output=True, text=True)
         # A packet that came before the first sync packet (they travel on two sockets) plays by it.
-        times = [[self.packets[s][0], self.packets[s][2] if self.packets[s][2] is not None else self.play_time(self.packets[s][0], self.first_anchor)]
-                 for s in order]
+        times = [[self.packets[s][0], self.packets[s][2] if self.packets[s][2] is not None else self.play_time(self.packets[s][0], self.first_anchor),
+                  self.packets[s][3]] for s in order]
         with open(os.path.join(directory, "times.json"), "w") as out:
             json.dump(times, out)
         self.receiver.log(recording=pcm if decoded.returncode == 0 else None, ffmpeg=decoded.stderr[-400:], packets=len(frames),
-                          bad=self.bad, missing=missing, times=os.path.join(directory, "times.json"), first_play_time=times[0][1])
+                          bad=self.bad, missing=missing, first_arrival=self.first_arrival, times=os.path.join(directory, "times.json"), first_play_time=times[0][1])
 
 
 def caf_file(frames, frames_per_packet):
@@ -530,7 +532,7 @@ def main():
     if args.announce:
         from zeroconf import ServiceInfo, Zeroconf
         zeroconf = Zeroconf(interfaces=[args.address])
-        properties = {"deviceid": args.identifier, "features": "0x405F4A00,0x18340", "flags": "0xC" if args.pin else "0x4", "model": "MediaRouteTest",
+        properties = {"deviceid": args.identifier, "features": "0x405FCA00,0x18340", "flags": "0xC" if args.pin else "0x4", "model": "MediaRouteTest",
                       "pi": args.identifier, "pk": receiver.identity_public.hex(), "srcvers": "366.0", "acl": "0"}
         info = ServiceInfo("_airplay._tcp.local.", "%s._airplay._tcp.local." % args.name, addresses=[socket.inet_aton(args.address)],
                            port=listener.getsockname()[1], properties=properties, server="%s.local." % args.identifier.replace(":", ""))

@@ -30,11 +30,11 @@ struct FixedAirPlayTransport: Transport {
         try await lan.connect(to: endpoint)
     }
 
-    /// shairport-sync 5's features (bits 9, 38, 40, 41 PTP, 48 HAP pairing); `flags` 0xC asks for a PIN.
+    /// shairport-sync 5.2.1's features with metadata (bits 9, 15–17 artwork, progress, text, 38, 40, 41 PTP, 48 HAP pairing); `flags` 0xC asks for a PIN.
     static func endpoint(for receiver: AirPlay2ReceiverPeer, name: String, pin: Bool = false) -> Endpoint {
         Endpoint(
             id: "\(name)._airplay._tcp.local", transport: "lan", address: .ip(host: receiver.address, port: UInt16(receiver.port), interface: "lo"), name: name,
-            attributes: ["deviceid": receiver.identifier, "model": "ShairportSync", "features": "0x405F4A00,0x18340", "flags": pin ? "0xC" : "0x4", "serviceType": "_airplay._tcp"],
+            attributes: ["deviceid": receiver.identifier, "model": "ShairportSync", "features": "0x405FCA00,0x18340", "flags": pin ? "0xC" : "0x4", "serviceType": "_airplay._tcp"],
             services: ["_airplay._tcp"])
     }
 }
@@ -51,7 +51,9 @@ struct TestPTPTiming: AirPlayTimingMaster {
 /// AirPlay 2 against the test receiver (Tests/Peers/airplay2_receiver.py): HAP pairing from
 /// kept libraries on its side, SETUP with binary property lists, audio sealed per packet, PTP
 /// from our master to its follower. Each test has its own receiver address and PTP ports.
-@Suite(.timeLimit(.minutes(2)), .enabled(if: AirPlay2ReceiverPeer.available() && FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg")))
+/// One at a time (`.serialized`), as the AirPlay 1 receiver tests: five real-time streams and
+/// their receivers at once on two busy cores starve the writers (delivery then underruns).
+@Suite(.timeLimit(.minutes(2)), .enabled(if: AirPlay2ReceiverPeer.available() && FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg")), .serialized)
 struct AirPlay2StreamTests {
     struct Rig {
         let receiver: AirPlay2ReceiverPeer
@@ -102,20 +104,19 @@ struct AirPlay2StreamTests {
         #expect(details?.protocolVersion == "AirPlay 2" && details?.timing == .ptp, "\(String(describing: details))")
         try await rig.system.setVolume(0.8, on: route.session)
         let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
-        let written = SampleBuffer.clockNow()
         let writer = writeOnOwnThread(tone(seconds: 3), to: acquisition.descriptor, piece: 4_096)
         #expect(await writer.value)
-        #expect(await eventually(timeout: .seconds(10)) { await rig.system.audioStatistics(on: route.session)?.active == false })
+        // The writer's end stops the samples: what was sent plays out, then TEARDOWN (the receiver records then).
+        #expect(await eventually(timeout: .seconds(15)) { rig.receiver.event("recording") != nil }, "\(rig.receiver.events.suffix(8))")
         await rig.system.deactivate(route.session)
-        #expect(await eventually(timeout: .seconds(10)) { rig.receiver.event("recording") != nil }, "\(rig.receiver.events.suffix(8))")
         let recording = try #require(rig.receiver.recording(), "\(rig.receiver.events.suffix(4))")
         let correlation = correlationWithTone(leftChannel(recording.pcm))
         #expect(correlation >= 0.99, "cross-correlation \(correlation); \(recording.line)")
         #expect(recording.line["bad"] as? Int == 0, "every packet opened with the stream key")
-        // Nothing lost on the way: every packet from the first to the last arrived (the route ends at
-        // once when delivery has ended, so the last packet or two may still have been queued).
+        // Nothing lost on the way: every packet from the first to the last arrived, and the last
+        // came before TEARDOWN (only what did not fill a whole packet stays behind).
         #expect(recording.line["missing"] as? Int == 0, "\(recording.line)")
-        #expect(recording.pcm.count / 4 >= 44_100 * 3 - 4 * 352, "three seconds: \(recording.pcm.count / 4) frames")
+        #expect(recording.pcm.count / 4 >= 44_100 * 3 - 352, "three seconds: \(recording.pcm.count / 4) frames")
 
         // Every request after pairing came encrypted; the session and stream were set up as shairport-sync 5 wants.
         let requests = rig.receiver.events.filter { $0["method"] != nil }
@@ -137,12 +138,13 @@ struct AirPlay2StreamTests {
         let syncs = rig.receiver.events.filter { $0["sync"] != nil }
         #expect(!syncs.isEmpty && syncs.allSatisfy { $0["clock"] as? String == clockHex })
         #expect(syncs.first?["first"] as? Bool == true)
-        // The first frame was written at `written`: it is meant to play a latency (1 s) and
-        // delivery's buffering later, by the receiver's reading of our PTP clock and sync packets.
-        let firstPlay = try #require(recording.times.first?.playTime)
-        let lead = Double(firstPlay - Int64(written.components.seconds * 1_000_000_000 + written.components.attoseconds / 1_000_000_000)) / 1e9
-        let declared = Double(acquisition.latency.components.seconds) + Double(acquisition.latency.components.attoseconds) / 1e18
-        #expect(lead > 0.9 && lead < declared + 0.2, "the first frame plays \(lead) s after it was written; declared latency \(declared) s")
+        // Each packet leaves when delivery reaches its first frame; by the receiver's reading of our PTP
+        // clock and sync packets it is meant to play the stream's latency (1 s) after that: never
+        // later, earlier only by how late the packet left (the first ones wait for the stream's
+        // setup; a loaded box). The packets that left on time show the latency itself.
+        let leads = recording.times.compactMap { time in time.playTime.map { Double($0 - time.arrival) / 1e9 } }
+        let longest = leads.max() ?? 0
+        #expect(leads.count > 300 && longest > 0.95 && longest <= 1.005, "packets are meant to play at most \(longest) s after they arrived; the latency is 1 s")
         #expect(await eventually(timeout: .seconds(3)) { rig.timing.followers.isEmpty }, "the master stops with the stream")
         await rig.stop()
     }
@@ -223,6 +225,42 @@ struct AirPlay2StreamTests {
         await rig.system.deactivate(again.session)
         await rig.stop()
     }
+
+    /// What plays reaches the receiver as for AirPlay 1 (DAAP text, artwork, progress, on the
+    /// encrypted channel); a pause is a FLUSH of what it holds, and a resume plays on.
+    @Test func metadataArrivesAndAPauseFlushesAndAResumePlaysOn() async throws {
+        let rig = try await makeRig(slot: 4)
+        let device = try await rig.device()
+        let route = try await rig.system.activate(deviceID: device.id)
+        try await rig.system.setRealtimeNowPlaying(
+            RealtimeNowPlaying(metadata: PlaybackMetadata(title: "Song", artist: "Band", album: "Album", duration: 6), artwork: .init(bytes: AirPlay2StreamTests.artwork), position: 0),
+            on: route.session)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let writer = writeOnOwnThread(tone(seconds: 6), to: acquisition.descriptor, piece: 4_096)
+        #expect(await eventually(timeout: .seconds(10)) { rig.receiver.event("first_packet") != nil })
+        #expect(await eventually(timeout: .seconds(5)) {
+            let metadata = rig.receiver.events.compactMap { $0["metadata"] as? String }
+            return metadata.contains("application/x-dmap-tagged") && metadata.contains("image/png")
+                && rig.receiver.events.contains { $0["parameter"] as? String == "progress" }
+        }, "\(rig.receiver.events.suffix(6))")
+        try await Task.sleep(for: .seconds(1))
+        try await rig.system.pauseAudio(on: route.session)
+        #expect(await eventually(timeout: .seconds(5)) { rig.receiver.event("flush") != nil }, "a pause flushes what the receiver holds")
+        try await Task.sleep(for: .milliseconds(500))
+        try await rig.system.resumeAudio(on: route.session)
+        #expect(await writer.value, "the writer waited through the pause and wrote everything")
+        #expect(await eventually(timeout: .seconds(15)) { await rig.system.audioStatistics(on: route.session)?.active == false })
+        await rig.system.deactivate(route.session)
+        #expect(await eventually(timeout: .seconds(10)) { rig.receiver.event("recording") != nil })
+        let recording = try #require(rig.receiver.recording())
+        // What was held at the pause is gone; what was written after it plays on, whole.
+        #expect(recording.line["bad"] as? Int == 0)
+        #expect(recording.pcm.count / 4 > 44_100 * 3, "\(recording.pcm.count / 4) frames after the flush")
+        await rig.stop()
+    }
+
+    /// A tiny PNG (its signature and an IHDR chunk).
+    static let artwork: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0]
 
     @Test func theReceiverKilledMidStreamEndsTheRouteWithAnEvent() async throws {
         let rig = try await makeRig(slot: 3)

@@ -49,7 +49,7 @@ import Testing
     /// What shairport-sync 5 reads of the first SETUP, by the names it looks for.
     @Test func theSessionSetupIsABinaryPlistWithTheNamesReceiversRead() throws {
         let peer = AirPlay2Setup.TimingPeer(id: "G", addresses: ["10.0.0.2"], clockIdentity: 0xF842_885F_7175_0008)
-        let body = AirPlay2Setup.encode(AirPlay2Setup.Session.ptp(name: "MediaRoute", deviceID: "AA:BB:CC:DD:EE:FF", sessionUUID: "S", groupUUID: "G", peer: peer))
+        let body = AirPlay2Setup.encode(AirPlay2Setup.Session(name: "MediaRoute", deviceID: "AA:BB:CC:DD:EE:FF", sessionUUID: "S", groupUUID: "G", peer: peer).propertyList)
         #expect(Array(body.prefix(8)) == Array("bplist00".utf8))
         let plist = try #require(try PropertyListSerialization.propertyList(from: Data(body), format: nil) as? [String: Any])
         #expect(plist["timingProtocol"] as? String == "PTP")
@@ -59,11 +59,36 @@ import Testing
         #expect((info["ClockID"] as? NSNumber)?.int64Value == -557_733_460_333_756_408, "the clock id as a signed number, as OwnTone sends it")
         #expect((plist["timingPeerList"] as? [Any])?.count == 1)
         #expect(plist["timingPort"] == nil, "no NTP port for a PTP session")
+        #expect(plist["name"] as? String == "MediaRoute" && plist["deviceID"] as? String == "AA:BB:CC:DD:EE:FF")
+    }
+
+    /// The writer against FoundationEssentials' reader: every kind, long and non-ASCII strings,
+    /// counts from 15 on, negative and wide integers, more than 255 objects (2-byte references)
+    /// and offsets past 64 KiB.
+    @Test func theWriterIsReadBackWholeByFoundation() throws {
+        let many = (0..<300).map { BinaryPropertyList.Value.integer(Int64($0) * 1_000_003) }
+        let value = BinaryPropertyList.Value.dictionary([
+            ("short", .string("PTP")), ("long", .string(String(repeating: "x", count: 40))), ("unicode", .string("Küche ♫ 🎵")),
+            ("negative", .integer(-557_733_460_333_756_408)), ("wide", .integer(70_000)), ("widest", .integer(5_000_000_000)),
+            ("yes", .bool(true)), ("no", .bool(false)), ("blob", .data([UInt8](repeating: 7, count: 70_000))), ("many", .array(many)),
+            ("nested", .dictionary([("empty", .array([])), ("small", .data([1, 2, 3]))])),
+        ])
+        let plist = try #require(try PropertyListSerialization.propertyList(from: Data(BinaryPropertyList.encode(value)), format: nil) as? [String: Any])
+        #expect(plist["short"] as? String == "PTP" && plist["long"] as? String == String(repeating: "x", count: 40))
+        #expect(plist["unicode"] as? String == "Küche ♫ 🎵")
+        #expect((plist["negative"] as? NSNumber)?.int64Value == -557_733_460_333_756_408)
+        #expect((plist["wide"] as? NSNumber)?.intValue == 70_000 && (plist["widest"] as? NSNumber)?.int64Value == 5_000_000_000)
+        #expect(plist["yes"] as? Bool == true && plist["no"] as? Bool == false)
+        #expect((plist["blob"] as? Data)?.count == 70_000)
+        #expect((plist["many"] as? [NSNumber])?.map(\.int64Value) == (0..<300).map { Int64($0) * 1_000_003 })
+        let nested = plist["nested"] as? [String: Any]
+        #expect((nested?["empty"] as? [Any])?.isEmpty == true && nested?["small"] as? Data == Data([1, 2, 3]))
+        #expect(plist.count == 11)
     }
 
     @Test func theStreamSetupCarriesTheKeyFormatAndPorts() throws {
         let key = [UInt8](repeating: 7, count: 32)
-        let body = AirPlay2Setup.encode(AirPlay2Setup.Streams([AirPlay2Setup.Stream(controlPort: 6001, key: key, connectionID: 42, latencyFrames: 88_200)]))
+        let body = AirPlay2Setup.encode(AirPlay2Setup.streams([AirPlay2Setup.Stream(controlPort: 6001, key: key, connectionID: 42, latencyFrames: 88_200)]))
         let plist = try #require(try PropertyListSerialization.propertyList(from: Data(body), format: nil) as? [String: Any])
         let stream = try #require((plist["streams"] as? [[String: Any]])?.first)
         #expect(stream["shk"] as? Data == Data(key))
