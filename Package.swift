@@ -299,7 +299,7 @@ let package = Package(
         .target(
             name: "MediaRouteTestSupport",
             dependencies: ["MediaRouteTesting", 
-                "RouteSystem", "MediaDevice", "RoutingModel", "LoopbackExtension", "LoopbackTransport", "MediaClock", "NowPlaying", "WiFiTransport", "Transport", "CNetlink", "BlueZTransport", "DBus", "IOReactor",
+                "RouteSystem", "MediaDevice", "RoutingModel", "LoopbackExtension", "LoopbackTransport", "MediaClock", "NowPlaying", "WiFiTransport", "Transport", "CNetlink", "BlueZTransport", "DBus", "IOReactor", "LANTransport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/MediaRouteTestSupport"),
@@ -339,7 +339,7 @@ let package = Package(
             dependencies: ["MediaRouteTesting", 
                 "DBus", "MediaRouteTestSupport", "Coordination", "NowPlaying", "NowPlayingPush", "WiFiTransport", "LANTransport", "Transport", "BlueZTransport",
                 "UPnPRendererExtension", "LiveStreaming", "MediaDevice", "HTTPServing", "RealtimeAudio", "BluetoothAudio", "IOReactor", "RoutingModel",
-                "MediaRouteClient", "SystemRouting", "RAOPExtension", "RouteSystem", "CastExtension", "MediaRouteExecutors", "BLESpeakerExtension", "MediaClock", "PTP",
+                "MediaRouteClient", "SystemRouting", "RAOPExtension", "RouteSystem", "CastExtension", "MediaRouteExecutors", "BLESpeakerExtension", "MediaClock", "PTP", "ExtensionCatalogue",
             ],
             path: "Benchmarks/MediaRouteBench", exclude: []),
         // The libdbus floor next to the BlueZ benchmark: a C client that only receives and walks the signals.
@@ -362,7 +362,7 @@ let package = Package(
             dependencies: ["CastExtension", "CastChannel", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel", "Transport"]),
         .testTarget(
             name: "RAOPExtensionTests",
-            dependencies: ["RAOPExtension", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel", "Coordination", "MediaClock", "Transport"]),
+            dependencies: ["RAOPExtension", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel", "Coordination", "MediaClock", "Transport", "ExtensionCatalogue"]),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "IPNetwork", "MediaClock", "MediaDevice", "RoutingModel", "MediaRouteTestSupport", "PTP"]),
         .testTarget(name: "NowPlayingTests", dependencies: ["NowPlaying", "MediaRouteTestSupport"]),
         .testTarget(name: "NowPlayingPushTests", dependencies: ["NowPlayingPush", "NowPlaying", "MediaRouteTestSupport"]),

@@ -1,4 +1,5 @@
 import Coordination
+import ExtensionCatalogue
 import Foundation
 import LANTransport
 import MediaClock
@@ -11,15 +12,6 @@ import RoutingModel
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// The daemon's PTP master, as the catalogue hands it to the extension.
-private struct BenchPTPTiming: AirPlayTimingMaster {
-    let service: PTPTimingService
-    var clockIdentity: UInt64 { service.clockIdentity }
-    func now() -> Duration { service.now() }
-    func follow(_ host: String) throws { try service.follow(host) }
-    func stopFollowing(_ host: String) { service.stopFollowing(host) }
-}
 
 extension Bench {
     /// `airplay2-group [SECONDS]`: two shairport-sync 5 receivers (AirPlay 2, each with its own
@@ -38,7 +30,7 @@ extension Bench {
         let transport = DNSSDServiceTransport(
             lan: LANTransport(configuration: .init(interfaces: lab.rooms.map(\.outside))), serviceTypes: [RAOPExtension.serviceType, RAOPExtension.airPlayServiceType])
         let system = RouteSystem()
-        try await system.load { manager in RAOPExtension(transport: transport, routingManager: manager, timing: BenchPTPTiming(service: timing)) }
+        try await system.load { manager in RAOPExtension(transport: transport, routingManager: manager, timing: PTPAirPlayTiming(service: timing)) }
         await system.beginDiscovery(client: "bench")
         let names = ["Left AirPlay 2", "Right AirPlay 2"]
         guard await eventually(timeout: .seconds(20), { await system.devicesList.filter { names.contains($0.displayName) }.count == 2 }) else {
@@ -67,6 +59,15 @@ extension Bench {
             _ = writeBlocking(source, to: descriptor, piece: 4_096)
             close(descriptor)
         }
+        // CPU of this process (delivery, FFmpeg's ALAC encoder, sealing each packet, RTP, PTP, and
+        // the writer) over the middle of the stream, as a share of one core, for the two streams.
+        try await Task.sleep(for: .seconds(3))
+        let cpuBefore = processCPUSeconds()
+        let measured = max(1, seconds - 6)
+        try await Task.sleep(for: .seconds(measured))
+        let cpu = processCPUSeconds() - cpuBefore
+        print(String(format: "airplay2-group: two AirPlay 2 streams for %d s: MediaRoute %.2f %% of a core (%.2f %% a stream)",
+                     measured, cpu / Double(measured) * 100, cpu / Double(measured) * 50))
         await writer.value
         try await Task.sleep(for: .seconds(6))
         // Write → play: when the third click (source frame 11 025 + 2 × 22 050) came out of each

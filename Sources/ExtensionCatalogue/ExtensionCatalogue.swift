@@ -16,15 +16,6 @@ import MediaDevice
 import RoutingModel
 #if AirPlay
 import RAOPExtension
-
-/// The daemon's PTP master, timing AirPlay 2 streams.
-private struct PTPAirPlayTiming: AirPlayTimingMaster {
-    let service: PTPTimingService
-    var clockIdentity: UInt64 { service.clockIdentity }
-    func now() -> Duration { service.now() }
-    func follow(_ host: String) throws { try service.follow(host) }
-    func stopFollowing(_ host: String) { service.stopFollowing(host) }
-}
 #endif
 public import RouteSystem
 import UPnPRendererExtension

@@ -9,23 +9,8 @@ import RoutingModel
 import Testing
 import Transport
 
-/// Announces fixed endpoints and connects through the LAN transport with TLS: the Cast
-/// extension against the test receiver on loopback, without mDNS.
-struct FixedCastTransport: Transport {
-    let endpoints: [Endpoint]
-    let lan = LANTransport()
-    var name: String { "lan" }
-
-    func discover() -> DiscoveryEvents {
-        let (stream, continuation) = DiscoveryEvents.makeStream()
-        for endpoint in endpoints { continuation.yield(.appeared(endpoint)) }
-        return stream
-    }
-
-    func connect(to endpoint: Endpoint) async throws(TransportError) -> any Connection {
-        try await lan.connect(to: endpoint, tls: true)
-    }
-
+/// The Cast test receiver's endpoint, as mDNS would give it (``FixedEndpointsTransport`` with TLS announces it).
+enum FixedCastTransport {
     static func endpoint(for peer: CastReceiverPeer, model: String = "Chromecast", capabilities: Int = 4101) -> Endpoint {
         Endpoint(
             id: "\(model)-\(peer.id)._googlecast._tcp.local", transport: "lan", address: .ip(host: peer.address, port: UInt16(peer.port), interface: "lo"),
@@ -59,7 +44,7 @@ struct CastRig {
         let pins = pinsPath ?? NSTemporaryDirectory() + "mr-cast-pins-\(UUID().uuidString.prefix(8)).json"
         configuration.certificatesPath = pins
         configuration.applicationNamespaces = ["MRTEST01": "urn:x-cast:org.mediaroute.test"]
-        let transport = FixedCastTransport(endpoints: [FixedCastTransport.endpoint(for: peer)])
+        let transport = FixedEndpointsTransport(endpoints: [FixedCastTransport.endpoint(for: peer)], tls: true)
         let system = RouteSystem()
         let recorder = await EventRecorder(system)
         let handle = ExtensionHandle()

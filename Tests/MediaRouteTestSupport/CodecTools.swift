@@ -1,4 +1,5 @@
 import Foundation
+public import Testing
 
 /// A Debian tool's stdout for `input` on its stdin (the decoders the codec tests check our
 /// encoders with: `ffmpeg`, `freeaptxdec`); its stderr is dropped.
@@ -67,12 +68,12 @@ public func correlation(_ source: [Double], _ decoded: [Double], maximumLag: Int
     return (at(best.lag, from: 5_000, count: max(0, count)), best.lag)
 }
 
-/// 50 ms windows (the first and last left out) whose own 1 kHz sine fit correlates ≥ 0.99:
-/// a skipped or repeated piece of audio breaks the window it falls in, which one correlation
-/// over the whole signal would hide.
-public func matchingWindows(_ samples: [Double], rate: Int = 44_100) -> (matching: Int, total: Int) {
+/// 50 ms windows (the first and last left out) whose own sine fit at `frequency` (1 kHz by
+/// default) correlates ≥ 0.99: a skipped or repeated piece of audio breaks the window it falls
+/// in, which one correlation over the whole signal would hide.
+public func matchingWindows(_ samples: [Double], rate: Int = 44_100, frequency: Double = 1_000) -> (matching: Int, total: Int) {
     let window = rate / 20
-    let w = 2 * Double.pi * 1_000 / Double(rate)
+    let w = 2 * Double.pi * frequency / Double(rate)
     var matching = 0, total = 0
     var start = window
     while start + 2 * window <= samples.count {
@@ -97,4 +98,14 @@ public func matchingWindows(_ samples: [Double], rate: Int = 44_100) -> (matchin
         start += window
     }
     return (matching, total)
+}
+
+/// The tone (``tone(seconds:)``, stereo S16LE) came out whole: every 50 ms window fits a 440 Hz
+/// sine (correlation ≥ 0.99), but for two windows around each underrun delivery itself reported
+/// (its writer starved on a loaded box: silence went in before the samples reached the route).
+public func expectToneIntact(_ pcm: [UInt8], underruns: Int, _ context: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    let loud = Array(leftChannel(pcm).drop { abs($0) < 50 })
+    let windows = matchingWindows(loud, frequency: 440)
+    #expect(windows.total >= 20 && windows.matching >= windows.total - 2 * underruns,
+            "\(windows.matching) of \(windows.total) windows match the tone, \(underruns) underruns in delivery; \(context)", sourceLocation: sourceLocation)
 }
