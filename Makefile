@@ -86,6 +86,10 @@ fuzz-ci: deps
 # - for flash: identical functions folded into one (--icf=all; generic
 #   specialisations and thunks repeat, 0.5 MB) and no unwind tables
 #   (Packaging/link/no-unwind-tables.ld says why nothing needs them, 2.9 MB).
+# - BoringSSL (swift-nio-ssl's, for Cast's TLS) without its assembly (OPENSSL_NO_ASM): its
+#   portable, constant-time C instead, and no 151 KB P-256 table: 209 KB less squashfs-xz
+#   (issue 39). TLS here is a control channel of a few messages a second and one handshake
+#   a connection.
 ORDER_FILE = $(CURDIR)/Packaging/mediarouted.order
 # The protocols the release carries (package traits, Package.swift): all by default; a box maker
 # names the ones the box needs, e.g. `make release TRAITS=Bluetooth` (UPnP/DLNA is always in).

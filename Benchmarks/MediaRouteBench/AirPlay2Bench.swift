@@ -90,9 +90,17 @@ extension Bench {
             print("airplay2-group: \(name)'s log: \(lines.prefix(5).joined(separator: " | ").prefix(600))")
         }
         if let statistics = timing.statistics { print("airplay2-group: PTP master: \(statistics)") }
-        guard let offsets = clickOffsets(left.output, right.output) else {
-            let (a, b) = (clickFrames(in: left.pcm), clickFrames(in: right.pcm))
-            print("airplay2-group: the outputs hold \(a.count) and \(b.count) clicks; gaps over 0.6 s: \(zip(a, a.dropFirst()).filter { $1 - $0 > 26_460 }.prefix(5)) and \(zip(b, b.dropFirst()).filter { $1 - $0 > 26_460 }.prefix(5)); \(left.log.split(separator: "\n").filter { $0.contains("rror") || $0.contains("arning") || $0.contains("esend") }.suffix(5))")
+        // Each click of one output paired with the other's nearest (within 50 ms): a receiver that
+        // starts or ends a click apart from the other is still compared click by click.
+        let (leftClock, rightClock) = (left.output.clock(), right.output.clock())
+        let leftTimes = clickFrames(in: left.pcm).compactMap { leftClock($0) }
+        let rightTimes = clickFrames(in: right.pcm).compactMap { rightClock($0) }
+        let offsets = leftTimes.compactMap { time -> Double? in
+            guard let nearest = rightTimes.min(by: { abs($0 - time) < abs($1 - time) }), abs(nearest - time) < 0.05 else { return nil }
+            return (time - nearest) * 1000
+        }
+        print("airplay2-group: \(leftTimes.count) and \(rightTimes.count) clicks in the outputs, \(offsets.count) paired")
+        guard offsets.count > 4 else {
             await system.shutdown()
             return
         }
