@@ -48,15 +48,7 @@ public final class AirPlay2ReceiverPeer: Sendable {
         arguments += ["--address", address]
         if let ptpPort { arguments += ["--ptp-port", String(ptpPort)] }
         arguments += ["--name", name]
-        if let lab, let room {
-            arguments.append("--announce")
-            // `exec`: the receiver replaces the shell, so killing the process kills the receiver.
-            process = try lab.start(in: room, ["/bin/sh", "-c", "exec " + arguments.map { "'\($0)'" }.joined(separator: " ") + " > \(logPath) 2>&1"])
-        } else {
-            let fd = open(logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-            defer { close(fd) }
-            process = try ChildProcess(arguments, outputFD: fd)
-        }
+        process = try startPeer(arguments, logPath: logPath, lab: lab, room: room)
         var found: Int?
         for _ in 0..<500 {
             if let line = Self.lines(logPath).first(where: { $0["listening"] != nil }), let port = line["listening"] as? Int {

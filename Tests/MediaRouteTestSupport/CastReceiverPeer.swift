@@ -60,21 +60,12 @@ public final class CastReceiverPeer: Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let (certificate, key) = try Self.makeCertificate(in: directory, name: "receiver")
         address = room?.deviceAddress ?? "127.0.0.1"
-        var arguments = [
+        let arguments = [
             "/usr/bin/python3", "-u", Self.script, "--address", address, "--port", String(port), "--cert", certificate, "--key", key, "--name", name,
             "--id", id, "--model", model, "--ca", String(capabilities), "--record", directory,
         ]
         logPath = directory + "/events.log"
-        if let lab, let room {
-            arguments.append("--announce")
-            // The lab's own log directory is private to it: the events go to this peer's.
-            // `exec`: the receiver replaces the shell, so killing the process kills the receiver.
-            process = try lab.start(in: room, ["/bin/sh", "-c", "exec " + arguments.map { "'\($0)'" }.joined(separator: " ") + " > \(logPath) 2>&1"])
-        } else {
-            let fd = open(logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-            defer { close(fd) }
-            process = try ChildProcess(arguments, outputFD: fd)
-        }
+        process = try startPeer(arguments, logPath: logPath, lab: lab, room: room)
         var listening: [String: Any]?
         for _ in 0..<500 {
             if let line = Self.lines(logPath).first(where: { ($0["event"] as? String) == "listening" }) {
