@@ -828,6 +828,11 @@ extension RAOPExtension: IdentityPinning {
             let name = reported[id]?.displayName ?? hostPins[id]?.name ?? id
             entries.append(PinnedIdentity(kind: .airPlayPassword, deviceID: id, name: name, pinned: String(key[key.index(after: at)...])))
         }
+        for id in pairings.pairedDevices {
+            guard let receiver = pairings.pairing(for: id)?.receiver else { continue }
+            let name = reported[id]?.displayName ?? hostPins[id]?.name ?? id
+            entries.append(PinnedIdentity(kind: .airPlayPairing, deviceID: id, name: name, pinned: receiver.identifier))
+        }
         return entries
     }
 
@@ -835,7 +840,8 @@ extension RAOPExtension: IdentityPinning {
         let keys = passwords.keys.filter { $0.hasPrefix(deviceID + "@") }
         for key in keys { passwords[key] = nil }
         offeredHosts[deviceID] = nil
-        return keys.count + (hostPins.forget(deviceID) ? 1 : 0)
+        // An AirPlay 2 receiver forgotten here pairs again (with its PIN) the next time.
+        return keys.count + (hostPins.forget(deviceID) ? 1 : 0) + (pairings.forget(deviceID) ? 1 : 0)
     }
 
     public func acceptIdentity(of deviceID: String) -> Bool {

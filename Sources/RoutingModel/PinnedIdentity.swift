@@ -13,6 +13,8 @@ public struct PinnedIdentity: Sendable, Hashable {
         case airPlayHost = "airplay-host"
         /// A password an AirPlay receiver accepted (kept in memory, for that host only).
         case airPlayPassword = "airplay-password"
+        /// An AirPlay 2 receiver paired with its PIN: its pairing identifier and key, kept under the state directory.
+        case airPlayPairing = "airplay-pairing"
         /// Another box of the household that answered a challenge sealed with the household key.
         case householdBox = "household-box"
     }

@@ -49,6 +49,11 @@ struct CastLiveTests {
     @Test func aReceiverThatNeverFetchesFailsTheRouteWithinTheFetchTimeout() async throws {
         var configuration = CastRig.fast
         configuration.live.fetchTimeout = .seconds(2)
+        // Heartbeats slower than the fetch timeout: with the fast rig's 0.9 s, a loaded box (both
+        // cores busy, namespaced peers beside) missed one first and the route ended as the
+        // receiver lost (deviceNotActive), before the fetch timeout this test is about.
+        configuration.heartbeatInterval = .seconds(3)
+        configuration.heartbeatTimeout = .seconds(10)
         let rig = try await CastRig.make(configuration: configuration)
         let route = try await rig.activate()
         // The receiver answers LOAD and never fetches what it loaded.

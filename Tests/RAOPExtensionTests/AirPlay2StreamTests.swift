@@ -202,6 +202,17 @@ struct AirPlay2StreamTests {
         #expect(silent.receivedRequests.isEmpty)
         #expect(rig.receiver.event("verified") != nil, "\(rig.receiver.events.suffix(4))")
         await rig.system.deactivate(again.session)
+
+        // `trust` shows the pairing; forgetting it removes its file, and the next use asks for the PIN.
+        let pinned = await rig.system.pinnedIdentities()
+        #expect(pinned.contains { $0.kind == .airPlayPairing && $0.name == "Den AirPlay 2" && $0.pinned == rig.receiver.identifier }, "\(pinned)")
+        #expect(try await rig.system.forgetIdentity(named: "Den AirPlay 2") >= 1)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: rig.keys)) ?? []).allSatisfy { !$0.hasPrefix("receiver-") })
+        let asked = ScriptedPairingAgent([.code("4821")])
+        await rig.system.setPairingAgent(asked)
+        let third = try await rig.system.activate(deviceID: device.id)
+        #expect(asked.receivedRequests.count == 1, "forgotten, it is paired with its PIN again")
+        await rig.system.deactivate(third.session)
         await rig.stop()
     }
 
