@@ -17,9 +17,15 @@ public import Transport
 /// Only followers the caller set are served: a Delay_Req from any other address is dropped,
 /// and each follower's requests are rate-limited (a Delay_Resp is barely larger than its
 /// request, but a spoofed source would otherwise aim our answers at a third host). With no
-/// followers the master sleeps: no timer, no wake-up. An Announce from a follower (a receiver
-/// that insists on being grandmaster) is reported through `foreignMaster`; from anyone else it
-/// is ignored.
+/// followers the master sleeps: no timer, no wake-up.
+///
+/// A follower that announces a better clock than ours (a receiver that insists on being
+/// grandmaster, as HomePodOS 27 is reported to) is not fought: the master stops sending it
+/// Announce and Sync, follows its clock instead (``PTPForeignClock``: its Sync/Follow_Up, our
+/// Delay_Req) and ``reading(for:)`` gives that clock for its stream's sync packets. Only a
+/// follower's own Announce counts, from its address and PTP ports — never a grandmaster any
+/// host announces — and it lasts while it keeps announcing. It is also reported through
+/// `foreignMaster`.
 public final class PTPMaster: Sendable {
     /// Ports and rates; the ports differ from 319/320 only in tests (binding those needs
     /// root or `CAP_NET_BIND_SERVICE`).
@@ -39,6 +45,9 @@ public final class PTPMaster: Sendable {
         public var announces = 0
         public var delayResponses = 0
         public var refusedRequests = 0
+        /// Delay_Reqs sent to followers that are grandmasters, and their Sync/Follow_Up pairs taken.
+        public var delayRequests = 0
+        public var foreignSyncs = 0
     }
 
     private struct State {
@@ -48,7 +57,11 @@ public final class PTPMaster: Sendable {
         var delaySequence: UInt16 = 0
         var ticker: Task<Void, Never>?
         var statistics = Statistics()
-        var budget = SourceRateBudget(perSource: .init(perSecond: 16, burst: 16), overall: .init(perSecond: 128, burst: 128), maximumSources: 32)
+        /// A grandmaster follower sends 8 Syncs, 8 Follow_Ups, 8 Delay_Resps and an Announce a
+        /// second; a follower 8 Delay_Reqs. Each costs a decode; a Delay_Req also an answer of its size.
+        var budget = SourceRateBudget(perSource: .init(perSecond: 48, burst: 48), overall: .init(perSecond: 384, burst: 384), maximumSources: 32)
+        /// Followers that announced a better clock, by address (followers only, so at most ``Configuration/maximumFollowers``).
+        var grandmasters: [String: PTPForeignClock] = [:]
     }
 
     public let identity: PTPPortIdentity
@@ -95,6 +108,7 @@ public final class PTPMaster: Sendable {
         let unique = Array(Set(hosts).sorted().prefix(configuration.maximumFollowers))
         let stop = state.withLock { state -> Task<Void, Never>? in
             state.followers = unique
+            state.grandmasters = state.grandmasters.filter { unique.contains($0.key) }
             if unique.isEmpty {
                 defer { state.ticker = nil }
                 return state.ticker
@@ -108,6 +122,31 @@ public final class PTPMaster: Sendable {
 
     public var followers: [String] { state.withLock { $0.followers } }
     public var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// The clock `host`'s stream is timed by and the time on it: the grandmaster's where `host`
+    /// announced a better clock and at least one Sync of it was measured, else ours.
+    public func reading(for host: String) -> (clockIdentity: UInt64, time: Duration) {
+        let now = clock.now()
+        let foreign = state.withLock { state -> (UInt64, Int64)? in
+            guard let grandmaster = state.grandmasters[host], now - grandmaster.lastAnnounce < PTPForeignClock.silenceLimit,
+                let offset = grandmaster.offset
+            else { return nil }
+            return (grandmaster.announce.grandmaster, offset)
+        }
+        guard let (identity, offset) = foreign else { return (self.identity.clock, now) }
+        return (identity, now + .nanoseconds(offset))
+    }
+
+    /// Whether `host` announced itself grandmaster and its offset is not measured both ways yet.
+    public func isSettling(_ host: String) -> Bool {
+        state.withLock { state in state.grandmasters[host].map { !$0.isSettled } ?? false }
+    }
+
+    /// What our Announce says: a default clock (class 248), priorities 128 — below any receiver
+    /// that wants to lead, above none that does not.
+    var ownAnnounce: PTPAnnounce {
+        PTPAnnounce(origin: PTPTimestamp(clock.now()), priority1: 128, clockClass: 248, priority2: 128, grandmaster: identity.clock)
+    }
 
     /// Stops sending and closes both sockets.
     public func close() {
@@ -125,10 +164,15 @@ public final class PTPMaster: Sendable {
         var round = 0
         var next = clock.now()
         while !Task.isCancelled {
-            let followers = state.withLock { $0.followers }
-            guard !followers.isEmpty else { return }
+            let started = clock.now()
+            let (followers, grandmasters) = state.withLock { state -> ([String], [String]) in
+                state.grandmasters = state.grandmasters.filter { started - $0.value.lastAnnounce < PTPForeignClock.silenceLimit }
+                return (state.followers.filter { state.grandmasters[$0] == nil }, state.followers.filter { state.grandmasters[$0] != nil })
+            }
+            guard !followers.isEmpty || !grandmasters.isEmpty else { return }
             if round % max(1, configuration.announceEvery) == 0 { announce(to: followers) }
             sync(to: followers)
+            requestDelay(from: grandmasters)
             round += 1
             next += configuration.syncInterval
             // A late wake-up does not make up missed rounds: the next is a period from now.
@@ -144,6 +188,7 @@ public final class PTPMaster: Sendable {
     }
 
     private func announce(to followers: [String]) {
+        guard !followers.isEmpty else { return }
         let sequence = state.withLock { state -> UInt16 in
             defer { state.announceSequence &+= 1 }
             state.statistics.announces += 1
@@ -151,11 +196,12 @@ public final class PTPMaster: Sendable {
         }
         let message = PTPMessage(
             kind: .announce, source: identity, sequence: sequence, logInterval: logInterval(configuration.syncInterval * configuration.announceEvery),
-            body: .announce(PTPAnnounce(origin: PTPTimestamp(clock.now()), priority1: 128, clockClass: 248, priority2: 128, grandmaster: identity.clock)))
+            body: .announce(ownAnnounce))
         for host in followers { general.send(message.bytes, to: UDPAddress(host: host, port: configuration.generalPort)) }
     }
 
     private func sync(to followers: [String]) {
+        guard !followers.isEmpty else { return }
         let sequence = state.withLock { state -> UInt16 in
             defer { state.sequence &+= 1 }
             state.statistics.syncs += 1
@@ -171,6 +217,23 @@ public final class PTPMaster: Sendable {
             event.send(sync, to: eventAddress)
             let followUp = PTPMessage(kind: .followUp, source: identity, sequence: sequence, logInterval: interval, body: .preciseOrigin(PTPTimestamp(sent)))
             general.send(followUp.bytes, to: UDPAddress(host: host, port: configuration.generalPort))
+        }
+    }
+
+    /// A Delay_Req to each follower that is grandmaster: its Delay_Resp gives its time plus the path's delay.
+    private func requestDelay(from grandmasters: [String]) {
+        guard !grandmasters.isEmpty else { return }
+        let interval = logInterval(configuration.syncInterval)
+        for host in grandmasters {
+            let sequence = state.withLock { state -> UInt16 in
+                defer { state.delaySequence &+= 1 }
+                state.statistics.delayRequests += 1
+                return state.delaySequence
+            }
+            let sent = clock.now()
+            let request = PTPMessage(kind: .delayRequest, source: identity, sequence: sequence, logInterval: interval, body: .timestamp(PTPTimestamp(sent)))
+            state.withLock { $0.grandmasters[host]?.delayRequestSent(sequence, at: sent) }
+            event.send(request.bytes, to: UDPAddress(host: host, port: configuration.eventPort))
         }
     }
 
@@ -192,7 +255,38 @@ public final class PTPMaster: Sendable {
                 body: .delayResponse(received: PTPTimestamp(arrival), requester: message.source))
             general.send(response.bytes, to: UDPAddress(host: address.host, port: configuration.generalPort))
         case .announce(let announce) where message.source.clock != identity.clock:
+            let ours = ownAnnounce
+            let now = clock.now()
+            state.withLock { state in
+                guard PTPForeignClock.isBetter(announce, than: ours) else {
+                    state.grandmasters[address.host] = nil
+                    return
+                }
+                if var known = state.grandmasters[address.host], known.source == message.source, known.announce.grandmaster == announce.grandmaster {
+                    known.announce = announce
+                    known.lastAnnounce = now
+                    state.grandmasters[address.host] = known
+                } else {
+                    state.grandmasters[address.host] = PTPForeignClock(announce: announce, source: message.source, lastAnnounce: now)
+                }
+            }
             foreignMaster(address.host, announce)
+        case .timestamp where message.kind == .sync:
+            state.withLock { state in
+                guard state.grandmasters[address.host]?.source == message.source else { return }
+                state.grandmasters[address.host]?.syncArrived(message.sequence, at: arrival)
+            }
+        case .preciseOrigin(let origin):
+            state.withLock { state in
+                guard state.grandmasters[address.host]?.source == message.source else { return }
+                state.grandmasters[address.host]?.followUp(message.sequence, preciseOrigin: origin)
+                state.statistics.foreignSyncs += 1
+            }
+        case .delayResponse(let received, let requester) where requester == identity:
+            state.withLock { state in
+                guard state.grandmasters[address.host]?.source == message.source else { return }
+                state.grandmasters[address.host]?.delayResponse(message.sequence, received: received)
+            }
         default:
             break
         }

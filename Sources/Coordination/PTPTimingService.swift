@@ -55,6 +55,21 @@ public final class PTPTimingService: Sendable {
         closing?.close()
     }
 
+    /// The clock `host`'s stream is timed by and the time on it: ours, or the receiver's own
+    /// where it announced itself grandmaster (``PTPMaster/reading(for:)``).
+    public func reading(for host: String) -> (clockIdentity: UInt64, time: Duration) {
+        state.withLock { $0.master }?.reading(for: host) ?? (identity.clock, clock.now())
+    }
+
+    /// Waits, at most `limit`, while `host` announced itself grandmaster and its clock is not
+    /// measured both ways yet; returns at once otherwise.
+    public func settle(_ host: String, limit: Duration) async {
+        let deadline = clock.now() + limit
+        while state.withLock({ $0.master })?.isSettling(host) == true, clock.now() < deadline {
+            guard (try? await clock.sleep(for: .milliseconds(20))) != nil else { return }
+        }
+    }
+
     /// The receivers served now.
     public var followers: [String] { state.withLock { $0.counts.keys.sorted() } }
     /// What the master sent so far (nil when it is closed).

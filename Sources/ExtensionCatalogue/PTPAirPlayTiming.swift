@@ -13,5 +13,12 @@ public struct PTPAirPlayTiming: AirPlayTimingMaster {
     public func now() -> Duration { service.now() }
     public func follow(_ host: String) throws { try service.follow(host) }
     public func stopFollowing(_ host: String) { service.stopFollowing(host) }
+
+    public func reading(for host: String) -> AirPlayClockReading {
+        let reading = service.reading(for: host)
+        return AirPlayClockReading(clockIdentity: reading.clockIdentity, time: reading.time)
+    }
+
+    public func settle(_ host: String, limit: Duration) async { await service.settle(host, limit: limit) }
 }
 #endif

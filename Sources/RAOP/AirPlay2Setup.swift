@@ -43,28 +43,45 @@ public enum AirPlay2Setup {
         }
     }
 
-    /// The first `SETUP`: who we are and how the session is timed (PTP, by our master).
+    /// How a session is timed: by our PTP master (the timing peer), or by NTP exchanges the
+    /// receiver starts with our timing port, as AirPlay 1's.
+    public enum Timing: Sendable, Hashable {
+        case ptp(TimingPeer)
+        case ntp(port: UInt16)
+    }
+
+    /// The first `SETUP`: who we are and how the session is timed.
     public struct Session: Sendable, Hashable {
         public var name: String
         public var deviceID: String
         public var sessionUUID: String
         public var groupUUID: String
-        public var peer: TimingPeer
+        public var timing: Timing
 
-        public init(name: String, deviceID: String, sessionUUID: String, groupUUID: String, peer: TimingPeer) {
+        public init(name: String, deviceID: String, sessionUUID: String, groupUUID: String, timing: Timing) {
             self.name = name
             self.deviceID = deviceID
             self.sessionUUID = sessionUUID
             self.groupUUID = groupUUID
-            self.peer = peer
+            self.timing = timing
         }
 
+        /// PTP as OwnTone and iOS send it (with the group and the timing peers); NTP as OwnTone
+        /// sends it (the timing port instead: no group, no peers).
         public var propertyList: BinaryPropertyList.Value {
-            .dictionary([
-                ("name", .string(name)), ("deviceID", .string(deviceID)), ("sessionUUID", .string(sessionUUID)), ("timingProtocol", .string("PTP")),
-                ("macAddress", .string(deviceID)), ("groupUUID", .string(groupUUID)), ("groupContainsGroupLeader", .bool(false)),
-                ("timingPeerInfo", peer.propertyList), ("timingPeerList", .array([peer.propertyList])),
-            ])
+            switch timing {
+            case .ptp(let peer):
+                .dictionary([
+                    ("name", .string(name)), ("deviceID", .string(deviceID)), ("sessionUUID", .string(sessionUUID)), ("timingProtocol", .string("PTP")),
+                    ("macAddress", .string(deviceID)), ("groupUUID", .string(groupUUID)), ("groupContainsGroupLeader", .bool(false)),
+                    ("timingPeerInfo", peer.propertyList), ("timingPeerList", .array([peer.propertyList])),
+                ])
+            case .ntp(let port):
+                .dictionary([
+                    ("name", .string(name)), ("deviceID", .string(deviceID)), ("sessionUUID", .string(sessionUUID)), ("timingProtocol", .string("NTP")),
+                    ("timingPort", .integer(Int64(port))), ("macAddress", .string(deviceID)), ("groupUUID", .string(groupUUID)),
+                ])
+            }
         }
     }
 

@@ -13,4 +13,20 @@ public protocol AirPlayTimingMaster: Sendable {
     /// throws when the master cannot run (its ports taken, no permission to bind them).
     func follow(_ host: String) async throws
     func stopFollowing(_ host: String) async
+    /// The clock `host`'s stream is timed by and the time on it now: the master's own, or —
+    /// where `host` itself announced a better clock (a receiver that insists on being
+    /// grandmaster) — that clock as this box follows it.
+    func reading(for host: String) -> AirPlayClockReading
+    /// Waits (at most `limit`) until the clock `host` is timed by is known: at once unless
+    /// `host` announced itself grandmaster and the box does not follow its clock yet.
+    func settle(_ host: String, limit: Duration) async
+}
+
+extension AirPlayTimingMaster {
+    /// The master's own clock, for masters that never follow a receiver's.
+    public func reading(for host: String) -> AirPlayClockReading {
+        AirPlayClockReading(clockIdentity: clockIdentity, time: now())
+    }
+
+    public func settle(_ host: String, limit: Duration) async {}
 }

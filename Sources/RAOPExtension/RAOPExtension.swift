@@ -53,8 +53,10 @@ public actor RAOPExtension: RealtimeSampleHandling {
         var streaming = false
         var volume: Float = 0.5
         var watcher: Task<Void, Never>?
-        /// Played with AirPlay 2: paired over HAP, the RTSP connection encrypted, PTP-timed.
-        var airPlay2 = false
+        /// Played with AirPlay 2 (paired over HAP, the RTSP connection encrypted) and timed by
+        /// PTP or NTP; nil: AirPlay 1.
+        var airPlay2Timing: RouteStatus.Timing?
+        var airPlay2: Bool { airPlay2Timing != nil }
         /// AirPlay 2: the encrypted stream the RTSP client speaks over while pairing switches it.
         var hapStream: HAPByteStream?
         /// AirPlay 2: waiting for the PIN the receiver shows.
@@ -103,6 +105,8 @@ public actor RAOPExtension: RealtimeSampleHandling {
     private let timing: (any AirPlayTimingMaster)?
     /// AirPlay 2: our long-term pairing identity and the receivers paired with a PIN.
     private let pairings: AirPlayPairings
+    /// The configuration's protocol overrides, by device name or hardware address.
+    private let choices: [String: AirPlayProtocolChoice]
     /// AirPlay 2: the device id we give receivers and the group our streams play in.
     private let senderID: String = (0..<6).map { _ in
         let hex = String(UInt8.random(in: .min ... .max), radix: 16, uppercase: true)
@@ -135,13 +139,16 @@ public actor RAOPExtension: RealtimeSampleHandling {
     ///     want AirPlay 2 are played with AirPlay 1 where they take it, else refused.
     ///   - pairingKeysDirectory: where the keys of receivers paired with a PIN are kept, one
     ///     file (0600) per receiver (nil: in memory, paired again after a restart).
+    ///   - protocols: the protocol to play a receiver with whatever its `features` say, by its
+    ///     name or hardware address (`[lan] airplay-protocols`).
     ///   - clock: what connection retries, request timeouts and the streams' timers run on.
     public init(
         transport: any Transport, routingManager: MediaDeviceRoutingManager, protocolType: MediaSharingProtocol = RAOPExtension.defaultProtocol,
         latency: Duration = .seconds(2), hostPinsPath: String? = nil, timing: (any AirPlayTimingMaster)? = nil, pairingKeysDirectory: String? = nil,
-        clock: any HostClock = SystemHostClock(), logger: Logger = Logger(label: "mediaroute.extension.raop")
+        protocols: [String: AirPlayProtocolChoice] = [:], clock: any HostClock = SystemHostClock(), logger: Logger = Logger(label: "mediaroute.extension.raop")
     ) {
         self.timing = timing
+        choices = protocols
         pairings = AirPlayPairings(directory: pairingKeysDirectory, logger: logger)
         self.clock = clock
         hostPins = PinFile(path: hostPinsPath)
@@ -187,7 +194,8 @@ public actor RAOPExtension: RealtimeSampleHandling {
     /// A speaker for one receiver from its services: the `_raop._tcp` one (named after the
     /// `@`) to play to, the `_airplay._tcp` one (named as it is) for what it adds. Its id is
     /// the hardware address both carry, so the two services are one device whichever came first.
-    public static func device(for endpoints: [Endpoint]) -> MediaOutputDevice? {
+    /// `choices` are the configuration's protocol overrides, by the device's name or hardware address.
+    public static func device(for endpoints: [Endpoint], choices: [String: AirPlayProtocolChoice] = [:]) -> MediaOutputDevice? {
         var raop = endpoints.first { serviceType(of: $0) == serviceType }
         let airPlay = endpoints.first { serviceType(of: $0) == airPlayServiceType }
         guard let primary = raop ?? airPlay, case .ip = primary.address else { return nil }
@@ -197,28 +205,31 @@ public actor RAOPExtension: RealtimeSampleHandling {
             raop = endpoint
         }
         let name: String
-        var unavailable: String?
-        // What it can do, from `features` (the AirPlay record) or `ft` (the RAOP one).
-        let features = airPlay.flatMap { AirPlayFeatures(attributes: $0.attributes) } ?? raop.flatMap { AirPlayFeatures(attributes: $0.attributes) }
         if let raop {
             let parts = instance(of: raop, type: serviceType).split(separator: "@", maxSplits: 1)
             name = parts.count == 2 ? String(parts[1]) : instance(of: raop, type: serviceType)
-            if let reason = features?.unplayableReason {
-                unavailable = reason
-            } else if let codecs = raop.attributes["cn"], !codecs.split(separator: ",").contains("1") {
+        } else {
+            name = instance(of: primary, type: airPlayServiceType)
+        }
+        let choice = choices[name] ?? address.flatMap { choices[$0] }
+        // What it can do, from `features` (the AirPlay record) or `ft` (the RAOP one).
+        let features = airPlay.flatMap { AirPlayFeatures(attributes: $0.attributes) } ?? raop.flatMap { AirPlayFeatures(attributes: $0.attributes) }
+        let timing = airPlay2Timing(airPlay: airPlay, choice: choice)
+        var unavailable: String?
+        if let reason = features?.unplayableReason {
+            unavailable = reason
+        } else if timing == nil, let raop {
+            if let codecs = raop.attributes["cn"], !codecs.split(separator: ",").contains("1") {
                 unavailable = "it does not take ALAC"
             } else if let encryptions = raop.attributes["et"], !encryptions.split(separator: ",").contains("0") {
                 unavailable = "it takes only encrypted streams"
             }
-        } else {
-            name = instance(of: primary, type: airPlayServiceType)
-            if let reason = features?.unplayableReason {
-                unavailable = reason
-            } else if features?.prefersAirPlay2 != true {
-                unavailable = "it announces no AirPlay 2 pairing (features bit 48) and no AirPlay 1 service"
-            } else if features?.usesPTP != true {
-                unavailable = "it times AirPlay 2 by NTP only, which this build does not do yet"
-            }
+        } else if timing == nil {
+            unavailable = choice == .airPlay1
+                ? "it is set to AirPlay 1 in the configuration and announces no AirPlay 1 service"
+                : "it announces no AirPlay 2 pairing (features bit 48) and no AirPlay 1 service"
+        } else if airPlay == nil {
+            unavailable = "it is set to AirPlay 2 in the configuration and announces no AirPlay 2 service"
         }
         let model = (airPlay?.attributes["model"] ?? raop?.attributes["am"])?.lowercased() ?? ""
         let type: MediaOutputDevice.DeviceType = model.hasPrefix("appletv") ? .setTopBox : .speaker
@@ -227,14 +238,31 @@ public actor RAOPExtension: RealtimeSampleHandling {
             volumeControl: .absolute, canMute: true, requiredNetworkEndpoints: [raop, airPlay].compactMap { $0 }, unavailableReason: unavailable)
     }
 
-    /// Whether `device` is played with AirPlay 2: its `_airplay._tcp` record has bit 48
-    /// (HAP pairing and encryption) — what HomePods, Apple TVs and shairport-sync 5 announce.
-    /// Receivers without it get AirPlay 1 (RAOP).
+    /// How a receiver is played: nil for AirPlay 1; for AirPlay 2 — where its `_airplay._tcp`
+    /// record has bit 48 (HAP pairing and encryption), as HomePods, Apple TVs and shairport-sync
+    /// 5 announce — `.ptp` with bit 41 and `.ntp` without it. `choice` overrides both.
+    static func airPlay2Timing(airPlay: Endpoint?, choice: AirPlayProtocolChoice?) -> RouteStatus.Timing? {
+        let features = airPlay.flatMap { AirPlayFeatures(attributes: $0.attributes) }
+        switch choice {
+        case .airPlay1: return nil
+        case .airPlay2PTP: return .ptp
+        case .airPlay2NTP: return .ntp
+        case .airPlay2: return features?.usesPTP == true ? .ptp : .ntp
+        case nil:
+            guard let features, features.prefersAirPlay2, features.unplayableReason == nil else { return nil }
+            return features.usesPTP ? .ptp : .ntp
+        }
+    }
+
+    /// How `device` is played (see ``airPlay2Timing(airPlay:choice:)``): nil for AirPlay 1,
+    /// else the AirPlay 2 timing.
+    public static func airPlay2Timing(of device: MediaOutputDevice, choice: AirPlayProtocolChoice? = nil) -> RouteStatus.Timing? {
+        airPlay2Timing(airPlay: device.requiredNetworkEndpoints.first { serviceType(of: $0) == airPlayServiceType }, choice: choice)
+    }
+
+    /// Whether `device` is played with AirPlay 2 (by its `features`, without overrides).
     public static func usesAirPlay2(_ device: MediaOutputDevice) -> Bool {
-        guard let airPlay = device.requiredNetworkEndpoints.first(where: { serviceType(of: $0) == airPlayServiceType }),
-            let features = AirPlayFeatures(attributes: airPlay.attributes)
-        else { return false }
-        return features.prefersAirPlay2 && features.usesPTP && features.unplayableReason == nil
+        airPlay2Timing(of: device) != nil
     }
 
     /// A speaker for a single service (see ``device(for:)-([Endpoint])``).
@@ -276,7 +304,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
     /// Reports the device `id` as its services now make it: found, updated or lost.
     private func report(_ id: String) {
         let endpoints = services.values.filter { deviceID(of: $0) == id }.sorted { $0.id < $1.id }
-        guard let device = endpoints.isEmpty ? nil : Self.device(for: endpoints) else {
+        guard let device = endpoints.isEmpty ? nil : Self.device(for: endpoints, choices: choices) else {
             if let gone = reported.removeValue(forKey: id) { routingManager.lostDevice(gone) }
             return
         }
@@ -290,17 +318,20 @@ public actor RAOPExtension: RealtimeSampleHandling {
     // MARK: Activation
 
     public func activateDevice(_ device: MediaOutputDevice, session: MediaOutputSession, for deviceFeatures: MediaOutputDevice.Capabilities) {
-        // AirPlay 2 where the receiver wants it and a PTP master can time it; else AirPlay 1 where it has RAOP.
-        let airPlay2 = timing != nil && Self.usesAirPlay2(device)
-        let wanted = airPlay2 ? Self.airPlayServiceType : Self.serviceType
-        guard let endpoint = device.requiredNetworkEndpoints.first(where: { Self.serviceType(of: $0) == wanted }),
-            airPlay2 || Self.serviceType(of: endpoint) == Self.serviceType
-        else {
-            if !device.requiredNetworkEndpoints.isEmpty, timing == nil {
+        // AirPlay 2 where the receiver wants it (PTP-timed where a master can time it); else AirPlay 1 where it has RAOP.
+        let choice = choices[device.displayName] ?? choices[device.id]
+        var airPlay2Timing = Self.airPlay2Timing(of: device, choice: choice)
+        let hasRAOP = device.requiredNetworkEndpoints.contains { Self.serviceType(of: $0) == Self.serviceType }
+        if airPlay2Timing == .ptp, timing == nil {
+            guard hasRAOP, choice == nil else {
                 routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(
-                    .unsupported, "\(device.displayName) takes only AirPlay 2, and this daemon has no PTP master to time it"))
+                    .unsupported, "\(device.displayName) is timed by PTP, and this daemon has no PTP master to time it"))
                 return
             }
+            airPlay2Timing = nil
+        }
+        let wanted = airPlay2Timing != nil ? Self.airPlayServiceType : Self.serviceType
+        guard let endpoint = device.requiredNetworkEndpoints.first(where: { Self.serviceType(of: $0) == wanted }) else {
             routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.connectionFailed, "no address"))
             return
         }
@@ -308,7 +339,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
             routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.unsupported, "\(device.displayName): \(reason)"))
             return
         }
-        active[session.id] = Active(device: device, session: session, airPlay2: airPlay2)
+        active[session.id] = Active(device: device, session: session, airPlay2Timing: airPlay2Timing)
         if case .ip(let host, _, _) = endpoint.address, let pinned = hostPins[device.id]?.value, pinned != host {
             logger.warning("AirPlay receiver answers from another host than before", metadata: ["device": "\(device.displayName)", "host": "\(host)"])
             if offeredHosts.count >= 64, offeredHosts[device.id] == nil { offeredHosts.removeAll() }
@@ -618,9 +649,9 @@ public actor RAOPExtension: RealtimeSampleHandling {
     /// 16-bit stereo (or mono, doubled) at 44.1 kHz, played two seconds after it is sent.
     /// AirPlay 1: ALAC over RTP, timed against the sender's clock by NTP-style exchanges.
     public func routeDetails(session: MediaOutputSession) -> RouteStatus.Details {
-        let airPlay2 = active[session.id]?.airPlay2 == true
+        let airPlay2Timing = active[session.id]?.airPlay2Timing
         return RouteStatus.Details(
-            protocolVersion: airPlay2 ? "AirPlay 2" : "AirPlay 1 (RAOP)", timing: airPlay2 ? .ptp : .ntp, codec: "ALAC",
+            protocolVersion: airPlay2Timing != nil ? "AirPlay 2" : "AirPlay 1 (RAOP)", timing: airPlay2Timing ?? .ntp, codec: "ALAC",
             declaredLatencyMicroseconds: UInt64(latencyFrames) * 1_000_000 / UInt64(RAOPStream.sampleRate))
     }
 
@@ -636,7 +667,11 @@ public actor RAOPExtension: RealtimeSampleHandling {
             case .ip(let host, _, _)? = entry.device.requiredNetworkEndpoints.first?.address
         else { return }
         active[session.id]?.streaming = true
-        let context = entry.airPlay2 ? timing.map { AirPlay2Context(timing: $0, deviceID: senderID, groupUUID: groupUUID, name: "MediaRoute") } : nil
+        let context: AirPlay2Context? = switch entry.airPlay2Timing {
+        case .ptp: timing.map { AirPlay2Context(timing: .ptp($0), deviceID: senderID, groupUUID: groupUUID, name: "MediaRoute") }
+        case nil: nil
+        default: AirPlay2Context(timing: .ntp, deviceID: senderID, groupUUID: groupUUID, name: "MediaRoute")
+        }
         let stream = RAOPStream(
             rtsp: rtsp, sockets: sockets, sessionID: UInt32.random(in: 1 ... .max), localAddress: localAddress, receiverAddress: host,
             latencyFrames: latencyFrames, airPlay2: context, clock: clock, logger: logger)

@@ -13,10 +13,17 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// What an AirPlay 2 stream adds to one of AirPlay 1: the PTP master it is timed by and who
-/// the sender says it is in its `SETUP`s.
+/// What an AirPlay 2 stream adds to one of AirPlay 1: how it is timed and who the sender says
+/// it is in its `SETUP`s.
 struct AirPlay2Context: Sendable {
-    var timing: any AirPlayTimingMaster
+    enum Timing: Sendable {
+        /// By the PTP master (the receiver follows it, or it follows the receiver's grandmaster).
+        case ptp(any AirPlayTimingMaster)
+        /// By NTP exchanges the receiver starts with our timing port, as AirPlay 1's.
+        case ntp
+    }
+
+    var timing: Timing
     /// The sender's device id (a hardware-address-like `AA:BB:…`, stable for the daemon's run).
     var deviceID: String
     /// The group the stream plays in: the same for every receiver of one group.
@@ -32,9 +39,11 @@ struct AirPlay2Context: Sendable {
 /// AirPlay 1 (RAOP): announced, set up and recorded over RTSP; the receiver's timing requests
 /// answered with the box's clock. AirPlay 2 (with an ``AirPlay2Context``, on a paired,
 /// encrypted RTSP connection): the session and the stream set up with binary property lists,
-/// `RECORD` and `SETPEERS`; every audio packet sealed with a stream key of its own; the sync
-/// packets tie RTP times to the PTP master's clock, which serves the receiver while the stream
-/// lasts; `/feedback` every two seconds so the receiver keeps the session.
+/// `RECORD` and (PTP) `SETPEERS`; every audio packet sealed with a stream key of its own; the
+/// sync packets tie RTP times to the PTP master's clock, which serves the receiver while the
+/// stream lasts (or to the receiver's own, where it insists on being grandmaster), or — timed
+/// by NTP — to the box's clock as AirPlay 1's do; `/feedback` every two seconds so the receiver
+/// keeps the session.
 actor RAOPStream {
     /// Frames between a packet's sending and its playing by default: iTunes' two seconds
     /// (77 175 in the sync packets, which the receiver adds its fixed 11 025 to).
@@ -147,14 +156,7 @@ actor RAOPStream {
         self.ports = ports
         if let session = setup[header: "Session"] { await rtsp.setSession(String(session.prefix { $0 != ";" })) }
         // Timing requests are answered from now on: the receiver asks before it plays.
-        tasks.append(Task { [weak self] in
-            for await datagram in timing.incoming {
-                guard let request = TimingRequest(datagram.bytes) else { continue }
-                let received = Self.now()
-                try? await timing.send(RAOPPacket.timingReply(to: request, received: received, transmitted: Self.now()), toPort: datagram.sourcePort)
-                if self == nil { return }
-            }
-        })
+        answerTimingRequests(on: timing)
         tasks.append(Task { [weak self] in
             for await datagram in control.incoming {
                 guard let request = ResendRequest(datagram.bytes), let self else { continue }
@@ -176,26 +178,52 @@ actor RAOPStream {
         logger.info("RAOP stream recording", metadata: ["receiver": "\(receiverAddress)", "ports": "\(ports)"])
     }
 
+    /// Answers the receiver's NTP timing requests with the box's clock (AirPlay 1, and AirPlay 2 timed by NTP).
+    private func answerTimingRequests(on timing: any DatagramSocket) {
+        tasks.append(Task { [weak self] in
+            for await datagram in timing.incoming {
+                guard let request = TimingRequest(datagram.bytes) else { continue }
+                let received = Self.now()
+                try? await timing.send(RAOPPacket.timingReply(to: request, received: received, transmitted: Self.now()), toPort: datagram.sourcePort)
+                if self == nil { return }
+            }
+        })
+    }
+
     private func startAirPlay2(_ context: AirPlay2Context) async throws {
         let audio = try await sockets.open()
         let control = try await sockets.open()
         self.audio = audio
         self.control = control
-        try await context.timing.follow(receiverAddress)
-        following = true
+        let sessionTiming: AirPlay2Setup.Timing
+        switch context.timing {
+        case .ptp(let master):
+            try await master.follow(receiverAddress)
+            following = true
+            sessionTiming = .ptp(AirPlay2Setup.TimingPeer(id: context.groupUUID, addresses: [localAddress], clockIdentity: master.clockIdentity))
+        case .ntp:
+            let timing = try await sockets.open()
+            self.timing = timing
+            answerTimingRequests(on: timing)
+            sessionTiming = .ntp(port: UInt16(clamping: timing.localPort))
+        }
         let plist = [("Content-Type", AirPlay2Setup.contentType)]
-        let peer = AirPlay2Setup.TimingPeer(id: context.groupUUID, addresses: [localAddress], clockIdentity: context.timing.clockIdentity)
         let session = try await rtsp.send(RTSPRequest(method: "SETUP", uri: uri, headers: plist, body: AirPlay2Setup.encode(
-            AirPlay2Setup.Session(name: context.name, deviceID: context.deviceID, sessionUUID: UUID().uuidString, groupUUID: context.groupUUID, peer: peer)
+            AirPlay2Setup.Session(name: context.name, deviceID: context.deviceID, sessionUUID: UUID().uuidString, groupUUID: context.groupUUID, timing: sessionTiming)
                 .propertyList)))
         try expectOK(session, "SETUP")
         _ = try AirPlay2Setup.decode(AirPlay2Setup.SessionReply.self, from: session.body)
         try expectOK(await rtsp.send(RTSPRequest(method: "RECORD", uri: uri)), "RECORD")
-        // nqptp follows the first peer named, which must be us: its client.
-        try expectOK(
-            await rtsp.send(RTSPRequest(
-                method: "SETPEERS", uri: uri, headers: [("Content-Type", "/peer-list-changed")], body: AirPlay2Setup.encode(AirPlay2Setup.peers([localAddress, receiverAddress])))),
-            "SETPEERS")
+        if case .ptp(let master) = context.timing {
+            // nqptp follows the first peer named, which must be us: its client.
+            try expectOK(
+                await rtsp.send(RTSPRequest(
+                    method: "SETPEERS", uri: uri, headers: [("Content-Type", "/peer-list-changed")],
+                    body: AirPlay2Setup.encode(AirPlay2Setup.peers([localAddress, receiverAddress])))),
+                "SETPEERS")
+            // A receiver that announced itself grandmaster is followed before the first sync packet names its clock.
+            await master.settle(receiverAddress, limit: .seconds(1))
+        }
         let stream = AirPlay2Setup.Stream(
             controlPort: UInt16(clamping: control.localPort), key: streamKey, connectionID: UInt64(sessionID), latencyFrames: latencyFrames)
         let setup = try await rtsp.send(RTSPRequest(method: "SETUP", uri: uri, headers: plist, body: AirPlay2Setup.encode(AirPlay2Setup.streams([stream]))))
@@ -298,10 +326,11 @@ actor RAOPStream {
         let frames = UInt32(truncatingIfNeeded: elapsed.components.seconds &* Int64(Self.sampleRate)
             &+ elapsed.components.attoseconds / (1_000_000_000_000_000_000 / Int64(Self.sampleRate)))
         let position = anchor.timestamp &+ frames
-        if let airPlay2 {
+        if case .ptp(let master)? = airPlay2?.timing {
+            let reading = master.reading(for: receiverAddress)
             let packet = AirPlay2Packet.sync(
-                playingTimestamp: latency.playingTimestamp(position: position), masterTime: airPlay2.timing.now(), nextTimestamp: position,
-                clockIdentity: airPlay2.timing.clockIdentity, first: first)
+                playingTimestamp: latency.playingTimestamp(position: position), masterTime: reading.time, nextTimestamp: position,
+                clockIdentity: reading.clockIdentity, first: first)
             try? await control.send(packet, toPort: ports.control)
             return
         }
@@ -366,9 +395,9 @@ actor RAOPStream {
         for task in tasks { task.cancel() }
         tasks = []
         _ = try? await rtsp.send(RTSPRequest(method: "TEARDOWN", uri: uri), timeout: .seconds(2))
-        if following, let airPlay2 {
+        if following, case .ptp(let master)? = airPlay2?.timing {
             following = false
-            await airPlay2.timing.stopFollowing(receiverAddress)
+            await master.stopFollowing(receiverAddress)
         }
         for socket in [audio, control, timing].compactMap({ $0 }) { await socket.close() }
         audio = nil

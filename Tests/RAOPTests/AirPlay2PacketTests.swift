@@ -49,7 +49,7 @@ import Testing
     /// What shairport-sync 5 reads of the first SETUP, by the names it looks for.
     @Test func theSessionSetupIsABinaryPlistWithTheNamesReceiversRead() throws {
         let peer = AirPlay2Setup.TimingPeer(id: "G", addresses: ["10.0.0.2"], clockIdentity: 0xF842_885F_7175_0008)
-        let body = AirPlay2Setup.encode(AirPlay2Setup.Session(name: "MediaRoute", deviceID: "AA:BB:CC:DD:EE:FF", sessionUUID: "S", groupUUID: "G", peer: peer).propertyList)
+        let body = AirPlay2Setup.encode(AirPlay2Setup.Session(name: "MediaRoute", deviceID: "AA:BB:CC:DD:EE:FF", sessionUUID: "S", groupUUID: "G", timing: .ptp(peer)).propertyList)
         #expect(Array(body.prefix(8)) == Array("bplist00".utf8))
         let plist = try #require(try PropertyListSerialization.propertyList(from: Data(body), format: nil) as? [String: Any])
         #expect(plist["timingProtocol"] as? String == "PTP")
@@ -60,6 +60,15 @@ import Testing
         #expect((plist["timingPeerList"] as? [Any])?.count == 1)
         #expect(plist["timingPort"] == nil, "no NTP port for a PTP session")
         #expect(plist["name"] as? String == "MediaRoute" && plist["deviceID"] as? String == "AA:BB:CC:DD:EE:FF")
+    }
+
+    /// An NTP-timed session names our timing port instead of a timing peer.
+    @Test func anNTPSessionSetupNamesTheTimingPort() throws {
+        let body = AirPlay2Setup.encode(AirPlay2Setup.Session(name: "MediaRoute", deviceID: "AA:BB:CC:DD:EE:FF", sessionUUID: "S", groupUUID: "G", timing: .ntp(port: 6002)).propertyList)
+        let plist = try #require(try PropertyListSerialization.propertyList(from: Data(body), format: nil) as? [String: Any])
+        #expect(plist["timingProtocol"] as? String == "NTP")
+        #expect((plist["timingPort"] as? NSNumber)?.intValue == 6002)
+        #expect(plist["timingPeerInfo"] == nil && plist["timingPeerList"] == nil)
     }
 
     /// The writer against FoundationEssentials' reader: every kind, long and non-ASCII strings,
