@@ -362,7 +362,7 @@ let package = Package(
             dependencies: ["CastExtension", "CastChannel", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel", "Transport"]),
         .testTarget(
             name: "RAOPExtensionTests",
-            dependencies: ["RAOPExtension", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel", "Coordination", "MediaClock", "Transport", "ExtensionCatalogue"]),
+            dependencies: ["RAOPExtension", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel", "Coordination", "MediaClock", "Transport", "ExtensionCatalogue", "BoxConfiguration"]),
         .testTarget(name: "CoordinationTests", dependencies: ["Coordination", "IPNetwork", "MediaClock", "MediaDevice", "RoutingModel", "MediaRouteTestSupport", "PTP"]),
         .testTarget(name: "NowPlayingTests", dependencies: ["NowPlaying", "MediaRouteTestSupport"]),
         .testTarget(name: "NowPlayingPushTests", dependencies: ["NowPlayingPush", "NowPlaying", "MediaRouteTestSupport"]),

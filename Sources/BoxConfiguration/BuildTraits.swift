@@ -36,7 +36,7 @@ public enum BuildTraits {
         case ("wifi", _): "WiFi"
         case ("bluetooth", _): "Bluetooth"
         case ("lan", "cast-app-namespaces"): "Cast"
-        case ("daemon", "airplay-latency"): "AirPlay"
+        case ("daemon", "airplay-latency"), ("lan", "airplay-protocols"): "AirPlay"
         case ("audio", "pipewire"), ("audio", "pipewire-runtime-dir"): "PipeWire"
         default: nil
         }

@@ -29,6 +29,12 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// namespace of a Cast app launched in application mode (without one: the first of its own
     /// the running app lists, else `urn:x-cast:` and its id).
     public var castApplicationNamespaces: [String: String] = [:]
+    /// `[lan] airplay-protocols = Den TV: airplay1, Porch: airplay2-ntp`: the AirPlay protocol a
+    /// receiver is played with whatever its `features` say, by its name or hardware address
+    /// (RAOPExtension's `AirPlayProtocolChoice` raw values; a test holds the two together).
+    public var airPlayProtocols: [String: String] = [:]
+    /// The values `airplay-protocols` takes.
+    public static let airPlayProtocolNames = ["airplay1", "airplay2", "airplay2-ptp", "airplay2-ntp"]
     /// `[bluetooth] a2dp-source`: register MediaRoute's A2DP source endpoints with BlueZ
     /// (`yes`, `auto` — the default — or `no`, where PipeWire or bluez-alsa is the box's A2DP source).
     public var bluetoothA2DPSource = true
@@ -101,7 +107,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
 
     public static let daemonKeys = ["bus", "name", "log-level", "scenario", "push-listen", "mpris", "mpris-name", "lan", "airplay-latency", "household-key", "box-name"]
     static let transportKeys: [String: [String]] = [
-        "lan": ["enabled", "role", "cast-app-namespaces"],
+        "lan": ["enabled", "role", "cast-app-namespaces", "airplay-protocols"],
         "wifi": ["enabled", "role", "scan-mode", "setup-ssids"],
         "bluetooth": ["enabled", "role", "adapter", "a2dp-source", "codecs"],
     ]
@@ -258,6 +264,19 @@ public struct DaemonConfiguration: Sendable, Hashable {
                         namespace.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
                     else { throw fail("cast-app-namespaces: \"\(entry.trimmingSpaces)\" is not APPID: urn:x-cast:NAME") }
                     configuration.castApplicationNamespaces[app] = namespace
+                }
+                continue
+            }
+            if key == "airplay-protocols" {
+                for entry in value.split(separator: ",") {
+                    let text = entry.trimmingSpaces
+                    guard let colon = text.lastIndex(of: ":") else { throw fail("airplay-protocols takes NAME: \(Self.airPlayProtocolNames.joined(separator: "|")), …") }
+                    let name = String(text[..<colon]).trimmingSpaces
+                    let choice = String(text[text.index(after: colon)...]).trimmingSpaces.lowercased()
+                    guard !name.isEmpty, name.utf8.count <= 128, Self.airPlayProtocolNames.contains(choice) else {
+                        throw fail("airplay-protocols: \"\(text)\" is not NAME: \(Self.airPlayProtocolNames.joined(separator: "|"))")
+                    }
+                    configuration.airPlayProtocols[name] = choice
                 }
                 continue
             }

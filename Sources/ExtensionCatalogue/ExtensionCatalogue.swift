@@ -124,6 +124,7 @@ public struct ExtensionCatalogue: Sendable {
         let airPlayHostsPath = self.airPlayHostsPath
         let airPlayKeysDirectory = self.airPlayKeysDirectory
         let airPlayTiming = PTPAirPlayTiming(service: PTPTimingService(clock: clock, configuration: ptpMaster))
+        let airPlayProtocols = configuration.airPlayProtocols.compactMapValues(AirPlayProtocolChoice.init(rawValue:))
         #endif
         let clock = self.clock
         #if Cast
@@ -158,7 +159,7 @@ public struct ExtensionCatalogue: Sendable {
                 try await system.load { manager in
                     RAOPExtension(
                         transport: browse, routingManager: manager, latency: airPlayLatency, hostPinsPath: airPlayHostsPath, timing: airPlayTiming,
-                        pairingKeysDirectory: airPlayKeysDirectory, clock: clock, logger: logger) }
+                        pairingKeysDirectory: airPlayKeysDirectory, protocols: airPlayProtocols, clock: clock, logger: logger) }
                 #endif
                 #if Cast
                 let cast = browse.sharingDiscovery(tls: true)

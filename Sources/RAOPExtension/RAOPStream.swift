@@ -105,6 +105,9 @@ actor RAOPStream {
     private let airPlay2: AirPlay2Context?
     private let streamKey: [UInt8] = (0..<32).map { _ in UInt8.random(in: .min ... .max) }
     private var following = false
+    /// The clock the last sync packet named: when the receiver's timing changes clock (it
+    /// announced itself grandmaster mid-stream, or fell silent), a sync packet goes at once.
+    private var syncedClock: UInt64?
     /// Time between `/feedback` requests: shairport-sync drops a sender silent for about 30 s.
     static let feedbackInterval: Duration = .seconds(2)
 
@@ -292,6 +295,9 @@ actor RAOPStream {
                 })
             }
         }
+        if !first, case .ptp(let master)? = airPlay2?.timing, master.reading(for: receiverAddress).clockIdentity != syncedClock {
+            await sendSync(first: false)
+        }
         let packet: [UInt8]
         if airPlay2 != nil {
             guard let sealed = try? AirPlay2Packet.audio(sequence: sequence, timestamp: timestamp, ssrc: ssrc, first: first, payload: frame, key: streamKey)
@@ -328,6 +334,7 @@ actor RAOPStream {
         let position = anchor.timestamp &+ frames
         if case .ptp(let master)? = airPlay2?.timing {
             let reading = master.reading(for: receiverAddress)
+            syncedClock = reading.clockIdentity
             let packet = AirPlay2Packet.sync(
                 playingTimestamp: latency.playingTimestamp(position: position), masterTime: reading.time, nextTimestamp: position,
                 clockIdentity: reading.clockIdentity, first: first)

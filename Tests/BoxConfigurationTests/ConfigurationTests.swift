@@ -46,6 +46,14 @@ import Testing
         }
     }
 
+    @Test func airPlayProtocolOverridesAreReadByNameOrAddress() throws {
+        let configuration = try DaemonConfiguration.parse("[lan]\nairplay-protocols = Den: TV: airplay1, 10:00:00:00:00:01: AirPlay2-NTP ,Porch: airplay2", file: "box.conf")
+        #expect(configuration.airPlayProtocols == ["Den: TV": "airplay1", "10:00:00:00:00:01": "airplay2-ntp", "Porch": "airplay2"])
+        for bad in ["Den", "Den: airplay3", ": airplay1"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try DaemonConfiguration.parse("[lan]\nairplay-protocols = \(bad)", file: "box.conf") }
+        }
+    }
+
     @Test func groupOffsetsAndTheAirPlayLatencyAreRead() throws {
         let configuration = try DaemonConfiguration.parse(
             "[audio]\ngroup-offsets = Porch AirPlay: -5, Den: TV: 12.5 \n[daemon]\nairplay-latency = 0.5", file: "box.conf")

@@ -31,11 +31,13 @@ public final class AirPlay2ReceiverPeer: Sendable {
     /// - Parameters:
     ///   - address: the loopback address it listens at (RTSP, its UDP ports, its PTP follower).
     ///   - ptpPort: with a port, it follows PTP on it (event) and the next (general), as nqptp on 319/320.
+    ///   - timing: `ptp` (follows our master), `grandmaster` (insists on leading, with a clock of
+    ///     its own, as HomePodOS 27 is reported to), or `ntp` (asks for NTP timing).
     ///   - lab, room: in the room of a ``NamespaceLab`` instead, at its address, announced there as
     ///     `_airplay._tcp` alone (python3-zeroconf) with `name`, following PTP on 319/320 as nqptp.
     public init(
         pin: String? = nil, identifier: String = "4F:8A:22:10:9C:01", address: String = "127.0.0.1", ptpPort: UInt16? = nil,
-        lab: NamespaceLab? = nil, room: NamespaceLab.Room? = nil, name: String = "Test AirPlay 2"
+        lab: NamespaceLab? = nil, room: NamespaceLab.Room? = nil, name: String = "Test AirPlay 2", timing: String = "ptp"
     ) throws {
         self.identifier = identifier
         let address = room?.deviceAddress ?? address
@@ -47,7 +49,7 @@ public final class AirPlay2ReceiverPeer: Sendable {
         if let pin { arguments += ["--pin", pin] }
         arguments += ["--address", address]
         if let ptpPort { arguments += ["--ptp-port", String(ptpPort)] }
-        arguments += ["--name", name]
+        arguments += ["--name", name, "--timing", timing]
         process = try startPeer(arguments, logPath: logPath, lab: lab, room: room)
         var found: Int?
         for _ in 0..<500 {
@@ -97,6 +99,25 @@ public final class AirPlay2ReceiverPeer: Sendable {
         }
         try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent)
         return (pcm, times, line)
+    }
+
+    /// Restarts its PTP follower, as nqptp restarted: closed, its offset forgotten, open again a second later.
+    public func restartPTP() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw PrivateBusError(message: "no socket") }
+        defer { close(fd) }
+        var target = sockaddr_in()
+        target.sin_family = sa_family_t(AF_INET)
+        target.sin_port = in_port_t(UInt16(port).bigEndian)
+        inet_pton(AF_INET, address, &target.sin_addr)
+        let connected = withUnsafePointer(to: &target) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard connected == 0 else { throw PrivateBusError(message: "cannot reach the receiver (errno \(errno))") }
+        let request = Array("POST /test/restart-ptp RTSP/1.0\r\nCSeq: 1\r\n\r\n".utf8)
+        guard send(fd, request, request.count, 0) == request.count else { throw PrivateBusError(message: "request not sent") }
+        var answer = [UInt8](repeating: 0, count: 256)
+        guard recv(fd, &answer, answer.count, 0) > 0, String(decoding: answer, as: UTF8.self).hasPrefix("RTSP/1.0 200") else {
+            throw PrivateBusError(message: "the receiver did not restart its PTP follower")
+        }
     }
 
     /// Every line the receiver printed so far (requests, pairings, refusals).

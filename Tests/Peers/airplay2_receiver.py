@@ -21,12 +21,23 @@ the ALAC frames are put in a CAF file and decoded by FFmpeg to 16-bit PCM
 ("recording": path, with each packet's RTP time, its intended play time and its arrival on this
 host's CLOCK_MONOTONIC, from the last sync packet and the PTP master's clock as followed here).
 
-PTP: with --ptp-port BASE, a follower on BASE (event) and BASE+1 (general) at --address, as
-nqptp on 319/320: it logs the master's clock identity and its offset from ours.
+Timing (--timing):
+  ptp          (default) with --ptp-port BASE, a follower on BASE (event) and BASE+1 (general) at
+               --address, as nqptp on 319/320: it logs the master's clock identity and its offset
+               from ours. POST /test/restart-ptp (plain) closes it and opens it again a second
+               later, its offset forgotten, as nqptp restarted.
+  grandmaster  as HomePodOS 27 is reported to be: on BASE/BASE+1 it is the PTP master of the
+               sender that set up a session (Announce with priority1 100, two-step Syncs eight a
+               second, Delay_Resp), on a clock of its own far from ours; our Syncs are counted.
+  ntp          the session must say timingProtocol NTP and a timingPort; it asks the sender's
+               timing port (AirPlay 1's 0xD2 requests) and times by the reply with the least
+               round trip of the last 16; sync packets are AirPlay 1's (0xD4, NTP time).
+Sync packets of every kind are read by shairport-sync's rule: the frame they name, less 11 035,
+plays at the time they carry.
 
 Options: --port (0: any; the port is printed as "listening PORT"), --address (127.0.0.1),
 --pin CODE (PIN pairing required, transient refused with kTLVError 2), --identifier, --name,
---ptp-port, --announce (as `_airplay._tcp` alone over mDNS on --address, with python3-zeroconf, with
+--ptp-port, --timing, --announce (as `_airplay._tcp` alone over mDNS on --address, with python3-zeroconf, with
 shairport-sync 5's features; `flags` asks for a PIN with --pin). Every request is printed to stdout as a JSON line, flushed at once.
 """
 
@@ -103,6 +114,25 @@ class Receiver:
         self.master_clock = None
         self.master_offset = None
         self.syncs = 0
+        self.ptp_sockets = []
+        # Grandmaster mode: our clock (monotonic + a large offset), identity, and who we lead.
+        self.gm_offset = (777 << 30) + int.from_bytes(os.urandom(3), "big")
+        self.gm_identity = os.urandom(8)
+        self.gm_targets = set()
+        self.foreign_syncs = 0
+
+    def restart_ptp(self):
+        for sock in self.ptp_sockets:
+            sock.close()
+        self.ptp_sockets = []
+        self.master_offset = None
+        self.syncs = 0
+        self.log(ptp_restart=True)
+
+        def again():
+            time.sleep(1)
+            self.follow_ptp(self.args.ptp_port)
+        threading.Thread(target=again, daemon=True).start()
 
     def follow_ptp(self, base):
         event = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -111,12 +141,16 @@ class Receiver:
         event.bind((self.args.address, base))
         general = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         general.bind((self.args.address, base + 1))
+        self.ptp_sockets = [event, general]
         arrivals = {}
         recent = []
 
         def on_event():
             while True:
-                data, ancillary, _, source = event.recvmsg(2048, 64)
+                try:
+                    data, ancillary, _, source = event.recvmsg(2048, 64)
+                except OSError:
+                    return
                 now_real, now_mono = time.clock_gettime_ns(time.CLOCK_REALTIME), time.monotonic_ns()
                 arrived = now_mono
                 for level, kind, value in ancillary:
@@ -128,7 +162,10 @@ class Receiver:
 
         def on_general():
             while True:
-                data, source = general.recvfrom(2048)
+                try:
+                    data, source = general.recvfrom(2048)
+                except OSError:
+                    return
                 if len(data) < 44 or source[1] != base + 1:
                     continue
                 kind = data[0] & 0x0F
@@ -154,6 +191,69 @@ class Receiver:
 
         threading.Thread(target=on_event, daemon=True).start()
         threading.Thread(target=on_general, daemon=True).start()
+
+    def lead_ptp(self, base):
+        """The grandmaster: Announce, Sync/Follow_Up to each target, Delay_Resp to its Delay_Req."""
+        event = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        event.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        event.bind((self.args.address, base))
+        general = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        general.bind((self.args.address, base + 1))
+        self.master_clock = self.gm_identity.hex()
+        self.master_offset = self.gm_offset
+        self.log(grandmaster=self.master_clock)
+
+        def now():
+            return time.monotonic_ns() + self.gm_offset
+
+        def header(kind, length, sequence, flags=0, control=5, interval=-3):
+            return struct.pack(">BBHBBHq4s8sHHBb", kind, 2, length, 0, 0, flags, 0, b"\x00" * 4, self.gm_identity, 1, sequence, control, interval)
+
+        def timestamp(ns):
+            return struct.pack(">HII", (ns // 1_000_000_000) >> 32, (ns // 1_000_000_000) & 0xFFFFFFFF, ns % 1_000_000_000)
+
+        def on_event():
+            while True:
+                try:
+                    data, ancillary, _, source = event.recvmsg(2048, 64)
+                except OSError:
+                    return
+                now_real, now_mono = time.clock_gettime_ns(time.CLOCK_REALTIME), time.monotonic_ns()
+                arrived = now_mono
+                for level, kind, value in ancillary:
+                    if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(value) >= 16:
+                        seconds, nanoseconds = struct.unpack("qq", value[:16])
+                        arrived = seconds * 1_000_000_000 + nanoseconds - (now_real - now_mono)
+                if len(data) < 44 or source[1] != base:
+                    continue
+                if data[0] & 0x0F == 0:
+                    self.foreign_syncs += 1
+                elif data[0] & 0x0F == 1 and source[0] in self.gm_targets:
+                    sequence = struct.unpack(">H", data[30:32])[0]
+                    body = timestamp(arrived + self.gm_offset) + data[20:30]
+                    general.sendto(header(9, 54, sequence, control=3) + body, (source[0], base + 1))
+
+        def announce(target, sequence):
+            body = timestamp(now()) + struct.pack(">hBBBBHB8sHB", 37, 0, 100, 248, 0xFE, 0xFFFF, 100, self.gm_identity, 0, 0xA0)
+            general.sendto(header(0xB, 64, sequence, interval=0) + body, (target, base + 1))
+
+        # A new sender hears our Announce at once (before the SETUP is answered), then once a second.
+        self.announce_to = lambda target: announce(target, 0)
+
+        def lead():
+            sequence = 0
+            while True:
+                for target in list(self.gm_targets):
+                    if sequence % 8 == 0:
+                        announce(target, sequence // 8)
+                    event.sendto(header(0, 44, sequence, flags=0x0200, control=0) + timestamp(0), (target, base))
+                    sent = now()
+                    general.sendto(header(8, 44, sequence, control=2) + timestamp(sent), (target, base + 1))
+                sequence = (sequence + 1) & 0xFFFF
+                time.sleep(0.125)
+
+        threading.Thread(target=on_event, daemon=True).start()
+        threading.Thread(target=lead, daemon=True).start()
 
     def log(self, **fields):
         with self.lock:
@@ -236,6 +336,9 @@ class Connection:
                     self.pair_setup(headers, body)
                 elif method == "POST" and path == "/pair-verify":
                     self.pair_verify(headers, body)
+                elif method == "POST" and path == "/test/restart-ptp":
+                    self.receiver.restart_ptp()
+                    self.respond(headers)
                 elif method == "POST" and path == "/test/forget":
                     self.receiver.controllers.clear()
                     self.respond(headers)
@@ -288,13 +391,21 @@ class Connection:
             self.receiver.log(setup="session", timingProtocol=request.get("timingProtocol"), deviceID=request.get("deviceID"),
                               groupUUID=request.get("groupUUID"),
                               clock=request.get("timingPeerInfo", {}).get("ClockID"), addresses=request.get("timingPeerInfo", {}).get("Addresses"))
-            if request.get("timingProtocol") != "PTP":
+            wanted = "NTP" if self.receiver.args.timing == "ntp" else "PTP"
+            if request.get("timingProtocol") != wanted:
                 return self.respond(headers, status=501)
+            if wanted == "NTP":
+                if not request.get("timingPort"):
+                    return self.respond(headers, status=400)
+                self.start_ntp(self.sock.getpeername()[0], request["timingPort"])
+            elif self.receiver.args.timing == "grandmaster":
+                self.receiver.gm_targets.add(self.sock.getpeername()[0])
+                self.receiver.announce_to(self.sock.getpeername()[0])
             events = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             events.bind((self.receiver.args.address, 0))
             events.listen(1)
             self.events = events
-            reply = {"eventPort": events.getsockname()[1], "timingPort": 0}
+            reply = {"eventPort": events.getsockname()[1], "timingPort": self.ntp.getsockname()[1] if wanted == "NTP" else 0}
             return self.respond(headers, body=plistlib.dumps(reply, fmt=plistlib.FMT_BINARY), content_type="application/x-apple-binary-plist")
         stream = request["streams"][0]
         self.receiver.log(setup="stream", type=stream.get("type"), ct=stream.get("ct"), spf=stream.get("spf"), sr=stream.get("sr"),
@@ -303,6 +414,52 @@ class Connection:
         self.stream = Stream(self.receiver, stream["shk"], stream.get("spf", 352))
         reply = {"streams": [{"type": 96, "dataPort": self.stream.data.getsockname()[1], "controlPort": self.stream.control.getsockname()[1]}]}
         self.respond(headers, body=plistlib.dumps(reply, fmt=plistlib.FMT_BINARY), content_type="application/x-apple-binary-plist")
+
+    def start_ntp(self, host, port):
+        """NTP timing as an AirPlay 1 receiver does it: requests to the sender's timing port."""
+        receiver = self.receiver
+        self.ntp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.ntp.bind((receiver.args.address, 0))
+        ntp, sent, samples = self.ntp, {}, []
+
+        def ntp_ns(data):
+            seconds, fraction = struct.unpack(">II", data)
+            return seconds * 1_000_000_000 + (fraction * 1_000_000_000 >> 32)
+
+        def ask():
+            count = 0
+            while True:
+                t1 = time.monotonic_ns()
+                stamp = struct.pack(">II", t1 // 1_000_000_000, (t1 % 1_000_000_000 << 32) // 1_000_000_000)
+                sent[stamp] = t1
+                try:
+                    ntp.sendto(bytes([0x80, 0xD2, 0x00, 0x07]) + b"\x00" * 20 + stamp, (host, port))
+                except OSError:
+                    return
+                count += 1
+                time.sleep(0.1 if count < 8 else 1.0)
+
+        def answers():
+            while True:
+                try:
+                    data = ntp.recv(128)
+                except OSError:
+                    return
+                t4 = time.monotonic_ns()
+                if len(data) < 32 or data[1] != 0xD3 or data[8:16] not in sent:
+                    continue
+                t1 = sent.pop(data[8:16])
+                t2, t3 = ntp_ns(data[16:24]), ntp_ns(data[24:32])
+                samples.append((t4 - t1 - (t3 - t2), ((t2 - t1) + (t3 - t4)) // 2))
+                del samples[:-16]
+                receiver.master_offset = min(samples)[1]
+                receiver.master_clock = "ntp"
+                receiver.syncs += 1
+                if receiver.syncs in (1, 8):
+                    receiver.log(ntp=receiver.syncs, offset=receiver.master_offset, round_trip=min(samples)[0])
+
+        threading.Thread(target=ask, daemon=True).start()
+        threading.Thread(target=answers, daemon=True).start()
 
     def end_stream(self):
         stream, self.stream = self.stream, None
@@ -453,6 +610,13 @@ class Stream:
                 packet = self.control.recv(4096)
             except OSError:
                 return
+            if len(packet) >= 20 and packet[1] == 0xD4 and self.receiver.args.timing == "ntp":
+                frame, seconds, fraction, next_frame = struct.unpack(">IIII", packet[4:20])
+                self.anchor = (frame, seconds * 1_000_000_000 + (fraction * 1_000_000_000 >> 32))
+                self.first_anchor = self.first_anchor or self.anchor
+                self.syncs += 1
+                if self.syncs <= 2 or self.syncs % 16 == 0:
+                    self.receiver.log(sync=frame, time=self.anchor[1], next=next_frame, clock="ntp", first=packet[0] == 0x90)
             if len(packet) >= 28 and packet[1] == 0xD7:
                 frame, master_time, next_frame, clock = struct.unpack(">IQIQ", packet[4:28])
                 self.anchor = (frame, master_time)
@@ -487,7 +651,7 @@ class Stream:
         with open(os.path.join(directory, "times.json"), "w") as out:
             json.dump(times, out)
         self.receiver.log(recording=pcm if decoded.returncode == 0 else None, ffmpeg=decoded.stderr[-400:], packets=len(frames),
-                          bad=self.bad, missing=missing, first_arrival=self.first_arrival, times=os.path.join(directory, "times.json"), first_play_time=times[0][1])
+                          bad=self.bad, missing=missing, first_arrival=self.first_arrival, foreign_syncs=self.receiver.foreign_syncs, times=os.path.join(directory, "times.json"), first_play_time=times[0][1])
 
 
 def caf_file(frames, frames_per_packet):
@@ -519,10 +683,13 @@ def main():
     parser.add_argument("--name", default="Test AirPlay 2")
     parser.add_argument("--address", default="127.0.0.1")
     parser.add_argument("--ptp-port", type=int)
+    parser.add_argument("--timing", choices=["ptp", "grandmaster", "ntp"], default="ptp")
     parser.add_argument("--announce", action="store_true")
     args = parser.parse_args()
     receiver = Receiver(args)
-    if args.ptp_port:
+    if args.ptp_port and args.timing == "grandmaster":
+        receiver.lead_ptp(args.ptp_port)
+    elif args.ptp_port and args.timing == "ptp":
         receiver.follow_ptp(args.ptp_port)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -532,7 +699,8 @@ def main():
     if args.announce:
         from zeroconf import ServiceInfo, Zeroconf
         zeroconf = Zeroconf(interfaces=[args.address])
-        properties = {"deviceid": args.identifier, "features": "0x405FCA00,0x18340", "flags": "0xC" if args.pin else "0x4", "model": "MediaRouteTest",
+        # shairport-sync 5's features; without bit 41 (PTP) when timed by NTP.
+        properties = {"deviceid": args.identifier, "features": "0x405FCA00,0x18140" if args.timing == "ntp" else "0x405FCA00,0x18340", "flags": "0xC" if args.pin else "0x4", "model": "MediaRouteTest",
                       "pi": args.identifier, "pk": receiver.identity_public.hex(), "srcvers": "366.0", "acl": "0"}
         info = ServiceInfo("_airplay._tcp.local.", "%s._airplay._tcp.local." % args.name, addresses=[socket.inet_aton(args.address)],
                            port=listener.getsockname()[1], properties=properties, server="%s.local." % args.identifier.replace(":", ""))

@@ -18,10 +18,14 @@ import Glibc
 /// `_airplay._tcp`), as mDNS would give it (``FixedEndpointsTransport`` announces it).
 enum FixedAirPlayTransport {
     /// shairport-sync 5.2.1's features with metadata (bits 9, 15–17 artwork, progress, text, 38, 40, 41 PTP, 48 HAP pairing); `flags` 0xC asks for a PIN.
-    static func endpoint(for receiver: AirPlay2ReceiverPeer, name: String, pin: Bool = false) -> Endpoint {
+    /// `ntp`: without bit 41 (PTP), as a receiver timed by NTP announces.
+    static func endpoint(for receiver: AirPlay2ReceiverPeer, name: String, pin: Bool = false, ntp: Bool = false) -> Endpoint {
         Endpoint(
             id: "\(name)._airplay._tcp.local", transport: "lan", address: .ip(host: receiver.address, port: UInt16(receiver.port), interface: "lo"), name: name,
-            attributes: ["deviceid": receiver.identifier, "model": "ShairportSync", "features": "0x405FCA00,0x18340", "flags": pin ? "0xC" : "0x4", "serviceType": "_airplay._tcp"],
+            attributes: [
+                "deviceid": receiver.identifier, "model": "ShairportSync", "features": ntp ? "0x405FCA00,0x18140" : "0x405FCA00,0x18340", "flags": pin ? "0xC" : "0x4",
+                "serviceType": "_airplay._tcp",
+            ],
             services: ["_airplay._tcp"])
     }
 }
@@ -53,16 +57,19 @@ struct AirPlay2StreamTests {
     }
 
     /// `slot` keeps tests apart: the receiver at 127.0.0.(10 + slot), PTP on ports of its own.
-    func makeRig(slot: Int, pin: String? = nil, latency: Duration = .seconds(1)) async throws -> Rig {
+    /// `timing`: the receiver's (`ptp`, `grandmaster`, `ntp`; see ``AirPlay2ReceiverPeer``).
+    func makeRig(slot: Int, pin: String? = nil, latency: Duration = .seconds(1), timing receiverTiming: String = "ptp") async throws -> Rig {
         let ptpPort = UInt16(47_300 + 2 * slot)
-        let receiver = try AirPlay2ReceiverPeer(pin: pin, address: "127.0.0.\(10 + slot)", ptpPort: ptpPort)
+        let receiver = try AirPlay2ReceiverPeer(pin: pin, address: "127.0.0.\(10 + slot)", ptpPort: ptpPort, timing: receiverTiming)
         var configuration = PTPMaster.Configuration()
         configuration.bindAddress = "127.0.0.1"
         configuration.eventPort = ptpPort
         configuration.generalPort = ptpPort + 1
         let timing = PTPTimingService(clock: SystemHostClock(), configuration: configuration)
         let keys = NSTemporaryDirectory() + "mr-airplay2-keys-\(UUID().uuidString.prefix(8))"
-        let transport = FixedEndpointsTransport(endpoints: [FixedAirPlayTransport.endpoint(for: receiver, name: "Den AirPlay 2", pin: pin != nil)])
+        let transport = FixedEndpointsTransport(endpoints: [
+            FixedAirPlayTransport.endpoint(for: receiver, name: "Den AirPlay 2", pin: pin != nil, ntp: receiverTiming == "ntp"),
+        ])
         let system = RouteSystem()
         let recorder = await EventRecorder(system)
         try await system.load { manager in
@@ -124,6 +131,95 @@ struct AirPlay2StreamTests {
         let longest = leads.max() ?? 0
         #expect(leads.count > 300 && longest > 0.95 && longest <= 1.005, "packets are meant to play at most \(longest) s after they arrived; the latency is 1 s")
         #expect(await eventually(timeout: .seconds(3)) { rig.timing.followers.isEmpty }, "the master stops with the stream")
+        await rig.stop()
+    }
+
+    /// Each packet leaves when delivery reaches its first frame; by the receiver's reading of the
+    /// clock its stream is timed by and of the sync packets, it is meant to play the stream's
+    /// latency (1 s) after that: never later, earlier only by how late the packet left.
+    func expectPlayTimesOneSecondAfterArrival(_ times: [(rtp: UInt32, playTime: Int64?, arrival: Int64)], from first: Int = 0, _ context: String = "") {
+        let leads = times.dropFirst(first).compactMap { time in time.playTime.map { Double($0 - time.arrival) / 1e9 } }
+        let longest = leads.max() ?? 0
+        #expect(leads.count > 100 && longest > 0.95 && longest <= 1.005, "packets are meant to play at most \(longest) s after they arrived; the latency is 1 s \(context)")
+    }
+
+    /// A receiver that announces no PTP (features bit 41) gets an NTP-timed AirPlay 2 session:
+    /// our timing port in SETUP, no SETPEERS, no PTP master; its timing requests answered, the
+    /// sync packets in NTP time; the tone intact and on time.
+    @Test func aReceiverTimedByNTPGetsAnNTPSessionAndPlaysOnTime() async throws {
+        let rig = try await makeRig(slot: 5, timing: "ntp")
+        let device = try await rig.device()
+        #expect(device.isAvailable, "AirPlay 2 timed by NTP is played")
+        let route = try await rig.system.activate(deviceID: device.id)
+        let details = await rig.system.routeStatus(on: route.session)?.details
+        #expect(details?.protocolVersion == "AirPlay 2" && details?.timing == .ntp, "\(String(describing: details))")
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        #expect(await writeOnOwnThread(tone(seconds: 3), to: acquisition.descriptor, piece: 4_096).value)
+        #expect(await eventually(timeout: .seconds(15)) { rig.receiver.event("recording") != nil }, "\(rig.receiver.events.suffix(8))")
+        let delivered = await rig.system.audioStatistics(on: route.session)
+        await rig.system.deactivate(route.session)
+        let recording = try #require(rig.receiver.recording(), "\(rig.receiver.events.suffix(4))")
+        expectToneIntact(recording.pcm, underruns: Int(delivered?.underruns ?? 0), "\(recording.line)")
+        #expect(recording.line["bad"] as? Int == 0 && recording.line["missing"] as? Int == 0, "\(recording.line)")
+        #expect(rig.receiver.event("setup")?["timingProtocol"] as? String == "NTP")
+        #expect(rig.receiver.event("peers") == nil, "no SETPEERS without PTP")
+        #expect(rig.receiver.event("ntp") != nil, "its timing requests were answered: \(rig.receiver.events.suffix(6))")
+        let syncs = rig.receiver.events.filter { $0["sync"] != nil }
+        #expect(!syncs.isEmpty && syncs.allSatisfy { $0["clock"] as? String == "ntp" })
+        #expect(rig.timing.statistics == nil && rig.timing.followers.isEmpty, "the PTP master never opened")
+        expectPlayTimesOneSecondAfterArrival(recording.times)
+        await rig.stop()
+    }
+
+    /// A receiver that insists on being grandmaster (a better Announce, as HomePodOS 27 is
+    /// reported to send) on a clock far from ours: the master stops sending it Syncs, follows its
+    /// clock, and the sync packets name its clock and carry its time — the tone plays on time by it.
+    @Test func aReceiverThatInsistsOnBeingGrandmasterTimesItsStreamByItsOwnClock() async throws {
+        let rig = try await makeRig(slot: 6, timing: "grandmaster")
+        let device = try await rig.device()
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let writer = writeOnOwnThread(tone(seconds: 3), to: acquisition.descriptor, piece: 4_096)
+        // While it plays: its clock followed both ways (the master closes with the stream).
+        #expect(await eventually(timeout: .seconds(5)) { (rig.timing.statistics?.foreignSyncs ?? 0) > 8 && (rig.timing.statistics?.delayRequests ?? 0) > 8 })
+        #expect(await writer.value)
+        #expect(await eventually(timeout: .seconds(15)) { rig.receiver.event("recording") != nil }, "\(rig.receiver.events.suffix(8))")
+        let delivered = await rig.system.audioStatistics(on: route.session)
+        await rig.system.deactivate(route.session)
+        let recording = try #require(rig.receiver.recording(), "\(rig.receiver.events.suffix(4))")
+        expectToneIntact(recording.pcm, underruns: Int(delivered?.underruns ?? 0), "\(recording.line)")
+        let grandmaster = try #require(rig.receiver.event("grandmaster")?["grandmaster"] as? String)
+        let syncs = rig.receiver.events.filter { $0["sync"] != nil }
+        #expect(!syncs.isEmpty && syncs.allSatisfy { $0["clock"] as? String == grandmaster }, "every sync packet names its clock: \(syncs.prefix(2))")
+        // Our Syncs stop once its Announce came (it announces when the session is set up).
+        #expect((recording.line["foreign_syncs"] as? Int ?? .max) <= 8, "\(recording.line)")
+        expectPlayTimesOneSecondAfterArrival(recording.times)
+        await rig.stop()
+    }
+
+    /// nqptp restarted mid-stream: the receiver's follower forgets our clock for a second; our
+    /// master goes on serving it, it follows again, and what arrives after plays on time.
+    @Test func theReceiversPTPFollowerRestartedMidStreamFollowsAgainAndTheStreamPlaysOn() async throws {
+        let rig = try await makeRig(slot: 7)
+        let device = try await rig.device()
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let writer = writeOnOwnThread(tone(seconds: 6), to: acquisition.descriptor, piece: 4_096)
+        #expect(await eventually(timeout: .seconds(10)) { rig.receiver.event("first_packet") != nil })
+        try await Task.sleep(for: .seconds(1))
+        try rig.receiver.restartPTP()
+        #expect(await writer.value)
+        #expect(await eventually(timeout: .seconds(15)) { rig.receiver.event("recording") != nil }, "\(rig.receiver.events.suffix(8))")
+        let delivered = await rig.system.audioStatistics(on: route.session)
+        await rig.system.deactivate(route.session)
+        let recording = try #require(rig.receiver.recording(), "\(rig.receiver.events.suffix(4))")
+        expectToneIntact(recording.pcm, underruns: Int(delivered?.underruns ?? 0), "\(recording.line)")
+        #expect(recording.line["missing"] as? Int == 0, "\(recording.line)")
+        let events = rig.receiver.events
+        let restart = try #require(events.firstIndex { $0["ptp_restart"] != nil })
+        #expect(events[restart...].contains { ($0["follow_ups"] as? Int ?? 0) >= 8 }, "it follows our master again after the restart")
+        // From two seconds after the restart (the restart at about one second in, then a second closed): on time again.
+        expectPlayTimesOneSecondAfterArrival(recording.times, from: 125 * 4, "after the restart")
         await rig.stop()
     }
 

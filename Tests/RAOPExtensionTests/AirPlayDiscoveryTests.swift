@@ -1,3 +1,4 @@
+import BoxConfiguration
 import MediaDevice
 import MediaRouteTestSupport
 import RAOPExtension
@@ -87,8 +88,8 @@ private func airPlay(_ instance: String, deviceID: String, model: String = "Appl
     }
 
     /// `features` decides: an AirPlay-2-only receiver with HAP pairing and PTP is available (with
-    /// a PIN or without); one timed by NTP only, limited to its home's members, or admitting
-    /// FairPlay senders only, says why not, whatever else it offers.
+    /// a PIN or without), and so is one timed by NTP (no bit 41); one limited to its home's
+    /// members, or admitting FairPlay senders only, says why not, whatever else it offers.
     @Test func theFeaturesSayWhyAReceiverCannotBePlayedTo() async throws {
         let (transport, system) = try await rig()
         transport.send(.appeared(airPlay("HomePod", deviceID: "10:00:00:00:00:01", model: "AudioAccessory5,1", txt: ["features": "0x405F4A00,0x18340", "flags": "0x4"])))
@@ -101,12 +102,41 @@ private func airPlay(_ instance: String, deviceID: String, model: String = "Appl
         let reasons = Dictionary(uniqueKeysWithValues: await system.devicesList.map { ($0.displayName, $0.members.first?.device.unavailableReason) })
         #expect(reasons["HomePod"] == .some(nil), "AirPlay 2 alone, transient pairing and PTP: available \(reasons)")
         #expect(reasons["TV With PIN"] == .some(nil), "a PIN is asked for when activating \(reasons)")
-        #expect(reasons["NTP Speaker"]??.contains("NTP") == true, "\(reasons)")
+        #expect(reasons["NTP Speaker"] == .some(nil), "AirPlay 2 timed by NTP: available \(reasons)")
         let key = try #require(await system.devicesList.first { $0.displayName == "HomePod" }?.members.first?.key)
         let homePod = try #require(await system.reportedDevice(for: key))
-        #expect(RAOPExtension.usesAirPlay2(homePod))
+        #expect(RAOPExtension.airPlay2Timing(of: homePod) == .ptp)
+        let ntpKey = try #require(await system.devicesList.first { $0.displayName == "NTP Speaker" }?.members.first?.key)
+        let ntpSpeaker = try #require(await system.reportedDevice(for: ntpKey))
+        #expect(RAOPExtension.airPlay2Timing(of: ntpSpeaker) == .ntp)
         #expect(reasons["Family Only"]??.contains("members of its home") == true, "\(reasons)")
         #expect(reasons["FairPlay Box"]??.contains("FairPlay") == true, "\(reasons)")
         await system.shutdown()
+    }
+
+    /// `[lan] airplay-protocols` overrides what `features` say, by name or hardware address; a
+    /// choice the receiver has no service for is a reason to be unavailable, not a failed route.
+    @Test func theConfigurationChoosesTheProtocolPerDevice() {
+        let homePodRAOP = raop("100000000001@HomePod", txt: ["cn": "0,1", "et": "0", "ft": "0x405F4A00,0x18340"])
+        let homePod = airPlay("HomePod", deviceID: "10:00:00:00:00:01", txt: ["features": "0x405F4A00,0x18340"])
+        let asFeaturesSay = RAOPExtension.device(for: [homePodRAOP, homePod])
+        #expect(asFeaturesSay.map { RAOPExtension.airPlay2Timing(of: $0) } == .ptp)
+        let first = RAOPExtension.device(for: [homePodRAOP, homePod], choices: ["HomePod": .airPlay1])
+        #expect(first?.unavailableReason == nil)
+        let byAddress = RAOPExtension.device(for: [homePodRAOP, homePod], choices: ["10:00:00:00:00:01": .airPlay2NTP])
+        #expect(byAddress?.unavailableReason == nil && byAddress.map { RAOPExtension.airPlay2Timing(of: $0, choice: .airPlay2NTP) } == .ntp)
+        // AirPlay 2 alone, set to AirPlay 1: nothing to play to.
+        let alone = RAOPExtension.device(for: [homePod], choices: ["HomePod": .airPlay1])
+        #expect(alone?.unavailableReason?.contains("set to AirPlay 1") == true, "\(String(describing: alone?.unavailableReason))")
+        // AirPlay 1 alone, set to AirPlay 2: likewise.
+        let old = RAOPExtension.device(for: [raop("100000000002@Old", txt: ["cn": "0,1", "et": "0"])], choices: ["Old": .airPlay2])
+        #expect(old?.unavailableReason?.contains("set to AirPlay 2") == true, "\(String(describing: old?.unavailableReason))")
+        // A receiver without bit 48 is AirPlay 1 by default; set to AirPlay 2 it is, timed as its bit 41 says.
+        let plain = airPlay("Plain", deviceID: "10:00:00:00:00:03", txt: ["features": "0x1A00,0x200"])
+        #expect(RAOPExtension.device(for: [plain])?.unavailableReason?.contains("bit 48") == true)
+        let forced = RAOPExtension.device(for: [plain], choices: ["Plain": .airPlay2])
+        #expect(forced?.unavailableReason == nil && forced.map { RAOPExtension.airPlay2Timing(of: $0, choice: .airPlay2) } == .ptp)
+        // The configuration takes exactly these names.
+        #expect(DaemonConfiguration.airPlayProtocolNames == AirPlayProtocolChoice.allCases.map(\.rawValue))
     }
 }
