@@ -20,11 +20,15 @@ extension Bench {
     /// on 319/320, real-time ALAC): the time from the first write to the first sound at each
     /// receiver, the offset between their outputs for each click of an impulse train (as
     /// `raop-group` measures AirPlay 1), and what each receiver logged of the stream's type.
+    /// `--mixed`: the left receiver is Debian's shairport-sync 3 instead, played with AirPlay 1
+    /// (NTP-style timing) in the same group as the AirPlay 2 one.
     static func airPlay2Group(arguments: [String]) async throws {
         let seconds = Int(arguments.first ?? "") ?? 60
+        let mixed = arguments.contains("--mixed")
         guard AirPlayReceiver.available, let build = AirPlayReceiver.AirPlay2Build.fromEnvironment() else { return }
         let lab = try NamespaceLab(rooms: 2)
-        let left = try AirPlayReceiver(in: lab, room: lab.rooms[0], name: "Left AirPlay 2", timed: true, airPlay2: build)
+        let leftName = mixed ? "Left AirPlay 1" : "Left AirPlay 2"
+        let left = try AirPlayReceiver(in: lab, room: lab.rooms[0], name: leftName, timed: true, airPlay2: mixed ? nil : build)
         let right = try AirPlayReceiver(in: lab, room: lab.rooms[1], name: "Right AirPlay 2", timed: true, airPlay2: build)
         let timing = PTPTimingService(clock: SystemHostClock())
         let transport = DNSSDServiceTransport(
@@ -32,7 +36,7 @@ extension Bench {
         let system = RouteSystem()
         try await system.load { manager in RAOPExtension(transport: transport, routingManager: manager, timing: PTPAirPlayTiming(service: timing)) }
         await system.beginDiscovery(client: "bench")
-        let names = ["Left AirPlay 2", "Right AirPlay 2"]
+        let names = [leftName, "Right AirPlay 2"]
         guard await eventually(timeout: .seconds(20), { await system.devicesList.filter { names.contains($0.displayName) }.count == 2 }) else {
             print("airplay2-group: the receivers were not found: \(await system.devicesList.map(\.displayName)); \(left.log.suffix(400))")
             return
@@ -104,7 +108,8 @@ extension Bench {
             await system.shutdown()
             return
         }
-        report("MediaRoute → two shairport-sync 5.2.1 receivers, AirPlay 2", offsets, seconds: seconds)
+        report(mixed ? "MediaRoute → shairport-sync 3.3.8 (AirPlay 1) and 5.2.1 (AirPlay 2), one group" : "MediaRoute → two shairport-sync 5.2.1 receivers, AirPlay 2",
+               offsets, seconds: seconds)
         await system.shutdown()
     }
 }

@@ -34,14 +34,15 @@ public final class AirPlay2ReceiverPeer: Sendable {
     ///   - timing: `ptp` (follows our master), `grandmaster` (insists on leading, with a clock of
     ///     its own, as HomePodOS 27 is reported to), or `ntp` (asks for NTP timing).
     ///   - lab, room: in the room of a ``NamespaceLab`` instead, at its address, announced there as
-    ///     `_airplay._tcp` alone (python3-zeroconf) with `name`, following PTP on 319/320 as nqptp.
+    ///     `_airplay._tcp` alone (python3-zeroconf) with `name`, following PTP on 319/320 as nqptp
+    ///     (on `ptpPort` and the next when one is given).
     public init(
         pin: String? = nil, identifier: String = "4F:8A:22:10:9C:01", address: String = "127.0.0.1", ptpPort: UInt16? = nil,
         lab: NamespaceLab? = nil, room: NamespaceLab.Room? = nil, name: String = "Test AirPlay 2", timing: String = "ptp"
     ) throws {
         self.identifier = identifier
         let address = room?.deviceAddress ?? address
-        let ptpPort = room != nil ? 319 : ptpPort
+        let ptpPort = room != nil ? ptpPort ?? 319 : ptpPort
         self.address = address
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Peers/airplay2_receiver.py").path
         logPath = NSTemporaryDirectory() + "mr-airplay2-\(UUID().uuidString.prefix(8)).log"
@@ -117,6 +118,17 @@ public final class AirPlay2ReceiverPeer: Sendable {
         var answer = [UInt8](repeating: 0, count: 256)
         guard recv(fd, &answer, answer.count, 0) > 0, String(decoding: answer, as: UTF8.self).hasPrefix("RTSP/1.0 200") else {
             throw PrivateBusError(message: "the receiver did not restart its PTP follower")
+        }
+    }
+
+    /// When each frame of its last recording (``recording()``) is meant to play (CLOCK_MONOTONIC
+    /// seconds): its packet's intended play time and the frame's place in the packet.
+    public static func playClock(_ times: [(rtp: UInt32, playTime: Int64?, arrival: Int64)]) -> @Sendable (Int) -> Double? {
+        let starts = times.map { $0.playTime.map { Double($0) / 1e9 } }
+        return { frame in
+            let packet = frame / 352
+            guard packet >= 0, packet < starts.count, let start = starts[packet] else { return nil }
+            return start + Double(frame % 352) / 44_100
         }
     }
 

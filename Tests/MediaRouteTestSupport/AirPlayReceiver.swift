@@ -219,6 +219,9 @@ public struct TimedOutput: Sendable {
     /// read, the time frame 0 would have come out if every frame had come at the rate; the least
     /// of those within a second of a frame is the clock there, since a read is only ever late.
     /// Returns the time (CLOCK_MONOTONIC seconds) of `frame`, or nil before the first read.
+    /// A player that writes whole packets (shairport-sync: 352 frames) writes a packet's first
+    /// frame up to a packet before its buffer's mark, so this clock reads up to a packet (7.98 ms)
+    /// early; outputs of such players compared with each other share that.
     public func clock(rate: Double = 44_100) -> @Sendable (Int) -> Double? {
         let reads: [(time: Double, frames: Double)] = ((try? String(contentsOfFile: timesPath, encoding: .utf8)) ?? "")
             .split(separator: "\n").compactMap { line in
