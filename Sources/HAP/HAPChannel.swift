@@ -30,6 +30,16 @@ public struct HAPChannel: Sendable {
             readKey: try HAPCrypto.hkdfSHA512(secret: sharedSecret, salt: salt, info: Array("Control-Read-Encryption-Key".utf8)))
     }
 
+    /// The event channel's keys from the same secret ("Events-Salt"). The receiver connects
+    /// nothing: we connect to its event port, yet it writes as the control channel's sender
+    /// would — so we read with "Events-Write" and write with "Events-Read", as OwnTone does.
+    public static func events(sharedSecret: [UInt8]) throws(HAPError) -> HAPChannel {
+        let salt = Array("Events-Salt".utf8)
+        return HAPChannel(
+            writeKey: try HAPCrypto.hkdfSHA512(secret: sharedSecret, salt: salt, info: Array("Events-Read-Encryption-Key".utf8)),
+            readKey: try HAPCrypto.hkdfSHA512(secret: sharedSecret, salt: salt, info: Array("Events-Write-Encryption-Key".utf8)))
+    }
+
     public mutating func seal(_ plaintext: [UInt8]) throws(HAPError) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(plaintext.count + (plaintext.count / Self.maximumFrame + 1) * 18)

@@ -3,9 +3,30 @@ import RAOP
 /// What an AirPlay 1 receiver sends: RTSP answers on the connection, and timing and
 /// resend requests on the UDP ports.
 enum RAOPHarnesses {
-    static let all: [FuzzHarness] = [rtspResponse, raopControl, airPlay2Setup]
+    static let all: [FuzzHarness] = [rtspResponse, rtspRequest, raopControl, airPlay2Setup]
 
     /// The receiver's RTSP answers, fed in two pieces split where the input's first byte says.
+    /// What an AirPlay 2 receiver sends on its event channel: requests, in two reads, each answered.
+    static let rtspRequest = FuzzHarness("rtsp-request", "requests on an AirPlay 2 receiver's event channel, in two reads", maximumLength: 96 * 1024) { bytes in
+        var parser = RTSPRequestParser()
+        let split = bytes.isEmpty ? 0 : min(Int(bytes[0]) * 64, bytes.count)
+        var requests: [RTSPRequest] = []
+        do {
+            requests += try parser.consume(bytes[..<split])
+            requests += try parser.consume(bytes[split...])
+        } catch {
+            if (try? parser.consume([13, 10])) != nil { return "the parser took bytes after refusing" }
+            return nil
+        }
+        for request in requests {
+            if request.body.count > RTSPResponseParser.maximumBodyBytes { return "a body of \(request.body.count) bytes" }
+            if request.headers.count > RTSPResponseParser.maximumHeaders { return "\(request.headers.count) header fields" }
+            let answer = RTSPRequestParser.okResponse(cseq: request.headers.first { $0.0 == "cseq" }?.1)
+            if answer.count > 80 || answer.filter({ $0 == 10 }).count != 4 { return "an answer of \(answer.count) bytes" }
+        }
+        return nil
+    }
+
     static let rtspResponse = FuzzHarness("rtsp-response", "RTSP answers of an AirPlay receiver, in two reads, and their digest challenges", maximumLength: 96 * 1024) { bytes in
         var parser = RTSPResponseParser()
         let split = bytes.isEmpty ? 0 : min(Int(bytes[0]) * 64, bytes.count)

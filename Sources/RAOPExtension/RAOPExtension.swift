@@ -61,6 +61,10 @@ public actor RAOPExtension: RealtimeSampleHandling {
         var hapStream: HAPByteStream?
         /// AirPlay 2: waiting for the PIN the receiver shows.
         var awaitingPIN = false
+        /// AirPlay 2: the pairing's shared secret, which the event channel's keys come from.
+        var pairingSecret: [UInt8]?
+        /// AirPlay 2: the receiver's event channel while a stream plays (its requests answered).
+        var events: (any Connection)?
     }
 
     enum StreamItem: Sendable {
@@ -447,6 +451,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
             do {
                 let result = try await pairSetup(rtsp, PairSetup(mode: .transient))
                 stream.encrypt(with: try HAPChannel.control(sharedSecret: result.sessionKey))
+                active[id]?.pairingSecret = result.sessionKey
                 activated(current)
             } catch let error as HAPError where error.kind == .refused(2) {
                 // Transient pairing refused with "authentication": it wants its PIN.
@@ -520,6 +525,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
             case .send(let next): body = next
             case .verified(let sharedSecret):
                 stream.encrypt(with: try HAPChannel.control(sharedSecret: sharedSecret))
+                if let id = active.first(where: { $0.value.hapStream === stream })?.key { active[id]?.pairingSecret = sharedSecret }
                 return
             }
         }
@@ -639,6 +645,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
         Task {
             // Ended now: what the receiver holds is dropped (TEARDOWN), as the route ends.
             await (entry.stream ?? entry.draining)?.stop()
+            await entry.events?.close()
             await entry.rtsp?.stop()
             await entry.connection?.close()
         }
@@ -679,11 +686,57 @@ public actor RAOPExtension: RealtimeSampleHandling {
             do {
                 try await stream.start()
                 try? await stream.setVolume(entry.volume)
+                if let port = await stream.eventPort { await self.openEvents(session, port: port) }
                 self.streamStarted(session, stream)
             } catch {
                 await stream.stop()
                 self.streamFailed(session, error)
             }
+        }
+    }
+
+    /// Connects to the receiver's event channel (encrypted with the pairing's events keys) and
+    /// answers each of its requests `200 OK`; what it says is logged. A receiver that refuses
+    /// the connection still plays (shairport-sync accepts and says nothing; Apple's receivers
+    /// send events there). The connection ends with the stream.
+    private func openEvents(_ session: MediaOutputSession, port: UInt16) async {
+        guard let entry = active[session.id], let secret = entry.pairingSecret,
+            var endpoint = entry.device.requiredNetworkEndpoints.first(where: { Self.serviceType(of: $0) == Self.airPlayServiceType }),
+            case .ip(let host, _, let interface) = endpoint.address
+        else { return }
+        endpoint.address = .ip(host: host, port: port, interface: interface)
+        do {
+            let connection = try await transport.connect(to: endpoint)
+            guard let inner = connection.byteStream, active[session.id]?.streaming == true else {
+                await connection.close()
+                return
+            }
+            let channel = HAPByteStream(inner)
+            channel.encrypt(with: try HAPChannel.events(sharedSecret: secret))
+            await active[session.id]?.events?.close()
+            active[session.id]?.events = connection
+            let logger = self.logger, name = entry.device.displayName
+            Task {
+                var parser = RTSPRequestParser()
+                var answered = 0
+                do {
+                    for try await bytes in channel.incoming {
+                        for request in try parser.consume(bytes) {
+                            answered += 1
+                            // Logged, then answered: a receiver's events are at most what it says of itself.
+                            if answered <= 64 || answered % 1_000 == 0 {
+                                logger.debug("AirPlay 2 event", metadata: ["device": "\(name)", "request": "\(request.method) \(request.uri)", "bytes": "\(request.body.count)"])
+                            }
+                            try await channel.write(RTSPRequestParser.okResponse(cseq: request.headers.first { $0.0 == "cseq" }?.1))
+                        }
+                    }
+                } catch {
+                    logger.debug("AirPlay 2 event channel ended", metadata: ["device": "\(name)", "error": "\(error)"])
+                }
+                await connection.close()
+            }
+        } catch {
+            logger.notice("AirPlay 2 event channel not opened; playing without it", metadata: ["device": "\(entry.device.displayName)", "error": "\(error)"])
         }
     }
 
@@ -748,9 +801,16 @@ public actor RAOPExtension: RealtimeSampleHandling {
         active[session.id]?.feed = nil
         // What is queued still goes out (the feed finishes after it), then what was sent plays.
         entry.feed?.finish()
+        let events = entry.events
+        active[session.id]?.events = nil
         if let stream = entry.stream {
             active[session.id]?.draining = stream
-            Task { await stream.stop(draining: true) }
+            Task {
+                await stream.stop(draining: true)
+                await events?.close()
+            }
+        } else if let events {
+            Task { await events.close() }
         }
     }
 

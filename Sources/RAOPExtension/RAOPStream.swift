@@ -105,6 +105,8 @@ actor RAOPStream {
     private let airPlay2: AirPlay2Context?
     private let streamKey: [UInt8] = (0..<32).map { _ in UInt8.random(in: .min ... .max) }
     private var following = false
+    /// AirPlay 2: the TCP port of the receiver's event channel, as its session's SETUP answered.
+    private(set) var eventPort: UInt16?
     /// The clock the last sync packet named: when the receiver's timing changes clock (it
     /// announced itself grandmaster mid-stream, or fell silent), a sync packet goes at once.
     private var syncedClock: UInt64?
@@ -215,7 +217,7 @@ actor RAOPStream {
             AirPlay2Setup.Session(name: context.name, deviceID: context.deviceID, sessionUUID: UUID().uuidString, groupUUID: context.groupUUID, timing: sessionTiming)
                 .propertyList)))
         try expectOK(session, "SETUP")
-        _ = try AirPlay2Setup.decode(AirPlay2Setup.SessionReply.self, from: session.body)
+        eventPort = try AirPlay2Setup.decode(AirPlay2Setup.SessionReply.self, from: session.body).eventPort.flatMap { $0 > 0 ? $0 : nil }
         try expectOK(await rtsp.send(RTSPRequest(method: "RECORD", uri: uri)), "RECORD")
         if case .ptp(let master) = context.timing {
             // nqptp follows the first peer named, which must be us: its client.

@@ -405,6 +405,7 @@ class Connection:
             events.bind((self.receiver.args.address, 0))
             events.listen(1)
             self.events = events
+            threading.Thread(target=self.serve_events, args=(events,), daemon=True).start()
             reply = {"eventPort": events.getsockname()[1], "timingPort": self.ntp.getsockname()[1] if wanted == "NTP" else 0}
             return self.respond(headers, body=plistlib.dumps(reply, fmt=plistlib.FMT_BINARY), content_type="application/x-apple-binary-plist")
         stream = request["streams"][0]
@@ -414,6 +415,35 @@ class Connection:
         self.stream = Stream(self.receiver, stream["shk"], stream.get("spf", 352))
         reply = {"streams": [{"type": 96, "dataPort": self.stream.data.getsockname()[1], "controlPort": self.stream.control.getsockname()[1]}]}
         self.respond(headers, body=plistlib.dumps(reply, fmt=plistlib.FMT_BINARY), content_type="application/x-apple-binary-plist")
+
+    def serve_events(self, listener):
+        """The event channel: the sender connects; encrypted with the pairing's events keys (we
+        write with Events-Write, read with Events-Read); we send one request, log the answer."""
+        try:
+            sock, _ = listener.accept()
+        except OSError:
+            return
+        write_key = hkdf(self.secret, "Events-Salt", "Events-Write-Encryption-Key")
+        read_key = hkdf(self.secret, "Events-Salt", "Events-Read-Encryption-Key")
+        self.receiver.log(events_connected=True)
+        body = plistlib.dumps({"type": "updateMRSupportedCommands"}, fmt=plistlib.FMT_BINARY)
+        request = ("POST /command RTSP/1.0\r\nCSeq: 7\r\nContent-Type: application/x-apple-binary-plist\r\nContent-Length: %d\r\n\r\n" % len(body)).encode() + body
+        try:
+            length = struct.pack("<H", len(request))
+            sock.sendall(length + ChaCha20Poly1305(write_key).encrypt(b"\x00" * 4 + struct.pack("<Q", 0), request, length))
+            data = b""
+            while len(data) < 2 or len(data) < 2 + struct.unpack("<H", data[:2])[0] + 16:
+                piece = sock.recv(4096)
+                if not piece:
+                    return self.receiver.log(event_reply=None)
+                data += piece
+            size = struct.unpack("<H", data[:2])[0]
+            plain = ChaCha20Poly1305(read_key).decrypt(b"\x00" * 4 + struct.pack("<Q", 0), data[2:2 + size + 16], data[:2])
+            self.receiver.log(event_reply=plain.decode("utf-8", "replace").split("\r\n")[0], cseq="CSeq: 7" in plain.decode("utf-8", "replace"))
+        except Exception as error:
+            self.receiver.log(event_reply=None, error=repr(error))
+        finally:
+            sock.close()
 
     def start_ntp(self, host, port):
         """NTP timing as an AirPlay 1 receiver does it: requests to the sender's timing port."""
@@ -543,6 +573,7 @@ class Connection:
             self.respond(headers, body=tlv_encode((STATE, b"\x04")), then=lambda: self.encrypt(verify["shared"]))
 
     def encrypt(self, secret):
+        self.secret = secret
         # The controller writes with "Control-Write": we read with it.
         self.read_key = hkdf(secret, "Control-Salt", "Control-Write-Encryption-Key")
         self.write_key = hkdf(secret, "Control-Salt", "Control-Read-Encryption-Key")

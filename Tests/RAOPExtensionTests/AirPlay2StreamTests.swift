@@ -115,6 +115,10 @@ struct AirPlay2StreamTests {
         #expect(peers?.first == "127.0.0.1" && peers?.contains(rig.receiver.address) == true, "we are the first peer, nqptp's master: \(String(describing: peers))")
         #expect(rig.receiver.events.contains { $0["parameter"] as? String == "volume" && $0["value"] as? String == "-6.000000" }, "0.8 is −6 dB")
         #expect(requests.contains { $0["path"] as? String == "/feedback" }, "feedback keeps the session")
+        // The event channel: connected with the pairing's events keys, its request answered.
+        #expect(rig.receiver.event("events_connected") != nil)
+        #expect(rig.receiver.event("event_reply")?["event_reply"] as? String == "RTSP/1.0 200 OK" && rig.receiver.event("event_reply")?["cseq"] as? Bool == true,
+                "\(String(describing: rig.receiver.event("event_reply")))")
         #expect(requests.contains { $0["method"] as? String == "TEARDOWN" })
 
         // PTP: the receiver followed our master, and the sync packets name it.
