@@ -403,12 +403,34 @@ public actor RAOPExtension: RealtimeSampleHandling {
             guard options.status == 200 else {
                 throw TransportError(.connectionRefused, "OPTIONS: \(options.status) \(options.reason)")
             }
+            try await authSetupIfWanted(rtsp, endpoint: endpoint, options: options)
             guard let current = active[id] else { return }
             activated(current)
         } catch let error as TransportError {
             fail(id, MediaDeviceError(error.code == .timedOut ? .timedOut : error.code == .authenticationFailed ? .authorizationFailed : .connectionFailed, error.message))
         } catch {
             fail(id, MediaDeviceError(.connectionFailed, "\(error)"))
+        }
+    }
+
+    /// `POST /auth-setup` where the receiver says it takes it (`et` lists 4) and `OPTIONS` lists
+    /// POST: AirPort Express 7.8 and Sonos refuse `ANNOUNCE` (403) without it. The body is a
+    /// flag for "no encryption" and a fresh Curve25519 public key; the receiver answers with
+    /// its own key and an MFi certificate, which no sender outside Apple can check — so this is
+    /// no authentication of the receiver, only the step it wants (as OwnTone does it). A
+    /// refusal is logged and the stream tried anyway.
+    private func authSetupIfWanted(_ rtsp: RTSPClient, endpoint: Endpoint, options: RTSPResponse) async throws {
+        guard endpoint.attributes["et"]?.split(separator: ",").contains(where: { $0.filter { $0 != " " } == "4" }) == true,
+            options[header: "Public"]?.split(separator: ",").contains(where: { $0.filter { $0 != " " } == "POST" }) == true
+        else { return }
+        let secret = (0..<32).map { _ in UInt8.random(in: .min ... .max) }
+        guard let publicKey = try? HAPCrypto.x25519(scalar: secret) else {
+            logger.notice("AirPlay auth-setup skipped: no Curve25519 here", metadata: ["endpoint": "\(endpoint.id)"])
+            return
+        }
+        let answer = try await rtsp.send(RTSPRequest(method: "POST", uri: "/auth-setup", headers: [("Content-Type", "application/octet-stream")], body: [0x01] + publicKey))
+        if answer.status != 200 {
+            logger.notice("AirPlay receiver refused auth-setup; trying the stream anyway", metadata: ["endpoint": "\(endpoint.id)", "status": "\(answer.status)"])
         }
     }
 

@@ -33,12 +33,15 @@ public final class AirPlay2ReceiverPeer: Sendable {
     ///   - ptpPort: with a port, it follows PTP on it (event) and the next (general), as nqptp on 319/320.
     ///   - timing: `ptp` (follows our master), `grandmaster` (insists on leading, with a clock of
     ///     its own, as HomePodOS 27 is reported to), or `ntp` (asks for NTP timing).
+    ///   - raop: an AirPlay 1 receiver instead (plain RTSP and ALAC, NTP timing); `authSetup`:
+    ///     it refuses ANNOUNCE until `POST /auth-setup`, as AirPort Express 7.8 and Sonos do.
     ///   - lab, room: in the room of a ``NamespaceLab`` instead, at its address, announced there as
     ///     `_airplay._tcp` alone (python3-zeroconf) with `name`, following PTP on 319/320 as nqptp
     ///     (on `ptpPort` and the next when one is given).
     public init(
         pin: String? = nil, identifier: String = "4F:8A:22:10:9C:01", address: String = "127.0.0.1", ptpPort: UInt16? = nil,
-        lab: NamespaceLab? = nil, room: NamespaceLab.Room? = nil, name: String = "Test AirPlay 2", timing: String = "ptp"
+        lab: NamespaceLab? = nil, room: NamespaceLab.Room? = nil, name: String = "Test AirPlay 2", timing: String = "ptp",
+        raop: Bool = false, authSetup: Bool = false
     ) throws {
         self.identifier = identifier
         let address = room?.deviceAddress ?? address
@@ -51,6 +54,8 @@ public final class AirPlay2ReceiverPeer: Sendable {
         arguments += ["--address", address]
         if let ptpPort { arguments += ["--ptp-port", String(ptpPort)] }
         arguments += ["--name", name, "--timing", timing]
+        if raop { arguments.append("--raop") }
+        if authSetup { arguments.append("--auth-setup") }
         process = try startPeer(arguments, logPath: logPath, lab: lab, room: room)
         var found: Int?
         for _ in 0..<500 {

@@ -32,6 +32,11 @@ Timing (--timing):
   ntp          the session must say timingProtocol NTP and a timingPort; it asks the sender's
                timing port (AirPlay 1's 0xD2 requests) and times by the reply with the least
                round trip of the last 16; sync packets are AirPlay 1's (0xD4, NTP time).
+--raop: an AirPlay 1 receiver instead (no pairing, no encryption): OPTIONS (Public names POST),
+ANNOUNCE (SDP), SETUP (Transport: our ports back; NTP timing to the sender's timing_port),
+RECORD (Audio-Latency 11035), plain ALAC in RTP; with --auth-setup, ANNOUNCE is refused 403
+until POST /auth-setup (0x01 and a 32-byte Curve25519 key) came, as AirPort Express 7.8 and
+Sonos do; the answer is a key and a stand-in certificate, as they send (nobody can check it).
 Sync packets of every kind are read by shairport-sync's rule: the frame they name, less 11 035,
 plays at the time they carry.
 
@@ -271,6 +276,7 @@ class Connection:
         self.setup = {}
         self.verify = {}
         self.stream = None
+        self.authed = False
 
     # The channel: plain until paired, then 2-byte length + ChaCha20-Poly1305 frames.
     def receive_bytes(self):
@@ -327,6 +333,10 @@ class Connection:
         if then:
             then()
 
+    def respond_raw(self, headers, status, lines):
+        text = "RTSP/1.0 %d %s\r\nCSeq: %s\r\n" % (status, "OK" if status == 200 else "Error", headers.get("cseq", "0"))
+        self.send_bytes((text + "".join(line + "\r\n" for line in lines) + "\r\n").encode())
+
     def serve(self):
         try:
             while True:
@@ -349,7 +359,30 @@ class Connection:
                     info = {"deviceID": "AA:BB:CC:DD:EE:FF", "name": self.receiver.args.name, "features": 0x1C340405D4A00,
                             "pi": self.receiver.args.identifier, "pk": self.receiver.identity_public}
                     self.respond(headers, body=plistlib.dumps(info, fmt=plistlib.FMT_BINARY), content_type="application/x-apple-binary-plist")
-                elif self.read_key is None:
+                elif self.receiver.args.raop and method == "OPTIONS":
+                    self.respond_raw(headers, 200, ["Public: ANNOUNCE, SETUP, RECORD, PAUSE, FLUSH, TEARDOWN, OPTIONS, GET_PARAMETER, SET_PARAMETER, POST, GET"])
+                elif self.receiver.args.raop and method == "POST" and path == "/auth-setup":
+                    self.authed = len(body) == 33 and body[0] == 1
+                    self.receiver.log(auth_setup=len(body), flag=body[0] if body else None)
+                    self.respond(headers, body=os.urandom(32) + b"stand-in certificate" if self.authed else b"", status=200 if self.authed else 400)
+                elif self.receiver.args.raop and method == "ANNOUNCE":
+                    if self.receiver.args.auth_setup and not self.authed:
+                        self.receiver.log(refused="ANNOUNCE", code=403)
+                        self.respond(headers, status=403)
+                    else:
+                        self.receiver.log(announce=body.decode("utf-8", "replace").count("a=fmtp:96"))
+                        self.respond(headers)
+                elif self.receiver.args.raop and method == "SETUP":
+                    fields = dict(part.split("=", 1) for part in headers.get("transport", "").split(";") if "=" in part)
+                    self.start_ntp(self.sock.getpeername()[0], int(fields.get("timing_port", "0")))
+                    self.end_stream()
+                    self.stream = Stream(self.receiver, None, 352)
+                    self.receiver.log(setup="raop", control_port=fields.get("control_port"))
+                    self.respond_raw(headers, 200, ["Transport: RTP/AVP/UDP;unicast;mode=record;server_port=%d;control_port=%d;timing_port=%d" % (
+                        self.stream.data.getsockname()[1], self.stream.control.getsockname()[1], self.ntp.getsockname()[1]), "Session: 1"])
+                elif self.receiver.args.raop and method == "RECORD":
+                    self.respond_raw(headers, 200, ["Audio-Latency: 11035"])
+                elif self.read_key is None and not self.receiver.args.raop:
                     self.respond(headers, status=470)
                 elif method == "SETUP":
                     self.setup_request(headers, body)
@@ -587,7 +620,8 @@ class Stream:
 
     def __init__(self, receiver, key, frames_per_packet):
         self.receiver = receiver
-        self.cipher = ChaCha20Poly1305(key)
+        # AirPlay 1 (no key): the ALAC frame in clear after the RTP header.
+        self.cipher = ChaCha20Poly1305(key) if key else None
         self.frames_per_packet = frames_per_packet
         self.data = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.data.bind((receiver.args.address, 0))
@@ -621,14 +655,17 @@ class Stream:
                 packet = self.data.recv(4096)
             except OSError:
                 return
-            if len(packet) < 12 + 16 + 8:
+            if self.cipher is None and len(packet) > 12:
+                frame = packet[12:]
+            elif len(packet) < 12 + 16 + 8:
                 self.bad += 1
                 continue
-            try:
-                frame = self.cipher.decrypt(b"\x00" * 4 + packet[-8:], packet[12:-8], packet[4:12])
-            except Exception:
-                self.bad += 1
-                continue
+            else:
+                try:
+                    frame = self.cipher.decrypt(b"\x00" * 4 + packet[-8:], packet[12:-8], packet[4:12])
+                except Exception:
+                    self.bad += 1
+                    continue
             sequence, rtp_time = struct.unpack(">HI", packet[2:8])
             if not self.packets:
                 self.first_arrival = time.monotonic_ns()
@@ -641,7 +678,7 @@ class Stream:
                 packet = self.control.recv(4096)
             except OSError:
                 return
-            if len(packet) >= 20 and packet[1] == 0xD4 and self.receiver.args.timing == "ntp":
+            if len(packet) >= 20 and packet[1] == 0xD4 and (self.receiver.args.timing == "ntp" or self.receiver.args.raop):
                 frame, seconds, fraction, next_frame = struct.unpack(">IIII", packet[4:20])
                 self.anchor = (frame, seconds * 1_000_000_000 + (fraction * 1_000_000_000 >> 32))
                 self.first_anchor = self.first_anchor or self.anchor
@@ -716,6 +753,8 @@ def main():
     parser.add_argument("--ptp-port", type=int)
     parser.add_argument("--timing", choices=["ptp", "grandmaster", "ntp"], default="ptp")
     parser.add_argument("--announce", action="store_true")
+    parser.add_argument("--raop", action="store_true")
+    parser.add_argument("--auth-setup", action="store_true")
     args = parser.parse_args()
     receiver = Receiver(args)
     if args.ptp_port and args.timing == "grandmaster":

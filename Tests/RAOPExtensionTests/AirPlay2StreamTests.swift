@@ -227,6 +227,36 @@ struct AirPlay2StreamTests {
         await rig.stop()
     }
 
+    /// An AirPlay 1 receiver that refuses ANNOUNCE until `POST /auth-setup` (AirPort Express 7.8,
+    /// Sonos; `et` lists 4): it gets the flag and a Curve25519 key after OPTIONS, then plays.
+    @Test func anAirPlay1ReceiverThatWantsAuthSetupGetsItAndPlays() async throws {
+        let receiver = try AirPlay2ReceiverPeer(identifier: "4F:8A:22:10:9C:18", address: "127.0.0.18", raop: true, authSetup: true)
+        defer { receiver.stop() }
+        let endpoint = Endpoint(
+            id: "4F8A22109C18@Porch Express._raop._tcp.local", transport: "lan", address: .ip(host: receiver.address, port: UInt16(receiver.port), interface: "lo"),
+            name: "4F8A22109C18@Porch Express", attributes: ["et": "0,4", "cn": "0,1", "am": "AirPort10,115", "serviceType": "_raop._tcp"], services: ["_raop._tcp"])
+        let system = RouteSystem()
+        try await system.load { manager in RAOPExtension(transport: FixedEndpointsTransport(endpoints: [endpoint]), routingManager: manager, latency: .seconds(1)) }
+        await system.beginDiscovery(client: "test")
+        #expect(await eventually(timeout: .seconds(5)) { await system.devicesList.contains { $0.displayName == "Porch Express" } })
+        let device = try #require(await system.devicesList.first { $0.displayName == "Porch Express" })
+        let route = try await system.activate(deviceID: device.id)
+        #expect(await system.routeStatus(on: route.session)?.details.protocolVersion == "AirPlay 1 (RAOP)")
+        let acquisition = try await system.acquireAudio(on: route.session, format: .cdAudio)
+        #expect(await writeOnOwnThread(tone(seconds: 3), to: acquisition.descriptor, piece: 4_096).value)
+        #expect(await eventually(timeout: .seconds(15)) { receiver.event("recording") != nil }, "\(receiver.events.suffix(8))")
+        let delivered = await system.audioStatistics(on: route.session)
+        await system.deactivate(route.session)
+        let recording = try #require(receiver.recording(), "\(receiver.events.suffix(4))")
+        expectToneIntact(recording.pcm, underruns: Int(delivered?.underruns ?? 0), "\(recording.line)")
+        let events = receiver.events
+        let authSetup = try #require(events.firstIndex { $0["auth_setup"] != nil }, "\(events.prefix(6))")
+        #expect(events[authSetup]["auth_setup"] as? Int == 33 && events[authSetup]["flag"] as? Int == 1, "the flag and a 32-byte key")
+        #expect(events.firstIndex { $0["announce"] != nil }.map { $0 > authSetup } == true && !events.contains { $0["refused"] != nil })
+        expectPlayTimesOneSecondAfterArrival(recording.times)
+        await system.shutdown()
+    }
+
     /// Two receivers as one group: each frame is meant to play at the same instant on both, by
     /// each receiver's reading of our PTP clock and its sync packets (kernel receive times, the
     /// least delayed of the last 16 Follow_Ups, as nqptp keeps them).
