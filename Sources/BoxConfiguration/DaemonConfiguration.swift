@@ -34,7 +34,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// (RAOPExtension's `AirPlayProtocolChoice` raw values; a test holds the two together).
     public var airPlayProtocols: [String: String] = [:]
     /// The values `airplay-protocols` takes.
-    public static let airPlayProtocolNames = ["airplay1", "airplay2", "airplay2-ptp", "airplay2-ntp"]
+    public static let airPlayProtocolNames = ["airplay1", "airplay2", "airplay2-ptp", "airplay2-ntp", "airplay2-buffered"]
     /// `[bluetooth] a2dp-source`: register MediaRoute's A2DP source endpoints with BlueZ
     /// (`yes`, `auto` — the default — or `no`, where PipeWire or bluez-alsa is the box's A2DP source).
     public var bluetoothA2DPSource = true

@@ -311,6 +311,12 @@ static inline struct mr_av_encoder *mr_aac_open(int sample_rate, int channels, i
 /* Frames per access unit (1024 for AAC-LC). */
 static inline int mr_aac_frame_size(struct mr_av_encoder *encoder) { return encoder->context->frame_size; }
 
+/*
+ * Frames of priming the decoder gives before the first input frame (FFmpeg's native encoder:
+ * 1024): an access unit's decoded frame d holds input frame d - this.
+ */
+static inline int mr_aac_initial_padding(struct mr_av_encoder *encoder) { return encoder->context->initial_padding; }
+
 /* The bit rate the encoder runs at now. */
 static inline int mr_aac_bit_rate(struct mr_av_encoder *encoder) { return (int)encoder->context->bit_rate; }
 

@@ -20,6 +20,27 @@ public enum AirPlay2Packet {
         return header + sealed + nonceTail
     }
 
+    /// The SSRC of a buffered stream's AAC-LC 44.1 kHz stereo packets: shairport-sync 5 (and
+    /// Apple's receivers) tell the format of a buffered packet by it.
+    public static let bufferedAACSSRC: UInt32 = 0x1600_0000
+
+    /// A buffered stream's packet (type 103, over TCP): a 2-byte big-endian length counting
+    /// itself, then the RTP header — the marker set and a 23-bit sequence number in the first
+    /// word, the timestamp, the SSRC naming the format — then the access unit sealed as
+    /// ``audio(sequence:timestamp:ssrc:first:payload:key:)`` seals a frame, its tag and the
+    /// nonce's last 8 bytes (the sequence number).
+    public static func bufferedAudio(sequence: UInt32, timestamp: UInt32, payload: [UInt8], key: [UInt8]) throws(HAPError) -> [UInt8] {
+        let sequence = sequence & 0x7F_FFFF
+        let header: [UInt8] = [0x80, 0x80 | UInt8(truncatingIfNeeded: sequence >> 16), UInt8(truncatingIfNeeded: sequence >> 8), UInt8(truncatingIfNeeded: sequence)]
+            + bigEndian(timestamp) + bigEndian(bufferedAACSSRC)
+        let nonceTail: [UInt8] = (0..<8).map { UInt8(truncatingIfNeeded: UInt64(sequence) >> (8 * UInt64($0))) }
+        let sealed = try HAPCrypto.seal(payload, key: key, nonce: [0, 0, 0, 0] + nonceTail, aad: Array(header[4..<12]))
+        // Bounded by the caller (an access unit is a few hundred bytes); a length past 16 bits is refused, never wrapped.
+        let length = 2 + header.count + sealed.count + nonceTail.count
+        guard length <= Int(UInt16.max) else { throw HAPError(.malformed, "a buffered packet of \(length) bytes") }
+        return [UInt8(length >> 8), UInt8(length & 0xFF)] + header + sealed + nonceTail
+    }
+
     /// The ALAC frame of an audio packet made by ``audio(sequence:timestamp:ssrc:first:payload:key:)``
     /// (what a receiver does; the tests and fuzzing use it). A packet too short or whose tag
     /// does not match is an error.

@@ -86,30 +86,60 @@ public enum AirPlay2Setup {
     }
 
     /// One stream of the second `SETUP`: real-time ALAC (type 96, `ct` 2, format bit 18:
-    /// ALAC/44100/16/2), 352 frames a packet, sealed with the stream key `shk`.
+    /// ALAC/44100/16/2, 352 frames a packet, over UDP), or buffered AAC-LC (type 103, `ct` 4,
+    /// format bit 22: AAC-LC/44100/2, 1 024 frames a packet, over TCP); sealed with the stream key `shk`.
     public struct Stream: Sendable, Hashable {
+        /// Real time (UDP, sync packets) or buffered (TCP, rate anchors).
+        public enum Kind: Sendable, Hashable {
+            case realtimeALAC
+            case bufferedAAC
+        }
+
         /// Our control port: the receiver's resend requests come from there, our sync packets go to its own.
         public var controlPort: UInt16
         /// The stream key (32 bytes): every audio packet is sealed with it.
         public var key: [UInt8]
         public var connectionID: UInt64
         public var latencyFrames: UInt32
+        public var kind: Kind
 
-        public init(controlPort: UInt16, key: [UInt8], connectionID: UInt64, latencyFrames: UInt32) {
+        public init(controlPort: UInt16, key: [UInt8], connectionID: UInt64, latencyFrames: UInt32, kind: Kind = .realtimeALAC) {
             self.controlPort = controlPort
             self.key = key
             self.connectionID = connectionID
             self.latencyFrames = max(latencyFrames, 11_025)
+            self.kind = kind
         }
 
         public var propertyList: BinaryPropertyList.Value {
-            .dictionary([
-                ("audioFormat", .integer(0x40000)), ("audioMode", .string("default")), ("controlPort", .integer(Int64(controlPort))), ("ct", .integer(2)),
-                ("isMedia", .bool(true)), ("latencyMax", .integer(Int64(latencyFrames))), ("latencyMin", .integer(11_025)), ("shk", .data(key)),
-                ("spf", .integer(352)), ("sr", .integer(44_100)), ("type", .integer(96)), ("supportsDynamicStreamID", .bool(false)),
-                ("streamConnectionID", .integer(Int64(bitPattern: connectionID))),
+            let buffered = kind == .bufferedAAC
+            return .dictionary([
+                ("audioFormat", .integer(buffered ? 0x40_0000 : 0x40000)), ("audioMode", .string("default")), ("controlPort", .integer(Int64(controlPort))),
+                ("ct", .integer(buffered ? 4 : 2)), ("isMedia", .bool(true)), ("latencyMax", .integer(Int64(latencyFrames))), ("latencyMin", .integer(11_025)),
+                ("shk", .data(key)), ("spf", .integer(buffered ? 1_024 : 352)), ("sr", .integer(44_100)), ("type", .integer(buffered ? 103 : 96)),
+                ("supportsDynamicStreamID", .bool(false)), ("streamConnectionID", .integer(Int64(bitPattern: connectionID))),
             ])
         }
+    }
+
+    /// `SETRATEANCHORTIME`'s body for a buffered stream: at `networkTime` on the clock
+    /// `clockIdentity` the frame `rtpTime` plays (rate 1), or playing stops (rate 0). The time
+    /// goes as whole seconds and a 64-bit binary fraction, as the receivers read it.
+    public static func rateAnchor(playing: Bool, rtpTime: UInt32, networkTime: Duration, clockIdentity: UInt64) -> BinaryPropertyList.Value {
+        let (seconds, attoseconds) = networkTime.components
+        // nanoseconds × 2³² / 10⁹ in the upper 32 bits: a quarter-nanosecond step (what shairport-sync keeps).
+        let nanoseconds = UInt64(clamping: max(0, attoseconds / 1_000_000_000))
+        let fraction = ((nanoseconds << 32) / 1_000_000_000) << 32
+        return .dictionary([
+            ("rate", .integer(playing ? 1 : 0)), ("rtpTime", .integer(Int64(rtpTime))), ("networkTimeSecs", .integer(max(0, seconds))),
+            ("networkTimeFrac", .integer(Int64(bitPattern: fraction))), ("networkTimeTimelineID", .integer(Int64(bitPattern: clockIdentity))),
+        ])
+    }
+
+    /// `FLUSHBUFFERED`'s body: drop what is buffered up to (not including) the packet
+    /// `sequence` of RTP time `timestamp`.
+    public static func flushBuffered(untilSequence sequence: UInt32, timestamp: UInt32) -> BinaryPropertyList.Value {
+        .dictionary([("flushUntilSeq", .integer(Int64(sequence & 0x7F_FFFF))), ("flushUntilTS", .integer(Int64(timestamp)))])
     }
 
     /// The second `SETUP`'s body.
@@ -134,6 +164,8 @@ public enum AirPlay2Setup {
         public var type: UInt64?
         public var dataPort: UInt16?
         public var controlPort: UInt16?
+        /// A buffered stream: how many bytes the receiver holds ahead of playing.
+        public var audioBufferSize: UInt64?
     }
 
     /// The receiver's answer to the second `SETUP`.

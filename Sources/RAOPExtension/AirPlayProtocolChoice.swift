@@ -10,4 +10,8 @@ public enum AirPlayProtocolChoice: String, Sendable, Hashable, CaseIterable {
     case airPlay2PTP = "airplay2-ptp"
     /// AirPlay 2 timed by NTP whatever its `features` say.
     case airPlay2NTP = "airplay2-ntp"
+    /// AirPlay 2 timed by PTP with a buffered stream (type 103: AAC-LC over TCP, anchored by
+    /// `SETRATEANCHORTIME`) instead of a real-time one (type 96: ALAC over UDP): for a receiver
+    /// that plays buffered streams better (the network loses UDP packets on the way to it).
+    case airPlay2Buffered = "airplay2-buffered"
 }

@@ -249,7 +249,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
         let features = airPlay.flatMap { AirPlayFeatures(attributes: $0.attributes) }
         switch choice {
         case .airPlay1: return nil
-        case .airPlay2PTP: return .ptp
+        case .airPlay2PTP, .airPlay2Buffered: return .ptp
         case .airPlay2NTP: return .ntp
         case .airPlay2: return features?.usesPTP == true ? .ptp : .ntp
         case nil:
@@ -679,8 +679,10 @@ public actor RAOPExtension: RealtimeSampleHandling {
     /// AirPlay 1: ALAC over RTP, timed against the sender's clock by NTP-style exchanges.
     public func routeDetails(session: MediaOutputSession) -> RouteStatus.Details {
         let airPlay2Timing = active[session.id]?.airPlay2Timing
+        let buffered = airPlay2Timing == .ptp && active[session.id].map { (choices[$0.device.displayName] ?? choices[$0.device.id]) == .airPlay2Buffered } == true
         return RouteStatus.Details(
-            protocolVersion: airPlay2Timing != nil ? "AirPlay 2" : "AirPlay 1 (RAOP)", timing: airPlay2Timing ?? .ntp, codec: "ALAC",
+            protocolVersion: airPlay2Timing != nil ? (buffered ? "AirPlay 2 (buffered)" : "AirPlay 2") : "AirPlay 1 (RAOP)", timing: airPlay2Timing ?? .ntp,
+            codec: buffered ? "AAC-LC" : "ALAC",
             declaredLatencyMicroseconds: UInt64(latencyFrames) * 1_000_000 / UInt64(RAOPStream.sampleRate))
     }
 
@@ -696,14 +698,25 @@ public actor RAOPExtension: RealtimeSampleHandling {
             case .ip(let host, _, _)? = entry.device.requiredNetworkEndpoints.first?.address
         else { return }
         active[session.id]?.streaming = true
+        let buffered = entry.airPlay2Timing == .ptp && (choices[entry.device.displayName] ?? choices[entry.device.id]) == .airPlay2Buffered
         let context: AirPlay2Context? = switch entry.airPlay2Timing {
-        case .ptp: timing.map { AirPlay2Context(timing: .ptp($0), deviceID: senderID, groupUUID: groupUUID, name: "MediaRoute") }
+        case .ptp: timing.map { AirPlay2Context(timing: .ptp($0), deviceID: senderID, groupUUID: groupUUID, name: "MediaRoute", buffered: buffered) }
         case nil: nil
         default: AirPlay2Context(timing: .ntp, deviceID: senderID, groupUUID: groupUUID, name: "MediaRoute")
         }
+        let transport = self.transport
+        let dataEndpoint = entry.device.requiredNetworkEndpoints.first { Self.serviceType(of: $0) == Self.airPlayServiceType }
         let stream = RAOPStream(
             rtsp: rtsp, sockets: sockets, sessionID: UInt32.random(in: 1 ... .max), localAddress: localAddress, receiverAddress: host,
-            latencyFrames: latencyFrames, airPlay2: context, clock: clock, logger: logger)
+            latencyFrames: latencyFrames, airPlay2: context,
+            dataConnector: { port in
+                // The buffered stream's TCP connection: the receiver's host, the port its SETUP named.
+                guard var endpoint = dataEndpoint, case .ip(let host, _, let interface) = endpoint.address else {
+                    throw TransportError(.unreachable, "no address for the buffered stream")
+                }
+                endpoint.address = .ip(host: host, port: port, interface: interface)
+                return try await transport.connect(to: endpoint)
+            }, clock: clock, logger: logger)
         Task {
             do {
                 try await stream.start()

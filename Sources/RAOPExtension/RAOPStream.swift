@@ -29,6 +29,8 @@ struct AirPlay2Context: Sendable {
     /// The group the stream plays in: the same for every receiver of one group.
     var groupUUID: String
     var name: String
+    /// A buffered stream (type 103: AAC over TCP, timed by rate anchors) instead of a real-time one.
+    var buffered = false
 }
 
 /// One stream to a receiver: ALAC frames of 352 samples in RTP packets at the pace samples
@@ -107,6 +109,12 @@ actor RAOPStream {
     private var following = false
     /// AirPlay 2: the TCP port of the receiver's event channel, as its session's SETUP answered.
     private(set) var eventPort: UInt16?
+    /// A buffered stream: its TCP connection, AAC encoder, next sequence number (23 bits) and
+    /// whether the current run (since the start or the last flush) was anchored.
+    private let dataConnector: (@Sendable (UInt16) async throws -> any Connection)?
+    private var data: (any Connection)?
+    private var aac: AirPlayAACEncoder?
+    private var bufferedSequence = UInt32.random(in: 0...0x3F_FFFF)
     /// The clock the last sync packet named: when the receiver's timing changes clock (it
     /// announced itself grandmaster mid-stream, or fell silent), a sync packet goes at once.
     private var syncedClock: UInt64?
@@ -115,10 +123,11 @@ actor RAOPStream {
 
     init(
         rtsp: RTSPClient, sockets: any DatagramSockets, sessionID: UInt32, localAddress: String, receiverAddress: String,
-        latencyFrames: UInt32 = RAOPStream.defaultLatencyFrames, airPlay2: AirPlay2Context? = nil, clock: any HostClock = SystemHostClock(),
-        logger: Logger
+        latencyFrames: UInt32 = RAOPStream.defaultLatencyFrames, airPlay2: AirPlay2Context? = nil,
+        dataConnector: (@Sendable (UInt16) async throws -> any Connection)? = nil, clock: any HostClock = SystemHostClock(), logger: Logger
     ) {
         self.airPlay2 = airPlay2
+        self.dataConnector = dataConnector
         self.clock = clock
         began = clock.now()
         self.latencyFrames = max(latencyFrames, Self.minimumLatencyFrames)
@@ -229,11 +238,28 @@ actor RAOPStream {
             // A receiver that announced itself grandmaster is followed before the first sync packet names its clock.
             await master.settle(receiverAddress, limit: .seconds(1))
         }
+        if context.buffered {
+            switch AirPlayAACEncoder.make() {
+            case .success(let encoder): aac = encoder
+            case .failure(let error): throw TransportError(.unsupported, "no AAC encoder for a buffered stream: \(error)")
+            }
+        }
         let stream = AirPlay2Setup.Stream(
-            controlPort: UInt16(clamping: control.localPort), key: streamKey, connectionID: UInt64(sessionID), latencyFrames: latencyFrames)
+            controlPort: UInt16(clamping: control.localPort), key: streamKey, connectionID: UInt64(sessionID), latencyFrames: latencyFrames,
+            kind: context.buffered ? .bufferedAAC : .realtimeALAC)
         let setup = try await rtsp.send(RTSPRequest(method: "SETUP", uri: uri, headers: plist, body: AirPlay2Setup.encode(AirPlay2Setup.streams([stream]))))
         try expectOK(setup, "SETUP")
         let reply = try AirPlay2Setup.decode(AirPlay2Setup.StreamsReply.self, from: setup.body)
+        if context.buffered {
+            guard let port = reply.streams.first?.dataPort, port > 0, let dataConnector else {
+                throw TransportError(.malformedMessage, "SETUP's answer names no data port for the buffered stream")
+            }
+            data = try await dataConnector(port)
+            latency = RAOPLatency(total: latencyFrames, receiverHeader: "0")
+            startFeedback()
+            logger.info("AirPlay 2 buffered stream recording", metadata: ["receiver": "\(receiverAddress)", "dataPort": "\(port)"])
+            return
+        }
         guard let ports = reply.streams.first, let data = ports.dataPort, data > 0, let controlPort = ports.controlPort, controlPort > 0 else {
             throw TransportError(.malformedMessage, "SETUP's answer names no data and control ports")
         }
@@ -245,6 +271,12 @@ actor RAOPStream {
                 await self.resend(request)
             }
         })
+        startFeedback()
+        logger.info("AirPlay 2 stream recording", metadata: ["receiver": "\(receiverAddress)", "ports": "\(self.ports.map { "\($0)" } ?? "")"])
+    }
+
+    /// `POST /feedback` every ``feedbackInterval`` while the stream lasts.
+    private func startFeedback() {
         let rtsp = rtsp
         tasks.append(Task { [clock] in
             while !Task.isCancelled {
@@ -252,7 +284,6 @@ actor RAOPStream {
                 _ = try? await rtsp.send(RTSPRequest(method: "POST", uri: "/feedback"), timeout: .seconds(2))
             }
         })
-        logger.info("AirPlay 2 stream recording", metadata: ["receiver": "\(receiverAddress)", "ports": "\(self.ports.map { "\($0)" } ?? "")"])
     }
 
     /// Sets the receiver's volume (0…1; 0 is silence).
@@ -266,6 +297,7 @@ actor RAOPStream {
     /// Interleaved stereo S16LE at 44.1 kHz whose first frame the delivery's clock reached at
     /// `presentationTime` (CLOCK_MONOTONIC): sent in packets of 352 frames as they fill.
     func push(_ pcm: [UInt8], presentationTime: Duration) async {
+        if aac != nil { return await pushBuffered(pcm, presentationTime: presentationTime) }
         if anchor == nil {
             // What waits for a whole packet came just before this buffer.
             let waiting = Duration.nanoseconds(Int64(pending.count / 4) * 1_000_000_000 / Int64(Self.sampleRate))
@@ -277,6 +309,52 @@ actor RAOPStream {
             let frame = encoder.encode(pending[..<packetBytes])
             pending.removeFirst(packetBytes)
             await send(frame)
+        }
+    }
+
+    /// A buffered stream: each run (from the start or a flush) is anchored once — its first
+    /// input frame, a latency after delivery reached it, by the timing's clock — then AAC units
+    /// go out on the TCP connection as the encoder gives them.
+    private func pushBuffered(_ pcm: [UInt8], presentationTime: Duration) async {
+        guard let aac, let data = data?.byteStream else { return }
+        if anchor == nil {
+            let waiting = Duration.nanoseconds(Int64(pending.count / 4) * 1_000_000_000 / Int64(Self.sampleRate))
+            // Decoded frames run `priming` behind the timestamps: the run's first input frame is there.
+            let first = timestamp &+ UInt32(aac.priming)
+            anchor = (presentationTime - waiting, first)
+            let playsAt = presentationTime - waiting + .nanoseconds(Int64(latencyFrames) * 1_000_000_000 / Int64(Self.sampleRate))
+            let (clockIdentity, networkTime): (UInt64, Duration)
+            if case .ptp(let master)? = airPlay2?.timing {
+                let reading = master.reading(for: receiverAddress)
+                (clockIdentity, networkTime) = (reading.clockIdentity, reading.time + (playsAt - SampleBuffer.clockNow()))
+            } else {
+                (clockIdentity, networkTime) = (0, playsAt)
+            }
+            syncedClock = clockIdentity
+            do {
+                try expectOK(await rtsp.send(RTSPRequest(
+                    method: "SETRATEANCHORTIME", uri: uri, headers: [("Content-Type", AirPlay2Setup.contentType)],
+                    body: AirPlay2Setup.encode(AirPlay2Setup.rateAnchor(playing: true, rtpTime: first, networkTime: networkTime, clockIdentity: clockIdentity)))),
+                    "SETRATEANCHORTIME")
+            } catch {
+                logger.warning("AirPlay 2 rate anchor not taken", metadata: ["receiver": "\(receiverAddress)", "error": "\(error)"])
+            }
+        }
+        pending += pcm
+        let unitBytes = AirPlayAACEncoder.framesPerUnit * 4
+        while pending.count >= unitBytes {
+            let unit = aac.encode(pending[..<unitBytes])
+            pending.removeFirst(unitBytes)
+            guard let unit else { continue }
+            do {
+                try await data.write(try AirPlay2Packet.bufferedAudio(sequence: bufferedSequence, timestamp: timestamp, payload: unit, key: streamKey))
+            } catch {
+                logger.warning("AirPlay 2 buffered packet not sent", metadata: ["receiver": "\(receiverAddress)", "error": "\(error)"])
+            }
+            bufferedSequence = (bufferedSequence &+ 1) & 0x7F_FFFF
+            timestamp &+= UInt32(AirPlayAACEncoder.framesPerUnit)
+            packetsSent += 1
+            lastSent = clock.now()
         }
     }
 
@@ -353,6 +431,16 @@ actor RAOPStream {
         pending = []
         started = false
         anchor = nil
+        if aac != nil {
+            // What the receiver buffered is dropped; a fresh encoder starts the next run (its priming again).
+            if case .success(let encoder) = AirPlayAACEncoder.make() { aac = encoder }
+            try expectOK(
+                await rtsp.send(RTSPRequest(
+                    method: "FLUSHBUFFERED", uri: uri, headers: [("Content-Type", AirPlay2Setup.contentType)],
+                    body: AirPlay2Setup.encode(AirPlay2Setup.flushBuffered(untilSequence: bufferedSequence, timestamp: timestamp)))),
+                "FLUSHBUFFERED")
+            return
+        }
         try expectOK(
             await rtsp.send(RTSPRequest(method: "FLUSH", uri: uri, headers: [("RTP-Info", "seq=\(sequence);rtptime=\(timestamp)")])), "FLUSH")
     }
@@ -409,6 +497,8 @@ actor RAOPStream {
             await master.stopFollowing(receiverAddress)
         }
         for socket in [audio, control, timing].compactMap({ $0 }) { await socket.close() }
+        await data?.close()
+        data = nil
         audio = nil
         control = nil
         timing = nil

@@ -400,6 +400,22 @@ class Connection:
                     else:
                         self.receiver.log(metadata=kind, length=len(body))
                     self.respond(headers)
+                elif method == "SETRATEANCHORTIME":
+                    anchor = plistlib.loads(body)
+                    # A fraction of half a second or more is a negative 8-byte integer in a binary plist: its bits are what count.
+                    fraction = anchor.get("networkTimeFrac", 0) & 0xFFFFFFFFFFFFFFFF
+                    network = anchor.get("networkTimeSecs", 0) * 1_000_000_000 + ((fraction >> 32) * 1_000_000_000 >> 32)
+                    self.receiver.log(rate=anchor.get("rate"), rtpTime=anchor.get("rtpTime"), network=network,
+                                      clock="%016x" % (anchor.get("networkTimeTimelineID", 0) & 0xFFFFFFFFFFFFFFFF))
+                    if self.stream and anchor.get("rate") == 1:
+                        self.stream.anchor = (anchor.get("rtpTime", 0), network)
+                    self.respond(headers)
+                elif method == "FLUSHBUFFERED":
+                    flush = plistlib.loads(body)
+                    self.receiver.log(flush_buffered=flush.get("flushUntilSeq"), until_ts=flush.get("flushUntilTS"))
+                    if self.stream:
+                        self.stream.flushes.append(flush)
+                    self.respond(headers)
                 elif method == "FLUSH":
                     self.receiver.log(flush=headers.get("rtp-info", ""))
                     if self.stream:
@@ -445,6 +461,10 @@ class Connection:
         self.receiver.log(setup="stream", type=stream.get("type"), ct=stream.get("ct"), spf=stream.get("spf"), sr=stream.get("sr"),
                           audioFormat=stream.get("audioFormat"), keyLength=len(stream.get("shk", b"")))
         self.end_stream()
+        if stream.get("type") == 103:
+            self.stream = BufferedStream(self.receiver, stream["shk"])
+            reply = {"streams": [{"type": 103, "dataPort": self.stream.listener.getsockname()[1], "audioBufferSize": 8388608}]}
+            return self.respond(headers, body=plistlib.dumps(reply, fmt=plistlib.FMT_BINARY), content_type="application/x-apple-binary-plist")
         self.stream = Stream(self.receiver, stream["shk"], stream.get("spf", 352))
         reply = {"streams": [{"type": 96, "dataPort": self.stream.data.getsockname()[1], "controlPort": self.stream.control.getsockname()[1]}]}
         self.respond(headers, body=plistlib.dumps(reply, fmt=plistlib.FMT_BINARY), content_type="application/x-apple-binary-plist")
@@ -720,6 +740,97 @@ class Stream:
             json.dump(times, out)
         self.receiver.log(recording=pcm if decoded.returncode == 0 else None, ffmpeg=decoded.stderr[-400:], packets=len(frames),
                           bad=self.bad, missing=missing, first_arrival=self.first_arrival, foreign_syncs=self.receiver.foreign_syncs, times=os.path.join(directory, "times.json"), first_play_time=times[0][1])
+
+
+class BufferedStream:
+    """A buffered stream (type 103): AAC-LC units over TCP, each framed with a 2-byte length and
+    sealed with the stream key; timed by SETRATEANCHORTIME (the anchor's frame plays at its time)."""
+
+    def __init__(self, receiver, key):
+        self.receiver = receiver
+        self.cipher = ChaCha20Poly1305(key)
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.listener.bind((receiver.args.address, 0))
+        self.listener.listen(1)
+        self.packets = {}  # sequence -> (rtp time, AAC unit, arrival)
+        self.anchor = None
+        self.flushes = []
+        self.bad = 0
+        self.ssrcs = set()
+        self.done = False
+        self.connection = None
+        threading.Thread(target=self.receive, daemon=True).start()
+
+    def receive(self):
+        try:
+            self.connection, _ = self.listener.accept()
+        except OSError:
+            return
+        data = b""
+        while not self.done:
+            try:
+                piece = self.connection.recv(65536)
+            except OSError:
+                return
+            if not piece:
+                return
+            data += piece
+            while len(data) >= 2 and len(data) >= struct.unpack(">H", data[:2])[0]:
+                length = struct.unpack(">H", data[:2])[0]
+                packet, data = data[2:length], data[length:]
+                if length < 2 + 12 + 16 + 8:
+                    self.bad += 1
+                    continue
+                try:
+                    unit = self.cipher.decrypt(b"\x00" * 4 + packet[-8:], packet[12:-8], packet[4:12])
+                except Exception:
+                    self.bad += 1
+                    continue
+                sequence = struct.unpack(">I", packet[0:4])[0] & 0x7FFFFF
+                rtp_time, ssrc = struct.unpack(">II", packet[4:12])
+                self.ssrcs.add(ssrc)
+                if not self.packets:
+                    self.receiver.log(first_packet=sequence, rtp=rtp_time, marker=packet[1] & 0x80 != 0, buffered=True)
+                self.packets[sequence] = (rtp_time, unit, time.monotonic_ns())
+
+    def play_time(self, rtp_time):
+        if self.anchor is None or self.receiver.master_offset is None:
+            return None
+        frame, network = self.anchor
+        difference = (rtp_time - frame) & 0xFFFFFFFF
+        if difference >= 0x80000000:
+            difference -= 0x100000000
+        return network + difference * 1_000_000_000 // 44100 - self.receiver.master_offset
+
+    def finish(self):
+        if self.done:
+            return
+        self.done = True
+        for sock in (self.listener, self.connection):
+            if sock:
+                sock.close()
+        if not self.packets:
+            return self.receiver.log(recording=None, bad=self.bad)
+        first = min(self.packets, key=lambda s: self.packets[s][0])
+        order = sorted(self.packets, key=lambda s: (s - first) & 0x7FFFFF)
+        missing = ((order[-1] - first) & 0x7FFFFF) + 1 - len(order)
+        directory = tempfile.mkdtemp(prefix="mr-airplay2-rec-")
+        adts = os.path.join(directory, "stream.aac")
+        with open(adts, "wb") as out:
+            for sequence in order:
+                unit = self.packets[sequence][1]
+                length = len(unit) + 7
+                # ADTS: MPEG-4 AAC-LC, 44.1 kHz (index 4), two channels, no CRC.
+                out.write(bytes([0xFF, 0xF1, (1 << 6) | (4 << 2), (2 << 6) | (length >> 11), (length >> 3) & 0xFF, ((length & 7) << 5) | 0x1F, 0xFC]) + unit)
+        pcm = os.path.join(directory, "stream.s16")
+        decoded = subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "aac", "-i", adts, "-f", "s16le", "-ac", "2", "-ar", "44100", pcm],
+                                 capture_output=True, text=True)
+        times = [[self.packets[s][0], self.play_time(self.packets[s][0]), self.packets[s][2]] for s in order]
+        with open(os.path.join(directory, "times.json"), "w") as out:
+            json.dump(times, out)
+        self.receiver.log(recording=pcm if decoded.returncode == 0 else None, ffmpeg=decoded.stderr[-400:], packets=len(order), bad=self.bad,
+                          missing=missing, ssrcs=sorted(self.ssrcs), frames_per_packet=1024, times=os.path.join(directory, "times.json"),
+                          foreign_syncs=self.receiver.foreign_syncs)
 
 
 def caf_file(frames, frames_per_packet):

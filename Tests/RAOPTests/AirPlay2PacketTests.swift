@@ -62,6 +62,32 @@ import Testing
         #expect(plist["name"] as? String == "MediaRoute" && plist["deviceID"] as? String == "AA:BB:CC:DD:EE:FF")
     }
 
+    /// A rate anchor's time as shairport-sync reads it: whole seconds, and the fraction's bits
+    /// (unsigned, though a binary plist holds an 8-byte integer signed) in 2⁻⁶⁴ units.
+    @Test func aRateAnchorCarriesSecondsAndABinaryFraction() throws {
+        let body = AirPlay2Setup.encode(AirPlay2Setup.rateAnchor(playing: true, rtpTime: 4_000_000_000, networkTime: .seconds(12) + .milliseconds(750), clockIdentity: 0xF842_885F_7175_0008))
+        let plist = try #require(try PropertyListSerialization.propertyList(from: Data(body), format: nil) as? [String: Any])
+        #expect((plist["networkTimeSecs"] as? NSNumber)?.int64Value == 12)
+        #expect((plist["networkTimeFrac"] as? NSNumber).map { UInt64(bitPattern: $0.int64Value) } == 0xC000_0000_0000_0000)
+        #expect((plist["rtpTime"] as? NSNumber)?.int64Value == 4_000_000_000 && (plist["rate"] as? NSNumber)?.intValue == 1)
+        #expect((plist["networkTimeTimelineID"] as? NSNumber).map { UInt64(bitPattern: $0.int64Value) } == 0xF842_885F_7175_0008)
+        let paused = AirPlay2Setup.encode(AirPlay2Setup.rateAnchor(playing: false, rtpTime: 0, networkTime: .seconds(-1), clockIdentity: 0))
+        let pausedList = try #require(try PropertyListSerialization.propertyList(from: Data(paused), format: nil) as? [String: Any])
+        #expect((pausedList["rate"] as? NSNumber)?.intValue == 0 && (pausedList["networkTimeSecs"] as? NSNumber)?.intValue == 0, "a time before the origin is clamped")
+    }
+
+    /// A buffered packet: its length first (counting itself), the marker and a 23-bit sequence,
+    /// the SSRC naming AAC, the unit sealed as a real-time frame is; the key opens it.
+    @Test func aBufferedPacketIsFramedForTCPAndSealed() throws {
+        let key = [UInt8](repeating: 9, count: 32)
+        let packet = try AirPlay2Packet.bufferedAudio(sequence: 0x81_2345, timestamp: 0xA0B0_C0D0, payload: [1, 2, 3], key: key)
+        #expect(packet.count == 2 + 12 + 3 + 16 + 8 && Int(packet[0]) << 8 | Int(packet[1]) == packet.count)
+        #expect(Array(packet[2..<6]) == [0x80, 0x81, 0x23, 0x45], "the sequence wraps at 23 bits, under the marker")
+        #expect(Array(packet[10..<14]) == [0x16, 0, 0, 0])
+        let opened = try AirPlay2Packet.openAudio(Array(packet[2...]), key: key)
+        #expect(opened.payload == [1, 2, 3] && opened.timestamp == 0xA0B0_C0D0)
+    }
+
     /// An NTP-timed session names our timing port instead of a timing peer.
     @Test func anNTPSessionSetupNamesTheTimingPort() throws {
         let body = AirPlay2Setup.encode(AirPlay2Setup.Session(name: "MediaRoute", deviceID: "AA:BB:CC:DD:EE:FF", sessionUUID: "S", groupUUID: "G", timing: .ntp(port: 6002)).propertyList)
