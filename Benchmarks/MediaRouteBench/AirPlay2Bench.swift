@@ -21,10 +21,12 @@ extension Bench {
     /// receiver, the offset between their outputs for each click of an impulse train (as
     /// `raop-group` measures AirPlay 1), and what each receiver logged of the stream's type.
     /// `--mixed`: the left receiver is Debian's shairport-sync 3 instead, played with AirPlay 1
-    /// (NTP-style timing) in the same group as the AirPlay 2 one.
+    /// (NTP-style timing) in the same group as the AirPlay 2 one. `--buffered`: the AirPlay 2
+    /// receivers get buffered AAC streams (`airplay2-buffered`) instead of real-time ALAC.
     static func airPlay2Group(arguments: [String]) async throws {
         let seconds = Int(arguments.first ?? "") ?? 60
         let mixed = arguments.contains("--mixed")
+        let buffered = arguments.contains("--buffered")
         guard AirPlayReceiver.available, let build = AirPlayReceiver.AirPlay2Build.fromEnvironment() else { return }
         let lab = try NamespaceLab(rooms: 2)
         let leftName = mixed ? "Left AirPlay 1" : "Left AirPlay 2"
@@ -34,7 +36,10 @@ extension Bench {
         let transport = DNSSDServiceTransport(
             lan: LANTransport(configuration: .init(interfaces: lab.rooms.map(\.outside))), serviceTypes: [RAOPExtension.serviceType, RAOPExtension.airPlayServiceType])
         let system = RouteSystem()
-        try await system.load { manager in RAOPExtension(transport: transport, routingManager: manager, timing: PTPAirPlayTiming(service: timing)) }
+        let protocols: [String: AirPlayProtocolChoice] = buffered ? ["Left AirPlay 2": .airPlay2Buffered, "Right AirPlay 2": .airPlay2Buffered] : [:]
+        try await system.load { manager in
+            RAOPExtension(transport: transport, routingManager: manager, timing: PTPAirPlayTiming(service: timing), protocols: protocols)
+        }
         await system.beginDiscovery(client: "bench")
         let names = [leftName, "Right AirPlay 2"]
         guard await eventually(timeout: .seconds(20), { await system.devicesList.filter { names.contains($0.displayName) }.count == 2 }) else {
@@ -88,7 +93,7 @@ extension Bench {
         }
         for (name, receiver) in zip(names, [left, right]) {
             // What the receiver says it got: an AirPlay 2 PTP session and a real-time stream, timed by our master, never "Classic".
-            let wanted = ["AP2 PTP connection", "Realtime Stream Play", "NQPTP master clock", "Classic", "classic"]
+            let wanted = ["AP2 PTP connection", "Realtime Stream Play", "Buffered Stream", "buffered", "NQPTP master clock", "Classic", "classic", "rror"]
             let lines = receiver.log.split(separator: "\n").filter { line in wanted.contains { line.contains($0) } }
                 .map { $0.split(separator: "\"").dropFirst(2).joined(separator: "\"").trimmingCharacters(in: .whitespaces) }
             print("airplay2-group: \(name)'s log: \(lines.prefix(5).joined(separator: " | ").prefix(600))")
@@ -108,7 +113,9 @@ extension Bench {
             await system.shutdown()
             return
         }
-        report(mixed ? "MediaRoute → shairport-sync 3.3.8 (AirPlay 1) and 5.2.1 (AirPlay 2), one group" : "MediaRoute → two shairport-sync 5.2.1 receivers, AirPlay 2",
+        if ProcessInfo.processInfo.environment["MEDIAROUTE_BENCH_OFFSETS"] != nil { print("offsets (ms):", offsets.map { ($0 * 100).rounded() / 100 }) }
+        report(mixed ? "MediaRoute → shairport-sync 3.3.8 (AirPlay 1) and 5.2.1 (AirPlay 2), one group"
+               : buffered ? "MediaRoute → two shairport-sync 5.2.1 receivers, AirPlay 2 buffered AAC" : "MediaRoute → two shairport-sync 5.2.1 receivers, AirPlay 2",
                offsets, seconds: seconds)
         await system.shutdown()
     }
