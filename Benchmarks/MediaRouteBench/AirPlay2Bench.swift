@@ -118,5 +118,121 @@ extension Bench {
                : buffered ? "MediaRoute → two shairport-sync 5.2.1 receivers, AirPlay 2 buffered AAC" : "MediaRoute → two shairport-sync 5.2.1 receivers, AirPlay 2",
                offsets, seconds: seconds)
         await system.shutdown()
+        if !mixed, let ownTone = ProcessInfo.processInfo.environment["MEDIAROUTE_OWNTONE"] {
+            try await ownToneAnchor(ownTone, lab: lab, receivers: (left, right), names: names, seconds: seconds)
+        }
+    }
+
+    /// The anchor in the same run: OwnTone (built by hand, `MEDIAROUTE_OWNTONE` naming its
+    /// `owntone` binary) plays the same impulse train, as a WAV file in its library, to the same
+    /// two receivers over AirPlay 2, driven through its JSON API. It runs in a mount and PID
+    /// namespace of its own with its own D-Bus system bus and Avahi on the rooms' links (it finds
+    /// receivers through Avahi), and ends with them. Prints the same figures as MediaRoute's.
+    static func ownToneAnchor(_ binary: String, lab: NamespaceLab, receivers: (AirPlayReceiver, AirPlayReceiver), names: [String], seconds: Int) async throws {
+        let directory = NSTemporaryDirectory() + "mr-owntone-\(getpid())"
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory + "/music", withIntermediateDirectories: true)
+        // The impulse train as a 44.1 kHz stereo WAV.
+        let pcm = impulseTrain(seconds: seconds)
+        var wav = Array("RIFF".utf8)
+        func word(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { wav.append(contentsOf: $0) } }
+        func half(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { wav.append(contentsOf: $0) } }
+        word(UInt32(36 + pcm.count)); wav += Array("WAVEfmt ".utf8); word(16); half(1); half(2); word(44_100); word(44_100 * 4); half(4); half(16)
+        wav += Array("data".utf8); word(UInt32(pcm.count)); wav += pcm
+        try Data(wav).write(to: URL(fileURLWithPath: directory + "/music/clicks.wav"))
+        try """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig><type>system</type><listen>unix:path=\(directory)/system_bus</listen><auth>EXTERNAL</auth>
+            <policy context="default"><allow send_destination="*"/><allow receive_sender="*"/><allow own="*"/><allow user="*"/></policy></busconfig>
+            """.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
+        try """
+            [server]
+            host-name=owntone-bench
+            use-ipv4=yes
+            use-ipv6=no
+            allow-interfaces=\(lab.rooms.map(\.outside).joined(separator: ","))
+            enable-dbus=yes
+            [publish]
+            publish-hinfo=no
+            publish-workstation=no
+            """.write(toFile: directory + "/avahi.conf", atomically: true, encoding: .utf8)
+        try """
+            general {
+                uid = "root"
+                logfile = "\(directory)/owntone.log"
+                loglevel = info
+                db_path = "\(directory)/songs3.db"
+                cache_dir = "\(directory)"
+                ipv6 = no
+                trusted_networks = { "any" }
+                websocket_port = 0
+            }
+            library {
+                name = "bench"
+                port = 3689
+                directories = { "\(directory)/music" }
+            }
+            audio { type = "disabled" }
+            """.write(toFile: directory + "/owntone.conf", atomically: true, encoding: .utf8)
+        let process = try ChildProcess([
+            "/usr/bin/unshare", "-m", "-p", "-f", "--kill-child", "/bin/sh", "-c",
+            "mkdir -p /run/avahi-daemon && mount -t tmpfs tmpfs /run/avahi-daemon && "
+                + "/usr/bin/dbus-daemon --config-file=\(directory)/bus.conf --fork --nopidfile && sleep 0.3 && "
+                + "(/usr/sbin/avahi-daemon --no-chroot --no-drop-root --no-rlimits -f \(directory)/avahi.conf >\(directory)/avahi.log 2>&1 &) && sleep 1 && "
+                + "exec \(binary) -f -c \(directory)/owntone.conf --mdns-no-rsp --mdns-no-daap --mdns-no-web --mdns-no-cname >\(directory)/stdout.log 2>&1",
+        ], environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(directory)/system_bus"])
+        defer {
+            process.kill(SIGKILL)
+            process.wait()
+        }
+        func api(_ method: String, _ path: String, _ body: String? = nil) -> String {
+            var arguments = ["/usr/bin/curl", "-s", "-m", "5", "-X", method, "http://127.0.0.1:3689" + path]
+            if let body { arguments += ["-H", "Content-Type: application/json", "-d", body] }
+            return (try? ChildProcess.run(arguments))?.output ?? ""
+        }
+        func json(_ text: String) -> [String: Any] { (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:] }
+        // Its outputs (the two receivers, found over mDNS) and the file, scanned into its library.
+        var outputs: [String] = []
+        var track: Int?
+        for _ in 0..<60 {
+            let listed = (json(api("GET", "/api/outputs"))["outputs"] as? [[String: Any]]) ?? []
+            outputs = listed.filter { names.contains(($0["name"] as? String) ?? "") }.compactMap { $0["id"] as? String }
+            track = ((json(api("GET", "/api/search?type=tracks&query=clicks"))["tracks"] as? [String: Any])?["items"] as? [[String: Any]])?.first?["id"] as? Int
+            if outputs.count == 2, track != nil { break }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        guard outputs.count == 2, let track else {
+            let log = (try? String(contentsOfFile: directory + "/owntone.log", encoding: .utf8)) ?? ""
+            print("owntone: outputs \(outputs), track \(String(describing: track)); its log: \(log.suffix(1200))")
+            return
+        }
+        let starts = [receivers.0.pcm.count / 4, receivers.1.pcm.count / 4]
+        _ = api("PUT", "/api/outputs/set", "{\"outputs\": [\"\(outputs[0])\", \"\(outputs[1])\"]}")
+        _ = api("PUT", "/api/player/volume?volume=100")
+        let cpuBefore = try? String(contentsOfFile: "/proc/\(process.pid)/stat", encoding: .utf8)
+        _ = cpuBefore
+        let begun = SampleBuffer.clockNow()
+        _ = api("POST", "/api/queue/items/add?uris=library:track:\(track)&clear=true&playback=start")
+        try await Task.sleep(for: .seconds(seconds + 5))
+        _ = api("PUT", "/api/player/stop")
+        try await Task.sleep(for: .seconds(2))
+        let log = (try? String(contentsOfFile: directory + "/owntone.log", encoding: .utf8)) ?? ""
+        let wanted = log.split(separator: "\n").filter { $0.contains("PTP") || $0.contains("pair") || $0.contains("AirPlay 2") || $0.contains("rror") }
+        print("owntone: its log: \(wanted.suffix(8).joined(separator: " | ").prefix(900))")
+        let begunSeconds = Double(begun.components.seconds) + Double(begun.components.attoseconds) / 1e18
+        let (leftClock, rightClock) = (receivers.0.output.clock(), receivers.1.output.clock())
+        let leftClicks = clickFrames(in: receivers.0.pcm).filter { $0 >= starts[0] }, rightClicks = clickFrames(in: receivers.1.pcm).filter { $0 >= starts[1] }
+        for (name, (clicks, clock)) in zip(names, [(leftClicks, leftClock), (rightClicks, rightClock)]) {
+            if clicks.count > 2, let played = clock(clicks[2]) {
+                print(String(format: "owntone: %@: play command → the third click %.1f ms", name, (played - begunSeconds - 1.25) * 1000))
+            }
+        }
+        let leftTimes = leftClicks.compactMap(leftClock), rightTimes = rightClicks.compactMap(rightClock)
+        let offsets = leftTimes.compactMap { time -> Double? in
+            guard let nearest = rightTimes.min(by: { abs($0 - time) < abs($1 - time) }), abs(nearest - time) < 0.05 else { return nil }
+            return (time - nearest) * 1000
+        }
+        print("owntone: \(leftTimes.count) and \(rightTimes.count) clicks in the outputs, \(offsets.count) paired")
+        if offsets.count > 4 { report("OwnTone 29.3 → the same two shairport-sync 5.2.1 receivers, AirPlay 2", offsets, seconds: seconds) }
     }
 }
