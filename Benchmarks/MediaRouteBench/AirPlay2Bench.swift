@@ -23,15 +23,29 @@ extension Bench {
     /// `--mixed`: the left receiver is Debian's shairport-sync 3 instead, played with AirPlay 1
     /// (NTP-style timing) in the same group as the AirPlay 2 one. `--buffered`: the AirPlay 2
     /// receivers get buffered AAC streams (`airplay2-buffered`) instead of real-time ALAC.
+    /// `--delay MS --jitter MS [--both-ways]`: the second receiver's link delayed (`raop-group`'s
+    /// NFQUEUE delayer). With `MEDIAROUTE_OWNTONE`, OwnTone plays to the same receivers after.
     static func airPlay2Group(arguments: [String]) async throws {
         let seconds = Int(arguments.first ?? "") ?? 60
         let mixed = arguments.contains("--mixed")
         let buffered = arguments.contains("--buffered")
+        var link = LinkImpairment()
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--delay": link.delay = Double(rest.popFirst() ?? "") ?? 0
+            case "--jitter": link.jitter = Double(rest.popFirst() ?? "") ?? 0
+            case "--both-ways": link.bothWays = true
+            default: break
+            }
+        }
         guard AirPlayReceiver.available, let build = AirPlayReceiver.AirPlay2Build.fromEnvironment() else { return }
         let lab = try NamespaceLab(rooms: 2)
         let leftName = mixed ? "Left AirPlay 1" : "Left AirPlay 2"
         let left = try AirPlayReceiver(in: lab, room: lab.rooms[0], name: leftName, timed: true, airPlay2: mixed ? nil : build)
         let right = try AirPlayReceiver(in: lab, room: lab.rooms[1], name: "Right AirPlay 2", timed: true, airPlay2: build)
+        try link.apply(to: lab.rooms[1], in: lab)
+        print("airplay2-group: \(link)")
         let timing = PTPTimingService(clock: SystemHostClock())
         let transport = DNSSDServiceTransport(
             lan: LANTransport(configuration: .init(interfaces: lab.rooms.map(\.outside))), serviceTypes: [RAOPExtension.serviceType, RAOPExtension.airPlayServiceType])

@@ -211,12 +211,16 @@ public final class PTPMaster: Sendable {
         // Two-step, as ptp4l: the Sync's own timestamp is left 0, the Follow_Up carries the time
         // it left, taken as close to its `sendto` as user space can (the bytes are ready first).
         let sync = PTPMessage(kind: .sync, source: identity, sequence: sequence, flags: PTPMessage.twoStepFlag, logInterval: interval, body: .timestamp(PTPTimestamp(seconds: 0, nanoseconds: 0))).bytes
-        for host in followers {
-            let eventAddress = UDPAddress(host: host, port: configuration.eventPort)
+        // The Follow_Up is made once and its time written in place: between the timestamp and
+        // the Follow_Up's send there is only the Sync's `sendto` (nqptp times the Follow_Up's
+        // arrival, so what runs there shows up in its estimate).
+        var followUp = PTPMessage(kind: .followUp, source: identity, sequence: sequence, logInterval: interval, body: .preciseOrigin(PTPTimestamp(seconds: 0, nanoseconds: 0))).bytes
+        let addresses = followers.map { (UDPAddress(host: $0, port: configuration.eventPort), UDPAddress(host: $0, port: configuration.generalPort)) }
+        for (eventAddress, generalAddress) in addresses {
             let sent = clock.now()
             event.send(sync, to: eventAddress)
-            let followUp = PTPMessage(kind: .followUp, source: identity, sequence: sequence, logInterval: interval, body: .preciseOrigin(PTPTimestamp(sent)))
-            general.send(followUp.bytes, to: UDPAddress(host: host, port: configuration.generalPort))
+            followUp.replaceSubrange(PTPMessage.headerLength..<(PTPMessage.headerLength + PTPTimestamp.length), with: PTPTimestamp(sent).bytes)
+            general.send(followUp, to: generalAddress)
         }
     }
 

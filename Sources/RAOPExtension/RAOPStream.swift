@@ -408,21 +408,39 @@ actor RAOPStream {
     /// The frame playing now is the stream's position by the clock less the latency.
     private func sendSync(first: Bool) async {
         guard let control, let ports, started, let anchor else { return }
-        let elapsed = SampleBuffer.clockNow() - anchor.time
-        let frames = UInt32(truncatingIfNeeded: elapsed.components.seconds &* Int64(Self.sampleRate)
-            &+ elapsed.components.attoseconds / (1_000_000_000_000_000_000 / Int64(Self.sampleRate)))
-        let position = anchor.timestamp &+ frames
-        if case .ptp(let master)? = airPlay2?.timing {
-            let reading = master.reading(for: receiverAddress)
+        // The clocks are read together, and the time is that of the whole frame the position
+        // names (not up to a frame, 22.7 µs, after it): each receiver of a group gets a pair
+        // that is exact, wherever in a frame its packet was made.
+        let reading = airPlay2.flatMap { context -> AirPlayClockReading? in
+            if case .ptp(let master) = context.timing { return master.reading(for: receiverAddress) }
+            return nil
+        }
+        let now = SampleBuffer.clockNow()
+        let ntpNow = reading == nil ? Self.now() : nil
+        let elapsed = now - anchor.time
+        let totalFrames = elapsed.components.seconds &* Int64(Self.sampleRate)
+            &+ elapsed.components.attoseconds / (1_000_000_000_000_000_000 / Int64(Self.sampleRate))
+        let remainder = elapsed - .nanoseconds(totalFrames.multipliedReportingOverflow(by: 1_000_000_000).partialValue / Int64(Self.sampleRate))
+        let position = anchor.timestamp &+ UInt32(truncatingIfNeeded: totalFrames)
+        if let reading {
             syncedClock = reading.clockIdentity
             let packet = AirPlay2Packet.sync(
-                playingTimestamp: latency.playingTimestamp(position: position), masterTime: reading.time, nextTimestamp: position,
+                playingTimestamp: latency.playingTimestamp(position: position), masterTime: reading.time - remainder, nextTimestamp: position,
                 clockIdentity: reading.clockIdentity, first: first)
             try? await control.send(packet, toPort: ports.control)
             return
         }
-        let packet = RAOPPacket.sync(playingTimestamp: latency.playingTimestamp(position: position), now: Self.now(), nextTimestamp: position, first: first)
+        let packet = RAOPPacket.sync(
+            playingTimestamp: latency.playingTimestamp(position: position), now: ntpNow.map { Self.earlier($0, by: remainder) } ?? Self.now(),
+            nextTimestamp: position, first: first)
         try? await control.send(packet, toPort: ports.control)
+    }
+
+    /// `time` less `duration` (under a second), as NTP time.
+    static func earlier(_ time: NTPTimestamp, by duration: Duration) -> NTPTimestamp {
+        let nanoseconds = UInt64(time.seconds) &* 1_000_000_000 &+ (UInt64(time.fraction) &* 1_000_000_000) >> 32
+        let less = UInt64(clamping: max(0, duration.components.attoseconds / 1_000_000_000))
+        return NTPTimestamp(nanoseconds: nanoseconds &- min(less, nanoseconds))
     }
 
     /// Drops what the receiver holds (`FLUSH` up to the next packet's RTP time) and what waits
