@@ -36,8 +36,7 @@ struct PTPForeignClock: Sendable {
     var isSettled: Bool { !downward.isEmpty && !upward.isEmpty }
 
     mutating func syncArrived(_ sequence: UInt16, at arrival: Duration) {
-        if syncArrivals.count >= Self.pendingLimit { syncArrivals.removeAll() }
-        syncArrivals[sequence] = arrival
+        Self.remember(arrival, for: sequence, in: &syncArrivals)
     }
 
     mutating func followUp(_ sequence: UInt16, preciseOrigin: PTPTimestamp) {
@@ -46,8 +45,14 @@ struct PTPForeignClock: Sendable {
     }
 
     mutating func delayRequestSent(_ sequence: UInt16, at time: Duration) {
-        if delayRequests.count >= Self.pendingLimit { delayRequests.removeAll() }
-        delayRequests[sequence] = time
+        Self.remember(time, for: sequence, in: &delayRequests)
+    }
+
+    /// Keeps a first half's time until its second half; a flood of first halves that never get
+    /// one is cut at ``pendingLimit`` (all dropped: the next exchange starts clean).
+    private static func remember(_ time: Duration, for sequence: UInt16, in pending: inout [UInt16: Duration]) {
+        if pending.count >= pendingLimit { pending.removeAll() }
+        pending[sequence] = time
     }
 
     mutating func delayResponse(_ sequence: UInt16, received: PTPTimestamp) {

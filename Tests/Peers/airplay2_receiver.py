@@ -100,6 +100,32 @@ def tlv_encode(*items):
     return out
 
 
+def ptp_sockets(address, base):
+    """The two PTP ports at `address`: event (BASE, with the kernel's receive times) and general (BASE+1)."""
+    event = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    event.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    event.bind((address, base))
+    general = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    general.bind((address, base + 1))
+    return event, general
+
+
+def receive_stamped(sock):
+    """A datagram, its source and the kernel's receive time (CLOCK_REALTIME, taken to CLOCK_MONOTONIC
+    at once, in ns); None once the socket is closed."""
+    try:
+        data, ancillary, _, source = sock.recvmsg(2048, 64)
+    except OSError:
+        return None
+    now_real, now_mono = time.clock_gettime_ns(time.CLOCK_REALTIME), time.monotonic_ns()
+    arrived = now_mono
+    for level, kind, value in ancillary:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(value) >= 16:
+            seconds, nanoseconds = struct.unpack("qq", value[:16])
+            arrived = seconds * 1_000_000_000 + nanoseconds - (now_real - now_mono)
+    return data, source, arrived
+
+
 def hkdf(secret, salt, info):
     return HKDF(algorithm=hashes.SHA512(), length=32, salt=salt.encode(), info=info.encode()).derive(secret)
 
@@ -140,28 +166,17 @@ class Receiver:
         threading.Thread(target=again, daemon=True).start()
 
     def follow_ptp(self, base):
-        event = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        # The kernel's receive time of each Sync (CLOCK_REALTIME), taken to CLOCK_MONOTONIC at once.
-        event.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-        event.bind((self.args.address, base))
-        general = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        general.bind((self.args.address, base + 1))
+        event, general = ptp_sockets(self.args.address, base)
         self.ptp_sockets = [event, general]
         arrivals = {}
         recent = []
 
         def on_event():
             while True:
-                try:
-                    data, ancillary, _, source = event.recvmsg(2048, 64)
-                except OSError:
+                received = receive_stamped(event)
+                if received is None:
                     return
-                now_real, now_mono = time.clock_gettime_ns(time.CLOCK_REALTIME), time.monotonic_ns()
-                arrived = now_mono
-                for level, kind, value in ancillary:
-                    if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(value) >= 16:
-                        seconds, nanoseconds = struct.unpack("qq", value[:16])
-                        arrived = seconds * 1_000_000_000 + nanoseconds - (now_real - now_mono)
+                data, source, arrived = received
                 if len(data) >= 34 and data[0] & 0x0F == 0 and source[1] == base:
                     arrivals[struct.unpack(">H", data[30:32])[0]] = arrived
 
@@ -199,11 +214,7 @@ class Receiver:
 
     def lead_ptp(self, base):
         """The grandmaster: Announce, Sync/Follow_Up to each target, Delay_Resp to its Delay_Req."""
-        event = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        event.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-        event.bind((self.args.address, base))
-        general = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        general.bind((self.args.address, base + 1))
+        event, general = ptp_sockets(self.args.address, base)
         self.master_clock = self.gm_identity.hex()
         self.master_offset = self.gm_offset
         self.log(grandmaster=self.master_clock)
@@ -219,16 +230,10 @@ class Receiver:
 
         def on_event():
             while True:
-                try:
-                    data, ancillary, _, source = event.recvmsg(2048, 64)
-                except OSError:
+                received = receive_stamped(event)
+                if received is None:
                     return
-                now_real, now_mono = time.clock_gettime_ns(time.CLOCK_REALTIME), time.monotonic_ns()
-                arrived = now_mono
-                for level, kind, value in ancillary:
-                    if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(value) >= 16:
-                        seconds, nanoseconds = struct.unpack("qq", value[:16])
-                        arrived = seconds * 1_000_000_000 + nanoseconds - (now_real - now_mono)
+                data, source, arrived = received
                 if len(data) < 44 or source[1] != base:
                     continue
                 if data[0] & 0x0F == 0:

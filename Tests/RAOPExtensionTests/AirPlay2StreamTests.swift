@@ -49,6 +49,19 @@ struct AirPlay2StreamTests {
             return try #require(await system.devicesList.first { $0.displayName == "Den AirPlay 2" })
         }
 
+        /// Waits for the receiver's recording of the stream that just ended (deactivating the route
+        /// unless `keep`), and checks the tone in it, allowing for what delivery says it missed.
+        func recordedTone(_ session: MediaOutputSession, keep: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) async throws
+            -> (pcm: [UInt8], times: [(rtp: UInt32, playTime: Int64?, arrival: Int64)], line: [String: Any])
+        {
+            #expect(await eventually(timeout: .seconds(15)) { receiver.event("recording") != nil }, "\(receiver.events.suffix(8))", sourceLocation: sourceLocation)
+            let delivered = await system.audioStatistics(on: session)
+            if !keep { await system.deactivate(session) }
+            let recording = try #require(receiver.recording(), "\(receiver.events.suffix(4))", sourceLocation: sourceLocation)
+            expectToneIntact(recording.pcm, underruns: Int(delivered?.underruns ?? 0), "\(recording.line)", sourceLocation: sourceLocation)
+            return recording
+        }
+
         func stop() async {
             await system.shutdown()
             receiver.stop()
@@ -95,11 +108,7 @@ struct AirPlay2StreamTests {
         let writer = writeOnOwnThread(tone(seconds: 3), to: acquisition.descriptor, piece: 4_096)
         #expect(await writer.value)
         // The writer's end stops the samples: what was sent plays out, then TEARDOWN (the receiver records then).
-        #expect(await eventually(timeout: .seconds(15)) { rig.receiver.event("recording") != nil }, "\(rig.receiver.events.suffix(8))")
-        let delivered = await rig.system.audioStatistics(on: route.session)
-        await rig.system.deactivate(route.session)
-        let recording = try #require(rig.receiver.recording(), "\(rig.receiver.events.suffix(4))")
-        expectToneIntact(recording.pcm, underruns: Int(delivered?.underruns ?? 0), "\(recording.line)")
+        let recording = try await rig.recordedTone(route.session)
         #expect(recording.line["bad"] as? Int == 0, "every packet opened with the stream key")
         // Nothing lost on the way: every packet from the first to the last arrived, and the last
         // came before TEARDOWN (only what did not fill a whole packet stays behind).
@@ -166,10 +175,7 @@ struct AirPlay2StreamTests {
         #expect(details?.protocolVersion == "AirPlay 2 (buffered)" && details?.codec == "AAC-LC" && details?.timing == .ptp, "\(String(describing: details))")
         let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
         #expect(await writeOnOwnThread(tone(seconds: 3), to: acquisition.descriptor, piece: 4_096).value)
-        #expect(await eventually(timeout: .seconds(15)) { rig.receiver.event("recording") != nil }, "\(rig.receiver.events.suffix(8))")
-        let delivered = await rig.system.audioStatistics(on: route.session)
-        let recording = try #require(rig.receiver.recording(), "\(rig.receiver.events.suffix(4))")
-        expectToneIntact(recording.pcm, underruns: Int(delivered?.underruns ?? 0), "\(recording.line)")
+        let recording = try await rig.recordedTone(route.session, keep: true)
         #expect(recording.line["bad"] as? Int == 0 && recording.line["missing"] as? Int == 0, "\(recording.line)")
         #expect(recording.line["ssrcs"] as? [Int] == [0x1600_0000], "AAC/44100/F24/2 by its SSRC: \(recording.line)")
         let stream = try #require(rig.receiver.events.first { $0["setup"] as? String == "stream" })
@@ -205,11 +211,7 @@ struct AirPlay2StreamTests {
         #expect(details?.protocolVersion == "AirPlay 2" && details?.timing == .ntp, "\(String(describing: details))")
         let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
         #expect(await writeOnOwnThread(tone(seconds: 3), to: acquisition.descriptor, piece: 4_096).value)
-        #expect(await eventually(timeout: .seconds(15)) { rig.receiver.event("recording") != nil }, "\(rig.receiver.events.suffix(8))")
-        let delivered = await rig.system.audioStatistics(on: route.session)
-        await rig.system.deactivate(route.session)
-        let recording = try #require(rig.receiver.recording(), "\(rig.receiver.events.suffix(4))")
-        expectToneIntact(recording.pcm, underruns: Int(delivered?.underruns ?? 0), "\(recording.line)")
+        let recording = try await rig.recordedTone(route.session)
         #expect(recording.line["bad"] as? Int == 0 && recording.line["missing"] as? Int == 0, "\(recording.line)")
         #expect(rig.receiver.event("setup")?["timingProtocol"] as? String == "NTP")
         #expect(rig.receiver.event("peers") == nil, "no SETPEERS without PTP")
@@ -233,11 +235,7 @@ struct AirPlay2StreamTests {
         // While it plays: its clock followed both ways (the master closes with the stream).
         #expect(await eventually(timeout: .seconds(5)) { (rig.timing.statistics?.foreignSyncs ?? 0) > 8 && (rig.timing.statistics?.delayRequests ?? 0) > 8 })
         #expect(await writer.value)
-        #expect(await eventually(timeout: .seconds(15)) { rig.receiver.event("recording") != nil }, "\(rig.receiver.events.suffix(8))")
-        let delivered = await rig.system.audioStatistics(on: route.session)
-        await rig.system.deactivate(route.session)
-        let recording = try #require(rig.receiver.recording(), "\(rig.receiver.events.suffix(4))")
-        expectToneIntact(recording.pcm, underruns: Int(delivered?.underruns ?? 0), "\(recording.line)")
+        let recording = try await rig.recordedTone(route.session)
         let grandmaster = try #require(rig.receiver.event("grandmaster")?["grandmaster"] as? String)
         let syncs = rig.receiver.events.filter { $0["sync"] != nil }
         #expect(!syncs.isEmpty && syncs.allSatisfy { $0["clock"] as? String == grandmaster }, "every sync packet names its clock: \(syncs.prefix(2))")
@@ -259,11 +257,7 @@ struct AirPlay2StreamTests {
         try await Task.sleep(for: .seconds(1))
         try rig.receiver.restartPTP()
         #expect(await writer.value)
-        #expect(await eventually(timeout: .seconds(15)) { rig.receiver.event("recording") != nil }, "\(rig.receiver.events.suffix(8))")
-        let delivered = await rig.system.audioStatistics(on: route.session)
-        await rig.system.deactivate(route.session)
-        let recording = try #require(rig.receiver.recording(), "\(rig.receiver.events.suffix(4))")
-        expectToneIntact(recording.pcm, underruns: Int(delivered?.underruns ?? 0), "\(recording.line)")
+        let recording = try await rig.recordedTone(route.session)
         #expect(recording.line["missing"] as? Int == 0, "\(recording.line)")
         let events = rig.receiver.events
         let restart = try #require(events.firstIndex { $0["ptp_restart"] != nil })
