@@ -43,7 +43,8 @@ struct AirPlay2Context: Sendable {
 /// encrypted RTSP connection): the session and the stream set up with binary property lists,
 /// `RECORD` and (PTP) `SETPEERS`; every audio packet sealed with a stream key of its own; the
 /// sync packets tie RTP times to the PTP master's clock, which serves the receiver while the
-/// stream lasts (or to the receiver's own, where it insists on being grandmaster), or — timed
+/// stream lasts (or to the receiver's own, where it insists on being grandmaster; on a slow link
+/// less the path's delay, ``SlowLinkDelay``), or — timed
 /// by NTP — to the box's clock as AirPlay 1's do; `/feedback` every two seconds so the receiver
 /// keeps the session.
 actor RAOPStream {
@@ -120,6 +121,17 @@ actor RAOPStream {
     private var syncedClock: UInt64?
     /// Time between `/feedback` requests: shairport-sync drops a sender silent for about 30 s.
     static let feedbackInterval: Duration = .seconds(2)
+    /// The round trips of `/feedback`: how late the receiver reads our PTP clock on a slow link.
+    private var roundTrips = SlowLinkDelay()
+
+    /// What sync packets and rate anchors take off their times for a receiver that follows our
+    /// PTP master (``SlowLinkDelay``); nothing for one whose own clock we follow (that exchange
+    /// measures the path both ways).
+    private func pathDelay(for reading: AirPlayClockReading, master: any AirPlayTimingMaster) -> Duration {
+        reading.clockIdentity == master.clockIdentity ? roundTrips.oneWay : .zero
+    }
+
+    private func noteRoundTrip(_ roundTrip: Duration) { roundTrips.note(roundTrip) }
 
     init(
         rtsp: RTSPClient, sockets: any DatagramSockets, sessionID: UInt32, localAddress: String, receiverAddress: String,
@@ -278,10 +290,13 @@ actor RAOPStream {
     /// `POST /feedback` every ``feedbackInterval`` while the stream lasts.
     private func startFeedback() {
         let rtsp = rtsp
-        tasks.append(Task { [clock] in
+        tasks.append(Task { [clock, weak self] in
             while !Task.isCancelled {
                 guard (try? await clock.sleep(for: Self.feedbackInterval)) != nil else { return }
-                _ = try? await rtsp.send(RTSPRequest(method: "POST", uri: "/feedback"), timeout: .seconds(2))
+                let sent = clock.now()
+                if (try? await rtsp.send(RTSPRequest(method: "POST", uri: "/feedback"), timeout: .seconds(2)))?.status == 200 {
+                    await self?.noteRoundTrip(clock.now() - sent)
+                }
             }
         })
     }
@@ -326,7 +341,7 @@ actor RAOPStream {
             let (clockIdentity, networkTime): (UInt64, Duration)
             if case .ptp(let master)? = airPlay2?.timing {
                 let reading = master.reading(for: receiverAddress)
-                (clockIdentity, networkTime) = (reading.clockIdentity, reading.time + (playsAt - SampleBuffer.clockNow()))
+                (clockIdentity, networkTime) = (reading.clockIdentity, reading.time + (playsAt - SampleBuffer.clockNow()) - pathDelay(for: reading, master: master))
             } else {
                 (clockIdentity, networkTime) = (0, playsAt)
             }
@@ -411,10 +426,11 @@ actor RAOPStream {
         // The clocks are read together, and the time is that of the whole frame the position
         // names (not up to a frame, 22.7 µs, after it): each receiver of a group gets a pair
         // that is exact, wherever in a frame its packet was made.
-        let reading = airPlay2.flatMap { context -> AirPlayClockReading? in
-            if case .ptp(let master) = context.timing { return master.reading(for: receiverAddress) }
+        let ptp = airPlay2.flatMap { context -> (reading: AirPlayClockReading, master: any AirPlayTimingMaster)? in
+            if case .ptp(let master) = context.timing { return (master.reading(for: receiverAddress), master) }
             return nil
         }
+        let reading = ptp?.reading
         let now = SampleBuffer.clockNow()
         let ntpNow = reading == nil ? Self.now() : nil
         let elapsed = now - anchor.time
@@ -425,7 +441,7 @@ actor RAOPStream {
         if let reading {
             syncedClock = reading.clockIdentity
             let packet = AirPlay2Packet.sync(
-                playingTimestamp: latency.playingTimestamp(position: position), masterTime: reading.time - remainder, nextTimestamp: position,
+                playingTimestamp: latency.playingTimestamp(position: position), masterTime: reading.time - remainder - (ptp.map { pathDelay(for: $0.reading, master: $0.master) } ?? .zero), nextTimestamp: position,
                 clockIdentity: reading.clockIdentity, first: first)
             try? await control.send(packet, toPort: ports.control)
             return
