@@ -133,6 +133,15 @@ actor RAOPStream {
 
     private func noteRoundTrip(_ roundTrip: Duration) { roundTrips.note(roundTrip) }
 
+    /// A request of the stream's setup, its round trip noted: four of them measure the link
+    /// before the first packet, so a slow link is allowed for from the start.
+    private func timedSend(_ request: RTSPRequest) async throws -> RTSPResponse {
+        let sent = clock.now()
+        let response = try await rtsp.send(request)
+        noteRoundTrip(clock.now() - sent)
+        return response
+    }
+
     init(
         rtsp: RTSPClient, sockets: any DatagramSockets, sessionID: UInt32, localAddress: String, receiverAddress: String,
         latencyFrames: UInt32 = RAOPStream.defaultLatencyFrames, airPlay2: AirPlay2Context? = nil,
@@ -234,16 +243,16 @@ actor RAOPStream {
             sessionTiming = .ntp(port: UInt16(clamping: timing.localPort))
         }
         let plist = [("Content-Type", AirPlay2Setup.contentType)]
-        let session = try await rtsp.send(RTSPRequest(method: "SETUP", uri: uri, headers: plist, body: AirPlay2Setup.encode(
+        let session = try await timedSend(RTSPRequest(method: "SETUP", uri: uri, headers: plist, body: AirPlay2Setup.encode(
             AirPlay2Setup.Session(name: context.name, deviceID: context.deviceID, sessionUUID: UUID().uuidString, groupUUID: context.groupUUID, timing: sessionTiming)
                 .propertyList)))
         try expectOK(session, "SETUP")
         eventPort = try AirPlay2Setup.decode(AirPlay2Setup.SessionReply.self, from: session.body).eventPort.flatMap { $0 > 0 ? $0 : nil }
-        try expectOK(await rtsp.send(RTSPRequest(method: "RECORD", uri: uri)), "RECORD")
+        try expectOK(await timedSend(RTSPRequest(method: "RECORD", uri: uri)), "RECORD")
         if case .ptp(let master) = context.timing {
             // nqptp follows the first peer named, which must be us: its client.
             try expectOK(
-                await rtsp.send(RTSPRequest(
+                await timedSend(RTSPRequest(
                     method: "SETPEERS", uri: uri, headers: [("Content-Type", "/peer-list-changed")],
                     body: AirPlay2Setup.encode(AirPlay2Setup.peers([localAddress, receiverAddress])))),
                 "SETPEERS")
@@ -259,7 +268,7 @@ actor RAOPStream {
         let stream = AirPlay2Setup.Stream(
             controlPort: UInt16(clamping: control.localPort), key: streamKey, connectionID: UInt64(sessionID), latencyFrames: latencyFrames,
             kind: context.buffered ? .bufferedAAC : .realtimeALAC)
-        let setup = try await rtsp.send(RTSPRequest(method: "SETUP", uri: uri, headers: plist, body: AirPlay2Setup.encode(AirPlay2Setup.streams([stream]))))
+        let setup = try await timedSend(RTSPRequest(method: "SETUP", uri: uri, headers: plist, body: AirPlay2Setup.encode(AirPlay2Setup.streams([stream]))))
         try expectOK(setup, "SETUP")
         let reply = try AirPlay2Setup.decode(AirPlay2Setup.StreamsReply.self, from: setup.body)
         if context.buffered {
