@@ -110,20 +110,21 @@ def ptp_sockets(address, base):
     return event, general
 
 
-def receive_stamped(sock):
-    """A datagram, its source and the kernel's receive time (CLOCK_REALTIME, taken to CLOCK_MONOTONIC
-    at once, in ns); None once the socket is closed."""
-    try:
-        data, ancillary, _, source = sock.recvmsg(2048, 64)
-    except OSError:
-        return None
-    now_real, now_mono = time.clock_gettime_ns(time.CLOCK_REALTIME), time.monotonic_ns()
-    arrived = now_mono
-    for level, kind, value in ancillary:
-        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(value) >= 16:
-            seconds, nanoseconds = struct.unpack("qq", value[:16])
-            arrived = seconds * 1_000_000_000 + nanoseconds - (now_real - now_mono)
-    return data, source, arrived
+def stamped_datagrams(sock):
+    """Each datagram, its source and the kernel's receive time (CLOCK_REALTIME, taken to
+    CLOCK_MONOTONIC at once, in ns), until the socket is closed."""
+    while True:
+        try:
+            data, ancillary, _, source = sock.recvmsg(2048, 64)
+        except OSError:
+            return
+        now_real, now_mono = time.clock_gettime_ns(time.CLOCK_REALTIME), time.monotonic_ns()
+        arrived = now_mono
+        for level, kind, value in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(value) >= 16:
+                seconds, nanoseconds = struct.unpack("qq", value[:16])
+                arrived = seconds * 1_000_000_000 + nanoseconds - (now_real - now_mono)
+        yield data, source, arrived
 
 
 def hkdf(secret, salt, info):
@@ -172,11 +173,7 @@ class Receiver:
         recent = []
 
         def on_event():
-            while True:
-                received = receive_stamped(event)
-                if received is None:
-                    return
-                data, source, arrived = received
+            for data, source, arrived in stamped_datagrams(event):
                 if len(data) >= 34 and data[0] & 0x0F == 0 and source[1] == base:
                     arrivals[struct.unpack(">H", data[30:32])[0]] = arrived
 
@@ -229,11 +226,7 @@ class Receiver:
             return struct.pack(">HII", (ns // 1_000_000_000) >> 32, (ns // 1_000_000_000) & 0xFFFFFFFF, ns % 1_000_000_000)
 
         def on_event():
-            while True:
-                received = receive_stamped(event)
-                if received is None:
-                    return
-                data, source, arrived = received
+            for data, source, arrived in stamped_datagrams(event):
                 if len(data) < 44 or source[1] != base:
                     continue
                 if data[0] & 0x0F == 0:
