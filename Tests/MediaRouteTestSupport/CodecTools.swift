@@ -103,6 +103,15 @@ public func matchingWindows(_ samples: [Double], rate: Int = 44_100, frequency: 
 /// The tone (``tone(seconds:)``, stereo S16LE) came out whole: every 50 ms window fits a 440 Hz
 /// sine (correlation ≥ 0.99), but for two windows around each underrun delivery itself reported
 /// (its writer starved on a loaded box: silence went in before the samples reached the route).
+/// `pcm` (interleaved stereo S16LE) without the quiet after its last sample above the floor
+/// (50): a receiver that goes on writing silence after a stream (shairport-sync) would
+/// otherwise add windows that hold no tone.
+public func trimmingTrailingSilence(_ pcm: [UInt8]) -> [UInt8] {
+    let left = leftChannel(pcm)
+    guard let last = left.lastIndex(where: { abs($0) > 50 }) else { return [] }
+    return Array(pcm.prefix((last + 1) * 4))
+}
+
 public func expectToneIntact(_ pcm: [UInt8], underruns: Int, _ context: String, sourceLocation: SourceLocation = #_sourceLocation) {
     let loud = Array(leftChannel(pcm).drop { abs($0) < 50 })
     let windows = matchingWindows(loud, frequency: 440)
