@@ -39,8 +39,9 @@ struct CastLiveTests {
         #expect(decoded, "\(state)")
         let received = leftChannel(rig.peer.liveOutput.pcm)
         #expect(received.filter { abs($0) > 50 }.count > 44_100 * 7 / 2, "\(received.count) samples decoded; \(state)")
-        let correlation = correlationWithTone(received)
-        #expect(correlation >= 0.99, "cross-correlation \(correlation)")
+        // Window by window (50 ms): a gap delivery reports under load costs its windows only.
+        let delivered = await rig.system.audioStatistics(on: route.session)
+        expectToneIntact(trimmingTrailingSilence(rig.peer.liveOutput.pcm), underruns: Int(delivered?.underruns ?? 0), "\(state)")
         await rig.system.deactivate(route.session)
         #expect(await eventually { await rig.handle.cast.servedFileCount == 0 }, "the stream is no longer served")
         await rig.system.shutdown()
