@@ -459,7 +459,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
             guard let current = active[id] else { return }
             if let kept = pairings.pairing(for: current.device.id) {
                 do {
-                    try await verify(rtsp, stream, kept.controller, kept.receiver)
+                    try await verify(id, rtsp, stream, kept.controller, kept.receiver)
                     return activated(current)
                 } catch let error as HAPError where error.kind != .cryptoUnavailable {
                     // It forgot us (reset, or another controller took our place): pair again.
@@ -499,7 +499,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
             let controller = try pairings.controller()
             let result = try await pairSetup(rtsp, PairSetup(mode: .pin(pin), controller: controller))
             guard let receiver = result.receiver else { throw HAPError(.malformed, "PIN pairing ended without the receiver's identity") }
-            try await verify(rtsp, stream, controller, receiver)
+            try await verify(id, rtsp, stream, controller, receiver)
             pairings.keep(receiver, for: current.device.id)
             activated(current)
         } catch let error as HAPError where error.kind == .refused(2) || error.kind == .authenticationFailed {
@@ -536,7 +536,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
         throw HAPError(.malformed, "pair-setup did not end")
     }
 
-    private func verify(_ rtsp: RTSPClient, _ stream: HAPByteStream, _ controller: ControllerIdentity, _ receiver: ReceiverIdentity) async throws {
+    private func verify(_ id: UUID, _ rtsp: RTSPClient, _ stream: HAPByteStream, _ controller: ControllerIdentity, _ receiver: ReceiverIdentity) async throws {
         var verify = try PairVerify(controller: controller, receiver: receiver)
         var body = verify.start()
         for _ in 0..<2 {
@@ -547,7 +547,7 @@ public actor RAOPExtension: RealtimeSampleHandling {
             case .send(let next): body = next
             case .verified(let sharedSecret):
                 stream.encrypt(with: try HAPChannel.control(sharedSecret: sharedSecret))
-                if let id = active.first(where: { $0.value.hapStream === stream })?.key { active[id]?.pairingSecret = sharedSecret }
+                active[id]?.pairingSecret = sharedSecret
                 return
             }
         }
