@@ -395,7 +395,7 @@ let package = Package(
             name: "LANTransportTests",
             dependencies: [
                 "LANTransport", "IPNetwork", "Transport", "MediaClock", "Coordination", "MediaRouteTestSupport", "UPnPRendererExtension",
-                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
             name: "UPnPRendererExtensionTests",

@@ -51,6 +51,9 @@ public final class HAPByteStream: ByteStream {
 
     public var isEncrypted: Bool { channel.state.withLock { $0 != nil } }
 
+    /// The stream underneath measured it: sealing adds nothing to a round trip.
+    public func leastRoundTrip() async -> Duration? { await inner.leastRoundTrip() }
+
     public func write(_ bytes: [UInt8]) async throws(TransportError) {
         let sealed = try channel.state.withLock { (channel: inout HAPChannel?) throws(TransportError) -> [UInt8] in
             guard var open = channel else { return bytes }

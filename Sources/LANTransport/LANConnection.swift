@@ -158,6 +158,25 @@ private struct LANByteStream: ByteStream {
             throw TransportError(.connectionLost, "write failed: \(error)")
         }
     }
+
+    /// `tcpi_min_rtt` of the kernel's `struct tcp_info` (<linux/tcp.h>): its offset has been
+    /// fixed since Linux 4.10, as fields are only ever appended. Glibc's `struct tcp_info` (the
+    /// one Swift sees, and NIO's `getTCPInfo`) ends before it, so the kernel's bytes are read
+    /// into a buffer as large as the kernel's structure and the field is taken at its offset.
+    static let minimumRoundTripOffset = 148
+    typealias KernelTCPInfo = (
+        UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+        UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
+
+    func leastRoundTrip() async -> Duration? {
+        guard let provider = channel as? any SocketOptionProvider,
+            let info: KernelTCPInfo = try? await provider.unsafeGetSocketOption(level: .tcp, name: .tcp_info).get()
+        else { return nil }
+        let microseconds = withUnsafeBytes(of: info) { $0.loadUnaligned(fromByteOffset: Self.minimumRoundTripOffset, as: UInt32.self) }
+        // 0: a kernel older than the field (the buffer starts zeroed); ~0: no sample yet.
+        guard microseconds != 0, microseconds != .max else { return nil }
+        return .microseconds(microseconds)
+    }
 }
 
 #if Cast && !MEDIAROUTE_NO_TLS

@@ -121,26 +121,18 @@ actor RAOPStream {
     private var syncedClock: UInt64?
     /// Time between `/feedback` requests: shairport-sync drops a sender silent for about 30 s.
     static let feedbackInterval: Duration = .seconds(2)
-    /// The round trips of `/feedback`: how late the receiver reads our PTP clock on a slow link.
-    private var roundTrips = SlowLinkDelay()
+    /// The least round trip the kernel measured on the RTSP connection, read when the stream
+    /// starts and at each `/feedback`: how late the receiver reads our PTP clock on a slow link.
+    private var leastRoundTrip: Duration?
 
     /// What sync packets and rate anchors take off their times for a receiver that follows our
     /// PTP master (``SlowLinkDelay``); nothing for one whose own clock we follow (that exchange
     /// measures the path both ways).
     private func pathDelay(for reading: AirPlayClockReading, master: any AirPlayTimingMaster) -> Duration {
-        reading.clockIdentity == master.clockIdentity ? roundTrips.oneWay : .zero
+        reading.clockIdentity == master.clockIdentity ? SlowLinkDelay.oneWay(leastRoundTrip: leastRoundTrip) : .zero
     }
 
-    private func noteRoundTrip(_ roundTrip: Duration) { roundTrips.note(roundTrip) }
-
-    /// A request of the stream's setup, its round trip noted: four of them measure the link
-    /// before the first packet, so a slow link is allowed for from the start.
-    private func timedSend(_ request: RTSPRequest) async throws -> RTSPResponse {
-        let sent = clock.now()
-        let response = try await rtsp.send(request)
-        noteRoundTrip(clock.now() - sent)
-        return response
-    }
+    private func readLeastRoundTrip() async { leastRoundTrip = await rtsp.leastRoundTrip() }
 
     init(
         rtsp: RTSPClient, sockets: any DatagramSockets, sessionID: UInt32, localAddress: String, receiverAddress: String,
@@ -226,6 +218,8 @@ actor RAOPStream {
     }
 
     private func startAirPlay2(_ context: AirPlay2Context) async throws {
+        // The connection's handshake and pairing measured the link before the first packet.
+        await readLeastRoundTrip()
         let audio = try await sockets.open()
         let control = try await sockets.open()
         self.audio = audio
@@ -243,16 +237,16 @@ actor RAOPStream {
             sessionTiming = .ntp(port: UInt16(clamping: timing.localPort))
         }
         let plist = [("Content-Type", AirPlay2Setup.contentType)]
-        let session = try await timedSend(RTSPRequest(method: "SETUP", uri: uri, headers: plist, body: AirPlay2Setup.encode(
+        let session = try await rtsp.send(RTSPRequest(method: "SETUP", uri: uri, headers: plist, body: AirPlay2Setup.encode(
             AirPlay2Setup.Session(name: context.name, deviceID: context.deviceID, sessionUUID: UUID().uuidString, groupUUID: context.groupUUID, timing: sessionTiming)
                 .propertyList)))
         try expectOK(session, "SETUP")
         eventPort = try AirPlay2Setup.decode(AirPlay2Setup.SessionReply.self, from: session.body).eventPort.flatMap { $0 > 0 ? $0 : nil }
-        try expectOK(await timedSend(RTSPRequest(method: "RECORD", uri: uri)), "RECORD")
+        try expectOK(await rtsp.send(RTSPRequest(method: "RECORD", uri: uri)), "RECORD")
         if case .ptp(let master) = context.timing {
             // nqptp follows the first peer named, which must be us: its client.
             try expectOK(
-                await timedSend(RTSPRequest(
+                await rtsp.send(RTSPRequest(
                     method: "SETPEERS", uri: uri, headers: [("Content-Type", "/peer-list-changed")],
                     body: AirPlay2Setup.encode(AirPlay2Setup.peers([localAddress, receiverAddress])))),
                 "SETPEERS")
@@ -268,7 +262,7 @@ actor RAOPStream {
         let stream = AirPlay2Setup.Stream(
             controlPort: UInt16(clamping: control.localPort), key: streamKey, connectionID: UInt64(sessionID), latencyFrames: latencyFrames,
             kind: context.buffered ? .bufferedAAC : .realtimeALAC)
-        let setup = try await timedSend(RTSPRequest(method: "SETUP", uri: uri, headers: plist, body: AirPlay2Setup.encode(AirPlay2Setup.streams([stream]))))
+        let setup = try await rtsp.send(RTSPRequest(method: "SETUP", uri: uri, headers: plist, body: AirPlay2Setup.encode(AirPlay2Setup.streams([stream]))))
         try expectOK(setup, "SETUP")
         let reply = try AirPlay2Setup.decode(AirPlay2Setup.StreamsReply.self, from: setup.body)
         if context.buffered {
@@ -302,10 +296,8 @@ actor RAOPStream {
         tasks.append(Task { [clock, weak self] in
             while !Task.isCancelled {
                 guard (try? await clock.sleep(for: Self.feedbackInterval)) != nil else { return }
-                let sent = clock.now()
-                if (try? await rtsp.send(RTSPRequest(method: "POST", uri: "/feedback"), timeout: .seconds(2)))?.status == 200 {
-                    await self?.noteRoundTrip(clock.now() - sent)
-                }
+                _ = try? await rtsp.send(RTSPRequest(method: "POST", uri: "/feedback"), timeout: .seconds(2))
+                await self?.readLeastRoundTrip()
             }
         })
     }

@@ -30,6 +30,10 @@ actor RTSPClient {
         self.clock = clock
     }
 
+    /// The least round trip to the receiver below RTSP (``Transport/ByteStream/leastRoundTrip()``):
+    /// what its network takes, without the time its application takes to answer.
+    func leastRoundTrip() async -> Duration? { await stream.leastRoundTrip() }
+
     func start() {
         let incoming = stream.incoming
         reader = Task { [weak self] in

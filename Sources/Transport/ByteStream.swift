@@ -17,8 +17,15 @@ public protocol ByteStream: Sendable {
     /// The device's TLS certificate (DER), for a stream the transport wrapped in TLS; nil
     /// otherwise. Nothing checked it: an extension pins it (trust on first use).
     var peerCertificate: [UInt8]? { get }
+
+    /// The least round trip the transport itself measured to the device on this stream (TCP's
+    /// minimum RTT, from the kernel): the device's network stack answers those, so the time
+    /// its application takes to answer a request is not in it. Nil where the transport does
+    /// not know.
+    func leastRoundTrip() async -> Duration?
 }
 
 extension ByteStream {
     public var peerCertificate: [UInt8]? { nil }
+    public func leastRoundTrip() async -> Duration? { nil }
 }

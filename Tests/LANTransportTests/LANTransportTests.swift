@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 #endif
 @testable import LANTransport
+import Logging
 import MediaClock
 import MediaRouteTestSupport
 import Testing
@@ -83,7 +84,10 @@ final class ScriptedServer: Sendable {
     private let closed = Locked(false)
     let accepted = Locked(0)
 
-    init(answers: [[UInt8]?], holdOpen: Duration = .zero) throws {
+    /// - Parameters:
+    ///   - answerDelay: how long the server takes over each answer once the request came.
+    ///   - closesAfterAnswering: false: the connection stays open after the answer (for a second).
+    init(answers: [[UInt8]?], answerDelay: Duration = .zero, closesAfterAnswering: Bool = true) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -107,9 +111,10 @@ final class ScriptedServer: Sendable {
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 _ = read(client, &buffer, buffer.count)
                 if let answer {
+                    if answerDelay > .zero { Thread.sleep(forTimeInterval: Double(answerDelay.components.seconds) + Double(answerDelay.components.attoseconds) / 1e18) }
                     _ = answer.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
                     // FIN, then drain: closing with unread request bytes would send a RST instead.
-                    shutdown(client, Int32(SHUT_WR))
+                    if closesAfterAnswering { shutdown(client, Int32(SHUT_WR)) }
                     var timeout = timeval(tv_sec: 1, tv_usec: 0)
                     setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
                     while read(client, &buffer, buffer.count) > 0 {}
@@ -125,6 +130,32 @@ final class ScriptedServer: Sendable {
     deinit {
         let fd = fd
         closed.withLock { if !$0 { shutdown(fd, Int32(SHUT_RDWR)) } }
+    }
+}
+
+/// What a TCP connection to a device tells about the link beneath the protocol.
+@Suite struct LANConnectionTests {
+    /// The least round trip is the network's (the kernel's minimum RTT, answered by the peer's
+    /// network stack), not the time the device took to answer a request: a server that answers
+    /// 100 ms late is still well under 10 ms away on loopback.
+    @Test func theLeastRoundTripIsTheNetworksNotTheDevicesAnswer() async throws {
+        let server = try ScriptedServer(answers: [Array("late".utf8)], answerDelay: .milliseconds(100), closesAfterAnswering: false)
+        let endpoint = Endpoint(id: "slow-answers", transport: "lan", address: .ip(host: "127.0.0.1", port: server.port, interface: "lo"))
+        let connection = try await LANConnection.connect(to: endpoint, host: "127.0.0.1", port: Int(server.port), timeout: .seconds(5), logger: Logger(label: "test"))
+        let stream = try #require(connection.byteStream)
+        let sent = ContinuousClock.now
+        try await stream.write(Array("ask".utf8))
+        var answer: [UInt8] = []
+        for try await chunk in stream.incoming {
+            answer += chunk
+            if answer.count >= 4 { break }
+        }
+        let requestRoundTrip = ContinuousClock.now - sent
+        #expect(answer == Array("late".utf8) && requestRoundTrip >= .milliseconds(100))
+        let least = try #require(await stream.leastRoundTrip(), "Linux reports TCP's minimum round trip")
+        #expect(least > .zero && least < .milliseconds(10), "\(least) for a request answered in \(requestRoundTrip)")
+        await connection.close()
+        #expect(await stream.leastRoundTrip() == nil, "a closed connection has none")
     }
 }
 

@@ -324,6 +324,7 @@ class Connection:
         return method, path, headers, body
 
     def respond(self, headers, status=200, body=b"", content_type="application/octet-stream", then=None):
+        self.take_time()
         text = "RTSP/1.0 %d %s\r\nCSeq: %s\r\nServer: AirTunes/377.40.00\r\n" % (status, "OK" if status == 200 else "Error", headers.get("cseq", "0"))
         if body:
             text += "Content-Type: %s\r\nContent-Length: %d\r\n" % (content_type, len(body))
@@ -331,7 +332,13 @@ class Connection:
         if then:
             then()
 
+    def take_time(self):
+        """A slow receiver (or one under load): each answer after --answer-delay ms."""
+        if self.receiver.args.answer_delay:
+            time.sleep(self.receiver.args.answer_delay / 1000)
+
     def respond_raw(self, headers, status, lines):
+        self.take_time()
         text = "RTSP/1.0 %d %s\r\nCSeq: %s\r\n" % (status, "OK" if status == 200 else "Error", headers.get("cseq", "0"))
         self.send_bytes((text + "".join(line + "\r\n" for line in lines) + "\r\n").encode())
 
@@ -864,6 +871,7 @@ def main():
     parser.add_argument("--announce", action="store_true")
     parser.add_argument("--raop", action="store_true")
     parser.add_argument("--auth-setup", action="store_true")
+    parser.add_argument("--answer-delay", type=float, default=0, help="ms it takes over each RTSP answer")
     args = parser.parse_args()
     receiver = Receiver(args)
     if args.ptp_port and args.timing == "grandmaster":
