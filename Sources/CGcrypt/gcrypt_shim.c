@@ -28,6 +28,7 @@ static struct {
     void (*cipher_close)(gcry_cipher_hd_t handle);
     gcry_error_t (*cipher_setkey)(gcry_cipher_hd_t handle, const void *key, size_t length);
     gcry_error_t (*cipher_setiv)(gcry_cipher_hd_t handle, const void *iv, size_t length);
+    gcry_error_t (*cipher_setctr)(gcry_cipher_hd_t handle, const void *counter, size_t length);
     gcry_error_t (*cipher_authenticate)(gcry_cipher_hd_t handle, const void *aad, size_t length);
     gcry_error_t (*cipher_encrypt)(gcry_cipher_hd_t handle, void *out, size_t out_length, const void *in, size_t in_length);
     gcry_error_t (*cipher_decrypt)(gcry_cipher_hd_t handle, void *out, size_t out_length, const void *in, size_t in_length);
@@ -82,6 +83,7 @@ static void open_once(void) {
     BIND(cipher_close, "gcry_cipher_close");
     BIND(cipher_setkey, "gcry_cipher_setkey");
     BIND(cipher_setiv, "gcry_cipher_setiv");
+    BIND(cipher_setctr, "gcry_cipher_setctr");
     BIND(cipher_authenticate, "gcry_cipher_authenticate");
     BIND(cipher_encrypt, "gcry_cipher_encrypt");
     BIND(cipher_decrypt, "gcry_cipher_decrypt");
@@ -126,6 +128,12 @@ int mr_gcry_open(char *error, size_t size) {
 int mr_gcry_sha512(const uint8_t *data, size_t length, uint8_t digest[64]) {
     if (!opened) return -1;
     api.md_hash_buffer(GCRY_MD_SHA512, digest, data, length);
+    return 0;
+}
+
+int mr_gcry_sha1(const uint8_t *data, size_t length, uint8_t digest[20]) {
+    if (!opened) return -1;
+    api.md_hash_buffer(GCRY_MD_SHA1, digest, data, length);
     return 0;
 }
 
@@ -178,6 +186,50 @@ int mr_gcry_chacha20_poly1305_open(const uint8_t key[32], const uint8_t nonce[12
     }
     api.cipher_close(handle);
     if (status != 0 && length) memset(output, 0, length);
+    return status;
+}
+
+static gcry_cipher_hd_t aes128(int mode, const uint8_t key[16]) {
+    gcry_cipher_hd_t handle;
+    if (api.cipher_open(&handle, GCRY_CIPHER_AES128, mode, 0)) return NULL;
+    if (api.cipher_setkey(handle, key, 16)) {
+        api.cipher_close(handle);
+        return NULL;
+    }
+    return handle;
+}
+
+int mr_gcry_aes128_gcm_seal(const uint8_t key[16], const uint8_t *iv, size_t iv_length, const uint8_t *input, size_t length,
+                            uint8_t *output, uint8_t tag[16]) {
+    if (!opened || iv_length == 0) return -1;
+    gcry_cipher_hd_t handle = aes128(GCRY_CIPHER_MODE_GCM, key);
+    if (!handle) return -1;
+    int status = api.cipher_setiv(handle, iv, iv_length) || (length && api.cipher_encrypt(handle, output, length, input, length))
+        || api.cipher_gettag(handle, tag, 16) ? -1 : 0;
+    api.cipher_close(handle);
+    return status;
+}
+
+int mr_gcry_aes128_gcm_open(const uint8_t key[16], const uint8_t *iv, size_t iv_length, const uint8_t *input, size_t length,
+                            const uint8_t tag[16], uint8_t *output) {
+    if (!opened || iv_length == 0) return -1;
+    gcry_cipher_hd_t handle = aes128(GCRY_CIPHER_MODE_GCM, key);
+    if (!handle) return -1;
+    int status = -1;
+    if (!api.cipher_setiv(handle, iv, iv_length) && (!length || !api.cipher_decrypt(handle, output, length, input, length))) {
+        status = api.cipher_checktag(handle, tag, 16) ? 1 : 0;
+    }
+    api.cipher_close(handle);
+    if (status != 0 && length) memset(output, 0, length);
+    return status;
+}
+
+int mr_gcry_aes128_ctr(const uint8_t key[16], const uint8_t counter[16], const uint8_t *input, size_t length, uint8_t *output) {
+    if (!opened) return -1;
+    gcry_cipher_hd_t handle = aes128(GCRY_CIPHER_MODE_CTR, key);
+    if (!handle) return -1;
+    int status = api.cipher_setctr(handle, counter, 16) || (length && api.cipher_encrypt(handle, output, length, input, length)) ? -1 : 0;
+    api.cipher_close(handle);
     return status;
 }
 

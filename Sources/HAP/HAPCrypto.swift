@@ -21,6 +21,14 @@ public enum HAPCrypto {
         return digest
     }
 
+    /// SHA-1: only for the device verification Apple TVs ask AirPlay 1 senders for (its SRP).
+    public static func sha1(_ data: [UInt8]) throws(HAPError) -> [UInt8] {
+        try open()
+        var digest = [UInt8](repeating: 0, count: 20)
+        guard mr_gcry_sha1(data, data.count, &digest) == 0 else { throw failed("SHA-1") }
+        return digest
+    }
+
     public static func hmacSHA512(key: [UInt8], _ data: [UInt8]) throws(HAPError) -> [UInt8] {
         try open()
         var mac = [UInt8](repeating: 0, count: 64)
@@ -68,6 +76,44 @@ public enum HAPCrypto {
         }
         if status == 1 { throw HAPError(.authenticationFailed, "the data's Poly1305 tag does not match") }
         guard status == 0 else { throw failed("ChaCha20-Poly1305") }
+        return output
+    }
+
+    /// AES-128-GCM with an IV of any length (Apple's device verification uses 16 bytes): the
+    /// ciphertext followed by its 16-byte tag.
+    public static func aes128GCMSeal(_ plaintext: [UInt8], key: [UInt8], iv: [UInt8]) throws(HAPError) -> [UInt8] {
+        try open()
+        guard key.count == 16, !iv.isEmpty, iv.count <= 64 else { throw HAPError(.malformed, "AES-128-GCM takes a 16-byte key and an IV of 1 to 64 bytes") }
+        var output = [UInt8](repeating: 0, count: plaintext.count + 16)
+        let status = output.withUnsafeMutableBufferPointer { out in
+            mr_gcry_aes128_gcm_seal(key, iv, iv.count, plaintext, plaintext.count, out.baseAddress!, out.baseAddress! + plaintext.count)
+        }
+        guard status == 0 else { throw failed("AES-128-GCM") }
+        return output
+    }
+
+    /// Opens what ``aes128GCMSeal(_:key:iv:)`` made; throws `.authenticationFailed` when the tag
+    /// does not match, `.malformed` when shorter than a tag.
+    public static func aes128GCMOpen(_ sealed: [UInt8], key: [UInt8], iv: [UInt8]) throws(HAPError) -> [UInt8] {
+        try open()
+        guard key.count == 16, !iv.isEmpty, iv.count <= 64 else { throw HAPError(.malformed, "AES-128-GCM takes a 16-byte key and an IV of 1 to 64 bytes") }
+        guard sealed.count >= 16 else { throw HAPError(.malformed, "\(sealed.count) bytes are shorter than a GCM tag") }
+        let length = sealed.count - 16
+        var output = [UInt8](repeating: 0, count: length)
+        let status = sealed.withUnsafeBufferPointer { input in
+            mr_gcry_aes128_gcm_open(key, iv, iv.count, input.baseAddress!, length, input.baseAddress! + length, &output)
+        }
+        if status == 1 { throw HAPError(.authenticationFailed, "the data's GCM tag does not match") }
+        guard status == 0 else { throw failed("AES-128-GCM") }
+        return output
+    }
+
+    /// AES-128-CTR from the 16-byte counter block `counter` (encryption and decryption are one).
+    public static func aes128CTR(_ input: [UInt8], key: [UInt8], counter: [UInt8]) throws(HAPError) -> [UInt8] {
+        try open()
+        guard key.count == 16, counter.count == 16 else { throw HAPError(.malformed, "AES-128-CTR takes a 16-byte key and counter") }
+        var output = [UInt8](repeating: 0, count: input.count)
+        guard mr_gcry_aes128_ctr(key, counter, input, input.count, &output) == 0 else { throw failed("AES-128-CTR") }
         return output
     }
 

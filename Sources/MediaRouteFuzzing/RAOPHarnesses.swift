@@ -1,9 +1,34 @@
+import HAP
 import RAOP
 
 /// What an AirPlay 1 receiver sends: RTSP answers on the connection, and timing and
 /// resend requests on the UDP ports.
 enum RAOPHarnesses {
-    static let all: [FuzzHarness] = [rtspResponse, rtspRequest, raopControl, airPlay2Setup]
+    static let all: [FuzzHarness] = [rtspResponse, rtspRequest, raopControl, airPlay2Setup, deviceVerification]
+
+    /// An Apple TV's answers in device verification: the first input byte chooses which — the
+    /// SRP challenge (`/pair-setup-pin`'s first answer), its proof (after a fixed challenge), or
+    /// `/pair-verify`'s first answer — the rest is the answer. Anything but a typed error or a
+    /// next step is a finding, and so is a proof taken that the PIN cannot have made.
+    static let deviceVerification = FuzzHarness("device-verification", "an Apple TV's /pair-setup-pin and /pair-verify answers", maximumLength: 4096) { bytes in
+        guard let choice = bytes.first else { return nil }
+        let answer = Array(bytes.dropFirst())
+        let key = HAPHarnesses.controller
+        var setup = DeviceVerificationSetup(pin: "5072", username: "D7:5A:98:01:82:B1", secretKey: key.secretKey, publicKey: key.publicKey)
+        switch choice % 3 {
+        case 0:
+            if let step = try? setup.receive(answer), case .paired = step { return "device verification finished at its first answer" }
+        case 1:
+            let challenge = BinaryPropertyList.encode(.dictionary([("pk", .data([UInt8](repeating: 7, count: 256))), ("salt", .data([UInt8](repeating: 1, count: 16)))]))
+            guard (try? setup.receive(challenge)) != nil else { return nil }
+            if let step = try? setup.receive(answer) { return "a proof the TV cannot have made was taken: \(step)" }
+        default:
+            guard var verification = try? DeviceVerification(secretKey: key.secretKey, publicKey: key.publicKey, ephemeralSecret: [UInt8](repeating: 3, count: 32)) else { return nil }
+            guard let step = try? verification.receive(answer) else { return nil }
+            guard case .send(let next) = step, next.count == 68, next.prefix(4) == [0, 0, 0, 0] else { return "pair-verify answered with \(step)" }
+        }
+        return nil
+    }
 
     /// The receiver's RTSP answers, fed in two pieces split where the input's first byte says.
     /// What an AirPlay 2 receiver sends on its event channel: requests, in two reads, each answered.

@@ -10,10 +10,12 @@ import HAP
 import Logging
 import Synchronization
 
-/// AirPlay 2 pairing keys: our long-term identity (made on the first PIN pairing) and the
-/// identity of each receiver paired with a PIN, by device id. With a directory, each is a file
-/// of its own there, written 0600 (`controller.json`, `receiver-<device id>.json`): a secret
-/// key is never in a file others can read, and forgetting one receiver removes one file.
+/// AirPlay pairing keys: our long-term identity (made on the first PIN pairing) and the
+/// identity of each AirPlay 2 receiver paired with a PIN, by device id; and the AirPlay 1
+/// receivers (Apple TVs) that took our identity in device verification. With a directory, each
+/// is a file of its own there, written 0600 (`controller.json`, `receiver-<device id>.json`,
+/// `verified-<device id>.json`): a secret key is never in a file others can read, and
+/// forgetting one receiver removes its file.
 final class AirPlayPairings: Sendable {
     private struct ControllerFile: Codable {
         var identifier: String
@@ -26,12 +28,17 @@ final class AirPlayPairings: Sendable {
         var receiver: ReceiverIdentity
     }
 
+    /// An Apple TV that keeps our public key from device verification (nothing of its own to keep).
+    private struct VerifiedFile: Codable {
+        var deviceID: String
+    }
+
     /// Receivers kept at most: a LAN full of receivers cannot grow the directory without bound.
     static let maximumReceivers = 64
 
     private let directory: String?
     private let logger: Logger
-    private let state = Mutex<(controller: ControllerIdentity?, receivers: [String: ReceiverIdentity], loaded: Bool)>((nil, [:], false))
+    private let state = Mutex<(controller: ControllerIdentity?, receivers: [String: ReceiverIdentity], verified: Set<String>, loaded: Bool)>((nil, [:], [], false))
 
     init(directory: String?, logger: Logger) {
         self.directory = directory
@@ -63,6 +70,36 @@ final class AirPlayPairings: Sendable {
         return kept
     }
 
+    /// Whether the AirPlay 1 receiver `deviceID` took our key in device verification.
+    func isVerified(_ deviceID: String) -> Bool {
+        load()
+        return state.withLock { $0.verified.contains(deviceID) }
+    }
+
+    /// The AirPlay 1 receiver `deviceID` took our key: the next connections verify with it.
+    func keepVerification(for deviceID: String) {
+        guard let name = Self.fileName(for: deviceID, prefix: "verified-") else { return }
+        load()
+        let accepted = state.withLock { state -> Bool in
+            guard state.verified.contains(deviceID) || state.verified.count < Self.maximumReceivers else { return false }
+            state.verified.insert(deviceID)
+            return true
+        }
+        if accepted { write(VerifiedFile(deviceID: deviceID), to: name) } else { logger.warning("AirPlay device verification not kept: too many receivers verified", metadata: ["device": "\(deviceID)"]) }
+    }
+
+    /// The AirPlay 1 receiver `deviceID` no longer takes our key.
+    func forgetVerification(for deviceID: String) {
+        state.withLock { _ = $0.verified.remove(deviceID) }
+        if let directory, let name = Self.fileName(for: deviceID, prefix: "verified-") { unlink(directory + "/" + name) }
+    }
+
+    /// The AirPlay 1 receivers that keep our key.
+    var verifiedDevices: [String] {
+        load()
+        return state.withLock { $0.verified.sorted() }
+    }
+
     func keep(_ receiver: ReceiverIdentity, for deviceID: String) {
         guard let name = Self.fileName(for: deviceID) else { return }
         let accepted = state.withLock { state -> Bool in
@@ -75,8 +112,17 @@ final class AirPlayPairings: Sendable {
 
     @discardableResult
     func forget(_ deviceID: String) -> Bool {
-        let removed = state.withLock { $0.receivers.removeValue(forKey: deviceID) != nil }
-        if let directory, let name = Self.fileName(for: deviceID) { unlink(directory + "/" + name) }
+        load()
+        let removed = state.withLock { state in
+            let receiver = state.receivers.removeValue(forKey: deviceID) != nil
+            let verified = state.verified.remove(deviceID) != nil
+            return receiver || verified
+        }
+        if let directory {
+            for prefix in ["receiver-", "verified-"] {
+                if let name = Self.fileName(for: deviceID, prefix: prefix) { unlink(directory + "/" + name) }
+            }
+        }
         return removed
     }
 
@@ -87,12 +133,12 @@ final class AirPlayPairings: Sendable {
     }
 
     /// A device id as a file name: hardware addresses and mDNS names, nothing that leaves the directory.
-    static func fileName(for deviceID: String) -> String? {
+    static func fileName(for deviceID: String, prefix: String = "receiver-") -> String? {
         let safe = deviceID.unicodeScalars.map { scalar -> Character in
             scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "-" ? Character(scalar) : "_"
         }
         guard !safe.isEmpty, safe.count <= 128 else { return nil }
-        return "receiver-" + String(safe) + ".json"
+        return prefix + String(safe) + ".json"
     }
 
     private func load() {
@@ -109,11 +155,19 @@ final class AirPlayPairings: Sendable {
             else { continue }
             receivers[file.deviceID] = file.receiver
         }
+        var verified: Set<String> = []
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasPrefix("verified-") && name.hasSuffix(".json") {
+            guard verified.count < Self.maximumReceivers, let data = FileManager.default.contents(atPath: directory + "/" + name),
+                data.count <= 4096, let file = try? decoder.decode(VerifiedFile.self, from: data), Self.fileName(for: file.deviceID, prefix: "verified-") == name
+            else { continue }
+            verified.insert(file.deviceID)
+        }
         state.withLock { state in
             guard !state.loaded else { return }
             state.loaded = true
             state.controller = state.controller ?? controller
             for (id, receiver) in receivers where state.receivers[id] == nil { state.receivers[id] = receiver }
+            state.verified.formUnion(verified)
         }
     }
 

@@ -61,6 +61,8 @@ public actor RAOPExtension: RealtimeSampleHandling {
         var hapStream: HAPByteStream?
         /// AirPlay 2: waiting for the PIN the receiver shows.
         var awaitingPIN = false
+        /// AirPlay 1 (an Apple TV's device verification): waiting for the PIN it shows, to pair at this endpoint.
+        var awaitingVerificationPIN: Endpoint?
         /// AirPlay 2: the pairing's shared secret, which the event channel's keys come from.
         var pairingSecret: [UInt8]?
         /// AirPlay 2: the receiver's event channel while a stream plays (its requests answered).
@@ -383,8 +385,22 @@ public actor RAOPExtension: RealtimeSampleHandling {
             await rtsp.start()
             active[id]?.connection = connection
             active[id]?.rtsp = rtsp
-            let options = try await rtsp.send(RTSPRequest(method: "OPTIONS", uri: "*"))
             watch(id, connection)
+            guard let current = active[id] else { return }
+            // An Apple TV that took our key before: prove it first (device verification).
+            var verified = false
+            if pairings.isVerified(current.device.id) {
+                do {
+                    try await verifyDevice(rtsp)
+                    verified = true
+                } catch let error as HAPError where error.kind != .cryptoUnavailable {
+                    logger.notice("AirPlay receiver refused our kept device verification; asking for its PIN again", metadata: ["device": "\(current.device.displayName)", "error": "\(error)"])
+                    pairings.forgetVerification(for: current.device.id)
+                }
+            }
+            if !verified, Self.wantsDeviceVerification(endpoint.attributes) { return try await startDeviceVerification(id, endpoint: endpoint) }
+            let options = try await rtsp.send(RTSPRequest(method: "OPTIONS", uri: "*"))
+            if options.status == 403, !verified { return try await startDeviceVerification(id, endpoint: endpoint) }
             if options.status == 401 {
                 guard let challenge = RTSPDigestChallenge(header: options[header: "WWW-Authenticate"] ?? "") else {
                     throw TransportError(.authenticationFailed, "the receiver asks for an authentication other than a password digest")
@@ -401,15 +417,94 @@ public actor RAOPExtension: RealtimeSampleHandling {
                 return
             }
             guard options.status == 200 else {
-                throw TransportError(.connectionRefused, "OPTIONS: \(options.status) \(options.reason)")
+                throw TransportError(options.status == 403 ? .authenticationFailed : .connectionRefused, "OPTIONS: \(options.status) \(options.reason)")
             }
             try await authSetupIfWanted(rtsp, endpoint: endpoint, options: options)
             guard let current = active[id] else { return }
             activated(current)
         } catch let error as TransportError {
             fail(id, MediaDeviceError(error.code == .timedOut ? .timedOut : error.code == .authenticationFailed ? .authorizationFailed : .connectionFailed, error.message))
+        } catch let error as HAPError {
+            fail(id, MediaDeviceError(error.kind == .cryptoUnavailable ? .unsupported : .authorizationFailed, "AirPlay device verification: \(error)"))
         } catch {
             fail(id, MediaDeviceError(.connectionFailed, "\(error)"))
+        }
+    }
+
+    // MARK: AirPlay 1 device verification (Apple TVs)
+
+    /// Whether the receiver says it wants device verification before it takes a stream: `sf`
+    /// (status flags) with bit 9, as Apple TVs since tvOS 10.2 announce it (OwnTone reads it so).
+    /// A receiver that does not say so and answers `OPTIONS` with 403 gets it too.
+    static func wantsDeviceVerification(_ attributes: [String: String]) -> Bool {
+        guard let flags = attributes["sf"].flatMap({ $0.lowercased().hasPrefix("0x") ? UInt64($0.dropFirst(2), radix: 16) : UInt64($0) }) else { return false }
+        return flags & (1 << 9) != 0
+    }
+
+    /// `POST /pair-pin-start` (the TV shows a PIN), then the person is asked for it.
+    private func startDeviceVerification(_ id: UUID, endpoint: Endpoint) async throws {
+        guard let current = active[id], let rtsp = current.rtsp else { return }
+        let answer = try await rtsp.send(RTSPRequest(method: "POST", uri: "/pair-pin-start"))
+        guard answer.status == 200 else {
+            throw TransportError(.authenticationFailed, "\(current.device.displayName) wants device verification and refused to show a PIN: \(answer.status) \(answer.reason)")
+        }
+        active[id]?.awaitingVerificationPIN = endpoint
+        routingManager.requestPairingCode(
+            for: current.device, session: current.session, reason: "\(current.device.displayName) shows a PIN for AirPlay device verification",
+            authorizationMethod: .numericCode(length: .fourCharacter))
+    }
+
+    /// `/pair-setup-pin` with the PIN: the TV keeps our key. Then, as OwnTone does, a new
+    /// connection that proves the key (`/pair-verify`) before `OPTIONS`.
+    private func verifyWithPIN(_ id: UUID, pin: String, endpoint: Endpoint) async {
+        guard let current = active[id], let rtsp = current.rtsp else { return }
+        do {
+            let controller = try pairings.controller()
+            var setup = DeviceVerificationSetup(
+                pin: pin, username: DeviceVerificationSetup.username(for: controller.publicKey), secretKey: controller.secretKey, publicKey: controller.publicKey)
+            var body = setup.start()
+            // Three exchanges at most: a receiver cannot keep us in it.
+            exchanges: for _ in 0..<3 {
+                let answer = try await rtsp.send(RTSPRequest(
+                    method: "POST", uri: "/pair-setup-pin", headers: [("Content-Type", DeviceVerificationSetup.contentType)], body: body))
+                guard answer.status == 200 else { throw HAPError(.authenticationFailed, "pair-setup-pin: \(answer.status) \(answer.reason)") }
+                switch try setup.receive(answer.body) {
+                case .send(let next): body = next
+                case .paired: break exchanges
+                }
+            }
+            pairings.keepVerification(for: current.device.id)
+            logger.info("AirPlay device verification: the receiver keeps our key", metadata: ["device": "\(current.device.displayName)"])
+            active[id]?.watcher?.cancel()
+            active[id]?.rtsp = nil
+            active[id]?.connection = nil
+            await rtsp.stop()
+            await current.connection?.close()
+            await activate(id, endpoint: endpoint)
+        } catch let error as HAPError where error.kind == .authenticationFailed {
+            fail(id, MediaDeviceError(.authorizationFailed, "\(current.device.displayName) refused the PIN"))
+        } catch let error as HAPError {
+            fail(id, MediaDeviceError(error.kind == .cryptoUnavailable ? .unsupported : .authorizationFailed, "AirPlay device verification: \(error)"))
+        } catch let error as TransportError {
+            fail(id, MediaDeviceError(error.code == .timedOut ? .timedOut : .connectionFailed, error.message))
+        } catch {
+            fail(id, MediaDeviceError(.connectionFailed, "\(error)"))
+        }
+    }
+
+    /// `/pair-verify` with our kept key; throws `HAPError` (`.authenticationFailed`) when the TV refuses it.
+    private func verifyDevice(_ rtsp: RTSPClient) async throws {
+        let controller = try pairings.controller()
+        var verification = try DeviceVerification(secretKey: controller.secretKey, publicKey: controller.publicKey)
+        var body = verification.start()
+        for _ in 0..<2 {
+            let answer = try await rtsp.send(RTSPRequest(
+                method: "POST", uri: "/pair-verify", headers: [("Content-Type", DeviceVerification.contentType)], body: body))
+            guard answer.status == 200 else { throw HAPError(.authenticationFailed, "pair-verify: \(answer.status) \(answer.reason)") }
+            switch try verification.receive(answer.body) {
+            case .send(let next): body = next
+            case .done: return
+            }
         }
     }
 
@@ -603,6 +698,15 @@ public actor RAOPExtension: RealtimeSampleHandling {
     }
 
     public func connectUsingPairingCode(_ pairingCode: String?, to device: MediaOutputDevice, session: MediaOutputSession) {
+        if let endpoint = active[session.id]?.awaitingVerificationPIN {
+            active[session.id]?.awaitingVerificationPIN = nil
+            guard let pairingCode else {
+                fail(session.id, MediaDeviceError(.cancelled, "no PIN was given for \(device.displayName)"))
+                return
+            }
+            Task { await self.verifyWithPIN(session.id, pin: pairingCode, endpoint: endpoint) }
+            return
+        }
         if active[session.id]?.awaitingPIN == true {
             active[session.id]?.awaitingPIN = false
             guard let pairingCode else {
@@ -962,6 +1066,11 @@ extension RAOPExtension: IdentityPinning {
             guard let receiver = pairings.pairing(for: id)?.receiver else { continue }
             let name = reported[id]?.displayName ?? hostPins[id]?.name ?? id
             entries.append(PinnedIdentity(kind: .airPlayPairing, deviceID: id, name: name, pinned: receiver.identifier))
+        }
+        // Apple TVs that keep our key from device verification (nothing of theirs is kept).
+        for id in pairings.verifiedDevices {
+            let name = reported[id]?.displayName ?? hostPins[id]?.name ?? id
+            entries.append(PinnedIdentity(kind: .airPlayPairing, deviceID: id, name: name, pinned: "device verification"))
         }
         return entries
     }

@@ -10,6 +10,28 @@ import Testing
         #expect(try HAPCrypto.sha512(Array("abc".utf8)).prefix(8) == Self.hex("ddaf35a193617aba")[...])
     }
 
+    @Test func sha1OfABCIsFIPSs() throws {
+        #expect(try HAPCrypto.sha1(Array("abc".utf8)) == Self.hex("a9993e364706816aba3e25717850c26c9cd0d89d"))
+    }
+
+    /// Device verification's AES-128: vectors from Debian's python3-cryptography (OpenSSL), GCM
+    /// with a 16-byte IV as the TVs use, CTR from a counter block whose low bytes carry over.
+    @Test func aes128GCMAndCTRMatchAnIndependentImplementation() throws {
+        let key = Array(UInt8(0)...UInt8(15)), iv = Array(UInt8(16)...UInt8(31))
+        let sealed = try HAPCrypto.aes128GCMSeal(Array(32...63), key: key, iv: iv)
+        #expect(sealed == Self.hex("e5bfd595599702affe31e9a98d0201f8c5cc12ac593391cf91bfbdad7f7e4ddf3fd958f0e3832fe2a020cab24a5b7c82"))
+        #expect(try HAPCrypto.aes128GCMOpen(sealed, key: key, iv: iv) == Array(32...63))
+        var forged = sealed
+        forged[3] ^= 1
+        #expect(throws: HAPError(.authenticationFailed, "the data's GCM tag does not match")) { try HAPCrypto.aes128GCMOpen(forged, key: key, iv: iv) }
+        #expect(throws: HAPError.self) { try HAPCrypto.aes128GCMOpen(Array(sealed.prefix(15)), key: key, iv: iv) }
+        #expect(throws: HAPError.self) { try HAPCrypto.aes128GCMSeal([1], key: Array(key.prefix(8)), iv: iv) }
+        let counter = Array(UInt8(0xF0)...UInt8(0xFF))
+        let encrypted = try HAPCrypto.aes128CTR(Array(0..<40), key: key, counter: counter)
+        #expect(encrypted == Self.hex("66a6c5eb3057374f9f58d40c3f1ba3a2a290c513a38b2ababcb469a0728101f5f250b075587ecdba"))
+        #expect(try HAPCrypto.aes128CTR(encrypted, key: key, counter: counter) == Array(0..<40))
+    }
+
     @Test func hkdfSHA512MatchesAnIndependentImplementation() throws {
         let derived = try HAPCrypto.hkdfSHA512(secret: [UInt8](repeating: 0x0B, count: 22), salt: Array(0...12), info: Array(0xF0...0xF9), length: 42)
         #expect(derived == Self.hex("832390086cda71fb47625bb5ceb168e4c8e26a1a16ed34d9fc7fe92c1481579338da362cb8d9f925d7cb"))

@@ -35,6 +35,8 @@ public final class AirPlay2ReceiverPeer: Sendable {
     ///     its own, as HomePodOS 27 is reported to), or `ntp` (asks for NTP timing).
     ///   - raop: an AirPlay 1 receiver instead (plain RTSP and ALAC, NTP timing); `authSetup`:
     ///     it refuses ANNOUNCE until `POST /auth-setup`, as AirPort Express 7.8 and Sonos do.
+    ///   - verification: with `raop`, an Apple TV's device verification with `pin` (OPTIONS and
+    ///     ANNOUNCE refused 403 until `/pair-verify` proved a key `/pair-setup-pin` kept).
     ///   - answerDelay: how long it takes over each RTSP answer (a slow receiver, or one under load).
     ///   - lab, room: in the room of a ``NamespaceLab`` instead, at its address, announced there as
     ///     `_airplay._tcp` alone (python3-zeroconf) with `name`, following PTP on 319/320 as nqptp
@@ -42,7 +44,7 @@ public final class AirPlay2ReceiverPeer: Sendable {
     public init(
         pin: String? = nil, identifier: String = "4F:8A:22:10:9C:01", address: String = "127.0.0.1", ptpPort: UInt16? = nil,
         lab: NamespaceLab? = nil, room: NamespaceLab.Room? = nil, name: String = "Test AirPlay 2", timing: String = "ptp",
-        raop: Bool = false, authSetup: Bool = false, answerDelay: Duration = .zero
+        raop: Bool = false, authSetup: Bool = false, verification: Bool = false, answerDelay: Duration = .zero
     ) throws {
         self.identifier = identifier
         let address = room?.deviceAddress ?? address
@@ -57,6 +59,7 @@ public final class AirPlay2ReceiverPeer: Sendable {
         arguments += ["--name", name, "--timing", timing]
         if raop { arguments.append("--raop") }
         if authSetup { arguments.append("--auth-setup") }
+        if verification { arguments.append("--verification") }
         if answerDelay > .zero { arguments += ["--answer-delay", String(Double(answerDelay.components.attoseconds) / 1e15 + Double(answerDelay.components.seconds) * 1000)] }
         process = try startPeer(arguments, logPath: logPath, lab: lab, room: room)
         var found: Int?

@@ -37,6 +37,10 @@ ANNOUNCE (SDP), SETUP (Transport: our ports back; NTP timing to the sender's tim
 RECORD (Audio-Latency 11035), plain ALAC in RTP; with --auth-setup, ANNOUNCE is refused 403
 until POST /auth-setup (0x01 and a 32-byte Curve25519 key) came, as AirPort Express 7.8 and
 Sonos do; the answer is a key and a stand-in certificate, as they send (nobody can check it).
+With --verification (and --pin), an Apple TV's device verification: OPTIONS and ANNOUNCE are refused
+403 until the connection proved a sender key with POST /pair-verify; POST /pair-pin-start "shows"
+--pin; POST /pair-setup-pin (three binary plists: SRP-6a 2048-bit/SHA-1, then the sender's Ed25519
+key sealed with AES-128-GCM) keeps the sender's key.
 Sync packets of every kind are read by shairport-sync's rule: the frame they name, less 11 035,
 plays at the time they carry.
 
@@ -62,7 +66,8 @@ import time
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
-from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from srptools import SRPContext, SRPServerSession, constants
 
@@ -73,6 +78,27 @@ RAW_PUBLIC = serialization.PublicFormat.Raw
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 
 STATE, METHOD, IDENTIFIER, SALT, PUBLIC_KEY, PROOF, ENCRYPTED, ERROR, SIGNATURE, FLAGS = 6, 0, 1, 2, 3, 4, 5, 7, 10, 0x13
+
+
+N2048 = int(
+    "AC6BDB41324A9A9BF166DE5E1389582FAF72B6651987EE07FC3192943DB56050A37329CBB4A099ED8193E0757767A13DD5"
+    "2312AB4B03310DCD7F48A9DA04FD50E8083969EDB767B0CF6095179A163AB3661A05FBD5FAAAE82918A9962F0B93B855F9"
+    "7993EC975EEAA80D740ADBF4FF747359D041D5C33EA71D281E446B14773BCA97B43A23FB801676BD207A436C6481F1D2B9"
+    "078717461A5B9D32E688F87748544523B524B0D57D5EA77A2775D2ECFA032CFBDBF52FB3786160279004E57AE6AF874E73"
+    "03CE53299CCC041C7BC308D82A5698F3A8D0C38271AE35F8E9DBFBB694B5C803D89F7AE435DE236D525F54759B65E372FC"
+    "D68EF20FA7111F9E4AFF73", 16)
+
+
+def sha1(data):
+    return hashlib.sha1(data).digest()
+
+
+def minimal(data):
+    return data.lstrip(b"\0") or b"\0"
+
+
+def minimal_int(value):
+    return value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big")
 
 
 def tlv_decode(data):
@@ -141,6 +167,7 @@ class Receiver:
         self.identity = Ed25519PrivateKey.generate()
         self.identity_public = self.identity.public_key().public_bytes(RAW, RAW_PUBLIC)
         self.controllers = {}  # identifier -> Ed25519 public key bytes
+        self.verified_keys = set()  # --verification: the senders' Ed25519 keys kept by /pair-setup-pin
         self.lock = threading.Lock()
         # PTP as followed here: the master's clock id and (master time - our monotonic time) in ns.
         self.master_clock = None
@@ -275,6 +302,8 @@ class Connection:
         self.verify = {}
         self.stream = None
         self.authed = False
+        self.fruit = {}  # --verification: this connection's /pair-setup-pin and /pair-verify state
+        self.device_verified = False
 
     # The channel: plain until paired, then 2-byte length + ChaCha20-Poly1305 frames.
     def receive_bytes(self):
@@ -347,7 +376,12 @@ class Connection:
             while True:
                 method, path, headers, body = self.read_request()
                 self.receiver.log(method=method, path=path, encrypted=self.read_key is not None, length=len(body))
-                if method == "POST" and path == "/pair-setup":
+                if self.receiver.args.verification and method == "POST" and path in ("/pair-pin-start", "/pair-setup-pin", "/pair-verify"):
+                    self.device_verification(path, headers, body)
+                elif self.receiver.args.verification and method in ("OPTIONS", "ANNOUNCE") and not self.device_verified:
+                    self.receiver.log(refused=method, code=403)
+                    self.respond(headers, status=403)
+                elif method == "POST" and path == "/pair-setup":
                     self.pair_setup(headers, body)
                 elif method == "POST" and path == "/pair-verify":
                     self.pair_verify(headers, body)
@@ -557,6 +591,86 @@ class Connection:
     def fail(self, headers, state, code):
         self.receiver.log(refused=state, code=code)
         self.respond(headers, body=tlv_encode((STATE, bytes([state])), (ERROR, bytes([code]))))
+
+    def device_verification(self, path, headers, body):
+        """An Apple TV's device verification of AirPlay 1 senders, from OwnTone's description of it
+        (src/pair_ap/pair_fruit.c, the sender's side): SRP-6a on RFC 5054's 2048-bit group with
+        SHA-1 and K = SHA-1(S|0000) | SHA-1(S|0001); the sender's Ed25519 key sealed with
+        AES-128-GCM; pair-verify with X25519 and AES-128-CTR, the keystream's first 64 bytes
+        spent on our 64. Python's integers do the arithmetic."""
+        state = self.fruit
+        if path == "/pair-pin-start":
+            self.receiver.log(pin_start=self.receiver.args.pin)
+            return self.respond(headers)
+        if path == "/pair-setup-pin":
+            request = plistlib.loads(body)
+            if "method" in request:
+                state.clear()
+                state["user"] = request.get("user", "")
+                state["salt"] = os.urandom(16)
+                x = int.from_bytes(sha1(minimal(state["salt"]) + sha1(("%s:%s" % (state["user"], self.receiver.args.pin)).encode())), "big")
+                state["v"] = pow(2, x, N2048)
+                state["b"] = int.from_bytes(os.urandom(32), "big")
+                k = int.from_bytes(sha1(N2048.to_bytes(256, "big") + (2).to_bytes(256, "big")), "big")
+                state["B"] = (k * state["v"] + pow(2, state["b"], N2048)) % N2048
+                return self.respond(headers, body=plistlib.dumps({"pk": minimal_int(state["B"]), "salt": state["salt"]}, fmt=plistlib.FMT_BINARY),
+                                    content_type="application/x-apple-binary-plist")
+            if "proof" in request and "B" in state:
+                a_value = int.from_bytes(request["pk"], "big")
+                if a_value % N2048 == 0:
+                    return self.respond(headers, status=470)
+                u = int.from_bytes(sha1(a_value.to_bytes(256, "big") + state["B"].to_bytes(256, "big")), "big")
+                secret = pow(a_value * pow(state["v"], u, N2048), state["b"], N2048)
+                key = sha1(minimal_int(secret) + b"\0\0\0\0") + sha1(minimal_int(secret) + b"\0\0\0\1")
+                n_xor_g = bytes(p ^ q for p, q in zip(sha1(minimal_int(N2048)), sha1(b"\x02")))
+                expected = sha1(n_xor_g + sha1(state["user"].encode()) + minimal(state["salt"]) + minimal_int(a_value) + minimal_int(state["B"]) + key)
+                if request["proof"] != expected:
+                    self.receiver.log(verification="wrong pin")
+                    state.clear()
+                    return self.respond(headers, status=470)
+                state["K"] = key
+                return self.respond(headers, body=plistlib.dumps({"proof": sha1(minimal_int(a_value) + expected + key)}, fmt=plistlib.FMT_BINARY),
+                                    content_type="application/x-apple-binary-plist")
+            if "epk" in request and "K" in state:
+                aes_key = hashlib.sha512(b"Pair-Setup-AES-Key" + state["K"]).digest()[:16]
+                iv = bytearray(hashlib.sha512(b"Pair-Setup-AES-IV" + state["K"]).digest()[:16])
+                iv[15] = (iv[15] + 1) & 0xFF
+                sender_key = AESGCM(aes_key).decrypt(bytes(iv), request["epk"] + request["authTag"], None)
+                self.receiver.verified_keys.add(sender_key)
+                self.receiver.log(verification="paired", user=state["user"])
+                iv[15] = (iv[15] + 1) & 0xFF
+                sealed = AESGCM(aes_key).encrypt(bytes(iv), self.receiver.identity_public, None)
+                state.clear()
+                return self.respond(headers, body=plistlib.dumps({"epk": sealed[:32], "authTag": sealed[32:]}, fmt=plistlib.FMT_BINARY),
+                                    content_type="application/x-apple-binary-plist")
+            return self.respond(headers, status=400)
+        # /pair-verify
+        if len(body) == 68 and body[0] == 1:
+            sender_ephemeral, sender_key = body[4:36], body[36:68]
+            if sender_key not in self.receiver.verified_keys:
+                self.receiver.log(verification="unknown key")
+                return self.respond(headers, status=470)
+            ours = X25519PrivateKey.generate()
+            ours_public = ours.public_key().public_bytes(RAW, RAW_PUBLIC)
+            shared = ours.exchange(X25519PublicKey.from_public_bytes(sender_ephemeral))
+            aes_key = hashlib.sha512(b"Pair-Verify-AES-Key" + shared).digest()[:16]
+            counter = hashlib.sha512(b"Pair-Verify-AES-IV" + shared).digest()[:16]
+            keystream = Cipher(algorithms.AES(aes_key), modes.CTR(counter)).encryptor().update(b"\0" * 128)
+            signature = self.receiver.identity.sign(ours_public + sender_ephemeral)
+            state.update(verify=(sender_ephemeral, sender_key, ours_public, keystream))
+            return self.respond(headers, body=ours_public + bytes(p ^ q for p, q in zip(signature, keystream[:64])))
+        if len(body) == 68 and body[0] == 0 and "verify" in state:
+            sender_ephemeral, sender_key, ours_public, keystream = state.pop("verify")
+            signature = bytes(p ^ q for p, q in zip(body[4:68], keystream[64:128]))
+            try:
+                Ed25519PublicKey.from_public_bytes(sender_key).verify(signature, sender_ephemeral + ours_public)
+            except Exception:
+                self.receiver.log(verification="bad signature")
+                return self.respond(headers, status=470)
+            self.device_verified = True
+            self.receiver.log(verification="verified")
+            return self.respond(headers)
+        return self.respond(headers, status=400)
 
     def pair_setup(self, headers, body):
         message = tlv_decode(body)
@@ -871,6 +985,7 @@ def main():
     parser.add_argument("--announce", action="store_true")
     parser.add_argument("--raop", action="store_true")
     parser.add_argument("--auth-setup", action="store_true")
+    parser.add_argument("--verification", action="store_true", help="with --raop: an Apple TV's device verification (--pin)")
     parser.add_argument("--answer-delay", type=float, default=0, help="ms it takes over each RTSP answer")
     args = parser.parse_args()
     receiver = Receiver(args)

@@ -5,7 +5,7 @@ import LANTransport
 import MediaClock
 import MediaDevice
 import MediaRouteTestSupport
-import RAOPExtension
+@testable import RAOPExtension
 import RouteSystem
 import RoutingModel
 import Testing
@@ -295,6 +295,84 @@ struct AirPlay2StreamTests {
         #expect(events.firstIndex { $0["announce"] != nil }.map { $0 > authSetup } == true && !events.contains { $0["refused"] != nil })
         expectPlayTimesOneSecondAfterArrival(recording.times)
         await system.shutdown()
+    }
+
+    /// An Apple TV that wants device verification (tvOS 10.2 on: `OPTIONS` refused 403): it is
+    /// asked to show a PIN, a wrong PIN fails activation as an authorization error, the right one
+    /// pairs (`/pair-setup-pin`, the key kept 0600); the route then proves the key
+    /// (`/pair-verify`) and plays. Next time the kept key is proved and nobody is asked; forgotten,
+    /// the PIN is asked for again.
+    @Test func anAppleTVThatWantsDeviceVerificationIsPairedWithItsPINAndVerifiedNextTime() async throws {
+        let receiver = try AirPlay2ReceiverPeer(pin: "5072", identifier: "4F:8A:22:10:9C:19", address: "127.0.0.19", raop: true, verification: true)
+        defer { receiver.stop() }
+        let endpoint = Endpoint(
+            id: "4F8A22109C19@Lounge TV._raop._tcp.local", transport: "lan", address: .ip(host: receiver.address, port: UInt16(receiver.port), interface: "lo"),
+            name: "4F8A22109C19@Lounge TV", attributes: ["et": "0,3,5", "cn": "0,1", "am": "AppleTV5,3", "serviceType": "_raop._tcp"], services: ["_raop._tcp"])
+        let keys = NSTemporaryDirectory() + "mr-airplay-verification-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: keys) }
+        let system = RouteSystem()
+        try await system.load { manager in
+            RAOPExtension(transport: FixedEndpointsTransport(endpoints: [endpoint]), routingManager: manager, latency: .seconds(1), pairingKeysDirectory: keys)
+        }
+        await system.beginDiscovery(client: "test")
+        #expect(await eventually(timeout: .seconds(5)) { await system.devicesList.contains { $0.displayName == "Lounge TV" } })
+        let device = try #require(await system.devicesList.first { $0.displayName == "Lounge TV" })
+
+        let wrong = ScriptedPairingAgent([.code("1111")])
+        await system.setPairingAgent(wrong)
+        await #expect {
+            _ = try await system.activate(deviceID: device.id)
+        } throws: { error in
+            (error as? MediaDeviceError)?.code == .authorizationFailed
+        }
+        #expect(wrong.receivedRequests.first?.authorizationMethod == .numericCode(length: .fourCharacter))
+        #expect(receiver.event("pin_start") != nil && receiver.events.contains { $0["verification"] as? String == "wrong pin" }, "\(receiver.events.suffix(6))")
+
+        await system.setPairingAgent(ScriptedPairingAgent([.code("5072")]))
+        let route = try await system.activate(deviceID: device.id)
+        #expect(receiver.events.contains { $0["verification"] as? String == "paired" } && receiver.events.contains { $0["verification"] as? String == "verified" })
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: keys)) ?? []
+        #expect(files.contains("controller.json") && files.contains { $0.hasPrefix("verified-") }, "\(files)")
+        for file in files {
+            let attributes = try FileManager.default.attributesOfItem(atPath: keys + "/" + file)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600, "\(file) is readable by its owner only")
+        }
+        let acquisition = try await system.acquireAudio(on: route.session, format: .cdAudio)
+        #expect(await writeOnOwnThread(tone(seconds: 2), to: acquisition.descriptor, piece: 4_096).value)
+        #expect(await eventually(timeout: .seconds(15)) { receiver.event("recording") != nil }, "\(receiver.events.suffix(8))")
+        let delivered = await system.audioStatistics(on: route.session)
+        await system.deactivate(route.session)
+        let recording = try #require(receiver.recording(), "\(receiver.events.suffix(4))")
+        expectToneIntact(recording.pcm, underruns: Int(delivered?.underruns ?? 0), "\(recording.line)")
+
+        // Next time: the kept key is proved, nobody asked.
+        let verifiedBefore = receiver.events.filter { $0["verification"] as? String == "verified" }.count
+        let silent = ScriptedPairingAgent([])
+        await system.setPairingAgent(silent)
+        let again = try await system.activate(deviceID: device.id)
+        #expect(silent.receivedRequests.isEmpty)
+        #expect(receiver.events.filter { $0["verification"] as? String == "verified" }.count == verifiedBefore + 1)
+        await system.deactivate(again.session)
+
+        // `trust` lists it; forgotten, its file goes and the PIN is asked for again.
+        let pinned = await system.pinnedIdentities()
+        #expect(pinned.contains { $0.kind == .airPlayPairing && $0.name == "Lounge TV" && $0.pinned == "device verification" }, "\(pinned)")
+        #expect(try await system.forgetIdentity(named: "Lounge TV") >= 1)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: keys)) ?? []).allSatisfy { !$0.hasPrefix("verified-") })
+        let asked = ScriptedPairingAgent([.code("5072")])
+        await system.setPairingAgent(asked)
+        let third = try await system.activate(deviceID: device.id)
+        #expect(asked.receivedRequests.count == 1, "forgotten, it is verified with its PIN again")
+        await system.deactivate(third.session)
+        await system.shutdown()
+    }
+
+    /// `sf` bit 9 says so before `OPTIONS` is refused (Apple TVs announce it).
+    @Test func statusFlagsBit9AsksForDeviceVerification() {
+        #expect(RAOPExtension.wantsDeviceVerification(["sf": "0x204"]))
+        #expect(RAOPExtension.wantsDeviceVerification(["sf": "516"]))
+        #expect(!RAOPExtension.wantsDeviceVerification(["sf": "0x4"]))
+        #expect(!RAOPExtension.wantsDeviceVerification(["sf": "0xzz"]) && !RAOPExtension.wantsDeviceVerification([:]))
     }
 
     /// Two receivers as one group: each frame is meant to play at the same instant on both, by

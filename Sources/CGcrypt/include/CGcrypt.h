@@ -16,6 +16,7 @@
 int mr_gcry_open(char *error, size_t size);
 
 int mr_gcry_sha512(const uint8_t *data, size_t length, uint8_t digest[64]);
+int mr_gcry_sha1(const uint8_t *data, size_t length, uint8_t digest[20]);
 int mr_gcry_hmac_sha512(const uint8_t *key, size_t key_length, const uint8_t *data, size_t length, uint8_t mac[64]);
 
 /* ChaCha20-Poly1305 as RFC 8439 (96-bit nonce). `output` holds `length` bytes. */
@@ -23,6 +24,15 @@ int mr_gcry_chacha20_poly1305_seal(const uint8_t key[32], const uint8_t nonce[12
                                    const uint8_t *input, size_t length, uint8_t *output, uint8_t tag[16]);
 int mr_gcry_chacha20_poly1305_open(const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad, size_t aad_length,
                                    const uint8_t *input, size_t length, const uint8_t tag[16], uint8_t *output);
+
+/* AES-128 for the device verification Apple TVs ask AirPlay 1 senders for: GCM with an IV of
+   `iv_length` bytes (they use 16) and a 16-byte tag; CTR from the 16-byte counter block `counter`.
+   `output` holds `length` bytes. */
+int mr_gcry_aes128_gcm_seal(const uint8_t key[16], const uint8_t *iv, size_t iv_length, const uint8_t *input, size_t length,
+                            uint8_t *output, uint8_t tag[16]);
+int mr_gcry_aes128_gcm_open(const uint8_t key[16], const uint8_t *iv, size_t iv_length, const uint8_t *input, size_t length,
+                            const uint8_t tag[16], uint8_t *output);
+int mr_gcry_aes128_ctr(const uint8_t key[16], const uint8_t counter[16], const uint8_t *input, size_t length, uint8_t *output);
 
 /* X25519 as RFC 7748: `scalar` times the point whose u-coordinate is `point`. */
 int mr_gcry_x25519(const uint8_t scalar[32], const uint8_t point[32], uint8_t result[32]);
