@@ -854,18 +854,21 @@ public actor RAOPExtension: RealtimeSampleHandling {
             channel.encrypt(with: try HAPChannel.events(sharedSecret: secret))
             await active[session.id]?.events?.close()
             active[session.id]?.events = connection
-            let logger = self.logger, name = entry.device.displayName
+            let logger = self.logger, name = entry.device.displayName, clock = self.clock
             Task {
                 var parser = RTSPRequestParser()
-                var answered = 0
+                var budget = EventChannelBudget()
                 do {
                     for try await bytes in channel.incoming {
                         for request in try parser.consume(bytes) {
-                            answered += 1
-                            // Logged, then answered: a receiver's events are at most what it says of itself.
-                            if answered <= 64 || answered % 1_000 == 0 {
-                                logger.debug("AirPlay 2 event", metadata: ["device": "\(name)", "request": "\(request.method) \(request.uri)", "bytes": "\(request.body.count)"])
+                            guard budget.allow(now: clock.now()) else {
+                                logger.notice("AirPlay 2 event channel closed: the receiver sent more than its budget; playing on", metadata: [
+                                    "device": "\(name)", "answered": "\(budget.answered)", "budget": "\(budget.burst) + \(budget.requestsPerSecond)/s"])
+                                await connection.close()
+                                return
                             }
+                            // Logged, then answered: a receiver's events are at most what it says of itself.
+                            logger.debug("AirPlay 2 event", metadata: ["device": "\(name)", "request": "\(request.method) \(request.uri)", "bytes": "\(request.body.count)"])
                             try await channel.write(RTSPRequestParser.okResponse(cseq: request.headers.first { $0.0 == "cseq" }?.1))
                         }
                     }

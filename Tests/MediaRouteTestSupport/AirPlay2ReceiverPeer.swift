@@ -37,6 +37,7 @@ public final class AirPlay2ReceiverPeer: Sendable {
     ///     it refuses ANNOUNCE until `POST /auth-setup`, as AirPort Express 7.8 and Sonos do.
     ///   - verification: with `raop`, an Apple TV's device verification with `pin` (OPTIONS and
     ///     ANNOUNCE refused 403 until `/pair-verify` proved a key `/pair-setup-pin` kept).
+    ///   - eventFlood: after its first event-channel request, this many more at once (a flood).
     ///   - answerDelay: how long it takes over each RTSP answer (a slow receiver, or one under load).
     ///   - lab, room: in the room of a ``NamespaceLab`` instead, at its address, announced there as
     ///     `_airplay._tcp` alone (python3-zeroconf) with `name`, following PTP on 319/320 as nqptp
@@ -44,7 +45,7 @@ public final class AirPlay2ReceiverPeer: Sendable {
     public init(
         pin: String? = nil, identifier: String = "4F:8A:22:10:9C:01", address: String = "127.0.0.1", ptpPort: UInt16? = nil,
         lab: NamespaceLab? = nil, room: NamespaceLab.Room? = nil, name: String = "Test AirPlay 2", timing: String = "ptp",
-        raop: Bool = false, authSetup: Bool = false, verification: Bool = false, answerDelay: Duration = .zero
+        raop: Bool = false, authSetup: Bool = false, verification: Bool = false, answerDelay: Duration = .zero, eventFlood: Int = 0
     ) throws {
         self.identifier = identifier
         let address = room?.deviceAddress ?? address
@@ -60,6 +61,7 @@ public final class AirPlay2ReceiverPeer: Sendable {
         if raop { arguments.append("--raop") }
         if authSetup { arguments.append("--auth-setup") }
         if verification { arguments.append("--verification") }
+        if eventFlood > 0 { arguments += ["--event-flood", String(eventFlood)] }
         if answerDelay > .zero { arguments += ["--answer-delay", String(Double(answerDelay.components.attoseconds) / 1e15 + Double(answerDelay.components.seconds) * 1000)] }
         process = try startPeer(arguments, logPath: logPath, lab: lab, room: room)
         var found: Int?

@@ -532,10 +532,46 @@ class Connection:
             size = struct.unpack("<H", data[:2])[0]
             plain = ChaCha20Poly1305(read_key).decrypt(b"\x00" * 4 + struct.pack("<Q", 0), data[2:2 + size + 16], data[:2])
             self.receiver.log(event_reply=plain.decode("utf-8", "replace").split("\r\n")[0], cseq="CSeq: 7" in plain.decode("utf-8", "replace"))
+            if self.receiver.args.event_flood:
+                self.flood_events(sock, write_key, read_key, data[2 + size + 16:])
         except Exception as error:
             self.receiver.log(event_reply=None, error=repr(error))
         finally:
             sock.close()
+
+    def flood_events(self, sock, write_key, read_key, pending):
+        """--event-flood N: N more requests at once; logs how many were answered before the
+        sender closed the channel (event_flood: sent, answered, closed)."""
+        frames = []
+        for number in range(1, self.receiver.args.event_flood + 1):
+            request = ("POST /command RTSP/1.0\r\nCSeq: %d\r\nContent-Length: 0\r\n\r\n" % (100 + number)).encode()
+            length = struct.pack("<H", len(request))
+            frames.append(length + ChaCha20Poly1305(write_key).encrypt(b"\x00" * 4 + struct.pack("<Q", number), request, length))
+        sent = 0
+        try:
+            for frame in frames:
+                sock.sendall(frame)
+                sent += 1
+        except OSError:
+            pass
+        answered, closed, data, count = 0, False, pending, 1
+        sock.settimeout(5)
+        try:
+            while True:
+                while len(data) >= 2 and len(data) >= 2 + struct.unpack("<H", data[:2])[0] + 16:
+                    size = struct.unpack("<H", data[:2])[0]
+                    ChaCha20Poly1305(read_key).decrypt(b"\x00" * 4 + struct.pack("<Q", count), data[2:2 + size + 16], data[:2])
+                    count += 1
+                    answered += 1
+                    data = data[2 + size + 16:]
+                piece = sock.recv(65536)
+                if not piece:
+                    closed = True
+                    break
+                data += piece
+        except OSError as error:
+            closed = not isinstance(error, socket.timeout)
+        self.receiver.log(event_flood=sent, answered=answered, closed=closed)
 
     def start_ntp(self, host, port):
         """NTP timing as an AirPlay 1 receiver does it: requests to the sender's timing port."""
@@ -986,6 +1022,7 @@ def main():
     parser.add_argument("--raop", action="store_true")
     parser.add_argument("--auth-setup", action="store_true")
     parser.add_argument("--verification", action="store_true", help="with --raop: an Apple TV's device verification (--pin)")
+    parser.add_argument("--event-flood", type=int, default=0, help="after its first event, N more at once")
     parser.add_argument("--answer-delay", type=float, default=0, help="ms it takes over each RTSP answer")
     args = parser.parse_args()
     receiver = Receiver(args)

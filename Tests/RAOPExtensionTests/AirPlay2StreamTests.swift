@@ -72,10 +72,11 @@ struct AirPlay2StreamTests {
     /// `slot` keeps tests apart: the receiver at 127.0.0.(10 + slot), PTP on ports of its own.
     /// `timing`: the receiver's (`ptp`, `grandmaster`, `ntp`; see ``AirPlay2ReceiverPeer``).
     func makeRig(
-        slot: Int, pin: String? = nil, latency: Duration = .seconds(1), timing receiverTiming: String = "ptp", protocols: [String: AirPlayProtocolChoice] = [:]
+        slot: Int, pin: String? = nil, latency: Duration = .seconds(1), timing receiverTiming: String = "ptp", protocols: [String: AirPlayProtocolChoice] = [:],
+        eventFlood: Int = 0
     ) async throws -> Rig {
         let ptpPort = UInt16(47_300 + 2 * slot)
-        let receiver = try AirPlay2ReceiverPeer(pin: pin, address: "127.0.0.\(10 + slot)", ptpPort: ptpPort, timing: receiverTiming)
+        let receiver = try AirPlay2ReceiverPeer(pin: pin, address: "127.0.0.\(10 + slot)", ptpPort: ptpPort, timing: receiverTiming, eventFlood: eventFlood)
         var configuration = PTPMaster.Configuration()
         configuration.bindAddress = "127.0.0.1"
         configuration.eventPort = ptpPort
@@ -303,11 +304,11 @@ struct AirPlay2StreamTests {
     /// (`/pair-verify`) and plays. Next time the kept key is proved and nobody is asked; forgotten,
     /// the PIN is asked for again.
     @Test func anAppleTVThatWantsDeviceVerificationIsPairedWithItsPINAndVerifiedNextTime() async throws {
-        let receiver = try AirPlay2ReceiverPeer(pin: "5072", identifier: "4F:8A:22:10:9C:19", address: "127.0.0.19", raop: true, verification: true)
+        let receiver = try AirPlay2ReceiverPeer(pin: "5072", identifier: "4F:8A:22:10:9C:21", address: "127.0.0.21", raop: true, verification: true)
         defer { receiver.stop() }
         let endpoint = Endpoint(
-            id: "4F8A22109C19@Lounge TV._raop._tcp.local", transport: "lan", address: .ip(host: receiver.address, port: UInt16(receiver.port), interface: "lo"),
-            name: "4F8A22109C19@Lounge TV", attributes: ["et": "0,3,5", "cn": "0,1", "am": "AppleTV5,3", "serviceType": "_raop._tcp"], services: ["_raop._tcp"])
+            id: "4F8A22109C21@Lounge TV._raop._tcp.local", transport: "lan", address: .ip(host: receiver.address, port: UInt16(receiver.port), interface: "lo"),
+            name: "4F8A22109C21@Lounge TV", attributes: ["et": "0,3,5", "cn": "0,1", "am": "AppleTV5,3", "serviceType": "_raop._tcp"], services: ["_raop._tcp"])
         let keys = NSTemporaryDirectory() + "mr-airplay-verification-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: keys) }
         let system = RouteSystem()
@@ -417,6 +418,24 @@ struct AirPlay2StreamTests {
         let worst = offsets.max() ?? .infinity
         #expect(worst <= 300, "the receivers mean to play the same frame \(worst) µs apart at worst (p50 \(offsets.sorted()[offsets.count / 2]) µs)")
         await system.shutdown()
+    }
+
+    /// A receiver that floods its event channel (500 requests at once after its first): the
+    /// channel is closed once over its budget (``EventChannelBudget``: 32, then 8 a second) and
+    /// the stream plays on intact.
+    @Test func aFloodOnTheEventChannelClosesItAndTheStreamPlaysOn() async throws {
+        let rig = try await makeRig(slot: 10, eventFlood: 500)
+        let device = try await rig.device()
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let writer = writeOnOwnThread(tone(seconds: 3), to: acquisition.descriptor, piece: 4_096)
+        #expect(await eventually(timeout: .seconds(10)) { rig.receiver.event("event_flood") != nil }, "\(rig.receiver.events.suffix(6))")
+        let flood = try #require(rig.receiver.event("event_flood"))
+        let answered = flood["answered"] as? Int ?? -1
+        #expect(flood["closed"] as? Bool == true && (20...40).contains(answered), "the budget's 32 (less the first) and what a second refills: \(flood)")
+        #expect(await writer.value)
+        _ = try await rig.recordedTone(route.session)
+        await rig.stop()
     }
 
     @Test func aReceiverThatWantsItsPINIsPairedWithItKeepsTheKeysAndVerifiesNextTime() async throws {

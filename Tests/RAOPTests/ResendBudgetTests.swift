@@ -39,3 +39,21 @@ import Testing
         #expect(gone == [12])
     }
 }
+
+/// The event channel's budget: a burst, then a steady rate, by the time it is given.
+@Suite struct EventChannelBudgetTests {
+    @Test func aBurstThenTheRateAndTheAnsweredCount() {
+        var budget = EventChannelBudget(requestsPerSecond: 8, burst: 32)
+        let start = Duration.seconds(100)
+        var allowed = 0
+        for _ in 0..<40 where budget.allow(now: start) { allowed += 1 }
+        #expect(allowed == 32, "the burst, then nothing at the same instant")
+        let oneMore = budget.allow(now: start + .milliseconds(125))
+        let another = budget.allow(now: start + .milliseconds(125))
+        #expect(oneMore && !another, "one more an eighth of a second later")
+        allowed = 0
+        for _ in 0..<40 where budget.allow(now: start + .seconds(11)) { allowed += 1 }
+        #expect(allowed == 32, "refilled to the burst, never beyond")
+        #expect(budget.answered == 65)
+    }
+}
