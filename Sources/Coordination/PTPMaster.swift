@@ -62,7 +62,14 @@ public final class PTPMaster: Sendable {
         var budget = SourceRateBudget(perSource: .init(perSecond: 48, burst: 48), overall: .init(perSecond: 384, burst: 384), maximumSources: 32)
         /// Followers that announced a better clock, by address (followers only, so at most ``Configuration/maximumFollowers``).
         var grandmasters: [String: PTPForeignClock] = [:]
+        /// When each follower last sent a Delay_Req (followers only): one that does measures its
+        /// path's delay itself, as IEEE 1588 has it; nqptp never does.
+        var delayRequests: [String: Duration] = [:]
     }
+
+    /// How long after its last Delay_Req a follower still counts as measuring its path
+    /// (followers send eight a second, or one a few seconds).
+    public static let pathMeasurementMemory: Duration = .seconds(10)
 
     public let identity: PTPPortIdentity
     public let configuration: Configuration
@@ -109,6 +116,7 @@ public final class PTPMaster: Sendable {
         let stop = state.withLock { state -> Task<Void, Never>? in
             state.followers = unique
             state.grandmasters = state.grandmasters.filter { unique.contains($0.key) }
+            state.delayRequests = state.delayRequests.filter { unique.contains($0.key) }
             if unique.isEmpty {
                 defer { state.ticker = nil }
                 return state.ticker
@@ -135,6 +143,13 @@ public final class PTPMaster: Sendable {
         }
         guard let (identity, offset) = foreign else { return (self.identity.clock, now) }
         return (identity, now + .nanoseconds(offset))
+    }
+
+    /// Whether `host` measures its path's delay itself: it sent a Delay_Req within
+    /// ``pathMeasurementMemory`` (IEEE 1588's followers do; nqptp, shairport-sync's, never does).
+    public func measuresPathDelay(_ host: String) -> Bool {
+        let now = clock.now()
+        return state.withLock { state in state.delayRequests[host].map { now - $0 < Self.pathMeasurementMemory } ?? false }
     }
 
     /// Whether `host` announced itself grandmaster and its offset is not measured both ways yet.
@@ -253,7 +268,11 @@ public final class PTPMaster: Sendable {
         guard known, allowed, address.port == configuration.eventPort || address.port == configuration.generalPort else { return }
         switch message.body {
         case .timestamp where message.kind == .delayRequest:
-            state.withLock { $0.statistics.delayResponses += 1 }
+            let now = clock.now()
+            state.withLock { state in
+                state.statistics.delayResponses += 1
+                state.delayRequests[address.host] = now
+            }
             let response = PTPMessage(
                 kind: .delayResponse, source: identity, sequence: message.sequence, logInterval: logInterval(configuration.syncInterval),
                 body: .delayResponse(received: PTPTimestamp(arrival), requester: message.source))

@@ -61,6 +61,11 @@ public final class PTPTimingService: Sendable {
         state.withLock { $0.master }?.reading(for: host) ?? (identity.clock, clock.now())
     }
 
+    /// Whether `host` measures its path's delay itself (``PTPMaster/measuresPathDelay(_:)``).
+    public func measuresPathDelay(_ host: String) -> Bool {
+        state.withLock { $0.master }?.measuresPathDelay(host) ?? false
+    }
+
     /// Waits, at most `limit`, while `host` announced itself grandmaster and its clock is not
     /// measured both ways yet; returns at once otherwise.
     public func settle(_ host: String, limit: Duration) async {

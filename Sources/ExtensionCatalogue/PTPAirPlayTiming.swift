@@ -20,5 +20,7 @@ public struct PTPAirPlayTiming: AirPlayTimingMaster {
     }
 
     public func settle(_ host: String, limit: Duration) async { await service.settle(host, limit: limit) }
+
+    public func measuresPathDelay(_ host: String) -> Bool { service.measuresPathDelay(host) }
 }
 #endif

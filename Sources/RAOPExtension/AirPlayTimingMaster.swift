@@ -20,6 +20,10 @@ public protocol AirPlayTimingMaster: Sendable {
     /// Waits (at most `limit`) until the clock `host` is timed by is known: at once unless
     /// `host` announced itself grandmaster and the box does not follow its clock yet.
     func settle(_ host: String, limit: Duration) async
+    /// Whether `host`, following the master, measures its path's delay itself (it sends
+    /// Delay_Req, as IEEE 1588 followers do): its stream then needs no allowance for a slow
+    /// link (``SlowLinkDelay``), which is for followers that do not (nqptp).
+    func measuresPathDelay(_ host: String) -> Bool
 }
 
 extension AirPlayTimingMaster {
@@ -29,4 +33,6 @@ extension AirPlayTimingMaster {
     }
 
     public func settle(_ host: String, limit: Duration) async {}
+
+    public func measuresPathDelay(_ host: String) -> Bool { false }
 }

@@ -126,10 +126,12 @@ actor RAOPStream {
     private var leastRoundTrip: Duration?
 
     /// What sync packets and rate anchors take off their times for a receiver that follows our
-    /// PTP master (``SlowLinkDelay``); nothing for one whose own clock we follow (that exchange
+    /// PTP master without measuring its path (``SlowLinkDelay``); nothing for one that sends
+    /// Delay_Req (it allows for its path itself) or whose own clock we follow (that exchange
     /// measures the path both ways).
     private func pathDelay(for reading: AirPlayClockReading, master: any AirPlayTimingMaster) -> Duration {
-        reading.clockIdentity == master.clockIdentity ? SlowLinkDelay.oneWay(leastRoundTrip: leastRoundTrip) : .zero
+        guard reading.clockIdentity == master.clockIdentity, !master.measuresPathDelay(receiverAddress) else { return .zero }
+        return SlowLinkDelay.oneWay(leastRoundTrip: leastRoundTrip)
     }
 
     private func readLeastRoundTrip() async { leastRoundTrip = await rtsp.leastRoundTrip() }

@@ -92,7 +92,11 @@ import Testing
             #expect(received.duration >= .seconds(50))
         }
         #expect(generals.of(.delayResponse).first?.0.sequence == 42)
-        // A stranger (not a follower) gets nothing.
+        // A follower that asks measures its path itself (no slow-link allowance for it) while it keeps asking.
+        #expect(master.measuresPathDelay("127.0.0.2") && !master.measuresPathDelay("127.0.0.3"))
+        clock.advance(by: PTPMaster.pathMeasurementMemory)
+        #expect(!master.measuresPathDelay("127.0.0.2"), "it stopped asking")
+        // A stranger (not a follower) gets nothing, and does not count.
         let stranger = try UDPSocket(binding: UDPAddress(host: "127.0.0.3", port: master.configuration.eventPort), clock: clock)
         defer { stranger.close() }
         stranger.send(request.bytes, to: UDPAddress(host: "127.0.0.1", port: master.configuration.eventPort))
@@ -101,6 +105,7 @@ import Testing
         #expect(await eventually(timeout: .seconds(5)) { master.statistics.refusedRequests > 0 })
         try await Task.sleep(for: .milliseconds(200))
         #expect(master.statistics.delayResponses <= 49, "its burst (48) and the first")
+        #expect(master.measuresPathDelay("127.0.0.2") && !master.measuresPathDelay("127.0.0.3"))
     }
 
     @Test func anAnnounceFromAFollowerIsReportedAndFromAStrangerIgnored() async throws {
