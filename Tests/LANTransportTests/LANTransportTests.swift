@@ -86,7 +86,7 @@ final class ScriptedServer: Sendable {
 
     /// - Parameters:
     ///   - answerDelay: how long the server takes over each answer once the request came.
-    ///   - closesAfterAnswering: false: the connection stays open after the answer (for a second).
+    ///   - closesAfterAnswering: false: the connection stays open after the answer until the client closes it.
     init(answers: [[UInt8]?], answerDelay: Duration = .zero, closesAfterAnswering: Bool = true) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
@@ -114,9 +114,13 @@ final class ScriptedServer: Sendable {
                     if answerDelay > .zero { Thread.sleep(forTimeInterval: Double(answerDelay.components.seconds) + Double(answerDelay.components.attoseconds) / 1e18) }
                     _ = answer.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
                     // FIN, then drain: closing with unread request bytes would send a RST instead.
-                    if closesAfterAnswering { shutdown(client, Int32(SHUT_WR)) }
-                    var timeout = timeval(tv_sec: 1, tv_usec: 0)
-                    setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                    if closesAfterAnswering {
+                        shutdown(client, Int32(SHUT_WR))
+                        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+                        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                    }
+                    // Held open: until the client closes (or the server is shut down), however
+                    // long a loaded machine takes to get there.
                     while read(client, &buffer, buffer.count) > 0 {}
                     close(client)
                 } else {
