@@ -149,19 +149,9 @@ final class AirPlayPairings: Sendable {
         if let data = FileManager.default.contents(atPath: directory + "/controller.json"), let file = try? decoder.decode(ControllerFile.self, from: data) {
             controller = ControllerIdentity(identifier: file.identifier, secretKey: file.secretKey, publicKey: file.publicKey)
         }
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasPrefix("receiver-") && name.hasSuffix(".json") {
-            guard receivers.count < Self.maximumReceivers, let data = FileManager.default.contents(atPath: directory + "/" + name),
-                data.count <= 4096, let file = try? decoder.decode(ReceiverFile.self, from: data), Self.fileName(for: file.deviceID) == name
-            else { continue }
-            receivers[file.deviceID] = file.receiver
-        }
-        var verified: Set<String> = []
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasPrefix("verified-") && name.hasSuffix(".json") {
-            guard verified.count < Self.maximumReceivers, let data = FileManager.default.contents(atPath: directory + "/" + name),
-                data.count <= 4096, let file = try? decoder.decode(VerifiedFile.self, from: data), Self.fileName(for: file.deviceID, prefix: "verified-") == name
-            else { continue }
-            verified.insert(file.deviceID)
-        }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for file in Self.read(ReceiverFile.self, prefix: "receiver-", from: names, in: directory, deviceID: \.deviceID) { receivers[file.deviceID] = file.receiver }
+        let verified = Set(Self.read(VerifiedFile.self, prefix: "verified-", from: names, in: directory, deviceID: \.deviceID).map(\.deviceID))
         state.withLock { state in
             guard !state.loaded else { return }
             state.loaded = true
@@ -169,6 +159,23 @@ final class AirPlayPairings: Sendable {
             for (id, receiver) in receivers where state.receivers[id] == nil { state.receivers[id] = receiver }
             state.verified.formUnion(verified)
         }
+    }
+
+    /// The files `prefix<device id>.json` among `names` that decode as `File` and are named for
+    /// the device they hold (a file copied under another device's name is not taken), at most
+    /// ``maximumReceivers`` of them, none over 4 KB.
+    private static func read<File: Decodable>(
+        _ type: File.Type, prefix: String, from names: [String], in directory: String, deviceID: (File) -> String
+    ) -> [File] {
+        let decoder = JSONDecoder()
+        var files: [File] = []
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".json") && files.count < maximumReceivers {
+            guard let data = FileManager.default.contents(atPath: directory + "/" + name), data.count <= 4096,
+                let file = try? decoder.decode(File.self, from: data), fileName(for: deviceID(file), prefix: prefix) == name
+            else { continue }
+            files.append(file)
+        }
+        return files
     }
 
     private func write(_ value: some Encodable, to name: String) {
