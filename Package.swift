@@ -143,7 +143,9 @@ let package = Package(
             swiftSettings: strict),
         // A route's real-time audio as an HTTP live stream for devices that fetch URLs
         // (UPnP renderers, Cast): encodings, the bounded backlog readers start from, the answers.
-        .target(name: "LiveStreaming", dependencies: ["HTTPServing", "MediaClock", "RoutingModel", "CAVCodec"], swiftSettings: strict),
+        // libsoxr's variable-rate resampler, opened at run time when a live stream corrects a device's clock drift.
+        .target(name: "CSoxr", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "LiveStreaming", dependencies: ["HTTPServing", "MediaClock", "RoutingModel", "CAVCodec", "CSoxr"], swiftSettings: strict),
         // UPnP/DLNA MediaRenderers (LAN TVs and speakers) as a MediaDeviceExtension.
         .target(
             name: "UPnPRendererExtension",
@@ -359,7 +361,7 @@ let package = Package(
         .testTarget(name: "CastChannelTests", dependencies: ["CastChannel"]),
         .testTarget(
             name: "CastExtensionTests",
-            dependencies: ["CastExtension", "CastChannel", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel", "Transport"]),
+            dependencies: [ "LiveStreaming","CastExtension", "CastChannel", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel", "Transport"]),
         .testTarget(
             name: "RAOPExtensionTests",
             dependencies: ["RAOPExtension", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel", "Coordination", "MediaClock", "Transport", "ExtensionCatalogue", "BoxConfiguration"]),

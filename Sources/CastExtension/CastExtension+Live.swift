@@ -122,6 +122,29 @@ extension CastExtension: RealtimeSampleHandling {
             try? await clock.sleep(for: configuration.live.fetchTimeout)
             self.checkFetched(stream, session: session)
         }
+        Task { await self.askPositions(of: stream, session: session) }
+    }
+
+    /// Asks the receiver for its media status every ``LiveStreamSettings/positionInterval`` while
+    /// the stream plays: receivers send it by themselves only when their state changes, and its
+    /// `currentTime` is what the stream follows the receiver's clock by (``mediaStatus(_:on:)``).
+    private func askPositions(of stream: LiveAudioStream, session: MediaOutputSession) async {
+        while liveStreams[session.id]?.stream === stream {
+            guard (try? await clock.sleep(for: configuration.live.positionInterval)) != nil else { return }
+            guard liveStreams[session.id]?.stream === stream, let route = routes[session.id], let client = route.client,
+                let playback = route.playback, let media = playback.mediaSessionID
+            else { continue }
+            let appliedBefore = playback.statusesApplied
+            guard
+                let reply = try? await client.request(
+                    .getMediaStatus(mediaSessionID: media, requestID: await client.requestID()), from: route.senderID, to: playback.application.transportId)
+            else { continue }
+            if case .mediaStatus(let list, _) = reply, let status = list.first(where: { $0.mediaSessionId == media }),
+                routes[session.id]?.playback?.statusesApplied == appliedBefore
+            {
+                mediaStatus(status, on: session.id)
+            }
+        }
     }
 
     private func checkFetched(_ stream: LiveAudioStream, session: MediaOutputSession) {

@@ -248,6 +248,14 @@ extension CastExtension: MediaDeviceExtension {
             // A live stream has no end of its own: the receiver stopping it ends the route's audio.
             failLive(route.session, MediaDeviceError(reason == "ERROR" ? .sessionFailed : .cancelled, "\(route.device.displayName) stopped the live stream (\(reason))"))
         }
+        if let stream = liveStreams[id]?.stream {
+            // The receiver's position on its clock, as the status arrives: the stream follows its rate.
+            if status.playerState == "PLAYING", let time = status.currentTime, time.isFinite {
+                stream.devicePlayed(time)
+            } else {
+                stream.deviceStopped()
+            }
+        }
         control.update { snapshot in
             switch status.playerState {
             case "PLAYING": snapshot.state = .playing
@@ -283,6 +291,7 @@ extension CastExtension: MediaDeviceExtension {
         if let stream = liveStreams[session.id]?.stream {
             details.codec = stream.encoding.codecName
             details.bitrate = stream.bitrate
+            stream.driftStatus.apply(to: &details)
         }
         return details
     }

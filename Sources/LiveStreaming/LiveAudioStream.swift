@@ -24,11 +24,18 @@ public final class LiveAudioStream: Sendable {
         public var kept: Duration
         /// How the response's length is framed.
         public var framing: HTTPLiveFraming
+        /// How the device's clock drift is estimated from its position reports and corrected;
+        /// nil: samples always go through unchanged.
+        public var drift: PlayoutRateEstimator.Configuration?
 
-        public init(prime: Duration = .milliseconds(500), kept: Duration = .seconds(4), framing: HTTPLiveFraming = .closeDelimited) {
+        public init(
+            prime: Duration = .milliseconds(500), kept: Duration = .seconds(4), framing: HTTPLiveFraming = .closeDelimited,
+            drift: PlayoutRateEstimator.Configuration? = PlayoutRateEstimator.Configuration()
+        ) {
             self.prime = prime
             self.kept = kept
             self.framing = framing
+            self.drift = drift
         }
     }
 
@@ -49,6 +56,8 @@ public final class LiveAudioStream: Sendable {
     /// The encoder of a compressed stream and the samples waiting for a whole block, with the
     /// first one's time.
     private let frames: Mutex<FrameState?>
+    /// The device's clock against the box's and the resampler that follows it.
+    private let drift: Mutex<DriftState>
 
     private struct FrameState {
         let encoder: any LiveFrameEncoder
@@ -56,6 +65,24 @@ public final class LiveAudioStream: Sendable {
         var pendingStart: Duration = .zero
         var encodedBytes: UInt64 = 0
         var encodedFrames: UInt64 = 0
+    }
+
+    /// What the device's position reports say, what has been produced, and the resampler once
+    /// the device's rate is known to differ from the box's.
+    private struct DriftState {
+        var estimator: PlayoutRateEstimator?
+        var resampler: DriftResampler?
+        var resamplerFailure: LiveAudioEncoderError?
+        /// Stream seconds produced (after the resampler), and the presentation time of the newest
+        /// append's first output sample with the stream seconds produced before it.
+        var produced: Double = 0
+        var anchor: (output: Double, time: Double)?
+
+        /// Stream seconds whose presentation time is `time` or earlier.
+        func produced(at time: Double) -> Double {
+            guard let anchor else { return 0 }
+            return max(0, anchor.output + (time - anchor.time) * (resampler?.ratio ?? 1))
+        }
     }
 
     /// - Parameter now: the clock of the buffers' presentation times (CLOCK_MONOTONIC, as
@@ -70,6 +97,7 @@ public final class LiveAudioStream: Sendable {
         self.channels = channels
         self.configuration = configuration
         self.extraHeaders = extraHeaders
+        drift = Mutex(DriftState(estimator: configuration.drift.map { PlayoutRateEstimator(configuration: $0) }))
         let bytesPerSecond = sampleRate * encoding.bytesPerFrame(channels: channels)
         func bytes(_ duration: Duration) -> Int {
             Int(Double(bytesPerSecond) * (Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18))
@@ -126,16 +154,96 @@ public final class LiveAudioStream: Sendable {
     @discardableResult
     public func append(_ buffer: SampleBuffer) -> Bool {
         guard takes(buffer.format) else { return false }
-        let samples = Self.pcm16(buffer.data, from: buffer.format.encoding, bigEndian: encoding == .lpcm)
-        guard !samples.isEmpty else { return false }
+        guard encoding.isPCM || encoderFailure == nil else { return false }
+        guard let (samples, time) = produce(buffer), !samples.isEmpty else { return false }
         if !encoding.isPCM {
-            guard encoderFailure == nil else { return false }
-            appendFrames(samples, at: buffer.presentationTime)
+            appendFrames(samples, at: time)
         } else {
-            bytes.append(samples, presentationTime: buffer.presentationTime)
+            bytes.append(samples, presentationTime: time)
         }
         latestHandOver.store(Int64(buffer.frameCount) * 1_000_000 / Int64(max(1, sampleRate)), ordering: .relaxed)
         return true
+    }
+
+    /// `buffer`'s samples as 16-bit PCM in the stream's byte order, through the resampler once
+    /// drift is corrected, with the presentation time of the first one out (the resampler holds
+    /// some back); counted as produced.
+    private func produce(_ buffer: SampleBuffer) -> ([UInt8], Duration)? {
+        let bigEndian = encoding == .lpcm
+        let sampleRate = Double(self.sampleRate), bytesPerFrame = 2 * channels
+        let time = Self.seconds(buffer.presentationTime)
+        return drift.withLock { state in
+            guard let resampler = state.resampler else {
+                let samples = Self.pcm16(buffer.data, from: buffer.format.encoding, bigEndian: bigEndian)
+                state.anchor = (state.produced, time)
+                state.produced += Double(samples.count / bytesPerFrame) / sampleRate
+                return (samples, buffer.presentationTime)
+            }
+            let input = Self.pcm16(buffer.data, from: buffer.format.encoding, bigEndian: false)
+            let start = time - resampler.delayFrames / sampleRate
+            let output = resampler.process(input)
+            state.anchor = (state.produced, start)
+            state.produced += Double(output.count / bytesPerFrame) / sampleRate
+            return (bigEndian ? Self.byteSwapped(output) : output, .nanoseconds(Int64((start * 1e9).rounded())))
+        }
+    }
+
+    // MARK: Drift
+
+    /// The device says it has played `position` seconds of the stream (since it started playing
+    /// it) at `time` (now when nil), on the clock of the buffers' presentation times. Once its
+    /// reports say its clock runs at another rate than the box's, the stream's samples go
+    /// through a resampler at the device's rate, trimmed to bring back what the drift had
+    /// already built up. Returns why a report was not taken.
+    @discardableResult
+    public func devicePlayed(_ position: Double, at time: Duration? = nil) -> PlayoutRateEstimator.Rejection? {
+        let time = Self.seconds(time ?? now())
+        let channels = self.channels, slew = sampleRate / 2
+        return drift.withLock { state in
+            guard state.estimator != nil else { return nil }
+            let rejection = state.estimator!.add(position: position, at: time, produced: state.produced(at: time))
+            let rate = state.estimator!.productionRate
+            if state.resampler == nil, state.resamplerFailure == nil, abs(rate - 1) >= 1e-6 {
+                switch DriftResampler.make(channels: channels) {
+                case .success(let resampler): state.resampler = resampler
+                case .failure(let failure): state.resamplerFailure = failure
+                }
+            }
+            state.resampler?.setRatio(rate, slewFrames: slew)
+            return rejection
+        }
+    }
+
+    /// The device stopped playing (paused, buffering, fetching again): its next reports start a
+    /// new estimate; the rate found so far stays.
+    public func deviceStopped() {
+        drift.withLock { $0.estimator?.restart() }
+    }
+
+    /// What the device's reports say and how the stream follows them.
+    public var driftStatus: LiveDriftStatus {
+        drift.withLock { state in
+            let estimate = state.estimator?.estimate
+            return LiveDriftStatus(
+                ratePPM: estimate?.ratePPM, uncertaintyPPM: estimate?.uncertaintyPPM,
+                offset: estimate.map { .nanoseconds(Int64(($0.offset * 1e9).rounded())) },
+                correctionPPM: state.resampler.map { ($0.ratio - 1) * 1e6 }, reports: state.estimator?.count ?? 0,
+                resamplerFailure: state.resamplerFailure?.description)
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+    }
+
+    static func byteSwapped(_ pcm: [UInt8]) -> [UInt8] {
+        var out = pcm
+        var index = 0
+        while index + 1 < out.count {
+            out.swapAt(index, index + 1)
+            index += 2
+        }
+        return out
     }
 
     /// Encodes whole blocks of what waits and `samples` as FLAC or MP3 frames, each a sync point
@@ -171,8 +279,23 @@ public final class LiveAudioStream: Sendable {
         for frame in frames { bytes.append(frame.bytes, syncPoint: true, presentationTime: frame.time) }
     }
 
-    /// No more audio: connections get what is kept, then end.
-    public func finish() { bytes.finish() }
+    /// No more audio: connections get what is kept (and what the resampler held), then end.
+    public func finish() {
+        let rest: ([UInt8], Duration)? = drift.withLock { state in
+            guard let resampler = state.resampler, let anchor = state.anchor else { return nil }
+            let tail = resampler.drain()
+            state.resampler = nil
+            guard !tail.isEmpty else { return nil }
+            let time = anchor.time + (state.produced - anchor.output) / resampler.ratio
+            state.anchor = (state.produced, time)
+            state.produced += Double(tail.count / (2 * channels)) / Double(sampleRate)
+            return (encoding == .lpcm ? Self.byteSwapped(tail) : tail, .nanoseconds(Int64((time * 1e9).rounded())))
+        }
+        if let (tail, time) = rest {
+            if encoding.isPCM { bytes.append(tail, presentationTime: time) } else { appendFrames(tail, at: time) }
+        }
+        bytes.finish()
+    }
 
     /// How long until the newest sample is due to play (zero when it is due already): what a
     /// device that has read everything still holds to play, besides its own latency.

@@ -25,6 +25,11 @@ public struct LiveStreamSettings: Sendable {
     /// 100 ms, a fifth of the wake-ups of delivery's 20 ms (3.4 % of a core per LPCM stream
     /// then, 1.2 % at 60 ms: Docs/benchmarks.md), inside any renderer's buffer.
     public var deliveryPeriod: Duration = .milliseconds(100)
+    /// How a device's clock drift is estimated from its positions and corrected (nil: never).
+    public var drift: PlayoutRateEstimator.Configuration? = PlayoutRateEstimator.Configuration()
+    /// How often a device that reports positions only when asked (Cast) is asked while it plays
+    /// a live stream. UPnP renderers are polled at their session's poll interval.
+    public var positionInterval: Duration = .seconds(5)
 
     public init(
         preference: [LiveAudioEncoding] = LiveAudioEncoding.latencyOrder, forcedEncodings: [String: LiveAudioEncoding] = [:],
@@ -52,7 +57,7 @@ public struct LiveStreamSettings: Sendable {
 
     /// The stream's timings for a device.
     public func streamConfiguration(name: String, model: String? = nil) -> LiveAudioStream.Configuration {
-        LiveAudioStream.Configuration(prime: primes[name] ?? model.flatMap { primes[$0] } ?? prime, framing: framing(name: name))
+        LiveAudioStream.Configuration(prime: primes[name] ?? model.flatMap { primes[$0] } ?? prime, framing: framing(name: name), drift: drift)
     }
 
     /// How long a device that was sent the end of a stream may take to play it out: the audio

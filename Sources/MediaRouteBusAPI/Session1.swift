@@ -71,6 +71,7 @@ public enum Session1 {
             ("AudioActive", "b"), ("AudioFormat", "s"), ("AudioFramesReceived", "t"), ("AudioFramesDelivered", "t"),
             ("AudioUnderruns", "t"), ("AudioSilenceFrames", "t"), ("AudioFramesDropped", "t"), ("AudioLatency", "t"), ("AudioGroupLead", "t"),
             ("ProtocolVersion", "s"), ("Timing", "s"), ("Codec", "s"), ("Bitrate", "u"), ("LatencyDeclared", "t"),
+            ("ClockDrift", "d"), ("TimelineOffset", "x"), ("DriftCorrection", "d"),
             ("SinkNode", "s"), ("SinkFormat", "s"), ("SinkLatency", "t"),
         ]
 
@@ -107,6 +108,9 @@ public enum Session1 {
                 "Codec": .string(details.codec ?? ""),
                 "Bitrate": .uint32(UInt32(clamping: details.bitrate ?? 0)),
                 "LatencyDeclared": .uint64(details.declaredLatencyMicroseconds ?? 0),
+                "ClockDrift": .double(details.deviceClockPPM ?? 0),
+                "TimelineOffset": .int64(details.timelineOffsetMicroseconds ?? 0),
+                "DriftCorrection": .double(details.driftCorrectionPPM ?? 0),
                 "SinkNode": .string(sinkNode?.publisher.rawValue ?? ""),
                 "SinkFormat": .string(sinkNode?.format.name ?? ""),
                 "SinkLatency": .uint64(sinkNode?.latencyMicroseconds ?? 0),
@@ -154,6 +158,9 @@ public enum Session1 {
             if let value = text("Codec") { details.codec = value }
             if case .uint32(let value)? = changed["Bitrate"]?.unwrapped { details.bitrate = value == 0 ? nil : Int(value) }
             if case .uint64(let value)? = changed["LatencyDeclared"]?.unwrapped { details.declaredLatencyMicroseconds = value == 0 ? nil : value }
+            if let value = changed["ClockDrift"]?.double, value.isFinite { details.deviceClockPPM = value == 0 ? nil : value }
+            if case .int64(let value)? = changed["TimelineOffset"]?.unwrapped { details.timelineOffsetMicroseconds = value == 0 ? nil : value }
+            if let value = changed["DriftCorrection"]?.double, value.isFinite { details.driftCorrectionPPM = value == 0 ? nil : value }
             if let publisher = changed["SinkNode"]?.string {
                 let format = changed["SinkFormat"]?.string.flatMap(SampleBuffer.Format.init(name:))
                 var latency: UInt64 = 0

@@ -27,6 +27,15 @@ public struct RouteStatus: Sendable, Hashable, Codable {
         public var bitrate: Int?
         /// The buffering the device and its link add, in microseconds.
         public var declaredLatencyMicroseconds: UInt64?
+        /// The device's playback clock beside the box's, in parts per million (+: faster), as
+        /// its position reports measure it; nil where nothing measures it (yet).
+        public var deviceClockPPM: Double?
+        /// How much later than when it started the device plays now, in microseconds (+: later):
+        /// its drift from the route's (and group's) timeline not yet corrected; nil with the rate.
+        public var timelineOffsetMicroseconds: Int64?
+        /// The rate correction applied to what the device is sent, in parts per million; nil
+        /// while samples go unchanged.
+        public var driftCorrectionPPM: Double?
 
         public init(
             protocolVersion: String? = nil, timing: Timing? = nil, codec: String? = nil, bitrate: Int? = nil,

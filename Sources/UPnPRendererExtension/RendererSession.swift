@@ -33,6 +33,9 @@ actor RendererSession {
     private let configuration: UPnPRendererExtension.Configuration
     private let servers: CallbackServers
     private let report: @Sendable (RendererSessionReport) -> Void
+    /// Where a live stream's renderer's positions go as each poll's answer comes (nil when it
+    /// is not playing): the stream follows the renderer's clock with them.
+    private let positions: (@Sendable (Double?) -> Void)?
     private let logger: Logger
     private let clock: any HostClock
 
@@ -57,8 +60,10 @@ actor RendererSession {
 
     init(
         renderer: Renderer, session: MediaOutputSession, control: PlaybackControl, configuration: UPnPRendererExtension.Configuration,
-        servers: CallbackServers, clock: any HostClock, logger: Logger, report: @escaping @Sendable (RendererSessionReport) -> Void
+        servers: CallbackServers, clock: any HostClock, logger: Logger, positions: (@Sendable (Double?) -> Void)? = nil,
+        report: @escaping @Sendable (RendererSessionReport) -> Void
     ) {
+        self.positions = positions
         self.clock = clock
         self.lastAdvance = clock.now()
         self.renderer = renderer
@@ -348,15 +353,21 @@ actor RendererSession {
 
     private func poll() async {
         while !Task.isCancelled && !finished {
-            try? await clock.sleep(for: configuration.pollInterval)
+            // A live stream's polls are dithered ±50 %: positions in whole seconds (gmediarender's)
+            // polled in step with the renderer's seconds would show a sawtooth, not its rate.
+            try? await clock.sleep(for: positions == nil ? configuration.pollInterval : configuration.pollInterval * Double.random(in: 0.5...1.5))
             guard !Task.isCancelled, !finished else { return }
             if !eventsHealthy { await refreshTransportState() }
-            guard !finished, deviceState == .playing || deviceState == .transitioning || deviceState == .paused else { continue }
+            guard !finished, deviceState == .playing || deviceState == .transitioning || deviceState == .paused else {
+                positions?(nil)
+                continue
+            }
             do {
                 let info = try await client.call(AVTransportAction.getPositionInfo)
                 consecutiveFailures = 0
                 let position = info["RelTime"].flatMap(UPnPTime.parse)
                 let duration = info["TrackDuration"].flatMap(UPnPTime.parse)
+                positions?(deviceState == .playing ? position : nil)
                 if let position {
                     if position != lastPosition { lastAdvance = clock.now() }
                     lastPosition = position

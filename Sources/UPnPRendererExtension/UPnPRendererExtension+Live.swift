@@ -172,7 +172,10 @@ extension UPnPRendererExtension: RealtimeSampleHandling {
         metadata.duration = nil
         let running = RendererSession(
             renderer: renderer, session: session, control: PlaybackControl(clock: clock), configuration: configuration, servers: servers, clock: clock,
-            logger: logger
+            logger: logger,
+            positions: { position in
+                if let position { stream.devicePlayed(position) } else { stream.deviceStopped() }
+            }
         ) { [weak self] report in
             guard let self else { return }
             Task { await self.handleLive(report, session: session) }

@@ -408,6 +408,7 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         if let stream = liveRoutes[session.id]?.stream {
             details.codec = stream.encoding.codecName
             details.bitrate = stream.bitrate
+            stream.driftStatus.apply(to: &details)
         }
         return details
     }

@@ -1,6 +1,7 @@
 import Foundation
 import CastChannel
 import CastExtension
+import LiveStreaming
 import MediaDevice
 import MediaRouteTestSupport
 import RouteSystem
@@ -69,5 +70,80 @@ struct CastLiveTests {
         #expect(await writer.value == false, "the writer's socket closed under it")
         close(acquisition.descriptor)
         await rig.system.shutdown()
+    }
+
+    /// A receiver whose clock runs 2 000 ppm fast (the test receiver's positions say so): the
+    /// stream finds its rate from the positions it asks for, sends it more samples per second
+    /// through the resampler, and the tone still decodes whole.
+    @Test func aReceiverWhoseClockRunsFastIsFollowedAndItsToneStaysWhole() async throws {
+        var configuration = CastRig.fast
+        configuration.live.positionInterval = .milliseconds(200)
+        // Far faster than a real receiver's minutes, for a 20-second test; a rate no crystal has,
+        // so that what it changes is counted in frames.
+        configuration.live.drift = PlayoutRateEstimator.Configuration(minimumSpan: .seconds(5), maximumUncertainty: 150, plausibleRange: 5_000)
+        let rig = try await CastRig.make(configuration: configuration)
+        let route = try await rig.activate()
+        try await rig.peer.command("clock-ppm 2000")
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let source = tone(seconds: 20)
+        let writer = writeOnOwnThread(source, to: acquisition.descriptor, piece: 4_096)
+        let followed = await eventually(timeout: .seconds(18)) {
+            let details = await rig.system.routeStatus(on: route.session)?.details
+            return details?.driftCorrectionPPM != nil && details?.deviceClockPPM != nil
+        }
+        let details = await rig.system.routeStatus(on: route.session)?.details
+        #expect(followed, "\(String(describing: details))")
+        let rate = try #require(details?.deviceClockPPM)
+        #expect(abs(rate - 2_000) < 300, "measured \(rate) ppm")
+        #expect(details?.timelineOffsetMicroseconds != nil)
+        #expect(await writer.value)
+        let decoded = await eventually(timeout: .seconds(15)) {
+            let state = try? await rig.peer.state()
+            return ((state?["fetched"] as? [String: Any])?.values.first as? [String: Any])?["decoded"] != nil
+        }
+        let state = try await rig.peer.state()
+        #expect(decoded, "\(state)")
+        // What the receiver decoded: the 440 Hz tone at first, then (resampled by 1 + the
+        // correction) a lower one, as the stream sent more samples per second.
+        let loud = Array(leftChannel(trimmingTrailingSilence(rig.peer.liveOutput.pcm)).drop { abs($0) < 50 })
+        let early = Self.resamplingPPM(Array(loud.prefix(44_100 * 3)))
+        let late = Self.resamplingPPM(Array(loud.suffix(44_100 * 3)))
+        #expect(abs(early) < 150, "\(early) ppm at first")
+        let correction = try #require(details?.driftCorrectionPPM)
+        #expect(abs(late - correction) < 400 && late > 1_500, "\(late) ppm at the end, \(correction) ppm applied")
+        let delivered = await rig.system.audioStatistics(on: route.session)
+        expectToneIntact(trimmingTrailingSilence(rig.peer.liveOutput.pcm), underruns: Int(delivered?.underruns ?? 0), "\(state)")
+        await rig.system.deactivate(route.session)
+        await rig.system.shutdown()
+    }
+
+    /// How much longer than a 440 Hz tone's the tone in `samples` (44.1 kHz) is stretched, in
+    /// ppm: the median of the phase a 440 Hz fit loses from one 50 ms window to the one a quarter
+    /// of a second later.
+    static func resamplingPPM(_ samples: [Double]) -> Double {
+        let window = 2_205, spacing = 11_025
+        func phase(at start: Int) -> Double {
+            var s = 0.0, c = 0.0
+            for index in start..<(start + window) {
+                let angle = 2 * Double.pi * 440 * Double(index) / 44_100
+                s += samples[index] * sin(angle)
+                c += samples[index] * cos(angle)
+            }
+            return atan2(c, s)
+        }
+        var estimates: [Double] = []
+        var start = 0
+        while start + spacing + window <= samples.count {
+            var lost = phase(at: start) - phase(at: start + spacing)
+            while lost > Double.pi { lost -= 2 * Double.pi }
+            while lost < -Double.pi { lost += 2 * Double.pi }
+            // A tone at 440 / r loses 2π·440·(1 − 1/r)·spacing/44 100 radians against 440 Hz.
+            let cycles = lost / (2 * Double.pi)
+            let ratio = 1 / (1 - cycles * 44_100 / (440 * Double(spacing)))
+            estimates.append((ratio - 1) * 1e6)
+            start += window
+        }
+        guard !estimates.isEmpty else { return .nan }
+        return estimates.sorted()[estimates.count / 2]
     }
 }

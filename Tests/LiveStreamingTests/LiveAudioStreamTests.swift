@@ -3,6 +3,7 @@ import HTTPServing
 import LiveStreaming
 import MediaRouteTestSupport
 import RoutingModel
+import Synchronization
 import Testing
 
 /// A route's audio as an HTTP live stream, fetched over loopback from the real server.
@@ -189,5 +190,61 @@ import Testing
         #expect(stream.bytes.statistics.readersOpened == 1)
         files.remove(token)
         #expect(status(path, from: "192.0.2.7") == 404, "gone with its route")
+    }
+}
+
+/// The device's clock drift, followed: its position reports make the stream's samples go through
+/// the resampler at its rate.
+@Suite struct LiveAudioStreamDriftTests {
+    final class TestClock: Sendable {
+        let nanoseconds = Atomic<Int64>(0)
+        var now: Duration { .nanoseconds(nanoseconds.load(ordering: .relaxed)) }
+        func advance(_ duration: Duration) { nanoseconds.add(Int64(duration / .nanoseconds(1)), ordering: .relaxed) }
+    }
+
+    @Test func aDeviceThatPlaysFasterIsSentMoreSamplesOnceItsRateIsKnown() throws {
+        let clock = TestClock()
+        let drift = PlayoutRateEstimator.Configuration(minimumSpan: .seconds(10), maximumUncertainty: 20)
+        let stream = LiveAudioStream(
+            encoding: .lpcm, sampleRate: 44_100, channels: 2, configuration: LiveAudioStream.Configuration(prime: .zero, drift: drift),
+            now: { clock.now })
+        let format = SampleBuffer.Format(encoding: .pcmS16LE, sampleRate: 44_100, channels: 2)
+        let batch = tone(seconds: 0.1)
+        let start = clock.now
+        var bytesAt: [Int: UInt64] = [:]
+        // 60 s in 100 ms batches; the device, +400 ppm, reports its position every second.
+        for tick in 0..<600 {
+            stream.append(SampleBuffer(format: format, presentationTime: clock.now, frameCount: 4_410, data: batch))
+            clock.advance(.milliseconds(100))
+            if tick % 10 == 9 {
+                let elapsed = (clock.now - start) / .seconds(1)
+                let played = elapsed * (1 + 400e-6)
+                #expect(stream.devicePlayed((played * 1_000).rounded() / 1_000) == nil)
+            }
+            bytesAt[tick] = stream.bytes.statistics.bytesWritten
+        }
+        let status = stream.driftStatus
+        let rate = try #require(status.ratePPM)
+        #expect(abs(rate - 400) < 20)
+        let correction = try #require(status.correctionPPM, "the resampler is engaged")
+        #expect(correction > 300 && correction < 900)
+        // The last 30 s carried more than 30 s of samples: the device's rate and the trim that
+        // brings back what built up before the rate was known.
+        let frames = Double(bytesAt[599]! - bytesAt[299]!) / 4
+        #expect(frames > 30 * 44_100 * (1 + 300e-6) && frames < 30 * 44_100 * (1 + 1_000e-6), "\(frames) frames in 30 s")
+        // And the offset it had built up is going: at most what 60 s at 400 ppm gives.
+        let offset = try #require(status.offset)
+        #expect(offset < .milliseconds(24) && offset > .milliseconds(-24))
+    }
+
+    @Test func withoutReportsOrWithDriftOffTheSamplesGoThroughUnchanged() {
+        let format = SampleBuffer.Format(encoding: .pcmS16LE, sampleRate: 44_100, channels: 2)
+        let batch = tone(seconds: 0.1)
+        let off = LiveAudioStream(
+            encoding: .wav, sampleRate: 44_100, channels: 2, configuration: LiveAudioStream.Configuration(drift: nil), now: { .seconds(1) })
+        off.append(SampleBuffer(format: format, presentationTime: .seconds(1), frameCount: 4_410, data: batch))
+        #expect(off.devicePlayed(1, at: .seconds(2)) == nil)
+        #expect(off.driftStatus == LiveDriftStatus())
+        #expect(off.bytes.statistics.bytesWritten == UInt64(batch.count))
     }
 }

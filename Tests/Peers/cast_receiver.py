@@ -130,6 +130,7 @@ class Receiver:
         self.zeroconf = None
         self.info = None
         self.refusing_fetch = False  # LOAD is answered, the content never fetched
+        self.clock_ppm = 0.0         # the receiver's clock against the host's (positions it reports)
         self.fetched = {}          # contentId -> {"status", "bytes"}: what a LOAD of a sender-served file fetched
 
     # state ------------------------------------------------------------------
@@ -138,7 +139,8 @@ class Receiver:
         if media is None:
             return 0.0
         if media["state"] == "PLAYING":
-            return min(media["time"] + (time.monotonic() - media["since"]), media["duration"])
+            elapsed = (time.monotonic() - media["since"]) * (1 + self.clock_ppm * 1e-6)
+            return min(media["time"] + elapsed, media["duration"])
         return media["time"]
 
     def receiver_status(self, request_id=0):
@@ -359,6 +361,10 @@ class Receiver:
                 self.listen()
             elif name == "refuse-fetch":
                 self.refusing_fetch = True
+            elif name == "clock-ppm":
+                # The receiver's clock from now on runs this many parts per million fast (or slow):
+                # the positions it reports say so, as a real receiver's crystal would.
+                self.clock_ppm = float(rest[0])
             elif name == "stop-app":
                 self.stop_app()
             elif name == "volume":
