@@ -66,6 +66,9 @@ packages=(
   # root and is opened at run time); the AirPlay 2 test receiver's side of pairing is python3-cryptography
   # and PyPI's srptools (installed below with pip, python3-pip above).
   libgcrypt20-dev python3-cryptography
+  # Live streams' clock-drift correction: libsoxr's headers to build against (libsoxr0 comes with
+  # libavcodec59 through libswresample4, and is opened at run time).
+  libsoxr-dev
 )
 
 # srptools (PyPI; not in Debian 12) for the AirPlay 2 test receiver (Tests/Peers/airplay2_receiver.py),

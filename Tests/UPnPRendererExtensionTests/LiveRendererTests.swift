@@ -85,6 +85,30 @@ struct LiveRendererTests {
         await rig.system.shutdown()
     }
 
+    /// gmediarender's positions (whole seconds, polled with a dither) reach the stream's clock
+    /// estimate. It plays on this host's clock, and whole seconds over a few seconds say little:
+    /// the bounds are loose here, and the estimator's own tests measure what hours of such
+    /// positions give (PlayoutRateEstimatorTests).
+    @Test func theRenderersPositionsReachTheClockEstimate() async throws {
+        let rig = try await makeRig(name: "Attic Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000026") {
+            $0.live.drift = PlayoutRateEstimator.Configuration(minimumSpan: .seconds(6), maximumUncertainty: 1e6, plausibleRange: 1e6, maximumTrim: 0)
+        }
+        let device = try await device(rig)
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let writer = writeOnOwnThread(tone(seconds: 14), to: acquisition.descriptor, piece: 4_096)
+        let measured = await eventually(timeout: .seconds(16)) { await rig.system.routeStatus(on: route.session)?.details.deviceClockPPM != nil }
+        let details = await rig.system.routeStatus(on: route.session)?.details
+        #expect(measured, "\(String(describing: details))")
+        let rate = try #require(details?.deviceClockPPM)
+        // Whole seconds over six: a quarter either way at worst.
+        #expect(abs(rate) < 250_000, "\(rate) ppm")
+        #expect(details?.timelineOffsetMicroseconds != nil)
+        _ = await writer.value
+        await rig.system.deactivate(route.session)
+        await rig.system.shutdown()
+    }
+
     /// A 5 s tone in `encoding`, forced by the box's `live-formats`, comes out of gmediarender intact.
     func expectToneIntact(as encoding: LiveAudioEncoding, name: String, uuid: String) async throws {
         let rig = try await makeRig(name: name, uuid: uuid) { $0.live.forcedEncodings[name] = encoding }
