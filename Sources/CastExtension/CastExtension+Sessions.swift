@@ -252,6 +252,11 @@ extension CastExtension: MediaDeviceExtension {
             // The receiver's position on its clock, as the status arrives: the stream follows its rate.
             if status.playerState == "PLAYING", let time = status.currentTime, time.isFinite {
                 stream.devicePlayed(time)
+                if let off = stream.timelineChange(precision: configuration.live.timelinePrecision) {
+                    let reason = stream.driftStatus.timelineReason(off: off)
+                    logger.log(level: off ? .warning : .info, "live stream timeline", metadata: ["device": "\(route.device.displayName)", "change": "\(reason)"])
+                    routingManager.routeChanged(route.session, reason: reason)
+                }
             } else {
                 stream.deviceStopped()
             }

@@ -40,12 +40,18 @@ final class DriftResampler {
         return true
     }
 
-    /// The filter's delay: output frames the resampler holds back.
-    var delayFrames: Double { mr_soxr_delay(resampler) }
+    /// Output frames the input so far is worth at the ratios it came in at, and those let out.
+    private var expectedOutput: Double = 0
+    private var producedFrames = 0
+
+    /// Output frames the resampler holds back: its output is aligned with its input (an input
+    /// sample comes out where its time says), but the last of it waits for the filter's
+    /// look-ahead. Counted here: `soxr_delay` tells the filter's delay, not what is held.
+    var heldFrames: Double { max(0, expectedOutput - Double(producedFrames)) }
 
     /// What the filter still holds, let out at the stream's end.
     func drain() -> [UInt8] {
-        let capacity = Int(delayFrames.rounded(.up)) + 256
+        let capacity = Int(max(heldFrames, mr_soxr_delay(resampler)).rounded(.up)) + 256
         var output = [UInt8](repeating: 0, count: capacity * 2 * channels)
         var produced = 0
         let failed = output.withUnsafeMutableBytes { out in
@@ -53,6 +59,8 @@ final class DriftResampler {
             return mr_soxr_process(resampler, nil, 0, &used, out.bindMemory(to: Int16.self).baseAddress!, capacity, &produced) != 0
         }
         guard !failed else { return [] }
+        producedFrames += produced
+        expectedOutput = Double(producedFrames)
         output.removeLast((capacity - min(produced, capacity)) * 2 * channels)
         return output
     }
@@ -84,6 +92,8 @@ final class DriftResampler {
                 return false
             }
         }
+        expectedOutput += Double(consumed) * ratio
+        producedFrames += produced
         guard !failed else { return [] }
         output.removeLast((capacity - produced) * bytesPerFrame)
         return output

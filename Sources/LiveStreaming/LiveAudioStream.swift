@@ -77,6 +77,11 @@ public final class LiveAudioStream: Sendable {
         /// append's first output sample with the stream seconds produced before it.
         var produced: Double = 0
         var anchor: (output: Double, time: Double)?
+        /// When the first usable estimate came (box seconds), and whether the device was last
+        /// reported off its timeline.
+        var estimatedSince: Double?
+        var offTimeline = false
+        var lastReportTime: Double = 0
 
         /// Stream seconds whose presentation time is `time` or earlier.
         func produced(at time: Double) -> Double {
@@ -180,7 +185,8 @@ public final class LiveAudioStream: Sendable {
                 return (samples, buffer.presentationTime)
             }
             let input = Self.pcm16(buffer.data, from: buffer.format.encoding, bigEndian: false)
-            let start = time - resampler.delayFrames / sampleRate
+            // The first sample out is the one the resampler held back: earlier by what it holds.
+            let start = time - resampler.heldFrames / (resampler.ratio * sampleRate)
             let output = resampler.process(input)
             state.anchor = (state.produced, start)
             state.produced += Double(output.count / bytesPerFrame) / sampleRate
@@ -202,6 +208,12 @@ public final class LiveAudioStream: Sendable {
         return drift.withLock { state in
             guard state.estimator != nil else { return nil }
             let rejection = state.estimator!.add(position: position, at: time, produced: state.produced(at: time))
+            state.lastReportTime = time
+            if state.estimator!.estimate == nil {
+                state.estimatedSince = nil
+            } else if state.estimatedSince == nil {
+                state.estimatedSince = time
+            }
             let rate = state.estimator!.productionRate
             if state.resampler == nil, state.resamplerFailure == nil, abs(rate - 1) >= 1e-6 {
                 switch DriftResampler.make(channels: channels) {
@@ -211,6 +223,30 @@ public final class LiveAudioStream: Sendable {
             }
             state.resampler?.setRatio(rate, slewFrames: slew)
             return rejection
+        }
+    }
+
+    /// Whether the device just went off its timeline (true) or came back (false); nil when
+    /// nothing changed. Off: its offset stays beyond `precision` though the correction has had
+    /// twice its correction time since the rate was known (a clock that drifts faster than the
+    /// correction's bound, or a device that jumped); back: within half of it.
+    public func timelineChange(precision: Duration) -> Bool? {
+        let limit = Self.seconds(precision)
+        return drift.withLock { state in
+            guard let estimator = state.estimator else { return nil }
+            guard let estimate = estimator.estimate, let since = state.estimatedSince else {
+                return nil
+            }
+            let settled = state.lastReportTime - since >= 2 * Self.seconds(estimator.configuration.correctionTime)
+            if !state.offTimeline, settled, abs(estimate.offset) > limit {
+                state.offTimeline = true
+                return true
+            }
+            if state.offTimeline, abs(estimate.offset) < limit / 2 {
+                state.offTimeline = false
+                return false
+            }
+            return nil
         }
     }
 

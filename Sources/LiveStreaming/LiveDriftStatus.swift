@@ -41,3 +41,15 @@ extension LiveDriftStatus {
         details.driftCorrectionPPM = correctionPPM
     }
 }
+
+extension LiveDriftStatus {
+    /// What a route's event says when its device goes off its timeline (`off`) or comes back
+    /// (``LiveAudioStream/timelineChange(precision:)``).
+    public func timelineReason(off: Bool) -> String {
+        let milliseconds = offset.map { Int(($0 / .milliseconds(1)).rounded()) } ?? 0
+        let clock = ratePPM.map { "\(Int($0.rounded())) ppm" } ?? "unknown"
+        return off
+            ? "plays \(milliseconds) ms off its timeline (its clock: \(clock) from the box's; the correction does not keep up)"
+            : "back on its timeline (\(milliseconds) ms; its clock: \(clock))"
+    }
+}

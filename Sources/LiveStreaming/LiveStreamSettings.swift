@@ -30,6 +30,9 @@ public struct LiveStreamSettings: Sendable {
     /// How often a device that reports positions only when asked (Cast) is asked while it plays
     /// a live stream. UPnP renderers are polled at their session's poll interval.
     public var positionInterval: Duration = .seconds(5)
+    /// How far off its timeline a device may play, once its drift is corrected, before the route
+    /// says so (an event and a warning): a group member beyond it is out of step with the others.
+    public var timelinePrecision: Duration = .milliseconds(50)
 
     public init(
         preference: [LiveAudioEncoding] = LiveAudioEncoding.latencyOrder, forcedEncodings: [String: LiveAudioEncoding] = [:],

@@ -173,8 +173,12 @@ extension UPnPRendererExtension: RealtimeSampleHandling {
         let running = RendererSession(
             renderer: renderer, session: session, control: PlaybackControl(clock: clock), configuration: configuration, servers: servers, clock: clock,
             logger: logger,
-            positions: { position in
-                if let position { stream.devicePlayed(position) } else { stream.deviceStopped() }
+            positions: { [weak self, precision = configuration.live.timelinePrecision] position in
+                guard let position else { return stream.deviceStopped() }
+                stream.devicePlayed(position)
+                if let off = stream.timelineChange(precision: precision) {
+                    Task { await self?.timelineChanged(off: off, stream: stream, session: session) }
+                }
             }
         ) { [weak self] report in
             guard let self else { return }
@@ -195,6 +199,14 @@ extension UPnPRendererExtension: RealtimeSampleHandling {
         failLive(
             session,
             MediaDeviceError(.timedOut, "\(renderer.device.displayName) did not fetch the live stream within \(configuration.live.fetchTimeout)"))
+    }
+
+    /// The renderer went off its timeline (or came back): an event on the route and a line in the log.
+    private func timelineChanged(off: Bool, stream: LiveAudioStream, session: MediaOutputSession) {
+        guard liveRoutes[session.id]?.stream === stream else { return }
+        let reason = stream.driftStatus.timelineReason(off: off)
+        logger.log(level: off ? .warning : .info, "live stream timeline", metadata: ["session": "\(session)", "change": "\(reason)"])
+        routingManager.routeChanged(session, reason: reason)
     }
 
     private func handleLive(_ report: RendererSessionReport, session: MediaOutputSession) {

@@ -26,8 +26,12 @@ import Testing
             output += resampler.process(Array(source[start..<min(source.count, start + 4_410 * 4)]))
         }
         let framesIn = Double(source.count / 4), framesOut = Double(output.count / 4)
-        // What the filter still holds is its delay.
-        #expect(abs(framesOut + resampler.delayFrames - framesIn * ratio) < 300, "\(framesOut) frames out of \(framesIn) at \(ratio)")
+        // What it holds back is counted: out and held make the input at the ratio.
+        #expect(abs(framesOut + resampler.heldFrames - framesIn * ratio) < 2, "\(framesOut) frames out of \(framesIn) at \(ratio)")
+        #expect(resampler.heldFrames > 0 && resampler.heldFrames < 1_000)
+        // Drained at the end, the rest comes out.
+        let rest = resampler.drain()
+        #expect(abs(Double(rest.count / 4) - (framesIn * ratio - framesOut)) < 2, "\(rest.count / 4) frames drained")
         // At a ratio r the 440 Hz tone comes out at 440 / r: each 50 ms window is that sine.
         let windows = matchingWindows(leftChannel(output), frequency: 440 / ratio)
         #expect(windows.total > 100)

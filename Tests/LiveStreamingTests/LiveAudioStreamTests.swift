@@ -248,3 +248,37 @@ import Testing
         #expect(off.bytes.statistics.bytesWritten == UInt64(batch.count))
     }
 }
+
+extension LiveAudioStreamDriftTests {
+    /// A device at +400 ppm reporting exact positions for `seconds`, with `trim` ppm of
+    /// correction at most; every change of timeline `precision` reported, with its time.
+    func timelineChanges(trim: Double, seconds: Int, precision: Duration) -> [(Bool, Int)] {
+        let clock = TestClock()
+        let drift = PlayoutRateEstimator.Configuration(minimumSpan: .seconds(10), maximumUncertainty: 20, correctionTime: .seconds(5), maximumTrim: trim)
+        let stream = LiveAudioStream(
+            encoding: .lpcm, sampleRate: 44_100, channels: 2, configuration: LiveAudioStream.Configuration(prime: .zero, drift: drift),
+            now: { clock.now })
+        let format = SampleBuffer.Format(encoding: .pcmS16LE, sampleRate: 44_100, channels: 2)
+        let batch = tone(seconds: 0.1)
+        var changes: [(Bool, Int)] = []
+        for tick in 0..<(seconds * 10) {
+            stream.append(SampleBuffer(format: format, presentationTime: clock.now, frameCount: 4_410, data: batch))
+            clock.advance(.milliseconds(100))
+            if tick % 10 == 9 {
+                stream.devicePlayed(Double(tick + 1) / 10 * (1 + 400e-6))
+                if let off = stream.timelineChange(precision: precision) { changes.append((off, tick / 10)) }
+            }
+        }
+        return changes
+    }
+
+    @Test func aDeviceTheCorrectionCannotBringBackIsReportedOffItsTimeline() {
+        // No trim: the 4-5 ms it drifted before its rate was known stay.
+        let stuck = timelineChanges(trim: 0, seconds: 60, precision: .milliseconds(2))
+        #expect(stuck.count == 1 && stuck.first?.0 == true, "\(stuck)")
+        // Not before the correction had twice its time (10 s) after the rate was known (~11 s).
+        #expect((stuck.first?.1 ?? 0) >= 20)
+        // With its trim, the same drift is brought back within the precision: nothing to report.
+        #expect(timelineChanges(trim: 500, seconds: 60, precision: .milliseconds(2)).isEmpty)
+    }
+}
