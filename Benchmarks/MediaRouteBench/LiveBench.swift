@@ -16,8 +16,8 @@ import Glibc
 /// synced to its pipeline clock and time-stamped as it comes (``TimedOutput``): for each run,
 /// first sound (the first write to the first click heard) and the steady latency (each click's
 /// write to its sound); then the CPU of one stream in this process (delivery, the live stream,
-/// the HTTP server). Beside it, with `RYGEL_GST_LAUNCH=1`, the anchor: rygel's gst-launch live
-/// item (Debian `rygel-gst-launch`) played on the same renderer.
+/// the HTTP server). Beside it, the anchor: rygel's gst-launch live item (Debian
+/// `rygel-gst-launch`) played on the same renderer (``rygelAnchor(runs:)``).
 extension Bench {
     static func live(runs: Int, seconds: Int, encodings: [LiveAudioEncoding] = [.lpcm, .flac, .mp3, .aac]) async throws {
         guard NamespaceLab.renderersAvailable else { return }
@@ -91,7 +91,50 @@ extension Bench {
         }
         print("live: gmediarender (LPCM, close-delimited, its prime 0, delivered every 100 ms): first sound (the first write to its sound) \(summary(firstSounds))")
         print("live: gmediarender steady latency (each click's write to its sound, from the fifth click) \(summary(latencies))")
+        let anchor = try await rygelAnchor(runs: runs)
+        if !anchor.isEmpty, !firstSounds.isEmpty {
+            let ours = firstSounds.sorted()[firstSounds.count / 2], theirs = anchor.sorted()[anchor.count / 2]
+            print("live: anchor, rygel's gst-launch live item on the same gmediarender: first sound (SetAVTransportURI to its sound) \(summary(anchor))")
+            print(String(format: "live: first sound, median: MediaRoute %.0f ms, rygel gst-launch %.0f ms: ratio %.2f (goal ≤ 0.5)", ours, theirs, ours / theirs))
+        }
         for encoding in encodings { try await liveCPU(seconds: max(20, seconds), encoding: encoding) }
+    }
+
+    /// The anchor: rygel's gst-launch live item (a 440 Hz tone made by `audiotestsrc` when the
+    /// renderer fetches it, as L16 — the format MediaRoute sends gmediarender) played on
+    /// gmediarender in the same namespace by a control point (Benchmarks/rygel_anchor.py):
+    /// from its SetAVTransportURI to the first sound, in ms, per run; empty without
+    /// rygel-gst-launch.
+    static func rygelAnchor(runs: Int) async throws -> [Double] {
+        guard FileManager.default.fileExists(atPath: "/usr/lib/x86_64-linux-gnu/rygel-2.8/plugins/librygel-gst-launch.so") else {
+            print("live: anchor skipped: rygel-gst-launch is not installed (apt-get install rygel-gst-launch)")
+            return []
+        }
+        var firstSounds: [Double] = []
+        for run in 0..<runs {
+            let lab = try NamespaceLab(rooms: 1)
+            let room = lab.rooms[0]
+            let output = TimedOutput(pcmPath: lab.path("out.pcm"), timesPath: lab.path("times.txt"))
+            try lab.gmediarender(in: room, name: "Anchor Renderer \(run)", uuid: "0a1b2c3d-0000-4000-8000-0000000002\(String(format: "%02d", run))", recording: output)
+            try lab.rygelGstLaunch(
+                in: room, title: "Live tone", mime: "audio/x-wav",
+                // No dot anywhere in the line: rygel names the resource from it and a dot breaks its URI.
+                launch: "audiotestsrc is-live=true freq=440 ! audio/x-raw,format=S16LE,rate=44100,channels=2 ! wavenc")
+            let control = try await ChildProcess.runOffPool(["/usr/bin/python3", "Benchmarks/rygel_anchor.py", room.deviceAddress, "Live tone", "http://\(room.deviceAddress):49494/description.xml"])
+            guard control.status == 0, let line = control.output.split(separator: "\n").last,
+                let json = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let start = json["start"] as? Double
+            else {
+                print("live: anchor run \(run) failed: \(control.output.suffix(300)) \(lab.log("rygel-gst-launch-\(room.inside).log").suffix(300))")
+                continue
+            }
+            _ = await eventually(timeout: .seconds(10)) { !clickFrames(in: output.pcm).isEmpty }
+            if let first = clickFrames(in: output.pcm).first, let heard = output.clock()(first) {
+                firstSounds.append((heard - start) * 1000)
+            } else {
+                print("live: anchor run \(run) not heard (\(json["protocolInfo"] ?? "")): \(lab.log("gmediarender-\(room.inside).log").suffix(300))")
+            }
+        }
+        return firstSounds
     }
 
     /// One stream of `seconds` of a tone in `encoding`: CPU of this process over its middle.

@@ -69,23 +69,39 @@ extension CastExtension: RealtimeSampleHandling {
             return
         }
         // The first buffer, or a new format: a new stream, loaded on the receiver.
+        startLiveStream(buffer.format, session: session)?.append(buffer)
+    }
+
+    /// The app acquired the route's audio: the stream is made and loaded on the receiver now, so
+    /// that it has fetched it and waits when the first samples come.
+    public func prepareRealtimeSamples(_ format: SampleBuffer.Format, session: MediaOutputSession) {
+        guard let live = liveStreams[session.id] else { return }
+        if let stream = live.stream, stream.takes(format) { return }
+        startLiveStream(format, session: session)
+    }
+
+    /// A stream of `format`, loaded on the receiver (the one before it finished); nil when this
+    /// box cannot encode what the receiver is to get.
+    @discardableResult
+    private func startLiveStream(_ format: SampleBuffer.Format, session: MediaOutputSession) -> LiveAudioStream? {
+        guard let live = liveStreams[session.id] else { return nil }
         live.stream?.finish()
         let name = routes[session.id]?.device.displayName ?? ""
         let stream = LiveAudioStream(
-            encoding: configuration.live.forcedEncodings[name] ?? configuration.live.preference.first ?? .wav, sampleRate: buffer.format.sampleRate,
-            channels: buffer.format.channels, configuration: configuration.live.streamConfiguration(name: name))
+            encoding: configuration.live.forcedEncodings[name] ?? configuration.live.preference.first ?? .wav, sampleRate: format.sampleRate,
+            channels: format.channels, configuration: configuration.live.streamConfiguration(name: name))
         if let failure = stream.encoderFailure {
             logger.error("no live stream: this box cannot encode \(stream.encoding.codecName) (\(failure))", metadata: ["device": "\(name)"])
-            return
+            return nil
         }
         liveStreams[session.id]?.stream = stream
-        stream.append(buffer)
         var metadata = live.nowPlaying?.metadata ?? PlaybackMetadata()
         metadata.isLive = true
         metadata.duration = nil
         Task {
             await self.run(session, identifier: nil, content: .live(stream), metadata: metadata)
         }
+        return stream
     }
 
     public func updateRealtimeNowPlaying(_ nowPlaying: RealtimeNowPlaying, session: MediaOutputSession) {

@@ -250,7 +250,8 @@ extension CastExtension: MediaDeviceExtension {
         }
         if let stream = liveStreams[id]?.stream {
             // The receiver's position on its clock, as the status arrives: the stream follows its rate.
-            if status.playerState == "PLAYING", let time = status.currentTime, time.isFinite {
+            // Positions count from the first samples: a receiver loaded before them waits at zero.
+            if status.playerState == "PLAYING", let time = status.currentTime, time.isFinite, stream.bytes.statistics.bytesWritten > 0 {
                 stream.devicePlayed(time)
                 if let off = stream.timelineChange(precision: configuration.live.timelinePrecision) {
                     let reason = stream.driftStatus.timelineReason(off: off)

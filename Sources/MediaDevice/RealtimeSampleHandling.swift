@@ -31,6 +31,11 @@ public protocol RealtimeSampleHandling: MediaDeviceExtension {
     /// for the hop. Asked once samples start (after ``startRealtimeSampleDelivery(session:)``),
     /// for each delivery opened on the route.
     func realtimeSampleReceiver(session: MediaOutputSession) -> (any RealtimeSampleReceiver)?
+    /// Samples of `format` are about to come: the app acquired the route's audio and has not
+    /// written yet. A device that takes long to start (a renderer told to fetch a URL, a Cast
+    /// receiver told to load one) is started now, so the first samples play as they come
+    /// rather than after the device's start. Default: nothing.
+    func prepareRealtimeSamples(_ format: SampleBuffer.Format, session: MediaOutputSession)
 }
 
 extension RealtimeSampleHandling {
@@ -38,4 +43,5 @@ extension RealtimeSampleHandling {
     public func flushRealtimeSamples(session: MediaOutputSession) {}
     public func updateRealtimeNowPlaying(_ nowPlaying: RealtimeNowPlaying, session: MediaOutputSession) {}
     public func realtimeSampleReceiver(session: MediaOutputSession) -> (any RealtimeSampleReceiver)? { nil }
+    public func prepareRealtimeSamples(_ format: SampleBuffer.Format, session: MediaOutputSession) {}
 }

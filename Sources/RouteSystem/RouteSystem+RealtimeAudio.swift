@@ -225,6 +225,7 @@ extension RouteSystem {
         let feeder = Self.feed(buffers, to: handler, session: session)
         audioDeliveries[session.id] = AudioDeliveryRecord(token: token, delivery: delivery, buffers: continuation, feeder: feeder)
         if let nowPlaying = realtimeNowPlaying[session.id] { await ordered(handler) { await $0.updateRealtimeNowPlaying(nowPlaying, session: session) } }
+        await ordered(handler) { await $0.prepareRealtimeSamples(format, session: session) }
         logger.info(
             "real-time audio acquired",
             metadata: ["device": "\(route.device.displayName)", "format": "\(format.encoding.pcmName ?? "?")/\(format.sampleRate)/\(format.channels)"])
@@ -465,6 +466,7 @@ extension RouteSystem {
             audioDeliveries[session.id] = AudioDeliveryRecord(
                 token: token, delivery: delivery, buffers: members[session.id]!.continuation, feeder: feeder, group: group)
             if let nowPlaying = realtimeNowPlaying[session.id] { await ordered(handler) { await $0.updateRealtimeNowPlaying(nowPlaying, session: session) } }
+            await ordered(handler) { await $0.prepareRealtimeSamples(format, session: session) }
         }
         logger.info(
             "real-time group audio acquired",

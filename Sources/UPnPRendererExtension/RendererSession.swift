@@ -36,6 +36,9 @@ actor RendererSession {
     /// Where a live stream's renderer's positions go as each poll's answer comes (nil when it
     /// is not playing): the stream follows the renderer's clock with them.
     private let positions: (@Sendable (Double?) -> Void)?
+    /// Whether what the renderer plays has begun: a live stream started before its first samples
+    /// keeps the renderer waiting, which the watchdog does not count as a stall.
+    private let fed: (@Sendable () -> Bool)?
     private let logger: Logger
     private let clock: any HostClock
 
@@ -60,9 +63,10 @@ actor RendererSession {
 
     init(
         renderer: Renderer, session: MediaOutputSession, control: PlaybackControl, configuration: UPnPRendererExtension.Configuration,
-        servers: CallbackServers, clock: any HostClock, logger: Logger, positions: (@Sendable (Double?) -> Void)? = nil,
-        report: @escaping @Sendable (RendererSessionReport) -> Void
+        servers: CallbackServers, clock: any HostClock, logger: Logger, fed: (@Sendable () -> Bool)? = nil,
+        positions: (@Sendable (Double?) -> Void)? = nil, report: @escaping @Sendable (RendererSessionReport) -> Void
     ) {
+        self.fed = fed
         self.positions = positions
         self.clock = clock
         self.lastAdvance = clock.now()
@@ -384,6 +388,7 @@ actor RendererSession {
             } catch {
                 noteFailure(error)
             }
+            if let fed, !fed() { lastAdvance = clock.now() }
             if deviceState == .playing, clock.now() - lastAdvance > configuration.watchdog {
                 fail(MediaDeviceError(
                     .sessionFailed,

@@ -101,6 +101,15 @@ extension UPnPRendererExtension: RealtimeSampleHandling {
         liveRoutes[session.id]?.nowPlaying = nowPlaying
     }
 
+    /// The app acquired the route's audio: the stream is made and the renderer told to play it
+    /// now, so that it has fetched it and waits when the first samples come (a renderer set up
+    /// after them costs SetAVTransportURI, Play, the fetch and its pipeline's start first).
+    public func prepareRealtimeSamples(_ format: SampleBuffer.Format, session: MediaOutputSession) {
+        guard let live = liveRoutes[session.id] else { return }
+        if let stream = live.stream, stream.takes(format) { return }
+        _ = startLiveStream(format, session: session)
+    }
+
     /// A stream in the encoding the renderer takes, served to it and played; nil (the route
     /// failed) when it takes none.
     private func startLiveStream(_ format: SampleBuffer.Format, session: MediaOutputSession) -> LiveAudioStream? {
@@ -173,8 +182,10 @@ extension UPnPRendererExtension: RealtimeSampleHandling {
         let running = RendererSession(
             renderer: renderer, session: session, control: PlaybackControl(clock: clock), configuration: configuration, servers: servers, clock: clock,
             logger: logger,
+            fed: { stream.bytes.statistics.bytesWritten > 0 },
             positions: { [weak self, precision = configuration.live.timelinePrecision] position in
-                guard let position else { return stream.deviceStopped() }
+                // Positions count from the first samples: a renderer waiting for them stays at zero.
+                guard let position, stream.bytes.statistics.bytesWritten > 0 else { return stream.deviceStopped() }
                 stream.devicePlayed(position)
                 if let off = stream.timelineChange(precision: precision) {
                     Task { await self?.timelineChanged(off: off, stream: stream, session: session) }

@@ -91,6 +91,8 @@ struct CastLiveTests {
             let details = await rig.system.routeStatus(on: route.session)?.details
             return details?.driftCorrectionPPM != nil && details?.deviceClockPPM != nil
         }
+        // The estimate as it stands a few seconds later, on more positions.
+        try await Task.sleep(for: .seconds(5))
         let details = await rig.system.routeStatus(on: route.session)?.details
         #expect(followed, "\(String(describing: details))")
         let rate = try #require(details?.deviceClockPPM)

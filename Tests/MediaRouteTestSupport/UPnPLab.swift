@@ -193,6 +193,36 @@ public final class NamespaceLab: Sendable {
         return try start(in: room, ["/usr/bin/env", "HOME=\(home)", "XDG_CONFIG_HOME=\(home)", "XDG_CACHE_HOME=\(home)", "/usr/bin/rygel", "-c", home + "/rygel.conf"], log: "rygel-\(room.inside).log")
     }
 
+    /// rygel as a media server with one gst-launch live item (Debian's `rygel-gst-launch`): `title`
+    /// served as `mime`, made by the GStreamer pipeline `launch` when a renderer fetches it.
+    @discardableResult
+    public func rygelGstLaunch(in room: Room, title: String, mime: String, launch: String, port: Int = 49500) throws -> ChildProcess {
+        let home = directory + "/rygel-gst-launch-\(room.inside)"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        var config = """
+            [general]
+            interface=\(room.inside)
+            port=\(port)
+            media-engine=librygel-media-engine-gst.so
+            enable-transcoding=false
+            upnp-enabled=true
+            [GstLaunch]
+            enabled=true
+            launch-items=live
+            live-title=\(title)
+            live-mime=\(mime)
+            live-launch=\(launch)
+
+            """
+        for plugin in ["Tracker3", "Tracker", "LMS", "MediaExport", "Playbin", "MPRIS", "External", "Ruih"] {
+            config += "[\(plugin)]\nenabled=false\n"
+        }
+        try config.write(toFile: home + "/rygel.conf", atomically: true, encoding: .utf8)
+        return try start(
+            in: room, ["/usr/bin/env", "HOME=\(home)", "XDG_CONFIG_HOME=\(home)", "XDG_CACHE_HOME=\(home)", "/usr/bin/rygel", "-c", home + "/rygel.conf"],
+            log: "rygel-gst-launch-\(room.inside).log")
+    }
+
     /// A WAV file of a quiet tone (16-bit mono, 8 kHz), for renderers to play.
     public func wavFile(seconds: Int, name: String = "tone.wav") throws -> String {
         let rate = 8_000
