@@ -77,7 +77,22 @@ extension CastExtension: RealtimeSampleHandling {
     public func prepareRealtimeSamples(_ format: SampleBuffer.Format, session: MediaOutputSession) {
         guard let live = liveStreams[session.id] else { return }
         if let stream = live.stream, stream.takes(format) { return }
-        startLiveStream(format, session: session)
+        guard let stream = startLiveStream(format, session: session) else { return }
+        let wait = configuration.live.preparedWait
+        Task {
+            try? await clock.sleep(for: wait)
+            self.stopIfNeverFed(stream, session: session)
+        }
+    }
+
+    /// A stream loaded before the app's first samples that got none within the prepared wait:
+    /// the receiver's app is stopped and the first samples load a stream again.
+    private func stopIfNeverFed(_ stream: LiveAudioStream, session: MediaOutputSession) {
+        guard liveStreams[session.id]?.stream === stream, stream.bytes.statistics.bytesWritten == 0 else { return }
+        logger.info("no samples yet: the receiver waits no longer", metadata: ["device": "\(routes[session.id]?.device.displayName ?? "?")"])
+        liveStreams[session.id]?.stream = nil
+        stream.finish()
+        stopSession(session)
     }
 
     /// A stream of `format`, loaded on the receiver (the one before it finished); nil when this

@@ -25,6 +25,10 @@ public struct LiveStreamSettings: Sendable {
     /// 100 ms, a fifth of the wake-ups of delivery's 20 ms (3.4 % of a core per LPCM stream
     /// then, 1.2 % at 60 ms: Docs/benchmarks.md), inside any renderer's buffer.
     public var deliveryPeriod: Duration = .milliseconds(100)
+    /// How long a device started when the app acquired the route's audio waits for the first
+    /// samples: then it is stopped (a renderer's HTTP source gives up by itself after 15 s or
+    /// so, silently) and started again when they come, as if it had not been started before.
+    public var preparedWait: Duration = .seconds(5)
     /// How a device's clock drift is estimated from its positions and corrected (nil: never).
     public var drift: PlayoutRateEstimator.Configuration? = PlayoutRateEstimator.Configuration()
     /// How often a device that reports positions only when asked (Cast) is asked while it plays

@@ -107,7 +107,23 @@ extension UPnPRendererExtension: RealtimeSampleHandling {
     public func prepareRealtimeSamples(_ format: SampleBuffer.Format, session: MediaOutputSession) {
         guard let live = liveRoutes[session.id] else { return }
         if let stream = live.stream, stream.takes(format) { return }
-        _ = startLiveStream(format, session: session)
+        guard let stream = startLiveStream(format, session: session) else { return }
+        let wait = configuration.live.preparedWait
+        Task {
+            try? await clock.sleep(for: wait)
+            await self.stopIfNeverFed(stream, session: session)
+        }
+    }
+
+    /// A stream started before the app's first samples that got none within the prepared wait:
+    /// the renderer is stopped (it would give up waiting by itself, silently) and the first
+    /// samples start it again.
+    private func stopIfNeverFed(_ stream: LiveAudioStream, session: MediaOutputSession) async {
+        guard liveRoutes[session.id]?.stream === stream, stream.bytes.statistics.bytesWritten == 0 else { return }
+        logger.info("no samples yet: the renderer waits no longer", metadata: ["session": "\(session)"])
+        liveRoutes[session.id]?.stream = nil
+        stream.finish()
+        if let running = sessions.removeValue(forKey: session.id) { await running.stop() }
     }
 
     /// A stream in the encoding the renderer takes, served to it and played; nil (the route

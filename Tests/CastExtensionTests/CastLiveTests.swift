@@ -72,6 +72,30 @@ struct CastLiveTests {
         await rig.system.shutdown()
     }
 
+    /// The receiver loads the stream when the app acquires the route's audio, before any sample;
+    /// an app that writes only after the prepared wait finds the app stopped and loaded again.
+    @Test func anAppThatWritesLateIsLoadedAgainAndHeard() async throws {
+        var configuration = CastRig.fast
+        configuration.live.preparedWait = .seconds(1)
+        let rig = try await CastRig.make(configuration: configuration)
+        let route = try await rig.activate()
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        #expect(await eventually(timeout: .seconds(5)) { rig.peer.received(CastNamespace.media, type: "LOAD").count == 1 })
+        try await Task.sleep(for: .seconds(3))
+        let writer = writeOnOwnThread(tone(seconds: 4), to: acquisition.descriptor, piece: 4_096)
+        #expect(await writer.value)
+        #expect(await eventually(timeout: .seconds(5)) { rig.peer.received(CastNamespace.media, type: "LOAD").count == 2 })
+        let decoded = await eventually(timeout: .seconds(15)) {
+            let state = try? await rig.peer.state()
+            return ((state?["fetched"] as? [String: Any])?.values.contains { ($0 as? [String: Any])?["decoded"] != nil && (($0 as? [String: Any])?["bytes"] as? Int ?? 0) > 0 }) == true
+        }
+        #expect(decoded)
+        let received = leftChannel(rig.peer.liveOutput.pcm)
+        #expect(received.filter { abs($0) > 50 }.count > 44_100 * 3, "\(received.count) samples decoded")
+        await rig.system.deactivate(route.session)
+        await rig.system.shutdown()
+    }
+
     /// A receiver whose clock runs 2 000 ppm fast (the test receiver's positions say so): the
     /// stream finds its rate from the positions it asks for, sends it more samples per second
     /// through the resampler, and the tone still decodes whole.

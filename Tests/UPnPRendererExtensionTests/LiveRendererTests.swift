@@ -109,6 +109,24 @@ struct LiveRendererTests {
         await rig.system.shutdown()
     }
 
+    /// The renderer is told to play when the app acquires the route's audio, before any sample;
+    /// an app that writes only later (here after the prepared wait of 1 s; gmediarender's own HTTP
+    /// source gives up after about 15 s, silently) finds it stopped and started again, and is heard.
+    @Test func anAppThatWritesLateIsHeardAllTheSame() async throws {
+        let rig = try await makeRig(name: "Late Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000027") { $0.live.preparedWait = .seconds(1) }
+        let device = try await device(rig)
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        // Started at once: the renderer fetched the stream before the first sample.
+        #expect(await eventually(timeout: .seconds(5)) { await rig.system.routeStatus(on: route.session)?.details.codec == "LPCM" })
+        try await Task.sleep(for: .seconds(3))
+        let writer = writeOnOwnThread(tone(seconds: 4), to: acquisition.descriptor, piece: 4_096)
+        #expect(await writer.value)
+        await expectTone(seconds: 3, from: rig)
+        await rig.system.deactivate(route.session)
+        await rig.system.shutdown()
+    }
+
     /// A 5 s tone in `encoding`, forced by the box's `live-formats`, comes out of gmediarender intact.
     func expectToneIntact(as encoding: LiveAudioEncoding, name: String, uuid: String) async throws {
         let rig = try await makeRig(name: name, uuid: uuid) { $0.live.forcedEncodings[name] = encoding }
