@@ -203,12 +203,19 @@ public struct TimedOutput: Sendable {
         try """
             import os, sys, time
             out = open(sys.argv[1], "wb"); times = open(sys.argv[2], "w"); total = 0
+            # With a FIFO's path, every writer that opens it is read in turn (a player that stops
+            # and plays again opens its sink again); else standard input, to its end.
+            fifo = sys.argv[3] if len(sys.argv) > 3 else None
             while True:
-                piece = os.read(0, 65536)
-                if not piece: break
-                now = time.clock_gettime(time.CLOCK_MONOTONIC)
-                out.write(piece); out.flush(); total += len(piece)
-                times.write("%.6f %d\\n" % (now, total)); times.flush()
+                source = os.open(fifo, os.O_RDONLY) if fifo else 0
+                while True:
+                    piece = os.read(source, 65536)
+                    if not piece: break
+                    now = time.clock_gettime(time.CLOCK_MONOTONIC)
+                    out.write(piece); out.flush(); total += len(piece)
+                    times.write("%.6f %d\\n" % (now, total)); times.flush()
+                if not fifo: break
+                os.close(source)
             """.write(toFile: directory + "/recorder.py", atomically: true, encoding: .utf8)
         return "python3 -u \(directory)/recorder.py"
     }

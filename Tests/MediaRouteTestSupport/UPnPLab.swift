@@ -155,8 +155,9 @@ public final class NamespaceLab: Sendable {
             let fifo = directory + "/gmediarender-\(room.inside).fifo"
             let recorder = try TimedOutput.writeRecorder(in: directory)
             audio = "--gstout-audiopipe=audioconvert ! audioresample ! audio/x-raw,format=S16LE,rate=44100,channels=2 ! filesink location=\(fifo) sync=true buffer-mode=unbuffered"
-            // The recorder waits on the FIFO until the sink opens it (when the first stream plays).
-            prefix = "rm -f \(fifo) && mkfifo \(fifo) && (\(recorder) \(recording.pcmPath) \(recording.timesPath) <\(fifo) &) && "
+            // The recorder waits on the FIFO until the sink opens it (when the first stream plays),
+            // and again each time the renderer stops and plays (the sink closes and opens it).
+            prefix = "rm -f \(fifo) && mkfifo \(fifo) && (\(recorder) \(recording.pcmPath) \(recording.timesPath) \(fifo) &) && "
         }
         let command = ["/usr/bin/gmediarender", "-I", room.inside, "-p", String(port), "-f", name, "-u", uuid, audio, "--gstout-videosink=fakesink"]
         let process = try start(in: room, ["/bin/sh", "-c", prefix + "exec " + command.map { "'\($0)'" }.joined(separator: " ")], log: log)
