@@ -17,6 +17,7 @@ import MediaRouteTesting
 ///   mediaroute-bench bluez                     1 000 mock BLE devices, next to bleak
 ///   mediaroute-bench realtime [SECONDS] [LOAD] [CODEC]  one real-time A2DP stream (SBC, or aac/aptx/aptx_hd/ldac): CPU, latency added, underruns
 ///   mediaroute-bench bt-codecs [SECONDS]       CPU per stream of each A2DP codec (SBC, AAC, aptX, aptX HD, LDAC)
+///   mediaroute-bench cast-live [RUNS] [SECONDS]  the box's audio to the Cast test receiver beside mkchromecast: first sound, latency
 ///   mediaroute-bench live-drift [SECONDS]      CPU of a live stream (LPCM, FLAC) with and without its clock-drift resampler
 ///   mediaroute-bench pipewire PATH/mediarouted [SECONDS]  pw-play → the route's PipeWire node: CPU of each process
 ///   mediaroute-bench raop [RUNS] [SECONDS]    AirPlay to shairport-sync: stream → first sound, CPU of one ALAC stream
@@ -58,6 +59,7 @@ struct Bench {
         case "wifi": try await wifi()
         case "bluez": try await bluez()
         case "bluez-decode": try await bluezDecode()
+        case "cast-live": try await castLive(runs: Int(arguments.dropFirst().first ?? "") ?? 5, seconds: Int(arguments.dropFirst(2).first ?? "") ?? 10)
         case "live-drift": drift(seconds: Int(arguments.dropFirst().first ?? "") ?? 60)
         case "bt-codecs": try bluetoothCodecs(seconds: Int(arguments.dropFirst().first ?? "") ?? 60)
         case "http": try await http(host: arguments.dropFirst().first!, port: UInt16(arguments.dropFirst(2).first!)!, path: arguments.dropFirst(3).first ?? "/")

@@ -41,17 +41,7 @@ extension Bench {
             }
             let route = try await system.activate(deviceID: device.id)
             let acquisition = try await system.acquireAudio(on: route.session, format: .cdAudio)
-            // A tenth of a second of tone (the first sound), then quiet with a click every half second from 0.5 s.
-            var train = impulseTrain(seconds: seconds)
-            let toneStart = tone(seconds: 0.1)
-            train.replaceSubrange(0..<toneStart.count, with: toneStart)
-            for frame in 0..<(seconds * 44_100) where frame % 22_050 == 11_025 {
-                train.replaceSubrange(frame * 4..<frame * 4 + 4, with: [0, 0, 0, 0])
-                if frame + 11_025 < seconds * 44_100 {
-                    let click = (frame + 11_025) * 4
-                    train.replaceSubrange(click..<click + 4, with: [0x20, 0x4E, 0x20, 0x4E])
-                }
-            }
+            let train = firstSoundTrain(seconds: seconds)
             let descriptor = acquisition.descriptor
             // When each piece of the train was taken by the daemon: (CLOCK_MONOTONIC seconds, bytes so far).
             let writes = Task.detached { () -> [(Double, Int)] in
@@ -69,25 +59,12 @@ extension Bench {
             let log = await writes.value
             _ = await eventually(timeout: .seconds(10)) { clickFrames(in: output.pcm).count >= seconds * 2 }
             let clicks = clickFrames(in: output.pcm)
-            let played = output.clock()
-            /// When source frame `frame` was taken.
-            func written(_ frame: Int) -> Double? { log.first { $0.1 >= (frame + 1) * 4 }?.0 }
-            // clicks[0] is the tone's start; clicks[i] the click at source frame 22 050 × i.
-            if let firstWrite = log.first?.0, let first = clicks.first, let heard = played(first) {
-                firstSounds.append((heard - firstWrite) * 1000)
-            }
-            for (index, frame) in clicks.enumerated() where index >= 4 {
-                guard let heard = played(frame), let sent = written(index * 22_050) else { continue }
-                latencies.append((heard - sent) * 1000)
-            }
+            let measured = soundTimes(of: output, writes: log)
+            if let first = measured.first { firstSounds.append(first) }
+            latencies += measured.steady
             if clicks.isEmpty { print("live: run \(run) not heard: \(lab.log("gmediarender-\(room.inside).log").suffix(400))") }
             await system.deactivate(route.session)
             await system.shutdown()
-        }
-        func summary(_ values: [Double]) -> String {
-            let sorted = values.sorted()
-            guard !sorted.isEmpty else { return "none" }
-            return String(format: "min %.0f, median %.0f, p95 %.0f, max %.0f ms (n=%d)", sorted.first!, sorted[sorted.count / 2], sorted[min(sorted.count - 1, sorted.count * 95 / 100)], sorted.last!, sorted.count)
         }
         print("live: gmediarender (LPCM, close-delimited, its prime 0, delivered every 100 ms): first sound (the first write to its sound) \(summary(firstSounds))")
         print("live: gmediarender steady latency (each click's write to its sound, from the fifth click) \(summary(latencies))")
@@ -98,6 +75,50 @@ extension Bench {
             print(String(format: "live: first sound, median: MediaRoute %.0f ms, rygel gst-launch %.0f ms: ratio %.2f (goal ≤ 0.5)", ours, theirs, ours / theirs))
         }
         for encoding in encodings { try await liveCPU(seconds: max(20, seconds), encoding: encoding) }
+    }
+
+    /// min, median, p95 and max of `values` (ms).
+    static func summary(_ values: [Double]) -> String {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return "none" }
+        return String(format: "min %.0f, median %.0f, p95 %.0f, max %.0f ms (n=%d)", sorted.first!, sorted[sorted.count / 2], sorted[min(sorted.count - 1, sorted.count * 95 / 100)], sorted.last!, sorted.count)
+    }
+
+    /// A tenth of a second of tone (the first sound), then quiet with a click every half second
+    /// from 0.5 s: stereo S16LE at 44.1 kHz.
+    static func firstSoundTrain(seconds: Int) -> [UInt8] {
+        var train = impulseTrain(seconds: seconds)
+        let toneStart = tone(seconds: 0.1)
+        train.replaceSubrange(0..<toneStart.count, with: toneStart)
+        for frame in 0..<(seconds * 44_100) where frame % 22_050 == 11_025 {
+            train.replaceSubrange(frame * 4..<frame * 4 + 4, with: [0, 0, 0, 0])
+            if frame + 11_025 < seconds * 44_100 {
+                let click = (frame + 11_025) * 4
+                train.replaceSubrange(click..<click + 4, with: [0x20, 0x4E, 0x20, 0x4E])
+            }
+        }
+        return train
+    }
+
+    /// In ms, from `output` (heard) and `writes` ((CLOCK_MONOTONIC second, bytes so far) of the
+    /// ``firstSoundTrain(seconds:)``): the first write to the first sound, and each click's write
+    /// to its sound from the fifth click.
+    static func soundTimes(of output: TimedOutput, writes log: [(Double, Int)]) -> (first: Double?, steady: [Double]) {
+        let clicks = clickFrames(in: output.pcm)
+        let played = output.clock()
+        /// When source frame `frame` was taken.
+        func written(_ frame: Int) -> Double? { log.first { $0.1 >= (frame + 1) * 4 }?.0 }
+        var first: Double?
+        // clicks[0] is the tone's start; clicks[i] the click at source frame 22 050 × i.
+        if let firstWrite = log.first?.0, let start = clicks.first, let heard = played(start) {
+            first = (heard - firstWrite) * 1000
+        }
+        var steady: [Double] = []
+        for (index, frame) in clicks.enumerated() where index >= 4 {
+            guard let heard = played(frame), let sent = written(index * 22_050) else { continue }
+            steady.append((heard - sent) * 1000)
+        }
+        return (first, steady)
     }
 
     /// The anchor: rygel's gst-launch live item (a 440 Hz tone made by `audiotestsrc` when the

@@ -12,7 +12,7 @@ import MediaRouteTesting
     /// tenth orders the targets that build on a neighbour (LANTransport on Transport).
     static let ranks: [String: Double] = [
         // C shims
-        "CDBus": 0, "CExpat": 0, "CNetlink": 0, "CSbc": 0, "CUdev": 0, "CPipeWire": 0, "CAVCodec": 0, "CBluetoothCodecs": 0, "CEpoll": 0, "CLibMD": 0, "CBuildStamp": 0, "CGcrypt": 0,
+        "CDBus": 0, "CExpat": 0, "CNetlink": 0, "CSbc": 0, "CUdev": 0, "CPipeWire": 0, "CAVCodec": 0, "CBluetoothCodecs": 0, "CEpoll": 0, "CLibMD": 0, "CBuildStamp": 0, "CGcrypt": 0, "CSoxr": 0,
         // vocabulary
         "RoutingModel": 1,
         // runtime (and the box's configuration values)

@@ -311,7 +311,8 @@ class Receiver:
                 self.broadcast_media_status()
                 if "/media/" in content and self.refusing_fetch:
                     pass  # told to behave like a receiver that accepts LOAD and never fetches
-                elif "/media/" in content and item.get("streamType") == "LIVE" and self.args.record:
+                elif ("/media/" in content or content.endswith("/stream")) and item.get("streamType") == "LIVE" and self.args.record:
+                    # (`/stream`: mkchromecast's live stream, the benchmark's anchor.)
                     # A live stream the sender serves: decoded as it comes (ffmpeg as the receiver's decoder).
                     threading.Thread(target=self.record_live, args=(content,), daemon=True).start()
                 elif "/media/" in content:
@@ -427,6 +428,7 @@ class Receiver:
         emit(event="listening", port=self.listener.getsockname()[1], control=control.getsockname()[1])
         if self.args.announce:
             self.announce()
+            self.serve_eureka()
         while True:
             sockets = [control] + ([self.listener] if self.listener else [])
             try:
@@ -479,6 +481,44 @@ class Receiver:
                 if sender in self.senders:
                     self.senders.remove(sender)
             emit(event="disconnected", peer=address[0])
+
+    def serve_eureka(self):
+        """`GET /setup/eureka_info` over HTTPS on port 8443, as receivers answer it: pychromecast
+        9.4 (mkchromecast's) asks it for the name and model of what it discovered."""
+        import http.server
+
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                if not self.path.startswith("/setup/eureka_info"):
+                    self.send_error(404)
+                    return
+                body = json.dumps({
+                    "name": receiver.args.name, "ssdp_udn": receiver.args.id,
+                    "device_info": {"manufacturer": "MediaRoute test", "model_name": receiver.args.model, "product_name": receiver.args.model,
+                                    "cloud_device_id": receiver.args.id.upper(), "capabilities": {"audio_supported": True}},
+                    "multizone": {"groups": []},
+                }).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                emit(event="eureka", path=self.path)
+
+            def log_message(self, *arguments):
+                pass
+
+        try:
+            server = http.server.ThreadingHTTPServer((self.args.address, 8443), Handler)
+        except OSError as error:
+            emit(event="eureka-failed", error=str(error))
+            return
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(self.cert, self.key)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
 
     def announce(self):
         from zeroconf import ServiceInfo, Zeroconf
