@@ -103,14 +103,14 @@ extension Bench {
     /// In ms, from `output` (heard) and `writes` ((CLOCK_MONOTONIC second, bytes so far) of the
     /// ``firstSoundTrain(seconds:)``): the first write to the first sound, and each click's write
     /// to its sound from the fifth click.
-    static func soundTimes(of output: TimedOutput, writes log: [(Double, Int)]) -> (first: Double?, steady: [Double]) {
-        let clicks = clickFrames(in: output.pcm)
+    static func soundTimes(of output: TimedOutput, writes log: [(Double, Int)], fromFrame start: Int = 0) -> (first: Double?, steady: [Double]) {
+        let clicks = clickFrames(in: Array(output.pcm.dropFirst(start * 4))).map { $0 + start }
         let played = output.clock()
         /// When source frame `frame` was taken.
         func written(_ frame: Int) -> Double? { log.first { $0.1 >= (frame + 1) * 4 }?.0 }
         var first: Double?
         // clicks[0] is the tone's start; clicks[i] the click at source frame 22 050 × i.
-        if let firstWrite = log.first?.0, let start = clicks.first, let heard = played(start) {
+        if let firstWrite = log.first?.0, let firstClick = clicks.first, let heard = played(firstClick) {
             first = (heard - firstWrite) * 1000
         }
         var steady: [Double] = []

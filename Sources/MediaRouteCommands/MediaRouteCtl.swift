@@ -436,6 +436,12 @@ extension MediaRouteCtl {
                         "  \(route.routeDisplayName): \(audio.active ? "streaming" : "stream ended") \(audio.format.name), "
                             + "\(audio.framesDelivered) frames played, \(audio.underruns) underruns, latency \(audio.latencyMicroseconds / 1000) ms"
                             + (audio.groupLeadMicroseconds > 0 ? ", \(audio.groupLeadMicroseconds / 1000) ms after the group's slowest" : ""))
+                    if let details = await route.status()?.details, let clock = details.deviceClockPPM {
+                        let offset = Double(details.timelineOffsetMicroseconds ?? 0) / 1000
+                        console.write(
+                            String(format: "  %@: device clock %+.1f ppm, %+.1f ms off its timeline", route.routeDisplayName, clock, offset)
+                                + (details.driftCorrectionPPM.map { String(format: ", sent %+.1f ppm faster", $0) } ?? ", not corrected"))
+                    }
                 }
             }
             await environment.shutdown()
