@@ -438,9 +438,9 @@ extension MediaRouteCtl {
                             + (audio.groupLeadMicroseconds > 0 ? ", \(audio.groupLeadMicroseconds / 1000) ms after the group's slowest" : ""))
                     if let details = await route.status()?.details, let clock = details.deviceClockPPM {
                         let offset = Double(details.timelineOffsetMicroseconds ?? 0) / 1000
-                        console.write(
-                            String(format: "  %@: device clock %+.1f ppm, %+.1f ms off its timeline", route.routeDisplayName, clock, offset)
-                                + (details.driftCorrectionPPM.map { String(format: ", sent %+.1f ppm faster", $0) } ?? ", not corrected"))
+                        func signed(_ value: Double) -> String { (value >= 0 ? "+" : "") + String((value * 10).rounded() / 10) }
+                        let correction = details.driftCorrectionPPM.map { ", sent \(signed($0)) ppm faster" } ?? ", not corrected"
+                        console.write("  \(route.routeDisplayName): device clock \(signed(clock)) ppm, \(signed(offset)) ms off its timeline\(correction)")
                     }
                 }
             }
