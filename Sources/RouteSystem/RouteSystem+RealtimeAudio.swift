@@ -466,7 +466,10 @@ extension RouteSystem {
             audioDeliveries[session.id] = AudioDeliveryRecord(
                 token: token, delivery: delivery, buffers: members[session.id]!.continuation, feeder: feeder, group: group)
             if let nowPlaying = realtimeNowPlaying[session.id] { await ordered(handler) { await $0.updateRealtimeNowPlaying(nowPlaying, session: session) } }
-            await ordered(handler) { await $0.prepareRealtimeSamples(format, session: session) }
+            // Members are not prepared: the group's first sound waits for its slowest member's
+            // latency anyway, and a URL device that fetches once the group's samples are dated
+            // starts at the one due (prepared, it played whatever came first as it came: 30 ms
+            // further off the group with both cores busy).
         }
         logger.info(
             "real-time group audio acquired",
