@@ -117,6 +117,7 @@ extension Bench {
             }
             let environment = ["HOME": directory, "XDG_RUNTIME_DIR": directory, "PULSE_SERVER": "unix:\(socket)", "PATH": "/usr/bin:/bin"]
             // The sink mkchromecast records, made first and playing a tone: its start to the first sound.
+            // (A port of its own per run: the Flask server of the run before can outlive its kill.)
             _ = try await ChildProcess.runOffPool(
                 ["/usr/bin/pactl", "--server=unix:\(socket)", "load-module", "module-null-sink", "sink_name=Mkchromecast", "sink_properties=device.description=Mkchromecast"])
             let toneFile = directory + "/tone.raw"
@@ -131,7 +132,7 @@ extension Bench {
             try await Task.sleep(for: .milliseconds(500))
             let start = monotonicSeconds()
             let mkchromecast = try ChildProcess(
-                ["/bin/sh", "-c", "exec /usr/bin/mkchromecast -n '\(name)' --encoder-backend ffmpeg -c wav --host \(room.hostAddress) -p 5123 >\(directory)/mkchromecast.log 2>&1"],
+                ["/bin/sh", "-c", "exec /usr/bin/mkchromecast -n '\(name)' --encoder-backend ffmpeg -c wav --host \(room.hostAddress) -p \(5_123 + run) >\(directory)/mkchromecast.log 2>&1"],
                 environment: environment, ownProcessGroup: true)
             defer {
                 mkchromecast.kill(SIGKILL)
