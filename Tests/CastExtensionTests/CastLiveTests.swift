@@ -32,12 +32,7 @@ struct CastLiveTests {
         #expect(status?.details.codec == "WAV" && status?.details.bitrate == 1_411_200, "\(String(describing: status?.details))")
         #expect(await writer.value)
         // The stream ends with the writer: the decoder sees its end and the whole tone.
-        let decoded = await eventually(timeout: .seconds(15)) {
-            let state = try? await rig.peer.state()
-            return ((state?["fetched"] as? [String: Any])?.values.first as? [String: Any])?["decoded"] != nil
-        }
-        let state = try await rig.peer.state()
-        #expect(decoded, "\(state)")
+        let state = try await Self.decodedToItsEnd(rig)
         let received = leftChannel(rig.peer.liveOutput.pcm)
         #expect(received.filter { abs($0) > 50 }.count > 44_100 * 7 / 2, "\(received.count) samples decoded; \(state)")
         // Window by window (50 ms): a gap delivery reports under load costs its windows only.
@@ -123,12 +118,7 @@ struct CastLiveTests {
         #expect(abs(rate - 2_000) < 300, "measured \(rate) ppm")
         #expect(details?.timelineOffsetMicroseconds != nil)
         #expect(await writer.value)
-        let decoded = await eventually(timeout: .seconds(15)) {
-            let state = try? await rig.peer.state()
-            return ((state?["fetched"] as? [String: Any])?.values.first as? [String: Any])?["decoded"] != nil
-        }
-        let state = try await rig.peer.state()
-        #expect(decoded, "\(state)")
+        let state = try await Self.decodedToItsEnd(rig)
         // What the receiver decoded: the 440 Hz tone at first, then (resampled by 1 + the
         // correction) a lower one, as the stream sent more samples per second.
         let loud = Array(leftChannel(trimmingTrailingSilence(rig.peer.liveOutput.pcm)).drop { abs($0) < 50 })
@@ -141,6 +131,17 @@ struct CastLiveTests {
         expectToneIntact(trimmingTrailingSilence(rig.peer.liveOutput.pcm), underruns: Int(delivered?.underruns ?? 0), "\(state)")
         await rig.system.deactivate(route.session)
         await rig.system.shutdown()
+    }
+
+    /// The receiver's state once it decoded a live stream to its end (the writer closed it).
+    static func decodedToItsEnd(_ rig: CastRig, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Any] {
+        let decoded = await eventually(timeout: .seconds(15)) {
+            let state = try? await rig.peer.state()
+            return ((state?["fetched"] as? [String: Any])?.values.first as? [String: Any])?["decoded"] != nil
+        }
+        let state = try await rig.peer.state()
+        #expect(decoded, "\(state)", sourceLocation: sourceLocation)
+        return state
     }
 
     /// How much longer than a 440 Hz tone's the tone in `samples` (44.1 kHz) is stretched, in
