@@ -146,11 +146,17 @@ let package = Package(
         // libsoxr's variable-rate resampler, opened at run time when a live stream corrects a device's clock drift.
         .target(name: "CSoxr", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "LiveStreaming", dependencies: ["HTTPServing", "MediaClock", "RoutingModel", "CAVCodec", "CSoxr"], swiftSettings: strict),
+        // Cisco's OpenH264 encoder, opened at run time when a route first takes video.
+        .target(name: "COpenH264", linkerSettings: [.linkedLibrary("dl")]),
+        // A route's real-time video as a live HTTP stream: H.264 (OpenH264) in MPEG-TS.
+        .target(
+            name: "VideoStreaming", dependencies: ["LiveStreaming", "HTTPServing", "MediaClock", "MediaDevice", "RoutingModel", "COpenH264"],
+            swiftSettings: strict),
         // UPnP/DLNA MediaRenderers (LAN TVs and speakers) as a MediaDeviceExtension.
         .target(
             name: "UPnPRendererExtension",
             dependencies: [
-                "UPnP", "LANTransport", "HTTPServing", "LiveStreaming", "IPNetwork", "MediaDevice", "RoutingModel", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log"),
+                "UPnP", "LANTransport", "HTTPServing", "LiveStreaming", "VideoStreaming", "IPNetwork", "MediaDevice", "RoutingModel", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         // Endpoint, Transport, Connection and its capabilities: the seam every transport implements.
@@ -183,6 +189,9 @@ let package = Package(
             name: "PipeWireSink",
             dependencies: ["CPipeWire", "DBus", "MediaRouteBusAPI", "RoutingModel"],
             swiftSettings: strict + [.unsafeFlags(["-Xcc", "-I/usr/include/pipewire-0.3", "-Xcc", "-I/usr/include/spa-0.2"])]),
+        // Real-time video delivery: an app's pictures read on a thread of the route's own and paced
+        // to the declared frame rate; YUV4MPEG2 files.
+        .target(name: "RealtimeVideo", dependencies: ["MediaDevice", "RoutingModel"], swiftSettings: strict),
         // Real-time audio delivery: a bounded, device-paced reader of an app's PCM descriptor; WAV headers.
         .target(
             name: "RealtimeAudio",
@@ -197,7 +206,9 @@ let package = Package(
         // The one owner of routing state: hosts extensions.
         .target(
             name: "RouteSystem",
-            dependencies: ["RoutingModel", "RealtimeAudio", "IOReactor", "MediaDevice", "EventBroadcast", "MediaClock", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "RoutingModel", "RealtimeAudio", "RealtimeVideo", "IOReactor", "MediaDevice", "EventBroadcast", "MediaClock", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict),
         // App-facing API: SystemRouteController, SystemRoute, sessions, picker.
         .target(
@@ -437,6 +448,8 @@ let package = Package(
         .testTarget(name: "IPNetworkTests", dependencies: ["IPNetwork"]),
         .testTarget(name: "HTTPServingTests", dependencies: ["HTTPServing", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LiveStreamingTests", dependencies: ["LiveStreaming", "HTTPServing", "RoutingModel", "MediaRouteTestSupport"]),
+        .testTarget(name: "VideoStreamingTests", dependencies: ["VideoStreaming", "LiveStreaming", "HTTPServing", "RoutingModel", "MediaRouteTestSupport"]),
+        .testTarget(name: "RealtimeVideoTests", dependencies: ["RealtimeVideo", "MediaDevice", "RoutingModel", "MediaRouteTestSupport"]),
         .testTarget(name: "LoopbackTransportTests", dependencies: ["MediaRouteTestSupport", "LoopbackTransport", "Transport", "MediaClock"]),
         .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "RoutingModel", "MediaClock", "Transport"]),
         .testTarget(

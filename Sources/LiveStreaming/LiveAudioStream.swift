@@ -377,7 +377,7 @@ public final class LiveAudioStream: Sendable {
         let reader = bytes.makeReader(resumingAt: requested, playingFrom: now() - lead)
         var framing = configuration.framing
         if case .contentLength(let total) = framing { framing = .contentLength(total - requested) }
-        return HTTPServerResponse(status: status, headers: headers, body: .live(ReaderBody(reader: reader), framing: framing))
+        return HTTPServerResponse(status: status, headers: headers, body: .live(LiveReaderBody(reader: reader), framing: framing))
     }
 
     /// The first byte of `bytes=N-…`; nil for anything else (answered from now).
@@ -418,21 +418,4 @@ public final class LiveAudioStream: Sendable {
             return []
         }
     }
-}
-
-/// A ``LiveByteStream/Reader`` as the body of an HTTP response.
-struct ReaderBody: HTTPLiveBody {
-    let reader: LiveByteStream.Reader
-
-    func read(maximum: Int) -> HTTPLiveChunk {
-        switch reader.read(maximum: maximum) {
-        case .bytes(let bytes): .bytes(bytes)
-        case .empty: .none
-        case .ended: .ended
-        }
-    }
-
-    func whenReadable(_ wake: @escaping @Sendable () -> Void) { reader.whenReadable(wake) }
-
-    func close() { reader.close() }
 }

@@ -158,7 +158,10 @@ public final class LiveByteStream: Sendable {
     ///   its frames stay aligned where it counts them.
     /// - Parameter time: the presentation time the reader should start at (the stream's
     ///   bytes are dated by their appends); without it, or without dates, the prime decides.
-    public func makeReader(resumingAt requested: UInt64 = 0, playingFrom time: Duration? = nil) -> Reader {
+    /// - Parameter atNextSyncPoint: the reader starts at the first sync point appended from now
+    ///   on (a video stream asks its encoder for one at once: a reader started at the newest
+    ///   one kept would be shown the pictures since, up to a whole group of pictures late).
+    public func makeReader(resumingAt requested: UInt64 = 0, playingFrom time: Duration? = nil, atNextSyncPoint: Bool = false) -> Reader {
         state.withLock { state in
             state.statistics.readersOpened += 1
             state.statistics.readersOpen += 1
@@ -192,6 +195,11 @@ public final class LiveByteStream: Sendable {
                 let misalignment = Int((requested - headerCount) % UInt64(configuration.alignment))
                 if misalignment != 0 { lead = [UInt8](repeating: 0, count: configuration.alignment - misalignment) }
             }
+            if atNextSyncPoint {
+                let reader = Reader(stream: self, id: state.nextReader, position: state.end, lead: lead)
+                reader.waitsForSyncPoint = true
+                return reader
+            }
             return Reader(stream: self, id: state.nextReader, position: position, lead: lead)
         }
     }
@@ -202,6 +210,14 @@ public final class LiveByteStream: Sendable {
                 let next = configuration.startPoints == .marked ? state.syncPoints.first ?? state.end : state.start
                 state.statistics.skippedBytes &+= next - reader.position
                 reader.position = next
+            }
+            if reader.waitsForSyncPoint {
+                guard let next = state.syncPoints.first(where: { $0 >= reader.position }) else {
+                    reader.position = state.end
+                    return state.ended ? .ended : .empty
+                }
+                reader.position = next
+                reader.waitsForSyncPoint = false
             }
             let available = Int(min(state.end - reader.position, UInt64(maximum)))
             guard available > 0 else { return state.ended ? .ended : .empty }
@@ -249,11 +265,13 @@ public final class LiveByteStream: Sendable {
 
     /// One client's place in the stream (one HTTP response). Use from one task at a time.
     public final class Reader: @unchecked Sendable {
-        // @unchecked: `position` is read and written only under the stream's lock (read and
+        // @unchecked: `position` and `waitsForSyncPoint` are read and written only under the stream's lock (read and
         // whenReadable), and `lead` only by the one task that serves the response.
         private let stream: LiveByteStream
         fileprivate let id: Int
         fileprivate var position: UInt64
+        /// Bytes are skipped until a sync point appended after the reader was made.
+        fileprivate var waitsForSyncPoint = false
         private var lead: [UInt8]
         private var closed = false
 

@@ -65,10 +65,12 @@ public struct RouteStatus: Sendable, Hashable, Codable {
     public var measuredLatencyMicroseconds: UInt64?
     /// How real-time delivery goes; nil when none was acquired.
     public var audio: RealtimeAudioStatistics?
+    /// How real-time video goes (`Session1.AcquireVideo`); nil when none was acquired.
+    public var video: RealtimeVideoStatistics?
 
     public init(
         device: String, protocolID: String, protocolName: String, protocolReason: String? = nil, details: Details = Details(),
-        audio: RealtimeAudioStatistics? = nil
+        audio: RealtimeAudioStatistics? = nil, video: RealtimeVideoStatistics? = nil
     ) {
         self.device = device
         self.protocolID = protocolID
@@ -76,6 +78,7 @@ public struct RouteStatus: Sendable, Hashable, Codable {
         self.protocolReason = protocolReason
         self.details = details
         self.audio = audio
+        self.video = video
         self.format = audio?.format.name
         self.measuredLatencyMicroseconds = audio?.latencyMicroseconds
     }

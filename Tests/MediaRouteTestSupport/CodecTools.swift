@@ -118,3 +118,13 @@ public func expectToneIntact(_ pcm: [UInt8], underruns: Int, _ context: String, 
     #expect(windows.total >= 20 && windows.matching >= windows.total - 2 * underruns,
             "\(windows.matching) of \(windows.total) windows match the tone, \(underruns) underruns in delivery; \(context)", sourceLocation: sourceLocation)
 }
+
+/// The path of a Debian tool a test checks with; a failure saying how to install it when it is
+/// absent (CI installs every one: scripts/install-deps.sh).
+public func requireTool(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    guard FileManager.default.isExecutableFile(atPath: path) else {
+        Issue.record("\(path) is missing (scripts/install-deps.sh installs it)", sourceLocation: sourceLocation)
+        throw CancellationError()
+    }
+    return path
+}

@@ -1,0 +1,181 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+public import MediaDevice
+public import RoutingModel
+import Synchronization
+
+/// Reads an app's pictures from a descriptor on a thread of its own and hands them to a
+/// route's device (``RealtimeVideoReceiver``) one per frame period (``VideoFramePacer``).
+///
+/// The thread is the route's: the receiver encodes on it, so a slow encoder slows this route
+/// only. Memory is two pictures (the one being read, the newest whole one) and the last sent.
+/// The writer's socket holds at most a picture or so: a writer far ahead blocks, and one that
+/// is merely faster has its older pictures dropped. The app closing its end ends the video;
+/// ``stop()`` ends it from this side.
+public final class PacedVideoDelivery: Sendable {
+    public let format: VideoFrameFormat
+    private let receiver: any RealtimeVideoReceiver
+    private let descriptor: Int32
+    /// A socket pair whose one end the thread polls beside the app's descriptor: written to stop it.
+    private let wake: Int32
+    private let wakeWriter: Int32
+    private let now: @Sendable () -> Duration
+    private let ended: @Sendable (RealtimeVideoStatistics) -> Void
+    private let state: Mutex<State>
+
+    private struct State {
+        var pacer: VideoFramePacer
+        var notEncoded: UInt64 = 0
+        var active = true
+        var started = false
+    }
+
+    /// - Parameters:
+    ///   - descriptor: the read end (owned from now on: closed when the delivery ends).
+    ///   - now: the box's clock, presentation times on it.
+    ///   - ended: called once on the delivery's thread when it ended, with the final counts.
+    public init(
+        reading descriptor: Int32, format: VideoFrameFormat, receiver: any RealtimeVideoReceiver, now: @escaping @Sendable () -> Duration,
+        ended: @escaping @Sendable (RealtimeVideoStatistics) -> Void
+    ) throws(MediaDeviceError) {
+        var pipeEnds: [Int32] = [-1, -1]
+        let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+        guard socketpair(AF_UNIX, flags, 0, &pipeEnds) == 0 else { throw MediaDeviceError(.sessionFailed, "socketpair: errno \(errno)") }
+        self.format = format
+        self.receiver = receiver
+        self.descriptor = descriptor
+        self.wake = pipeEnds[0]
+        self.wakeWriter = pipeEnds[1]
+        self.now = now
+        self.ended = ended
+        self.state = Mutex(State(pacer: VideoFramePacer(period: format.frameDuration)))
+    }
+
+    /// A connected stream socket pair: the read end for the delivery, the write end for the
+    /// app, its send buffer about one picture (the kernel doubles what is asked).
+    public static func socketPair(for format: VideoFrameFormat) throws(MediaDeviceError) -> (reader: Int32, writer: Int32) {
+        var fds: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            throw MediaDeviceError(.sessionFailed, "socketpair: errno \(errno)")
+        }
+        var size = Int32(clamping: max(65_536, format.frameBytes / 2))
+        _ = setsockopt(fds[1], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        _ = setsockopt(fds[0], SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        shutdown(fds[0], Int32(SHUT_WR))
+        shutdown(fds[1], Int32(SHUT_RD))
+        return (fds[0], fds[1])
+    }
+
+    /// Starts the delivery's thread.
+    public func start() throws(MediaDeviceError) {
+        let first = state.withLock { state in
+            defer { state.started = true }
+            return !state.started
+        }
+        guard first else { return }
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(&thread, nil, { context in
+            let delivery = Unmanaged<PacedVideoDelivery>.fromOpaque(context!).takeRetainedValue()
+            delivery.run()
+            return nil
+        }, context)
+        guard created == 0 else {
+            Unmanaged<PacedVideoDelivery>.fromOpaque(context).release()
+            throw MediaDeviceError(.sessionFailed, "cannot start the video thread (\(created))")
+        }
+        pthread_detach(thread)
+    }
+
+    /// Ends the delivery (the writer's end then sees its socket closed).
+    public func stop() {
+        // Under the lock, and only while the thread runs: it closes the descriptor when it ends,
+        // and its number may be another file's by then.
+        state.withLock { state in
+            guard state.active else { return }
+            var one: UInt8 = 1
+            _ = write(wakeWriter, &one, 1)
+        }
+    }
+
+    /// The counts so far.
+    public var statistics: RealtimeVideoStatistics {
+        state.withLock { state in
+            RealtimeVideoStatistics(
+                format: format, active: state.active, framesReceived: state.pacer.received, framesSent: state.pacer.sent,
+                framesDropped: state.pacer.dropped, framesRepeated: state.pacer.repeated, framesNotEncoded: state.notEncoded,
+                codec: receiver.codec, bitrate: receiver.bitrate)
+        }
+    }
+
+    private func run() {
+        let frameBytes = format.frameBytes
+        var reading = [UInt8](repeating: 0, count: frameBytes)
+        var filled = 0
+        var newest: [UInt8]? = nil
+        var last: [UInt8]? = nil
+        // A picture buffer no one holds any more, read into next (no allocation per picture).
+        var spare: [UInt8]? = nil
+        var open = true
+        while open {
+            let timeout: Int32 = state.withLock { state in
+                guard let due = state.pacer.nextSlot else { return -1 }
+                let wait = due - now()
+                return wait <= .zero ? 0 : Int32(clamping: Int((wait / .milliseconds(1)).rounded(.up)))
+            }
+            var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&fds, 2, timeout)
+            if ready < 0, errno != EINTR { break }
+            if fds[1].revents != 0 { break }
+            if fds[0].revents != 0 {
+                let count = reading.withUnsafeMutableBytes { buffer in
+                    read(descriptor, buffer.baseAddress! + filled, frameBytes - filled)
+                }
+                if count == 0 || (count < 0 && errno != EINTR && errno != EAGAIN) {
+                    open = false
+                } else if count > 0 {
+                    filled += count
+                    if filled == frameBytes {
+                        filled = 0
+                        // The whole picture becomes the newest; one it replaces (dropped) is read into next.
+                        let replaced = newest
+                        newest = reading
+                        reading = replaced ?? spare.take() ?? [UInt8](repeating: 0, count: frameBytes)
+                        let at = now()
+                        state.withLock { $0.pacer.arrived(at: at) }
+                    }
+                }
+            }
+            let at = now()
+            guard let action = state.withLock({ $0.pacer.slot(at: at) }) else { continue }
+            let picture: [UInt8]
+            switch action {
+            case .newest:
+                guard let taken = newest else { continue }
+                picture = taken
+                newest = nil
+                spare = last
+                last = taken
+            case .repeatLast:
+                guard let shown = last else { continue }
+                picture = shown
+            }
+            let frame = VideoFrame(format: format, presentationTime: at, data: picture, isRepeat: action == .repeatLast)
+            if !receiver.receive(frame) { state.withLock { $0.notEncoded &+= 1 } }
+        }
+        receiver.finish()
+        close(descriptor)
+        close(wake)
+        let final = state.withLock { state in
+            state.active = false
+            close(wakeWriter)
+            return state
+        }
+        ended(
+            RealtimeVideoStatistics(
+                format: format, active: false, framesReceived: final.pacer.received, framesSent: final.pacer.sent,
+                framesDropped: final.pacer.dropped, framesRepeated: final.pacer.repeated, framesNotEncoded: final.notEncoded,
+                codec: receiver.codec, bitrate: receiver.bitrate))
+    }
+}

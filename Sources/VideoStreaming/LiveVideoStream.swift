@@ -1,0 +1,83 @@
+public import HTTPServing
+public import LiveStreaming
+public import MediaDevice
+public import RoutingModel
+import MediaClock
+import Synchronization
+
+/// A route's real-time video as a live HTTP stream: H.264 (``H264Encoder``) in an MPEG
+/// transport stream (``MPEGTSMuxer``), kept a few seconds in a ``LiveByteStream`` for the
+/// device's fetches.
+///
+/// Pictures come on the route's video thread (``receive(_:)``) and are encoded there. A device
+/// that fetches (or fetches again) starts at an IDR made for it at once: it decodes from its
+/// first byte and is shown the picture of now, not the group of pictures before.
+public final class LiveVideoStream: RealtimeVideoReceiver {
+    public let format: VideoFrameFormat
+    public let settings: LiveVideoSettings
+    /// HTTP headers besides the content type (DLNA's, for a renderer).
+    public let extraHeaders: [(String, String)]
+    public let bytes: LiveByteStream
+    public let bitrate: Int
+    public var codec: String { "H.264 in MPEG-TS" }
+    public var mimeType: String { "video/mpeg" }
+    private let pipeline: Mutex<Pipeline>
+
+    private struct Pipeline: ~Copyable {
+        var encoder: H264Encoder
+        var muxer: MPEGTSMuxer
+    }
+
+    /// Bit rate of `format` at 0.08 bit per pixel per frame (``LiveVideoSettings/bitRate``).
+    public static func defaultBitRate(for format: VideoFrameFormat) -> Int {
+        max(100_000, Int(Double(format.width * format.height) * format.frameRate * 0.08))
+    }
+
+    /// - Throws: unsupported when no H.264 encoder can be opened (the reason says why).
+    public init(format: VideoFrameFormat, settings: LiveVideoSettings = LiveVideoSettings(), extraHeaders: [(String, String)] = []) throws(MediaDeviceError) {
+        let bitrate = settings.bitRate ?? Self.defaultBitRate(for: format)
+        let intraPeriod = max(1, Int((settings.intraPeriod.seconds * format.frameRate).rounded()))
+        let encoder: H264Encoder
+        do {
+            encoder = try H264Encoder(format: format, bitRate: bitrate, intraPeriod: intraPeriod, screenContent: settings.screenContent)
+        } catch {
+            throw MediaDeviceError(.unsupported, error.description)
+        }
+        self.format = format
+        self.settings = settings
+        self.extraHeaders = extraHeaders
+        self.bitrate = bitrate
+        // Room for `kept` at twice the aimed rate (IDRs and busy scenes overshoot it).
+        let capacity = max(1 << 20, Int(settings.kept.seconds * Double(bitrate) / 4))
+        self.bytes = LiveByteStream(configuration: LiveByteStream.Configuration(capacity: capacity, primeBytes: 0, startPoints: .marked))
+        self.pipeline = Mutex(Pipeline(encoder: encoder, muxer: MPEGTSMuxer(pcrLead: settings.pcrLead)))
+    }
+
+    public func receive(_ frame: VideoFrame) -> Bool {
+        guard frame.format.width == format.width, frame.format.height == format.height else { return false }
+        let packets: [UInt8]? = pipeline.withLock { pipeline in
+            guard let unit = try? pipeline.encoder.encode(frame.data, encoding: frame.format.encoding, timestamp: frame.presentationTime) else {
+                return nil
+            }
+            return pipeline.muxer.packets(accessUnit: unit.bytes, isIDR: unit.isIDR, presentationTime: frame.presentationTime)
+        }
+        guard let packets else { return false }
+        // Only an IDR's packets (PAT and PMT first) are where a reader may start.
+        bytes.append(packets, syncPoint: packets.count > 2 * MPEGTSMuxer.packetSize && Self.startsWithPAT(packets), presentationTime: frame.presentationTime)
+        return true
+    }
+
+    static func startsWithPAT(_ packets: [UInt8]) -> Bool {
+        packets.count >= 4 && packets[0] == 0x47 && packets[1] & 0x1F == 0 && packets[2] == 0
+    }
+
+    public func finish() { bytes.finish() }
+
+    /// The answer to a device's fetch: the stream from the next picture on, which is made an IDR.
+    public func response(to request: HTTPServerRequest) -> HTTPServerResponse {
+        pipeline.withLock { $0.encoder.forceIntraFrame() }
+        let reader = bytes.makeReader(atNextSyncPoint: true)
+        let headers: [(String, String)] = [("Content-Type", mimeType), ("Cache-Control", "no-cache")] + extraHeaders
+        return HTTPServerResponse(status: 200, headers: headers, body: .live(LiveReaderBody(reader: reader), framing: .closeDelimited))
+    }
+}

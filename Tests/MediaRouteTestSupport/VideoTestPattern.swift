@@ -1,0 +1,55 @@
+public import RoutingModel
+
+/// Pictures that say which frame they are: a row of 16 black or white blocks across the top
+/// (the frame number in binary, most significant first, between a white block on the left and
+/// a black one on the right), and a moving gradient below so the encoder has motion to code.
+/// A decoder's picture is read back at any size (``number(inGray:width:height:)``).
+public enum VideoTestPattern {
+    static let bits = 16
+    /// Blocks across: a white start block, the bits, a black end block.
+    static let blocks = bits + 2
+
+    /// Picture `number` of `format` (I420 or NV12 as the format says).
+    public static func frame(_ number: Int, format: VideoFrameFormat) -> [UInt8] {
+        let width = format.width
+        let height = format.height
+        var data = [UInt8](repeating: 128, count: format.frameBytes)
+        let band = Self.band(width: width, height: height)
+        for y in 0..<height {
+            for x in 0..<width {
+                let value: UInt8
+                if y < band {
+                    let index = x * blocks / width
+                    let white = index == 0 ? true : index == blocks - 1 ? false : (number >> (bits - index)) & 1 == 1
+                    value = white ? 235 : 16
+                } else {
+                    value = UInt8(32 + (x + y + number * 4) % 192)
+                }
+                data[y * width + x] = value
+            }
+        }
+        return data
+    }
+
+    /// Rows of the number's band: as tall as a block is wide, at most a third of the picture.
+    static func band(width: Int, height: Int) -> Int { min(height / 3, max(width / blocks, 8)) }
+
+    /// The frame number a picture (8-bit luma, `width`×`height`) shows; nil when the blocks do
+    /// not read as the pattern (a picture of something else, or too damaged).
+    public static func number(inGray gray: [UInt8], width: Int, height: Int) -> Int? {
+        guard gray.count >= width * height, width >= blocks else { return nil }
+        let y = band(width: width, height: height) / 2
+        func white(_ index: Int) -> Bool? {
+            let x = Int((Double(index) + 0.5) * Double(width) / Double(blocks))
+            let value = Int(gray[y * width + x])
+            return value > 170 ? true : value < 80 ? false : nil
+        }
+        guard white(0) == true, white(blocks - 1) == false else { return nil }
+        var number = 0
+        for index in 1...bits {
+            guard let bit = white(index) else { return nil }
+            number = number << 1 | (bit ? 1 : 0)
+        }
+        return number
+    }
+}

@@ -1,0 +1,54 @@
+import HTTPServing
+import LiveStreaming
+import MediaRouteTestSupport
+import RoutingModel
+import Testing
+@testable import VideoStreaming
+
+/// A route's video as its device fetches it: each fetch starts at an IDR made for it.
+@Suite(.timeLimit(.minutes(1))) struct LiveVideoStreamTests {
+    func readAll(_ reader: LiveByteStream.Reader) -> [UInt8] {
+        var out: [UInt8] = []
+        while case .bytes(let bytes) = reader.read(maximum: 1 << 20) { out += bytes }
+        return out
+    }
+
+    func frame(_ number: Int, _ format: VideoFrameFormat) -> VideoFrame {
+        VideoFrame(format: format, presentationTime: .milliseconds(number * 40), data: VideoTestPattern.frame(number, format: format))
+    }
+
+    @Test func aReaderStartsAtTheIDRMadeForItAndDecodesFromItsFirstByte() throws {
+        let ffmpeg = try requireTool("/usr/bin/ffmpeg")
+        let format = try VideoFrameFormat(encoding: .i420, width: 192, height: 108, frameRateNumerator: 25)
+        let stream = try LiveVideoStream(format: format, settings: LiveVideoSettings(bitRate: 300_000, intraPeriod: .seconds(10)))
+        for number in 0..<20 { #expect(stream.receive(frame(number, format))) }
+        // Long after the only IDR so far (picture 0): the reader is made one.
+        let reader = stream.bytes.makeReader(atNextSyncPoint: true)
+        #expect(reader.read(maximum: 1 << 20) == .empty)
+        _ = stream.response(to: HTTPServerRequest(method: "GET", path: "/live.ts", headers: [:], body: []))  // a fetch asks the encoder for an IDR
+        for number in 20..<30 { #expect(stream.receive(frame(number, format))) }
+        stream.finish()
+        let bytes = readAll(reader)
+        #expect(LiveVideoStream.startsWithPAT(bytes))
+        let gray = try runTool(ffmpeg, ["-v", "error", "-f", "mpegts", "-i", "pipe:0", "-f", "rawvideo", "-pix_fmt", "gray", "pipe:1"], input: bytes)
+        let size = format.width * format.height
+        let numbers = stride(from: 0, to: gray.count - size + 1, by: size).map {
+            VideoTestPattern.number(inGray: Array(gray[$0..<$0 + size]), width: format.width, height: format.height)
+        }
+        #expect(numbers == (20..<30).map { $0 })
+    }
+
+    @Test func aPictureOfAnotherSizeIsNotTaken() throws {
+        let format = try VideoFrameFormat(encoding: .i420, width: 64, height: 64, frameRateNumerator: 30)
+        let other = try VideoFrameFormat(encoding: .i420, width: 32, height: 32, frameRateNumerator: 30)
+        let stream = try LiveVideoStream(format: format)
+        #expect(!stream.receive(VideoFrame(format: other, presentationTime: .zero, data: VideoTestPattern.frame(0, format: other))))
+        #expect(stream.bytes.statistics.bytesWritten == 0)
+        #expect(stream.receive(frame(0, format)))
+    }
+
+    @Test func theDefaultBitRateFollowsThePictureSize() throws {
+        let hd = try VideoFrameFormat(encoding: .i420, width: 1280, height: 720, frameRateNumerator: 30)
+        #expect(LiveVideoStream.defaultBitRate(for: hd) == 2_211_840)
+    }
+}
