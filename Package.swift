@@ -298,7 +298,7 @@ let package = Package(
             name: "MediaRouteCommands",
             dependencies: ["SampleSink", "BuildStamp",
                 "SystemRouting", "RouteSystem", "MediaDevice", "RoutingModel", "ExtensionCatalogue",
-                "MediaClock", "DBus", "MediaRouteClient", "Coordination", "LANTransport", "UPnPRendererExtension", "RealtimeAudio", "IOReactor",
+                "MediaClock", "DBus", "MediaRouteClient", "Coordination", "LANTransport", "UPnPRendererExtension", "RealtimeAudio", "RealtimeVideo", "IOReactor",
                 "WiFiTransport", "BoxConfiguration",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -14,4 +14,11 @@ public protocol RealtimeVideoHandling: MediaDeviceExtension {
     /// The pictures stopped (the writer closed, the route ended): the stream ends after what
     /// was sent, and the device is stopped.
     func stopRealtimeVideo(session: MediaOutputSession)
+    /// From a picture written to it on the screen, as far as the extension knows (default 1.5 s,
+    /// what a renderer fetching MPEG-TS over HTTP takes: Docs/video.md).
+    func realtimeVideoLatency(session: MediaOutputSession) -> Duration
+}
+
+extension RealtimeVideoHandling {
+    public func realtimeVideoLatency(session: MediaOutputSession) -> Duration { .milliseconds(1500) }
 }

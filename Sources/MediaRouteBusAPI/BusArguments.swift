@@ -77,6 +77,23 @@ struct BusArguments {
         }
         return SampleBuffer.Format(encoding: encoding, sampleRate: Int(rate), channels: Int(channels))
     }
+
+    /// A video format from (s encoding, u width, u height, u rate numerator, u rate denominator) at `index`.
+    func videoFormat(at index: Int) throws(DBusError) -> VideoFrameFormat {
+        let name = try string(index)
+        guard let encoding = VideoFrameFormat.Encoding(rawValue: name) else {
+            throw MediaDeviceError(.invalidArgument, "encoding must be i420 or nv12, not \(name.prefix(32))").dbusError
+        }
+        do {
+            return try VideoFrameFormat(
+                encoding: encoding, width: Int(try uint32(index + 1)), height: Int(try uint32(index + 2)),
+                frameRateNumerator: Int(try uint32(index + 3)), frameRateDenominator: Int(try uint32(index + 4)))
+        } catch let error as MediaDeviceError {
+            throw error.dbusError
+        } catch {
+            throw DBusError.invalidArgs("\(error)")
+        }
+    }
 }
 
 extension DBusError {

@@ -240,6 +240,10 @@ public enum Session1 {
         case acquireAudio(SampleBuffer.Format)
         /// Ends real-time audio now (what is queued is dropped).
         case releaseAudio
+        /// Real-time video of this format: the reply is (h fd, t latency in µs).
+        case acquireVideo(VideoFrameFormat)
+        /// Ends the real-time video now.
+        case releaseVideo
         /// Says what the route's real-time audio is (title, artist, album, duration, position, artwork).
         case setNowPlaying(RealtimeNowPlaying)
 
@@ -265,6 +269,14 @@ public enum Session1 {
                     DBusArgument("latency_us", "t"),
                 ]),
             BusMethodDescription("ReleaseAudio"),
+            BusMethodDescription(
+                "AcquireVideo",
+                inputs: [
+                    DBusArgument("encoding", "s"), DBusArgument("width", "u"), DBusArgument("height", "u"), DBusArgument("rate_numerator", "u"),
+                    DBusArgument("rate_denominator", "u"),
+                ],
+                outputs: [DBusArgument("fd", "h"), DBusArgument("latency_us", "t")]),
+            BusMethodDescription("ReleaseVideo"),
             BusMethodDescription("SetNowPlaying", inputs: [DBusArgument("now_playing", "a{sv}")]),
         ]
 
@@ -323,6 +335,8 @@ public enum Session1 {
             case "AcquireAudio":
                 self = .acquireAudio(try BusArguments(member, arguments, count: 3).pcmFormat(at: 0))
             case "ReleaseAudio": _ = try BusArguments(member, arguments, count: 0); self = .releaseAudio
+            case "AcquireVideo": self = .acquireVideo(try BusArguments(member, arguments, count: 5).videoFormat(at: 0))
+            case "ReleaseVideo": _ = try BusArguments(member, arguments, count: 0); self = .releaseVideo
             case "SetNowPlaying":
                 _ = try BusArguments(member, arguments, count: 1)
                 do {
@@ -351,6 +365,8 @@ public enum Session1 {
             case .sendToExtension: "SendToExtension"
             case .acquireAudio: "AcquireAudio"
             case .releaseAudio: "ReleaseAudio"
+            case .acquireVideo: "AcquireVideo"
+            case .releaseVideo: "ReleaseVideo"
             case .setNowPlaying: "SetNowPlaying"
             }
         }
@@ -368,7 +384,12 @@ public enum Session1 {
             case .send(let bytes), .sendToExtension(let bytes): [.bytes(bytes)]
             case .acquireAudio(let format):
                 [.string(format.encoding.pcmName ?? ""), .uint32(UInt32(clamping: format.sampleRate)), .uint32(UInt32(clamping: format.channels))]
-            case .releaseAudio: []
+            case .releaseAudio, .releaseVideo: []
+            case .acquireVideo(let format):
+                [
+                    .string(format.encoding.rawValue), .uint32(UInt32(format.width)), .uint32(UInt32(format.height)),
+                    .uint32(UInt32(format.frameRateNumerator)), .uint32(UInt32(format.frameRateDenominator)),
+                ]
             case .setNowPlaying(let nowPlaying): [SessionMetadataCodec.encode(nowPlaying)]
             }
         }
@@ -385,6 +406,23 @@ public enum Session1 {
             case .selectLegible(let option): self = .selectLegible(optionID: option?.id ?? "")
             case .setVolume, .setMuted: return nil
             }
+        }
+    }
+
+    /// The reply of `AcquireVideo`: (h fd, t latency in µs).
+    public enum VideoReply {
+        public static func values(descriptor: DBusFileDescriptor, latency: Duration) -> [DBusValue] {
+            [.unixFD(descriptor), .uint64(AudioReply.microseconds(latency))]
+        }
+
+        /// The acquisition a reply describes; the descriptor is duplicated for the caller, who owns it.
+        public static func acquisition(from reply: [DBusValue], format: VideoFrameFormat) throws(DBusError) -> VideoAcquisition {
+            guard reply.count == 2, case .unixFD(let fd) = reply[0].unwrapped, case .uint64(let microseconds) = reply[1].unwrapped else {
+                throw DBusError.invalidArgs("AcquireVideo: the reply is not (h, t)")
+            }
+            let descriptor = fd.duplicate()
+            guard descriptor >= 0 else { throw DBusError(name: "org.freedesktop.DBus.Error.Failed", message: "AcquireVideo: no descriptor") }
+            return VideoAcquisition(descriptor: descriptor, format: format, latency: .microseconds(Int64(clamping: microseconds)))
         }
     }
 

@@ -387,6 +387,22 @@ public actor DaemonRoutingBackend: SystemRoutingBackend {
         }
     }
 
+    /// `Session1.AcquireVideo`: the descriptor comes in the reply; the caller owns it.
+    public func acquireVideo(on session: MediaOutputSession, format: VideoFrameFormat) async throws -> VideoAcquisition {
+        let reply = try await call(try sessionPath(session), .acquireVideo(format))
+        do {
+            return try Session1.VideoReply.acquisition(from: reply, format: format)
+        } catch {
+            throw MediaDeviceError(.sessionFailed, "mediarouted's AcquireVideo reply: \(error)")
+        }
+    }
+
+    /// `Session1.ReleaseVideo`.
+    public func releaseVideo(on session: MediaOutputSession) async {
+        guard let path = try? sessionPath(session) else { return }
+        _ = try? await call(path, Session1.Call.releaseVideo)
+    }
+
     /// `Manager1.AcquireGroupAudio`: the descriptor comes in the reply; the caller owns it.
     public func acquireGroupAudio(
         on sessions: [MediaOutputSession], format: SampleBuffer.Format

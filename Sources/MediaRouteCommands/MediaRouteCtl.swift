@@ -27,7 +27,7 @@ public struct MediaRouteCtl: AsyncParsableCommand {
         commandName: "mediaroutectl",
         abstract: "Find TVs and speakers, pair, play and control them.",
         version: "mediaroutectl \(MediaRouteBuild.description)",
-        subcommands: [Devices.self, Pick.self, Play.self, Stream.self, Pause.self, Resume.self, Seek.self, Volume.self, Mute.self, Stop.self, Status.self, Suggest.self, Group.self, Boxes.self, Trust.self] + developmentCommands)
+        subcommands: [Devices.self, Pick.self, Play.self, Stream.self, Mirror.self, Pause.self, Resume.self, Seek.self, Volume.self, Mute.self, Stop.self, Status.self, Suggest.self, Group.self, Boxes.self, Trust.self] + developmentCommands)
 
     public init() {}
 }

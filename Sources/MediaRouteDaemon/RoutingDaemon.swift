@@ -68,6 +68,8 @@ public actor RoutingDaemon {
 
     /// The bus client that acquired each route's real-time audio.
     private var audioOwners: [UUID: String] = [:]
+    /// Who acquired each route's real-time video: its leaving the bus ends the video.
+    private var videoOwners: [UUID: String] = [:]
     private var tasks: [Task<Void, Never>] = []
     private var playbackWatchers: [UUID: Task<Void, Never>] = [:]
     /// Group routes (`Manager1.CreateGroup`) by number.
@@ -297,6 +299,12 @@ public actor RoutingDaemon {
             logger.info("client left; ending its real-time audio", metadata: ["client": "\(name)", "device": "\(route.device.displayName)"])
             await system.stopRealtimeSampleDelivery(on: route.session)
         }
+        for (id, owner) in videoOwners where owner == name {
+            videoOwners[id] = nil
+            guard let route = routes[id] else { continue }
+            logger.info("client left; ending its real-time video", metadata: ["client": "\(name)", "device": "\(route.device.displayName)"])
+            await system.releaseVideo(on: route.session)
+        }
     }
 
     // MARK: Real-time audio
@@ -353,6 +361,23 @@ public actor RoutingDaemon {
     func releaseAudio(_ session: MediaOutputSession) async {
         audioOwners[session.id] = nil
         await system.stopRealtimeSampleDelivery(on: session)
+    }
+
+    // MARK: Real-time video
+
+    /// `Session1.AcquireVideo`: pictures for `sender`, who owns the video until it closes the
+    /// descriptor, calls `ReleaseVideo` or leaves the bus. Who may call it is the bus policy's
+    /// (root and the mediaroute group), as for every method but `AcquireAudio`.
+    func acquireVideo(_ session: MediaOutputSession, format: VideoFrameFormat, sender: String) async throws -> [DBusValue] {
+        let acquisition = try await mapErrors { try await system.acquireVideo(on: session, format: format) }
+        videoOwners[session.id] = sender
+        return Session1.VideoReply.values(descriptor: DBusFileDescriptor(owning: acquisition.descriptor), latency: acquisition.latency)
+    }
+
+    /// `Session1.ReleaseVideo`: ends the video now.
+    func releaseVideo(_ session: MediaOutputSession) async {
+        videoOwners[session.id] = nil
+        await system.releaseVideo(on: session)
     }
 
     // MARK: Discovery failures

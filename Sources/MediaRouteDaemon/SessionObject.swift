@@ -80,6 +80,10 @@ struct SessionObject {
             return try await daemon.acquireAudio(session, format: format, sender: sender)
         case .releaseAudio:
             await daemon.releaseAudio(session)
+        case .acquireVideo(let format):
+            return try await daemon.acquireVideo(session, format: format, sender: sender)
+        case .releaseVideo:
+            await daemon.releaseVideo(session)
         }
         return []
     }

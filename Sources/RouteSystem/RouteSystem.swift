@@ -105,6 +105,9 @@ public actor RouteSystem {
     /// What each route's real-time audio is, as its app last said (``setRealtimeNowPlaying(_:on:)``).
     var realtimeNowPlaying: [UUID: RealtimeNowPlaying] = [:]
     var nextAudioDelivery: UInt64 = 0
+    /// Real-time video deliveries, by route session (kept after the writer ended, for statistics).
+    var videoDeliveries: [UUID: VideoDeliveryRecord] = [:]
+    var nextVideoDelivery: UInt64 = 0
 
     public init(
         configuration: Configuration = Configuration(),
@@ -564,7 +567,7 @@ public actor RouteSystem {
         return RouteStatus(
             device: record.route.device.displayName, protocolID: loaded.protocolType.identifier,
             protocolName: loaded.protocolType.displayName, protocolReason: routes[session.id]?.protocolReason ?? record.protocolReason,
-            details: details, audio: audioStatistics(on: session))
+            details: details, audio: audioStatistics(on: session), video: videoStatistics(on: session))
     }
 
     /// The playback of a route's URL session, if one runs.
@@ -861,6 +864,7 @@ public actor RouteSystem {
             await loaded.call { await $0.stopSession(route.session) }
         }
         endAudioDelivery(id, forgetting: true)
+        await endVideoDelivery(route.session, forgetting: true, via: loaded)
         realtimeNowPlaying[id] = nil
         if record.realtime, let handler = loaded.instance as? any RealtimeSampleHandling {
             await ordered(handler) { await $0.stopRealtimeSampleDelivery(session: route.session) }

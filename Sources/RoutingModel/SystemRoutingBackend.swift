@@ -55,6 +55,12 @@ public protocol SystemRoutingBackend: Sendable {
     /// Says what a route's real-time audio is; the device gets it now and with each new stream.
     /// - Throws: ``MediaDeviceError`` `unsupported` when the route takes no real-time audio.
     func setRealtimeNowPlaying(_ nowPlaying: RealtimeNowPlaying, on session: MediaOutputSession) async throws
+    /// Opens real-time video of `format` on a route: the caller writes whole pictures into the
+    /// returned descriptor at the format's rate and closes it to end the video.
+    /// - Throws: ``MediaDeviceError`` `unsupported` when the route's device shows no video the box sends.
+    func acquireVideo(on session: MediaOutputSession, format: VideoFrameFormat) async throws -> VideoAcquisition
+    /// Ends a route's real-time video now.
+    func releaseVideo(on session: MediaOutputSession) async
 }
 
 extension SystemRoutingBackend {

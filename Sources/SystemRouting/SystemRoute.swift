@@ -140,6 +140,18 @@ public final class SystemRoute: Sendable, Hashable, Identifiable {
         try await controller.system.acquireAudio(on: session, format: format)
     }
 
+    /// Opens real-time video of `format` and returns the descriptor to write pictures into (the
+    /// caller owns and closes it; closing ends the video).
+    /// - Throws: ``MediaDeviceError`` `unsupported` when the device shows no video the box sends.
+    public func acquireVideo(format: VideoFrameFormat) async throws -> VideoAcquisition {
+        try await controller.system.acquireVideo(on: session, format: format)
+    }
+
+    /// Ends the real-time video now.
+    public func releaseVideo() async {
+        await controller.system.releaseVideo(on: session)
+    }
+
     /// Says what the real-time audio is (title, artist, album, duration, position, artwork),
     /// for a device that shows it.
     public func setNowPlaying(_ nowPlaying: RealtimeNowPlaying) async throws {

@@ -66,6 +66,8 @@ struct Renderer: Sendable {
         renderer.device.deviceType = Self.deviceType(description, sinks: renderer.sinks)
         // A renderer that lists LPCM or WAV also plays the box's own audio, as a live stream.
         if UPnPRendererExtension.takesLiveAudio(renderer.sinks) { renderer.device.capabilities.insert(.realtimeAudioStreaming) }
+        // One that lists an MPEG transport stream shows the box's video, encoded live.
+        if UPnPRendererExtension.videoSink(in: renderer.sinks) != nil { renderer.device.capabilities.insert(.realtimeVideoStreaming) }
         return renderer
     }
 

@@ -84,7 +84,10 @@ actor RendererSession {
     /// Sets the URI with DIDL-Lite metadata, plays, reads the state once, and starts
     /// the loops; GENA subscriptions are made meanwhile (playback does not wait for them).
     /// `fileToken` is the served file this session owns (removed when it ends).
-    func start(mediaURL: String, metadata described: PlaybackMetadata, mimeType: String, fileToken: String?) async throws(MediaDeviceError) {
+    /// `protocolInfo` is the sink the stream was made for (else the first the renderer lists for `mimeType`).
+    func start(
+        mediaURL: String, metadata described: PlaybackMetadata, mimeType: String, fileToken: String?, protocolInfo chosen: ProtocolInfo? = nil
+    ) async throws(MediaDeviceError) {
         let title = described.title ?? mediaURL
         self.fileToken = fileToken
         let (events, sink) = AsyncStream.makeStream(of: GENAEvent.self)
@@ -95,7 +98,7 @@ actor RendererSession {
             eventToken = token
             callbackURL = "\(base)/gena/\(token)"
         }
-        let protocolInfo = ProtocolInfo.match(mimeType, in: renderer.sinks) ?? ProtocolInfo(contentFormat: mimeType)
+        let protocolInfo = chosen ?? ProtocolInfo.match(mimeType, in: renderer.sinks) ?? ProtocolInfo(contentFormat: mimeType)
         if !renderer.sinks.isEmpty && ProtocolInfo.match(mimeType, in: renderer.sinks) == nil {
             logger.notice("\(renderer.device.displayName) lists no sink for \(mimeType); trying anyway")
         }

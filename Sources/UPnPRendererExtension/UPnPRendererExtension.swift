@@ -12,6 +12,7 @@ public import MediaClock
 public import Logging
 public import MediaDevice
 public import LiveStreaming
+public import VideoStreaming
 public import RoutingModel
 import Transport
 import UPnP
@@ -42,6 +43,8 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
         public var maximumRenewalInterval: Duration?
         /// Live streams of a route's real-time audio (``LiveAudioStream``): framing, backlog, latency.
         public var live = UPnPRendererExtension.defaultLiveSettings
+        /// Real-time video (``LiveVideoStream``): bit rate, IDR period, backlog.
+        public var video = LiveVideoSettings()
 
         public init(
             pollInterval: Duration = .seconds(1), watchdog: Duration = .seconds(8), subscriptionTimeout: Int = 300,
@@ -245,6 +248,8 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
 
     /// Live audio streams per session (a route that takes real-time samples).
     var liveRoutes: [UUID: LiveRoute] = [:]
+    /// Real-time video per session (``RealtimeVideoHandling``).
+    var videoRoutes: [UUID: VideoRoute] = [:]
 
     // MARK: Activation
 
@@ -272,6 +277,10 @@ public actor UPnPRendererExtension: MediaDeviceExtension {
     public func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {
         active.remove(device.id)
         liveRoutes.removeValue(forKey: session.id)?.stream?.finish()
+        if let video = videoRoutes.removeValue(forKey: session.id) {
+            video.stream.finish()
+            Task { await video.session?.stop() }
+        }
         if let running = sessions.removeValue(forKey: session.id) {
             Task { await running.stop() }
         }

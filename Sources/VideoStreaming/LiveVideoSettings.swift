@@ -12,11 +12,14 @@ public struct LiveVideoSettings: Sendable, Hashable {
     public var screenContent: Bool
     /// How far the transport stream's clock runs ahead of presentation (``MPEGTSMuxer/pcrLead``).
     public var pcrLead: Duration
+    /// From a picture written to it shown, as declared to the app (measured per renderer: Docs/video.md).
+    public var latency: Duration
 
     public init(
         bitRate: Int? = nil, intraPeriod: Duration = .seconds(2), kept: Duration = .seconds(4), screenContent: Bool = false,
-        pcrLead: Duration = .milliseconds(100)
+        pcrLead: Duration = .milliseconds(100), latency: Duration = .milliseconds(1500)
     ) {
+        self.latency = latency
         self.bitRate = bitRate
         self.intraPeriod = intraPeriod
         self.kept = kept
