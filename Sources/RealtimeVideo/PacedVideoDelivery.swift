@@ -118,6 +118,7 @@ public final class PacedVideoDelivery: Sendable {
         // A picture buffer no one holds any more, read into next (no allocation per picture).
         var spare: [UInt8]? = nil
         var open = true
+        var stopped = false
         while open {
             let timeout: Int32 = state.withLock { state in
                 guard let due = state.pacer.nextSlot else { return -1 }
@@ -127,7 +128,10 @@ public final class PacedVideoDelivery: Sendable {
             var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
             let ready = poll(&fds, 2, timeout)
             if ready < 0, errno != EINTR { break }
-            if fds[1].revents != 0 { break }
+            if fds[1].revents != 0 {
+                stopped = true
+                break
+            }
             if fds[0].revents != 0 {
                 let count = reading.withUnsafeMutableBytes { buffer in
                     read(descriptor, buffer.baseAddress! + filled, frameBytes - filled)
@@ -163,6 +167,12 @@ public final class PacedVideoDelivery: Sendable {
             }
             let frame = VideoFrame(format: format, presentationTime: at, data: picture, isRepeat: action == .repeatLast)
             if !receiver.receive(frame) { state.withLock { $0.notEncoded &+= 1 } }
+        }
+        // The writer's last picture, if it was not sent yet, is not lost with the end.
+        if !stopped, let taken = newest {
+            let at = now()
+            state.withLock { $0.pacer.flushed() }
+            if !receiver.receive(VideoFrame(format: format, presentationTime: at, data: taken)) { state.withLock { $0.notEncoded &+= 1 } }
         }
         receiver.finish()
         close(descriptor)

@@ -39,6 +39,14 @@ public struct VideoFramePacer: Sendable, Hashable {
         if nextSlot == nil { nextSlot = now }
     }
 
+    /// The picture pending is sent now, out of turn (the writer ended: no slot will come for it).
+    public mutating func flushed() {
+        guard pending else { return }
+        pending = false
+        sent &+= 1
+        shownAny = true
+    }
+
     /// What to send at `now`, if a slot is due (nil: nothing yet). Moves on to the next slot.
     public mutating func slot(at now: Duration) -> Action? {
         guard let due = nextSlot, now >= due else { return nil }

@@ -98,11 +98,14 @@ extension UPnPRendererExtension: RealtimeVideoHandling {
         video.stream.finish()
         let clock = self.clock
         let drain = configuration.live.drainTime(name: "", model: nil)
+        let latency = configuration.video.latency
         Task {
             let deadline = clock.now() + drain
             while video.stream.bytes.statistics.readersOpen > 0, clock.now() < deadline {
                 try? await clock.sleep(for: .milliseconds(50))
             }
+            // What the renderer fetched last is still in its pipeline: shown before it is stopped.
+            try? await clock.sleep(for: latency)
             await video.session?.stop()
         }
     }

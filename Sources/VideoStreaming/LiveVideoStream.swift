@@ -73,10 +73,17 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
 
     public func finish() { bytes.finish() }
 
-    /// The answer to a device's fetch: the stream from the next picture on, which is made an IDR.
+    /// The answer to a device's fetch. The first fetch gets the stream from its first picture
+    /// (the pictures written while the device was told to play are shown, not lost); a later
+    /// one (the device fetches again) from the next picture on, which is made an IDR.
     public func response(to request: HTTPServerRequest) -> HTTPServerResponse {
-        pipeline.withLock { $0.encoder.forceIntraFrame() }
-        let reader = bytes.makeReader(atNextSyncPoint: true)
+        let reader: LiveByteStream.Reader
+        if bytes.statistics.readersOpened == 0 {
+            reader = bytes.makeReader(playingFrom: .zero)
+        } else {
+            pipeline.withLock { $0.encoder.forceIntraFrame() }
+            reader = bytes.makeReader(atNextSyncPoint: true)
+        }
         let headers: [(String, String)] = [("Content-Type", mimeType), ("Cache-Control", "no-cache")] + extraHeaders
         return HTTPServerResponse(status: 200, headers: headers, body: .live(LiveReaderBody(reader: reader), framing: .closeDelimited))
     }

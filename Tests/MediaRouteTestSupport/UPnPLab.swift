@@ -147,7 +147,10 @@ public final class NamespaceLab: Sendable {
     /// that syncs to the pipeline's clock (so each write is when the sample plays), through a
     /// FIFO to the timing recorder (``TimedOutput/writeRecorder(in:)``).
     @discardableResult
-    public func gmediarender(in room: Room, name: String, uuid: String, port: Int = 49494, recording: TimedOutput? = nil) throws -> ChildProcess {
+    /// With `video`, the pictures it shows are recorded there (``VideoOutput``) the same way.
+    public func gmediarender(
+        in room: Room, name: String, uuid: String, port: Int = 49494, recording: TimedOutput? = nil, video: VideoOutput? = nil
+    ) throws -> ChildProcess {
         let log = "gmediarender-\(room.inside).log"
         var audio = "--gstout-audiopipe=fakesink sync=true"
         var prefix = ""
@@ -159,7 +162,14 @@ public final class NamespaceLab: Sendable {
             // and again each time the renderer stops and plays (the sink closes and opens it).
             prefix = "rm -f \(fifo) && mkfifo \(fifo) && (\(recorder) \(recording.pcmPath) \(recording.timesPath) \(fifo) &) && "
         }
-        let command = ["/usr/bin/gmediarender", "-I", room.inside, "-p", String(port), "-f", name, "-u", uuid, audio, "--gstout-videosink=fakesink"]
+        var videoSink = "--gstout-videosink=fakesink"
+        if let video {
+            let fifo = directory + "/gmediarender-\(room.inside)-video.fifo"
+            let recorder = try TimedOutput.writeRecorder(in: directory)
+            videoSink = "--gstout-videopipe=" + video.sink(into: fifo)
+            prefix += "rm -f \(fifo) && mkfifo \(fifo) && (\(recorder) \(video.framesPath) \(video.timesPath) \(fifo) &) && "
+        }
+        let command = ["/usr/bin/gmediarender", "-I", room.inside, "-p", String(port), "-f", name, "-u", uuid, audio, videoSink]
         let process = try start(in: room, ["/bin/sh", "-c", prefix + "exec " + command.map { "'\($0)'" }.joined(separator: " ")], log: log)
         for _ in 0..<500 where !self.log(log).contains("Ready for rendering") && process.isRunning {
             usleep(10_000)

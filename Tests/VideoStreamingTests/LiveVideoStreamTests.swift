@@ -38,6 +38,25 @@ import Testing
         #expect(numbers == (20..<30).map { $0 })
     }
 
+    @Test func theFirstFetchGetsEveryPictureSinceTheStreamStarted() throws {
+        let ffmpeg = try requireTool("/usr/bin/ffmpeg")
+        let format = try VideoFrameFormat(encoding: .i420, width: 128, height: 72, frameRateNumerator: 25)
+        let stream = try LiveVideoStream(format: format, settings: LiveVideoSettings(bitRate: 200_000, intraPeriod: .seconds(1)))
+        for number in 0..<40 { #expect(stream.receive(frame(number, format))) }
+        let response = stream.response(to: HTTPServerRequest(method: "GET", path: "/video.ts", headers: [:], body: []))
+        guard case .live(let body, _) = response.body else { Issue.record("not a live body"); return }
+        stream.finish()
+        var bytes: [UInt8] = []
+        while case .bytes(let chunk) = body.read(maximum: 1 << 20) { bytes += chunk }
+        #expect(response.headers.contains { $0.0 == "Content-Type" && $0.1 == "video/mpeg" })
+        let gray = try runTool(ffmpeg, ["-v", "error", "-f", "mpegts", "-i", "pipe:0", "-f", "rawvideo", "-pix_fmt", "gray", "pipe:1"], input: bytes)
+        let size = format.width * format.height
+        let numbers = stride(from: 0, to: gray.count - size + 1, by: size).map {
+            VideoTestPattern.number(inGray: Array(gray[$0..<$0 + size]), width: format.width, height: format.height)
+        }
+        #expect(numbers == (0..<40).map { $0 })
+    }
+
     @Test func aPictureOfAnotherSizeIsNotTaken() throws {
         let format = try VideoFrameFormat(encoding: .i420, width: 64, height: 64, frameRateNumerator: 30)
         let other = try VideoFrameFormat(encoding: .i420, width: 32, height: 32, frameRateNumerator: 30)

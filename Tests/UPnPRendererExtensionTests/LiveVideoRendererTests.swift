@@ -1,0 +1,88 @@
+import Foundation
+import LANTransport
+import MediaDevice
+import MediaRouteTestSupport
+import MediaRouteTesting
+import RouteSystem
+import RoutingModel
+import Testing
+import UPnPRendererExtension
+
+/// The box's video on a real DLNA renderer: gmediarender in a namespace fetches the route's
+/// H.264 transport stream, decodes it with GStreamer (gstreamer1.0-libav) and shows it into a
+/// recorder synced to its pipeline clock; each picture says its number in blocks read back.
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: NamespaceLab.renderersAvailable))
+struct LiveVideoRendererTests {
+    struct Rig {
+        let lab: NamespaceLab
+        let renderer: ChildProcess
+        let output: VideoOutput
+        let system: RouteSystem
+        let name: String
+        let logPath: String
+
+        var rendererLog: String { lab.log(logPath) }
+    }
+
+    let format = try! VideoFrameFormat(encoding: .i420, width: 320, height: 180, frameRateNumerator: 25)
+
+    func makeRig(name: String, uuid: String) async throws -> Rig {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        let output = VideoOutput(framesPath: lab.path("video.gray"), timesPath: lab.path("video-times.txt"), width: format.width, height: format.height)
+        let renderer = try lab.gmediarender(in: room, name: name, uuid: uuid, video: output)
+        let system = RouteSystem()
+        let transport = Lab.transport(lab)
+        try await system.load { manager in
+            UPnPRendererExtension(
+                transport: transport, routingManager: manager, configuration: UPnPRendererExtension.Configuration(pollInterval: .milliseconds(300)),
+                logger: Lab.logger)
+        }
+        await system.beginDiscovery(client: "test")
+        return Rig(lab: lab, renderer: renderer, output: output, system: system, name: name, logPath: "gmediarender-\(room.inside).log")
+    }
+
+    func device(_ rig: Rig) async throws -> SystemDevice {
+        let found = await eventually(timeout: .seconds(15)) {
+            await rig.system.devicesList.contains { $0.displayName == rig.name && $0.capabilities.contains(.realtimeVideoStreaming) }
+        }
+        let listed = await rig.system.devicesList.map { "\($0.displayName) \($0.capabilities)" }
+        #expect(found, "the renderer is listed as taking real-time video: \(listed)")
+        return try #require(await rig.system.devicesList.first { $0.displayName == rig.name })
+    }
+
+    @Test func picturesWrittenAreShownInOrderWithTheirNumbers() async throws {
+        let rig = try await makeRig(name: "Lounge TV", uuid: "0a1b2c3d-0000-4000-8000-000000000060")
+        let device = try await device(rig)
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireVideo(on: route.session, format: format)
+        let count = 150
+        let written = try #require(await writePicturesOnOwnThread(0..<count, format: format, to: acquisition.descriptor, period: format.frameDuration).value)
+        // The renderer shows what it was sent, then stops recording.
+        // Until the last picture was shown and nothing more came for half a second.
+        var shown = rig.output.frames()
+        let deadline = ContinuousClock.now + .seconds(15)
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(500))
+            let now = rig.output.frames()
+            if now.count == shown.count, now.contains(where: { $0.number == count - 1 }) { break }
+            shown = now
+        }
+        // Each number once (a picture shown twice — repeated by the pacer — counts once), in order.
+        var numbers: [Int] = []
+        for frame in shown { if let number = frame.number, numbers.last != number { numbers.append(number) } }
+        let unreadable = shown.filter { $0.number == nil }.count
+        #expect(numbers == numbers.sorted(), "in order: \(numbers.prefix(40))")
+        #expect(Set(numbers).count >= count * 99 / 100, "\(Set(numbers).count) of \(count) pictures shown, missing \(Set(0..<count).subtracting(numbers).sorted()); \(unreadable) unreadable; renderer: \(rig.rendererLog.suffix(600))")
+        let latencies = shown.compactMap { frame -> Double? in frame.number.flatMap { written[$0] }.map { frame.time - $0 } }.sorted()
+        if !latencies.isEmpty {
+            print("video latency from write to shown: median \(Int(latencies[latencies.count / 2] * 1000)) ms, worst \(Int(latencies.last! * 1000)) ms")
+        }
+        let statistics = try #require(await rig.system.routeStatus(on: route.session)?.video)
+        #expect(statistics.framesReceived == UInt64(count))
+        #expect(statistics.codec == "H.264 in MPEG-TS")
+        #expect(await eventually(timeout: .seconds(5)) { await rig.system.videoStatistics(on: route.session)?.active == false })
+        await rig.system.deactivate(route.session)
+        await rig.system.shutdown()
+    }
+}
