@@ -422,7 +422,7 @@ let package = Package(
             name: "MediaRouteFuzzing",
             dependencies: [
                 "LANTransport", "IPNetwork", "UPnP", "UPnPRendererExtension", "Transport", "DBus", "BlueZTransport", "BluetoothAudio", "MediaRouteBusAPI", "WiFiTransport",
-                "CNetlink", "NowPlaying", "BoxConfiguration", "LoopbackTransport", "RealtimeAudio", "RAOP", "CastChannel", "HTTPServing", "LiveStreaming", "RoutingModel", "Coordination", "HAP", "PTP",
+                "CNetlink", "NowPlaying", "BoxConfiguration", "LoopbackTransport", "RealtimeAudio", "RealtimeVideo", "RAOP", "CastChannel", "HTTPServing", "LiveStreaming", "RoutingModel", "Coordination", "HAP", "PTP",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

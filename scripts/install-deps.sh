@@ -69,6 +69,10 @@ packages=(
   # Live streams' clock-drift correction: libsoxr's headers to build against (libsoxr0 comes with
   # libavcodec59 through libswresample4, and is opened at run time).
   libsoxr-dev
+  # Real-time video (mediaroutectl mirror, Session1.AcquireVideo): OpenH264's headers to build against
+  # (libopenh264-7 is opened at run time); gstreamer1.0-libav's H.264 decoder is what gmediarender shows
+  # the video with in the tests (FFmpeg's ffmpeg/ffprobe above read it back on bytes).
+  libopenh264-dev gstreamer1.0-libav
 )
 
 # srptools (PyPI; not in Debian 12) for the AirPlay 2 test receiver (Tests/Peers/airplay2_receiver.py),

@@ -7,11 +7,12 @@ import Foundation
 import LoopbackTransport
 import NowPlaying
 import RealtimeAudio
+import RealtimeVideo
 
 /// Bytes that reach the daemon other than from radios: push payloads from any local
 /// process, the box's configuration, udev properties, scenario files.
 enum FileHarnesses {
-    static let all: [FuzzHarness] = [push, configuration, udev, scenario, loopbackWire, wavHeader]
+    static let all: [FuzzHarness] = [push, configuration, udev, scenario, loopbackWire, wavHeader, yuv4mpeg2]
 
     /// The start of a WAV file or of standard input, as `mediaroutectl stream` reads it.
     static let wavHeader = FuzzHarness("wav-header", "RIFF/WAVE headers: chunks, fmt (PCM, float, extensible), data", maximumLength: 80 * 1024) { bytes in
@@ -20,6 +21,26 @@ enum FileHarnesses {
         if header.dataOffset > WAVHeader.maximumHeaderBytes + 8 { return "samples start at \(header.dataOffset), past the header limit" }
         guard let frame = header.format.bytesPerFrame, frame > 0 else { return "accepted \(header.format), which has no frame size" }
         if let length = header.dataLength, length < 0 { return "negative data length \(length)" }
+        return nil
+    }
+
+    /// A YUV4MPEG2 stream as `mediaroutectl mirror` reads it (a file, or anything on standard
+    /// input), fed in two pieces split where the first byte says: the same frames either way,
+    /// each exactly a picture, the format within what the encoder takes.
+    static let yuv4mpeg2 = FuzzHarness("y4m", "YUV4MPEG2 headers, FRAME lines and pictures, fed in pieces", maximumLength: 64 * 1024) { bytes in
+        var whole = YUV4MPEG2Parser()
+        guard let frames = try? whole.feed(bytes) else { return nil }
+        let split = bytes.isEmpty ? 0 : Int(bytes[0]) % (bytes.count + 1)
+        var pieces = YUV4MPEG2Parser()
+        guard let first = try? pieces.feed(bytes[..<split]), let second = try? pieces.feed(bytes[split...]) else {
+            return "fed whole it parsed, in two pieces at \(split) it did not"
+        }
+        if first + second != frames { return "\(frames.count) frames whole, \((first + second).count) in pieces" }
+        guard let format = whole.format else { return frames.isEmpty ? nil : "frames before a header" }
+        if let wrong = frames.first(where: { $0.count != format.frameBytes }) { return "a frame of \(wrong.count) bytes, not \(format.frameBytes)" }
+        if format.width % 2 != 0 || format.height % 2 != 0 || format.width > 4096 || format.height > 2304 || format.frameRate > 120 {
+            return "accepted \(format)"
+        }
         return nil
     }
 

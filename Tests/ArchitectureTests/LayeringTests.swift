@@ -12,7 +12,7 @@ import MediaRouteTesting
     /// tenth orders the targets that build on a neighbour (LANTransport on Transport).
     static let ranks: [String: Double] = [
         // C shims
-        "CDBus": 0, "CExpat": 0, "CNetlink": 0, "CSbc": 0, "CUdev": 0, "CPipeWire": 0, "CAVCodec": 0, "CBluetoothCodecs": 0, "CEpoll": 0, "CLibMD": 0, "CBuildStamp": 0, "CGcrypt": 0, "CSoxr": 0,
+        "CDBus": 0, "CExpat": 0, "CNetlink": 0, "CSbc": 0, "CUdev": 0, "CPipeWire": 0, "CAVCodec": 0, "CBluetoothCodecs": 0, "CEpoll": 0, "CLibMD": 0, "CBuildStamp": 0, "CGcrypt": 0, "CSoxr": 0, "COpenH264": 0,
         // vocabulary
         "RoutingModel": 1,
         // runtime (and the box's configuration values)
@@ -29,11 +29,13 @@ import MediaRouteTesting
         "UPnP": 5, "RAOP": 5.1, "HAP": 5, "PTP": 5, "CastChannel": 5, "BluetoothAudio": 5, "LiveStreaming": 5,
         // the extension API
         "MediaDevice": 6,
+        // what extensions stream with that speaks the extension API (a video stream is a RealtimeVideoReceiver)
+        "VideoStreaming": 6.1,
         // extensions
         "LoopbackExtension": 7, "UPnPRendererExtension": 7, "BLESpeakerExtension": 7, "RAOPExtension": 7, "CastExtension": 7,
         "WiFiDisplayExtension": 7,
         // media
-        "RealtimeAudio": 8,
+        "RealtimeAudio": 8, "RealtimeVideo": 8,
         // routing
         "RouteSystem": 9,
         // features

@@ -68,6 +68,9 @@ import Testing
             .setNowPlaying(RealtimeNowPlaying(
                 metadata: PlaybackMetadata(title: "T", album: "B", duration: 3), artwork: .init(bytes: [0xFF, 0xD8, 0xFF, 0xE0]), position: 1.5)),
             .startFile(descriptor: DBusFileDescriptor(owning: dup(0)), name: "film.mp4", mode: .player, metadata: PlaybackMetadata(title: "F")),
+            .acquireVideo(try VideoFrameFormat(encoding: .i420, width: 1280, height: 720, frameRateNumerator: 30)),
+            .acquireVideo(try VideoFrameFormat(encoding: .nv12, width: 640, height: 360, frameRateNumerator: 30000, frameRateDenominator: 1001)),
+            .releaseVideo,
         ]
         for call in calls {
             #expect(try Session1.Call(member: call.member, arguments: call.arguments) == call)
@@ -75,6 +78,15 @@ import Testing
             #expect(described.inputs.map(\.signature) == call.arguments.map(\.signature))
         }
         #expect(Set(calls.map(\.member)) == Set(Session1.Call.methods.map(\.member)))
+        // AcquireVideo: a format the video path does not take is refused with the reason.
+        for arguments: [DBusValue] in [
+            [.string("rgb24"), .uint32(640), .uint32(360), .uint32(30), .uint32(1)],
+            [.string("i420"), .uint32(641), .uint32(360), .uint32(30), .uint32(1)],
+            [.string("i420"), .uint32(640), .uint32(360), .uint32(30), .uint32(0)],
+            [.string("i420"), .uint32(640), .uint32(360), .uint32(4_000_000_000), .uint32(1)],
+        ] {
+            #expect(throws: DBusError.self, "\(arguments)") { try Session1.Call(member: "AcquireVideo", arguments: arguments) }
+        }
         // StartFile wants a descriptor first.
         #expect(throws: DBusError.self) {
             try Session1.Call(member: "StartFile", arguments: [.string("/home/a/film.mp4"), .string("film.mp4"), .string("player"), SessionMetadataCodec.encode(PlaybackMetadata())])
