@@ -148,6 +148,31 @@ int mr_h264_set_bit_rate(struct mr_h264 *encoder, int bit_rate) {
     return (*encoder->encoder)->SetOption(encoder->encoder, ENCODER_OPTION_BITRATE, &info) == 0 ? 0 : -1;
 }
 
+static int copy_layers(const SFrameBSInfo *info, uint8_t *output, size_t capacity, size_t *written) {
+    size_t total = 0;
+    for (int index = 0; index < info->iLayerNum; index++) {
+        const SLayerBSInfo *layer = &info->sLayerInfo[index];
+        size_t bytes = 0;
+        for (int nal = 0; nal < layer->iNalCount; nal++) {
+            if (layer->pNalLengthInByte[nal] < 0) return -1;
+            bytes += (size_t)layer->pNalLengthInByte[nal];
+        }
+        if (bytes > capacity - total) return -2;
+        memcpy(output + total, layer->pBsBuf, bytes);
+        total += bytes;
+    }
+    *written = total;
+    return 0;
+}
+
+int mr_h264_parameter_sets(struct mr_h264 *encoder, uint8_t *output, size_t capacity, size_t *written) {
+    *written = 0;
+    SFrameBSInfo info;
+    memset(&info, 0, sizeof info);
+    if ((*encoder->encoder)->EncodeParameterSets(encoder->encoder, &info) != cmResultSuccess) return -1;
+    return copy_layers(&info, output, capacity, written);
+}
+
 int mr_h264_encode(struct mr_h264 *encoder, const uint8_t *y, const uint8_t *u, const uint8_t *v, int luma_stride,
                    int chroma_stride, long long timestamp_ms, int force_idr, uint8_t *output, size_t capacity,
                    size_t *written, int *idr) {
@@ -171,19 +196,8 @@ int mr_h264_encode(struct mr_h264 *encoder, const uint8_t *y, const uint8_t *u, 
     memset(&info, 0, sizeof info);
     if ((*codec)->EncodeFrame(codec, &picture, &info) != cmResultSuccess) return -1;
     if (info.eFrameType == videoFrameTypeSkip || info.eFrameType == videoFrameTypeInvalid) return 0;
-    size_t total = 0;
-    for (int index = 0; index < info.iLayerNum; index++) {
-        const SLayerBSInfo *layer = &info.sLayerInfo[index];
-        size_t bytes = 0;
-        for (int nal = 0; nal < layer->iNalCount; nal++) {
-            if (layer->pNalLengthInByte[nal] < 0) return -1;
-            bytes += (size_t)layer->pNalLengthInByte[nal];
-        }
-        if (bytes > capacity - total) return -2;
-        memcpy(output + total, layer->pBsBuf, bytes);
-        total += bytes;
-    }
-    *written = total;
+    int copied = copy_layers(&info, output, capacity, written);
+    if (copied != 0) return copied;
     *idr = info.eFrameType == videoFrameTypeIDR;
     return 0;
 }

@@ -60,6 +60,37 @@ public struct H264Encoder: ~Copyable {
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The stream's SPS and PPS (Annex B); they stay the same for the stream's life.
+    public func parameterSets() throws(Failure) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var written = 0
+        let result = buffer.withUnsafeMutableBufferPointer { mr_h264_parameter_sets(encoder, $0.baseAddress!, 4096, &written) }
+        guard result == 0, written > 0 else { throw Failure(description: "OpenH264 gave no parameter sets") }
+        return Array(buffer[0..<written])
+    }
+
+    /// The NAL units of an Annex B byte stream, start codes off.
+    public static func nalUnits(_ stream: [UInt8]) -> [ArraySlice<UInt8>] {
+        var units: [ArraySlice<UInt8>] = []
+        var index = 0
+        var start: Int? = nil
+        while index + 2 < stream.count {
+            if stream[index] == 0, stream[index + 1] == 0, stream[index + 2] == 1 {
+                if let begin = start {
+                    var end = index
+                    if end > begin, stream[end - 1] == 0 { end -= 1 }  // a four-byte start code's leading zero
+                    units.append(stream[begin..<end])
+                }
+                index += 3
+                start = index
+            } else {
+                index += 1
+            }
+        }
+        if let begin = start, begin < stream.count { units.append(stream[begin...]) }
+        return units.filter { !$0.isEmpty }
+    }
+
     /// The next picture is encoded as an IDR.
     public mutating func forceIntraFrame() { forceIDR = true }
 

@@ -13,19 +13,29 @@ import Synchronization
 /// that fetches (or fetches again) starts at an IDR made for it at once: it decodes from its
 /// first byte and is shown the picture of now, not the group of pictures before.
 public final class LiveVideoStream: RealtimeVideoReceiver {
+    /// What the pictures are sent in.
+    public enum Container: String, Sendable, Hashable {
+        /// MPEG-TS (`video/mpeg`): DLNA renderers and TVs.
+        case mpegTS
+        /// Fragmented MP4 (`video/mp4`), a fragment per picture: Cast's Default Media Receiver.
+        case fragmentedMP4
+    }
+
     public let format: VideoFrameFormat
+    public let container: Container
     public let settings: LiveVideoSettings
     /// HTTP headers besides the content type (DLNA's, for a renderer).
     public let extraHeaders: [(String, String)]
     public let bytes: LiveByteStream
     public let bitrate: Int
-    public var codec: String { "H.264 in MPEG-TS" }
-    public var mimeType: String { "video/mpeg" }
+    public var codec: String { container == .mpegTS ? "H.264 in MPEG-TS" : "H.264 in fragmented MP4" }
+    public var mimeType: String { container == .mpegTS ? "video/mpeg" : "video/mp4" }
     private let pipeline: Mutex<Pipeline>
 
     private struct Pipeline: ~Copyable {
         var encoder: H264Encoder
-        var muxer: MPEGTSMuxer
+        var transportStream: MPEGTSMuxer
+        var mp4: FragmentedMP4Muxer
     }
 
     /// Bit rate of `format` at 0.08 bit per pixel per frame (``LiveVideoSettings/bitRate``).
@@ -34,7 +44,9 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
     }
 
     /// - Throws: unsupported when no H.264 encoder can be opened (the reason says why).
-    public init(format: VideoFrameFormat, settings: LiveVideoSettings = LiveVideoSettings(), extraHeaders: [(String, String)] = []) throws(MediaDeviceError) {
+    public init(
+        format: VideoFrameFormat, container: Container = .mpegTS, settings: LiveVideoSettings = LiveVideoSettings(), extraHeaders: [(String, String)] = []
+    ) throws(MediaDeviceError) {
         let bitrate = settings.bitRate ?? Self.defaultBitRate(for: format)
         let intraPeriod = max(1, Int((settings.intraPeriod.seconds * format.frameRate).rounded()))
         let encoder: H264Encoder
@@ -43,30 +55,45 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
         } catch {
             throw MediaDeviceError(.unsupported, error.description)
         }
+        // MP4 readers start with the initialization segment, which holds the parameter sets.
+        var header: [UInt8] = []
+        if container == .fragmentedMP4 {
+            guard let sets = try? encoder.parameterSets(),
+                let segment = FragmentedMP4Muxer.initializationSegment(width: format.width, height: format.height, parameterSets: sets)
+            else { throw MediaDeviceError(.unsupported, "the H.264 encoder gave no parameter sets for an MP4 stream") }
+            header = segment
+        }
         self.format = format
+        self.container = container
         self.settings = settings
         self.extraHeaders = extraHeaders
         self.bitrate = bitrate
         // Room for `kept` at twice the aimed rate (IDRs and busy scenes overshoot it).
         let capacity = max(1 << 20, Int(settings.kept.seconds * Double(bitrate) / 4))
-        self.bytes = LiveByteStream(configuration: LiveByteStream.Configuration(capacity: capacity, primeBytes: 0, startPoints: .marked))
-        self.pipeline = Mutex(Pipeline(encoder: encoder, muxer: MPEGTSMuxer(pcrLead: settings.pcrLead)))
+        self.bytes = LiveByteStream(configuration: LiveByteStream.Configuration(capacity: capacity, primeBytes: 0, startPoints: .marked), header: header)
+        self.pipeline = Mutex(
+            Pipeline(encoder: encoder, transportStream: MPEGTSMuxer(pcrLead: settings.pcrLead), mp4: FragmentedMP4Muxer(frameDuration: format.frameDuration)))
     }
 
     public func receive(_ frame: VideoFrame) -> Bool {
         guard frame.format.width == format.width, frame.format.height == format.height else { return false }
-        let packets: [UInt8]? = pipeline.withLock { pipeline in
+        let container = self.container
+        let muxed: (bytes: [UInt8], isIDR: Bool)? = pipeline.withLock { pipeline in
             guard let unit = try? pipeline.encoder.encode(frame.data, encoding: frame.format.encoding, timestamp: frame.presentationTime) else {
                 return nil
             }
-            return pipeline.muxer.packets(accessUnit: unit.bytes, isIDR: unit.isIDR, presentationTime: frame.presentationTime)
+            switch container {
+            case .mpegTS: return (pipeline.transportStream.packets(accessUnit: unit.bytes, isIDR: unit.isIDR, presentationTime: frame.presentationTime), unit.isIDR)
+            case .fragmentedMP4: return (pipeline.mp4.fragment(accessUnit: unit.bytes, isIDR: unit.isIDR, presentationTime: frame.presentationTime), unit.isIDR)
+            }
         }
-        guard let packets else { return false }
-        // Only an IDR's packets (PAT and PMT first) are where a reader may start.
-        bytes.append(packets, syncPoint: packets.count > 2 * MPEGTSMuxer.packetSize && Self.startsWithPAT(packets), presentationTime: frame.presentationTime)
+        guard let muxed else { return false }
+        // Only an IDR's bytes (in a transport stream, PAT and PMT first) are where a reader may start.
+        bytes.append(muxed.bytes, syncPoint: muxed.isIDR, presentationTime: frame.presentationTime)
         return true
     }
 
+    /// Whether transport stream bytes start with a PAT packet.
     static func startsWithPAT(_ packets: [UInt8]) -> Bool {
         packets.count >= 4 && packets[0] == 0x47 && packets[1] & 0x1F == 0 && packets[2] == 0
     }

@@ -71,3 +71,60 @@ import Testing
         #expect(LiveVideoStream.defaultBitRate(for: hd) == 2_211_840)
     }
 }
+
+/// The MP4 container, as Cast receivers get it: FFmpeg reads the initialization segment and
+/// every fragment, from the first fetch and from one that joins later.
+@Suite(.timeLimit(.minutes(1))) struct FragmentedMP4Tests {
+    func numbers(_ bytes: [UInt8], _ format: VideoFrameFormat) throws -> [Int?] {
+        let ffmpeg = try requireTool("/usr/bin/ffmpeg")
+        let gray = try runTool(ffmpeg, ["-v", "error", "-f", "mp4", "-i", "pipe:0", "-f", "rawvideo", "-pix_fmt", "gray", "pipe:1"], input: bytes)
+        let size = format.width * format.height
+        return stride(from: 0, to: gray.count - size + 1, by: size).map {
+            VideoTestPattern.number(inGray: Array(gray[$0..<$0 + size]), width: format.width, height: format.height)
+        }
+    }
+
+    func read(_ response: HTTPServerResponse) -> [UInt8] {
+        guard case .live(let body, _) = response.body else { return [] }
+        var bytes: [UInt8] = []
+        while case .bytes(let chunk) = body.read(maximum: 1 << 20) { bytes += chunk }
+        return bytes
+    }
+
+    @Test func eachFetchIsAWholeMP4FromItsInitializationSegment() throws {
+        let format = try VideoFrameFormat(encoding: .i420, width: 160, height: 90, frameRateNumerator: 30)
+        let stream = try LiveVideoStream(format: format, container: .fragmentedMP4, settings: LiveVideoSettings(bitRate: 300_000, intraPeriod: .seconds(5)))
+        #expect(stream.mimeType == "video/mp4")
+        let first = stream.response(to: HTTPServerRequest(method: "GET", path: "/video.mp4", headers: [:], body: []))
+        for number in 0..<20 {
+            #expect(stream.receive(VideoFrame(format: format, presentationTime: .milliseconds(1000 + number * 33), data: VideoTestPattern.frame(number, format: format))))
+        }
+        let later = stream.response(to: HTTPServerRequest(method: "GET", path: "/video.mp4", headers: [:], body: []))
+        for number in 20..<30 {
+            #expect(stream.receive(VideoFrame(format: format, presentationTime: .milliseconds(1000 + number * 33), data: VideoTestPattern.frame(number, format: format))))
+        }
+        stream.finish()
+        let whole = read(first)
+        #expect(Array(whole[4..<8]) == Array("ftyp".utf8))
+        #expect(try numbers(whole, format) == (0..<30).map { $0 })
+        // The later fetch: the initialization segment, then from the IDR made for it.
+        #expect(try numbers(read(later), format) == (20..<30).map { $0 })
+    }
+
+    @Test func ffprobeReadsTheStreamsCodecSizeAndRate() throws {
+        let ffprobe = try requireTool("/usr/bin/ffprobe")
+        let format = try VideoFrameFormat(encoding: .i420, width: 320, height: 180, frameRateNumerator: 25)
+        let stream = try LiveVideoStream(format: format, container: .fragmentedMP4)
+        let response = stream.response(to: HTTPServerRequest(method: "GET", path: "/video.mp4", headers: [:], body: []))
+        for number in 0..<25 {
+            _ = stream.receive(VideoFrame(format: format, presentationTime: .milliseconds(number * 40), data: VideoTestPattern.frame(number, format: format)))
+        }
+        stream.finish()
+        let report = String(decoding: try runTool(
+            ffprobe, ["-v", "error", "-f", "mp4", "-show_entries", "stream=codec_name,width,height,r_frame_rate,profile", "-of", "compact", "pipe:0"],
+            input: read(response)), as: UTF8.self)
+        #expect(report.contains("codec_name=h264"), "\(report)")
+        #expect(report.contains("width=320") && report.contains("height=180"), "\(report)")
+        #expect(report.contains("r_frame_rate=25/1"), "\(report)")
+    }
+}

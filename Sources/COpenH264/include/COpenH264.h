@@ -30,6 +30,11 @@ int mr_h264_encode(struct mr_h264 *encoder, const uint8_t *y, const uint8_t *u, 
                    int chroma_stride, long long timestamp_ms, int force_idr, uint8_t *output, size_t capacity,
                    size_t *written, int *idr);
 
+/* The stream's SPS and PPS as Annex B into `output` (at most `capacity` bytes), `written` says how
+   many. They stay the same for the stream's life (constant parameter set ids), so a container
+   that wants them up front (MP4's avcC) has them before the first picture. */
+int mr_h264_parameter_sets(struct mr_h264 *encoder, uint8_t *output, size_t capacity, size_t *written);
+
 /* Changes the target bit rate (bit/s) from the next frame. */
 int mr_h264_set_bit_rate(struct mr_h264 *encoder, int bit_rate);
 
