@@ -122,7 +122,7 @@ let package = Package(
         // Google Cast receivers (TVs, speakers, groups) as a MediaDeviceExtension: URL playback, apps, volume.
         .target(
             name: "CastExtension",
-            dependencies: ["CastChannel", "CLibMD", "HTTPServing", "LiveStreaming", "MediaDevice", "RoutingModel", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CastChannel", "CLibMD", "HTTPServing", "LiveStreaming", "VideoStreaming", "MediaDevice", "RoutingModel", "Transport", "MediaClock", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // AirPlay 1 (RAOP) on bytes: RTSP requests and responses, the UDP packets, ALAC frames.
         .target(name: "RAOP", dependencies: ["CLibMD", "IPNetwork", "HAP"], swiftSettings: strict),
@@ -372,7 +372,7 @@ let package = Package(
         .testTarget(name: "CastChannelTests", dependencies: ["CastChannel"]),
         .testTarget(
             name: "CastExtensionTests",
-            dependencies: [ "LiveStreaming","CastExtension", "CastChannel", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel", "Transport"]),
+            dependencies: [ "LiveStreaming","CastExtension", "CastChannel", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel", "Transport", "VideoStreaming"]),
         .testTarget(
             name: "RAOPExtensionTests",
             dependencies: ["RAOPExtension", "LANTransport", "MediaDevice", "MediaRouteTestSupport", "RouteSystem", "RoutingModel", "Coordination", "MediaClock", "Transport", "ExtensionCatalogue", "BoxConfiguration"]),

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import HTTPServing
 public import LiveStreaming
+import VideoStreaming
 public import MediaDevice
 public import RoutingModel
 
@@ -12,11 +13,14 @@ public import RoutingModel
 enum CastContent: CustomStringConvertible {
     case url(URL)
     case live(LiveAudioStream)
+    /// The route's real-time video (``LiveVideoStream``, fragmented MP4).
+    case video(LiveVideoStream)
 
     var description: String {
         switch self {
         case .url(let url): url.absoluteString
         case .live(let stream): "the live stream (\(stream.mimeType))"
+        case .video(let stream): "the live video (\(stream.mimeType))"
         }
     }
 }
@@ -126,18 +130,29 @@ extension CastExtension: RealtimeSampleHandling {
     /// The URL the receiver fetches the live stream at, served to its address only while the
     /// session lasts.
     func liveContentID(for stream: LiveAudioStream, on id: UUID) async throws -> String {
+        try await servedLiveURL(named: "live." + stream.encoding.fileExtension, on: id, respond: { stream.response(to: $0) }) { [weak self] in
+            await self?.liveStreams[id]?.stream === stream
+        }
+    }
+
+    /// The URL the receiver fetches a live stream (audio or video) at, answered by `respond`,
+    /// served to its address only while the session lasts and `stillWanted` says so.
+    func servedLiveURL(
+        named name: String, on id: UUID, respond: @escaping @Sendable (HTTPServerRequest) -> HTTPServerResponse,
+        stillWanted: @Sendable () async -> Bool
+    ) async throws -> String {
         guard let route = routes[id] else { throw MediaDeviceError(.deviceNotActive, "the route ended") }
         guard let facing = route.endpoint.facts.interfaceAddress, case .ip(let host, _, _) = route.endpoint.address else {
             throw MediaDeviceError(.sessionFailed, "no local address faces \(route.device.displayName) to serve the live stream from")
         }
-        let entry = ServedFiles.Live(allowedHost: host) { stream.response(to: $0) }
+        let entry = ServedFiles.Live(allowedHost: host, respond: respond)
         let offered: (url: String, token: String)
         do {
-            offered = try await files.offer(entry, named: "live." + stream.encoding.fileExtension, on: facing, via: fileServers)
+            offered = try await files.offer(entry, named: name, on: facing, via: fileServers)
         } catch {
             throw MediaDeviceError(.sessionFailed, error.description)
         }
-        guard routes[id]?.playback != nil, liveStreams[id]?.stream === stream else {
+        guard routes[id]?.playback != nil, await stillWanted() else {
             files.remove(offered.token)
             throw MediaDeviceError(.deviceNotActive, "the session ended")
         }

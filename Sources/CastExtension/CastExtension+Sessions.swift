@@ -66,6 +66,14 @@ extension CastExtension: MediaDeviceExtension {
                         contentID: try await liveContentID(for: stream, on: session.id), contentType: stream.mimeType,
                         streamType: .live, title: metadata.title, artist: metadata.artist, album: metadata.album,
                         imageURL: metadata.artworkURL?.absoluteString, duration: nil)
+                case .video(let stream):
+                    let id = session.id
+                    let url = try await servedLiveURL(named: "video.mp4", on: id, respond: { stream.response(to: $0) }) { [weak self] in
+                        await self?.liveVideos[id] === stream
+                    }
+                    item = CastMediaItem(
+                        contentID: url, contentType: stream.mimeType, streamType: .live, title: metadata.title, artist: metadata.artist,
+                        album: metadata.album, imageURL: metadata.artworkURL?.absoluteString, duration: nil)
                 }
                 let reply = try await client.request(
                     .load(item, sessionID: application.sessionId, autoplay: true, currentTime: 0, requestID: await client.requestID()),
@@ -87,6 +95,8 @@ extension CastExtension: MediaDeviceExtension {
             routes[session.id]?.playback?.commands = Task { await self.consume(control.commands, on: session.id) }
             if case .live = content {
                 liveStarted(session)
+            } else if case .video(let stream) = content {
+                videoStarted(stream, session: session)
             } else {
                 routingManager.started(application: identifier, playbackControl: control, session: session)
             }
@@ -97,6 +107,7 @@ extension CastExtension: MediaDeviceExtension {
                 playback.control?.finish()
             }
             if case .live = content { liveStreams.removeValue(forKey: session.id)?.stream?.finish() }
+            if case .video(let stream) = content, liveVideos[session.id] === stream { liveVideos.removeValue(forKey: session.id)?.finish() }
             routingManager.sessionFailed(session, error: Self.mediaError(error, activating: false))
         }
     }

@@ -9,6 +9,7 @@ public import Logging
 public import MediaClock
 public import MediaDevice
 public import LiveStreaming
+public import VideoStreaming
 public import RoutingModel
 public import Transport
 
@@ -51,6 +52,8 @@ public actor CastExtension {
         public var requestTimeout: Duration
         /// A route's real-time audio as a live stream: framing, backlog, fetch timeout, latency.
         public var live = CastExtension.defaultLiveSettings
+        /// Real-time video: bit rate, IDR period, backlog, declared latency.
+        public var video = LiveVideoSettings()
 
         public init(
             certificatesPath: String? = nil, applicationNamespaces: [String: String] = [:], heartbeatInterval: Duration = .seconds(5),
@@ -124,6 +127,8 @@ public actor CastExtension {
     var routes: [UUID: Route] = [:]
     /// The routes' real-time audio, each a live stream the receiver fetches.
     var liveStreams: [UUID: CastLiveRoute] = [:]
+    /// The routes' real-time video, each a live fragmented MP4 the receiver fetches.
+    var liveVideos: [UUID: LiveVideoStream] = [:]
     /// Local files played on receivers, each served to its receiver only while its session lasts.
     let files = ServedFiles()
     /// Our HTTP servers the receivers fetch local files from, one per address facing them.
@@ -171,7 +176,9 @@ public actor CastExtension {
         if let udn = record.udn, !endpoint.identifiers.contains(.udn(udn)) { endpoint.identifiers.append(.udn(udn)) }
         let type: MediaOutputDevice.DeviceType = record.isGroup ? .speakerGroup : record.showsVideo ? .tv : .speaker
         // A receiver with sound out also plays the box's own audio, as a live stream it fetches.
-        let capabilities: MediaOutputDevice.Capabilities = record.capabilities.contains(.audioOut) ? [.urlPlayback, .realtimeAudioStreaming] : [.urlPlayback]
+        var capabilities: MediaOutputDevice.Capabilities = record.capabilities.contains(.audioOut) ? [.urlPlayback, .realtimeAudioStreaming] : [.urlPlayback]
+        // One with a screen shows the box's video, as a live MP4 stream it fetches.
+        if record.capabilities.contains(.videoOut) { capabilities.insert(.realtimeVideoStreaming) }
         return MediaOutputDevice(
             id: "cast:" + record.id, displayName: record.friendlyName, capabilities: capabilities, deviceType: type, volumeControl: .absolute,
             canMute: true, requiredNetworkEndpoints: [endpoint])
@@ -369,6 +376,7 @@ public actor CastExtension {
 
     public func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {
         liveStreams.removeValue(forKey: session.id)?.stream?.finish()
+        liveVideos.removeValue(forKey: session.id)?.finish()
         guard let route = routes.removeValue(forKey: session.id) else { return }
         withdrawFiles(of: route.playback)
         route.reconnecting?.cancel()

@@ -194,6 +194,65 @@ class Receiver:
         except OSError as error:
             self.fetched[url] = {"status": 0, "error": str(error)}
 
+    def record_video(self, url):
+        """Fetches a live video stream as a receiver would, keeping its bytes (RECORD/video.stream),
+        decoding it as it comes into 8-bit luma (RECORD/video.gray, a line per read to
+        RECORD/video-times.txt), and at its end writes what ffprobe reads of it to
+        RECORD/video-probe.json: codec, size, frame rate, and the packets' timestamps (continuity)."""
+        import json
+        import subprocess
+        import urllib.request
+        directory = self.args.record
+        stream_path = os.path.join(directory, "video.stream")
+        try:
+            decoder = subprocess.Popen(
+                ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-probesize", "32768",
+                 "-i", "pipe:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "gray", "pipe:1"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+            def drain():
+                total = 0
+                with open(os.path.join(directory, "video.gray"), "wb") as out, open(os.path.join(directory, "video-times.txt"), "w") as times:
+                    while True:
+                        piece = os.read(decoder.stdout.fileno(), 65536)
+                        if not piece:
+                            break
+                        out.write(piece)
+                        out.flush()
+                        total += len(piece)
+                        times.write("%.6f %d\n" % (time.clock_gettime(time.CLOCK_MONOTONIC), total))
+                        times.flush()
+
+            reader = threading.Thread(target=drain, daemon=True)
+            reader.start()
+            total = 0
+            with urllib.request.urlopen(url, timeout=10) as answer, open(stream_path, "wb") as kept:
+                while True:
+                    piece = answer.read1(65536)
+                    if not piece:
+                        break
+                    kept.write(piece)
+                    total += len(piece)
+                    try:
+                        decoder.stdin.write(piece)
+                        decoder.stdin.flush()
+                    except BrokenPipeError:
+                        pass
+            decoder.stdin.close()
+            decoder.wait()
+            reader.join(10)
+            probe = subprocess.run(
+                ["ffprobe", "-v", "error", "-show_entries", "stream=codec_name,width,height,r_frame_rate:packet=pts_time,flags",
+                 "-of", "json", stream_path], capture_output=True, text=True, timeout=60)
+            report = json.loads(probe.stdout or "{}")
+            # Written whole, then named: a reader waiting for the file never sees half of it.
+            with open(os.path.join(directory, "video-probe.json.part"), "w") as out:
+                json.dump(report, out)
+            os.rename(os.path.join(directory, "video-probe.json.part"), os.path.join(directory, "video-probe.json"))
+            self.fetched[url] = {"status": 200, "bytes": total}
+        except (OSError, ValueError) as error:
+            self.fetched[url] = {"status": 0, "error": str(error)}
+
     def media_status(self, request_id=0):
         statuses = []
         if self.media:
@@ -311,6 +370,9 @@ class Receiver:
                 self.broadcast_media_status()
                 if "/media/" in content and self.refusing_fetch:
                     pass  # told to behave like a receiver that accepts LOAD and never fetches
+                elif "/media/" in content and item.get("streamType") == "LIVE" and self.args.record and str(item.get("contentType", "")).startswith("video/"):
+                    # The box's video, live: fetched, decoded and probed.
+                    threading.Thread(target=self.record_video, args=(content,), daemon=True).start()
                 elif ("/media/" in content or content.endswith("/stream")) and item.get("streamType") == "LIVE" and self.args.record:
                     # (`/stream`: mkchromecast's live stream, the benchmark's anchor.)
                     # A live stream the sender serves: decoded as it comes (ffmpeg as the receiver's decoder).

@@ -1,0 +1,61 @@
+import Foundation
+import CastChannel
+import CastExtension
+import MediaDevice
+import MediaRouteTestSupport
+import RouteSystem
+import RoutingModel
+import Testing
+
+/// The box's video on a Cast receiver: a LIVE load of a fragmented MP4 the daemon serves,
+/// fetched, decoded and probed by the test receiver (ffmpeg and ffprobe as its player).
+@Suite(
+    .timeLimit(.minutes(2)),
+    .enabled(if: CastReceiverPeer.available && FileManager.default.isExecutableFile(atPath: "/usr/bin/ffprobe")), .serialized)
+struct CastVideoTests {
+    let format = try! VideoFrameFormat(encoding: .i420, width: 320, height: 180, frameRateNumerator: 25)
+
+    @Test func picturesWrittenAreLoadedAsLIVEMP4AndProbeWhole() async throws {
+        let rig = try await CastRig.make()
+        let device = try await rig.device()
+        #expect(device.capabilities.contains(.realtimeVideoStreaming))
+        let route = try await rig.activate()
+        let acquisition = try await rig.system.acquireVideo(on: route.session, format: format)
+        let count = 100
+        let writer = writePicturesOnOwnThread(0..<count, format: format, to: acquisition.descriptor, period: format.frameDuration)
+        #expect(await eventually(timeout: .seconds(5)) { !rig.peer.received(CastNamespace.media, type: "LOAD").isEmpty })
+        let load = try #require(rig.peer.received(CastNamespace.media, type: "LOAD").first)
+        let media = try #require(load["media"] as? [String: Any])
+        #expect(media["streamType"] as? String == "LIVE")
+        #expect(media["contentType"] as? String == "video/mp4")
+        #expect(await writer.value != nil)
+        // The stream ends with the writer: the receiver probes what it fetched.
+        let probePath = rig.peer.directory + "/video-probe.json"
+        #expect(await eventually(timeout: .seconds(15)) { FileManager.default.fileExists(atPath: probePath) })
+        let probe = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: probePath))) as? [String: Any])
+        let stream = try #require((probe["streams"] as? [[String: Any]])?.first)
+        #expect(stream["codec_name"] as? String == "h264")
+        #expect(stream["width"] as? Int == 320 && stream["height"] as? Int == 180)
+        #expect(stream["r_frame_rate"] as? String == "25/1")
+        // Continuity: every picture a packet, 40 ms apart (the pacer's slots; a late slot shows as a longer gap).
+        let times = ((probe["packets"] as? [[String: Any]]) ?? []).compactMap { ($0["pts_time"] as? String).flatMap(Double.init) }
+        #expect(times.count >= count * 99 / 100, "\(times.count) packets")
+        let gaps = zip(times.dropFirst(), times).map { $0 - $1 }
+        #expect(gaps.allSatisfy { $0 > 0 }, "timestamps rise")
+        #expect(gaps.filter { $0 > 0.1 }.count <= 2, "gaps over 100 ms: \(gaps.filter { $0 > 0.1 })")
+        // And what it decoded shows the pictures in order.
+        let output = VideoOutput(framesPath: rig.peer.directory + "/video.gray", timesPath: rig.peer.directory + "/video-times.txt", width: 320, height: 180)
+        var numbers: [Int] = []
+        let decoded = output.frames()
+        for frame in decoded { if let number = frame.number, numbers.last != number { numbers.append(number) } }
+        #expect(numbers == numbers.sorted())
+        #expect(
+            Set(numbers).count >= count * 99 / 100,
+            "\(Set(numbers).count) of \(count) decoded, \(decoded.count) pictures, \(decoded.filter { $0.number == nil }.count) unreadable, missing \(Set(0..<count).subtracting(numbers).sorted())")
+        let statistics = try #require(await rig.system.videoStatistics(on: route.session))
+        #expect(statistics.codec == "H.264 in fragmented MP4")
+        await rig.system.deactivate(route.session)
+        #expect(await eventually { await rig.handle.cast.servedFileCount == 0 }, "the stream is no longer served")
+        await rig.system.shutdown()
+    }
+}
