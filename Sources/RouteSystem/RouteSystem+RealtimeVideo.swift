@@ -64,6 +64,12 @@ extension RouteSystem {
         await endVideoDelivery(session, forgetting: false)
     }
 
+    /// Whether pictures still flow on the route (acquired, the writer not gone).
+    func videoRunning(_ session: MediaOutputSession) -> Bool {
+        guard let record = videoDeliveries[session.id] else { return false }
+        return record.final == nil
+    }
+
     /// How a route's real-time video goes; nil when none was acquired.
     public func videoStatistics(on session: MediaOutputSession) -> RealtimeVideoStatistics? {
         guard let record = videoDeliveries[session.id] else { return nil }

@@ -773,7 +773,11 @@ public actor RouteSystem {
                 record.realtime = false
                 routes[session.id] = record
                 emit(.sessionEnded(record.route, reason: error))
+            } else if videoRunning(session) {
+                emit(.sessionEnded(record.route, reason: error))
             }
+            // The route's video (its device stopped showing it): the writer's socket closes.
+            if videoRunning(session) { await endVideoDelivery(session, forgetting: false) }
         case .volumeChanged(let device, let volume, let muted):
             let k = key(device)
             let level = volume.isFinite ? min(max(volume, 0), 1) : 0

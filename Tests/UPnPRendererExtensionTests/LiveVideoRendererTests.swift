@@ -7,6 +7,9 @@ import RouteSystem
 import RoutingModel
 import Testing
 import UPnPRendererExtension
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The box's video on a real DLNA renderer: gmediarender in a namespace fetches the route's
 /// H.264 transport stream, decodes it with GStreamer (gstreamer1.0-libav) and shows it into a
@@ -18,6 +21,7 @@ struct LiveVideoRendererTests {
         let renderer: ChildProcess
         let output: VideoOutput
         let system: RouteSystem
+        let recorder: EventRecorder
         let name: String
         let logPath: String
 
@@ -39,7 +43,9 @@ struct LiveVideoRendererTests {
                 logger: Lab.logger)
         }
         await system.beginDiscovery(client: "test")
-        return Rig(lab: lab, renderer: renderer, output: output, system: system, name: name, logPath: "gmediarender-\(room.inside).log")
+        return Rig(
+            lab: lab, renderer: renderer, output: output, system: system, recorder: await EventRecorder(system), name: name,
+            logPath: "gmediarender-\(room.inside).log")
     }
 
     func device(_ rig: Rig) async throws -> SystemDevice {
@@ -82,6 +88,54 @@ struct LiveVideoRendererTests {
         #expect(statistics.framesReceived == UInt64(count))
         #expect(statistics.codec == "H.264 in MPEG-TS")
         #expect(await eventually(timeout: .seconds(5)) { await rig.system.videoStatistics(on: route.session)?.active == false })
+        await rig.system.deactivate(route.session)
+        await rig.system.shutdown()
+    }
+
+    @Test func aRendererKilledMidStreamEndsTheVideoWithAnEventAndClosesTheWriter() async throws {
+        let rig = try await makeRig(name: "Hall TV", uuid: "0a1b2c3d-0000-4000-8000-000000000061")
+        let device = try await device(rig)
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireVideo(on: route.session, format: format)
+        let writer = writePicturesOnOwnThread(0..<750, format: format, to: acquisition.descriptor, period: format.frameDuration)
+        #expect(await eventually(timeout: .seconds(10)) { rig.output.frames().count > 25 }, "it shows first: \(rig.rendererLog.suffix(600))")
+        rig.renderer.kill(SIGKILL)
+        let ended = await rig.recorder.first(timeout: .seconds(15)) { event -> Bool? in
+            switch event {
+            case .routeDeactivated(let ended, _) where ended.session == route.session: true
+            case .sessionEnded(let ended, _) where ended.session == route.session: true
+            default: nil
+            }
+        }
+        #expect(ended == true, "the route's video ended with an event")
+        #expect(await writer.value == nil, "the writer's socket closed under it")
+        #expect(await rig.system.videoStatistics(on: route.session)?.active != true)
+        await rig.system.shutdown()
+    }
+
+    /// A renderer that stops fetching for a while (stopped with SIGSTOP) costs the box no more
+    /// memory than the stream's backlog, and the writer is never held up; when it reads again
+    /// it is shown pictures of then, in order.
+    @Test func aRendererThatStopsFetchingForAWhileShowsPicturesOfNowAfter() async throws {
+        let rig = try await makeRig(name: "Study TV", uuid: "0a1b2c3d-0000-4000-8000-000000000062")
+        let device = try await device(rig)
+        let route = try await rig.system.activate(deviceID: device.id)
+        let acquisition = try await rig.system.acquireVideo(on: route.session, format: format)
+        let writer = writePicturesOnOwnThread(0..<250, format: format, to: acquisition.descriptor, period: format.frameDuration)
+        #expect(await eventually(timeout: .seconds(10)) { rig.output.frames().count > 25 }, "it shows first: \(rig.rendererLog.suffix(600))")
+        rig.renderer.kill(SIGSTOP)
+        try await Task.sleep(for: .seconds(3))
+        rig.renderer.kill(SIGCONT)
+        let written = try #require(await writer.value, "the writer was never held up long enough to fail")
+        #expect(written.count == 250)
+        let statistics = try #require(await rig.system.videoStatistics(on: route.session))
+        #expect(statistics.framesReceived == 250)
+        // After the stop the renderer goes on in order (what it had read, then the stream's newer pictures).
+        try await Task.sleep(for: .seconds(3))
+        var numbers: [Int] = []
+        for frame in rig.output.frames() { if let number = frame.number, numbers.last != number { numbers.append(number) } }
+        #expect(numbers == numbers.sorted(), "in order")
+        #expect((numbers.last ?? 0) > 150, "pictures of after the stop are shown: last \(numbers.last ?? -1)")
         await rig.system.deactivate(route.session)
         await rig.system.shutdown()
     }
