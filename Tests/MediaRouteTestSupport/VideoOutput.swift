@@ -44,19 +44,22 @@ public struct VideoOutput: Sendable {
 }
 
 /// Writes pictures `numbers` of ``VideoTestPattern`` into `descriptor` on a thread of its own,
-/// one every `period` (`period` zero: as fast as the socket takes them), then closes it.
+/// one every `period` (`period` zero: as fast as the socket takes them), then closes it; each is
+/// made as it is written (`making`: the pattern's picture of that number by default).
 /// Returns when each picture's write ended (CLOCK_MONOTONIC seconds, by number); nil when a write failed.
 public func writePicturesOnOwnThread(
-    _ numbers: Range<Int>, format: VideoFrameFormat, to descriptor: Int32, period: Duration
+    _ numbers: Range<Int>, format: VideoFrameFormat, to descriptor: Int32, period: Duration,
+    making: (@Sendable (Int) -> [UInt8])? = nil
 ) -> Task<[Int: Double]?, Never> {
-    let pictures = numbers.map { ($0, VideoTestPattern.frame($0, format: format)) }
+    let make = making ?? { VideoTestPattern.frame($0, format: format) }
     return Task {
         await withCheckedContinuation { finished in
             Thread {
                 var times: [Int: Double] = [:]
                 let start = ContinuousClock.now
                 var failed = false
-                for (index, (number, picture)) in pictures.enumerated() {
+                for (index, number) in numbers.enumerated() {
+                    let picture = make(number)
                     let due = start + period * index
                     let wait = due - ContinuousClock.now
                     if wait > .zero { usleep(UInt32(wait / .microseconds(1))) }

@@ -31,6 +31,24 @@ public enum VideoTestPattern {
         return data
     }
 
+    /// Writes `number`'s band over a picture of `format` (another picture of the pattern, or any),
+    /// so a benchmark cycles a few pictures and still numbers each one it writes.
+    public static func stamp(_ number: Int, into picture: inout [UInt8], format: VideoFrameFormat) {
+        let width = format.width
+        let band = Self.band(width: width, height: format.height)
+        var row = [UInt8](repeating: 16, count: width)
+        for x in 0..<width {
+            let index = x * blocks / width
+            let white = index == 0 ? true : index == blocks - 1 ? false : (number >> (bits - index)) & 1 == 1
+            row[x] = white ? 235 : 16
+        }
+        picture.withUnsafeMutableBufferPointer { pixels in
+            row.withUnsafeBufferPointer { source in
+                for y in 0..<band { (pixels.baseAddress! + y * width).update(from: source.baseAddress!, count: width) }
+            }
+        }
+    }
+
     /// Rows of the number's band: as tall as a block is wide, at most a third of the picture.
     static func band(width: Int, height: Int) -> Int { min(height / 3, max(width / blocks, 8)) }
 
