@@ -97,10 +97,15 @@ struct CastRig {
             id: "Chromecast-abc._googlecast._tcp.local", transport: "lan", address: .ip(host: "10.0.0.5", port: 8009, interface: "eth0"),
             attributes: ["id": "4c4c4544004c4b10805ab8c04f4e4a31", "fn": "Den", "md": "Chromecast", "ca": "4101"], services: ["_googlecast._tcp"])
         let tv = try #require(CastExtension.device(for: endpoint))
-        #expect(tv.deviceType == .tv && tv.displayName == "Den" && tv.capabilities == [.urlPlayback, .realtimeAudioStreaming])
+        #expect(tv.deviceType == .tv && tv.displayName == "Den" && tv.capabilities == [.urlPlayback, .realtimeAudioStreaming, .realtimeVideoStreaming])
         var silent = endpoint
         silent.attributes["ca"] = "1"
-        #expect(CastExtension.device(for: silent)?.capabilities == [.urlPlayback], "a receiver with no sound out takes no audio stream")
+        #expect(
+            CastExtension.device(for: silent)?.capabilities == [.urlPlayback, .realtimeVideoStreaming],
+            "a receiver with a screen and no sound out takes video and no audio stream")
+        var speaker = endpoint
+        speaker.attributes["ca"] = "4"
+        #expect(CastExtension.device(for: speaker)?.capabilities == [.urlPlayback, .realtimeAudioStreaming], "no screen: no video")
         #expect(tv.requiredNetworkEndpoints.first?.allIdentifiers.contains(.udn("uuid:4c4c4544-004c-4b10-805a-b8c04f4e4a31")) == true)
         var group = endpoint
         group.attributes = ["id": "ffee", "fn": "Downstairs", "md": "Google Cast Group", "ca": "2084"]
