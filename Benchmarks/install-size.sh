@@ -40,7 +40,7 @@ size_of() {
     [ -s "$1" ] || { echo 0; return; }
     apt-cache show --no-all-versions $(cat "$1") 2>/dev/null | awk '/^Installed-Size:/ {s += $2} END {print s * 1024}'
 }
-for feature in "the package's own dependencies:mediaroute-depends" "AirPlay's ALAC (libavcodec59):libavcodec59" "the PipeWire nodes (libpipewire-0.3-0):libpipewire-0.3-0" "Bluetooth (bluez):bluez" "aptX and aptX HD (libfreeaptx0):libfreeaptx0" "LDAC (libldacbt-enc2 libldacbt-abr2):libldacbt-enc2 libldacbt-abr2"; do
+for feature in "the package's own dependencies:mediaroute-depends" "AirPlay's ALAC (libavcodec59):libavcodec59" "the PipeWire nodes (libpipewire-0.3-0):libpipewire-0.3-0" "Bluetooth (bluez):bluez" "aptX and aptX HD (libfreeaptx0):libfreeaptx0" "LDAC (libldacbt-enc2 libldacbt-abr2):libldacbt-enc2 libldacbt-abr2" "real-time video's H.264 (libopenh264-7):libopenh264-7"; do
     name=${feature%%:*}
     packages=${feature##*:}
     if [ "$packages" = mediaroute-depends ]; then
