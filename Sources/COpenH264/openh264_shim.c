@@ -140,14 +140,6 @@ void mr_h264_free(struct mr_h264 *encoder) {
     free(encoder);
 }
 
-int mr_h264_set_bit_rate(struct mr_h264 *encoder, int bit_rate) {
-    SBitrateInfo info;
-    memset(&info, 0, sizeof info);
-    info.iLayer = SPATIAL_LAYER_ALL;
-    info.iBitrate = bit_rate;
-    return (*encoder->encoder)->SetOption(encoder->encoder, ENCODER_OPTION_BITRATE, &info) == 0 ? 0 : -1;
-}
-
 static int copy_layers(const SFrameBSInfo *info, uint8_t *output, size_t capacity, size_t *written) {
     size_t total = 0;
     for (int index = 0; index < info->iLayerNum; index++) {

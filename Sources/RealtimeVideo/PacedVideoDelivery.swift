@@ -52,6 +52,16 @@ public final class PacedVideoDelivery: Sendable {
         self.state = Mutex(State(pacer: VideoFramePacer(period: format.frameDuration)))
     }
 
+    deinit {
+        // A delivery whose thread never ran (its start failed, or it was never started) still owns
+        // the read end and the wake-up pair; the thread closes them when it ran.
+        if !state.withLock({ $0.started }) {
+            close(descriptor)
+            close(wake)
+            close(wakeWriter)
+        }
+    }
+
     /// A connected stream socket pair: the read end for the delivery, the write end for the
     /// app, its send buffer about one picture (the kernel doubles what is asked).
     public static func socketPair(for format: VideoFrameFormat) throws(MediaDeviceError) -> (reader: Int32, writer: Int32) {
@@ -83,6 +93,7 @@ public final class PacedVideoDelivery: Sendable {
         }, context)
         guard created == 0 else {
             Unmanaged<PacedVideoDelivery>.fromOpaque(context).release()
+            state.withLock { $0.started = false }
             throw MediaDeviceError(.sessionFailed, "cannot start the video thread (\(created))")
         }
         pthread_detach(thread)

@@ -3,7 +3,10 @@
 /// The first picture shows as it comes; after it a picture is sent at every period's slot: the
 /// newest that arrived since the slot before (older ones are dropped: the app wrote faster than
 /// it declared), or the last one again when none came (repeated: a screen-cast stream sends a
-/// picture only when the screen changes). A slot missed because the thread was late (the
+/// picture only when the screen changes). The slots after the first lie half a period off the
+/// writer's pace (the first picture's arrival), so a picture a little late or early still falls
+/// in its own period: slots in step with the writer dropped up to one picture in six with both
+/// cores busy (each a little late for its slot, then overtaken by the next). A slot missed because the thread was late (the
 /// encoder took longer than a period) is not made up: the pace goes on from now.
 public struct VideoFramePacer: Sendable, Hashable {
     /// What to send at a slot.
@@ -25,6 +28,7 @@ public struct VideoFramePacer: Sendable, Hashable {
     public private(set) var missedSlots: UInt64 = 0
     private var pending = false
     private var shownAny = false
+    private var phased = false
 
     public init(period: Duration) {
         precondition(period > .zero)
@@ -53,6 +57,11 @@ public struct VideoFramePacer: Sendable, Hashable {
         let action: Action? = pending ? .newest : (shownAny ? .repeatLast : nil)
         pending = false
         var next = due + period
+        if !phased {
+            // After the first picture: half a period later, between the writer's arrivals.
+            next += period / 2
+            phased = true
+        }
         if next <= now {
             // Late by a period or more: the slots passed are given up, the pace resumes from now.
             let behind = Int64((now - next) / period) + 1

@@ -56,9 +56,6 @@ public struct YUV4MPEG2Parser: Sendable {
         return frames
     }
 
-    /// Bytes of an unfinished frame or line at the end of the stream.
-    public var pendingBytes: Int { frame.count + line.count }
-
     /// Checks the stream ended between frames.
     public func finish() throws(YUV4MPEG2Error) {
         if inFrame, let format { throw .truncatedFrame(bytes: frame.count, expected: format.frameBytes) }

@@ -41,12 +41,17 @@ extension RouteSystem {
         let token = nextVideoDelivery
         let delivery: PacedVideoDelivery
         do {
-            delivery = try PacedVideoDelivery(
-                reading: reader, format: format, receiver: receiver, now: SampleBuffer.clockNow,
-                ended: { [weak self] statistics in Task { await self?.videoDeliveryEnded(session, token: token, statistics) } })
+            do {
+                delivery = try PacedVideoDelivery(
+                    reading: reader, format: format, receiver: receiver, now: SampleBuffer.clockNow,
+                    ended: { [weak self] statistics in Task { await self?.videoDeliveryEnded(session, token: token, statistics) } })
+            } catch {
+                close(reader)
+                throw error
+            }
+            // From here the delivery owns the read end (closed by its thread, or when it goes unstarted).
             try delivery.start()
         } catch {
-            close(reader)
             close(writer)
             receiver.finish()
             await loaded.call { _ in await handler.stopRealtimeVideo(session: session) }

@@ -23,7 +23,7 @@ public struct H264Encoder: ~Copyable {
 
     public let format: VideoFrameFormat
     public let intraPeriod: Int
-    public private(set) var bitRate: Int
+    public let bitRate: Int
     private let encoder: OpaquePointer
     private var output: [UInt8]
     private var planes: [UInt8] = []
@@ -94,10 +94,6 @@ public struct H264Encoder: ~Copyable {
     /// The next picture is encoded as an IDR.
     public mutating func forceIntraFrame() { forceIDR = true }
 
-    /// A new target bit rate from the next picture.
-    public mutating func setBitRate(_ bitRate: Int) {
-        if mr_h264_set_bit_rate(encoder, Int32(clamping: bitRate)) == 0 { self.bitRate = bitRate }
-    }
 
     /// Encodes one picture of ``format`` (I420 or NV12, ``VideoFrameFormat/frameBytes`` bytes);
     /// nil when the encoder skipped it.

@@ -93,11 +93,6 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
         return true
     }
 
-    /// Whether transport stream bytes start with a PAT packet.
-    static func startsWithPAT(_ packets: [UInt8]) -> Bool {
-        packets.count >= 4 && packets[0] == 0x47 && packets[1] & 0x1F == 0 && packets[2] == 0
-    }
-
     public func finish() { bytes.finish() }
 
     /// The answer to a device's fetch. The first fetch gets the stream from its first picture

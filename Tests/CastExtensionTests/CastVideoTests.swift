@@ -49,8 +49,12 @@ struct CastVideoTests {
         let decoded = output.frames()
         for frame in decoded { if let number = frame.number, numbers.last != number { numbers.append(number) } }
         #expect(numbers == numbers.sorted())
+        // Every picture the pacer sent is decoded; with both cores busy the writer's thread wakes late
+        // at times and the older of two pictures is dropped (counted), never one that was sent.
+        let dropped = Int(try #require(await rig.system.videoStatistics(on: route.session)).framesDropped)
+        #expect(dropped <= count / 10, "\(dropped) dropped by the pacer")
         #expect(
-            Set(numbers).count >= count * 99 / 100,
+            Set(numbers).count >= count - dropped,
             "\(Set(numbers).count) of \(count) decoded, \(decoded.count) pictures, \(decoded.filter { $0.number == nil }.count) unreadable, missing \(Set(0..<count).subtracting(numbers).sorted())")
         let statistics = try #require(await rig.system.videoStatistics(on: route.session))
         #expect(statistics.codec == "H.264 in fragmented MP4")

@@ -10,10 +10,12 @@ import Testing
         #expect(pacer.slot(at: .zero) == nil)  // nothing yet
         pacer.arrived(at: .milliseconds(5))
         #expect(pacer.slot(at: .milliseconds(5)) == .newest)
-        #expect(pacer.nextSlot == .milliseconds(45))
-        pacer.arrived(at: .milliseconds(30))
-        #expect(pacer.slot(at: .milliseconds(44)) == nil)  // not due yet
-        #expect(pacer.slot(at: .milliseconds(45)) == .newest)
+        // Half a period off the writer's pace: a picture a little late for 45 ms is still in time.
+        #expect(pacer.nextSlot == .milliseconds(65))
+        pacer.arrived(at: .milliseconds(50))
+        #expect(pacer.slot(at: .milliseconds(64)) == nil)  // not due yet
+        #expect(pacer.slot(at: .milliseconds(65)) == .newest)
+        #expect(pacer.nextSlot == .milliseconds(105))
         #expect((pacer.sent, pacer.dropped, pacer.repeated) == (2, 0, 0))
     }
 
@@ -21,8 +23,8 @@ import Testing
         var pacer = VideoFramePacer(period: period)
         pacer.arrived(at: .zero)
         _ = pacer.slot(at: .zero)
-        for index in 1...3 { pacer.arrived(at: .milliseconds(index * 10)) }  // three within one period
-        #expect(pacer.slot(at: .milliseconds(40)) == .newest)
+        for index in 1...3 { pacer.arrived(at: .milliseconds(index * 15)) }  // three before the next slot
+        #expect(pacer.slot(at: .milliseconds(60)) == .newest)
         #expect((pacer.received, pacer.sent, pacer.dropped) == (4, 2, 2))
     }
 
@@ -30,10 +32,10 @@ import Testing
         var pacer = VideoFramePacer(period: period)
         pacer.arrived(at: .zero)
         _ = pacer.slot(at: .zero)
-        #expect(pacer.slot(at: .milliseconds(40)) == .repeatLast)
-        #expect(pacer.slot(at: .milliseconds(80)) == .repeatLast)
-        pacer.arrived(at: .milliseconds(100))
-        #expect(pacer.slot(at: .milliseconds(120)) == .newest)
+        #expect(pacer.slot(at: .milliseconds(60)) == .repeatLast)
+        #expect(pacer.slot(at: .milliseconds(100)) == .repeatLast)
+        pacer.arrived(at: .milliseconds(120))
+        #expect(pacer.slot(at: .milliseconds(140)) == .newest)
         #expect((pacer.sent, pacer.repeated, pacer.dropped) == (4, 2, 0))
     }
 
@@ -42,9 +44,9 @@ import Testing
         pacer.arrived(at: .zero)
         _ = pacer.slot(at: .zero)
         pacer.arrived(at: .milliseconds(10))
-        // Woken 130 ms late: one picture now, the three slots passed are given up.
+        // Due at 60, woken at 170: one picture now, the two slots passed (100, 140) are given up.
         #expect(pacer.slot(at: .milliseconds(170)) == .newest)
-        #expect(pacer.missedSlots == 3)
+        #expect(pacer.missedSlots == 2)
         #expect(pacer.nextSlot == .milliseconds(210))
         #expect(pacer.slot(at: .milliseconds(209)) == nil)
     }

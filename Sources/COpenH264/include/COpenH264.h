@@ -35,9 +35,6 @@ int mr_h264_encode(struct mr_h264 *encoder, const uint8_t *y, const uint8_t *u, 
    that wants them up front (MP4's avcC) has them before the first picture. */
 int mr_h264_parameter_sets(struct mr_h264 *encoder, uint8_t *output, size_t capacity, size_t *written);
 
-/* Changes the target bit rate (bit/s) from the next frame. */
-int mr_h264_set_bit_rate(struct mr_h264 *encoder, int bit_rate);
-
 /* The library's version as "major.minor.revision", or the reason it cannot be opened. */
 void mr_h264_version(char *text, size_t size);
 
