@@ -183,11 +183,11 @@ let package = Package(
         // An app's real-time samples into an acquired route descriptor (RealtimeSampleSink):
         // apps that stream link this, not the extension API.
         .target(name: "SampleSink", dependencies: ["RoutingModel", "IOReactor"], swiftSettings: strict),
-        // libpipewire-0.3 through dlopen (headers only at build time): the PipeWire sink node.
+        // libpipewire-0.3 through dlopen (headers only at build time): the PipeWire sink nodes (audio, video).
         .systemLibrary(name: "CPipeWire", path: "Sources/CPipeWire"),
         .target(
             name: "PipeWireSink",
-            dependencies: ["CPipeWire", "DBus", "MediaRouteBusAPI", "RoutingModel"],
+            dependencies: ["CPipeWire", "DBus", "MediaRouteBusAPI", "RoutingModel", "RealtimeVideo"],
             swiftSettings: strict + [.unsafeFlags(["-Xcc", "-I/usr/include/pipewire-0.3", "-Xcc", "-I/usr/include/spa-0.2"])]),
         // Real-time video delivery: an app's pictures read on a thread of the route's own and paced
         // to the declared frame rate; YUV4MPEG2 files.

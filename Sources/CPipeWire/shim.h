@@ -15,6 +15,7 @@
 #include <pipewire/pipewire.h>
 #include <spa/param/audio/format-utils.h>
 #include <spa/param/latency-utils.h>
+#include <spa/param/video/format-utils.h>
 
 struct mr_pw_api {
     void *library;
@@ -34,6 +35,7 @@ struct mr_pw_api {
     int (*stream_queue_buffer)(struct pw_stream *stream, struct pw_buffer *buffer);
     void (*stream_destroy)(struct pw_stream *stream);
     uint32_t (*stream_get_node_id)(struct pw_stream *stream);
+    int (*stream_update_params)(struct pw_stream *stream, const struct spa_pod **params, uint32_t n_params);
 };
 
 static inline struct mr_pw_api *mr_pw(void) {
@@ -66,6 +68,7 @@ static inline int mr_pw_open(char *error, size_t size) {
     MR_PW_SYMBOL(stream_queue_buffer, "pw_stream_queue_buffer")
     MR_PW_SYMBOL(stream_destroy, "pw_stream_destroy")
     MR_PW_SYMBOL(stream_get_node_id, "pw_stream_get_node_id")
+    MR_PW_SYMBOL(stream_update_params, "pw_stream_update_params")
 #undef MR_PW_SYMBOL
     api->library = library;
     return 0;
@@ -144,4 +147,105 @@ static inline uint8_t *mr_pw_buffer_bytes(struct pw_buffer *buffer, uint32_t *si
     *size = SPA_MIN(data->chunk->size, data->maxsize - offset);
     return (uint8_t *)data->data + offset;
 }
+
+/* Stream events with `process`, `state_changed` and `param_changed` set (a video stream learns
+ * its format from param_changed). */
+static inline struct pw_stream_events mr_pw_video_stream_events(void (*process)(void *),
+        void (*state_changed)(void *, enum pw_stream_state, enum pw_stream_state, const char *),
+        void (*param_changed)(void *, uint32_t, const struct spa_pod *)) {
+    struct pw_stream_events events = mr_pw_stream_events(process, state_changed);
+    events.param_changed = param_changed;
+    return events;
+}
+
+/* The raw video formats the node takes, in the order it prefers them (4:2:0 first: no
+ * conversion), any size from 16x16 to 4096x2304 (default `width`x`height`) and any frame
+ * rate up to 120 (0/1 is a screen cast's "variable": its maxFramerate is used). */
+static inline const struct spa_pod *mr_pw_video_formats(uint8_t *buffer, uint32_t size, uint32_t width, uint32_t height, uint32_t rate) {
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, size);
+    struct spa_rectangle size_default = SPA_RECTANGLE(width, height), size_min = SPA_RECTANGLE(16, 16), size_max = SPA_RECTANGLE(4096, 2304);
+    struct spa_fraction rate_default = SPA_FRACTION(rate, 1), rate_min = SPA_FRACTION(0, 1), rate_max = SPA_FRACTION(120, 1);
+    return (const struct spa_pod *)spa_pod_builder_add_object(&builder,
+        SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat,
+        SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
+        SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw),
+        SPA_FORMAT_VIDEO_format, SPA_POD_CHOICE_ENUM_Id(12,
+            SPA_VIDEO_FORMAT_I420, SPA_VIDEO_FORMAT_I420, SPA_VIDEO_FORMAT_NV12, SPA_VIDEO_FORMAT_YUY2,
+            SPA_VIDEO_FORMAT_BGRx, SPA_VIDEO_FORMAT_BGRA, SPA_VIDEO_FORMAT_RGBx, SPA_VIDEO_FORMAT_RGBA,
+            SPA_VIDEO_FORMAT_xRGB, SPA_VIDEO_FORMAT_ARGB, SPA_VIDEO_FORMAT_xBGR, SPA_VIDEO_FORMAT_ABGR),
+        SPA_FORMAT_VIDEO_size, SPA_POD_CHOICE_RANGE_Rectangle(&size_default, &size_min, &size_max),
+        SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction(&rate_default, &rate_min, &rate_max));
+}
+
+/* The raw video format PipeWire settled on: 0, or -1 when `param` is not raw video.
+ * `format` is 0 I420, 1 NV12, 2 YUY2, 3 BGRx/BGRA, 4 RGBx/RGBA, 5 xRGB/ARGB, 6 xBGR/ABGR, -1 other. */
+static inline int mr_pw_parse_video_format(const struct spa_pod *param, int *format, uint32_t *width, uint32_t *height,
+                                           uint32_t *rate_num, uint32_t *rate_den, uint32_t *max_num, uint32_t *max_den) {
+    uint32_t media_type = 0, media_subtype = 0;
+    if (param == NULL || spa_format_parse(param, &media_type, &media_subtype) < 0) return -1;
+    if (media_type != SPA_MEDIA_TYPE_video || media_subtype != SPA_MEDIA_SUBTYPE_raw) return -1;
+    struct spa_video_info_raw info;
+    memset(&info, 0, sizeof info);
+    if (spa_format_video_raw_parse(param, &info) < 0) return -1;
+    switch (info.format) {
+    case SPA_VIDEO_FORMAT_I420: *format = 0; break;
+    case SPA_VIDEO_FORMAT_NV12: *format = 1; break;
+    case SPA_VIDEO_FORMAT_YUY2: *format = 2; break;
+    case SPA_VIDEO_FORMAT_BGRx: case SPA_VIDEO_FORMAT_BGRA: *format = 3; break;
+    case SPA_VIDEO_FORMAT_RGBx: case SPA_VIDEO_FORMAT_RGBA: *format = 4; break;
+    case SPA_VIDEO_FORMAT_xRGB: case SPA_VIDEO_FORMAT_ARGB: *format = 5; break;
+    case SPA_VIDEO_FORMAT_xBGR: case SPA_VIDEO_FORMAT_ABGR: *format = 6; break;
+    default: *format = -1; break;
+    }
+    *width = info.size.width;
+    *height = info.size.height;
+    *rate_num = info.framerate.num;
+    *rate_den = info.framerate.denom;
+    *max_num = info.max_framerate.num;
+    *max_den = info.max_framerate.denom;
+    return 0;
+}
+
+/* The buffers a video stream takes once its format is known: mapped memory (plain or a memfd),
+ * never a DMA-BUF the CPU cannot read; 2 to 8 of them. */
+static inline const struct spa_pod *mr_pw_video_buffers(uint8_t *buffer, uint32_t size) {
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, size);
+    return (const struct spa_pod *)spa_pod_builder_add_object(&builder,
+        SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
+        SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(4, 2, 8),
+        SPA_PARAM_BUFFERS_dataType, SPA_POD_CHOICE_FLAGS_Int((1 << SPA_DATA_MemPtr) | (1 << SPA_DATA_MemFd)));
+}
+
+/* Properties of a video sink node: media.class Video/Sink, its names. */
+static inline struct pw_properties *mr_pw_video_sink_properties(const char *node_name, const char *description) {
+    return mr_pw()->properties_new(
+        PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY, "Playback", PW_KEY_MEDIA_CLASS, "Video/Sink",
+        PW_KEY_NODE_NAME, node_name, PW_KEY_NODE_DESCRIPTION, description, NULL);
+}
+
+/* Properties of a capture stream from the node named `target` (a camera, a screen cast). */
+static inline struct pw_properties *mr_pw_video_capture_properties(const char *target) {
+    return mr_pw()->properties_new(
+        PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY, "Capture", PW_KEY_MEDIA_ROLE, "Screen",
+        PW_KEY_NODE_NAME, "mediaroute.mirror", PW_KEY_TARGET_OBJECT, target, NULL);
+}
+
+/* Data block `index` of a buffer: its bytes, their count and the stride of its rows. */
+static inline uint8_t *mr_pw_buffer_plane(struct pw_buffer *buffer, uint32_t index, uint32_t *size, int32_t *stride) {
+    struct spa_buffer *spa = buffer->buffer;
+    *size = 0;
+    *stride = 0;
+    if (index >= spa->n_datas) return NULL;
+    struct spa_data *data = &spa->datas[index];
+    if (data->data == NULL || data->chunk == NULL) return NULL;
+    uint32_t offset = SPA_MIN(data->chunk->offset, data->maxsize);
+    *size = SPA_MIN(data->chunk->size, data->maxsize - offset);
+    /* A chunk of size 0 is no new picture (a screen cast whose only change is the cursor's). */
+    if (data->chunk->flags & SPA_CHUNK_FLAG_CORRUPTED) *size = 0;
+    *stride = data->chunk->stride;
+    return (uint8_t *)data->data + offset;
+}
+
+/* How many data blocks a buffer has. */
+static inline uint32_t mr_pw_buffer_planes(struct pw_buffer *buffer) { return buffer->buffer->n_datas; }
 #endif

@@ -12,7 +12,7 @@ import RealtimeVideo
 /// Bytes that reach the daemon other than from radios: push payloads from any local
 /// process, the box's configuration, udev properties, scenario files.
 enum FileHarnesses {
-    static let all: [FuzzHarness] = [push, configuration, udev, scenario, loopbackWire, wavHeader, yuv4mpeg2]
+    static let all: [FuzzHarness] = [push, configuration, udev, scenario, loopbackWire, wavHeader, yuv4mpeg2, rawPicture]
 
     /// The start of a WAV file or of standard input, as `mediaroutectl stream` reads it.
     static let wavHeader = FuzzHarness("wav-header", "RIFF/WAVE headers: chunks, fmt (PCM, float, extensible), data", maximumLength: 80 * 1024) { bytes in
@@ -41,6 +41,38 @@ enum FileHarnesses {
         if format.width % 2 != 0 || format.height % 2 != 0 || format.width > 4096 || format.height > 2304 || format.frameRate > 120 {
             return "accepted \(format)"
         }
+        return nil
+    }
+
+    /// A raw picture as a PipeWire producer hands it to a video node: the first bytes say the pixel
+    /// format, size, planes and strides (any values, as another process may send), the rest are
+    /// the planes' bytes. The conversion converts or refuses with a typed error; it never reads
+    /// past a plane.
+    static let rawPicture = FuzzHarness("raw-picture", "PipeWire video buffers: pixel format, size, strides and planes", maximumLength: 64 * 1024) { bytes in
+        guard bytes.count >= 12 else { return nil }
+        func word(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
+        let formats = RawPictureLayout.PixelFormat.allCases
+        let layout = RawPictureLayout(pixelFormat: formats[Int(bytes[0]) % formats.count], width: word(1) % 600, height: word(3) % 600)
+        let strides = [word(5) - 8, word(7) - 8, word(9) - 8]
+        let planeCount = 1 + Int(bytes[11]) % 3
+        guard let format = try? layout.outputFormat(frameRateNumerator: 30, frameRateDenominator: 1) else { return nil }
+        let data = Array(bytes[12...])
+        var output: [UInt8] = []
+        let result = data.withUnsafeBytes { raw -> Result<Void, RawPictureError> in
+            var planes: [RawPictureLayout.Plane] = []
+            let piece = raw.count / planeCount
+            for index in 0..<planeCount {
+                let end = index == planeCount - 1 ? raw.count : (index + 1) * piece
+                planes.append(RawPictureLayout.Plane(bytes: UnsafeRawBufferPointer(rebasing: raw[(index * piece)..<end]), stride: strides[index]))
+            }
+            do throws(RawPictureError) {
+                try layout.convert(planes, into: &output, as: format)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        if case .success = result, output.count != format.frameBytes { return "a picture of \(output.count) bytes for \(format)" }
         return nil
     }
 

@@ -104,14 +104,8 @@ public enum PipeWireSink {
     /// Publishes the node and runs PipeWire's loop on this thread until SIGTERM or SIGINT.
     /// - Returns: the process's exit status (0; ``exitUnavailable``; ``exitPipeWireLost``; 1: failed).
     public static func run(_ options: Options) -> Int32 {
-        _ = mr_die_with_parent()
-        // SIGTERM and SIGINT reach the loop through its signal source (a signalfd): blocked in
-        // every thread from here on, PipeWire's data thread and Swift's pool included.
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, SIGTERM)
-        sigaddset(&signals, SIGINT)
-        pthread_sigmask(SIG_BLOCK, &signals, nil)
+        _ = dieWithParent()
+        blockQuitSignals()
         var reason = [CChar](repeating: 0, count: 256)
         guard mr_pw_open(&reason, reason.count) == 0 else {
             let text = String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -199,6 +193,19 @@ public enum PipeWireSink {
         api.main_loop_destroy(mainLoop)
         state.releaseAudio()
         return state.lost.load(ordering: .relaxed) ? exitPipeWireLost : 0
+    }
+
+    /// The process ends with the daemon that started it, even one that was killed.
+    static func dieWithParent() -> Int32 { mr_die_with_parent() }
+
+    /// SIGTERM and SIGINT reach PipeWire's loop through its signal source (a signalfd): blocked in
+    /// every thread from here on, PipeWire's data thread and Swift's pool included.
+    static func blockQuitSignals() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
     }
 
     static func printError(_ line: String) {

@@ -156,6 +156,15 @@ struct Daemon {
                 exit(PipeWireSink.run(options))
             }
         }
+        if CommandLine.arguments.dropFirst().first == "pipewire-video-sink" {
+            // A route's PipeWire video sink node, started by the daemon (PipeWireSinkLauncher).
+            switch PipeWireVideoSink.Options.parse(Array(CommandLine.arguments.dropFirst(2))) {
+            case .failure(let error): fail(error.description, status: 64)
+            case .success(let options):
+                // PipeWire's loop runs on this thread; the route's video is acquired by tasks on Swift's pool.
+                exit(PipeWireVideoSink.run(options))
+            }
+        }
         if CommandLine.arguments.dropFirst().first == "pipewire-session" {
             // The routes' sink nodes in a user's session PipeWire (mediaroute-pipewire.service).
             // The daemon's executors, for their quiet and because their threads never end: a sink

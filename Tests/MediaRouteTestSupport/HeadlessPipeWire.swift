@@ -20,6 +20,31 @@ public final class HeadlessPipeWire: Sendable {
         return missing.isEmpty && PrivateBus.isAvailable
     }
 
+    /// Whether GStreamer's PipeWire elements, y4mdec and videotestsrc are installed, to send video
+    /// into this PipeWire (prints why not when they are not).
+    public static var videoAvailable: Bool {
+        let plugins = "/usr/lib/\(multiarchTriplet)/gstreamer-1.0/"
+        let missing = ["/usr/bin/gst-launch-1.0", plugins + "libgstpipewire.so", plugins + "libgsty4mdec.so", plugins + "libgstvideotestsrc.so"]
+            .filter { !FileManager.default.fileExists(atPath: $0) }
+        if !missing.isEmpty {
+            print("skipping: \(missing.joined(separator: ", ")) missing (apt-get install gstreamer1.0-tools gstreamer1.0-pipewire gstreamer1.0-plugins-bad gstreamer1.0-plugins-base)")
+        }
+        return available && missing.isEmpty
+    }
+
+    static var multiarchTriplet: String {
+        #if arch(arm64)
+        "aarch64-linux-gnu"
+        #else
+        "x86_64-linux-gnu"
+        #endif
+    }
+
+    /// Runs `gst-launch-1.0 -q` with `elements` (its pipeline, one word per argument) as a client of this PipeWire.
+    public func gstreamer(_ elements: [String]) throws -> ChildProcess {
+        try ChildProcess(["/usr/bin/gst-launch-1.0", "-q"] + elements, environment: environment)
+    }
+
     /// The environment a client of this PipeWire needs.
     public var environment: [String: String] {
         ["XDG_RUNTIME_DIR": runtimeDirectory, "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(runtimeDirectory)/bus", "PIPEWIRE_LOG_LEVEL": "0"]

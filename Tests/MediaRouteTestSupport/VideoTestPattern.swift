@@ -70,4 +70,11 @@ public enum VideoTestPattern {
         }
         return number
     }
+
+    /// Pictures `numbers` of `format` (I420) as a YUV4MPEG2 stream, as FFmpeg writes one.
+    public static func yuv4mpeg2(_ numbers: Range<Int>, format: VideoFrameFormat) -> [UInt8] {
+        var bytes = Array("YUV4MPEG2 W\(format.width) H\(format.height) F\(format.frameRateNumerator):\(format.frameRateDenominator) Ip A1:1 C420jpeg\n".utf8)
+        for number in numbers { bytes += Array("FRAME\n".utf8) + frame(number, format: format) }
+        return bytes
+    }
 }

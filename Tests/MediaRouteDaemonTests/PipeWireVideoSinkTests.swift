@@ -1,0 +1,149 @@
+import DBus
+import Foundation
+import MediaRouteBusAPI
+import MediaRouteTestSupport
+import MediaRouteTesting
+import PipeWireSink
+import RoutingModel
+import Testing
+
+/// A stand-in for the daemon's `Session1.AcquireVideo`: each acquisition's format, and the
+/// pictures read from its socket (their pattern numbers), until the writer closes it.
+final class VideoRouteStandIn: Sendable {
+    struct Acquisition: Sendable {
+        var format: VideoFrameFormat
+        var pictures: [[UInt8]] = []
+        var closed = false
+    }
+
+    let acquisitions = Locked<[Acquisition]>([])
+    let session: DBusObjectPath = "/org/mediaroute/session/video"
+
+    init(server: DBusConnection) async throws {
+        let acquisitions = self.acquisitions
+        await server.export(DBusObject(interfaces: [DBusInterface(Session1.interface, methods: [
+            DBusMethod(
+                "AcquireVideo",
+                inputs: [DBusArgument("encoding", "s"), DBusArgument("width", "u"), DBusArgument("height", "u"), DBusArgument("rate_num", "u"), DBusArgument("rate_den", "u")],
+                outputs: [DBusArgument("fd", "h"), DBusArgument("latency_us", "t")]
+            ) { call in
+                guard case .acquireVideo(let format) = try Session1.Call(member: "AcquireVideo", arguments: call.arguments) else { throw DBusError.invalidArgs("AcquireVideo") }
+                var ends: [Int32] = [-1, -1]
+                guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0 else { throw DBusError.invalidArgs("no socket") }
+                let index = acquisitions.withLock { list in
+                    list.append(Acquisition(format: format))
+                    return list.count - 1
+                }
+                let ours = ends[0]
+                Thread.detachNewThread {
+                    var picture = [UInt8](repeating: 0, count: format.frameBytes)
+                    var filled = 0
+                    while true {
+                        let count = picture.withUnsafeMutableBytes { recv(ours, $0.baseAddress! + filled, format.frameBytes - filled, 0) }
+                        if count <= 0 { break }
+                        filled += count
+                        if filled == format.frameBytes {
+                            acquisitions.withLock { $0[index].pictures.append(picture) }
+                            filled = 0
+                        }
+                    }
+                    close(ours)
+                    acquisitions.withLock { $0[index].closed = true }
+                }
+                return Session1.VideoReply.values(descriptor: DBusFileDescriptor(owning: ends[1]), latency: .milliseconds(1500))
+            },
+        ])]), at: session)
+    }
+
+    /// The pattern numbers of acquisition `index`'s pictures.
+    func numbers(_ index: Int = 0) -> [Int?] {
+        acquisitions.withLock { list in
+            guard index < list.count else { return [] }
+            let format = list[index].format
+            return list[index].pictures.map { VideoTestPattern.number(inGray: Array($0.prefix(format.width * format.height)), width: format.width, height: format.height) }
+        }
+    }
+}
+
+@Suite(.timeLimit(.minutes(2)), .enabled(if: HeadlessPipeWire.videoAvailable), .serialized) struct PipeWireVideoSinkTests {
+    func node(_ pipewire: HeadlessPipeWire, bus: PrivateBus, route: VideoRouteStandIn, device: String) throws -> ChildProcess {
+        try ChildProcess(
+            [RunningDaemon.binary, "pipewire-video-sink", "--bus", bus.address, "--session", route.session.rawValue, "--device", device],
+            environment: pipewire.environment)
+    }
+
+    /// A pipeline sending a numbered YUV4MPEG2 file to the node: the route gets the pictures in
+    /// order, in the format PipeWire settled, and is released when the pipeline ends.
+    @Test func picturesSentToTheNodeReachTheRouteInOrder() async throws {
+        let pipewire = try await HeadlessPipeWire()
+        let bus = try PrivateBus()
+        let server = try await DBusConnection.connect(to: .address(bus.address))
+        let route = try await VideoRouteStandIn(server: server)
+        #expect(try await server.requestName(DaemonNames.busName))
+        let sink = try node(pipewire, bus: bus, route: route, device: "Lounge TV")
+        defer { sink.kill(); sink.wait() }
+        #expect(await eventually(timeout: .seconds(10)) { await pipewire.nodes().contains("mediaroute.lounge_tv.video") }, "the node is published")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(route.acquisitions.value.isEmpty, "an idle node does not take the route")
+
+        let format = try VideoFrameFormat(encoding: .i420, width: 320, height: 180, frameRateNumerator: 25)
+        let count = 75
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-pwv-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("pattern.y4m").path
+        try Data(VideoTestPattern.yuv4mpeg2(0..<count, format: format)).write(to: URL(fileURLWithPath: file))
+        let pipeline = try pipewire.gstreamer(["filesrc", "location=\(file)", "!", "y4mdec", "!", "pipewiresink", "target-object=mediaroute.lounge_tv.video"])
+        defer { pipeline.kill(); pipeline.wait() }
+        #expect(await eventually(timeout: .seconds(15)) { route.numbers().count >= count - 1 }, "pictures: \(route.numbers().count)")
+        let acquisition = try #require(route.acquisitions.value.first)
+        #expect(acquisition.format == format, "the route's format is the one PipeWire settled: \(acquisition.format)")
+        let numbers = route.numbers().compactMap { $0 }
+        #expect(numbers.count == route.numbers().count, "every picture reads as the pattern")
+        #expect(numbers == numbers.sorted() && Set(numbers).count == numbers.count, "in order, each once: \(numbers.prefix(30))")
+        #expect(Set(numbers).count >= count * 95 / 100, "\(Set(numbers).count) of \(count); missing \(Set(0..<count).subtracting(numbers).sorted())")
+        // The pipeline ends: the node pauses and the route's video is released (its socket closed).
+        #expect(pipeline.wait() == 0)
+        #expect(await eventually(timeout: .seconds(10)) { route.acquisitions.value.first?.closed == true }, "released when the producer went")
+        #expect(route.acquisitions.value.count == 1)
+
+        sink.kill()
+        #expect(sink.wait() == 0, "SIGTERM removes the node and exits cleanly")
+        #expect(await eventually { !(await pipewire.nodes().contains("mediaroute.lounge_tv.video")) })
+    }
+
+    /// 32-bit RGB of an odd size (a window cast): the route gets the even part, in I420, in BT.601.
+    @Test func rgbOfAnOddSizeIsConvertedToTheEvenPartInI420() async throws {
+        let pipewire = try await HeadlessPipeWire()
+        let bus = try PrivateBus()
+        let server = try await DBusConnection.connect(to: .address(bus.address))
+        let route = try await VideoRouteStandIn(server: server)
+        #expect(try await server.requestName(DaemonNames.busName))
+        let sink = try node(pipewire, bus: bus, route: route, device: "Den TV")
+        defer { sink.kill(); sink.wait() }
+        #expect(await eventually(timeout: .seconds(10)) { await pipewire.nodes().contains("mediaroute.den_tv.video") })
+        // Pure red (videotestsrc's foreground colour is ARGB).
+        let pipeline = try pipewire.gstreamer([
+            "videotestsrc", "num-buffers=40", "pattern=solid-color", "foreground-color=0xffff0000", "!",
+            "video/x-raw,format=BGRx,width=321,height=181,framerate=20/1", "!", "pipewiresink", "target-object=mediaroute.den_tv.video",
+        ])
+        defer { pipeline.kill(); pipeline.wait() }
+        #expect(await eventually(timeout: .seconds(15)) { (route.acquisitions.value.first?.pictures.count ?? 0) >= 20 })
+        let acquisition = try #require(route.acquisitions.value.first)
+        #expect(acquisition.format == (try VideoFrameFormat(encoding: .i420, width: 320, height: 180, frameRateNumerator: 20)))
+        let picture = try #require(acquisition.pictures.last)
+        let luma = 320 * 180
+        #expect(abs(Int(picture[luma / 2]) - 81) <= 2 && abs(Int(picture[luma + 100]) - 90) <= 2 && abs(Int(picture[luma + luma / 4 + 100]) - 240) <= 2,
+                "red is Y 81 U 90 V 240: \(picture[luma / 2]) \(picture[luma + 100]) \(picture[luma + luma / 4 + 100])")
+    }
+
+    @Test func theVideoSinksOptionsSurviveItsCommandLineAndBadOnesAreRefused() throws {
+        let options = PipeWireVideoSink.Options(bus: "unix:path=/run/x", session: "/org/mediaroute/session/a", deviceName: "Den TV", retrying: true)
+        #expect(try PipeWireVideoSink.Options.parse(options.arguments).get() == options)
+        for bad in [["--format", "i420"], ["--retrying", "--bus"], []] {
+            let arguments = (bad.isEmpty ? ["--bus", "b"] : ["--bus", "b", "--session", "/s", "--device", "D"]) + bad
+            #expect(throws: PipeWireSinkError.self, "\(bad)") { try PipeWireVideoSink.Options.parse(arguments).get() }
+        }
+        #expect(PipeWireVideoSink.nodeName(for: "Den TV #2") == "mediaroute.den_tv__2.video")
+    }
+}
