@@ -37,7 +37,7 @@ public enum BuildTraits {
         case ("bluetooth", _): "Bluetooth"
         case ("lan", "cast-app-namespaces"): "Cast"
         case ("daemon", "airplay-latency"), ("lan", "airplay-protocols"): "AirPlay"
-        case ("audio", "pipewire"), ("audio", "pipewire-runtime-dir"): "PipeWire"
+        case ("audio", "pipewire"), ("audio", "pipewire-runtime-dir"), ("video", "pipewire"): "PipeWire"
         default: nil
         }
     }

@@ -66,6 +66,10 @@ public struct DaemonConfiguration: Sendable, Hashable {
     }
     /// `[audio] pipewire = auto | yes | no`: PipeWire sink nodes for routes that take samples.
     public var pipeWire = PipeWireNodes.automatic
+    /// `[video] pipewire = yes | no`: a PipeWire video sink node (`mediaroute.<device>.video`) for
+    /// each route that shows real-time video, wherever `[audio] pipewire` puts the audio nodes
+    /// (default yes: a node costs a process only while its route is active).
+    public var pipeWireVideo = true
     /// `[audio] pipewire-runtime-dir`: the `XDG_RUNTIME_DIR` of the PipeWire to publish in
     /// (default: `/run/pipewire` for `auto`, the daemon's own environment for `yes`).
     public var pipeWireRuntimeDirectory: String?
@@ -149,8 +153,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
             if line.hasPrefix("[") {
                 guard line.hasSuffix("]") else { throw fail("a section header ends with ]") }
                 let name = String(line.dropFirst().dropLast()).trimmingSpaces
-                guard name == "daemon" || name == "routing" || name == "audio" || name == "http" || transportKeys[name] != nil else {
-                    throw fail("unknown section [\(name)] (known: [daemon], [routing], [audio], [http], [lan], [wifi], [bluetooth])")
+                guard name == "daemon" || name == "routing" || name == "audio" || name == "video" || name == "http" || transportKeys[name] != nil else {
+                    throw fail("unknown section [\(name)] (known: [daemon], [routing], [audio], [video], [http], [lan], [wifi], [bluetooth])")
                 }
                 section = name
                 if let trait = BuildTraits.trait(section: name, key: nil), !traits.contains(trait) {
@@ -230,6 +234,15 @@ public struct DaemonConfiguration: Sendable, Hashable {
                     }
                 default:
                     throw fail("unknown key \(key) in [audio] (known: pipewire, pipewire-runtime-dir, group-offsets, live-formats, live-framing, live-latency)")
+                }
+                continue
+            }
+            if section == "video" {
+                guard key == "pipewire" else { throw fail("unknown key \(key) in [video] (known: pipewire)") }
+                switch value.lowercased() {
+                case "yes", "true", "on": configuration.pipeWireVideo = true
+                case "no", "false", "off": configuration.pipeWireVideo = false
+                default: throw fail("pipewire must be yes or no, not \"\(value)\"")
                 }
                 continue
             }

@@ -207,12 +207,17 @@ static inline int mr_pw_parse_video_format(const struct spa_pod *param, int *for
 }
 
 /* The buffers a video stream takes once its format is known: mapped memory (plain or a memfd),
- * never a DMA-BUF the CPU cannot read; 2 to 8 of them. */
-static inline const struct spa_pod *mr_pw_video_buffers(uint8_t *buffer, uint32_t size) {
-    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, size);
+ * never a DMA-BUF the CPU cannot read; 2 to 8 of them, one data block of at least `size` bytes
+ * with rows `stride` apart (what the producer's own layout needs: a producer that would
+ * allocate less is not linked, rather than writing past its buffers). */
+static inline const struct spa_pod *mr_pw_video_buffers(uint8_t *buffer, uint32_t size_bytes, int32_t size, int32_t stride) {
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, size_bytes);
     return (const struct spa_pod *)spa_pod_builder_add_object(&builder,
         SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
         SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(4, 2, 8),
+        SPA_PARAM_BUFFERS_blocks, SPA_POD_Int(1),
+        SPA_PARAM_BUFFERS_size, SPA_POD_CHOICE_RANGE_Int(size, size, INT32_MAX),
+        SPA_PARAM_BUFFERS_stride, SPA_POD_CHOICE_RANGE_Int(stride, stride, INT32_MAX),
         SPA_PARAM_BUFFERS_dataType, SPA_POD_CHOICE_FLAGS_Int((1 << SPA_DATA_MemPtr) | (1 << SPA_DATA_MemFd)));
 }
 

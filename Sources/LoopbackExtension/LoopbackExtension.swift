@@ -11,7 +11,7 @@ public import RoutingModel
 public import Transport
 
 /// A media device extension for the loopback transport's simulated devices:
-/// a TV (URL playback, 4-digit PIN, absolute volume, mute) and a speaker
+/// a TV (URL playback, real-time video taken raw, 4-digit PIN, absolute volume, mute) and a speaker
 /// (real-time audio, relative volume). It speaks ``LoopbackRequest``s over
 /// transport connections exactly as a real extension speaks its protocol.
 public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
@@ -35,6 +35,8 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
         var audio: AsyncStream<SampleBuffer>.Continuation?
         /// Where the route system hands the samples, on its delivering thread.
         var receiver: QueueReceiver?
+        /// The route's real-time video, while it runs.
+        var video: LoopbackVideoReceiver?
     }
 
     /// Takes samples on the delivering thread into the session's queue to the speaker: the
@@ -116,7 +118,7 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
         return MediaOutputDevice(
             id: endpoint.id,
             displayName: name,
-            capabilities: isTV ? [.urlPlayback] : [.realtimeAudioStreaming],
+            capabilities: isTV ? [.urlPlayback, .realtimeVideoStreaming] : [.realtimeAudioStreaming],
             deviceType: isTV ? .tv : .speaker,
             volumeControl: isTV ? .absolute : .relative,
             canMute: isTV,
@@ -468,5 +470,31 @@ public actor LoopbackExtension: MediaDeviceExtension, RealtimeSampleHandling {
     /// Frames the device confirmed for a session (for tests and diagnostics).
     public func framesAcknowledged(session: MediaOutputSession) -> Int {
         acknowledgedFrames[session.id] ?? 0
+    }
+}
+
+// MARK: Real-time video
+
+extension LoopbackExtension: RealtimeVideoHandling {
+    /// A simulated TV takes the raw pictures as they come (counted, not encoded).
+    public func startRealtimeVideo(_ format: VideoFrameFormat, session: MediaOutputSession) async throws(MediaDeviceError) -> any RealtimeVideoReceiver {
+        guard sessions[session.id]?.link != nil, sessions[session.id]?.device.capabilities.contains(.realtimeVideoStreaming) == true else {
+            throw MediaDeviceError(.sessionFailed, "\(session.id): no simulated TV to show video on")
+        }
+        let receiver = LoopbackVideoReceiver(format: format)
+        sessions[session.id]?.video = receiver
+        return receiver
+    }
+
+    public func stopRealtimeVideo(session: MediaOutputSession) {
+        sessions[session.id]?.video?.finish()
+    }
+
+    /// A simulated TV shows a picture as it comes.
+    public func realtimeVideoLatency(session: MediaOutputSession) -> Duration { .zero }
+
+    /// Pictures the simulated TV of a session took (for tests and the demo).
+    public func videoPicturesShown(session: MediaOutputSession) -> UInt64 {
+        sessions[session.id]?.video?.shown.load(ordering: .relaxed) ?? 0
     }
 }

@@ -53,10 +53,14 @@ public enum Session1 {
         public var protocolReason: String?
         /// Real-time audio delivery on the route; nil when none was acquired.
         public var audio: RealtimeAudioStatistics?
+        /// Real-time video on the route (`AcquireVideo`); nil when none was acquired.
+        public var video: RealtimeVideoStatistics?
         /// What the route's extension says of how it plays (version, timing, codec, bit rate, latency).
         public var details = RouteStatus.Details()
         /// The PipeWire sink node of a route that takes samples; nil when it has none.
         public var sinkNode: SinkNode?
+        /// Who publishes the PipeWire video sink node of a route that shows real-time video; nil when it has none.
+        public var videoSinkNode: SinkNode.Publisher?
 
         public init(id: UUID, deviceID: String, device: DBusObjectPath, protocolID: String) {
             self.id = id
@@ -72,7 +76,9 @@ public enum Session1 {
             ("AudioUnderruns", "t"), ("AudioSilenceFrames", "t"), ("AudioFramesDropped", "t"), ("AudioLatency", "t"), ("AudioGroupLead", "t"),
             ("ProtocolVersion", "s"), ("Timing", "s"), ("Codec", "s"), ("Bitrate", "u"), ("LatencyDeclared", "t"),
             ("ClockDrift", "d"), ("TimelineOffset", "x"), ("DriftCorrection", "d"),
-            ("SinkNode", "s"), ("SinkFormat", "s"), ("SinkLatency", "t"),
+            ("SinkNode", "s"), ("SinkFormat", "s"), ("SinkLatency", "t"), ("VideoSinkNode", "s"),
+            ("VideoActive", "b"), ("VideoFormat", "s"), ("VideoFramesReceived", "t"), ("VideoFramesSent", "t"), ("VideoFramesDropped", "t"),
+            ("VideoFramesRepeated", "t"), ("VideoFramesNotEncoded", "t"), ("VideoCodec", "s"), ("VideoBitrate", "u"),
         ]
 
         /// Readable only by root, the daemon's user and the `mediaroute` group (what plays, and
@@ -114,7 +120,33 @@ public enum Session1 {
                 "SinkNode": .string(sinkNode?.publisher.rawValue ?? ""),
                 "SinkFormat": .string(sinkNode?.format.name ?? ""),
                 "SinkLatency": .uint64(sinkNode?.latencyMicroseconds ?? 0),
+                "VideoSinkNode": .string(videoSinkNode?.rawValue ?? ""),
+                "VideoActive": .bool(video?.active ?? false),
+                "VideoFormat": .string(video.map { Self.videoFormatName($0.format) } ?? ""),
+                "VideoFramesReceived": .uint64(video?.framesReceived ?? 0),
+                "VideoFramesSent": .uint64(video?.framesSent ?? 0),
+                "VideoFramesDropped": .uint64(video?.framesDropped ?? 0),
+                "VideoFramesRepeated": .uint64(video?.framesRepeated ?? 0),
+                "VideoFramesNotEncoded": .uint64(video?.framesNotEncoded ?? 0),
+                "VideoCodec": .string(video?.codec ?? ""),
+                "VideoBitrate": .uint32(UInt32(clamping: video?.bitrate ?? 0)),
             ]
+        }
+
+        /// A video format as `VideoFormat` says it: `i420/1280x720/30000:1001`.
+        public static func videoFormatName(_ format: VideoFrameFormat) -> String {
+            "\(format.encoding.rawValue)/\(format.width)x\(format.height)/\(format.frameRateNumerator):\(format.frameRateDenominator)"
+        }
+
+        /// The format `videoFormatName` wrote; nil for anything else or a format the video path does not take.
+        public static func videoFormat(named name: String) -> VideoFrameFormat? {
+            let parts = name.split(separator: "/")
+            guard parts.count == 3, let encoding = VideoFrameFormat.Encoding(rawValue: String(parts[0])) else { return nil }
+            let size = parts[1].split(separator: "x"), rate = parts[2].split(separator: ":")
+            guard size.count == 2, rate.count == 2, let width = Int(size[0]), let height = Int(size[1]), let numerator = Int(rate[0]),
+                let denominator = Int(rate[1])
+            else { return nil }
+            return try? VideoFrameFormat(encoding: encoding, width: width, height: height, frameRateNumerator: numerator, frameRateDenominator: denominator)
         }
 
         /// The playback properties of `snapshot`, as `PropertiesChanged` carries them.
@@ -169,6 +201,24 @@ public enum Session1 {
                     format.map { SinkNode(publisher: publisher, format: $0, latencyMicroseconds: latency) }
                 }
             }
+            if let publisher = changed["VideoSinkNode"]?.string { videoSinkNode = SinkNode.Publisher(rawValue: publisher) }
+            if let text = changed["VideoFormat"]?.string {
+                video = Self.videoFormat(named: text).map { RealtimeVideoStatistics(format: $0, active: false) }
+            }
+            if video != nil {
+                func count(_ key: String) -> UInt64? {
+                    if case .uint64(let value)? = changed[key]?.unwrapped { return value }
+                    return nil
+                }
+                if let value = changed["VideoActive"]?.bool { video?.active = value }
+                if let value = count("VideoFramesReceived") { video?.framesReceived = value }
+                if let value = count("VideoFramesSent") { video?.framesSent = value }
+                if let value = count("VideoFramesDropped") { video?.framesDropped = value }
+                if let value = count("VideoFramesRepeated") { video?.framesRepeated = value }
+                if let value = count("VideoFramesNotEncoded") { video?.framesNotEncoded = value }
+                if let value = text("VideoCodec") { video?.codec = value }
+                if case .uint32(let value)? = changed["VideoBitrate"]?.unwrapped { video?.bitrate = value == 0 ? nil : Int(value) }
+            }
             if let text = changed["AudioFormat"]?.string {
                 audio = SampleBuffer.Format(name: text).map { RealtimeAudioStatistics(format: $0, active: false) }
             }
@@ -192,7 +242,7 @@ public enum Session1 {
         public func routeStatus(device: String, protocolName: String) -> RouteStatus {
             RouteStatus(
                 device: device, protocolID: protocolID, protocolName: protocolName, protocolReason: protocolReason, details: details,
-                audio: audio)
+                audio: audio, video: video)
         }
 
         /// Brings `snapshot` to what the properties say of playback.

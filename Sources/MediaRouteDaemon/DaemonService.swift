@@ -168,6 +168,7 @@ public struct DaemonService: Service {
         case .session: "session"
         case .address(let address): address
         }
+        await daemon.publishPipeWireVideoNodes(configuration.pipeWireVideo)
         switch configuration.pipeWire {
         case .on:
             await daemon.publishPipeWireSinks(bus: address, runtimeDirectory: configuration.pipeWireRuntimeDirectory)

@@ -16,7 +16,8 @@ public import ServiceLifecycle
 /// helps itself. It follows the daemon's routes over the system bus; each route whose
 /// `Session1.SinkNode` is `session` gets a node here, by the same `mediarouted pipewire-sink`
 /// process the daemon starts for a system-wide PipeWire, which acquires the route's audio
-/// like any app. The daemon lets a user do that only from an active seat session (logind),
+/// like any app; each whose `Session1.VideoSinkNode` is `session` gets a video node
+/// (`mediarouted pipewire-video-sink`). The daemon lets a user do that only from an active seat session (logind),
 /// as logind grants the seat's user the sound card (Docs/audio.md).
 ///
 /// Nothing wakes it while no route comes or goes: it waits on the bus.
@@ -133,7 +134,7 @@ private actor SessionRoutes {
     private func added(_ path: DBusObjectPath, interfaces: [String: DBusValue]) async {
         if let name = interfaces[Device1.interface]?.dictionary?["Name"]?.string { deviceNames[path] = name }
         guard let values = interfaces[Session1.interface]?.dictionary, let session = Session1.Properties(values: values),
-            let node = session.sinkNode, node.publisher == .session, !published.contains(path)
+            session.sinkNode?.publisher == .session || session.videoSinkNode == .session, !published.contains(path)
         else { return }
         var name = deviceNames[session.device]
         if name == nil, let reply = try? await connection.call(
@@ -143,6 +144,10 @@ private actor SessionRoutes {
             name = reply.first?.unwrapped.string
         }
         published.insert(path)
+        if session.videoSinkNode == .session {
+            await launcher.startVideo(session: path.rawValue, id: path.rawValue, deviceName: name ?? session.deviceID)
+        }
+        guard let node = session.sinkNode, node.publisher == .session else { return }
         await launcher.start(
             session: path.rawValue, id: path.rawValue, deviceName: name ?? session.deviceID, format: node.format,
             latency: .microseconds(Int64(clamping: node.latencyMicroseconds)))

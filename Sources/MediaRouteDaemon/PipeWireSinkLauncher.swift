@@ -11,8 +11,9 @@ import PipeWireSink
 import RouteSystem
 import DBus
 
-/// Starts `mediarouted pipewire-sink` for each route that takes real-time audio and stops it
-/// with the route (`[audio] pipewire = yes`).
+/// Starts `mediarouted pipewire-sink` for each route that takes real-time audio, and
+/// `mediarouted pipewire-video-sink` for each that shows real-time video, and stops them with
+/// the route (`[audio] pipewire`, `[video] pipewire`).
 ///
 /// The sink is a process of its own so that libpipewire is never loaded into the idle daemon;
 /// it acquires the route's audio over D-Bus like any other app. Its exit is followed on the
@@ -26,9 +27,49 @@ import DBus
 /// its whole life, as `QuietExecutors` does (libdispatch's pool ends idle threads, and the
 /// sinks a session helper started on one went away five seconds later).
 actor PipeWireSinkLauncher {
+    /// What a sink process publishes: a route's audio node or its video node.
+    private enum Node {
+        case audio(PipeWireSink.Options)
+        case video(PipeWireVideoSink.Options)
+
+        /// `mediarouted` and what follows it.
+        var arguments: [String] {
+            switch self {
+            case .audio(let options): ["pipewire-sink"] + options.arguments
+            case .video(let options): ["pipewire-video-sink"] + options.arguments
+            }
+        }
+
+        var deviceName: String {
+            switch self {
+            case .audio(let options): options.deviceName
+            case .video(let options): options.deviceName
+            }
+        }
+
+        var retrying: Bool {
+            get {
+                switch self {
+                case .audio(let options): options.retrying
+                case .video(let options): options.retrying
+                }
+            }
+            set {
+                switch self {
+                case .audio(var options):
+                    options.retrying = newValue
+                    self = .audio(options)
+                case .video(var options):
+                    options.retrying = newValue
+                    self = .video(options)
+                }
+            }
+        }
+    }
+
     /// A route's sink: how to start it again, and the process running now (nil between tries).
     private struct Sink {
-        var options: PipeWireSink.Options
+        var options: Node
         var pid: pid_t?
         var retries = 0
         var retry: Task<Void, Never>?
@@ -78,13 +119,24 @@ actor PipeWireSinkLauncher {
     /// Starts the sink for a route (session path as the daemon exports it); its node publishes `latency`.
     func start(session: String, id: String, deviceName: String, format: SampleBuffer.Format, latency: Duration) {
         guard sinks[id] == nil, let path = DBusObjectPath(session) else { return }
-        sinks[id] = Sink(options: PipeWireSink.Options(bus: bus, session: path, deviceName: deviceName, format: format, latency: latency))
+        sinks[id] = Sink(options: .audio(PipeWireSink.Options(bus: bus, session: path, deviceName: deviceName, format: format, latency: latency)))
         launch(id)
     }
 
+    /// Starts the video sink for a route that shows real-time video (its node `mediaroute.<device>.video`).
+    func startVideo(session: String, id: String, deviceName: String) {
+        let key = Self.videoKey(id)
+        guard sinks[key] == nil, let path = DBusObjectPath(session) else { return }
+        sinks[key] = Sink(options: .video(PipeWireVideoSink.Options(bus: bus, session: path, deviceName: deviceName)))
+        launch(key)
+    }
+
+    /// A route's video sink, beside its audio sink under the route's id.
+    private static func videoKey(_ id: String) -> String { id + "/video" }
+
     private func launch(_ id: String) {
         guard let sink = sinks[id] else { return }
-        let arguments = [executable, "pipewire-sink"] + sink.options.arguments
+        let arguments = [executable] + sink.options.arguments
         var environment = processEnvironment
         if let runtimeDirectory { environment["XDG_RUNTIME_DIR"] = runtimeDirectory }
         let deviceName = sink.options.deviceName
@@ -140,16 +192,18 @@ actor PipeWireSinkLauncher {
         sinks[id] = sink
     }
 
-    /// Stops a route's sink (SIGTERM: it removes its node and exits), or its next try.
+    /// Stops a route's sinks, audio and video (SIGTERM: each removes its node and exits), or their next try.
     func stop(id: String) {
-        guard let sink = sinks.removeValue(forKey: id) else { return }
-        logger.info("PipeWire sink stopped: its route ended", metadata: ["device": "\(sink.options.deviceName)"])
-        sink.retry?.cancel()
-        if let pid = sink.pid { kill(pid, SIGTERM) }
+        for key in [id, Self.videoKey(id)] {
+            guard let sink = sinks.removeValue(forKey: key) else { continue }
+            logger.info("PipeWire sink stopped: its route ended", metadata: ["device": "\(sink.options.deviceName)"])
+            sink.retry?.cancel()
+            if let pid = sink.pid { kill(pid, SIGTERM) }
+        }
     }
 
     func stopAll() {
-        for id in Array(sinks.keys) { stop(id: id) }
+        for id in Array(sinks.keys) where sinks[id] != nil { stop(id: id) }
     }
 }
 #endif

@@ -41,6 +41,20 @@ public actor RoutingDaemon {
     private var sessionPipeWireSinks = false
     /// The node each route that takes samples gets (`Session1.SinkNode`).
     private var sinkNodes: [UUID: Session1.SinkNode] = [:]
+    /// Whether routes that show real-time video get a video node too (`[video] pipewire`).
+    private var pipeWireVideoNodes = true
+    /// Who publishes the video node of each route that shows real-time video (`Session1.VideoSinkNode`).
+    private var videoSinkNodes: [UUID: Session1.SinkNode.Publisher] = [:]
+
+    func publishPipeWireVideoNodes(_ enabled: Bool) {
+        pipeWireVideoNodes = enabled
+    }
+
+    /// Who publishes a route's video node, if it shows real-time video and someone publishes nodes.
+    private func videoSinkNode(for route: ActiveRoute) -> Session1.SinkNode.Publisher? {
+        guard pipeWireVideoNodes, pipeWireSinks != nil || sessionPipeWireSinks, route.device.capabilities.contains(.realtimeVideoStreaming) else { return nil }
+        return pipeWireSinks != nil ? .daemon : .session
+    }
 
     /// Publishes a PipeWire sink node for every route that takes real-time audio from now on.
     func publishPipeWireSinks(bus: String, runtimeDirectory: String?) {
@@ -369,6 +383,13 @@ public actor RoutingDaemon {
     /// descriptor, calls `ReleaseVideo` or leaves the bus. Who may call it is the bus policy's
     /// (root and the mediaroute group), as for every method but `AcquireAudio`.
     func acquireVideo(_ session: MediaOutputSession, format: VideoFrameFormat, sender: String) async throws -> [DBusValue] {
+        // As for audio: the bus lets every local user call it (a session's PipeWire video node),
+        // only root, the group and the seat's active user get past here.
+        guard await readers.mayPlayAudio(sender) else {
+            throw DBusError(
+                name: DBusError.accessDeniedName,
+                message: "only root, the mediaroute group and the user of an active seat session may show video on a route")
+        }
         let acquisition = try await mapErrors { try await system.acquireVideo(on: session, format: format) }
         videoOwners[session.id] = sender
         return Session1.VideoReply.values(descriptor: DBusFileDescriptor(owning: acquisition.descriptor), latency: acquisition.latency)
@@ -451,8 +472,10 @@ public actor RoutingDaemon {
         properties.protocolReason = status?.protocolReason ?? protocolReasons[route.key]
         properties.details = status?.details ?? RouteStatus.Details()
         properties.audio = status?.audio
+        properties.video = status?.video
         #if PipeWire
         properties.sinkNode = sinkNodes[session.id]
+        properties.videoSinkNode = videoSinkNodes[session.id]
         #endif
         return properties
     }
@@ -571,6 +594,7 @@ public actor RoutingDaemon {
             #if PipeWire
             // Known before the session is exported: a session helper reads it from InterfacesAdded.
             sinkNodes[route.session.id] = await sinkNode(for: route)
+            videoSinkNodes[route.session.id] = videoSinkNode(for: route)
             #endif
             await publish(route)
             #if PipeWire
@@ -579,12 +603,17 @@ public actor RoutingDaemon {
                     session: DaemonNames.sessionPath(route.session).rawValue, id: route.session.id.uuidString,
                     deviceName: route.device.displayName, format: node.format, latency: .microseconds(Int64(node.latencyMicroseconds)))
             }
+            if let pipeWireSinks, videoSinkNodes[route.session.id] == .daemon {
+                await pipeWireSinks.startVideo(
+                    session: DaemonNames.sessionPath(route.session).rawValue, id: route.session.id.uuidString, deviceName: route.device.displayName)
+            }
             #endif
         case .routeDeactivated(let route, let reason):
             logger.info("route ended", metadata: ["device": "\(route.device.displayName)", "reason": "\(reason.map { "\($0)" } ?? "deactivated")"])
             #if PipeWire
             await pipeWireSinks?.stop(id: route.session.id.uuidString)
             sinkNodes[route.session.id] = nil
+            videoSinkNodes[route.session.id] = nil
             #endif
             let path = DaemonNames.sessionPath(route.session)
             emit(.ended(reason), at: path)

@@ -292,9 +292,13 @@ public final class PipeWireVideoCapture: @unchecked Sendable {
             release()
             log("PipeWire video \(width)x\(height) at \(numerator)/\(denominator) is not taken: \(error)")
         }
-        var bytes = [UInt8](repeating: 0, count: 256)
+        guard let layout = self.layout else { return }
+        let (size, stride) = layout.packedSize
+        var bytes = [UInt8](repeating: 0, count: 512)
         bytes.withUnsafeMutableBytes { buffer in
-            var params: [UnsafePointer<spa_pod>?] = [mr_pw_video_buffers(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt32(buffer.count))]
+            var params: [UnsafePointer<spa_pod>?] = [
+                mr_pw_video_buffers(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt32(buffer.count), Int32(clamping: size), Int32(clamping: stride))
+            ]
             if let stream { _ = params.withUnsafeMutableBufferPointer { mr_pw()!.pointee.stream_update_params(stream, $0.baseAddress, 1) } }
         }
     }

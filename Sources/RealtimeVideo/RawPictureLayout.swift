@@ -58,6 +58,25 @@ public struct RawPictureLayout: Sendable, Hashable {
             frameRateNumerator: frameRateNumerator, frameRateDenominator: frameRateDenominator)
     }
 
+    /// The bytes of one picture in one block, and its first plane's stride, with rows padded to
+    /// 4 bytes as GStreamer and most producers pad them: what a PipeWire buffer must hold.
+    public var packedSize: (bytes: Int, stride: Int) {
+        func padded(_ value: Int) -> Int { (value + 3) & ~3 }
+        let chromaRows = (height + 1) / 2
+        switch pixelFormat {
+        case .i420:
+            let stride = padded(width)
+            return (stride * ((height + 1) & ~1) + 2 * padded((width + 1) / 2) * chromaRows, stride)
+        case .nv12:
+            let stride = padded(width)
+            return (stride * height + stride * chromaRows, stride)
+        case .yuy2:
+            return (padded(2 * width) * height, padded(2 * width))
+        case .bgrx, .rgbx, .xrgb, .xbgr:
+            return (4 * width * height, 4 * width)
+        }
+    }
+
     /// One plane of a producer's picture: its bytes and the bytes from one row to the next.
     public struct Plane {
         public var bytes: UnsafeRawBufferPointer

@@ -42,7 +42,7 @@ final class ReportLog: Sendable {
             return nil
         }
         let tv = try #require(devices.first { $0.id == "tv" })
-        #expect(tv.capabilities == [.urlPlayback])
+        #expect(tv.capabilities == [.urlPlayback, .realtimeVideoStreaming])
         #expect(tv.deviceType == .tv)
         #expect(tv.volumeControl == .absolute)
         #expect(tv.canMute)

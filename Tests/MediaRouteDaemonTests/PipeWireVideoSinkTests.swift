@@ -1,4 +1,6 @@
 import DBus
+import MediaRouteClient
+import SystemRouting
 import Foundation
 import MediaRouteBusAPI
 import MediaRouteTestSupport
@@ -66,10 +68,17 @@ final class VideoRouteStandIn: Sendable {
 }
 
 @Suite(.timeLimit(.minutes(2)), .enabled(if: HeadlessPipeWire.videoAvailable), .serialized) struct PipeWireVideoSinkTests {
+    /// The node's process, its output in the PipeWire's directory (`node.log`, said when a test fails).
     func node(_ pipewire: HeadlessPipeWire, bus: PrivateBus, route: VideoRouteStandIn, device: String) throws -> ChildProcess {
-        try ChildProcess(
+        let log = open(pipewire.runtimeDirectory + "/node.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        defer { close(log) }
+        return try ChildProcess(
             [RunningDaemon.binary, "pipewire-video-sink", "--bus", bus.address, "--session", route.session.rawValue, "--device", device],
-            environment: pipewire.environment)
+            outputFD: log, environment: pipewire.environment)
+    }
+
+    func nodeLog(_ pipewire: HeadlessPipeWire) -> String {
+        (try? String(contentsOfFile: pipewire.runtimeDirectory + "/node.log", encoding: .utf8)) ?? ""
     }
 
     /// A pipeline sending a numbered YUV4MPEG2 file to the node: the route gets the pictures in
@@ -95,7 +104,7 @@ final class VideoRouteStandIn: Sendable {
         try Data(VideoTestPattern.yuv4mpeg2(0..<count, format: format)).write(to: URL(fileURLWithPath: file))
         let pipeline = try pipewire.gstreamer(["filesrc", "location=\(file)", "!", "y4mdec", "!", "pipewiresink", "target-object=mediaroute.lounge_tv.video"])
         defer { pipeline.kill(); pipeline.wait() }
-        #expect(await eventually(timeout: .seconds(15)) { route.numbers().count >= count - 1 }, "pictures: \(route.numbers().count)")
+        #expect(await eventually(timeout: .seconds(15)) { route.numbers().count >= count - 1 }, "pictures: \(route.numbers().count); node: \(nodeLog(pipewire))")
         let acquisition = try #require(route.acquisitions.value.first)
         #expect(acquisition.format == format, "the route's format is the one PipeWire settled: \(acquisition.format)")
         let numbers = route.numbers().compactMap { $0 }
@@ -124,17 +133,60 @@ final class VideoRouteStandIn: Sendable {
         #expect(await eventually(timeout: .seconds(10)) { await pipewire.nodes().contains("mediaroute.den_tv.video") })
         // Pure red (videotestsrc's foreground colour is ARGB).
         let pipeline = try pipewire.gstreamer([
-            "videotestsrc", "num-buffers=40", "pattern=solid-color", "foreground-color=0xffff0000", "!",
+            "videotestsrc", "pattern=solid-color", "foreground-color=0xffff0000", "!",
             "video/x-raw,format=BGRx,width=321,height=181,framerate=20/1", "!", "pipewiresink", "target-object=mediaroute.den_tv.video",
         ])
         defer { pipeline.kill(); pipeline.wait() }
-        #expect(await eventually(timeout: .seconds(15)) { (route.acquisitions.value.first?.pictures.count ?? 0) >= 20 })
+        // A pipeline with no end: killed once the route has what it needs.
+        #expect(await eventually(timeout: .seconds(20)) { (route.acquisitions.value.first?.pictures.count ?? 0) >= 20 }, "node: \(nodeLog(pipewire))")
         let acquisition = try #require(route.acquisitions.value.first)
         #expect(acquisition.format == (try VideoFrameFormat(encoding: .i420, width: 320, height: 180, frameRateNumerator: 20)))
         let picture = try #require(acquisition.pictures.last)
         let luma = 320 * 180
         #expect(abs(Int(picture[luma / 2]) - 81) <= 2 && abs(Int(picture[luma + 100]) - 90) <= 2 && abs(Int(picture[luma + luma / 4 + 100]) - 240) <= 2,
                 "red is Y 81 U 90 V 240: \(picture[luma / 2]) \(picture[luma + 100]) \(picture[luma + luma / 4 + 100])")
+    }
+
+    /// `[audio] pipewire = yes`: a route that shows video gets a video node beside nothing else
+    /// (a TV takes no samples); a producer linked to it plays on the route; the node goes with the route.
+    @Test func theDaemonPublishesAVideoNodePerVideoRouteAndRemovesItWithTheRoute() async throws {
+        let pipewire = try await HeadlessPipeWire()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-pwv-conf-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("mediaroute.conf").path
+        try "[audio]\npipewire = yes\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try await RunningDaemon(["--config", config], environment: pipewire.environment)
+        defer { withExtendedLifetime(daemon) {} }
+        let (connection, _, controller) = try await client(daemon, agent: ScriptedPairingAgent([.code("1234")]))
+        let picker = controller.makePicker(prioritizesVideoDevices: true)
+        await picker.open()
+        #expect(await eventually { await picker.entries().contains { $0.displayName == "Living Room TV" } })
+        let route = try await picker.pick(try #require(await picker.entries().first { $0.displayName == "Living Room TV" }))
+        #expect(await eventually(timeout: .seconds(10)) { await pipewire.nodes().contains("mediaroute.living_room_tv.video") }, "the video node is published")
+        #expect(!(await pipewire.nodes().contains("\"mediaroute.living_room_tv\"")), "no audio node for a route that takes no samples")
+        let values = try await connection.call(
+            destination: DaemonNames.busName, path: DaemonNames.sessionPath(route.session), interface: "org.freedesktop.DBus.Properties",
+            member: "GetAll", [.string(Session1.interface)])
+        let properties = try #require(Session1.Properties(values: values.first?.dictionary ?? [:]))
+        #expect(properties.videoSinkNode == .daemon && properties.sinkNode == nil)
+
+        let pipeline = try pipewire.gstreamer([
+            "videotestsrc", "num-buffers=50", "!", "video/x-raw,format=I420,width=640,height=360,framerate=25/1", "!",
+            "pipewiresink", "target-object=mediaroute.living_room_tv.video",
+        ])
+        defer { pipeline.kill(); pipeline.wait() }
+        let flowed = await eventually(timeout: .seconds(15)) { (await route.status()?.video?.framesReceived ?? 0) >= 40 }
+        let status = await route.status()?.video
+        #expect(flowed, "\(String(describing: status))")
+        let video = try #require(await route.status()?.video)
+        #expect(video.format == (try VideoFrameFormat(encoding: .i420, width: 640, height: 360, frameRateNumerator: 25)))
+        #expect(pipeline.wait() == 0)
+        #expect(await eventually(timeout: .seconds(10)) { await route.status()?.video?.active == false }, "released when the producer ends")
+
+        await controller.deactivate(route)
+        #expect(await eventually(timeout: .seconds(10)) { !(await pipewire.nodes().contains("mediaroute.living_room_tv.video")) }, "the node goes with the route")
+        await picker.close()
     }
 
     @Test func theVideoSinksOptionsSurviveItsCommandLineAndBadOnesAreRefused() throws {

@@ -1,0 +1,25 @@
+import MediaDevice
+import RoutingModel
+import Synchronization
+
+/// What a simulated TV does with a route's real-time video: it takes each raw picture as it
+/// comes (no encoding: the demo and tests need no encoder) and counts those of the route's
+/// size; ``LoopbackExtension/videoPicturesShown(session:)`` says how many.
+final class LoopbackVideoReceiver: RealtimeVideoReceiver {
+    let format: VideoFrameFormat
+    let shown = Atomic<UInt64>(0)
+    let finished = Atomic<Bool>(false)
+
+    init(format: VideoFrameFormat) { self.format = format }
+
+    func receive(_ frame: VideoFrame) -> Bool {
+        guard !finished.load(ordering: .relaxed), frame.data.count == format.frameBytes else { return false }
+        shown.add(1, ordering: .relaxed)
+        return true
+    }
+
+    func finish() { finished.store(true, ordering: .relaxed) }
+
+    var codec: String { "raw \(format.encoding.rawValue) (simulated)" }
+    var bitrate: Int { format.frameBytes * 8 * format.frameRateNumerator / max(1, format.frameRateDenominator) }
+}
