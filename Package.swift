@@ -302,7 +302,7 @@ let package = Package(
                 "WiFiTransport", "BoxConfiguration",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ] + simulatedDevices,
+            ] + simulatedDevices + when("PipeWire", "PipeWireSink"),
             swiftSettings: strict),
         .executableTarget(
             name: "mediaroutectl",

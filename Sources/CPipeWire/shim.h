@@ -232,7 +232,9 @@ static inline struct pw_properties *mr_pw_video_sink_properties(const char *node
 static inline struct pw_properties *mr_pw_video_capture_properties(const char *target) {
     return mr_pw()->properties_new(
         PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY, "Capture", PW_KEY_MEDIA_ROLE, "Screen",
-        PW_KEY_NODE_NAME, "mediaroute.mirror", PW_KEY_TARGET_OBJECT, target, NULL);
+        PW_KEY_NODE_NAME, "mediaroute.mirror", PW_KEY_TARGET_OBJECT, target,
+        /* Only that node: never the default camera instead, never another one after it goes. */
+        PW_KEY_NODE_DONT_RECONNECT, "true", "node.dont-fallback", "true", NULL);
 }
 
 /* Data block `index` of a buffer: its bytes, their count and the stride of its rows. */

@@ -12,23 +12,30 @@ import MediaDevice
 import RealtimeVideo
 import SystemRouting
 import RoutingModel
+#if PipeWire
+import PipeWireSink
+import Synchronization
+#endif
 
 extension MediaRouteCtl {
     /// Shows raw video (a YUV4MPEG2 file or stream) on a TV or renderer that takes it.
     public struct Mirror: AsyncParsableCommand {
         public static let configuration = CommandConfiguration(
-            abstract: "Show video on a device: a YUV4MPEG2 file, or - for a YUV4MPEG2 stream on standard input.",
+            abstract: "Show video on a device: a YUV4MPEG2 file, - for a YUV4MPEG2 stream on standard input, or pipewire:NODE.",
             discussion: """
                 The pictures are encoded in H.264 on the box and sent live to the device (a DLNA \
                 renderer gets MPEG-TS over HTTP). A file is read at its own frame rate; a stream \
                 on standard input as it comes, for example a camera: \
                 ffmpeg -f v4l2 -i /dev/video0 -pix_fmt yuv420p -f yuv4mpegpipe - | mediaroutectl mirror --to "Living Room TV" --source -. \
-                The video ends at the end of the input or on Ctrl-C; the route ends with it unless --keep.
+                pipewire:NODE takes the video of a PipeWire node (a camera, a screen cast, a pipeline; \
+                its node.name or object.serial, as pw-cli ls Node lists them) in the format it and \
+                PipeWire settle on. The video ends at the end of the input, when the node goes, or on \
+                Ctrl-C; the route ends with it unless --keep.
                 """)
 
         @OptionGroup public var common: CommonOptions
         @Option(name: .customLong("to"), help: "The device's name.") public var device: String
-        @Option(help: "A YUV4MPEG2 file (.y4m), or - for standard input.") public var source: String = "-"
+        @Option(help: "A YUV4MPEG2 file (.y4m), - for standard input, or pipewire:NODE.") public var source: String = "-"
         @Flag(name: .customLong("loop"), help: "Start the file again at its end (until Ctrl-C).") public var loops = false
         @Option(help: "The pairing code or password, if the device asks for one.") public var pin: String?
         @Flag(help: "Leave the route active when the video ends.") public var keep = false
@@ -39,7 +46,12 @@ extension MediaRouteCtl {
 
         public func run(console: any Console) async throws {
             if source.hasPrefix("pipewire:") {
-                throw CommandFailure("--source pipewire:NODE is not built yet: link the node to the route's PipeWire video node instead (Docs/video.md)")
+                #if PipeWire
+                try await mirrorPipeWire(node: String(source.dropFirst("pipewire:".count)), console: console)
+                return
+                #else
+                throw CommandFailure("--source pipewire:NODE: this build leaves PipeWire out (built without the PipeWire trait)")
+                #endif
             }
             var input = try VideoInput(path: source)
             defer { input.close() }
@@ -103,6 +115,84 @@ extension MediaRouteCtl {
             if let failure { throw CommandFailure(failure) }
             console.write(InterruptSignal.wasRaised ? "Stopped." : "Ended.")
         }
+
+        #if PipeWire
+        /// How long a PipeWire node may send nothing before the mirror gives up on it.
+        static let pipeWireFirstPictureTimeout: Duration = .seconds(10)
+
+        /// `--source pipewire:NODE`: a capture stream linked to the node; the route's video is
+        /// acquired in the format the node and PipeWire settle on (``PipeWireVideoCapture``).
+        func mirrorPipeWire(node: String, console: any Console) async throws {
+            guard !node.isEmpty, node.utf8.count <= 256, !node.contains(where: { $0.isNewline || $0 == "\0" }) else {
+                throw CommandFailure("--source pipewire:NODE needs a node name or serial (pw-cli ls Node)")
+            }
+            let environment = try await common.environment(console: console)
+            let route: SystemRoute
+            do {
+                route = try await activate(device, pin: pin, discoverySeconds: 5, environment: environment, console: console)
+            } catch {
+                await environment.shutdown()
+                throw CommandFailure("cannot mirror: \(error)")
+            }
+            let refusal = Mutex<String?>(nil)
+            let capture = PipeWireVideoCapture(
+                mode: .capture(target: node), quitOnSignals: false,
+                acquire: { format in
+                    do {
+                        let acquisition = try await route.acquireVideo(format: format)
+                        console.write(
+                            "Showing \(node) (\(format)) on \(route.routeDisplayName) (latency about \(Stream.milliseconds(acquisition.latency)) ms)")
+                        return acquisition.descriptor
+                    } catch {
+                        refusal.withLock { $0 = "\(error)" }
+                        throw error
+                    }
+                },
+                log: { console.notice($0) })
+            let interrupted = InterruptSignal.install()
+            defer { InterruptSignal.restore(interrupted) }
+            let finished = Atomic<Bool>(false)
+            let noPictures = Atomic<Bool>(false)
+            let watcher = Task {
+                let start = ContinuousClock.now
+                while !finished.load(ordering: .acquiring) {
+                    try? await Task.sleep(for: .milliseconds(100))
+                    if InterruptSignal.wasRaised {
+                        capture.stop()
+                    } else if capture.counts.picturesIn == 0, ContinuousClock.now - start > Self.pipeWireFirstPictureTimeout {
+                        noPictures.store(true, ordering: .releasing)
+                        capture.stop()
+                    }
+                }
+            }
+            let status = await capture.runOnOwnThread()
+            finished.store(true, ordering: .releasing)
+            await watcher.value
+            let counts = capture.counts
+            if counts.picturesWritten > 0 {
+                // What was sent is shown, then the counts.
+                try? await Task.sleep(for: .milliseconds(500))
+                if let video = await route.status()?.video {
+                    console.write(
+                        "\(route.routeDisplayName): \(video.framesReceived) pictures received, \(video.framesSent) sent, \(video.framesDropped) dropped, "
+                            + "\(video.framesRepeated) repeated, \(video.framesNotEncoded) not encoded (\(video.codec ?? "?"))")
+                }
+            }
+            if !keep { await endRoute(route, environment: environment) }
+            await environment.shutdown()
+            if let refusal = refusal.withLock({ $0 }) { throw CommandFailure("cannot mirror: \(refusal)") }
+            if status == PipeWireSink.exitUnavailable { throw CommandFailure("PipeWire is not available here: no video from \(node)") }
+            if noPictures.load(ordering: .acquiring) {
+                throw CommandFailure(
+                    "no video from \(node) in \(Int(Self.pipeWireFirstPictureTimeout.components.seconds)) s: is it a video source that is running? (pw-cli ls Node)")
+            }
+            if status != 0 { throw CommandFailure("PipeWire ended the video from \(node)") }
+            if counts.picturesIn == 0, !InterruptSignal.wasRaised {
+                throw CommandFailure("no video from \(node): PipeWire has no such video source, or it ended before its first picture (pw-cli ls Node)")
+            }
+            console.write(InterruptSignal.wasRaised ? "Stopped." : capture.routeVideoEnded ? "The route's video ended." : "Ended.")
+        }
+        #endif
 
         /// Writes all of `bytes` (waiting for room); false when the reader is gone.
         static func write(_ bytes: [UInt8], to descriptor: Int32) async -> Bool {

@@ -212,6 +212,34 @@ public final class PipeWireVideoCapture: @unchecked Sendable {
         return lost.load(ordering: .relaxed) ? PipeWireSink.exitPipeWireLost : 0
     }
 
+    /// Runs ``run(retrying:)`` on a thread of its own (PipeWire's loop blocks it) and returns its status.
+    public func runOnOwnThread() async -> Int32 {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            final class Start {
+                let capture: PipeWireVideoCapture
+                let continuation: CheckedContinuation<Int32, Never>
+                init(_ capture: PipeWireVideoCapture, _ continuation: CheckedContinuation<Int32, Never>) {
+                    self.capture = capture
+                    self.continuation = continuation
+                }
+            }
+            let context = Unmanaged.passRetained(Start(self, continuation)).toOpaque()
+            var thread = pthread_t()
+            let created = pthread_create(&thread, nil, { context in
+                let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
+                start.continuation.resume(returning: start.capture.run())
+                return nil
+            }, context)
+            if created == 0 {
+                pthread_detach(thread)
+            } else {
+                Unmanaged<Start>.fromOpaque(context).release()
+                log("no thread for PipeWire's loop (error \(created))")
+                continuation.resume(returning: 1)
+            }
+        }
+    }
+
     private var what: String {
         switch mode {
         case .sinkNode(let deviceName): "no video node for \(deviceName)"
@@ -245,8 +273,9 @@ public final class PipeWireVideoCapture: @unchecked Sendable {
             streaming = false
             guard !quitting.load(ordering: .relaxed) else { return }
             let text = error.flatMap { String(validatingCString: $0) } ?? "disconnected"
-            if case .capture(let target) = mode, state == PW_STREAM_STATE_ERROR {
-                log("PipeWire: no video from \(target) (\(text))")
+            if case .capture(let target) = mode {
+                // The node went (node.dont-reconnect: our stream goes with it), or PipeWire did.
+                log("no more video from \(target) (\(text))")
             } else {
                 log("PipeWire went away (\(text)): \(what) until it is back")
                 lost.store(true, ordering: .relaxed)

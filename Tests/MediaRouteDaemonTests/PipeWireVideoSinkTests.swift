@@ -189,6 +189,53 @@ final class VideoRouteStandIn: Sendable {
         await picker.close()
     }
 
+    /// `mediaroutectl mirror --source pipewire:NODE`: a camera-like node (GStreamer's pipewiresink
+    /// providing a `Video/Source`) on the simulated TV through the daemon, until Ctrl-C.
+    @Test func mirrorShowsAPipeWireNodeUntilInterrupted() async throws {
+        let pipewire = try await HeadlessPipeWire()
+        let daemon = try await RunningDaemon(["--config", "/dev/null"], environment: pipewire.environment)
+        defer { withExtendedLifetime(daemon) {} }
+        let camera = try pipewire.gstreamer([
+            "videotestsrc", "is-live=true", "!", "video/x-raw,format=I420,width=320,height=180,framerate=25/1", "!",
+            "pipewiresink", "mode=provide", "stream-properties=props,node.name=test-camera,media.class=Video/Source",
+        ])
+        defer { camera.kill(); camera.wait() }
+        #expect(await eventually(timeout: .seconds(10)) { await pipewire.nodes().contains("test-camera") })
+        let output = pipewire.runtimeDirectory + "/mirror.log"
+        let log = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let mirror = try ChildProcess(
+            [URL(fileURLWithPath: RunningDaemon.binary).deletingLastPathComponent().appendingPathComponent("mediaroutectl").path,
+             "mirror", "--bus", daemon.bus.address, "--to", "Living Room TV", "--pin", "1234", "--source", "pipewire:test-camera"],
+            outputFD: log, environment: pipewire.environment)
+        close(log)
+        defer { mirror.kill(SIGKILL); mirror.wait() }
+        let (_, _, controller) = try await client(daemon, agent: ScriptedPairingAgent([]))
+        @Sendable func received() async -> UInt64 {
+            guard let route = await controller.routes.named("Living Room TV") else { return 0 }
+            return await route.status()?.video?.framesReceived ?? 0
+        }
+        let text = { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+        #expect(await eventually(timeout: .seconds(20)) { await received() >= 40 }, "mirror: \(text())")
+        mirror.kill(SIGINT)
+        #expect(mirror.wait() == 0, "\(text())")
+        #expect(text().contains("Showing test-camera (i420 320x180@25) on Living Room TV"), "\(text())")
+        #expect(text().contains("pictures received") && text().contains("Stopped."), "\(text())")
+        #expect(await eventually(timeout: .seconds(10)) { await controller.routes.named("Living Room TV") == nil }, "the route ends with the mirror")
+    }
+
+    /// A node that is not there (or sends nothing): the mirror says so and fails, the route ends.
+    @Test func mirrorFromANodeThatSendsNothingFailsWithTheReason() async throws {
+        let pipewire = try await HeadlessPipeWire()
+        let daemon = try await RunningDaemon(["--config", "/dev/null"], environment: pipewire.environment)
+        defer { withExtendedLifetime(daemon) {} }
+        let (status, output) = try await ChildProcess.runOffPool(
+            [URL(fileURLWithPath: RunningDaemon.binary).deletingLastPathComponent().appendingPathComponent("mediaroutectl").path,
+             "mirror", "--bus", daemon.bus.address, "--to", "Living Room TV", "--pin", "1234", "--source", "pipewire:no-such-camera"],
+            environment: pipewire.environment)
+        #expect(status != 0)
+        #expect(output.contains("no video from no-such-camera: PipeWire has no such video source"), "\(output)")
+    }
+
     @Test func theVideoSinksOptionsSurviveItsCommandLineAndBadOnesAreRefused() throws {
         let options = PipeWireVideoSink.Options(bus: "unix:path=/run/x", session: "/org/mediaroute/session/a", deviceName: "Den TV", retrying: true)
         #expect(try PipeWireVideoSink.Options.parse(options.arguments).get() == options)
