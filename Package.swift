@@ -187,8 +187,11 @@ let package = Package(
         .systemLibrary(name: "CPipeWire", path: "Sources/CPipeWire"),
         .target(
             name: "PipeWireSink",
-            dependencies: ["CPipeWire", "DBus", "MediaRouteBusAPI", "RoutingModel", "RealtimeVideo"],
+            dependencies: ["CPipeWire", "DBus", "MediaRouteBusAPI", "RoutingModel", "RawVideo"],
             swiftSettings: strict + [.unsafeFlags(["-Xcc", "-I/usr/include/pipewire-0.3", "-Xcc", "-I/usr/include/spa-0.2"])]),
+        // Raw pictures as producers lay them out (strides, packed YUV, 32-bit RGB) to the route's 4:2:0
+        // pictures: what the PipeWire video node converts.
+        .target(name: "RawVideo", dependencies: ["RoutingModel"], swiftSettings: strict),
         // Real-time video delivery: an app's pictures read on a thread of the route's own and paced
         // to the declared frame rate; YUV4MPEG2 files.
         .target(name: "RealtimeVideo", dependencies: ["MediaDevice", "RoutingModel"], swiftSettings: strict),
@@ -423,7 +426,7 @@ let package = Package(
             name: "MediaRouteFuzzing",
             dependencies: [
                 "LANTransport", "IPNetwork", "UPnP", "UPnPRendererExtension", "Transport", "DBus", "BlueZTransport", "BluetoothAudio", "MediaRouteBusAPI", "WiFiTransport",
-                "CNetlink", "NowPlaying", "BoxConfiguration", "LoopbackTransport", "RealtimeAudio", "RealtimeVideo", "RAOP", "CastChannel", "HTTPServing", "LiveStreaming", "RoutingModel", "Coordination", "HAP", "PTP",
+                "CNetlink", "NowPlaying", "BoxConfiguration", "LoopbackTransport", "RealtimeAudio", "RealtimeVideo", "RawVideo", "RAOP", "CastChannel", "HTTPServing", "LiveStreaming", "RoutingModel", "Coordination", "HAP", "PTP",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
@@ -450,6 +453,7 @@ let package = Package(
         .testTarget(name: "HTTPServingTests", dependencies: ["HTTPServing", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LiveStreamingTests", dependencies: ["LiveStreaming", "HTTPServing", "RoutingModel", "MediaRouteTestSupport"]),
         .testTarget(name: "VideoStreamingTests", dependencies: ["VideoStreaming", "LiveStreaming", "HTTPServing", "RoutingModel", "MediaRouteTestSupport"]),
+        .testTarget(name: "RawVideoTests", dependencies: ["RawVideo", "RoutingModel"]),
         .testTarget(name: "RealtimeVideoTests", dependencies: ["RealtimeVideo", "MediaDevice", "RoutingModel", "MediaRouteTestSupport"]),
         .testTarget(name: "LoopbackTransportTests", dependencies: ["MediaRouteTestSupport", "LoopbackTransport", "Transport", "MediaClock"]),
         .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "RoutingModel", "MediaClock", "Transport"]),

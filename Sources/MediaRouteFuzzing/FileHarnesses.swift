@@ -7,6 +7,7 @@ import Foundation
 import LoopbackTransport
 import NowPlaying
 import RealtimeAudio
+import RawVideo
 import RealtimeVideo
 
 /// Bytes that reach the daemon other than from radios: push payloads from any local

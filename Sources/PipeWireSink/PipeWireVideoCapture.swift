@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CPipeWire
-import RealtimeVideo
+import RawVideo
 public import RoutingModel
 import Synchronization
 
@@ -59,7 +59,9 @@ public final class PipeWireVideoCapture: @unchecked Sendable {
     private var layout: RawPictureLayout?
     private var outputFormat: VideoFrameFormat?
     private var scratch: [UInt8] = []
-    private var nextAcquisition = ContinuousClock.now
+    /// The picture count from which the route's video may be acquired again: tries are paced by
+    /// the producer's own pictures (a second's worth after a loss, two after a refusal), no clock needed.
+    private var nextAcquisition: UInt64 = 0
     private var streaming = false
 
     private let writer = Mutex<LatestPictureWriter?>(nil)
@@ -354,12 +356,13 @@ public final class PipeWireVideoCapture: @unchecked Sendable {
                 quit()
                 return
             }
-            nextAcquisition = .now + .seconds(1)
+            nextAcquisition = picturesIn.load(ordering: .relaxed) + UInt64(format.frameRate.rounded(.up))
         }
         guard let current else {
             picturesNotTaken.add(1, ordering: .relaxed)
-            if nextAcquisitionAfterFailure.exchange(false, ordering: .acquiringAndReleasing) { nextAcquisition = .now + .seconds(2) }
-            if ContinuousClock.now >= nextAcquisition { startAcquisition(format) }
+            let count = picturesIn.load(ordering: .relaxed)
+            if nextAcquisitionAfterFailure.exchange(false, ordering: .acquiringAndReleasing) { nextAcquisition = count + 2 * UInt64(format.frameRate.rounded(.up)) }
+            if count >= nextAcquisition { startAcquisition(format) }
             return
         }
         var planes: [RawPictureLayout.Plane] = []

@@ -20,6 +20,8 @@ import MediaRouteTesting
         "MediaClock": 2, "EventBroadcast": 2, "MediaRouteExecutors": 2, "BoxConfiguration": 2, "IOReactor": 2.1,
         // what apps use beside the vocabulary: a session's playback state, the real-time sample sink
         "SampleSink": 2.2, "SessionPlayback": 2.2,
+        // raw pictures as producers lay them out, to the route's (the PipeWire video node's conversion)
+        "RawVideo": 2.2,
         // system libraries
         "DBus": 3,
         // transports

@@ -1,4 +1,4 @@
-import RealtimeVideo
+import RawVideo
 import RoutingModel
 import Testing
 
