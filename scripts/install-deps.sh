@@ -73,6 +73,9 @@ packages=(
   # (libopenh264-7 is opened at run time); gstreamer1.0-libav's H.264 decoder is what gmediarender shows
   # the video with in the tests (FFmpeg's ffmpeg/ffprobe above read it back on bytes).
   libopenh264-dev gstreamer1.0-libav
+  # The PipeWire video node's tests: GStreamer's PipeWire elements (pipewiresink sends a pattern to the
+  # node, or provides a Video/Source node for mirror --source pipewire:NODE) and gst-launch-1.0.
+  gstreamer1.0-pipewire gstreamer1.0-tools
 )
 
 # srptools (PyPI; not in Debian 12) for the AirPlay 2 test receiver (Tests/Peers/airplay2_receiver.py),

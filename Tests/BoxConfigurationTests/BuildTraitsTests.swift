@@ -49,6 +49,17 @@ import Testing
         #expect(configuration.wifi.scanMode == .p2p && configuration.wifiSetupSSIDs == ["Speaker-*"])
     }
 
+    /// `[video] pipewire`: the route's video node, on by default; a build without PipeWire says so.
+    @Test func theVideoNodeIsOnByDefaultAndItsKeyIsChecked() throws {
+        #expect(try DaemonConfiguration.parse("", file: "box.conf", traits: BuildTraits.all).pipeWireVideo)
+        #expect(try !DaemonConfiguration.parse("[video]\npipewire = no\n", file: "box.conf", traits: BuildTraits.all).pipeWireVideo)
+        #expect(throws: ConfigurationError.self) { try DaemonConfiguration.parse("[video]\npipewire = maybe\n", file: "box.conf", traits: BuildTraits.all) }
+        #expect(throws: ConfigurationError.self) { try DaemonConfiguration.parse("[video]\nencoder = vaapi\n", file: "box.conf", traits: BuildTraits.all) }
+        let minimal = try DaemonConfiguration.parse("[video]\npipewire = no\n", file: "box.conf", traits: ["Bluetooth"])
+        #expect(minimal.notices == ["box.conf:2: pipewire in [video] is ignored: this build leaves PipeWire out (built without the PipeWire trait)"])
+        #expect(minimal.pipeWireVideo)
+    }
+
     /// A left-out section's keys are still read as lines: a malformed one is refused as before.
     @Test func aLeftOutSectionStillNeedsWellFormedLines() {
         #expect(throws: ConfigurationError.self) {
