@@ -81,6 +81,8 @@ public final class PipeWireVideoCapture: @unchecked Sendable {
     private let writtenBefore = Atomic<UInt64>(0)
     private let replacedBefore = Atomic<UInt64>(0)
     private let negotiated = Mutex<VideoFrameFormat?>(nil)
+    /// The newest picture while the route's video is being acquired (handed over first).
+    private let held = Mutex<[UInt8]?>(nil)
 
     /// - Parameters:
     ///   - acquire: acquires the route's video in a format and returns the socket's descriptor
@@ -358,12 +360,14 @@ public final class PipeWireVideoCapture: @unchecked Sendable {
             }
             nextAcquisition = picturesIn.load(ordering: .relaxed) + UInt64(format.frameRate.rounded(.up))
         }
-        guard let current else {
-            picturesNotTaken.add(1, ordering: .relaxed)
+        if current == nil {
             let count = picturesIn.load(ordering: .relaxed)
             if nextAcquisitionAfterFailure.exchange(false, ordering: .acquiringAndReleasing) { nextAcquisition = count + 2 * UInt64(format.frameRate.rounded(.up)) }
             if count >= nextAcquisition { startAcquisition(format) }
-            return
+            guard acquiring.load(ordering: .acquiring) else {
+                picturesNotTaken.add(1, ordering: .relaxed)
+                return
+            }
         }
         var planes: [RawPictureLayout.Plane] = []
         for index in 0..<min(3, mr_pw_buffer_planes(buffer)) {
@@ -377,10 +381,24 @@ public final class PipeWireVideoCapture: @unchecked Sendable {
         }
         do {
             try layout.convert(planes, into: &scratch, as: format)
-            current.offer(&scratch)
         } catch {
             picturesNotTaken.add(1, ordering: .relaxed)
+            return
         }
+        if let current {
+            current.offer(&scratch)
+            return
+        }
+        // The route is being acquired: the newest picture waits for it and goes first once it is
+        // (the first pictures of a stream are not lost to the acquisition's round trip).
+        let replaced = held.withLock { slot -> Bool in
+            let had = slot != nil
+            var kept = slot ?? []
+            swap(&kept, &scratch)
+            slot = kept
+            return had
+        }
+        if replaced { picturesNotTaken.add(1, ordering: .relaxed) }
     }
 
     private func startAcquisition(_ format: VideoFrameFormat) {
@@ -395,6 +413,9 @@ public final class PipeWireVideoCapture: @unchecked Sendable {
                     return
                 }
                 guard let writer = LatestPictureWriter(descriptor: descriptor) else { return }
+                if var first = held.withLock({ slot -> [UInt8]? in defer { slot = nil }; return slot }), first.count == format.frameBytes {
+                    writer.offer(&first)
+                }
                 let previous = self.writer.withLock { slot -> LatestPictureWriter? in defer { slot = writer }; return slot }
                 previous?.stop()
                 if acquisitionFailures.exchange(0, ordering: .relaxed) > 0 { log("the route takes video again") }
@@ -415,6 +436,7 @@ public final class PipeWireVideoCapture: @unchecked Sendable {
     /// Releases the route's video (closing its socket: the device shows what was sent, then stops).
     private func release() {
         generation.add(1, ordering: .acquiringAndReleasing)
+        held.withLock { $0 = nil }
         if let previous = writer.withLock({ slot -> LatestPictureWriter? in defer { slot = nil }; return slot }) {
             previous.stop()
             writtenBefore.add(previous.written.load(ordering: .relaxed), ordering: .relaxed)

@@ -104,12 +104,15 @@ final class VideoRouteStandIn: Sendable {
         try Data(VideoTestPattern.yuv4mpeg2(0..<count, format: format)).write(to: URL(fileURLWithPath: file))
         let pipeline = try pipewire.gstreamer(["filesrc", "location=\(file)", "!", "y4mdec", "!", "pipewiresink", "target-object=mediaroute.lounge_tv.video"])
         defer { pipeline.kill(); pipeline.wait() }
-        #expect(await eventually(timeout: .seconds(15)) { route.numbers().count >= count - 1 }, "pictures: \(route.numbers().count); node: \(nodeLog(pipewire))")
+        #expect(await eventually(timeout: .seconds(15)) { route.numbers().last == count - 1 }, "pictures: \(route.numbers().count); node: \(nodeLog(pipewire))")
         let acquisition = try #require(route.acquisitions.value.first)
         #expect(acquisition.format == format, "the route's format is the one PipeWire settled: \(acquisition.format)")
         let numbers = route.numbers().compactMap { $0 }
         #expect(numbers.count == route.numbers().count, "every picture reads as the pattern")
         #expect(numbers == numbers.sorted() && Set(numbers).count == numbers.count, "in order, each once: \(numbers.prefix(30))")
+        // The first picture waits for the route's acquisition (the newest one does: a picture or two may
+        // be replaced by a newer one meanwhile); after that, nearly all.
+        #expect((numbers.first ?? count) <= 3, "from the start: \(numbers.prefix(5))")
         #expect(Set(numbers).count >= count * 95 / 100, "\(Set(numbers).count) of \(count); missing \(Set(0..<count).subtracting(numbers).sorted())")
         // The pipeline ends: the node pauses and the route's video is released (its socket closed).
         #expect(pipeline.wait() == 0)
