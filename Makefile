@@ -104,7 +104,7 @@ RELEASE_SIZE_FLAGS = -c release --static-swift-stdlib -Xswiftc -Osize \
 	-Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld \
 	-Xswiftc -ld-path=$(RELEASE_LINK)/ld-static-system-libs \
 	-Xlinker -T -Xlinker $(RELEASE_LINK)/no-unwind-tables.ld -Xlinker --icf=all \
-	-Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic \
+	-Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic -Xlinker -O2 \
 	-Xcc -DOPENSSL_NO_ASM
 RELEASE_FLAGS = $(RELEASE_SIZE_FLAGS) --disable-default-traits $(if $(TRAITS),--traits $(TRAITS)) --scratch-path $(RELEASE_DIR) \
 	-Xlinker $(CURDIR)/$(RELEASE_DIR)/no-socket-activation.o \
