@@ -105,11 +105,7 @@ extension MediaRouteCtl {
             Glibc.close(output)
             // What was sent is shown, then the counts.
             try? await Task.sleep(for: min(acquisition.latency, .seconds(3)))
-            if let video = await route.status()?.video {
-                console.write(
-                    "\(route.routeDisplayName): \(video.framesReceived) pictures received, \(video.framesSent) sent, \(video.framesDropped) dropped, "
-                        + "\(video.framesRepeated) repeated, \(video.framesNotEncoded) not encoded (\(video.codec ?? "?"))")
-            }
+            await Self.reportCounts(of: route, console: console)
             if !keep { await endRoute(route, environment: environment) }
             await environment.shutdown()
             if let failure { throw CommandFailure(failure) }
@@ -172,11 +168,7 @@ extension MediaRouteCtl {
             if counts.picturesWritten > 0 {
                 // What was sent is shown, then the counts.
                 try? await Task.sleep(for: .milliseconds(500))
-                if let video = await route.status()?.video {
-                    console.write(
-                        "\(route.routeDisplayName): \(video.framesReceived) pictures received, \(video.framesSent) sent, \(video.framesDropped) dropped, "
-                            + "\(video.framesRepeated) repeated, \(video.framesNotEncoded) not encoded (\(video.codec ?? "?"))")
-                }
+                await Self.reportCounts(of: route, console: console)
             }
             if !keep { await endRoute(route, environment: environment) }
             await environment.shutdown()
@@ -193,6 +185,14 @@ extension MediaRouteCtl {
             console.write(InterruptSignal.wasRaised ? "Stopped." : capture.routeVideoEnded ? "The route's video ended." : "Ended.")
         }
         #endif
+
+        /// The route's video counts, in one line.
+        static func reportCounts(of route: SystemRoute, console: any Console) async {
+            guard let video = await route.status()?.video else { return }
+            console.write(
+                "\(route.routeDisplayName): \(video.framesReceived) pictures received, \(video.framesSent) sent, \(video.framesDropped) dropped, "
+                    + "\(video.framesRepeated) repeated, \(video.framesNotEncoded) not encoded (\(video.codec ?? "?"))")
+        }
 
         /// Writes all of `bytes` (waiting for room); false when the reader is gone.
         static func write(_ bytes: [UInt8], to descriptor: Int32) async -> Bool {

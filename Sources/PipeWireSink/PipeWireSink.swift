@@ -58,19 +58,14 @@ public enum PipeWireSink {
 
         /// Options from `arguments`, or why they are not.
         public static func parse(_ arguments: [String]) -> Result<Options, PipeWireSinkError> {
-            var values: [String: String] = [:]
-            var retrying = false
-            var rest = arguments[...]
-            while let key = rest.popFirst() {
-                if key == "--retrying" {
-                    retrying = true
-                    continue
-                }
-                guard ["--bus", "--session", "--device", "--format", "--latency-us"].contains(key), let value = rest.popFirst() else {
-                    return .failure(PipeWireSinkError(
-                        "usage: mediarouted pipewire-sink --bus ADDRESS --session PATH --device NAME [--format f32le/48000/2] [--latency-us N] [--retrying]"))
-                }
-                values[key] = value
+            let values: [String: String]
+            let retrying: Bool
+            switch PipeWireSink.readOptions(
+                arguments, keys: ["--bus", "--session", "--device", "--format", "--latency-us"],
+                usage: "usage: mediarouted pipewire-sink --bus ADDRESS --session PATH --device NAME [--format f32le/48000/2] [--latency-us N] [--retrying]")
+            {
+            case .failure(let error): return .failure(error)
+            case .success(let read): (values, retrying) = read
             }
             guard let bus = values["--bus"], let path = values["--session"].flatMap(DBusObjectPath.init), let device = values["--device"] else {
                 return .failure(PipeWireSinkError("pipewire-sink needs --bus, --session and --device"))
@@ -88,6 +83,22 @@ public enum PipeWireSink {
             }
             return .success(Options(bus: bus, session: path, deviceName: device, format: format, latency: latency, retrying: retrying))
         }
+    }
+
+    /// `--key value` pairs of `keys` and the `--retrying` flag; anything else is `usage`.
+    static func readOptions(_ arguments: [String], keys: Set<String>, usage: String) -> Result<([String: String], Bool), PipeWireSinkError> {
+        var values: [String: String] = [:]
+        var retrying = false
+        var rest = arguments[...]
+        while let key = rest.popFirst() {
+            if key == "--retrying" {
+                retrying = true
+                continue
+            }
+            guard keys.contains(key), let value = rest.popFirst() else { return .failure(PipeWireSinkError(usage)) }
+            values[key] = value
+        }
+        return .success((values, retrying))
     }
 
     /// Exit status: PipeWire is not there (not installed, not running).

@@ -39,18 +39,14 @@ public enum PipeWireVideoSink {
 
         /// Options from `arguments`, or why they are not.
         public static func parse(_ arguments: [String]) -> Result<Options, PipeWireSinkError> {
-            var values: [String: String] = [:]
-            var retrying = false
-            var rest = arguments[...]
-            while let key = rest.popFirst() {
-                if key == "--retrying" {
-                    retrying = true
-                    continue
-                }
-                guard ["--bus", "--session", "--device"].contains(key), let value = rest.popFirst() else {
-                    return .failure(PipeWireSinkError("usage: mediarouted pipewire-video-sink --bus ADDRESS --session PATH --device NAME [--retrying]"))
-                }
-                values[key] = value
+            let values: [String: String]
+            let retrying: Bool
+            switch PipeWireSink.readOptions(
+                arguments, keys: ["--bus", "--session", "--device"],
+                usage: "usage: mediarouted pipewire-video-sink --bus ADDRESS --session PATH --device NAME [--retrying]")
+            {
+            case .failure(let error): return .failure(error)
+            case .success(let read): (values, retrying) = read
             }
             guard let bus = values["--bus"], let path = values["--session"].flatMap(DBusObjectPath.init), let device = values["--device"] else {
                 return .failure(PipeWireSinkError("pipewire-video-sink needs --bus, --session and --device"))

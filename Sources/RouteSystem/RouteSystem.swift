@@ -592,9 +592,10 @@ public actor RouteSystem {
         guard let record = routes[session.id], let loaded = loadedExtension(for: record.route.key.protocolID) else {
             throw MediaDeviceError(.deviceNotActive, "\(session) is not active")
         }
-        let streaming: MediaOutputDevice.Capabilities = [.realtimeAudioStreaming, .realtimeVideoStreaming]
+        // Samples are audio: a device that shows video only (a simulated TV, a renderer that lists
+        // a transport stream and no audio format) takes its pictures through RealtimeVideoHandling.
         guard let handler = loaded.instance as? any RealtimeSampleHandling,
-            !record.route.device.capabilities.isDisjoint(with: streaming)
+            record.route.device.capabilities.contains(.realtimeAudioStreaming)
         else {
             throw MediaDeviceError(.unsupported, "\(record.route.device.displayName) does not take real-time samples")
         }
