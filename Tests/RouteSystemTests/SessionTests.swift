@@ -439,7 +439,10 @@ func activeTV(devices: [LoopbackDeviceSpec] = [LoopbackRig.tv, LoopbackRig.speak
         let (slowAudio, _) = withoutSilence(await rig.transport.audioReceived(by: "slow"))
         #expect(sameBytes(slowAudio, source), "the slowest member got every sample")
         let (quickAudio, quickSilence) = withoutSilence(await rig.transport.audioReceived(by: "quick"))
-        #expect(quickSilence >= 6_615 + 1_323 && quickSilence < 6_615 + 1_323 + 100, "\(quickSilence)")
+        // A writer starved by a loaded machine makes the delivery play silence (counted): every member
+        // gets it, so it is taken out here.
+        let underrun = Int(await rig.system.audioStatistics(on: slow.session)?.silenceFrames ?? 0)
+        #expect(quickSilence - underrun >= 6_615 + 1_323 && quickSilence - underrun < 6_615 + 1_323 + 100, "\(quickSilence), \(underrun) of them underruns")
         #expect(quickAudio.count == (total - 4_410) * 4, "\(quickAudio.count / 4) frames")
         // What it got is the source with one run of 4 410 frames left out.
         let common = zip(quickAudio, source).prefix { $0 == $1 }.count / 4
