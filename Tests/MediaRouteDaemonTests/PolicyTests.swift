@@ -159,6 +159,11 @@ struct PolicyTests {
         // Without logind nobody is refused, by the daemon (the policy let the call through).
         let (refusedStatus, refused) = try await gdbus(asNobody: true, acquire)
         #expect(refusedStatus != 0 && refused.contains("AccessDenied") && refused.contains("active seat session"), "\(refused)")
+        // AcquireVideo is open on the bus too (a seat user's PipeWire video node): the daemon refuses
+        // nobody before it looks at the route.
+        let acquireVideo = ["--object-path", path, "--method", "org.mediaroute.Session1.AcquireVideo", "'i420'", "320", "180", "25", "1"]
+        let (videoRefusedStatus, videoRefused) = try await gdbus(asNobody: true, acquireVideo)
+        #expect(videoRefusedStatus != 0 && videoRefused.contains("AccessDenied") && videoRefused.contains("show video"), "\(videoRefused)")
 
         // logind knows the user, logged in but not in the foreground: still refused.
         let template = bus.directory + "/logind.py"
@@ -190,6 +195,9 @@ struct PolicyTests {
         #expect(updateStatus == 0, "\(update)")
         let (acceptedStatus, accepted) = try await gdbus(asNobody: true, acquire)
         #expect(acceptedStatus == 0 && accepted.contains("'s16le'") && accepted.contains("handle"), "\(accepted)")
+        // Admitted for video as well: a speaker shows none, which is what it says now.
+        let (videoStatus, video) = try await gdbus(asNobody: true, acquireVideo)
+        #expect(videoStatus != 0 && !video.contains("AccessDenied") && video.contains("Unsupported"), "\(video)")
         // Other controls stay root's and the group's.
         let (stopStatus, stop) = try await gdbus(asNobody: true, ["--object-path", path, "--method", "org.mediaroute.Session1.Stop"])
         #expect(stopStatus != 0 && stop.contains("AccessDenied"), "\(stop)")
