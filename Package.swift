@@ -356,7 +356,7 @@ let package = Package(
                 "DBus", "MediaRouteTestSupport", "Coordination", "NowPlaying", "NowPlayingPush", "WiFiTransport", "LANTransport", "Transport", "BlueZTransport",
                 "UPnPRendererExtension", "LiveStreaming", "MediaDevice", "HTTPServing", "RealtimeAudio", "BluetoothAudio", "IOReactor", "RoutingModel",
                 "MediaRouteClient", "SystemRouting", "RAOPExtension", "RouteSystem", "CastExtension", "MediaRouteExecutors", "BLESpeakerExtension", "MediaClock", "PTP", "ExtensionCatalogue",
-                "VideoStreaming",
+                "VideoStreaming", "RawVideo",
             ],
             path: "Benchmarks/MediaRouteBench", exclude: []),
         // The libdbus floor next to the BlueZ benchmark: a C client that only receives and walks the signals.

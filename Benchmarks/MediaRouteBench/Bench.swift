@@ -87,8 +87,9 @@ struct Bench {
                 rate: Int(rest.dropFirst(2).first ?? "") ?? 10_000, seconds: Double(rest.dropFirst(3).first ?? "") ?? 5)
         case "upnp": try await upnp(mediaroutectl: arguments.dropFirst().first ?? ".build/release/mediaroutectl")
         case "video": try await video(seconds: Int(arguments.dropFirst().first ?? "") ?? 60)
+        case "raw-picture": try rawPicture(pictures: Int(arguments.dropFirst().first ?? "") ?? 200)
         default:
-            print("usage: mediaroute-bench dbus | daemon PATH | clocksync | push | wifi | bluez | realtime [S] [LOAD] | pipewire PATH [S] | upnp [PATH/mediaroutectl] | video [S]")
+            print("usage: mediaroute-bench dbus | daemon PATH | clocksync | push | wifi | bluez | realtime [S] [LOAD] | pipewire PATH [S] | upnp [PATH/mediaroutectl] | video [S] | raw-picture [N]")
         }
     }
 
