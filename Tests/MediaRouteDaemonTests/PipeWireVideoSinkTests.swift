@@ -124,6 +124,35 @@ final class VideoRouteStandIn: Sendable {
         #expect(await eventually { !(await pipewire.nodes().contains("mediaroute.lounge_tv.video")) })
     }
 
+    /// One producer, then another in another size (a window resized, a camera switched): the
+    /// route's video is released with the first and acquired again in the second's format.
+    @Test func aNewFormatReleasesTheRouteAndAcquiresItAgainInThatFormat() async throws {
+        let pipewire = try await HeadlessPipeWire()
+        let bus = try PrivateBus()
+        let server = try await DBusConnection.connect(to: .address(bus.address))
+        let route = try await VideoRouteStandIn(server: server)
+        #expect(try await server.requestName(DaemonNames.busName))
+        let sink = try node(pipewire, bus: bus, route: route, device: "Loft TV")
+        defer { sink.kill(); sink.wait() }
+        #expect(await eventually(timeout: .seconds(10)) { await pipewire.nodes().contains("mediaroute.loft_tv.video") })
+        for (index, size) in [(320, 180), (640, 360)].enumerated() {
+            let pipeline = try pipewire.gstreamer([
+                "videotestsrc", "!", "video/x-raw,format=NV12,width=\(size.0),height=\(size.1),framerate=30/1", "!",
+                "pipewiresink", "target-object=mediaroute.loft_tv.video",
+            ])
+            let flowed = await eventually(timeout: .seconds(20)) { route.acquisitions.value.count > index && route.acquisitions.value[index].pictures.count >= 10 }
+            #expect(flowed, "producer \(index + 1): node: \(nodeLog(pipewire))")
+            pipeline.kill()
+            pipeline.wait()
+            #expect(await eventually(timeout: .seconds(10)) { route.acquisitions.value.count > index && route.acquisitions.value[index].closed }, "released when producer \(index + 1) went")
+        }
+        let formats = route.acquisitions.value.map(\.format)
+        #expect(formats == [
+            try VideoFrameFormat(encoding: .nv12, width: 320, height: 180, frameRateNumerator: 30),
+            try VideoFrameFormat(encoding: .nv12, width: 640, height: 360, frameRateNumerator: 30),
+        ], "NV12 as it came, each producer's size: \(formats)")
+    }
+
     /// 32-bit RGB of an odd size (a window cast): the route gets the even part, in I420, in BT.601.
     @Test func rgbOfAnOddSizeIsConvertedToTheEvenPartInI420() async throws {
         let pipewire = try await HeadlessPipeWire()
