@@ -67,31 +67,47 @@ final class VideoRouteStandIn: Sendable {
     }
 }
 
-@Suite(.timeLimit(.minutes(2)), .enabled(if: HeadlessPipeWire.videoAvailable), .serialized) struct PipeWireVideoSinkTests {
-    /// The node's process, its output in the PipeWire's directory (`node.log`, said when a test fails).
-    func node(_ pipewire: HeadlessPipeWire, bus: PrivateBus, route: VideoRouteStandIn, device: String) throws -> ChildProcess {
+/// A headless PipeWire, a private bus with the stand-in route on it, and the node's process for
+/// one device, once its node is published; the process ends with the value.
+final class VideoNodeRig: Sendable {
+    let pipewire: HeadlessPipeWire
+    let bus: PrivateBus
+    let server: DBusConnection
+    let route: VideoRouteStandIn
+    let sink: ChildProcess
+    let nodeName: String
+
+    init(device: String) async throws {
+        pipewire = try await HeadlessPipeWire()
+        bus = try PrivateBus()
+        server = try await DBusConnection.connect(to: .address(bus.address))
+        route = try await VideoRouteStandIn(server: server)
+        #expect(try await server.requestName(DaemonNames.busName))
+        // The node's output in the PipeWire's directory (`node.log`, said when a test fails).
         let log = open(pipewire.runtimeDirectory + "/node.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         defer { close(log) }
-        return try ChildProcess(
+        sink = try ChildProcess(
             [RunningDaemon.binary, "pipewire-video-sink", "--bus", bus.address, "--session", route.session.rawValue, "--device", device],
             outputFD: log, environment: pipewire.environment)
+        nodeName = PipeWireVideoSink.nodeName(for: device)
+        let pipewire = self.pipewire, nodeName = self.nodeName
+        #expect(await eventually(timeout: .seconds(10)) { await pipewire.nodes().contains(nodeName) }, "the node is published")
     }
 
-    func nodeLog(_ pipewire: HeadlessPipeWire) -> String {
-        (try? String(contentsOfFile: pipewire.runtimeDirectory + "/node.log", encoding: .utf8)) ?? ""
-    }
+    var nodeLog: String { (try? String(contentsOfFile: pipewire.runtimeDirectory + "/node.log", encoding: .utf8)) ?? "" }
 
+    deinit {
+        sink.kill()
+        sink.wait()
+    }
+}
+
+@Suite(.timeLimit(.minutes(2)), .enabled(if: HeadlessPipeWire.videoAvailable), .serialized) struct PipeWireVideoSinkTests {
     /// A pipeline sending a numbered YUV4MPEG2 file to the node: the route gets the pictures in
     /// order, in the format PipeWire settled, and is released when the pipeline ends.
     @Test func picturesSentToTheNodeReachTheRouteInOrder() async throws {
-        let pipewire = try await HeadlessPipeWire()
-        let bus = try PrivateBus()
-        let server = try await DBusConnection.connect(to: .address(bus.address))
-        let route = try await VideoRouteStandIn(server: server)
-        #expect(try await server.requestName(DaemonNames.busName))
-        let sink = try node(pipewire, bus: bus, route: route, device: "Lounge TV")
-        defer { sink.kill(); sink.wait() }
-        #expect(await eventually(timeout: .seconds(10)) { await pipewire.nodes().contains("mediaroute.lounge_tv.video") }, "the node is published")
+        let rig = try await VideoNodeRig(device: "Lounge TV")
+        let (pipewire, route, sink) = (rig.pipewire, rig.route, rig.sink)
         try await Task.sleep(for: .milliseconds(300))
         #expect(route.acquisitions.value.isEmpty, "an idle node does not take the route")
 
@@ -104,7 +120,7 @@ final class VideoRouteStandIn: Sendable {
         try Data(VideoTestPattern.yuv4mpeg2(0..<count, format: format)).write(to: URL(fileURLWithPath: file))
         let pipeline = try pipewire.gstreamer(["filesrc", "location=\(file)", "!", "y4mdec", "!", "pipewiresink", "target-object=mediaroute.lounge_tv.video"])
         defer { pipeline.kill(); pipeline.wait() }
-        #expect(await eventually(timeout: .seconds(15)) { route.numbers().last == count - 1 }, "pictures: \(route.numbers().count); node: \(nodeLog(pipewire))")
+        #expect(await eventually(timeout: .seconds(15)) { route.numbers().last == count - 1 }, "pictures: \(route.numbers().count); node: \(rig.nodeLog)")
         let acquisition = try #require(route.acquisitions.value.first)
         #expect(acquisition.format == format, "the route's format is the one PipeWire settled: \(acquisition.format)")
         let numbers = route.numbers().compactMap { $0 }
@@ -127,21 +143,15 @@ final class VideoRouteStandIn: Sendable {
     /// One producer, then another in another size (a window resized, a camera switched): the
     /// route's video is released with the first and acquired again in the second's format.
     @Test func aNewFormatReleasesTheRouteAndAcquiresItAgainInThatFormat() async throws {
-        let pipewire = try await HeadlessPipeWire()
-        let bus = try PrivateBus()
-        let server = try await DBusConnection.connect(to: .address(bus.address))
-        let route = try await VideoRouteStandIn(server: server)
-        #expect(try await server.requestName(DaemonNames.busName))
-        let sink = try node(pipewire, bus: bus, route: route, device: "Loft TV")
-        defer { sink.kill(); sink.wait() }
-        #expect(await eventually(timeout: .seconds(10)) { await pipewire.nodes().contains("mediaroute.loft_tv.video") })
+        let rig = try await VideoNodeRig(device: "Loft TV")
+        let (pipewire, route) = (rig.pipewire, rig.route)
         for (index, size) in [(320, 180), (640, 360)].enumerated() {
             let pipeline = try pipewire.gstreamer([
                 "videotestsrc", "!", "video/x-raw,format=NV12,width=\(size.0),height=\(size.1),framerate=30/1", "!",
                 "pipewiresink", "target-object=mediaroute.loft_tv.video",
             ])
             let flowed = await eventually(timeout: .seconds(20)) { route.acquisitions.value.count > index && route.acquisitions.value[index].pictures.count >= 10 }
-            #expect(flowed, "producer \(index + 1): node: \(nodeLog(pipewire))")
+            #expect(flowed, "producer \(index + 1): node: \(rig.nodeLog)")
             pipeline.kill()
             pipeline.wait()
             #expect(await eventually(timeout: .seconds(10)) { route.acquisitions.value.count > index && route.acquisitions.value[index].closed }, "released when producer \(index + 1) went")
@@ -155,14 +165,8 @@ final class VideoRouteStandIn: Sendable {
 
     /// 32-bit RGB of an odd size (a window cast): the route gets the even part, in I420, in BT.601.
     @Test func rgbOfAnOddSizeIsConvertedToTheEvenPartInI420() async throws {
-        let pipewire = try await HeadlessPipeWire()
-        let bus = try PrivateBus()
-        let server = try await DBusConnection.connect(to: .address(bus.address))
-        let route = try await VideoRouteStandIn(server: server)
-        #expect(try await server.requestName(DaemonNames.busName))
-        let sink = try node(pipewire, bus: bus, route: route, device: "Den TV")
-        defer { sink.kill(); sink.wait() }
-        #expect(await eventually(timeout: .seconds(10)) { await pipewire.nodes().contains("mediaroute.den_tv.video") })
+        let rig = try await VideoNodeRig(device: "Den TV")
+        let (pipewire, route) = (rig.pipewire, rig.route)
         // Pure red (videotestsrc's foreground colour is ARGB).
         let pipeline = try pipewire.gstreamer([
             "videotestsrc", "pattern=solid-color", "foreground-color=0xffff0000", "!",
@@ -170,7 +174,7 @@ final class VideoRouteStandIn: Sendable {
         ])
         defer { pipeline.kill(); pipeline.wait() }
         // A pipeline with no end: killed once the route has what it needs.
-        #expect(await eventually(timeout: .seconds(20)) { (route.acquisitions.value.first?.pictures.count ?? 0) >= 20 }, "node: \(nodeLog(pipewire))")
+        #expect(await eventually(timeout: .seconds(20)) { (route.acquisitions.value.first?.pictures.count ?? 0) >= 20 }, "node: \(rig.nodeLog)")
         let acquisition = try #require(route.acquisitions.value.first)
         #expect(acquisition.format == (try VideoFrameFormat(encoding: .i420, width: 320, height: 180, frameRateNumerator: 20)))
         let picture = try #require(acquisition.pictures.last)
@@ -243,7 +247,7 @@ final class VideoRouteStandIn: Sendable {
         defer { mirror.kill(SIGKILL); mirror.wait() }
         let (_, _, controller) = try await client(daemon, agent: ScriptedPairingAgent([]))
         @Sendable func received() async -> UInt64 {
-            guard let route = await controller.routes.named("Living Room TV") else { return 0 }
+            guard let route = controller.routes.named("Living Room TV") else { return 0 }
             return await route.status()?.video?.framesReceived ?? 0
         }
         let text = { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
