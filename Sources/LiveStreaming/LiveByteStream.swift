@@ -65,6 +65,7 @@ public final class LiveByteStream: Sendable {
         var syncPoints: [UInt64] = []
         /// Where appends said their presentation time began, oldest first (as many as sync points).
         var anchors: [(offset: UInt64, time: Duration)] = []
+        var header: [UInt8]
         var ended = false
         var waiters: [Int: @Sendable () -> Void] = [:]
         var nextReader = 0
@@ -76,13 +77,22 @@ public final class LiveByteStream: Sendable {
 
     public let configuration: Configuration
     /// Bytes every reader gets before the payload (a WAV header, FLAC's `fLaC` and STREAMINFO).
-    public let header: [UInt8]
+    public var header: [UInt8] { state.withLock { $0.header } }
     private let state: Mutex<State>
 
     public init(configuration: Configuration, header: [UInt8] = []) {
         self.configuration = configuration
-        self.header = header
-        self.state = Mutex(State(ring: [UInt8](repeating: 0, count: configuration.capacity)))
+        self.state = Mutex(State(ring: [UInt8](repeating: 0, count: configuration.capacity), header: header))
+    }
+
+    /// Sets the header of a stream that learns it with its first bytes (an app's H.264 in MP4:
+    /// the parameter sets come with its first IDR), before appending them. Readers made before
+    /// get it first too. Ignored when the stream has a header or bytes already.
+    public func provideHeader(_ header: [UInt8]) {
+        state.withLock { state in
+            guard state.header.isEmpty, state.end == 0 else { return }
+            state.header = header
+        }
     }
 
     /// Appends bytes produced; `syncPoint` says a decoder may start at the first of them.
@@ -188,6 +198,7 @@ public final class LiveByteStream: Sendable {
                 position = state.syncPoints.last(where: { $0 <= wanted }) ?? state.syncPoints.first ?? state.end
             }
             var lead: [UInt8] = []
+            let header = state.header
             let headerCount = UInt64(header.count)
             if requested < headerCount {
                 lead = Array(header[Int(requested)...])
@@ -195,17 +206,24 @@ public final class LiveByteStream: Sendable {
                 let misalignment = Int((requested - headerCount) % UInt64(configuration.alignment))
                 if misalignment != 0 { lead = [UInt8](repeating: 0, count: configuration.alignment - misalignment) }
             }
-            if atNextSyncPoint {
-                let reader = Reader(stream: self, id: state.nextReader, position: state.end, lead: lead)
-                reader.waitsForSyncPoint = true
-                return reader
-            }
-            return Reader(stream: self, id: state.nextReader, position: position, lead: lead)
+            let reader = Reader(stream: self, id: state.nextReader, position: atNextSyncPoint ? state.end : position, lead: lead)
+            reader.waitsForSyncPoint = atNextSyncPoint
+            // A header still to come (``provideHeader(_:)``) is read before the first bytes.
+            reader.awaitsHeader = header.isEmpty && requested == 0 && state.end == 0
+            return reader
         }
     }
 
     fileprivate func read(_ reader: Reader, maximum: Int) -> Chunk {
         state.withLock { state in
+            if reader.awaitsHeader, state.end > 0 || state.ended {
+                reader.awaitsHeader = false
+                if !state.header.isEmpty {
+                    let count = min(maximum, state.header.count)
+                    reader.lead = Array(state.header[count...])
+                    return .bytes(Array(state.header[..<count]))
+                }
+            }
             if reader.position < state.start {
                 let next = configuration.startPoints == .marked ? state.syncPoints.first ?? state.end : state.start
                 state.statistics.skippedBytes &+= next - reader.position
@@ -265,14 +283,17 @@ public final class LiveByteStream: Sendable {
 
     /// One client's place in the stream (one HTTP response). Use from one task at a time.
     public final class Reader: @unchecked Sendable {
-        // @unchecked: `position` and `waitsForSyncPoint` are read and written only under the stream's lock (read and
-        // whenReadable), and `lead` only by the one task that serves the response.
+        // @unchecked: `position`, `waitsForSyncPoint` and `awaitsHeader` are read and written only under the stream's
+        // lock (read and whenReadable), and `lead` only by the one task that serves the response (the stream's read
+        // sets it for that task's own read call).
         private let stream: LiveByteStream
         fileprivate let id: Int
         fileprivate var position: UInt64
         /// Bytes are skipped until a sync point appended after the reader was made.
         fileprivate var waitsForSyncPoint = false
-        private var lead: [UInt8]
+        /// The stream's header is given before its first bytes (made before it was known).
+        fileprivate var awaitsHeader = false
+        fileprivate var lead: [UInt8]
         private var closed = false
 
         fileprivate init(stream: LiveByteStream, id: Int, position: UInt64, lead: [UInt8]) {

@@ -4,7 +4,8 @@ import Synchronization
 
 /// What a simulated TV does with a route's real-time video: it takes each raw picture as it
 /// comes (no encoding: the demo and tests need no encoder) and counts those of the route's
-/// size; ``LoopbackExtension/videoPicturesShown(session:)`` says how many.
+/// size, and each access unit of H.264 an app encoded;
+/// ``LoopbackExtension/videoPicturesShown(session:)`` says how many.
 final class LoopbackVideoReceiver: RealtimeVideoReceiver {
     let format: VideoFrameFormat
     let shown = Atomic<UInt64>(0)
@@ -13,13 +14,13 @@ final class LoopbackVideoReceiver: RealtimeVideoReceiver {
     init(format: VideoFrameFormat) { self.format = format }
 
     func receive(_ frame: VideoFrame) -> Bool {
-        guard !finished.load(ordering: .relaxed), frame.data.count == format.frameBytes else { return false }
+        guard !finished.load(ordering: .relaxed), !format.encoding.isRaw || frame.data.count == format.frameBytes else { return false }
         shown.add(1, ordering: .relaxed)
         return true
     }
 
     func finish() { finished.store(true, ordering: .relaxed) }
 
-    var codec: String { "raw \(format.encoding.rawValue) (simulated)" }
+    var codec: String { format.encoding.isRaw ? "raw \(format.encoding.rawValue) (simulated)" : "H.264 (simulated)" }
     var bitrate: Int { format.frameBytes * 8 * format.frameRateNumerator / max(1, format.frameRateDenominator) }
 }

@@ -82,7 +82,7 @@ struct BusArguments {
     func videoFormat(at index: Int) throws(DBusError) -> VideoFrameFormat {
         let name = try string(index)
         guard let encoding = VideoFrameFormat.Encoding(rawValue: name) else {
-            throw MediaDeviceError(.invalidArgument, "encoding must be i420 or nv12, not \(name.prefix(32))").dbusError
+            throw MediaDeviceError(.invalidArgument, "encoding must be i420, nv12 or h264, not \(name.prefix(32))").dbusError
         }
         do {
             return try VideoFrameFormat(

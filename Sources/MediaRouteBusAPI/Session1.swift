@@ -79,6 +79,7 @@ public enum Session1 {
             ("SinkNode", "s"), ("SinkFormat", "s"), ("SinkLatency", "t"), ("VideoSinkNode", "s"),
             ("VideoActive", "b"), ("VideoFormat", "s"), ("VideoFramesReceived", "t"), ("VideoFramesSent", "t"), ("VideoFramesDropped", "t"),
             ("VideoFramesRepeated", "t"), ("VideoFramesNotEncoded", "t"), ("VideoCodec", "s"), ("VideoBitrate", "u"),
+            ("VideoFailure", "s"),
         ]
 
         /// Readable only by root, the daemon's user and the `mediaroute` group (what plays, and
@@ -130,6 +131,7 @@ public enum Session1 {
                 "VideoFramesNotEncoded": .uint64(video?.framesNotEncoded ?? 0),
                 "VideoCodec": .string(video?.codec ?? ""),
                 "VideoBitrate": .uint32(UInt32(clamping: video?.bitrate ?? 0)),
+                "VideoFailure": .string(video?.failure ?? ""),
             ]
         }
 
@@ -218,6 +220,7 @@ public enum Session1 {
                 if let value = count("VideoFramesNotEncoded") { video?.framesNotEncoded = value }
                 if let value = text("VideoCodec") { video?.codec = value }
                 if case .uint32(let value)? = changed["VideoBitrate"]?.unwrapped { video?.bitrate = value == 0 ? nil : Int(value) }
+                if let value = text("VideoFailure") { video?.failure = value }
             }
             if let text = changed["AudioFormat"]?.string {
                 audio = SampleBuffer.Format(name: text).map { RealtimeAudioStatistics(format: $0, active: false) }

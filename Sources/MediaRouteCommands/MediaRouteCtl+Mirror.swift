@@ -18,15 +18,18 @@ import Synchronization
 #endif
 
 extension MediaRouteCtl {
-    /// Shows raw video (a YUV4MPEG2 file or stream) on a TV or renderer that takes it.
+    /// Shows video (a YUV4MPEG2 or H.264 file or stream, or a PipeWire node) on a TV or renderer that takes it.
     public struct Mirror: AsyncParsableCommand {
         public static let configuration = CommandConfiguration(
-            abstract: "Show video on a device: a YUV4MPEG2 file, - for a YUV4MPEG2 stream on standard input, or pipewire:NODE.",
+            abstract: "Show video on a device: a YUV4MPEG2 or H.264 file, - for such a stream on standard input, or pipewire:NODE.",
             discussion: """
                 The pictures are encoded in H.264 on the box and sent live to the device (a DLNA \
                 renderer gets MPEG-TS over HTTP). A file is read at its own frame rate; a stream \
                 on standard input as it comes, for example a camera: \
                 ffmpeg -f v4l2 -i /dev/video0 -pix_fmt yuv420p -f yuv4mpegpipe - | mediaroutectl mirror --to "Living Room TV" --source -. \
+                H.264 already encoded (an Annex B stream, as ffmpeg -f h264 or a hardware encoder writes it, \
+                without B-frames) is told apart by its first bytes and sent as it is, at --rate pictures a second; \
+                its size comes from its sequence parameter set. \
                 pipewire:NODE takes the video of a PipeWire node (a camera, a screen cast, a pipeline; \
                 its node.name or object.serial, as pw-cli ls Node lists them) in the format it and \
                 PipeWire settle on. The video ends at the end of the input, when the node goes, or on \
@@ -35,7 +38,8 @@ extension MediaRouteCtl {
 
         @OptionGroup public var common: CommonOptions
         @Option(name: .customLong("to"), help: "The device's name.") public var device: String
-        @Option(help: "A YUV4MPEG2 file (.y4m), - for standard input, or pipewire:NODE.") public var source: String = "-"
+        @Option(help: "A YUV4MPEG2 (.y4m) or H.264 Annex B (.h264) file, - for standard input, or pipewire:NODE.") public var source: String = "-"
+        @Option(help: "Pictures a second of H.264 input, N or N/D (YUV4MPEG2 and PipeWire say their own).") public var rate: String = "25"
         @Flag(name: .customLong("loop"), help: "Start the file again at its end (until Ctrl-C).") public var loops = false
         @Option(help: "The pairing code or password, if the device asks for one.") public var pin: String?
         @Flag(help: "Leave the route active when the video ends.") public var keep = false
@@ -53,7 +57,11 @@ extension MediaRouteCtl {
                 throw CommandFailure("--source pipewire:NODE: this build leaves PipeWire out (built without the PipeWire trait)")
                 #endif
             }
-            var input = try VideoInput(path: source)
+            let parts = rate.split(separator: "/", omittingEmptySubsequences: false)
+            guard (1...2).contains(parts.count), let numerator = Int(parts[0]), let denominator = parts.count == 2 ? Int(parts[1]) : 1,
+                numerator > 0, denominator > 0
+            else { throw CommandFailure("--rate \(rate): give pictures a second as N or N/D (25, 30000/1001)") }
+            var input = try VideoInput(path: source, h264Rate: (numerator, denominator))
             defer { input.close() }
             let format = try await input.readHeader()
             let environment = try await common.environment(console: console)
@@ -191,7 +199,8 @@ extension MediaRouteCtl {
             guard let video = await route.status()?.video else { return }
             console.write(
                 "\(route.routeDisplayName): \(video.framesReceived) pictures received, \(video.framesSent) sent, \(video.framesDropped) dropped, "
-                    + "\(video.framesRepeated) repeated, \(video.framesNotEncoded) not encoded (\(video.codec ?? "?"))")
+                    + "\(video.framesRepeated) repeated, \(video.framesNotEncoded) not encoded (\(video.codec ?? "?"))"
+                    + (video.failure.map { "; ended: \($0)" } ?? ""))
         }
 
         /// Writes all of `bytes` (waiting for room); false when the reader is gone.
@@ -214,41 +223,98 @@ extension MediaRouteCtl {
     }
 }
 
-/// A YUV4MPEG2 file or stream, read a picture at a time.
+/// A YUV4MPEG2 file or stream, read a picture at a time; or H.264 (an Annex B stream, told
+/// apart by its first bytes), read an access unit at a time, its size from its first SPS.
 struct VideoInput {
     let source: PCMSource
     var parser = YUV4MPEG2Parser()
+    /// Set for H.264.
+    var splitter: H264AccessUnitSplitter?
+    let h264Rate: (numerator: Int, denominator: Int)
     var frames: [[UInt8]] = []
     var isPipe: Bool { source.isPipe }
 
-    init(path: String) throws {
+    init(path: String, h264Rate: (numerator: Int, denominator: Int) = (25, 1)) throws {
         source = try PCMSource(path: path)
+        self.h264Rate = h264Rate
     }
 
     func close() { source.close() }
 
-    /// Reads up to the header and returns the pictures' format.
+    /// Reads up to the header (for H.264, the first SPS) and returns the pictures' format.
     mutating func readHeader() async throws -> VideoFrameFormat {
+        var start: [UInt8] = []
+        while start.count < 9 {
+            var unbounded: Int?
+            guard let chunk = await source.read(max: 256, remaining: &unbounded), !chunk.isEmpty else { break }
+            start += chunk
+        }
+        if start.starts(with: [0, 0, 1]) || start.starts(with: [0, 0, 0, 1]) { return try await readH264Header(start) }
+        do { frames += try parser.feed(start) } catch { throw CommandFailure("\(source.path): \(error)") }
         while parser.format == nil {
             var unbounded: Int?
             guard let chunk = await source.read(max: 256, remaining: &unbounded), !chunk.isEmpty else {
-                throw CommandFailure("\(source.path): \(YUV4MPEG2Error.notYUV4MPEG2)")
+                throw CommandFailure("\(source.path): \(YUV4MPEG2Error.notYUV4MPEG2) and not H.264 (no Annex B start code)")
             }
             do { frames += try parser.feed(chunk) } catch { throw CommandFailure("\(source.path): \(error)") }
         }
         return parser.format!
     }
 
-    /// The next picture; nil at the end of the input.
+    private mutating func readH264Header(_ start: [UInt8]) async throws -> VideoFrameFormat {
+        // The largest access unit of the largest pictures the video path takes.
+        splitter = H264AccessUnitSplitter(maximumAccessUnitBytes: 4096 * 2304 * 3 / 2 + 65_536)
+        frames = try split(start)
+        var ended = false
+        while true {
+            for unit in frames {
+                do {
+                    guard let parameters = try H264AccessUnit(bytes: unit, isIDR: false, hasParameterSets: true).sequenceParameters() else { continue }
+                    return try VideoFrameFormat(
+                        encoding: .h264, width: parameters.width, height: parameters.height, frameRateNumerator: h264Rate.numerator,
+                        frameRateDenominator: h264Rate.denominator)
+                } catch {
+                    throw CommandFailure("\(source.path): \(error)")
+                }
+            }
+            guard !ended else { throw CommandFailure("\(source.path): H.264 without a sequence parameter set") }
+            var unbounded: Int?
+            if let next = await source.read(max: 1 << 16, remaining: &unbounded), !next.isEmpty {
+                frames += try split(next)
+            } else {
+                ended = true
+                frames += try finishSplitting()
+            }
+        }
+    }
+
+    private mutating func finishSplitting() throws -> [[UInt8]] {
+        guard var splitter else { return [] }
+        defer { self.splitter = splitter }
+        do { return try splitter.finish().map(\.bytes) } catch { throw CommandFailure("\(source.path): \(error)") }
+    }
+
+    private mutating func split(_ chunk: [UInt8]) throws -> [[UInt8]] {
+        guard var splitter else { return [] }
+        defer { self.splitter = splitter }
+        let result = chunk.withUnsafeBytes { raw in Result { () throws(H264StreamError) in try splitter.append(raw) } }
+        do { return try result.get().map(\.bytes) } catch { throw CommandFailure("\(source.path): \(error)") }
+    }
+
+    /// The next picture (an access unit for H.264); nil at the end of the input.
     mutating func nextFrame() async throws -> [UInt8]? {
         while frames.isEmpty {
             var unbounded: Int?
             guard let chunk = await source.read(max: 1 << 20, remaining: &unbounded) else { throw CommandFailure("read error") }
             if chunk.isEmpty {
+                if splitter != nil {
+                    frames += try finishSplitting()
+                    return frames.isEmpty ? nil : frames.removeFirst()
+                }
                 try parser.finish()
                 return nil
             }
-            frames += try parser.feed(chunk)
+            frames += splitter == nil ? try parser.feed(chunk) : try split(chunk)
         }
         return frames.removeFirst()
     }
@@ -256,8 +322,12 @@ struct VideoInput {
     /// Back to the first picture of a file; false when the input cannot be rewound.
     mutating func rewind() throws -> Bool {
         guard lseek(source.descriptor, 0, SEEK_SET) == 0 else { return false }
-        parser = YUV4MPEG2Parser()
         frames = []
+        if let splitter {
+            self.splitter = H264AccessUnitSplitter(maximumAccessUnitBytes: splitter.maximumAccessUnitBytes)
+            return true
+        }
+        parser = YUV4MPEG2Parser()
         // The header again, synchronously (a file).
         var header: [UInt8] = []
         var byte: UInt8 = 0

@@ -13,7 +13,7 @@ import RealtimeVideo
 /// Bytes that reach the daemon other than from radios: push payloads from any local
 /// process, the box's configuration, udev properties, scenario files.
 enum FileHarnesses {
-    static let all: [FuzzHarness] = [push, configuration, udev, scenario, loopbackWire, wavHeader, yuv4mpeg2, rawPicture]
+    static let all: [FuzzHarness] = [push, configuration, udev, scenario, loopbackWire, wavHeader, yuv4mpeg2, rawPicture, h264]
 
     /// The start of a WAV file or of standard input, as `mediaroutectl stream` reads it.
     static let wavHeader = FuzzHarness("wav-header", "RIFF/WAVE headers: chunks, fmt (PCM, float, extensible), data", maximumLength: 80 * 1024) { bytes in
@@ -122,6 +122,38 @@ enum FileHarnesses {
     static let loopbackWire = FuzzHarness("loopback-wire", "loopback transport messages between sender and simulated device") { bytes in
         _ = LoopbackEnvelope<LoopbackPlaybackStatus>.decode(bytes)
         _ = LoopbackEnvelope<LoopbackRequest>.decode(bytes)
+        return nil
+    }
+
+    /// H.264 an app writes into `AcquireVideo("h264", …)`'s descriptor, fed whole and in two
+    /// pieces split where the first byte says: the same access units either way (or refused
+    /// both ways), each within its budget, starting with a start code and without delimiters; an
+    /// SPS in them reads to a size or is refused, never traps.
+    static let h264 = FuzzHarness("h264", "H.264 Annex B streams: start codes, NAL units, slice headers, SPS", maximumLength: 64 * 1024) { bytes in
+        let budget = 16 * 1024
+        func split(_ pieces: [ArraySlice<UInt8>]) -> [H264AccessUnit]? {
+            var splitter = H264AccessUnitSplitter(maximumAccessUnitBytes: budget)
+            var units: [H264AccessUnit] = []
+            for piece in pieces {
+                let result = Array(piece).withUnsafeBytes { raw in Result { () throws(H264StreamError) in try splitter.append(raw) } }
+                guard case .success(let more) = result else { return nil }
+                units += more
+            }
+            guard case .success(let last) = Result(catching: { () throws(H264StreamError) in try splitter.finish() }) else { return nil }
+            return units + last
+        }
+        let at = bytes.isEmpty ? 0 : Int(bytes[0]) * bytes.count / 256
+        let whole = split([bytes[...]])
+        let pieces = split([bytes[..<at], bytes[at...]])
+        guard whole == pieces else { return "whole: \(whole?.count ?? -1) access units, in two pieces at \(at): \(pieces?.count ?? -1)" }
+        for unit in whole ?? [] {
+            if unit.bytes.count > budget { return "an access unit of \(unit.bytes.count) bytes over its budget" }
+            if unit.bytes.prefix(4) != [0, 0, 0, 1] { return "an access unit that does not start with a start code" }
+            if unit.units.contains(where: { $0.first.map { $0 & 0x1F == 9 } ?? false }) { return "a delimiter left in an access unit" }
+            if let parameters = try? unit.sequenceParameters(), parameters.width <= 0 || parameters.height <= 0 || parameters.width > 8192 {
+                return "an SPS read as \(parameters.width)x\(parameters.height)"
+            }
+        }
         return nil
     }
 }

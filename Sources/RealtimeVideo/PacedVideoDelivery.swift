@@ -13,6 +13,13 @@ import Synchronization
 /// The writer's socket holds at most a picture or so: a writer far ahead blocks, and one that
 /// is merely faster has its older pictures dropped. The app closing its end ends the video;
 /// ``stop()`` ends it from this side.
+///
+/// H.264 an app encoded (``VideoFrameFormat/Encoding/h264``) is split into access units
+/// (``H264AccessUnitSplitter``) and sent one per period in the order written, none dropped or
+/// repeated (a decoder needs them all): a writer ahead of its rate waits on its socket, one
+/// behind it has its pictures shown as they come. Pictures before the first IDR that carries
+/// its parameter sets are dropped (a decoder could not start on them); a stream that is not
+/// H.264 of the declared size ends the video with the reason (``RealtimeVideoStatistics/failure``).
 public final class PacedVideoDelivery: Sendable {
     public let format: VideoFrameFormat
     private let receiver: any RealtimeVideoReceiver
@@ -29,7 +36,15 @@ public final class PacedVideoDelivery: Sendable {
         var notEncoded: UInt64 = 0
         var active = true
         var started = false
+        /// Counts of access units (H.264 written by the app; the pacer counts raw pictures).
+        var unitsReceived: UInt64 = 0
+        var unitsSent: UInt64 = 0
+        var unitsDropped: UInt64 = 0
+        var failure: String?
     }
+
+    /// Access units waiting for their slot, at most: the writer waits on its socket beyond them.
+    static let queuedAccessUnits = 3
 
     /// - Parameters:
     ///   - descriptor: the read end (owned from now on: closed when the delivery ends).
@@ -111,16 +126,106 @@ public final class PacedVideoDelivery: Sendable {
     }
 
     /// The counts so far.
-    public var statistics: RealtimeVideoStatistics {
-        state.withLock { state in
-            RealtimeVideoStatistics(
-                format: format, active: state.active, framesReceived: state.pacer.received, framesSent: state.pacer.sent,
-                framesDropped: state.pacer.dropped, framesRepeated: state.pacer.repeated, framesNotEncoded: state.notEncoded,
-                codec: receiver.codec, bitrate: receiver.bitrate)
-        }
+    public var statistics: RealtimeVideoStatistics { state.withLock { statistics(of: $0) } }
+
+    private func statistics(of state: State) -> RealtimeVideoStatistics {
+        let raw = format.encoding.isRaw
+        return RealtimeVideoStatistics(
+            format: format, active: state.active, framesReceived: raw ? state.pacer.received : state.unitsReceived,
+            framesSent: raw ? state.pacer.sent : state.unitsSent, framesDropped: raw ? state.pacer.dropped : state.unitsDropped,
+            framesRepeated: state.pacer.repeated, framesNotEncoded: state.notEncoded, codec: receiver.codec, bitrate: receiver.bitrate,
+            failure: state.failure)
     }
 
     private func run() {
+        if format.encoding.isRaw {
+            readPictures()
+        } else {
+            do throws(H264StreamError) {
+                try readAccessUnits()
+            } catch {
+                state.withLock { $0.failure = error.description }
+            }
+        }
+        receiver.finish()
+        close(descriptor)
+        close(wake)
+        let final = state.withLock { state in
+            state.active = false
+            close(wakeWriter)
+            return state
+        }
+        ended(statistics(of: final))
+    }
+
+    /// H.264 from the app: access units in the order written, one per period.
+    private func readAccessUnits() throws(H264StreamError) {
+        var splitter = H264AccessUnitSplitter(maximumAccessUnitBytes: format.frameBytes + 65_536)
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        var queue: [(unit: H264AccessUnit, arrived: Duration)] = []
+        var open = true
+        var decodable = false
+        var first: Duration? = nil
+        var index: Int64 = 0
+        let period = format.frameDuration
+        while open || !queue.isEmpty {
+            var timeout: Int32 = -1
+            if !queue.isEmpty {
+                let wait = first.map { $0 + period * index - now() } ?? .zero
+                timeout = wait <= .zero ? 0 : Int32(clamping: Int((wait / .milliseconds(1)).rounded(.up)))
+            }
+            let reading = open && queue.count < Self.queuedAccessUnits
+            var fds = [pollfd(fd: reading ? descriptor : -1, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&fds, 2, timeout)
+            if ready < 0, errno != EINTR { return }
+            if fds[1].revents != 0 { return }
+            if fds[0].revents != 0 {
+                let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+                var units: [H264AccessUnit] = []
+                if count == 0 || (count < 0 && errno != EINTR && errno != EAGAIN) {
+                    open = false
+                    units = try splitter.finish()
+                } else if count > 0 {
+                    let split = chunk.withUnsafeBytes { bytes in
+                        Result { () throws(H264StreamError) in try splitter.append(UnsafeRawBufferPointer(rebasing: bytes[0..<count])) }
+                    }
+                    units = try split.get()
+                }
+                for unit in units {
+                    if unit.hasParameterSets, let parameters = try unit.sequenceParameters(), parameters.width != format.width || parameters.height != format.height {
+                        throw .sizeMismatch(declared: "\(format.width)x\(format.height)", stream: "\(parameters.width)x\(parameters.height)")
+                    }
+                    decodable = decodable || (unit.isIDR && unit.hasParameterSets)
+                    state.withLock { state in
+                        state.unitsReceived &+= 1
+                        if !decodable { state.unitsDropped &+= 1 }
+                    }
+                    if decodable { queue.append((unit, now())) }
+                }
+            }
+            // What is due goes. A picture that came more than a period after its slot (the writer is
+            // behind its rate) has the pace resume from its arrival; this thread waking late does not.
+            while let (unit, arrived) = queue.first {
+                let at = now()
+                var due = first.map { $0 + period * index } ?? arrived
+                if arrived - due > period || first == nil {
+                    first = arrived - period * index
+                    due = arrived
+                }
+                guard due <= at else { break }
+                queue.removeFirst()
+                index += 1
+                let sent = receiver.receive(VideoFrame(format: format, presentationTime: due, data: unit.bytes))
+                state.withLock { state in
+                    state.unitsSent &+= 1
+                    if !sent { state.notEncoded &+= 1 }
+                }
+            }
+        }
+    }
+
+    /// Raw pictures: whole ones, paced (``VideoFramePacer``).
+    private func readPictures() {
         let frameBytes = format.frameBytes
         var reading = [UInt8](repeating: 0, count: frameBytes)
         var filled = 0
@@ -185,18 +290,5 @@ public final class PacedVideoDelivery: Sendable {
             state.withLock { $0.pacer.flushed() }
             if !receiver.receive(VideoFrame(format: format, presentationTime: at, data: taken)) { state.withLock { $0.notEncoded &+= 1 } }
         }
-        receiver.finish()
-        close(descriptor)
-        close(wake)
-        let final = state.withLock { state in
-            state.active = false
-            close(wakeWriter)
-            return state
-        }
-        ended(
-            RealtimeVideoStatistics(
-                format: format, active: false, framesReceived: final.pacer.received, framesSent: final.pacer.sent,
-                framesDropped: final.pacer.dropped, framesRepeated: final.pacer.repeated, framesNotEncoded: final.notEncoded,
-                codec: receiver.codec, bitrate: receiver.bitrate))
     }
 }

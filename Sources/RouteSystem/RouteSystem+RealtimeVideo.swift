@@ -98,6 +98,9 @@ extension RouteSystem {
         guard let record = videoDeliveries[session.id], record.token == token else { return }
         let wasRunning = record.final == nil
         videoDeliveries[session.id]?.final = statistics
+        if let failure = statistics.failure {
+            logger.warning("real-time video refused", metadata: ["session": "\(session)", "reason": "\(failure)"])
+        }
         logger.info(
             "real-time video ended",
             metadata: [

@@ -16,13 +16,17 @@ public struct RealtimeVideoStatistics: Sendable, Hashable, Codable {
     public var framesNotEncoded: UInt64
     /// The video codec and container sent ("H.264 in MPEG-TS").
     public var codec: String?
-    /// Bit rate the encoder aims at, bit/s.
+    /// Bit rate the encoder aims at (for H.264 the app encoded: what it wrote so far), bit/s.
     public var bitrate: Int?
+    /// Why the video ended when the writer's bytes were refused (H.264 that is not an Annex B
+    /// stream of the declared size, B-frames, an access unit over its budget); nil otherwise.
+    public var failure: String?
 
     public init(
         format: VideoFrameFormat, active: Bool, framesReceived: UInt64 = 0, framesSent: UInt64 = 0, framesDropped: UInt64 = 0,
-        framesRepeated: UInt64 = 0, framesNotEncoded: UInt64 = 0, codec: String? = nil, bitrate: Int? = nil
+        framesRepeated: UInt64 = 0, framesNotEncoded: UInt64 = 0, codec: String? = nil, bitrate: Int? = nil, failure: String? = nil
     ) {
+        self.failure = failure
         self.format = format
         self.active = active
         self.framesReceived = framesReceived

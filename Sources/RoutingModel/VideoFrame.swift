@@ -4,7 +4,7 @@ public struct VideoFrame: Sendable {
     public var format: VideoFrameFormat
     /// When it is due to show (the clock of the delivery that made it).
     public var presentationTime: Duration
-    /// ``VideoFrameFormat/frameBytes`` bytes.
+    /// ``VideoFrameFormat/frameBytes`` bytes; for H.264, one access unit (Annex B).
     public var data: [UInt8]
     /// The same picture as the frame before, sent again because the app wrote none in time
     /// (a screen that did not change): an encoder may spend almost nothing on it.

@@ -1,10 +1,12 @@
 /// What an app writes into a route's real-time video (`Session1.AcquireVideo`): raw pictures of
-/// one size at a declared frame rate.
+/// one size at a declared frame rate, or H.264 it already encoded.
 ///
 /// Raw pictures are 8-bit 4:2:0, the layout screen-cast streams, cameras and YUV4MPEG2 files
 /// use: I420 (the Y plane, then U, then V, each chroma plane a quarter of Y) or NV12 (Y, then
 /// U and V interleaved). Every frame is exactly ``frameBytes`` bytes, so a reader of a stream
-/// socket needs no framing.
+/// socket needs no framing. H.264 comes as an Annex B byte stream (start codes before each NAL
+/// unit, as `ffmpeg -f h264` and hardware encoders write it), split into access units on the
+/// way.
 public struct VideoFrameFormat: Sendable, Hashable, Codable, CustomStringConvertible {
     /// How a picture's bytes are laid out.
     public enum Encoding: String, Sendable, Hashable, Codable, CaseIterable {
@@ -12,6 +14,12 @@ public struct VideoFrameFormat: Sendable, Hashable, Codable, CustomStringConvert
         case i420
         /// Y, then U and V interleaved (what most cameras and hardware decoders give).
         case nv12
+        /// H.264 an app already encoded: an Annex B byte stream of pictures of the declared size,
+        /// without B-frames (each picture is shown in the order it comes).
+        case h264
+
+        /// Whether pictures come raw (to be encoded on the box).
+        public var isRaw: Bool { self != .h264 }
     }
 
     public var encoding: Encoding
@@ -39,7 +47,8 @@ public struct VideoFrameFormat: Sendable, Hashable, Codable, CustomStringConvert
         self.frameRateDenominator = frameRateDenominator
     }
 
-    /// Bytes of one picture (width × height × 3/2).
+    /// Bytes of one raw picture (width × height × 3/2); for H.264, what one access unit may take
+    /// at most besides its headers (an encoder's output stays well under a raw picture).
     public var frameBytes: Int { width * height * 3 / 2 }
 
     /// Frames per second.

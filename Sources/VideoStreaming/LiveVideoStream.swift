@@ -12,6 +12,10 @@ import Synchronization
 /// Pictures come on the route's video thread (``receive(_:)``) and are encoded there. A device
 /// that fetches (or fetches again) starts at an IDR made for it at once: it decodes from its
 /// first byte and is shown the picture of now, not the group of pictures before.
+///
+/// H.264 an app encoded (``VideoFrameFormat/Encoding/h264``) goes into the containers as it
+/// comes, without the encoder: an MP4 stream's initialization segment is made from the first
+/// IDR's parameter sets, and a device that fetches again starts at the app's next IDR.
 public final class LiveVideoStream: RealtimeVideoReceiver {
     /// What the pictures are sent in.
     public enum Container: String, Sendable, Hashable {
@@ -27,15 +31,31 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
     /// HTTP headers besides the content type (DLNA's, for a renderer).
     public let extraHeaders: [(String, String)]
     public let bytes: LiveByteStream
-    public let bitrate: Int
-    public var codec: String { container == .mpegTS ? "H.264 in MPEG-TS" : "H.264 in fragmented MP4" }
+    /// The bit rate aimed at; for the app's H.264, what it wrote so far.
+    public var bitrate: Int {
+        guard format.encoding == .h264 else { return aimedBitrate }
+        return pipeline.withLock { pipeline in
+            guard let first = pipeline.firstTime, pipeline.lastTime > first else { return 0 }
+            return Int(Double(pipeline.unitBytes) * 8 / ((pipeline.lastTime - first + format.frameDuration) / .seconds(1)))
+        }
+    }
+    private let aimedBitrate: Int
+    public var codec: String {
+        let source = format.encoding == .h264 ? "H.264 (the app's)" : "H.264"
+        return container == .mpegTS ? "\(source) in MPEG-TS" : "\(source) in fragmented MP4"
+    }
     public var mimeType: String { container == .mpegTS ? "video/mpeg" : "video/mp4" }
     private let pipeline: Mutex<Pipeline>
 
     private struct Pipeline: ~Copyable {
-        var encoder: H264Encoder
+        /// Nil for the app's H.264.
+        var encoder: H264Encoder?
         var transportStream: MPEGTSMuxer
         var mp4: FragmentedMP4Muxer
+        var headerMade = false
+        var unitBytes = 0
+        var firstTime: Duration?
+        var lastTime: Duration = .zero
     }
 
     /// Bit rate of `format` at 0.08 bit per pixel per frame (``LiveVideoSettings/bitRate``).
@@ -49,16 +69,19 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
     ) throws(MediaDeviceError) {
         let bitrate = settings.bitRate ?? Self.defaultBitRate(for: format)
         let intraPeriod = max(1, Int((settings.intraPeriod.seconds * format.frameRate).rounded()))
-        let encoder: H264Encoder
-        do {
-            encoder = try H264Encoder(format: format, bitRate: bitrate, intraPeriod: intraPeriod, screenContent: settings.screenContent)
-        } catch {
-            throw MediaDeviceError(.unsupported, error.description)
+        var encoder: H264Encoder? = nil
+        if format.encoding.isRaw {
+            do {
+                encoder = try H264Encoder(format: format, bitRate: bitrate, intraPeriod: intraPeriod, screenContent: settings.screenContent)
+            } catch {
+                throw MediaDeviceError(.unsupported, error.description)
+            }
         }
-        // MP4 readers start with the initialization segment, which holds the parameter sets.
+        // MP4 readers start with the initialization segment, which holds the parameter sets
+        // (for the app's H.264: made from its first IDR's, before its bytes).
         var header: [UInt8] = []
-        if container == .fragmentedMP4 {
-            guard let sets = try? encoder.parameterSets(),
+        if container == .fragmentedMP4, format.encoding.isRaw {
+            guard let sets = try? encoder?.parameterSets(),
                 let segment = FragmentedMP4Muxer.initializationSegment(width: format.width, height: format.height, parameterSets: sets)
             else { throw MediaDeviceError(.unsupported, "the H.264 encoder gave no parameter sets for an MP4 stream") }
             header = segment
@@ -67,7 +90,7 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
         self.container = container
         self.settings = settings
         self.extraHeaders = extraHeaders
-        self.bitrate = bitrate
+        self.aimedBitrate = bitrate
         // Room for `kept` at twice the aimed rate (IDRs and busy scenes overshoot it).
         let capacity = max(1 << 20, Int(settings.kept.seconds * Double(bitrate) / 4))
         self.bytes = LiveByteStream(configuration: LiveByteStream.Configuration(capacity: capacity, primeBytes: 0, startPoints: .marked), header: header)
@@ -78,9 +101,27 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
     public func receive(_ frame: VideoFrame) -> Bool {
         guard frame.format.width == format.width, frame.format.height == format.height else { return false }
         let container = self.container
+        let format = self.format
+        let bytes = self.bytes
         let muxed: (bytes: [UInt8], isIDR: Bool)? = pipeline.withLock { pipeline in
-            guard let unit = try? pipeline.encoder.encode(frame.data, encoding: frame.format.encoding, timestamp: frame.presentationTime) else {
-                return nil
+            let unit: H264Encoder.AccessUnit
+            if format.encoding.isRaw {
+                guard let encoded = try? pipeline.encoder?.encode(frame.data, encoding: frame.format.encoding, timestamp: frame.presentationTime) else {
+                    return nil
+                }
+                unit = encoded
+            } else {
+                unit = H264Encoder.AccessUnit(bytes: frame.data, isIDR: H264Encoder.nalUnits(frame.data).contains { $0.first.map { $0 & 0x1F == 5 } ?? false })
+                if container == .fragmentedMP4, !pipeline.headerMade {
+                    guard unit.isIDR,
+                        let segment = FragmentedMP4Muxer.initializationSegment(width: format.width, height: format.height, parameterSets: frame.data)
+                    else { return nil }
+                    bytes.provideHeader(segment)
+                    pipeline.headerMade = true
+                }
+                pipeline.unitBytes += frame.data.count
+                if pipeline.firstTime == nil { pipeline.firstTime = frame.presentationTime }
+                pipeline.lastTime = frame.presentationTime
             }
             switch container {
             case .mpegTS: return (pipeline.transportStream.packets(accessUnit: unit.bytes, isIDR: unit.isIDR, presentationTime: frame.presentationTime), unit.isIDR)
@@ -103,7 +144,7 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
         if bytes.statistics.readersOpened == 0 {
             reader = bytes.makeReader(playingFrom: .zero)
         } else {
-            pipeline.withLock { $0.encoder.forceIntraFrame() }
+            pipeline.withLock { $0.encoder?.forceIntraFrame() }
             reader = bytes.makeReader(atNextSyncPoint: true)
         }
         let headers: [(String, String)] = [("Content-Type", mimeType), ("Cache-Control", "no-cache")] + extraHeaders

@@ -62,4 +62,37 @@ struct CastVideoTests {
         #expect(await eventually { await rig.handle.cast.servedFileCount == 0 }, "the stream is no longer served")
         await rig.system.shutdown()
     }
+
+    /// `AcquireVideo("h264", …)`: the app's H.264 in the MP4 the receiver loads, its
+    /// initialization segment made from the first IDR (the receiver fetched before it came).
+    @Test func anAppsH264IsLoadedAsLIVEMP4AndProbesWhole() async throws {
+        let encoded = try VideoFrameFormat(encoding: .h264, width: 320, height: 180, frameRateNumerator: 25)
+        let count = 75
+        let bytes = try VideoTestPattern.h264(0..<count, format: encoded, intraPeriod: 25)
+        let rig = try await CastRig.make()
+        _ = try await rig.device()
+        let route = try await rig.activate()
+        let acquisition = try await rig.system.acquireVideo(on: route.session, format: encoded)
+        #expect(await eventually(timeout: .seconds(5)) { !rig.peer.received(CastNamespace.media, type: "LOAD").isEmpty })
+        #expect(await writeOnOwnThread(bytes, to: acquisition.descriptor, piece: 4096).value)
+        let probePath = rig.peer.directory + "/video-probe.json"
+        #expect(await eventually(timeout: .seconds(15)) { FileManager.default.fileExists(atPath: probePath) })
+        let probe = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: probePath))) as? [String: Any])
+        let stream = try #require((probe["streams"] as? [[String: Any]])?.first)
+        #expect(stream["codec_name"] as? String == "h264")
+        #expect(stream["width"] as? Int == 320 && stream["height"] as? Int == 180)
+        #expect(stream["r_frame_rate"] as? String == "25/1")
+        let times = ((probe["packets"] as? [[String: Any]]) ?? []).compactMap { ($0["pts_time"] as? String).flatMap(Double.init) }
+        #expect(times.count == count, "\(times.count) packets")
+        let gaps = zip(times.dropFirst(), times).map { $0 - $1 }
+        #expect(gaps.allSatisfy { abs($0 - 0.04) < 0.001 }, "one picture every 40 ms: \(gaps.filter { abs($0 - 0.04) >= 0.001 })")
+        let output = VideoOutput(framesPath: rig.peer.directory + "/video.gray", timesPath: rig.peer.directory + "/video-times.txt", width: 320, height: 180)
+        var numbers: [Int] = []
+        for frame in output.frames() { if let number = frame.number, numbers.last != number { numbers.append(number) } }
+        #expect(numbers == Array(0..<count), "decoded: \(numbers.prefix(20))…")
+        let statistics = try #require(await rig.system.videoStatistics(on: route.session))
+        #expect(statistics.codec == "H.264 (the app's) in fragmented MP4" && statistics.framesSent == UInt64(count))
+        await rig.system.deactivate(route.session)
+        await rig.system.shutdown()
+    }
 }

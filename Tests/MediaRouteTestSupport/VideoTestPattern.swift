@@ -1,4 +1,5 @@
 public import RoutingModel
+import Testing
 
 /// Pictures that say which frame they are: a row of 16 black or white blocks across the top
 /// (the frame number in binary, most significant first, between a white block on the left and
@@ -76,5 +77,18 @@ public enum VideoTestPattern {
         var bytes = Array("YUV4MPEG2 W\(format.width) H\(format.height) F\(format.frameRateNumerator):\(format.frameRateDenominator) Ip A1:1 C420jpeg\n".utf8)
         for number in numbers { bytes += Array("FRAME\n".utf8) + frame(number, format: format) }
         return bytes
+    }
+
+    /// Pictures `numbers` as H.264 an app encoded: an Annex B stream from FFmpeg's libx264
+    /// (a test tool here, never shipped), no B-frames, an IDR every `intraPeriod` pictures.
+    public static func h264(_ numbers: Range<Int>, format: VideoFrameFormat, intraPeriod: Int) throws -> [UInt8] {
+        let ffmpeg = try requireTool("/usr/bin/ffmpeg")
+        let raw = try VideoFrameFormat(
+            encoding: .i420, width: format.width, height: format.height, frameRateNumerator: format.frameRateNumerator,
+            frameRateDenominator: format.frameRateDenominator)
+        return try runTool(
+            ffmpeg,
+            ["-v", "error", "-f", "yuv4mpegpipe", "-i", "pipe:0", "-c:v", "libx264", "-bf", "0", "-g", "\(intraPeriod)", "-tune", "zerolatency", "-f", "h264", "pipe:1"],
+            input: yuv4mpeg2(numbers, format: raw))
     }
 }

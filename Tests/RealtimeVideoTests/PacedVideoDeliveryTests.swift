@@ -92,4 +92,86 @@ import Testing
         #expect(statistics.framesReceived == 1)
         #expect(receiver.pictures.withLock { $0.compactMap(\.number) } == [7])
     }
+
+    /// The app's H.264 (x264 streams from the fuzz seeds): access units in order, one per period.
+    final class AccessUnitRecording: RealtimeVideoReceiver {
+        let units = Mutex<[(bytes: [UInt8], time: Duration)]>([])
+        func receive(_ frame: VideoFrame) -> Bool {
+            units.withLock { $0.append((frame.data, frame.presentationTime)) }
+            return true
+        }
+        func finish() {}
+        var codec: String { "recording" }
+        var bitrate: Int { 0 }
+    }
+
+    func deliver(_ bytes: [UInt8], as format: VideoFrameFormat) async throws -> (RealtimeVideoStatistics, [(bytes: [UInt8], time: Duration)]) {
+        let receiver = AccessUnitRecording()
+        let (reader, writer) = try PacedVideoDelivery.socketPair(for: format)
+        let (ended, continuation) = AsyncStream.makeStream(of: RealtimeVideoStatistics.self)
+        let delivery = try PacedVideoDelivery(reading: reader, format: format, receiver: receiver, now: SampleBuffer.clockNow) { statistics in
+            continuation.yield(statistics)
+            continuation.finish()
+        }
+        try delivery.start()
+        // The writer may be refused before it is done: what it could not write is not waited for.
+        _ = writeBlocking(bytes, to: writer, piece: 500)
+        close(writer)
+        var final: RealtimeVideoStatistics? = nil
+        for await statistics in ended { final = statistics }
+        return (try #require(final), receiver.units.withLock { $0 })
+    }
+
+    func h264(width: Int, height: Int) throws -> VideoFrameFormat {
+        try VideoFrameFormat(encoding: .h264, width: width, height: height, frameRateNumerator: 25)
+    }
+
+    @Test func theAppsH264IsSentOneAccessUnitPerPeriodInTheOrderWritten() async throws {
+        let stream = try H264AccessUnitSplitterTests.seed("x264-baseline-32x32-3")
+        let (statistics, units) = try await deliver(stream, as: try h264(width: 32, height: 32))
+        #expect(units.map(\.bytes) == (try H264AccessUnitSplitterTests.split(stream)).map(\.bytes))
+        #expect(units.count == 3 && units[1].time - units[0].time == .milliseconds(40) && units[2].time - units[1].time == .milliseconds(40))
+        #expect(statistics.framesReceived == 3 && statistics.framesSent == 3 && statistics.framesDropped == 0 && statistics.failure == nil)
+    }
+
+    @Test func aWriterBehindItsRateHasItsPicturesShownAsTheyCome() async throws {
+        let units = try H264AccessUnitSplitterTests.split(try H264AccessUnitSplitterTests.seed("x264-baseline-32x32-3"))
+        let format = try h264(width: 32, height: 32)
+        let receiver = AccessUnitRecording()
+        let (reader, writer) = try PacedVideoDelivery.socketPair(for: format)
+        let (ended, continuation) = AsyncStream.makeStream(of: RealtimeVideoStatistics.self)
+        let delivery = try PacedVideoDelivery(reading: reader, format: format, receiver: receiver, now: SampleBuffer.clockNow) { _ in continuation.finish() }
+        try delivery.start()
+        // 200 ms apart at 25 a second: each picture is five periods late, none is repeated.
+        for unit in units {
+            #expect(writeBlocking(unit.bytes, to: writer, piece: 4096))
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        close(writer)
+        for await _ in ended {}
+        let times = receiver.units.withLock { $0.map(\.time) }
+        #expect(times.count == 3)
+        let gaps = zip(times.dropFirst(), times).map { $0 - $1 }
+        #expect(gaps.allSatisfy { $0 >= .milliseconds(150) }, "\(gaps)")
+        #expect(delivery.statistics.framesRepeated == 0 && delivery.statistics.framesSent == 3)
+    }
+
+    @Test func picturesBeforeTheFirstIDRAreDroppedAndCounted() async throws {
+        let whole = try H264AccessUnitSplitterTests.split(try H264AccessUnitSplitterTests.seed("x264-baseline-32x32-3"))
+        // The P picture, then the IDR (with its parameter sets again: x264 repeats them at each IDR).
+        let (statistics, units) = try await deliver(whole[1].bytes + whole[2].bytes, as: try h264(width: 32, height: 32))
+        #expect(units.map(\.bytes) == [whole[2].bytes])
+        #expect(statistics.framesReceived == 2 && statistics.framesDropped == 1 && statistics.framesSent == 1)
+    }
+
+    @Test func h264OfAnotherSizeOrNotH264AtAllEndsTheVideoWithTheReason() async throws {
+        let stream = try H264AccessUnitSplitterTests.seed("x264-baseline-32x32-3")
+        let (mismatch, sent) = try await deliver(stream, as: try h264(width: 64, height: 36))
+        #expect(sent.isEmpty)
+        #expect(mismatch.failure == "the H.264 stream's pictures are 32x32, not 64x36 as acquired")
+        let (rawPictures, none) = try await deliver(VideoTestPattern.frame(1, format: format), as: try h264(width: 64, height: 36))
+        #expect(none.isEmpty && rawPictures.failure == H264StreamError.notAnnexB.description)
+        let (bFrames, _) = try await deliver(try H264AccessUnitSplitterTests.seed("x264-bframes-32x32"), as: try h264(width: 32, height: 32))
+        #expect(bFrames.failure == H264StreamError.bidirectionalSlices.description)
+    }
 }

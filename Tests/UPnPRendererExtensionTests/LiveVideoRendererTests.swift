@@ -95,6 +95,41 @@ struct LiveVideoRendererTests {
         await rig.system.shutdown()
     }
 
+    /// `AcquireVideo("h264", …)`: an app's own H.264 (libx264, several slices a picture) goes to
+    /// the renderer as written, paced by the delivery (the writer writes it all at once).
+    @Test func anAppsH264IsShownInOrderWithoutTheBoxsEncoder() async throws {
+        let rig = try await makeRig(name: "Encoded TV", uuid: "0a1b2c3d-0000-4000-8000-000000000063")
+        let device = try await device(rig)
+        let route = try await rig.system.activate(deviceID: device.id)
+        let encoded = try VideoFrameFormat(encoding: .h264, width: format.width, height: format.height, frameRateNumerator: 25)
+        let count = 100
+        let stream = try VideoTestPattern.h264(0..<count, format: encoded, intraPeriod: 25)
+        let acquisition = try await rig.system.acquireVideo(on: route.session, format: encoded)
+        #expect(await writeOnOwnThread(stream, to: acquisition.descriptor, piece: 4096).value)
+        var shown = rig.output.frames()
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(500))
+            let now = rig.output.frames()
+            if now.count == shown.count, now.contains(where: { $0.number == count - 1 }) { break }
+            shown = now
+        }
+        var numbers: [Int] = []
+        for frame in shown { if let number = frame.number, numbers.last != number { numbers.append(number) } }
+        #expect(numbers == numbers.sorted(), "in order: \(numbers.prefix(40))")
+        #expect(Set(numbers).count >= count * 99 / 100, "\(Set(numbers).count) of \(count) shown, missing \(Set(0..<count).subtracting(numbers).sorted()); renderer: \(rig.rendererLog.suffix(600))")
+        // Shown at the declared rate, not as fast as they were written: 100 pictures over about 4 s.
+        if let first = shown.first(where: { $0.number == 0 }), let last = shown.first(where: { $0.number == count - 1 }) {
+            #expect(last.time - first.time > 3.5, "\(last.time - first.time) s from the first picture to the last")
+        }
+        #expect(await eventually(timeout: .seconds(5)) { await rig.system.videoStatistics(on: route.session)?.active == false })
+        let statistics = try #require(await rig.system.videoStatistics(on: route.session))
+        #expect(statistics.framesReceived == UInt64(count) && statistics.framesSent == UInt64(count) && statistics.framesDropped == 0)
+        #expect(statistics.codec == "H.264 (the app's) in MPEG-TS" && statistics.failure == nil)
+        await rig.system.deactivate(route.session)
+        await rig.system.shutdown()
+    }
+
     @Test func aRendererKilledMidStreamEndsTheVideoWithAnEventAndClosesTheWriter() async throws {
         let rig = try await makeRig(name: "Hall TV", uuid: "0a1b2c3d-0000-4000-8000-000000000061")
         let device = try await device(rig)
