@@ -111,9 +111,14 @@ extension MediaRouteCtl {
                 shown += 1
             }
             Glibc.close(output)
-            // What was sent is shown, then the counts.
+            // What was sent is shown, then the counts (and why the daemon refused the video, if it did).
             try? await Task.sleep(for: min(acquisition.latency, .seconds(3)))
-            await Self.reportCounts(of: route, console: console)
+            // The pictures still queued in the daemon go at their slots: the counts are final once its video ended.
+            let waitEnd = ContinuousClock.now + .seconds(2)
+            while ContinuousClock.now < waitEnd, await route.status()?.video?.active == true { try? await Task.sleep(for: .milliseconds(50)) }
+            if let refusal = await Self.reportCounts(of: route, console: console)?.failure {
+                failure = "the route's video ended: \(refusal)"
+            }
             if !keep { await endRoute(route, environment: environment) }
             await environment.shutdown()
             if let failure { throw CommandFailure(failure) }
@@ -194,13 +199,15 @@ extension MediaRouteCtl {
         }
         #endif
 
-        /// The route's video counts, in one line.
-        static func reportCounts(of route: SystemRoute, console: any Console) async {
-            guard let video = await route.status()?.video else { return }
+        /// The route's video counts, in one line; returns them.
+        @discardableResult
+        static func reportCounts(of route: SystemRoute, console: any Console) async -> RealtimeVideoStatistics? {
+            guard let video = await route.status()?.video else { return nil }
             console.write(
                 "\(route.routeDisplayName): \(video.framesReceived) pictures received, \(video.framesSent) sent, \(video.framesDropped) dropped, "
                     + "\(video.framesRepeated) repeated, \(video.framesNotEncoded) not encoded (\(video.codec ?? "?"))"
                     + (video.failure.map { "; ended: \($0)" } ?? ""))
+            return video
         }
 
         /// Writes all of `bytes` (waiting for room); false when the reader is gone.
@@ -250,7 +257,13 @@ struct VideoInput {
             start += chunk
         }
         if start.starts(with: [0, 0, 1]) || start.starts(with: [0, 0, 0, 1]) { return try await readH264Header(start) }
-        do { frames += try parser.feed(start) } catch { throw CommandFailure("\(source.path): \(error)") }
+        do {
+            frames += try parser.feed(start)
+        } catch .notYUV4MPEG2 {
+            throw CommandFailure("\(source.path): \(YUV4MPEG2Error.notYUV4MPEG2) and not H.264 (no Annex B start code)")
+        } catch {
+            throw CommandFailure("\(source.path): \(error)")
+        }
         while parser.format == nil {
             var unbounded: Int?
             guard let chunk = await source.read(max: 256, remaining: &unbounded), !chunk.isEmpty else {
