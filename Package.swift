@@ -193,7 +193,7 @@ let package = Package(
         // pictures: what the PipeWire video node converts.
         .target(name: "RawVideo", dependencies: ["RoutingModel"], swiftSettings: strict),
         // Real-time video delivery: an app's pictures read on a thread of the route's own and paced
-        // to the declared frame rate; YUV4MPEG2 files.
+        // to the declared frame rate; YUV4MPEG2 files; an app's H.264 split into access units.
         .target(name: "RealtimeVideo", dependencies: ["MediaDevice", "RoutingModel"], swiftSettings: strict),
         // Real-time audio delivery: a bounded, device-paced reader of an app's PCM descriptor; WAV headers.
         .target(
