@@ -77,6 +77,8 @@ fuzz-ci: deps
 # - the C libraries (libdbus, libnl, libsbc, libmd, libstdc++; not libexpat, which every box has) come
 #   from their static archives (Packaging/link/ld-static-system-libs says why;
 #   no-socket-activation.c answers libdbus's two libsystemd calls);
+# - the Swift runtime's Unicode scalar names left out (Packaging/link/no-scalar-names.c says
+#   why nothing asks for them: 550 KB, 168 KB of squashfs-xz);
 # - relative relocations packed (RELR: the loader reads 11 KB instead of 1.3 MB)
 #   and no dynamic symbol table of its own (the loader searched 1.2 MB of it for
 #   every symbol of every library);
@@ -108,6 +110,8 @@ RELEASE_SIZE_FLAGS = -c release --static-swift-stdlib -Xswiftc -Osize \
 	-Xcc -DOPENSSL_NO_ASM
 RELEASE_FLAGS = $(RELEASE_SIZE_FLAGS) --disable-default-traits $(if $(TRAITS),--traits $(TRAITS)) --scratch-path $(RELEASE_DIR) \
 	-Xlinker $(CURDIR)/$(RELEASE_DIR)/no-socket-activation.o \
+	-Xlinker $(CURDIR)/$(RELEASE_DIR)/no-scalar-names.o \
+	-Xlinker --wrap=_swift_stdlib_getScalarName -Xlinker --wrap=_swift_stdlib_getNameAlias \
 	-Xlinker -T -Xlinker $(RELEASE_LINK)/private-functions.ld \
 	-Xlinker --symbol-ordering-file=$(ORDER_FILE) -Xlinker --no-warn-symbol-ordering \
 	-Xlinker --build-id
@@ -121,7 +125,7 @@ release: deps
 
 # The release build alone, without the package check: what debian/rules runs (a package
 # build installs nothing; its build dependencies are in debian/control).
-release-binaries: build-stamp $(RELEASE_DIR)/order-stamp $(RELEASE_DIR)/no-socket-activation.o
+release-binaries: build-stamp $(RELEASE_DIR)/order-stamp $(RELEASE_DIR)/no-socket-activation.o $(RELEASE_DIR)/no-scalar-names.o
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediarouted
 	rm -f $(RELEASE_DIR)/release/mediaroutectl
 	ln -s mediarouted $(RELEASE_DIR)/release/mediaroutectl
@@ -139,8 +143,12 @@ $(RELEASE_DIR)/no-socket-activation.o: $(RELEASE_LINK)/no-socket-activation.c
 	mkdir -p $(RELEASE_DIR)
 	$(RELEASE_CC) -O2 -fPIC -c $< -o $@
 
+$(RELEASE_DIR)/no-scalar-names.o: $(RELEASE_LINK)/no-scalar-names.c
+	mkdir -p $(RELEASE_DIR)
+	$(RELEASE_CC) -O2 -fPIC -c $< -o $@
+
 # SwiftPM does not see the linker's inputs: a change to them relinks by removing the binaries.
-$(RELEASE_DIR)/order-stamp: $(ORDER_FILE) $(RELEASE_LINK)/ld-static-system-libs $(RELEASE_LINK)/lazy-objects $(RELEASE_LINK)/private-functions.ld $(RELEASE_LINK)/no-unwind-tables.ld
+$(RELEASE_DIR)/order-stamp: $(ORDER_FILE) $(RELEASE_LINK)/no-scalar-names.c $(RELEASE_LINK)/ld-static-system-libs $(RELEASE_LINK)/lazy-objects $(RELEASE_LINK)/private-functions.ld $(RELEASE_LINK)/no-unwind-tables.ld
 	rm -f $(RELEASE_DIR)/release/mediarouted $(RELEASE_DIR)/release/mediaroutectl
 	mkdir -p $(RELEASE_DIR) && touch $@
 
@@ -208,7 +216,7 @@ hil: release
 	./Tests/HIL/run.sh
 
 # The figures of Docs/benchmarks.md.
-benchmarks: deps .build-release/order-stamp .build-release/no-socket-activation.o
+benchmarks: deps .build-release/order-stamp .build-release/no-socket-activation.o .build-release/no-scalar-names.o
 	$(SWIFT) build $(RELEASE_FLAGS) --product mediarouted
 	$(SWIFT) build -c release --product mediaroute-bench
 	$(SWIFT) build -c release --product dbus-signal-floor

@@ -23,6 +23,9 @@ if nm "$binary" | grep -q 'Loopback\(Transport\|Extension\|Scenario\)'; then fai
 # The link leaves out unused objects (Packaging/link/lazy-objects), but never one whose conformance
 # the runtime finds only by scanning: NIO's datagram bootstrap needs swift-atomics' `Bool: AtomicValue`.
 nm "$binary" | grep -q ' \$sSb7Atomics11AtomicValueAAMc$' || fail "$binary lost the conformance Bool: AtomicValue"
+# The Unicode scalar names are left out (Packaging/link/no-scalar-names.c), answered "no name".
+nm "$binary" | grep -q ' __wrap__swift_stdlib_getScalarName$' || fail "$binary lost the scalar-name stub"
+if nm "$binary" | grep -q '_swift_stdlib_names$'; then fail "$binary still has the Unicode scalar names"; fi
 refusal=$("$binary" --simulate 2>&1) && fail "$binary --simulate was accepted"
 case "$refusal" in *"development builds only"*) ;; *) fail "$binary --simulate: $refusal" ;; esac
 refusal=$("$control" devices --simulate 2>&1) && fail "$control --simulate was accepted"
