@@ -7,16 +7,17 @@ import CAVCodec
 /// starts at any frame (ADTS is how AAC is streamed without a container; FFmpeg puts the same
 /// header on in its muxer, which this package does not load).
 ///
-/// One per stream, used under its ``LiveAudioStream``'s lock. Every method that calls into
+/// One per stream, used under its owner's lock (a ``LiveAudioStream``'s; a video stream's, which
+/// muxes a route's audio beside its pictures). Every method that calls into
 /// FFmpeg is `@inline(never)` and in this file, for the reason FLACLiveEncoder gives.
-final class AACLiveEncoder: LiveFrameEncoder {
+public final class AACLiveEncoder: LiveFrameEncoder {
     /// An AAC-LC access unit's samples.
-    static let framesPerBlock = 1_024
+    public static let framesPerBlock = 1_024
     /// 256 kbit/s for stereo (transparent for AAC-LC; renderers fill their buffer by bytes).
     static let bitRate: Int32 = 256_000
 
     let header: [UInt8] = []
-    var framesPerBlock: Int { Self.framesPerBlock }
+    public var framesPerBlock: Int { Self.framesPerBlock }
     private let encoder: UnsafeMutablePointer<mr_av_encoder>
     private let bytesPerBlock: Int
     /// The ADTS header's fixed part: sampling frequency index and channel configuration.
@@ -30,7 +31,7 @@ final class AACLiveEncoder: LiveFrameEncoder {
 
     /// An encoder of interleaved 16-bit PCM at `sampleRate` with `channels`, or why there is none.
     @inline(never)
-    static func make(sampleRate: Int, channels: Int) -> Result<AACLiveEncoder, LiveAudioEncoderError> {
+    public static func make(sampleRate: Int, channels: Int) -> Result<AACLiveEncoder, LiveAudioEncoderError> {
         var error = [CChar](repeating: 0, count: 256)
         guard (1...2).contains(channels), let index = frequencyIndices[sampleRate],
             let encoder = mr_aac_open(Int32(sampleRate), Int32(channels), bitRate / Int32(3 - channels), "twoloop", &error, error.count)
@@ -60,7 +61,7 @@ final class AACLiveEncoder: LiveFrameEncoder {
     /// One block's access unit behind its ADTS header (none for the first blocks: the encoder
     /// holds its priming back).
     @inline(never)
-    func encode(_ pcm: ArraySlice<UInt8>) -> [UInt8] {
+    public func encode(_ pcm: ArraySlice<UInt8>) -> [UInt8] {
         guard pcm.count == bytesPerBlock else { return [] }
         let length = pcm.withUnsafeBufferPointer { samples in
             mr_aac_encode(encoder, samples.baseAddress, output, Self.outputCapacity)

@@ -16,6 +16,10 @@ import Synchronization
 /// H.264 an app encoded (``VideoFrameFormat/Encoding/h264``) goes into the containers as it
 /// comes, without the encoder: an MP4 stream's initialization segment is made from the first
 /// IDR's parameter sets, and a device that fetches again starts at the app's next IDR.
+///
+/// A transport stream made with an audio format also carries the route's audio
+/// (``receiveAudio(_:)``): AAC-LC in ADTS (FFmpeg's encoder, as the live audio streams), stereo,
+/// dated on the same clock as the pictures.
 public final class LiveVideoStream: RealtimeVideoReceiver {
     /// What the pictures are sent in.
     public enum Container: String, Sendable, Hashable {
@@ -56,7 +60,20 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
         var unitBytes = 0
         var firstTime: Duration?
         var lastTime: Duration = .zero
+        var audioEncoder: AACLiveEncoder?
+        /// Stereo S16LE not yet a whole AAC block.
+        var audioPending: [UInt8] = []
+        /// When the audio's first frame was due, and AAC frames sent since.
+        var audioStart: Duration?
+        var audioFramesSent: Int64 = 0
+        /// PCM frames taken since `audioStart`.
+        var audioFramesTaken: Int64 = 0
     }
+
+    /// The route's audio goes in the stream beside the pictures (a transport stream made with an
+    /// audio format whose AAC encoder could be opened).
+    public let carriesAudio: Bool
+    private let audioRate: Int
 
     /// Bit rate of `format` at 0.08 bit per pixel per frame (``LiveVideoSettings/bitRate``).
     public static func defaultBitRate(for format: VideoFrameFormat) -> Int {
@@ -64,8 +81,11 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
     }
 
     /// - Throws: unsupported when no H.264 encoder can be opened (the reason says why).
+    /// - Parameter audio: the route's audio, to carry beside the pictures (transport streams only;
+    ///   32, 44.1 or 48 kHz; without libavcodec's AAC encoder the stream has no audio).
     public init(
-        format: VideoFrameFormat, container: Container = .mpegTS, settings: LiveVideoSettings = LiveVideoSettings(), extraHeaders: [(String, String)] = []
+        format: VideoFrameFormat, container: Container = .mpegTS, settings: LiveVideoSettings = LiveVideoSettings(), extraHeaders: [(String, String)] = [],
+        audio: SampleBuffer.Format? = nil
     ) throws(MediaDeviceError) {
         let bitrate = settings.bitRate ?? Self.defaultBitRate(for: format)
         let intraPeriod = max(1, Int((settings.intraPeriod.seconds * format.frameRate).rounded()))
@@ -91,11 +111,19 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
         self.settings = settings
         self.extraHeaders = extraHeaders
         self.aimedBitrate = bitrate
+        var audioEncoder: AACLiveEncoder? = nil
+        if container == .mpegTS, let audio, case .success(let made) = AACLiveEncoder.make(sampleRate: audio.sampleRate, channels: 2) {
+            audioEncoder = made
+        }
+        self.carriesAudio = audioEncoder != nil
+        self.audioRate = audio?.sampleRate ?? 0
         // Room for `kept` at twice the aimed rate (IDRs and busy scenes overshoot it).
         let capacity = max(1 << 20, Int(settings.kept.seconds * Double(bitrate) / 4))
         self.bytes = LiveByteStream(configuration: LiveByteStream.Configuration(capacity: capacity, primeBytes: 0, startPoints: .marked), header: header)
         self.pipeline = Mutex(
-            Pipeline(encoder: encoder, transportStream: MPEGTSMuxer(pcrLead: settings.pcrLead), mp4: FragmentedMP4Muxer(frameDuration: format.frameDuration)))
+            Pipeline(
+                encoder: encoder, transportStream: MPEGTSMuxer(pcrLead: settings.pcrLead, carriesAudio: audioEncoder != nil),
+                mp4: FragmentedMP4Muxer(frameDuration: format.frameDuration), audioEncoder: audioEncoder))
     }
 
     public func receive(_ frame: VideoFrame) -> Bool {
@@ -132,6 +160,46 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
         // Only an IDR's bytes (in a transport stream, PAT and PMT first) are where a reader may start.
         bytes.append(muxed.bytes, syncPoint: muxed.isIDR, presentationTime: frame.presentationTime)
         return true
+    }
+
+    /// The route's audio, as its samples come: encoded a 1 024-frame block at a time and muxed
+    /// with the time its first frame is due. A buffer more than 200 ms off the count of what came
+    /// before (the app paused, or the clock jumped) starts the timestamps again from its own.
+    public func receiveAudio(_ buffer: SampleBuffer) {
+        guard carriesAudio, buffer.format.sampleRate == audioRate else { return }
+        let pcm = buffer.stereoS16LE
+        guard !pcm.isEmpty else { return }
+        let rate = Int64(audioRate)
+        let packets: [UInt8] = pipeline.withLock { pipeline in
+            guard let encoder = pipeline.audioEncoder else { return [] }
+            func time(_ frames: Int64) -> Duration { .nanoseconds(frames * 1_000_000_000 / rate) }
+            let expected = pipeline.audioStart.map { $0 + time(pipeline.audioFramesTaken) }
+            if expected.map({ abs(($0 - buffer.presentationTime) / .milliseconds(1)) > 200 }) ?? true {
+                pipeline.audioStart = buffer.presentationTime
+                pipeline.audioFramesTaken = 0
+                pipeline.audioFramesSent = 0
+                pipeline.audioPending.removeAll(keepingCapacity: true)
+            }
+            pipeline.audioFramesTaken += Int64(pcm.count / 4)
+            pipeline.audioPending += pcm
+            let block = AACLiveEncoder.framesPerBlock * 4
+            var frames: [UInt8] = []
+            let firstSent = pipeline.audioFramesSent
+            var offset = 0
+            while pipeline.audioPending.count - offset >= block {
+                let encoded = encoder.encode(pipeline.audioPending[offset..<(offset + block)])
+                offset += block
+                if !encoded.isEmpty {
+                    frames += encoded
+                    pipeline.audioFramesSent += 1
+                }
+            }
+            pipeline.audioPending.removeFirst(offset)
+            guard let start = pipeline.audioStart else { return [] }
+            let due = start + time(firstSent * Int64(AACLiveEncoder.framesPerBlock))
+            return pipeline.transportStream.audioPackets(adts: frames, presentationTime: due)
+        }
+        bytes.append(packets, syncPoint: false)
     }
 
     public func finish() { bytes.finish() }

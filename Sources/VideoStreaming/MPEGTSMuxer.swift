@@ -1,5 +1,6 @@
-/// An MPEG-2 transport stream (ISO/IEC 13818-1) of one H.264 video stream, for renderers and
-/// TVs that play `video/mpeg` over HTTP.
+/// An MPEG-2 transport stream (ISO/IEC 13818-1) of one H.264 video stream, and with
+/// ``carriesAudio`` one AAC audio stream in ADTS beside it, for renderers and TVs that play
+/// `video/mpeg` over HTTP.
 ///
 /// Each access unit becomes one PES packet (behind an access unit delimiter, as H.264 in TS
 /// requires) cut into 188-byte packets; its first packet carries the PCR, a little before the
@@ -10,6 +11,11 @@ public struct MPEGTSMuxer: Sendable {
     /// The program's PIDs.
     public static let pmtPID: UInt16 = 0x1000
     public static let videoPID: UInt16 = 0x0100
+    public static let audioPID: UInt16 = 0x0101
+    /// AAC in ADTS (ISO/IEC 13818-7 audio with ADTS transport syntax, table 2-34).
+    static let adtsStreamType: UInt8 = 0x0F
+    /// The program has an audio stream (its PMT lists it from the first packet on).
+    public let carriesAudio: Bool
     /// H.264 video (ISO/IEC 13818-1 table 2-34).
     static let h264StreamType: UInt8 = 0x1B
     /// How far the PCR runs ahead of presentation: what a decoder buffers before it shows a
@@ -19,8 +25,9 @@ public struct MPEGTSMuxer: Sendable {
     /// 90 kHz ticks added to every timestamp, so the PCR before the first picture is positive.
     static let timestampOrigin: UInt64 = 90_000
 
-    public init(pcrLead: Duration = .milliseconds(100)) {
+    public init(pcrLead: Duration = .milliseconds(100), carriesAudio: Bool = false) {
         self.pcrLead = pcrLead
+        self.carriesAudio = carriesAudio
     }
 
     /// The packets of one access unit (Annex B), PAT and PMT first at an IDR.
@@ -29,7 +36,7 @@ public struct MPEGTSMuxer: Sendable {
         out.reserveCapacity((accessUnit.count / 184 + 4) * Self.packetSize)
         if isIDR {
             section(Self.patSection(), pid: 0, into: &out)
-            section(Self.pmtSection(), pid: Self.pmtPID, into: &out)
+            section(Self.pmtSection(audio: carriesAudio), pid: Self.pmtPID, into: &out)
         }
         let pts = Self.ticks(presentationTime)
         let pcr = (pts &- Self.ticks(pcrLead) &+ Self.timestampOrigin) & Self.mask33
@@ -44,6 +51,25 @@ public struct MPEGTSMuxer: Sendable {
             pes[5] = UInt8(length & 0xFF)
         }
         packetize(pes, pid: Self.videoPID, pcr: pcr, randomAccess: isIDR, into: &out)
+        return out
+    }
+
+    /// The packets of AAC frames in ADTS (one or more, the first due at `presentationTime`) as
+    /// one PES packet of the audio stream. Empty when the program carries no audio.
+    public mutating func audioPackets(adts frames: [UInt8], presentationTime: Duration) -> [UInt8] {
+        guard carriesAudio, !frames.isEmpty else { return [] }
+        let pts = (Self.ticks(presentationTime) &+ Self.timestampOrigin) & Self.mask33
+        var pes: [UInt8] = [0x00, 0x00, 0x01, 0xC0, 0x00, 0x00, 0x84, 0x80, 0x05]
+        pes += Self.timestamp(pts, prefix: 0x20)
+        pes += frames
+        let length = pes.count - 6
+        if length <= 0xFFFF {
+            pes[4] = UInt8(length >> 8)
+            pes[5] = UInt8(length & 0xFF)
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity((pes.count / 184 + 1) * Self.packetSize)
+        packetize(pes, pid: Self.audioPID, pcr: nil, randomAccess: false, into: &out)
         return out
     }
 
@@ -116,10 +142,11 @@ public struct MPEGTSMuxer: Sendable {
         return withHeaderAndCRC(tableID: 0x00, body)
     }
 
-    static func pmtSection() -> [UInt8] {
+    static func pmtSection(audio: Bool = false) -> [UInt8] {
         var body: [UInt8] = [0x00, 0x01, 0xC1, 0x00, 0x00]  // program 1, version 0, current; section 0 of 0
         body += [0xE0 | UInt8(videoPID >> 8), UInt8(videoPID & 0xFF), 0xF0, 0x00]  // PCR PID; no program descriptors
         body += [h264StreamType, 0xE0 | UInt8(videoPID >> 8), UInt8(videoPID & 0xFF), 0xF0, 0x00]
+        if audio { body += [adtsStreamType, 0xE0 | UInt8(audioPID >> 8), UInt8(audioPID & 0xFF), 0xF0, 0x00] }
         return withHeaderAndCRC(tableID: 0x02, body)
     }
 

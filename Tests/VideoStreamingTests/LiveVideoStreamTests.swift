@@ -66,6 +66,46 @@ import Testing
         #expect(stream.receive(frame(0, format)))
     }
 
+    /// The route's audio in the transport stream: FFmpeg reads an H.264 and an AAC stream, the
+    /// pictures in order, the tone whole, both starting together (AAC's encoder delay apart).
+    @Test func theRoutesAudioIsMuxedBesideThePicturesOnOneClock() throws {
+        let ffmpeg = try requireTool("/usr/bin/ffmpeg")
+        let ffprobe = try requireTool("/usr/bin/ffprobe")
+        let format = try VideoFrameFormat(encoding: .i420, width: 128, height: 72, frameRateNumerator: 25)
+        let stream = try LiveVideoStream(format: format, settings: LiveVideoSettings(bitRate: 200_000, intraPeriod: .seconds(1)), audio: .cdAudio)
+        #expect(stream.carriesAudio)
+        let origin = Duration.seconds(1000)
+        let pcm = tone(seconds: 2)
+        // Pictures every 40 ms and audio in 100 ms batches, as a route's delivery hands them over, interleaved.
+        for tick in 0..<20 {
+            for number in (tick * 5 / 2)..<((tick + 1) * 5 / 2) {
+                #expect(stream.receive(VideoFrame(format: format, presentationTime: origin + .milliseconds(number * 40), data: VideoTestPattern.frame(number, format: format))))
+            }
+            let batch = Array(pcm[(tick * 4_410 * 4)..<((tick + 1) * 4_410 * 4)])
+            stream.receiveAudio(SampleBuffer(format: .cdAudio, presentationTime: origin + .milliseconds(tick * 100), frameCount: 4_410, data: batch))
+        }
+        stream.finish()
+        let bytes = readAll(stream.bytes.makeReader(playingFrom: .zero))
+        let report = String(decoding: try runTool(
+            ffprobe, ["-v", "error", "-f", "mpegts", "-show_entries", "stream=codec_name,sample_rate,channels,start_time", "-of", "compact", "pipe:0"], input: bytes),
+            as: UTF8.self)
+        #expect(report.contains("codec_name=h264") && report.contains("codec_name=aac") && report.contains("sample_rate=44100"), "\(report)")
+        let starts = report.split(separator: "\n").compactMap { line in
+            line.split(separator: "|").first { $0.hasPrefix("start_time=") }.flatMap { Double($0.dropFirst("start_time=".count)) }
+        }
+        #expect(starts.count >= 2 && starts.max()! - starts.min()! < 0.001, "audio and video start together: \(report.replacingOccurrences(of: "\n", with: " / "))")
+        let gray = try runTool(ffmpeg, ["-v", "error", "-f", "mpegts", "-i", "pipe:0", "-map", "0:v", "-f", "rawvideo", "-pix_fmt", "gray", "pipe:1"], input: bytes)
+        let size = format.width * format.height
+        let numbers = stride(from: 0, to: gray.count - size + 1, by: size).map {
+            VideoTestPattern.number(inGray: Array(gray[$0..<$0 + size]), width: format.width, height: format.height)
+        }
+        #expect(numbers == (0..<50).map { $0 })
+        let audio = try runTool(ffmpeg, ["-v", "error", "-f", "mpegts", "-i", "pipe:0", "-map", "0:a", "-f", "s16le", "-ac", "2", "-ar", "44100", "pipe:1"], input: bytes)
+        // All but the encoder's last block (held back at the end), and the tone intact.
+        #expect(audio.count / 4 >= 88_200 - 2 * 1_024 && audio.count / 4 <= 88_200 + 1_024, "\(audio.count / 4) frames")
+        #expect(correlationWithTone(leftChannel(audio)) > 0.99)
+    }
+
     @Test func theDefaultBitRateFollowsThePictureSize() throws {
         let hd = try VideoFrameFormat(encoding: .i420, width: 1280, height: 720, frameRateNumerator: 30)
         #expect(LiveVideoStream.defaultBitRate(for: hd) == 2_211_840)
