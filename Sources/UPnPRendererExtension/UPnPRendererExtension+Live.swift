@@ -88,6 +88,8 @@ extension UPnPRendererExtension: RealtimeSampleHandling {
 
     public func receiveSamples(_ buffer: SampleBuffer, session: MediaOutputSession) {
         guard let live = liveRoutes[session.id] else { return }
+        // Shown video carries the route's audio; the audio stream goes on beside it for when the video ends.
+        videoRoutes[session.id]?.stream.receiveAudio(buffer)
         if let stream = live.stream, stream.takes(buffer.format) {
             stream.append(buffer)
             return
@@ -174,8 +176,10 @@ extension UPnPRendererExtension: RealtimeSampleHandling {
 
     /// Serves `stream` to the renderer, sets it as the transport URI and plays; fails the route
     /// when the renderer does not fetch it within the fetch timeout.
-    private func playLive(_ stream: LiveAudioStream, renderer: Renderer, session: MediaOutputSession) async {
-        guard let live = liveRoutes[session.id], live.stream === stream else { return }
+    /// Points the renderer at the route's audio stream. While the route shows video the renderer
+    /// plays that (the audio is in it); the audio stream is loaded when the video ends.
+    func playLive(_ stream: LiveAudioStream, renderer: Renderer, session: MediaOutputSession) async {
+        guard let live = liveRoutes[session.id], live.stream === stream, videoRoutes[session.id] == nil else { return }
         guard let facing = renderer.endpoint.facts.interfaceAddress, case .ip(let host, _, _) = renderer.endpoint.address else {
             return failLive(session, MediaDeviceError(.sessionFailed, "no local address faces \(renderer.device.displayName)"))
         }

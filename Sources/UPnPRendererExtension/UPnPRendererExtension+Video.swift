@@ -48,9 +48,11 @@ extension UPnPRendererExtension: RealtimeVideoHandling {
         stopRealtimeVideo(session: session)
         let profile = Self.dlnaProfile(of: sink).map { "DLNA.ORG_PN=\($0);" } ?? ""
         let features = profile + "DLNA.ORG_OP=00;DLNA.ORG_CI=0;DLNA.ORG_FLAGS=01700000000000000000000000000000"
+        // The route's audio, if it has live audio, goes in the video's stream (one AVTransport plays one stream).
+        let audio = liveRoutes[session.id]?.stream.map { SampleBuffer.Format(encoding: .pcmS16LE, sampleRate: $0.sampleRate, channels: $0.channels) }
         let stream = try LiveVideoStream(
             format: format, settings: configuration.video,
-            extraHeaders: [("transferMode.dlna.org", "Streaming"), ("contentFeatures.dlna.org", features)])
+            extraHeaders: [("transferMode.dlna.org", "Streaming"), ("contentFeatures.dlna.org", features)], audio: audio)
         videoRoutes[session.id] = VideoRoute(stream: stream)
         guard let facing = renderer.endpoint.facts.interfaceAddress, case .ip(let host, _, _) = renderer.endpoint.address else {
             videoRoutes[session.id] = nil
@@ -87,12 +89,21 @@ extension UPnPRendererExtension: RealtimeVideoHandling {
             stream.finish()
             throw error
         }
-        logger.info("live video playing", metadata: ["device": "\(renderer.device.displayName)", "format": "\(format)", "sink": "\(protocolInfo)"])
+        // The audio stream's session ends without a Stop (the renderer plays the video now); its
+        // stream goes on, to be loaded again when the video ends.
+        if liveRoutes[session.id]?.stream != nil, let audioSession = sessions.removeValue(forKey: session.id) {
+            await audioSession.stop(deviceGone: true)
+        }
+        logger.info(
+            "live video playing",
+            metadata: ["device": "\(renderer.device.displayName)", "format": "\(format)", "sink": "\(protocolInfo)", "audio": "\(stream.carriesAudio)"])
         Task { await self.failIfNeverFetched(stream, session: session) }
         return stream
     }
 
-    /// The stream ends; the renderer shows what it fetched, then is told to stop.
+    /// The stream ends; the renderer shows what it fetched, then is told to stop — and, when the
+    /// route has live audio, is loaded with the audio stream again (what it costs the sound:
+    /// Docs/video.md).
     public func stopRealtimeVideo(session: MediaOutputSession) {
         guard let video = videoRoutes.removeValue(forKey: session.id) else { return }
         video.stream.finish()
@@ -104,10 +115,26 @@ extension UPnPRendererExtension: RealtimeVideoHandling {
             while video.stream.bytes.statistics.readersOpen > 0, clock.now() < deadline {
                 try? await clock.sleep(for: .milliseconds(50))
             }
-            // What the renderer fetched last is still in its pipeline: shown before it is stopped.
-            try? await clock.sleep(for: latency)
+            // What the renderer fetched last is still in its pipeline: shown (and heard) before it is
+            // stopped. With the route's audio to follow, only what a renderer holds after its last
+            // read (the PCR lead and a picture or two: gmediarender shows a picture 160–200 ms after
+            // its write), not the whole declared latency: the sound is off from then to the reload.
+            let hasAudio = await self.liveRoutes[session.id]?.stream != nil
+            try? await clock.sleep(for: hasAudio ? min(latency, Self.videoTailWithAudio) : latency)
+            // Stopped even when the audio follows: gmediarender told to play another URI while its
+            // pipeline ends the video's fails to start it ("setting play state failed").
             await video.session?.stop()
+            await self.resumeLiveAudio(session)
         }
+    }
+
+    /// How long a renderer is left to show the end of the video before the route's audio is loaded again.
+    static let videoTailWithAudio: Duration = .milliseconds(300)
+
+    /// The route's audio stream on the renderer again, after its video.
+    private func resumeLiveAudio(_ session: MediaOutputSession) async {
+        guard videoRoutes[session.id] == nil, let audio = liveRoutes[session.id]?.stream, let renderer = renderers[session.deviceID] else { return }
+        await playLive(audio, renderer: renderer, session: session)
     }
 
     public func realtimeVideoLatency(session: MediaOutputSession) -> Duration { configuration.video.latency }

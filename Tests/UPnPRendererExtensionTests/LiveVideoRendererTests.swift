@@ -20,6 +20,7 @@ struct LiveVideoRendererTests {
         let lab: NamespaceLab
         let renderer: ChildProcess
         let output: VideoOutput
+        let audio: TimedOutput
         let system: RouteSystem
         let recorder: EventRecorder
         let name: String
@@ -34,7 +35,8 @@ struct LiveVideoRendererTests {
         let lab = try NamespaceLab()
         let room = lab.rooms[0]
         let output = VideoOutput(framesPath: lab.path("video.gray"), timesPath: lab.path("video-times.txt"), width: format.width, height: format.height)
-        let renderer = try lab.gmediarender(in: room, name: name, uuid: uuid, video: output)
+        let audio = TimedOutput(pcmPath: lab.path("audio.pcm"), timesPath: lab.path("audio-times.txt"))
+        let renderer = try lab.gmediarender(in: room, name: name, uuid: uuid, recording: audio, video: output)
         let system = RouteSystem()
         let transport = Lab.transport(lab)
         try await system.load { manager in
@@ -44,7 +46,7 @@ struct LiveVideoRendererTests {
         }
         await system.beginDiscovery(client: "test")
         return Rig(
-            lab: lab, renderer: renderer, output: output, system: system, recorder: await EventRecorder(system), name: name,
+            lab: lab, renderer: renderer, output: output, audio: audio, system: system, recorder: await EventRecorder(system), name: name,
             logPath: "gmediarender-\(room.inside).log")
     }
 
@@ -91,6 +93,57 @@ struct LiveVideoRendererTests {
         #expect(statistics.framesReceived == UInt64(count))
         #expect(statistics.codec == "H.264 in MPEG-TS")
         #expect(await eventually(timeout: .seconds(5)) { await rig.system.videoStatistics(on: route.session)?.active == false })
+        await rig.system.deactivate(route.session)
+        await rig.system.shutdown()
+    }
+
+    /// Audio first, then video on the same route: the video's stream carries the route's audio
+    /// (one AVTransport plays one stream), and when the video ends the renderer is loaded with
+    /// the audio stream again. The tone comes out during the video and after it; the gaps at
+    /// both switches are measured from the output's own clock.
+    @Test func theRoutesAudioPlaysInTheVideoAndAloneAgainAfterIt() async throws {
+        let rig = try await makeRig(name: "Family TV", uuid: "0a1b2c3d-0000-4000-8000-000000000064")
+        let device = try await device(rig)
+        let route = try await rig.system.activate(deviceID: device.id)
+        let sound = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let audioWriter = writeOnOwnThread(tone(seconds: 12), to: sound.descriptor, piece: 4_096)
+        #expect(await eventually(timeout: .seconds(10)) { rig.audio.pcm.count > 44_100 * 4 }, "the tone plays alone first: \(rig.rendererLog.suffix(600))")
+        let videoStart = SampleBuffer.clockNow()
+        let acquisition = try await rig.system.acquireVideo(on: route.session, format: format)
+        let count = 100
+        #expect(await writePicturesOnOwnThread(0..<count, format: format, to: acquisition.descriptor, period: format.frameDuration).value != nil)
+        let videoEnd = SampleBuffer.clockNow()
+        #expect(await audioWriter.value)
+        #expect(await eventually(timeout: .seconds(10)) { await rig.system.audioStatistics(on: route.session)?.active == false })
+        try await Task.sleep(for: .seconds(2))
+        // The pictures, in order, with the audio beside them.
+        var numbers: [Int] = []
+        for frame in rig.output.frames() { if let number = frame.number, numbers.last != number { numbers.append(number) } }
+        #expect(numbers == numbers.sorted() && Set(numbers).count >= count * 95 / 100, "\(Set(numbers).count) of \(count) shown")
+        // The output's clock: where each read's frames would have started had nothing stopped; a
+        // jump in it is a gap in the sound.
+        let reads: [(time: Double, frames: Double)] = ((try? String(contentsOfFile: rig.audio.timesPath, encoding: .utf8)) ?? "")
+            .split(separator: "\n").compactMap { line in
+                let fields = line.split(separator: " ")
+                guard fields.count == 2, let time = Double(fields[0]), let bytes = Double(fields[1]) else { return nil }
+                return (time, bytes / 4)
+            }
+        let gaps = zip(reads.dropFirst(), reads).map { next, previous in
+            (at: next.time, seconds: (next.time - next.frames / 44_100) - (previous.time - previous.frames / 44_100))
+        }
+        // Each gap over 20 ms by when it came: at the switch to the video's stream, or back.
+        let start = Double(videoStart / .microseconds(1)) / 1e6, end = Double(videoEnd / .microseconds(1)) / 1e6
+        let lost = gaps.filter { $0.seconds > 0.02 }
+        let toVideo = lost.filter { abs($0.at - start) < 2 }.map(\.seconds).reduce(0, +)
+        let back = lost.filter { abs($0.at - end) < 2 }.map(\.seconds).reduce(0, +)
+        let described = lost.map { String(format: "%.0f ms at %+.1f s from the video's start", $0.seconds * 1000, $0.at - start) }
+        print(String(format: "audio lost switching to the video's stream: %.0f ms; back to the audio stream: %.0f ms; all gaps: ", toVideo * 1000, back * 1000) + "\(described)")
+        #expect(back < 1, "the audio-only reload costs under a second: \(described)")
+        #expect(lost.map(\.seconds).reduce(0, +) < 1.5, "\(described)")
+        // The tone throughout: 12 s written, at least 10 s of it heard (the two switches cost the rest).
+        let heard = rig.audio.pcm.count / 4
+        #expect(heard > 44_100 * 10, "\(heard) frames heard")
+        #expect(correlationWithTone(leftChannel(rig.audio.pcm)) > 0.95)
         await rig.system.deactivate(route.session)
         await rig.system.shutdown()
     }
