@@ -68,6 +68,8 @@ extension CastExtension: RealtimeSampleHandling {
 
     public func receiveSamples(_ buffer: SampleBuffer, session: MediaOutputSession) {
         guard let live = liveStreams[session.id] else { return }
+        // Shown video carries the route's audio; the audio stream goes on beside it for when the video ends.
+        liveVideos[session.id]?.receiveAudio(buffer)
         if let stream = live.stream, stream.takes(buffer.format) {
             stream.append(buffer)
             return
@@ -114,6 +116,8 @@ extension CastExtension: RealtimeSampleHandling {
             return nil
         }
         liveStreams[session.id]?.stream = stream
+        // While video is shown the receiver plays that; this stream is loaded when it ends.
+        guard liveVideos[session.id] == nil else { return stream }
         var metadata = live.nowPlaying?.metadata ?? PlaybackMetadata()
         metadata.isLive = true
         metadata.duration = nil
@@ -177,6 +181,9 @@ extension CastExtension: RealtimeSampleHandling {
     private func askPositions(of stream: LiveAudioStream, session: MediaOutputSession) async {
         while liveStreams[session.id]?.stream === stream {
             guard (try? await clock.sleep(for: configuration.live.positionInterval)) != nil else { return }
+            // The receiver plays the route's video now (its positions are not this stream's); asked
+            // again when the stream is loaded again after it.
+            guard liveVideos[session.id] == nil else { return }
             guard liveStreams[session.id]?.stream === stream, let route = routes[session.id], let client = route.client,
                 let playback = route.playback, let media = playback.mediaSessionID
             else { continue }

@@ -5,7 +5,9 @@ import VideoStreaming
 
 extension CastExtension: RealtimeVideoHandling {
     /// The Default Media Receiver is loaded with the video as a LIVE `video/mp4` stream
-    /// (fragmented, a fragment per picture); the receiver fetches it from the box.
+    /// (fragmented, a fragment per picture); the receiver fetches it from the box. A route with
+    /// live audio has it as the MP4's second track while the video is shown (the receiver plays
+    /// one media item), and its audio stream loaded again when the video ends.
     public func startRealtimeVideo(_ format: VideoFrameFormat, session: MediaOutputSession) async throws(MediaDeviceError) -> any RealtimeVideoReceiver {
         guard let route = routes[session.id], route.client != nil else {
             throw MediaDeviceError(.deviceNotActive, "the Cast channel to the device is not open")
@@ -14,7 +16,8 @@ extension CastExtension: RealtimeVideoHandling {
             throw MediaDeviceError(.unsupported, "\(route.device.displayName) has no screen (a Cast audio device)")
         }
         stopRealtimeVideo(session: session)
-        let stream = try LiveVideoStream(format: format, container: .fragmentedMP4, settings: configuration.video)
+        let audio = liveStreams[session.id]?.stream.map { SampleBuffer.Format(encoding: .pcmS16LE, sampleRate: $0.sampleRate, channels: $0.channels) }
+        let stream = try LiveVideoStream(format: format, container: .fragmentedMP4, settings: configuration.video, audio: audio)
         liveVideos[session.id] = stream
         var metadata = liveStreams[session.id]?.nowPlaying?.metadata ?? PlaybackMetadata()
         if metadata.title?.isEmpty ?? true { metadata.title = "\(route.device.displayName) (live video)" }
@@ -35,9 +38,18 @@ extension CastExtension: RealtimeVideoHandling {
             while stream.bytes.statistics.readersOpen > 0, clock.now() < deadline {
                 try? await clock.sleep(for: .milliseconds(50))
             }
-            try? await clock.sleep(for: latency)
-            // Unless a new video (or the route's audio) was loaded meanwhile.
-            if self.liveVideos[session.id] == nil, self.liveStreams[session.id]?.stream == nil { self.stopSession(session) }
+            // With the route's audio to follow, only what a receiver holds after its last read.
+            let audio = self.liveStreams[session.id]?.stream
+            try? await clock.sleep(for: audio == nil ? latency : min(latency, .milliseconds(300)))
+            guard self.liveVideos[session.id] == nil else { return }  // a new video was loaded meanwhile
+            if let audio, let live = self.liveStreams[session.id] {
+                var metadata = live.nowPlaying?.metadata ?? PlaybackMetadata()
+                metadata.isLive = true
+                metadata.duration = nil
+                await self.run(session, identifier: nil, content: .live(audio), metadata: metadata)
+            } else {
+                self.stopSession(session)
+            }
         }
     }
 

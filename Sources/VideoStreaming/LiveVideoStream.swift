@@ -17,9 +17,9 @@ import Synchronization
 /// comes, without the encoder: an MP4 stream's initialization segment is made from the first
 /// IDR's parameter sets, and a device that fetches again starts at the app's next IDR.
 ///
-/// A transport stream made with an audio format also carries the route's audio
-/// (``receiveAudio(_:)``): AAC-LC in ADTS (FFmpeg's encoder, as the live audio streams), stereo,
-/// dated on the same clock as the pictures.
+/// A stream made with an audio format also carries the route's audio (``receiveAudio(_:)``):
+/// AAC-LC (FFmpeg's encoder, as the live audio streams), stereo, dated on the same clock as the
+/// pictures — in ADTS on a PID of its own in a transport stream, as a second track in an MP4.
 public final class LiveVideoStream: RealtimeVideoReceiver {
     /// What the pictures are sent in.
     public enum Container: String, Sendable, Hashable {
@@ -74,6 +74,7 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
     /// audio format whose AAC encoder could be opened).
     public let carriesAudio: Bool
     private let audioRate: Int
+    private let audioTrack: FragmentedMP4Muxer.AudioTrack?
 
     /// Bit rate of `format` at 0.08 bit per pixel per frame (``LiveVideoSettings/bitRate``).
     public static func defaultBitRate(for format: VideoFrameFormat) -> Int {
@@ -81,8 +82,8 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
     }
 
     /// - Throws: unsupported when no H.264 encoder can be opened (the reason says why).
-    /// - Parameter audio: the route's audio, to carry beside the pictures (transport streams only;
-    ///   32, 44.1 or 48 kHz; without libavcodec's AAC encoder the stream has no audio).
+    /// - Parameter audio: the route's audio, to carry beside the pictures (32, 44.1 or 48 kHz;
+    ///   without libavcodec's AAC encoder the stream has no audio).
     public init(
         format: VideoFrameFormat, container: Container = .mpegTS, settings: LiveVideoSettings = LiveVideoSettings(), extraHeaders: [(String, String)] = [],
         audio: SampleBuffer.Format? = nil
@@ -97,12 +98,17 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
                 throw MediaDeviceError(.unsupported, error.description)
             }
         }
+        var audioEncoder: AACLiveEncoder? = nil
+        if let audio, case .success(let made) = AACLiveEncoder.make(sampleRate: audio.sampleRate, channels: 2) {
+            audioEncoder = made
+        }
+        let audioTrack = audioEncoder == nil ? nil : audio.map { FragmentedMP4Muxer.AudioTrack(sampleRate: $0.sampleRate, channels: 2) }
         // MP4 readers start with the initialization segment, which holds the parameter sets
         // (for the app's H.264: made from its first IDR's, before its bytes).
         var header: [UInt8] = []
         if container == .fragmentedMP4, format.encoding.isRaw {
             guard let sets = try? encoder?.parameterSets(),
-                let segment = FragmentedMP4Muxer.initializationSegment(width: format.width, height: format.height, parameterSets: sets)
+                let segment = FragmentedMP4Muxer.initializationSegment(width: format.width, height: format.height, parameterSets: sets, audio: audioTrack)
             else { throw MediaDeviceError(.unsupported, "the H.264 encoder gave no parameter sets for an MP4 stream") }
             header = segment
         }
@@ -111,10 +117,7 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
         self.settings = settings
         self.extraHeaders = extraHeaders
         self.aimedBitrate = bitrate
-        var audioEncoder: AACLiveEncoder? = nil
-        if container == .mpegTS, let audio, case .success(let made) = AACLiveEncoder.make(sampleRate: audio.sampleRate, channels: 2) {
-            audioEncoder = made
-        }
+        self.audioTrack = audioTrack
         self.carriesAudio = audioEncoder != nil
         self.audioRate = audio?.sampleRate ?? 0
         // Room for `kept` at twice the aimed rate (IDRs and busy scenes overshoot it).
@@ -131,6 +134,7 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
         let container = self.container
         let format = self.format
         let bytes = self.bytes
+        let audioTrack = self.audioTrack
         let muxed: (bytes: [UInt8], isIDR: Bool)? = pipeline.withLock { pipeline in
             let unit: H264Encoder.AccessUnit
             if format.encoding.isRaw {
@@ -142,7 +146,8 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
                 unit = H264Encoder.AccessUnit(bytes: frame.data, isIDR: H264Encoder.nalUnits(frame.data).contains { $0.first.map { $0 & 0x1F == 5 } ?? false })
                 if container == .fragmentedMP4, !pipeline.headerMade {
                     guard unit.isIDR,
-                        let segment = FragmentedMP4Muxer.initializationSegment(width: format.width, height: format.height, parameterSets: frame.data)
+                        let segment = FragmentedMP4Muxer.initializationSegment(
+                            width: format.width, height: format.height, parameterSets: frame.data, audio: audioTrack)
                     else { return nil }
                     bytes.provideHeader(segment)
                     pipeline.headerMade = true
@@ -170,6 +175,7 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
         let pcm = buffer.stereoS16LE
         guard !pcm.isEmpty else { return }
         let rate = Int64(audioRate)
+        let container = self.container
         let packets: [UInt8] = pipeline.withLock { pipeline in
             guard let encoder = pipeline.audioEncoder else { return [] }
             func time(_ frames: Int64) -> Duration { .nanoseconds(frames * 1_000_000_000 / rate) }
@@ -183,21 +189,31 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
             pipeline.audioFramesTaken += Int64(pcm.count / 4)
             pipeline.audioPending += pcm
             let block = AACLiveEncoder.framesPerBlock * 4
-            var frames: [UInt8] = []
+            var frames: [[UInt8]] = []
             let firstSent = pipeline.audioFramesSent
             var offset = 0
             while pipeline.audioPending.count - offset >= block {
                 let encoded = encoder.encode(pipeline.audioPending[offset..<(offset + block)])
                 offset += block
                 if !encoded.isEmpty {
-                    frames += encoded
+                    frames.append(encoded)
                     pipeline.audioFramesSent += 1
                 }
             }
             pipeline.audioPending.removeFirst(offset)
-            guard let start = pipeline.audioStart else { return [] }
+            guard let start = pipeline.audioStart, !frames.isEmpty else { return [] }
             let due = start + time(firstSent * Int64(AACLiveEncoder.framesPerBlock))
-            return pipeline.transportStream.audioPackets(adts: frames, presentationTime: due)
+            switch container {
+            case .mpegTS:
+                return pipeline.transportStream.audioPackets(adts: frames.flatMap { $0 }, presentationTime: due)
+            case .fragmentedMP4:
+                // An MP4 waits for its initialization segment (the app's first IDR); its samples have no ADTS header.
+                guard pipeline.headerMade || format.encoding.isRaw else { return [] }
+                // Whole seconds and the fraction apart: nanoseconds times the rate would overflow after months of uptime.
+                let parts = due.components
+                let samples = due <= .zero ? 0 : UInt64(parts.seconds) * UInt64(rate) + UInt64(Double(parts.attoseconds) / 1e18 * Double(rate))
+                return pipeline.mp4.audioFragment(frames: frames.map { Array($0.dropFirst(7)) }, decodeTime: samples)
+            }
         }
         bytes.append(packets, syncPoint: false)
     }

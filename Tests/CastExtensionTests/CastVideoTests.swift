@@ -95,4 +95,32 @@ struct CastVideoTests {
         await rig.system.deactivate(route.session)
         await rig.system.shutdown()
     }
+
+    /// Audio first, then video: the video's MP4 carries the route's audio as a second track, and
+    /// when the video ends the receiver is loaded with the audio stream again.
+    @Test func theRoutesAudioIsTheVideosSecondTrackAndIsLoadedAgainAfterIt() async throws {
+        let rig = try await CastRig.make()
+        _ = try await rig.device()
+        let route = try await rig.activate()
+        let sound = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let audioWriter = writeOnOwnThread(tone(seconds: 8), to: sound.descriptor, piece: 4_096)
+        @Sendable func loads() -> [String] {
+            rig.peer.received(CastNamespace.media, type: "LOAD").compactMap { ($0["media"] as? [String: Any])?["contentType"] as? String }
+        }
+        #expect(await eventually(timeout: .seconds(5)) { loads() == ["audio/wav"] }, "\(loads())")
+        try await Task.sleep(for: .seconds(1))
+        let acquisition = try await rig.system.acquireVideo(on: route.session, format: format)
+        #expect(await writePicturesOnOwnThread(0..<75, format: format, to: acquisition.descriptor, period: format.frameDuration).value != nil)
+        let probePath = rig.peer.directory + "/video-probe.json"
+        #expect(await eventually(timeout: .seconds(15)) { FileManager.default.fileExists(atPath: probePath) })
+        let probe = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: probePath))) as? [String: Any])
+        let codecs = ((probe["streams"] as? [[String: Any]]) ?? []).compactMap { $0["codec_name"] as? String }
+        #expect(Set(codecs) == ["h264", "aac"], "the video's MP4 carries the audio: \(codecs)")
+        // The audio stream again once the video ended, while the app still writes it.
+        #expect(await eventually(timeout: .seconds(5)) { loads() == ["audio/wav", "video/mp4", "audio/wav"] }, "\(loads())")
+        #expect(await audioWriter.value)
+        #expect(await rig.system.audioStatistics(on: route.session)?.underruns == 0)
+        await rig.system.deactivate(route.session)
+        await rig.system.shutdown()
+    }
 }

@@ -117,7 +117,7 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct FragmentedMP4Tests {
     func numbers(_ bytes: [UInt8], _ format: VideoFrameFormat) throws -> [Int?] {
         let ffmpeg = try requireTool("/usr/bin/ffmpeg")
-        let gray = try runTool(ffmpeg, ["-v", "error", "-f", "mp4", "-i", "pipe:0", "-f", "rawvideo", "-pix_fmt", "gray", "pipe:1"], input: bytes)
+        let gray = try runTool(ffmpeg, ["-v", "error", "-f", "mp4", "-i", "pipe:0", "-map", "0:v", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "gray", "pipe:1"], input: bytes)
         let size = format.width * format.height
         return stride(from: 0, to: gray.count - size + 1, by: size).map {
             VideoTestPattern.number(inGray: Array(gray[$0..<$0 + size]), width: format.width, height: format.height)
@@ -149,6 +149,44 @@ import Testing
         #expect(try numbers(whole, format) == (0..<30).map { $0 })
         // The later fetch: the initialization segment, then from the IDR made for it.
         #expect(try numbers(read(later), format) == (20..<30).map { $0 })
+    }
+
+    /// The route's audio as the MP4's second track: FFmpeg reads H.264 and AAC, the pictures in
+    /// order and the tone whole, from the first fetch and from one that joins later.
+    @Test func theRoutesAudioIsASecondTrack() throws {
+        let ffmpeg = try requireTool("/usr/bin/ffmpeg")
+        let ffprobe = try requireTool("/usr/bin/ffprobe")
+        let format = try VideoFrameFormat(encoding: .i420, width: 160, height: 90, frameRateNumerator: 25)
+        let stream = try LiveVideoStream(
+            format: format, container: .fragmentedMP4, settings: LiveVideoSettings(bitRate: 300_000, intraPeriod: .seconds(5)), audio: .cdAudio)
+        #expect(stream.carriesAudio)
+        let first = stream.response(to: HTTPServerRequest(method: "GET", path: "/video.mp4", headers: [:], body: []))
+        let origin = Duration.seconds(5000)
+        let pcm = tone(seconds: 2)
+        var later: HTTPServerResponse? = nil
+        for tick in 0..<20 {
+            if tick == 10 { later = stream.response(to: HTTPServerRequest(method: "GET", path: "/video.mp4", headers: [:], body: [])) }
+            for number in (tick * 5 / 2)..<((tick + 1) * 5 / 2) {
+                #expect(stream.receive(VideoFrame(format: format, presentationTime: origin + .milliseconds(number * 40), data: VideoTestPattern.frame(number, format: format))))
+            }
+            let batch = Array(pcm[(tick * 4_410 * 4)..<((tick + 1) * 4_410 * 4)])
+            stream.receiveAudio(SampleBuffer(format: .cdAudio, presentationTime: origin + .milliseconds(tick * 100), frameCount: 4_410, data: batch))
+        }
+        stream.finish()
+        let whole = read(first)
+        let report = String(decoding: try runTool(
+            ffprobe, ["-v", "error", "-f", "mp4", "-show_entries", "stream=codec_name,sample_rate,start_time", "-of", "compact", "pipe:0"], input: whole), as: UTF8.self)
+        #expect(report.contains("codec_name=h264") && report.contains("codec_name=aac") && report.contains("sample_rate=44100"), "\(report)")
+        #expect(try numbers(whole, format) == (0..<50).map { $0 })
+        let audio = try runTool(ffmpeg, ["-v", "error", "-f", "mp4", "-i", "pipe:0", "-map", "0:a", "-f", "s16le", "-ac", "2", "-ar", "44100", "pipe:1"], input: whole)
+        #expect(audio.count / 4 >= 88_200 - 2 * 1_024, "\(audio.count / 4) frames")
+        #expect(correlationWithTone(leftChannel(audio)) > 0.99)
+        // The later fetch: from the IDR made for it, both tracks.
+        let joined = read(try #require(later))
+        let joinedNumbers = try numbers(joined, format)
+        #expect(joinedNumbers == (25..<50).map { $0 }, "\(joinedNumbers)")
+        let joinedAudio = try runTool(ffmpeg, ["-v", "error", "-f", "mp4", "-i", "pipe:0", "-map", "0:a", "-f", "s16le", "pipe:1"], input: joined)
+        #expect(joinedAudio.count / 4 > 30_000, "\(joinedAudio.count / 4) frames after joining")
     }
 
     @Test func ffprobeReadsTheStreamsCodecSizeAndRate() throws {
