@@ -15,6 +15,13 @@ import Testing
 struct CastVideoTests {
     let format = try! VideoFrameFormat(encoding: .i420, width: 320, height: 180, frameRateNumerator: 25)
 
+    /// What the receiver's ffprobe read of the video stream it fetched, once that stream ended.
+    static func probe(_ rig: CastRig) async throws -> [String: Any] {
+        let path = rig.peer.directory + "/video-probe.json"
+        #expect(await eventually(timeout: .seconds(15)) { FileManager.default.fileExists(atPath: path) })
+        return try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+    }
+
     @Test func picturesWrittenAreLoadedAsLIVEMP4AndProbeWhole() async throws {
         let rig = try await CastRig.make()
         let device = try await rig.device()
@@ -30,9 +37,7 @@ struct CastVideoTests {
         #expect(media["contentType"] as? String == "video/mp4")
         #expect(await writer.value != nil)
         // The stream ends with the writer: the receiver probes what it fetched.
-        let probePath = rig.peer.directory + "/video-probe.json"
-        #expect(await eventually(timeout: .seconds(15)) { FileManager.default.fileExists(atPath: probePath) })
-        let probe = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: probePath))) as? [String: Any])
+        let probe = try await Self.probe(rig)
         let stream = try #require((probe["streams"] as? [[String: Any]])?.first)
         #expect(stream["codec_name"] as? String == "h264")
         #expect(stream["width"] as? Int == 320 && stream["height"] as? Int == 180)
@@ -75,9 +80,7 @@ struct CastVideoTests {
         let acquisition = try await rig.system.acquireVideo(on: route.session, format: encoded)
         #expect(await eventually(timeout: .seconds(5)) { !rig.peer.received(CastNamespace.media, type: "LOAD").isEmpty })
         #expect(await writeOnOwnThread(bytes, to: acquisition.descriptor, piece: 4096).value)
-        let probePath = rig.peer.directory + "/video-probe.json"
-        #expect(await eventually(timeout: .seconds(15)) { FileManager.default.fileExists(atPath: probePath) })
-        let probe = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: probePath))) as? [String: Any])
+        let probe = try await Self.probe(rig)
         let stream = try #require((probe["streams"] as? [[String: Any]])?.first)
         #expect(stream["codec_name"] as? String == "h264")
         #expect(stream["width"] as? Int == 320 && stream["height"] as? Int == 180)
@@ -111,9 +114,7 @@ struct CastVideoTests {
         try await Task.sleep(for: .seconds(1))
         let acquisition = try await rig.system.acquireVideo(on: route.session, format: format)
         #expect(await writePicturesOnOwnThread(0..<75, format: format, to: acquisition.descriptor, period: format.frameDuration).value != nil)
-        let probePath = rig.peer.directory + "/video-probe.json"
-        #expect(await eventually(timeout: .seconds(15)) { FileManager.default.fileExists(atPath: probePath) })
-        let probe = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: probePath))) as? [String: Any])
+        let probe = try await Self.probe(rig)
         let codecs = ((probe["streams"] as? [[String: Any]]) ?? []).compactMap { $0["codec_name"] as? String }
         #expect(Set(codecs) == ["h264", "aac"], "the video's MP4 carries the audio: \(codecs)")
         // The audio stream again once the video ended, while the app still writes it.

@@ -105,7 +105,8 @@ import Testing
         var bitrate: Int { 0 }
     }
 
-    func deliver(_ bytes: [UInt8], as format: VideoFrameFormat) async throws -> (RealtimeVideoStatistics, [(bytes: [UInt8], time: Duration)]) {
+    /// A started delivery of `format` into a recording, the writer's end, and its final counts.
+    func startRecording(_ format: VideoFrameFormat) throws -> (AccessUnitRecording, PacedVideoDelivery, Int32, AsyncStream<RealtimeVideoStatistics>) {
         let receiver = AccessUnitRecording()
         let (reader, writer) = try PacedVideoDelivery.socketPair(for: format)
         let (ended, continuation) = AsyncStream.makeStream(of: RealtimeVideoStatistics.self)
@@ -114,6 +115,11 @@ import Testing
             continuation.finish()
         }
         try delivery.start()
+        return (receiver, delivery, writer, ended)
+    }
+
+    func deliver(_ bytes: [UInt8], as format: VideoFrameFormat) async throws -> (RealtimeVideoStatistics, [(bytes: [UInt8], time: Duration)]) {
+        let (receiver, _, writer, ended) = try startRecording(format)
         // The writer may be refused before it is done: what it could not write is not waited for.
         _ = writeBlocking(bytes, to: writer, piece: 500)
         close(writer)
@@ -137,11 +143,7 @@ import Testing
     @Test func aWriterBehindItsRateHasItsPicturesShownAsTheyCome() async throws {
         let units = try H264AccessUnitSplitterTests.split(try H264AccessUnitSplitterTests.seed("x264-baseline-32x32-3"))
         let format = try h264(width: 32, height: 32)
-        let receiver = AccessUnitRecording()
-        let (reader, writer) = try PacedVideoDelivery.socketPair(for: format)
-        let (ended, continuation) = AsyncStream.makeStream(of: RealtimeVideoStatistics.self)
-        let delivery = try PacedVideoDelivery(reading: reader, format: format, receiver: receiver, now: SampleBuffer.clockNow) { _ in continuation.finish() }
-        try delivery.start()
+        let (receiver, delivery, writer, ended) = try startRecording(format)
         // 200 ms apart at 25 a second: each picture is five periods late, none is repeated.
         for unit in units {
             #expect(writeBlocking(unit.bytes, to: writer, piece: 4096))

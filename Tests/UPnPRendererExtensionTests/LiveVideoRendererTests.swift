@@ -59,6 +59,26 @@ struct LiveVideoRendererTests {
         return try #require(await rig.system.devicesList.first { $0.displayName == rig.name })
     }
 
+    /// What the renderer showed, once picture `last` was shown and nothing more came for half a second.
+    func settled(_ rig: Rig, last: Int, within timeout: Duration) async throws -> [(number: Int?, time: Double)] {
+        var shown = rig.output.frames()
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(500))
+            let now = rig.output.frames()
+            if now.count == shown.count, now.contains(where: { $0.number == last }) { break }
+            shown = now
+        }
+        return shown
+    }
+
+    /// The numbers shown, a picture shown several times in a row counted once.
+    static func numbers(_ shown: [(number: Int?, time: Double)]) -> [Int] {
+        var numbers: [Int] = []
+        for frame in shown { if let number = frame.number, numbers.last != number { numbers.append(number) } }
+        return numbers
+    }
+
     @Test func picturesWrittenAreShownInOrderWithTheirNumbers() async throws {
         let rig = try await makeRig(name: "Lounge TV", uuid: "0a1b2c3d-0000-4000-8000-000000000060")
         let device = try await device(rig)
@@ -67,18 +87,9 @@ struct LiveVideoRendererTests {
         let count = 150
         let written = try #require(await writePicturesOnOwnThread(0..<count, format: format, to: acquisition.descriptor, period: format.frameDuration).value)
         // The renderer shows what it was sent, then stops recording.
-        // Until the last picture was shown and nothing more came for half a second.
-        var shown = rig.output.frames()
-        let deadline = ContinuousClock.now + .seconds(15)
-        while ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(500))
-            let now = rig.output.frames()
-            if now.count == shown.count, now.contains(where: { $0.number == count - 1 }) { break }
-            shown = now
-        }
+        let shown = try await settled(rig, last: count - 1, within: .seconds(15))
         // Each number once (a picture shown twice — repeated by the pacer — counts once), in order.
-        var numbers: [Int] = []
-        for frame in shown { if let number = frame.number, numbers.last != number { numbers.append(number) } }
+        let numbers = Self.numbers(shown)
         let unreadable = shown.filter { $0.number == nil }.count
         #expect(numbers == numbers.sorted(), "in order: \(numbers.prefix(40))")
         // Every picture the pacer sent (all but those a late writer thread made it drop, counted) is shown.
@@ -117,8 +128,7 @@ struct LiveVideoRendererTests {
         #expect(await eventually(timeout: .seconds(10)) { await rig.system.audioStatistics(on: route.session)?.active == false })
         try await Task.sleep(for: .seconds(2))
         // The pictures, in order, with the audio beside them.
-        var numbers: [Int] = []
-        for frame in rig.output.frames() { if let number = frame.number, numbers.last != number { numbers.append(number) } }
+        let numbers = Self.numbers(rig.output.frames())
         #expect(numbers == numbers.sorted() && Set(numbers).count >= count * 95 / 100, "\(Set(numbers).count) of \(count) shown")
         // The output's clock: where each read's frames would have started had nothing stopped; a
         // jump in it is a gap in the sound.
@@ -159,16 +169,8 @@ struct LiveVideoRendererTests {
         let stream = try VideoTestPattern.h264(0..<count, format: encoded, intraPeriod: 25)
         let acquisition = try await rig.system.acquireVideo(on: route.session, format: encoded)
         #expect(await writeOnOwnThread(stream, to: acquisition.descriptor, piece: 4096).value)
-        var shown = rig.output.frames()
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(500))
-            let now = rig.output.frames()
-            if now.count == shown.count, now.contains(where: { $0.number == count - 1 }) { break }
-            shown = now
-        }
-        var numbers: [Int] = []
-        for frame in shown { if let number = frame.number, numbers.last != number { numbers.append(number) } }
+        let shown = try await settled(rig, last: count - 1, within: .seconds(20))
+        let numbers = Self.numbers(shown)
         #expect(numbers == numbers.sorted(), "in order: \(numbers.prefix(40))")
         #expect(Set(numbers).count >= count * 99 / 100, "\(Set(numbers).count) of \(count) shown, missing \(Set(0..<count).subtracting(numbers).sorted()); renderer: \(rig.rendererLog.suffix(600))")
         // Shown at the declared rate, not as fast as they were written: 100 pictures over about 4 s.
@@ -225,8 +227,7 @@ struct LiveVideoRendererTests {
         #expect(statistics.framesReceived == 250)
         // After the stop the renderer goes on in order (what it had read, then the stream's newer pictures).
         try await Task.sleep(for: .seconds(3))
-        var numbers: [Int] = []
-        for frame in rig.output.frames() { if let number = frame.number, numbers.last != number { numbers.append(number) } }
+        let numbers = Self.numbers(rig.output.frames())
         #expect(numbers == numbers.sorted(), "in order")
         #expect((numbers.last ?? 0) > 150, "pictures of after the stop are shown: last \(numbers.last ?? -1)")
         await rig.system.deactivate(route.session)
