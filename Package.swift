@@ -150,7 +150,7 @@ let package = Package(
         .target(name: "COpenH264", linkerSettings: [.linkedLibrary("dl")]),
         // A route's real-time video as a live HTTP stream: H.264 (OpenH264) in MPEG-TS.
         .target(
-            name: "VideoStreaming", dependencies: ["LiveStreaming", "HTTPServing", "MediaClock", "MediaDevice", "RoutingModel", "COpenH264"],
+            name: "VideoStreaming", dependencies: ["LiveStreaming", "HTTPServing", "MediaClock", "MediaDevice", "RoutingModel", "COpenH264", "CAVCodec"],
             swiftSettings: strict),
         // UPnP/DLNA MediaRenderers (LAN TVs and speakers) as a MediaDeviceExtension.
         .target(

@@ -70,6 +70,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// each route that shows real-time video, wherever `[audio] pipewire` puts the audio nodes
     /// (default yes: a node costs a process only while its route is active).
     public var pipeWireVideo = true
+    /// `[video] encoders`: libavcodec's H.264 encoders tried before OpenH264, in order (nil: the
+    /// default, `h264_v4l2m2m`; empty: OpenH264 only).
+    public var videoEncoders: [String]?
     /// `[audio] pipewire-runtime-dir`: the `XDG_RUNTIME_DIR` of the PipeWire to publish in
     /// (default: `/run/pipewire` for `auto`, the daemon's own environment for `yes`).
     public var pipeWireRuntimeDirectory: String?
@@ -238,7 +241,15 @@ public struct DaemonConfiguration: Sendable, Hashable {
                 continue
             }
             if section == "video" {
-                guard key == "pipewire" else { throw fail("unknown key \(key) in [video] (known: pipewire)") }
+                if key == "encoders" {
+                    let names = value.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty && $0 != "openh264" }
+                    guard names.count <= 8, names.allSatisfy({ $0.utf8.count <= 32 && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") } }) else {
+                        throw fail("encoders takes FFmpeg encoder names separated by commas (h264_v4l2m2m), not \"\(value)\"")
+                    }
+                    configuration.videoEncoders = names
+                    continue
+                }
+                guard key == "pipewire" else { throw fail("unknown key \(key) in [video] (known: pipewire, encoders)") }
                 switch value.lowercased() {
                 case "yes", "true", "on": configuration.pipeWireVideo = true
                 case "no", "false", "off": configuration.pipeWireVideo = false

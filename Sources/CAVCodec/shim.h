@@ -24,6 +24,7 @@ struct mr_av_api {
     void *codec_library;
     void *util_library;
     const AVCodec *(*find_encoder)(enum AVCodecID id);
+    const AVCodec *(*find_encoder_by_name)(const char *name);
     AVCodecContext *(*alloc_context3)(const AVCodec *codec);
     int (*open2)(AVCodecContext *context, const AVCodec *codec, AVDictionary **options);
     void (*free_context)(AVCodecContext **context);
@@ -89,6 +90,7 @@ static int mr_av_open_locked(char *error, size_t size) {
     if (!(api->field = (__typeof__(api->field))dlsym(library, name))) { \
         snprintf(error, size, "FFmpeg has no %s", name); dlclose(codec); dlclose(util); return -1; }
     MR_AV_SYMBOL(codec, find_encoder, "avcodec_find_encoder")
+    MR_AV_SYMBOL(codec, find_encoder_by_name, "avcodec_find_encoder_by_name")
     MR_AV_SYMBOL(codec, alloc_context3, "avcodec_alloc_context3")
     MR_AV_SYMBOL(codec, open2, "avcodec_open2")
     MR_AV_SYMBOL(codec, free_context, "avcodec_free_context")
@@ -457,4 +459,122 @@ static inline int mr_mp3_encode(struct mr_av_encoder *encoder, const uint8_t *pc
         written += length;
     }
 }
+/*
+ * An H.264 encoder of libavcodec chosen by name: a box's hardware encoder (`h264_v4l2m2m`, the
+ * V4L2 memory-to-memory encoder of SoCs, which takes YUV420P or NV12 pictures in memory), or any
+ * other that takes them. Low latency: no B-frames, `gop` pictures from one IDR to the next,
+ * one packet out per picture in. Its context, a picture and a packet kept between calls.
+ */
+struct mr_av_video_encoder {
+    AVCodecContext *context;
+    AVFrame *frame;
+    AVPacket *packet;
+};
+
+static inline void mr_video_close(struct mr_av_video_encoder *encoder) {
+    if (!encoder) return;
+    struct mr_av_api *api = mr_av();
+    if (encoder->packet) api->packet_free(&encoder->packet);
+    if (encoder->frame) api->frame_free(&encoder->frame);
+    if (encoder->context) api->free_context(&encoder->context);
+    free(encoder);
+}
+
+/* The encoder `name`, opened for pictures of `width`×`height` (NV12 when `nv12`, else YUV420P); NULL with the reason. */
+static inline struct mr_av_video_encoder *mr_video_open(const char *name, int width, int height, int rate_num, int rate_den, int bit_rate, int gop, int nv12,
+                                                        char *error, size_t size) {
+    if (mr_av_open(error, size) != 0) return NULL;
+    struct mr_av_api *api = mr_av();
+    const AVCodec *codec = api->find_encoder_by_name(name);
+    if (!codec) {
+        snprintf(error, size, "this libavcodec has no %s encoder", name);
+        return NULL;
+    }
+    struct mr_av_video_encoder *encoder = calloc(1, sizeof *encoder);
+    if (!encoder) {
+        snprintf(error, size, "out of memory");
+        return NULL;
+    }
+    encoder->context = api->alloc_context3(codec);
+    encoder->frame = api->frame_alloc();
+    encoder->packet = api->packet_alloc();
+    if (!encoder->context || !encoder->frame || !encoder->packet) {
+        snprintf(error, size, "out of memory");
+        mr_video_close(encoder);
+        return NULL;
+    }
+    AVCodecContext *context = encoder->context;
+    context->width = width;
+    context->height = height;
+    context->pix_fmt = nv12 ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P;
+    context->time_base = (AVRational){rate_den, rate_num};
+    context->framerate = (AVRational){rate_num, rate_den};
+    context->bit_rate = bit_rate;
+    context->gop_size = gop;
+    context->max_b_frames = 0;
+    // Options of software encoders (a hardware encoder ignores what it does not know): no
+    // look-ahead, and a picture asked to be intra is an IDR.
+    AVDictionary *options = NULL;
+    api->dict_set(&options, "tune", "zerolatency", 0);
+    api->dict_set(&options, "forced-idr", "1", 0);
+    int result = api->open2(context, codec, &options);
+    api->dict_free(&options);
+    if (result < 0) {
+        snprintf(error, size, "%s would not open for %dx%d (FFmpeg error %d)", name, width, height, result);
+        mr_video_close(encoder);
+        return NULL;
+    }
+    AVFrame *frame = encoder->frame;
+    frame->format = context->pix_fmt;
+    frame->width = width;
+    frame->height = height;
+    if (api->frame_get_buffer(frame, 0) < 0) {
+        snprintf(error, size, "out of memory");
+        mr_video_close(encoder);
+        return NULL;
+    }
+    return encoder;
+}
+
+/*
+ * Encodes one picture (planes of `width`-byte rows, chroma `chroma_width` bytes a row: U then V,
+ * or NV12's one interleaved plane in `u`) at `pts` (in frame periods); an IDR when `force_idr`.
+ * Writes the access unit (Annex B) into `out`: its length, 0 when the encoder gave none yet, or
+ * a negative FFmpeg error; `idr` says whether it is a key picture.
+ */
+static inline int mr_video_encode(struct mr_av_video_encoder *encoder, const uint8_t *y, const uint8_t *u, const uint8_t *v, int64_t pts, int force_idr,
+                                  uint8_t *out, int capacity, int *idr) {
+    struct mr_av_api *api = mr_av();
+    AVFrame *frame = encoder->frame;
+    if (api->frame_make_writable(frame) < 0) return AVERROR(ENOMEM);
+    int width = frame->width, height = frame->height;
+    int nv12 = frame->format == AV_PIX_FMT_NV12;
+    for (int row = 0; row < height; row++) memcpy(frame->data[0] + (size_t)row * (size_t)frame->linesize[0], y + (size_t)row * (size_t)width, (size_t)width);
+    for (int row = 0; row < height / 2; row++) {
+        if (nv12) {
+            memcpy(frame->data[1] + (size_t)row * (size_t)frame->linesize[1], u + (size_t)row * (size_t)width, (size_t)width);
+        } else {
+            memcpy(frame->data[1] + (size_t)row * (size_t)frame->linesize[1], u + (size_t)row * (size_t)(width / 2), (size_t)(width / 2));
+            memcpy(frame->data[2] + (size_t)row * (size_t)frame->linesize[2], v + (size_t)row * (size_t)(width / 2), (size_t)(width / 2));
+        }
+    }
+    frame->pts = pts;
+    frame->pict_type = force_idr ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE;
+    int result = api->send_frame(encoder->context, frame);
+    if (result < 0) return result;
+    AVPacket *packet = encoder->packet;
+    result = api->receive_packet(encoder->context, packet);
+    if (result == AVERROR(EAGAIN)) return 0;
+    if (result < 0) return result;
+    int length = packet->size;
+    *idr = (packet->flags & AV_PKT_FLAG_KEY) != 0;
+    if (length > capacity) {
+        api->packet_unref(packet);
+        return AVERROR(ENOSPC);
+    }
+    memcpy(out, packet->data, (size_t)length);
+    api->packet_unref(packet);
+    return length;
+}
+
 #endif

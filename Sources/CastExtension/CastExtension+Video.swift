@@ -57,7 +57,12 @@ extension CastExtension: RealtimeVideoHandling {
 
     /// The receiver loaded the video: it must fetch it within the fetch timeout.
     func videoStarted(_ stream: LiveVideoStream, session: MediaOutputSession) {
-        logger.info("live video loaded", metadata: ["device": "\(routes[session.id]?.device.displayName ?? "?")", "format": "\(stream.format)"])
+        logger.info(
+            "live video loaded",
+            metadata: [
+                "device": "\(routes[session.id]?.device.displayName ?? "?")", "format": "\(stream.format)", "encoder": "\(stream.hardwareEncoder ?? "OpenH264")",
+                "passed over": "\(stream.hardwareEncoderRefusals)",
+            ])
         Task {
             try? await clock.sleep(for: configuration.live.fetchTimeout)
             guard self.liveVideos[session.id] === stream, stream.bytes.statistics.readersOpened == 0 else { return }

@@ -131,9 +131,11 @@ public struct ExtensionCatalogue: Sendable {
         var castConfiguration = CastExtension.Configuration(
             certificatesPath: castCertificatesPath, applicationNamespaces: configuration.castApplicationNamespaces)
         castConfiguration.live = Self.liveSettings(CastExtension.defaultLiveSettings, from: configuration)
+        if let encoders = configuration.videoEncoders { castConfiguration.video.hardwareEncoders = encoders }
         #endif
         var upnpConfiguration = UPnPRendererExtension.Configuration()
         upnpConfiguration.live = Self.liveSettings(UPnPRendererExtension.defaultLiveSettings, from: configuration)
+        if let encoders = configuration.videoEncoders { upnpConfiguration.video.hardwareEncoders = encoders }
         // The order of the catalogue is the order of loading, so the merged list is the same everywhere.
         for entry in CatalogueEntry.allCases where entries.contains(entry) {
             switch entry {

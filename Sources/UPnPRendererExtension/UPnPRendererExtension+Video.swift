@@ -96,7 +96,10 @@ extension UPnPRendererExtension: RealtimeVideoHandling {
         }
         logger.info(
             "live video playing",
-            metadata: ["device": "\(renderer.device.displayName)", "format": "\(format)", "sink": "\(protocolInfo)", "audio": "\(stream.carriesAudio)"])
+            metadata: [
+                "device": "\(renderer.device.displayName)", "format": "\(format)", "sink": "\(protocolInfo)", "audio": "\(stream.carriesAudio)",
+                "encoder": "\(stream.hardwareEncoder ?? "OpenH264")", "passed over": "\(stream.hardwareEncoderRefusals)",
+            ])
         Task { await self.failIfNeverFetched(stream, session: session) }
         return stream
     }

@@ -14,11 +14,16 @@ public struct LiveVideoSettings: Sendable, Hashable {
     public var pcrLead: Duration
     /// From a picture written to it shown, as declared to the app (measured per renderer: Docs/video.md).
     public var latency: Duration
+    /// libavcodec's H.264 encoders tried, in order, before OpenH264: a box's hardware encoder
+    /// (`h264_v4l2m2m`: the V4L2 memory-to-memory encoder of SoCs; FFmpeg finds its device). One
+    /// that does not open (no such device, no libavcodec) is passed over.
+    public var hardwareEncoders: [String]
 
     public init(
         bitRate: Int? = nil, intraPeriod: Duration = .seconds(2), kept: Duration = .seconds(4), screenContent: Bool = false,
-        pcrLead: Duration = .milliseconds(100), latency: Duration = .milliseconds(1500)
+        pcrLead: Duration = .milliseconds(100), latency: Duration = .milliseconds(1500), hardwareEncoders: [String] = ["h264_v4l2m2m"]
     ) {
+        self.hardwareEncoders = hardwareEncoders
         self.latency = latency
         self.bitRate = bitRate
         self.intraPeriod = intraPeriod

@@ -45,15 +45,21 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
     }
     private let aimedBitrate: Int
     public var codec: String {
-        let source = format.encoding == .h264 ? "H.264 (the app's)" : "H.264"
+        let source = format.encoding == .h264 ? "H.264 (the app's)" : hardwareEncoder.map { "H.264 (\($0))" } ?? "H.264"
         return container == .mpegTS ? "\(source) in MPEG-TS" : "\(source) in fragmented MP4"
     }
     public var mimeType: String { container == .mpegTS ? "video/mpeg" : "video/mp4" }
+    /// The libavcodec encoder the pictures go through (``LiveVideoSettings/hardwareEncoders``); nil: OpenH264.
+    public let hardwareEncoder: String?
+    /// Why each hardware encoder tried was passed over (none on a box without one).
+    public let hardwareEncoderRefusals: [String]
     private let pipeline: Mutex<Pipeline>
 
     private struct Pipeline: ~Copyable {
-        /// Nil for the app's H.264.
+        /// Nil for the app's H.264, or when a libavcodec (hardware) encoder took the pictures.
         var encoder: H264Encoder?
+        var libav: LibavH264Encoder?
+        var forceIDR = false
         var transportStream: MPEGTSMuxer
         var mp4: FragmentedMP4Muxer
         var headerMade = false
@@ -91,7 +97,18 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
         let bitrate = settings.bitRate ?? Self.defaultBitRate(for: format)
         let intraPeriod = max(1, Int((settings.intraPeriod.seconds * format.frameRate).rounded()))
         var encoder: H264Encoder? = nil
+        var libav: LibavH264Encoder? = nil
+        var refusals: [String] = []
         if format.encoding.isRaw {
+            for name in settings.hardwareEncoders where libav == nil {
+                do {
+                    libav = try LibavH264Encoder(name: name, format: format, bitRate: bitrate, intraPeriod: intraPeriod)
+                } catch {
+                    refusals.append(error.description)
+                }
+            }
+        }
+        if format.encoding.isRaw, libav == nil {
             do {
                 encoder = try H264Encoder(format: format, bitRate: bitrate, intraPeriod: intraPeriod, screenContent: settings.screenContent)
             } catch {
@@ -106,7 +123,7 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
         // MP4 readers start with the initialization segment, which holds the parameter sets
         // (for the app's H.264: made from its first IDR's, before its bytes).
         var header: [UInt8] = []
-        if container == .fragmentedMP4, format.encoding.isRaw {
+        if container == .fragmentedMP4, format.encoding.isRaw, libav == nil {
             guard let sets = try? encoder?.parameterSets(),
                 let segment = FragmentedMP4Muxer.initializationSegment(width: format.width, height: format.height, parameterSets: sets, audio: audioTrack)
             else { throw MediaDeviceError(.unsupported, "the H.264 encoder gave no parameter sets for an MP4 stream") }
@@ -117,6 +134,8 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
         self.settings = settings
         self.extraHeaders = extraHeaders
         self.aimedBitrate = bitrate
+        self.hardwareEncoder = libav?.name
+        self.hardwareEncoderRefusals = refusals
         self.audioTrack = audioTrack
         self.carriesAudio = audioEncoder != nil
         self.audioRate = audio?.sampleRate ?? 0
@@ -125,7 +144,7 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
         self.bytes = LiveByteStream(configuration: LiveByteStream.Configuration(capacity: capacity, primeBytes: 0, startPoints: .marked), header: header)
         self.pipeline = Mutex(
             Pipeline(
-                encoder: encoder, transportStream: MPEGTSMuxer(pcrLead: settings.pcrLead, carriesAudio: audioEncoder != nil),
+                encoder: encoder, libav: libav, transportStream: MPEGTSMuxer(pcrLead: settings.pcrLead, carriesAudio: audioEncoder != nil),
                 mp4: FragmentedMP4Muxer(frameDuration: format.frameDuration), audioEncoder: audioEncoder))
     }
 
@@ -137,7 +156,20 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
         let audioTrack = self.audioTrack
         let muxed: (bytes: [UInt8], isIDR: Bool)? = pipeline.withLock { pipeline in
             let unit: H264Encoder.AccessUnit
-            if format.encoding.isRaw {
+            if let libav = pipeline.libav {
+                defer { pipeline.forceIDR = false }
+                guard let encoded = try? libav.encode(frame.data, forceIDR: pipeline.forceIDR) else { return nil }
+                unit = encoded
+                // Its parameter sets come with its first IDR: an MP4's initialization segment is made of them.
+                if container == .fragmentedMP4, !pipeline.headerMade {
+                    guard unit.isIDR,
+                        let segment = FragmentedMP4Muxer.initializationSegment(
+                            width: format.width, height: format.height, parameterSets: unit.bytes, audio: audioTrack)
+                    else { return nil }
+                    bytes.provideHeader(segment)
+                    pipeline.headerMade = true
+                }
+            } else if format.encoding.isRaw {
                 guard let encoded = try? pipeline.encoder?.encode(frame.data, encoding: frame.format.encoding, timestamp: frame.presentationTime) else {
                     return nil
                 }
@@ -208,7 +240,7 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
                 return pipeline.transportStream.audioPackets(adts: frames.flatMap { $0 }, presentationTime: due)
             case .fragmentedMP4:
                 // An MP4 waits for its initialization segment (the app's first IDR); its samples have no ADTS header.
-                guard pipeline.headerMade || format.encoding.isRaw else { return [] }
+                guard pipeline.headerMade || (format.encoding.isRaw && pipeline.libav == nil) else { return [] }
                 // Whole seconds and the fraction apart: nanoseconds times the rate would overflow after months of uptime.
                 let parts = due.components
                 let samples = due <= .zero ? 0 : UInt64(parts.seconds) * UInt64(rate) + UInt64(Double(parts.attoseconds) / 1e18 * Double(rate))
@@ -228,7 +260,10 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
         if bytes.statistics.readersOpened == 0 {
             reader = bytes.makeReader(playingFrom: .zero)
         } else {
-            pipeline.withLock { $0.encoder?.forceIntraFrame() }
+            pipeline.withLock { pipeline in
+                pipeline.encoder?.forceIntraFrame()
+                pipeline.forceIDR = true
+            }
             reader = bytes.makeReader(atNextSyncPoint: true)
         }
         let headers: [(String, String)] = [("Content-Type", mimeType), ("Cache-Control", "no-cache")] + extraHeaders

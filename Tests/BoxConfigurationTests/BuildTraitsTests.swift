@@ -60,6 +60,16 @@ import Testing
         #expect(minimal.pipeWireVideo)
     }
 
+    /// `[video] encoders`: libavcodec's encoders tried before OpenH264 (the default list when
+    /// absent, OpenH264 alone when empty or `openh264`); names are checked.
+    @Test func theVideoEncodersAreReadAndChecked() throws {
+        #expect(try DaemonConfiguration.parse("", file: "box.conf", traits: BuildTraits.all).videoEncoders == nil)
+        let two = try DaemonConfiguration.parse("[video]\nencoders = h264_v4l2m2m, h264_omx\n", file: "box.conf", traits: BuildTraits.all)
+        #expect(two.videoEncoders == ["h264_v4l2m2m", "h264_omx"])
+        #expect(try DaemonConfiguration.parse("[video]\nencoders = openh264\n", file: "box.conf", traits: BuildTraits.all).videoEncoders == [])
+        #expect(throws: ConfigurationError.self) { try DaemonConfiguration.parse("[video]\nencoders = ../lib\n", file: "box.conf", traits: BuildTraits.all) }
+    }
+
     /// A left-out section's keys are still read as lines: a malformed one is refused as before.
     @Test func aLeftOutSectionStillNeedsWellFormedLines() {
         #expect(throws: ConfigurationError.self) {
