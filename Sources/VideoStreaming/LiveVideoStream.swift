@@ -160,15 +160,6 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
                 defer { pipeline.forceIDR = false }
                 guard let encoded = try? libav.encode(frame.data, forceIDR: pipeline.forceIDR) else { return nil }
                 unit = encoded
-                // Its parameter sets come with its first IDR: an MP4's initialization segment is made of them.
-                if container == .fragmentedMP4, !pipeline.headerMade {
-                    guard unit.isIDR,
-                        let segment = FragmentedMP4Muxer.initializationSegment(
-                            width: format.width, height: format.height, parameterSets: unit.bytes, audio: audioTrack)
-                    else { return nil }
-                    bytes.provideHeader(segment)
-                    pipeline.headerMade = true
-                }
             } else if format.encoding.isRaw {
                 guard let encoded = try? pipeline.encoder?.encode(frame.data, encoding: frame.format.encoding, timestamp: frame.presentationTime) else {
                     return nil
@@ -176,17 +167,18 @@ public final class LiveVideoStream: RealtimeVideoReceiver {
                 unit = encoded
             } else {
                 unit = H264Encoder.AccessUnit(bytes: frame.data, isIDR: H264Encoder.nalUnits(frame.data).contains { $0.first.map { $0 & 0x1F == 5 } ?? false })
-                if container == .fragmentedMP4, !pipeline.headerMade {
-                    guard unit.isIDR,
-                        let segment = FragmentedMP4Muxer.initializationSegment(
-                            width: format.width, height: format.height, parameterSets: frame.data, audio: audioTrack)
-                    else { return nil }
-                    bytes.provideHeader(segment)
-                    pipeline.headerMade = true
-                }
                 pipeline.unitBytes += frame.data.count
                 if pipeline.firstTime == nil { pipeline.firstTime = frame.presentationTime }
                 pipeline.lastTime = frame.presentationTime
+            }
+            // The app's H.264 and a libavcodec encoder's bring their parameter sets with their first
+            // IDR: an MP4's initialization segment is made of them, before that IDR's fragment.
+            if container == .fragmentedMP4, !pipeline.headerMade, pipeline.libav != nil || !format.encoding.isRaw {
+                guard unit.isIDR,
+                    let segment = FragmentedMP4Muxer.initializationSegment(width: format.width, height: format.height, parameterSets: unit.bytes, audio: audioTrack)
+                else { return nil }
+                bytes.provideHeader(segment)
+                pipeline.headerMade = true
             }
             switch container {
             case .mpegTS: return (pipeline.transportStream.packets(accessUnit: unit.bytes, isIDR: unit.isIDR, presentationTime: frame.presentationTime), unit.isIDR)

@@ -242,7 +242,7 @@ class Receiver:
             decoder.wait()
             reader.join(10)
             probe = subprocess.run(
-                ["ffprobe", "-v", "error", "-show_entries", "stream=codec_name,width,height,r_frame_rate:packet=pts_time,flags",
+                ["ffprobe", "-v", "error", "-show_entries", "stream=codec_name,width,height,r_frame_rate:packet=pts_time,duration_time,flags",
                  "-of", "json", stream_path], capture_output=True, text=True, timeout=60)
             report = json.loads(probe.stdout or "{}")
             # Written whole, then named: a reader waiting for the file never sees half of it.

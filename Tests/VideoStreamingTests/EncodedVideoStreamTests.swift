@@ -23,12 +23,7 @@ import Testing
         VideoFrame(format: encoded, presentationTime: .milliseconds(1000 + number * 40), data: unit.bytes)
     }
 
-    func read(_ response: HTTPServerResponse) -> [UInt8] {
-        guard case .live(let body, _) = response.body else { return [] }
-        var bytes: [UInt8] = []
-        while case .bytes(let chunk) = body.read(maximum: 1 << 20) { bytes += chunk }
-        return bytes
-    }
+    func read(_ response: HTTPServerResponse) -> [UInt8] { response.liveBytes }
 
     func numbers(_ bytes: [UInt8], container: String) throws -> [Int?] {
         let ffmpeg = try requireTool("/usr/bin/ffmpeg")

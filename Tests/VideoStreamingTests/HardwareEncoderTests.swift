@@ -12,12 +12,7 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct HardwareEncoderTests {
     let format = try! VideoFrameFormat(encoding: .i420, width: 160, height: 96, frameRateNumerator: 25)
 
-    func read(_ response: HTTPServerResponse) -> [UInt8] {
-        guard case .live(let body, _) = response.body else { return [] }
-        var bytes: [UInt8] = []
-        while case .bytes(let chunk) = body.read(maximum: 1 << 20) { bytes += chunk }
-        return bytes
-    }
+    func read(_ response: HTTPServerResponse) -> [UInt8] { response.liveBytes }
 
     func numbers(_ bytes: [UInt8], container: String) throws -> [Int?] {
         let ffmpeg = try requireTool("/usr/bin/ffmpeg")
