@@ -463,25 +463,13 @@ static inline int mr_mp3_encode(struct mr_av_encoder *encoder, const uint8_t *pc
  * An H.264 encoder of libavcodec chosen by name: a box's hardware encoder (`h264_v4l2m2m`, the
  * V4L2 memory-to-memory encoder of SoCs, which takes YUV420P or NV12 pictures in memory), or any
  * other that takes them. Low latency: no B-frames, `gop` pictures from one IDR to the next,
- * one packet out per picture in. Its context, a picture and a packet kept between calls.
+ * one packet out per picture in. Its context, a picture and a packet kept between calls (the
+ * audio encoders' structure, `channels` unused).
  */
-struct mr_av_video_encoder {
-    AVCodecContext *context;
-    AVFrame *frame;
-    AVPacket *packet;
-};
-
-static inline void mr_video_close(struct mr_av_video_encoder *encoder) {
-    if (!encoder) return;
-    struct mr_av_api *api = mr_av();
-    if (encoder->packet) api->packet_free(&encoder->packet);
-    if (encoder->frame) api->frame_free(&encoder->frame);
-    if (encoder->context) api->free_context(&encoder->context);
-    free(encoder);
-}
+static inline void mr_video_close(struct mr_av_encoder *encoder) { mr_av_encoder_close(encoder); }
 
 /* The encoder `name`, opened for pictures of `width`×`height` (NV12 when `nv12`, else YUV420P); NULL with the reason. */
-static inline struct mr_av_video_encoder *mr_video_open(const char *name, int width, int height, int rate_num, int rate_den, int bit_rate, int gop, int nv12,
+static inline struct mr_av_encoder *mr_video_open(const char *name, int width, int height, int rate_num, int rate_den, int bit_rate, int gop, int nv12,
                                                         char *error, size_t size) {
     if (mr_av_open(error, size) != 0) return NULL;
     struct mr_av_api *api = mr_av();
@@ -490,7 +478,7 @@ static inline struct mr_av_video_encoder *mr_video_open(const char *name, int wi
         snprintf(error, size, "this libavcodec has no %s encoder", name);
         return NULL;
     }
-    struct mr_av_video_encoder *encoder = calloc(1, sizeof *encoder);
+    struct mr_av_encoder *encoder = calloc(1, sizeof *encoder);
     if (!encoder) {
         snprintf(error, size, "out of memory");
         return NULL;
@@ -542,7 +530,7 @@ static inline struct mr_av_video_encoder *mr_video_open(const char *name, int wi
  * Writes the access unit (Annex B) into `out`: its length, 0 when the encoder gave none yet, or
  * a negative FFmpeg error; `idr` says whether it is a key picture.
  */
-static inline int mr_video_encode(struct mr_av_video_encoder *encoder, const uint8_t *y, const uint8_t *u, const uint8_t *v, int64_t pts, int force_idr,
+static inline int mr_video_encode(struct mr_av_encoder *encoder, const uint8_t *y, const uint8_t *u, const uint8_t *v, int64_t pts, int force_idr,
                                   uint8_t *out, int capacity, int *idr) {
     struct mr_av_api *api = mr_av();
     AVFrame *frame = encoder->frame;

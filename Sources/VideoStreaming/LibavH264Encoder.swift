@@ -11,7 +11,7 @@ public import RoutingModel
 public final class LibavH264Encoder {
     public let name: String
     public let format: VideoFrameFormat
-    private let encoder: UnsafeMutablePointer<mr_av_video_encoder>
+    private let encoder: UnsafeMutablePointer<mr_av_encoder>
     private var output: [UInt8]
     private var pictures: Int64 = 0
 
