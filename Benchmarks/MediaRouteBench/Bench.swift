@@ -66,7 +66,8 @@ struct Bench {
         case "realtime":
             try await realtime(
                 seconds: Int(arguments.dropFirst().first ?? "") ?? 20, load: Int(arguments.dropFirst(2).first ?? "") ?? 0,
-                codec: A2DPCodec(rawValue: arguments.dropFirst(3).first ?? "sbc") ?? .sbc)
+                codec: A2DPCodec(rawValue: arguments.dropFirst(3).first ?? "sbc") ?? .sbc,
+                period: Int(arguments.dropFirst(4).first ?? "").map { .milliseconds($0) })
         case "pipewire":
             try await pipewire(binary: arguments.dropFirst().first ?? ".build/release/mediarouted", seconds: Int(arguments.dropFirst(2).first ?? "") ?? 60)
         case "raop": try await raop(runs: Int(arguments.dropFirst().first ?? "") ?? 10, seconds: Int(arguments.dropFirst(2).first ?? "") ?? 30)

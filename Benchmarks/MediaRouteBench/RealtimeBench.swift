@@ -9,9 +9,10 @@ import RoutingModel
 import Synchronization
 import Transport
 
-/// `mediaroute-bench realtime [SECONDS] [LOAD]`: one real-time stream through the daemon's
-/// per-stream path, 44.1 kHz stereo S16 to SBC, for SECONDS (default 20) with LOAD busy
-/// processes beside it (default 0).
+/// `mediaroute-bench realtime [SECONDS] [LOAD] [CODEC] [PERIOD_MS]`: one real-time stream through
+/// the daemon's per-stream path, 44.1 kHz stereo S16 to SBC (or CODEC), for SECONDS (default 20)
+/// with LOAD busy processes beside it (default 0), delivery ticking every PERIOD_MS (default:
+/// the period the daemon gives a lone Bluetooth route).
 ///
 /// The path is RouteSystem's: a Unix stream socket with the smallest send buffer, a
 /// ``PacedAudioDelivery`` on the I/O reactor, and on the reactor thread BLESpeakerExtension's
@@ -22,16 +23,19 @@ import Transport
 /// to the reactor handing it to the encoder is the latency delivery adds. CPU is the process's, less the
 /// writer's and the transport reader's threads.
 extension Bench {
-    static func realtime(seconds: Int, load: Int, codec: A2DPCodec = .sbc) async throws {
+    static func realtime(seconds: Int, load: Int, codec: A2DPCodec = .sbc, period: Duration? = nil) async throws {
         let pcm = SampleBuffer.Format.cdAudio
-        let (reader, writer) = try PacedAudioDelivery.socketPair()
         var transport: [Int32] = [-1, -1]
         precondition(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &transport) == 0)
 
         let encoder = try makeBluetoothAudioEncoder(codec, configuration: try codec.configuration(from: codec.sourceCapabilities), mtu: 895)
         let markers = Mutex<[Duration]>([])  // latency of each marker seen
         let written = Mutex<[ContinuousClock.Instant]>([])
-        let configuration = PacedAudioDelivery.Configuration()
+        // As the daemon times a lone route on this codec, unless PERIOD_MS says otherwise.
+        let period = period ?? (codec == .ldac ? nil : BLESpeakerExtension.a2dpDeliveryPeriod)
+        let configuration = period.map { PacedAudioDelivery.Configuration.batched(period: $0) } ?? PacedAudioDelivery.Configuration()
+        // The writer's socket as the daemon sizes it for this timing.
+        let (reader, writer) = try PacedAudioDelivery.socketPair(sendBuffer: PacedAudioDelivery.sendBufferBytes(for: pcm, configuration: configuration))
         let sendSocket = transport[0]
         let receiveSocket = transport[1]
         // The daemon's A2DP stream: encoded and sent on the reactor thread as buffers are delivered.
@@ -123,7 +127,7 @@ extension Bench {
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let cpu = cpuAfter - cpuBefore - threadCPU.withLock { $0 }
         let latencies = markers.withLock { $0 }.map(milliseconds).sorted()
-        print("realtime: \(seconds) s of 44.1 kHz stereo S16 → \(codec) (\(encoder.bitrate / 1000) kbit/s, MTU 895), \(load) busy process(es) beside it")
+        print("realtime: \(seconds) s of 44.1 kHz stereo S16 → \(codec) (\(encoder.bitrate / 1000) kbit/s, MTU 895), \(load) busy process(es) beside it, a tick every \(configuration.period)")
         let helpers = threadCPU.withLock { $0 }
         print("  wall \(format(wall, 2)) s; delivery + \(codec) + transport send CPU \(format(cpu, 3)) s = \(format(100 * cpu / wall, 3)) % of one core (process \(format(cpuAfter - cpuBefore, 3)) s less the writer's and transport reader's threads \(format(helpers, 3)) s)")
         print("  frames received \(statistics.framesReceived), delivered \(statistics.framesDelivered), underruns \(statistics.underruns), silence frames \(statistics.silenceFrames), dropped \(statistics.framesDropped)")

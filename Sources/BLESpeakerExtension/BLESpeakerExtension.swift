@@ -724,15 +724,26 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
         return details
     }
 
+    /// How often a lone A2DP route is handed its audio: 40 ms, two SBC or aptX packets per
+    /// wake-up instead of one. A speaker plays packets as they come and buffers 100–200 ms, so a
+    /// 40 ms burst is nothing to it (PipeWire's own A2DP sink writes bursts of its quantum), and
+    /// the wake-ups are most of a stream's cost on a small box: SBC's whole path 0.97 → 0.50–0.56 %
+    /// of a core, aptX 2.14 → 1.79 % (Docs/benchmarks.md). LDAC stays at delivery's 20 ms: its
+    /// adaptive bit rate reads the transport's queue in packets once per buffer, tuned for a
+    /// buffer of a few packets, and a 40 ms burst of its 8 ms packets would read as congestion.
+    public static let a2dpDeliveryPeriod: Duration = .milliseconds(40)
+
     /// PCM at the rate the speaker's stream was configured for (encoded from it as is, no
     /// resampling), mono or stereo, 16-bit or float. The latency is the speaker's reported
-    /// delay, or what A2DP speakers typically buffer when it reports none.
+    /// delay, or what A2DP speakers typically buffer when it reports none; delivery comes
+    /// every ``a2dpDeliveryPeriod`` for every codec but LDAC.
     public func realtimeAudioSupport(session: MediaOutputSession) -> RealtimeAudioSupport {
         var support = RealtimeAudioSupport.standard
         support.latency = .milliseconds(150)
         if let stream = active[session.id]?.stream, stream.profile != .leAudio {
             if let codec = A2DPCodec(codecByte: stream.codec, configuration: stream.configuration), let rate = codec.sampleRate(stream.configuration) {
                 support.sampleRates = [rate]
+                if codec != .ldac { support.deliveryPeriod = Self.a2dpDeliveryPeriod }
             }
             if let delay = stream.reportedDelayMicroseconds, delay > 0 { support.latency = .microseconds(delay) }
         }

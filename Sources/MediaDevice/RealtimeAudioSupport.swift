@@ -15,9 +15,10 @@ public struct RealtimeAudioSupport: Sendable, Hashable, CustomStringConvertible 
     /// The buffering the device and its link add between a delivered sample and its sound.
     public var latency: Duration
     /// How often the device takes samples, when not as often as delivery's default (20 ms):
-    /// a URL device fetches a live stream it buffers by a second or so, and fewer, larger
-    /// hand-overs cost fewer wake-ups (delivery then reads only on its ticks). A group runs at
-    /// its members' shortest. `latency` is measured with this period.
+    /// a URL device fetches a live stream it buffers by a second or so, an A2DP speaker plays
+    /// packets as they come from a buffer of 100–200 ms, and fewer, larger hand-overs cost
+    /// fewer wake-ups (delivery then reads only on its ticks). A group runs at its members'
+    /// shortest. `latency` is measured with this period.
     public var deliveryPeriod: Duration?
 
     public init(

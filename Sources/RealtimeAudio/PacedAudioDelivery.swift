@@ -93,6 +93,8 @@ public final class PacedAudioDelivery: Sendable {
     public let format: SampleBuffer.Format
     private let bytesPerFrame: Int
     private let capacity: Int
+    /// A period of audio in bytes: what a tick hands over.
+    private let periodBytes: Int
     /// How much the device (the slowest of a group's) buffers, as given.
     public let routeLatency: Duration
     private let reactor: any IOScheduler
@@ -125,6 +127,7 @@ public final class PacedAudioDelivery: Sendable {
         self.framesPerPeriod = Int(max(1, min(clock.clockFrames(after: configuration.period), 1 << 20)))
         let bufferedFrames = Int(max(0, min(clock.clockFrames(after: configuration.buffered), 1 << 20)))
         self.capacity = (bufferedFrames + framesPerPeriod) * bytesPerFrame
+        self.periodBytes = framesPerPeriod * bytesPerFrame
         self.deliver = deliver
         self.ended = ended
         self.state = Mutex(State(
@@ -292,8 +295,11 @@ public final class PacedAudioDelivery: Sendable {
                 state.started = reactor.now
                 state.clockStartedAt = reactor.monotonicNow
             }
-            if configuration.readsOnTicks, state.started != nil, !state.paused, state.watch != nil, cancel == nil {
-                // The clock runs: the ticks read from now on (a hang-up still wakes the watch).
+            if configuration.readsOnTicks, state.started != nil, !state.paused, state.watch != nil, cancel == nil,
+                state.buffer.count >= periodBytes
+            {
+                // The clock runs and the next period is here: the ticks read from now on (a
+                // hang-up still wakes the watch).
                 state.readsOnTicks = true
                 state.setInterest([])
             }
@@ -399,7 +405,16 @@ public final class PacedAudioDelivery: Sendable {
                 state.statistics.partialFrameBytes += UInt64(state.buffer.count)
                 state.buffer = []
             } else {
-                if state.buffer.count < capacity, !state.readsOnTicks { state.setInterest(.readable) }
+                if state.buffer.count < capacity, !state.readsOnTicks {
+                    state.setInterest(.readable)
+                } else if state.readsOnTicks, state.watch != nil, state.buffer.count < periodBytes {
+                    // Less than the next tick's period is here: the writer's socket holds less
+                    // than a period between two ticks (Unix sockets count each write's kernel
+                    // overhead, so a writer of 10 ms pieces queues less than half of what the
+                    // socket was sized for), and it is woken only once its queue is down to a
+                    // quarter. Read as it writes until a period is here, so it is not starved.
+                    state.setInterest(.readable)
+                }
                 // The next tick is when the device's clock has run through one more period.
                 let next = started + state.pacing.duration(ofFrames: state.pacing.position + Int64(framesPerPeriod))
                 state.timer = reactor.schedule(at: max(next, now)) { [weak self] in self?.tick() }

@@ -337,8 +337,8 @@ extension RouteSystem {
     }
 
     /// Delivery's timing for routes that take samples together: batched at the shortest period
-    /// any of them asks for, when every one asks for one; else the default (a Bluetooth or
-    /// AirPlay member takes samples every 20 ms).
+    /// any of them asks for, when every one asks for one; else the default (an AirPlay member,
+    /// or a Bluetooth one on LDAC, takes samples every 20 ms).
     static func deliveryConfiguration(for supports: [RealtimeAudioSupport]) -> PacedAudioDelivery.Configuration {
         let periods = supports.map(\.deliveryPeriod)
         guard !periods.isEmpty, !periods.contains(nil), let shortest = periods.compactMap({ $0 }).min() else {

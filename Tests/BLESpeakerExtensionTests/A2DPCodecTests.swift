@@ -315,9 +315,9 @@ import Testing
         close(acquisition.descriptor)
     }
 
-    /// A box too slow for AAC: every reading of the clock is 14 ms later than the one before,
-    /// so encoding each 20 ms buffer delivery hands over measures 14 ms at every rate (70 %,
-    /// more than the half allowed). The route steps down to AAC's lowest rate, then asks the speaker for SBC
+    /// A box too slow for AAC: every reading of the clock is 70 % of a delivery period later
+    /// than the one before, so encoding each buffer delivery hands over measures 70 % of its
+    /// audio at every rate (more than the half allowed). The route steps down to AAC's lowest rate, then asks the speaker for SBC
     /// through its own endpoint, and the app's stream goes on in SBC.
     @Test func aCodecTheBoxCannotEncodeInTimeGivesWayToSBC() async throws {
         guard A2DPCodec.aac.missingLibrary() == nil else {
@@ -326,7 +326,7 @@ import Testing
         }
         let rig = try await base.makeRig(
             sinkCapabilities: [0xFF, 0xFF, 2, 53], sources: [A2DPSourceCodec(A2DPCodec.aac), .sbc], sinkEndpoints: [Self.aacSink, Self.sbcSink],
-            audioStreamWait: .seconds(5), clock: SlowReadingClock(step: .milliseconds(14)))
+            audioStreamWait: .seconds(5), clock: SlowReadingClock(step: BLESpeakerExtension.a2dpDeliveryPeriod * 7 / 10))
         defer { Task { await rig.mock.stop() } }
         let device = try #require(await rig.system.devicesList.first)
         let route = try await rig.system.activate(deviceID: device.id)

@@ -291,8 +291,11 @@ struct MediaTransportTests {
         }
         // 22 050 samples are 172 frames of 128: paced at 44.1 kHz they take half a second, and
         // at the end of the stream (the writer closed) the encoder's last packet is flushed.
-        #expect(await eventually(timeout: .seconds(5)) { await frames() == 172 }, "the end of the stream flushes the last frames")
-        #expect(await rig.system.audioStatistics(on: route.session)?.underruns == 0)
+        let flushed = await eventually(timeout: .seconds(5)) { await frames() == 172 }
+        let statistics = await rig.system.audioStatistics(on: route.session)
+        let sent = await frames()
+        #expect(flushed, "the end of the stream flushes the last frames: \(sent) of 172; \(String(describing: statistics))")
+        #expect(statistics?.underruns == 0)
         let packets = try await rig.mock.call("TransportPackets", [.objectPath(rig.speaker)]).first?.array?.compactMap(\.bytes) ?? []
         #expect(packets.allSatisfy { $0.count <= 895 && $0[0] == 0x80 && $0[1] == 96 && $0[13] == 0x9C })
         let sequences = packets.map { Int($0[2]) << 8 | Int($0[3]) }
