@@ -39,12 +39,33 @@ struct CastLiveRoute {
 }
 
 extension CastExtension: RealtimeSampleHandling {
-    /// 16-bit (or float, converted) PCM at 44.1 or 48 kHz, mono or stereo, sent as WAV.
+    /// 16-bit (or float, converted) PCM at 44.1 or 48 kHz, mono or stereo, sent as WAV. The
+    /// latency is the configured figure (`live-latency`, 1 s by default) until the receiver's
+    /// positions measure it (``noteMeasuredLatency(of:route:)``).
     public func realtimeAudioSupport(session: MediaOutputSession) -> RealtimeAudioSupport {
         var support = RealtimeAudioSupport.standard
-        support.latency = configuration.live.latency(name: routes[session.id]?.device.displayName ?? "")
+        support.latency = measuredLiveLatency[session.id] ?? configuration.live.latency(name: routes[session.id]?.device.displayName ?? "")
         support.deliveryPeriod = configuration.live.deliveryPeriod
         return support
+    }
+
+    /// A measure moves the declared latency when it first comes and whenever it strays this far
+    /// from the figure declared: a route event each time (a group leads its members in again),
+    /// not one per status.
+    static let latencyStep: Duration = .milliseconds(20)
+
+    /// The receiver's positions measured its latency (``LiveAudioStream/measuredDeviceLatency``):
+    /// the route declares it from now on — `status`, the next `AcquireAudio`, a group's leads.
+    func noteMeasuredLatency(of stream: LiveAudioStream, route: Route) {
+        guard let measured = stream.measuredDeviceLatency, measured > .zero else { return }
+        let id = route.session.id
+        let before = measuredLiveLatency[id]
+        let declared = before ?? configuration.live.latency(name: route.device.displayName)
+        guard before == nil || abs((measured - declared) / .milliseconds(1)) >= Double(Self.latencyStep / .milliseconds(1)) else { return }
+        measuredLiveLatency[id] = measured
+        let (now, was) = (Int((measured / .milliseconds(1)).rounded()), Int((declared / .milliseconds(1)).rounded()))
+        logger.info("live stream latency measured", metadata: ["device": "\(route.device.displayName)", "latency": "\(now) ms", "declared": "\(was) ms"])
+        routingManager.routeChanged(route.session, reason: "latency \(now) ms by the receiver's positions (declared \(was) ms)")
     }
 
     public func startRealtimeSampleDelivery(session: MediaOutputSession) {

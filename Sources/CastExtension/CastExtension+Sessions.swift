@@ -264,6 +264,7 @@ extension CastExtension: MediaDeviceExtension {
             // Positions count from the first samples: a receiver loaded before them waits at zero.
             if status.playerState == "PLAYING", let time = status.currentTime, time.isFinite, stream.bytes.statistics.bytesWritten > 0 {
                 stream.devicePlayed(time)
+                noteMeasuredLatency(of: stream, route: route)
                 if let off = stream.timelineChange(precision: configuration.live.timelinePrecision) {
                     let reason = stream.driftStatus.timelineReason(off: off)
                     logger.log(level: off ? .warning : .info, "live stream timeline", metadata: ["device": "\(route.device.displayName)", "change": "\(reason)"])

@@ -127,6 +127,9 @@ public actor CastExtension {
     var routes: [UUID: Route] = [:]
     /// The routes' real-time audio, each a live stream the receiver fetches.
     var liveStreams: [UUID: CastLiveRoute] = [:]
+    /// The latency each route declares since its receiver's positions measured it (it outlives
+    /// one live stream: the route's next acquisition declares it at once).
+    var measuredLiveLatency: [UUID: Duration] = [:]
     /// The routes' real-time video, each a live fragmented MP4 the receiver fetches.
     var liveVideos: [UUID: LiveVideoStream] = [:]
     /// Local files played on receivers, each served to its receiver only while its session lasts.
@@ -326,6 +329,7 @@ public actor CastExtension {
             return
         }
         routes[id] = nil
+        measuredLiveLatency[id] = nil
         routingManager.failedToActivateDevice(route.device, session: route.session, error: Self.mediaError(error, activating: true))
     }
 
@@ -366,6 +370,7 @@ public actor CastExtension {
         routes[session.id]?.unconfirmedCertificate = nil
         guard pairingCode != nil else {
             routes[session.id] = nil
+            measuredLiveLatency[session.id] = nil
             routingManager.failedToActivateDevice(
                 device, session: session,
                 error: MediaDeviceError(.authorizationFailed, "\(device.displayName)'s new certificate was not confirmed; it is refused until it is"))
@@ -378,6 +383,7 @@ public actor CastExtension {
         liveStreams.removeValue(forKey: session.id)?.stream?.finish()
         liveVideos.removeValue(forKey: session.id)?.finish()
         guard let route = routes.removeValue(forKey: session.id) else { return }
+        measuredLiveLatency[session.id] = nil
         withdrawFiles(of: route.playback)
         route.reconnecting?.cancel()
         route.playback?.commands?.cancel()
@@ -402,6 +408,7 @@ public actor CastExtension {
     func endRoute(_ id: UUID, _ error: MediaDeviceError) {
         liveStreams.removeValue(forKey: id)?.stream?.finish()
         guard let route = routes.removeValue(forKey: id) else { return }
+        measuredLiveLatency[id] = nil
         withdrawFiles(of: route.playback)
         logger.info("Cast route ended", metadata: ["device": "\(route.device.displayName)", "reason": "\(error.message)"])
         route.reconnecting?.cancel()

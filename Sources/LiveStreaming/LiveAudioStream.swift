@@ -82,6 +82,11 @@ public final class LiveAudioStream: Sendable {
         var estimatedSince: Double?
         var offTimeline = false
         var lastReportTime: Double = 0
+        /// The reader the device's positions count from, and the stream seconds produced by its
+        /// first byte's presentation time.
+        var latencyStart: (reader: Int, produced: Double)?
+        /// The device's latency by its newest reports (seconds, oldest first).
+        var latencySamples: [Double] = []
 
         /// Stream seconds whose presentation time is `time` or earlier.
         func produced(at time: Double) -> Double {
@@ -201,11 +206,28 @@ public final class LiveAudioStream: Sendable {
     /// reports say its clock runs at another rate than the box's, the stream's samples go
     /// through a resampler at the device's rate, trimmed to bring back what the drift had
     /// already built up. Returns why a report was not taken.
+    ///
+    /// A report with a position past zero also measures the device's latency
+    /// (``measuredDeviceLatency``): the stream seconds produced by `time` less those the device
+    /// played, counted from the first byte of the newest fetch (a device counts its position from
+    /// its fetch; one loaded before the first samples waits at zero).
     @discardableResult
     public func devicePlayed(_ position: Double, at time: Duration? = nil) -> PlayoutRateEstimator.Rejection? {
         let time = Self.seconds(time ?? now())
         let channels = self.channels, slew = sampleRate / 2
+        let start = bytes.newestReaderStart
         return drift.withLock { state in
+            if position > 0, position.isFinite, let start, let begun = start.presentationTime {
+                if state.latencyStart?.reader != start.reader {
+                    state.latencyStart = (start.reader, state.produced(at: Self.seconds(begun)))
+                    state.latencySamples = []
+                }
+                let sample = state.produced(at: time) - state.latencyStart!.produced - position
+                if sample.isFinite, abs(sample) < 3_600 {
+                    if state.latencySamples.count == Self.latencySamplesKept { state.latencySamples.removeFirst() }
+                    state.latencySamples.append(sample)
+                }
+            }
             guard state.estimator != nil else { return nil }
             let rejection = state.estimator!.add(position: position, at: time, produced: state.produced(at: time))
             state.lastReportTime = time
@@ -251,9 +273,30 @@ public final class LiveAudioStream: Sendable {
     }
 
     /// The device stopped playing (paused, buffering, fetching again): its next reports start a
-    /// new estimate; the rate found so far stays.
+    /// new estimate and a new latency measure; the rate found so far stays.
     public func deviceStopped() {
-        drift.withLock { $0.estimator?.restart() }
+        drift.withLock { state in
+            state.estimator?.restart()
+            state.latencyStart = nil
+            state.latencySamples = []
+        }
+    }
+
+    /// Reports a latency measure rests on: the median of the newest few, so one status that
+    /// was slow to come does not move it.
+    static let latencySamplesKept = 9
+
+    /// How long after its presentation time the device plays a sample, by its position reports
+    /// (``devicePlayed(_:at:)``): the median of the newest reports, once there are three; nil
+    /// before. As precise as the device's positions and the time their reports take to come:
+    /// a Cast receiver's media status carries its media element's time to the millisecond;
+    /// whole-second positions (gmediarender) are no measure, and their callers do not ask.
+    public var measuredDeviceLatency: Duration? {
+        drift.withLock { state in
+            guard state.latencySamples.count >= 3 else { return nil }
+            let sorted = state.latencySamples.sorted()
+            return .nanoseconds(Int64((sorted[sorted.count / 2] * 1e9).rounded()))
+        }
     }
 
     /// What the device's reports say and how the stream follows them.

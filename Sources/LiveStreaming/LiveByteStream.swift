@@ -70,6 +70,25 @@ public final class LiveByteStream: Sendable {
         var waiters: [Int: @Sendable () -> Void] = [:]
         var nextReader = 0
         var statistics = Statistics(readersOpened: 0, readersOpen: 0, bytesWritten: 0, skippedBytes: 0)
+        var newestStart: ReaderStart?
+
+        /// When the byte at `offset` is due to play: the newest dated append at or before it and,
+        /// at a known byte rate, the bytes between; nil before any dated append.
+        func presentationTime(at offset: UInt64, bytesPerSecond: Int?) -> Duration? {
+            guard let anchor = anchors.last(where: { $0.offset <= offset }) ?? anchors.first else { return nil }
+            guard let rate = bytesPerSecond, rate > 0, offset >= anchor.offset else { return anchor.time }
+            return anchor.time + .microseconds(Int64(Double(offset - anchor.offset) * 1e6 / Double(rate)))
+        }
+    }
+
+    /// Where the newest reader's stream bytes began: what a device that plays from its fetch
+    /// counts its position from.
+    public struct ReaderStart: Sendable, Hashable {
+        /// The reader (one per response, counted from 1).
+        public var reader: Int
+        /// The presentation time of its first stream byte (after the header); nil when the stream
+        /// is undated.
+        public var presentationTime: Duration?
     }
 
     /// Sync points remembered: a stream of small framed buffers keeps the newest this many.
@@ -160,6 +179,9 @@ public final class LiveByteStream: Sendable {
 
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
+    /// Where the newest reader that got stream bytes began; nil before any did.
+    public var newestReaderStart: ReaderStart? { state.withLock { $0.newestStart } }
+
     /// A reader that starts at the newest sync point at least ``Configuration/primeBytes`` before
     /// the live edge (or the oldest one kept), after the header.
     /// - Parameter resumingAt: the byte of the whole stream (header included) the client asked
@@ -239,6 +261,13 @@ public final class LiveByteStream: Sendable {
             }
             let available = Int(min(state.end - reader.position, UInt64(maximum)))
             guard available > 0 else { return state.ended ? .ended : .empty }
+            if !reader.gotStreamBytes {
+                reader.gotStreamBytes = true
+                if reader.id >= (state.newestStart?.reader ?? 0) {
+                    state.newestStart = ReaderStart(
+                        reader: reader.id, presentationTime: state.presentationTime(at: reader.position, bytesPerSecond: configuration.bytesPerSecond))
+                }
+            }
             let capacity = UInt64(configuration.capacity)
             var bytes = [UInt8](repeating: 0, count: available)
             let from = Int(reader.position % capacity)
@@ -283,7 +312,7 @@ public final class LiveByteStream: Sendable {
 
     /// One client's place in the stream (one HTTP response). Use from one task at a time.
     public final class Reader: @unchecked Sendable {
-        // @unchecked: `position`, `waitsForSyncPoint` and `awaitsHeader` are read and written only under the stream's
+        // @unchecked: `position`, `waitsForSyncPoint`, `awaitsHeader` and `gotStreamBytes` are read and written only under the stream's
         // lock (read and whenReadable), and `lead` only by the one task that serves the response (the stream's read
         // sets it for that task's own read call).
         private let stream: LiveByteStream
@@ -293,6 +322,8 @@ public final class LiveByteStream: Sendable {
         fileprivate var waitsForSyncPoint = false
         /// The stream's header is given before its first bytes (made before it was known).
         fileprivate var awaitsHeader = false
+        /// The reader was given stream bytes (its start is noted once).
+        fileprivate var gotStreamBytes = false
         fileprivate var lead: [UInt8]
         private var closed = false
 

@@ -133,6 +133,40 @@ struct CastLiveTests {
         await rig.system.shutdown()
     }
 
+    /// A receiver that plays its decoded audio 400 ms later, and reports positions from its first
+    /// decoded samples as a real receiver's media element does: the route declares the configured
+    /// latency until the positions measure it, then the measure (the 400 ms and the way to the
+    /// decoder: delivery's batch, HTTP, ffmpeg's start), with a route event; the next acquisition
+    /// declares it at once.
+    @Test func theReceiversPositionsMeasureTheLatencyTheRouteDeclares() async throws {
+        var configuration = CastRig.fast
+        configuration.live.positionInterval = .milliseconds(200)
+        let rig = try await CastRig.make(configuration: configuration)
+        let route = try await rig.activate()
+        try await rig.peer.command("output-delay 400")
+        let configured = try #require(await rig.system.routeStatus(on: route.session)?.details.declaredLatencyMicroseconds)
+        #expect(configured == UInt64(configuration.live.latency(name: "") / .microseconds(1)))
+        let first = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let writer = writeOnOwnThread(tone(seconds: 6), to: first.descriptor, piece: 4_096)
+        let reason = await rig.recorder.first(timeout: .seconds(6)) { event -> String? in
+            if case .routeChanged(let changed, let reason) = event, changed == route, reason.hasPrefix("latency ") { return reason }
+            return nil
+        }
+        let measured = try #require(await rig.system.routeStatus(on: route.session)?.details.declaredLatencyMicroseconds)
+        #expect(reason?.hasSuffix("by the receiver's positions (declared \(configured / 1000) ms)") == true, "\(String(describing: reason))")
+        // The 400 ms it holds and the way to its decoder (0.41 s here: its first samples wait for
+        // ffmpeg's probe, and a receiver that starts late plays every sample that late).
+        #expect((400_000..<1_200_000).contains(measured) && measured != configured, "declared \(measured) µs after the receiver's positions")
+        #expect(await writer.value)
+        _ = try await Self.decodedToItsEnd(rig)
+        let second = try await rig.system.acquireAudio(on: route.session, format: .cdAudio)
+        let change = (first.latency - second.latency) / .microseconds(1)
+        #expect(abs(change - Double(Int64(configured) - Int64(measured))) < 2, "\(first.latency) then \(second.latency)")
+        close(second.descriptor)
+        await rig.system.deactivate(route.session)
+        await rig.system.shutdown()
+    }
+
     /// The receiver's state once it decoded a live stream to its end (the writer closed it).
     static func decodedToItsEnd(_ rig: CastRig, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Any] {
         let decoded = await eventually(timeout: .seconds(15)) {

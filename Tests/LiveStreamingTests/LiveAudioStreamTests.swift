@@ -237,6 +237,39 @@ import Testing
         #expect(offset < .milliseconds(24) && offset > .milliseconds(-24))
     }
 
+    /// The device's latency from its positions: the stream seconds due by a report's time, less
+    /// those it played since the first byte of its newest fetch (a fetch that began at the sample
+    /// dated 10.2 s and plays 0.5 s of it at 11.0 s plays 300 ms late); the median of the newest
+    /// reports, once there are three; a new fetch or a stop starts the measure again; a device
+    /// still at zero is not measured.
+    @Test func aDevicesPositionsFromItsFetchMeasureItsLatency() throws {
+        let stream = LiveAudioStream(
+            encoding: .lpcm, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero, drift: nil), now: { .seconds(10) })
+        stream.append(SampleBuffer(format: .cdAudio, presentationTime: .seconds(10), frameCount: 44_100, data: tone(seconds: 1)))
+        let reader = stream.bytes.makeReader(playingFrom: .seconds(10) + .milliseconds(200))
+        _ = reader.read(maximum: 1 << 20)
+        #expect(stream.bytes.newestReaderStart?.presentationTime == .seconds(10) + .milliseconds(200))
+        stream.devicePlayed(0, at: .seconds(11))
+        stream.devicePlayed(0.5, at: .seconds(11))
+        stream.devicePlayed(0.6, at: .seconds(11) + .milliseconds(100))
+        #expect(stream.measuredDeviceLatency == nil, "two reports past zero are no measure yet")
+        stream.devicePlayed(0.75, at: .seconds(11) + .milliseconds(200))  // a late status: 250 ms
+        stream.devicePlayed(0.7, at: .seconds(11) + .milliseconds(200))
+        let measured = try #require(stream.measuredDeviceLatency)
+        #expect(abs(measured / .milliseconds(1) - 300) < 0.01, "\(measured)")
+        // The device fetched again (from 10.9 s): its positions count from there.
+        let again = stream.bytes.makeReader(playingFrom: .seconds(10) + .milliseconds(900))
+        _ = again.read(maximum: 1 << 20)
+        stream.devicePlayed(0.1, at: .seconds(11) + .milliseconds(300))
+        #expect(stream.measuredDeviceLatency == nil)
+        stream.devicePlayed(0.2, at: .seconds(11) + .milliseconds(500))
+        stream.devicePlayed(0.3, at: .seconds(11) + .milliseconds(600))
+        #expect(abs((stream.measuredDeviceLatency ?? .zero) / .milliseconds(1) - 400) < 0.01)
+        stream.deviceStopped()
+        #expect(stream.measuredDeviceLatency == nil)
+        stream.finish()
+    }
+
     @Test func withoutReportsOrWithDriftOffTheSamplesGoThroughUnchanged() {
         let format = SampleBuffer.Format(encoding: .pcmS16LE, sampleRate: 44_100, channels: 2)
         let batch = tone(seconds: 0.1)

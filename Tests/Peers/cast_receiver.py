@@ -131,6 +131,7 @@ class Receiver:
         self.info = None
         self.refusing_fetch = False  # LOAD is answered, the content never fetched
         self.clock_ppm = 0.0         # the receiver's clock against the host's (positions it reports)
+        self.output_delay = None     # seconds a live stream's decoded audio waits before it plays (positions follow)
         self.fetched = {}          # contentId -> {"status", "bytes"}: what a LOAD of a sender-served file fetched
 
     # state ------------------------------------------------------------------
@@ -138,6 +139,13 @@ class Receiver:
         media = self.media
         if media is None:
             return 0.0
+        if media["state"] == "PLAYING" and self.output_delay is not None and media.get("streamType") == "LIVE":
+            # As a real receiver: at zero until its first samples are decoded, then playing them
+            # output_delay later (what it buffers between its decoder and its speaker).
+            first = media.get("first_decoded")
+            if first is None:
+                return 0.0
+            return max(0.0, time.monotonic() - first - self.output_delay) * (1 + self.clock_ppm * 1e-6)
         if media["state"] == "PLAYING":
             elapsed = (time.monotonic() - media["since"]) * (1 + self.clock_ppm * 1e-6)
             return min(media["time"] + elapsed, media["duration"])
@@ -183,6 +191,9 @@ class Receiver:
                     if not piece:
                         break
                     now = time.clock_gettime(time.CLOCK_MONOTONIC)
+                    media = self.media
+                    if total == 0 and media is not None and media.get("contentId") == url:
+                        media["first_decoded"] = time.monotonic()
                     out.write(piece)
                     out.flush()
                     total += len(piece)
@@ -424,6 +435,11 @@ class Receiver:
                 self.listen()
             elif name == "refuse-fetch":
                 self.refusing_fetch = True
+            elif name == "output-delay":
+                # From now on a live stream plays this many milliseconds after it is decoded, and
+                # the positions reported count from its first decoded samples (a real receiver's
+                # media element), not from the LOAD.
+                self.output_delay = float(rest[0]) / 1000
             elif name == "clock-ppm":
                 # The receiver's clock from now on runs this many parts per million fast (or slow):
                 # the positions it reports say so, as a real receiver's crystal would.
