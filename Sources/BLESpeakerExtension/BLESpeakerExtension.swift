@@ -727,8 +727,8 @@ public actor BLESpeakerExtension: MediaDeviceExtension, RealtimeSampleHandling {
     /// How often a lone A2DP route is handed its audio: 40 ms, two SBC or aptX packets per
     /// wake-up instead of one. A speaker plays packets as they come and buffers 100–200 ms, so a
     /// 40 ms burst is nothing to it (PipeWire's own A2DP sink writes bursts of its quantum), and
-    /// the wake-ups are most of a stream's cost on a small box: SBC's whole path 0.97 → 0.50–0.56 %
-    /// of a core, aptX 2.14 → 1.79 % (Docs/benchmarks.md). LDAC stays at delivery's 20 ms: its
+    /// the wake-ups are most of a stream's cost on a small box: SBC's whole path 0.89–0.98 →
+    /// 0.57–0.58 % of a core, aptX 2.0–2.2 → 1.7–1.8 % (Docs/benchmarks.md). LDAC stays at delivery's 20 ms: its
     /// adaptive bit rate reads the transport's queue in packets once per buffer, tuned for a
     /// buffer of a few packets, and a 40 ms burst of its 8 ms packets would read as congestion.
     public static let a2dpDeliveryPeriod: Duration = .milliseconds(40)
