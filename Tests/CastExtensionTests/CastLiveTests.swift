@@ -167,6 +167,62 @@ struct CastLiveTests {
         await rig.system.shutdown()
     }
 
+    /// Two receivers in one real-time group, one that holds its decoded audio 600 ms and one
+    /// that holds none: each declares the configured second until its positions measure it, then
+    /// the group leads the quicker one in by the difference (a route event each), and the leads
+    /// settle — the measure is taken against each member's own presentation times, so a lead
+    /// does not move it again.
+    @Test func aGroupLeadsItsCastMembersByTheLatencyTheirPositionsMeasure() async throws {
+        let slow = try CastReceiverPeer(name: "Slow Receiver")
+        let quick = try CastReceiverPeer(name: "Quick Receiver")
+        var configuration = CastRig.fast
+        configuration.live.positionInterval = .milliseconds(200)
+        configuration.certificatesPath = NSTemporaryDirectory() + "mr-cast-pins-\(UUID().uuidString.prefix(8)).json"
+        let transport = FixedEndpointsTransport(endpoints: [FixedCastTransport.endpoint(for: slow), FixedCastTransport.endpoint(for: quick)], tls: true)
+        let system = RouteSystem()
+        let recorder = await EventRecorder(system)
+        let loaded = configuration
+        try await system.load { manager in CastExtension(transport: transport, routingManager: manager, configuration: loaded) }
+        await system.beginDiscovery(client: "test")
+        #expect(await eventually(timeout: .seconds(5)) { await system.devicesList.count == 2 })
+        let devices = await system.devicesList
+        let slowRoute = try await system.activate(deviceID: try #require(devices.first { $0.displayName == slow.name }).id)
+        let quickRoute = try await system.activate(deviceID: try #require(devices.first { $0.displayName == quick.name }).id)
+        try await slow.command("output-delay 600")
+        try await quick.command("output-delay 0")
+        let (acquisition, leads) = try await system.acquireGroupAudio(on: [slowRoute.session, quickRoute.session], format: .cdAudio)
+        #expect(leads == [.zero, .zero], "both declare the configured second at first: \(leads)")
+        let writer = writeOnOwnThread(tone(seconds: 12), to: acquisition.descriptor, piece: 4_096)
+        @Sendable func measured(_ route: ActiveRoute) async -> Int64? {
+            await system.routeStatus(on: route.session)?.details.declaredLatencyMicroseconds.map { Int64($0) }
+        }
+        let both = await eventually(timeout: .seconds(8)) {
+            let (a, b) = (await measured(slowRoute), await measured(quickRoute))
+            return a != nil && b != nil && a != 1_000_000 && b != 1_000_000
+        }
+        #expect(both)
+        // The leads as they stand once both measures came, and again two seconds later.
+        let led = await eventually(timeout: .seconds(4)) { (await system.groupAudioLeads(on: slowRoute.session)?[quickRoute.session] ?? .zero) > .zero }
+        let first = await system.groupAudioLeads(on: slowRoute.session) ?? [:]
+        try await Task.sleep(for: .seconds(2))
+        let later = await system.groupAudioLeads(on: slowRoute.session) ?? [:]
+        let (slowLatency, quickLatency) = (await measured(slowRoute) ?? 0, await measured(quickRoute) ?? 0)
+        let events = await recorder.events.compactMap { event -> String? in
+            if case .routeChanged(let route, let reason) = event, route == quickRoute, reason.hasPrefix("led into the group") { return reason }
+            return nil
+        }
+        #expect(led, "\(first); measured \(slowLatency) and \(quickLatency) µs")
+        #expect(slowLatency - quickLatency > 400_000, "the slow one holds 600 ms more: \(slowLatency) against \(quickLatency) µs")
+        let lead = (first[quickRoute.session] ?? .zero) / .microseconds(1)
+        #expect(abs(lead - Double(slowLatency - quickLatency)) < 100_000, "the quick one led in by the difference: \(lead) µs")
+        #expect(abs(((later[quickRoute.session] ?? .zero) - (first[quickRoute.session] ?? .zero)) / .milliseconds(1)) < 40, "the leads settle: \(first) then \(later); \(events)")
+        #expect(!events.isEmpty)
+        _ = await writer.value
+        await system.deactivate(slowRoute.session)
+        await system.deactivate(quickRoute.session)
+        await system.shutdown()
+    }
+
     /// The receiver's state once it decoded a live stream to its end (the writer closed it).
     static func decodedToItsEnd(_ rig: CastRig, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Any] {
         let decoded = await eventually(timeout: .seconds(15)) {
