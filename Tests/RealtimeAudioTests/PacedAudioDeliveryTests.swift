@@ -131,7 +131,10 @@ final class DeliveryRig: Sendable {
     }
 
     /// Batched delivery (a URL device's live stream): a tick every 60 ms hands over 60 ms, and
-    /// nothing is read between ticks however much the writer has queued: one wake-up per period.
+    /// nothing is read between ticks while a period is buffered, however much the writer has
+    /// queued: one wake-up per period. (A tick that leaves less than a period — the writer, held
+    /// up on a loaded box, had not refilled its socket — reads as it writes until a period is
+    /// here, so a writer of small pieces is not starved.)
     @Test func batchedDeliveryReadsOnlyOnItsTicks() async throws {
         let scheduler = ManualIOScheduler(monotonic: .seconds(500))
         let configuration = PacedAudioDelivery.Configuration.batched(period: .milliseconds(60))
@@ -146,10 +149,12 @@ final class DeliveryRig: Sendable {
         // Read until the buffer holds 70 ms (3 087 frames): the clock starts.
         #expect(await eventually { rig.delivery.statistics.framesReceived == 3_087 && scheduler.pendingTimers == 1 })
         for _ in 0..<4 {
-            let before = rig.delivery.statistics.framesReceived
+            let statistics = rig.delivery.statistics
+            let before = statistics.framesReceived
+            let held = before - statistics.framesDelivered  // what the last tick left buffered
             // The writer refills its socket at once; a delivery reading as bytes come would take them.
             try await Task.sleep(for: .milliseconds(50))
-            #expect(rig.delivery.statistics.framesReceived == before, "read between ticks")
+            if held >= 2_646 { #expect(rig.delivery.statistics.framesReceived == before, "read between ticks with \(held) frames buffered") }
             scheduler.advance(by: .milliseconds(60))
             #expect(rig.delivery.statistics.framesReceived > before, "read on the tick")
         }
@@ -183,11 +188,14 @@ final class DeliveryRig: Sendable {
         let statistics = rig.delivery.statistics
         #expect(statistics.framesDelivered == 882 * 3, "\(statistics)")
         // What the writer had sent — the buffer and its socket — is read and played, not
-        // replaced by silence; only what it had not sent yet may be (the socket is smaller than
-        // the three periods the tick owes, and the writer refills it as the tick reads).
+        // replaced by silence, up to the three periods the tick owes; only what it had not sent
+        // yet may be silence. (The socket usually holds less than the 1 323 frames owed beyond
+        // the buffer; how much its queue takes varies with the kernel's accounting of each
+        // write — once 1 733 frames, more than owed, and the tick was all audio.)
+        let sent = min(882 * 3, 1_323 + queued / 4)
         let (audio, _) = withoutSilence(rig.handed.value)
-        #expect(audio.count / 4 >= 1_323 + queued / 4, "\(audio.count / 4) frames of audio, \(queued) bytes were queued; \(statistics)")
-        #expect(Int(statistics.silenceFrames) <= 882 * 3 - 1_323 - queued / 4, "\(statistics)")
+        #expect(audio.count / 4 >= sent, "\(audio.count / 4) frames of audio, \(queued) bytes were queued; \(statistics)")
+        #expect(Int(statistics.silenceFrames) <= 882 * 3 - sent, "\(statistics)")
         #expect(sameBytes(audio, Array(source.prefix(audio.count))), "in order, none lost")
         await rig.finish(writing)
     }
