@@ -223,7 +223,8 @@ public final class LiveAudioStream: Sendable {
                     state.latencySamples = []
                 }
                 let sample = state.produced(at: time) - state.latencyStart!.produced - position
-                if sample.isFinite, abs(sample) < 3_600 {
+                // A receiver's report is not trusted beyond what a device buffers (a Chromecast ~3 s).
+                if sample.isFinite, abs(sample) <= Self.plausibleLatency {
                     if state.latencySamples.count == Self.latencySamplesKept { state.latencySamples.removeFirst() }
                     state.latencySamples.append(sample)
                 }
@@ -285,6 +286,9 @@ public final class LiveAudioStream: Sendable {
     /// Reports a latency measure rests on: the median of the newest few, so one status that
     /// was slow to come does not move it.
     static let latencySamplesKept = 9
+
+    /// The most latency (seconds) a position report may measure; beyond it the report is no measure.
+    static let plausibleLatency = 30.0
 
     /// How long after its presentation time the device plays a sample, by its position reports
     /// (``devicePlayed(_:at:)``): the median of the newest reports, once there are three; nil
