@@ -53,6 +53,7 @@ public final class HAPByteStream: ByteStream {
 
     /// The stream underneath measured it: sealing adds nothing to a round trip.
     public func leastRoundTrip() async -> Duration? { await inner.leastRoundTrip() }
+    public func smoothedRoundTrip() async -> Duration? { await inner.smoothedRoundTrip() }
 
     public func write(_ bytes: [UInt8]) async throws(TransportError) {
         let sealed = try channel.state.withLock { (channel: inout HAPChannel?) throws(TransportError) -> [UInt8] in

@@ -164,18 +164,27 @@ private struct LANByteStream: ByteStream {
     /// one Swift sees, and NIO's `getTCPInfo`) ends before it, so the kernel's bytes are read
     /// into a buffer as large as the kernel's structure and the field is taken at its offset.
     static let minimumRoundTripOffset = 148
+    /// `tcpi_rtt` (the smoothed round trip, µs), in glibc's part of the structure.
+    static let smoothedRoundTripOffset = 68
     typealias KernelTCPInfo = (
         UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
         UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
 
-    func leastRoundTrip() async -> Duration? {
+    func leastRoundTrip() async -> Duration? { await kernelRoundTrips()?.least }
+
+    func smoothedRoundTrip() async -> Duration? { await kernelRoundTrips()?.smoothed }
+
+    /// `tcpi_min_rtt` and `tcpi_rtt` of the kernel's `struct tcp_info`; nil where it cannot be read.
+    private func kernelRoundTrips() async -> (least: Duration?, smoothed: Duration?)? {
         guard let provider = channel as? any SocketOptionProvider,
             let info: KernelTCPInfo = try? await provider.unsafeGetSocketOption(level: .tcp, name: .tcp_info).get()
         else { return nil }
-        let microseconds = withUnsafeBytes(of: info) { $0.loadUnaligned(fromByteOffset: Self.minimumRoundTripOffset, as: UInt32.self) }
-        // 0: a kernel older than the field (the buffer starts zeroed); ~0: no sample yet.
-        guard microseconds != 0, microseconds != .max else { return nil }
-        return .microseconds(microseconds)
+        let (least, smoothed) = withUnsafeBytes(of: info) {
+            ($0.loadUnaligned(fromByteOffset: Self.minimumRoundTripOffset, as: UInt32.self), $0.loadUnaligned(fromByteOffset: Self.smoothedRoundTripOffset, as: UInt32.self))
+        }
+        // 0: a kernel older than the field (the buffer starts zeroed) or no sample yet; ~0: no sample yet.
+        func duration(_ microseconds: UInt32) -> Duration? { microseconds == 0 || microseconds == .max ? nil : .microseconds(microseconds) }
+        return (duration(least), duration(smoothed))
     }
 }
 

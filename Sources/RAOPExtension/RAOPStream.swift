@@ -121,9 +121,22 @@ actor RAOPStream {
     private var syncedClock: UInt64?
     /// Time between `/feedback` requests: shairport-sync drops a sender silent for about 30 s.
     static let feedbackInterval: Duration = .seconds(2)
-    /// The least round trip the kernel measured on the RTSP connection, read when the stream
-    /// starts and at each `/feedback`: how late the receiver reads our PTP clock on a slow link.
-    private var leastRoundTrip: Duration?
+    /// On a slow link (``SlowLinkDelay/isSlow``) `/feedback` goes four times as often: each
+    /// one's round trip measures the link's jitter, which decides how late the receiver reads
+    /// our clock, and the 240 kept then span two minutes. The first ``SlowLinkDelay/quickRoundTrips``
+    /// go every 100 ms: the least of a few round trips is still well above the link's, and
+    /// the estimate with it (0.2 ms too early for the first minute in the benchmark).
+    static let slowLinkFeedbackInterval: Duration = .milliseconds(500)
+    static let quickFeedbackInterval: Duration = .milliseconds(100)
+    /// The least round trip the kernel measured on the RTSP connection (read when the stream
+    /// starts and at each `/feedback`) and the round trips of the `/feedback` requests: how
+    /// late the receiver reads our PTP clock on a slow link.
+    private var slowLink = SlowLinkDelay()
+    /// ``SlowLinkDelay/oneWay`` as of the last `/feedback` (worked out there, not per packet),
+    /// and as last logged (a change of 0.1 ms or more is logged again).
+    private var slowLinkDelay: Duration = .zero
+    private var feedbacksSinceEstimate = 0
+    private var pathDelaySaid: Duration?
 
     /// What sync packets and rate anchors take off their times for a receiver that follows our
     /// PTP master without measuring its path (``SlowLinkDelay``); nothing for one that sends
@@ -131,10 +144,39 @@ actor RAOPStream {
     /// measures the path both ways).
     private func pathDelay(for reading: AirPlayClockReading, master: any AirPlayTimingMaster) -> Duration {
         guard reading.clockIdentity == master.clockIdentity, !master.measuresPathDelay(receiverAddress) else { return .zero }
-        return SlowLinkDelay.oneWay(leastRoundTrip: leastRoundTrip)
+        return slowLinkDelay
     }
 
-    private func readLeastRoundTrip() async { leastRoundTrip = await rtsp.leastRoundTrip() }
+    /// Reads the kernel's least round trip again and works out ``slowLinkDelay`` anew.
+    private func readLeastRoundTrip() async {
+        slowLink.leastRoundTrip = await rtsp.leastRoundTrip()
+        feedbacksSinceEstimate += 1
+        // The estimate moves slowly (two minutes of round trips): every fourth time is enough.
+        guard feedbacksSinceEstimate >= 4 || slowLink.roundTrips.count <= SlowLinkDelay.minimumSpreadSamples else { return }
+        feedbacksSinceEstimate = 0
+        slowLinkDelay = slowLink.oneWay
+    }
+
+    /// A `/feedback` answered, with the network's round trip for it (``RTSPClient/timedSend(_:timeout:)``),
+    /// then the kernel's least round trip read again; the time to the next one.
+    private func fedBack(roundTrip: Duration?) async -> Duration {
+        if let roundTrip { slowLink.record(roundTrip: roundTrip) }
+        await readLeastRoundTrip()
+        let moved = pathDelaySaid.map { slowLinkDelay - $0 >= .microseconds(100) || $0 - slowLinkDelay >= .microseconds(100) } ?? true
+        if slowLink.isSlow, moved {
+            pathDelaySaid = slowLinkDelay
+            logger.info("slow link: the receiver's times are taken earlier by its path delay", metadata: [
+                "receiver": "\(receiverAddress)", "delay": "\(slowLinkDelay)", "leastRoundTrip": "\(slowLink.leastRoundTrip ?? .zero)",
+                "roundTrips": "\(slowLink.roundTrips.count)",
+            ])
+        }
+        return nextFeedbackInterval()
+    }
+
+    private func nextFeedbackInterval() -> Duration {
+        guard slowLink.isSlow else { return Self.feedbackInterval }
+        return slowLink.roundTrips.count < SlowLinkDelay.quickRoundTrips ? Self.quickFeedbackInterval : Self.slowLinkFeedbackInterval
+    }
 
     init(
         rtsp: RTSPClient, sockets: any DatagramSockets, sessionID: UInt32, localAddress: String, receiverAddress: String,
@@ -296,10 +338,12 @@ actor RAOPStream {
     private func startFeedback() {
         let rtsp = rtsp
         tasks.append(Task { [clock, weak self] in
+            var interval = await self?.nextFeedbackInterval() ?? Self.feedbackInterval
             while !Task.isCancelled {
-                guard (try? await clock.sleep(for: Self.feedbackInterval)) != nil else { return }
-                _ = try? await rtsp.send(RTSPRequest(method: "POST", uri: "/feedback"), timeout: .seconds(2))
-                await self?.readLeastRoundTrip()
+                guard (try? await clock.sleep(for: interval)) != nil else { return }
+                let answer = try? await rtsp.timedSend(RTSPRequest(method: "POST", uri: "/feedback"), timeout: .seconds(2))
+                guard let self else { return }
+                interval = await self.fedBack(roundTrip: answer?.roundTrip ?? nil)
             }
         })
     }

@@ -1,20 +1,144 @@
 /// How late a receiver that follows our PTP master reads our clock: nqptp measures no path
 /// delay, so it takes our clock to be the one-way delay behind, and plays that much late. On a
 /// slow link — the least round trip the kernel measured on the RTSP connection is
-/// ``slowRoundTrip`` or more — half that round trip; on a LAN (well under 2 ms) nothing.
+/// ``slowRoundTrip`` or more — that delay is taken off its times; on a LAN (well under 2 ms)
+/// nothing.
 ///
-/// The kernel's measure (``Transport/ByteStream/leastRoundTrip()``, TCP's minimum RTT) is
-/// answered by the receiver's network stack, so the time the receiver takes to answer a request
-/// is not in it. Timing RTSP requests instead took that time for the link: under load a receiver
-/// that answered in 2 ms was taken to be 1 ms away, and played 1 ms early beside an AirPlay 1
-/// receiver (CI of 574dd57). A link slower one way than the other is beyond this
-/// (`[audio] group-offsets`).
-enum SlowLinkDelay {
+/// The delay has two parts:
+/// - **the link's least one-way delay**: half the least round trip the kernel measured
+///   (``Transport/ByteStream/leastRoundTrip()``, TCP's minimum RTT). The receiver's network
+///   stack answers those, so the time its application takes to answer a request is not in it.
+///   Timing RTSP requests instead took that time for the link: under load a receiver that
+///   answered in 2 ms was taken to be 1 ms away, and played 1 ms early beside an AirPlay 1
+///   receiver (CI of 574dd57).
+/// - **where the follower's filter settles in the link's jitter** (``followerSettling(excess:)``):
+///   nqptp does not take each Follow_Up's delay as it comes; it moves its offset a sixteenth
+///   of the way towards a Follow_Up that came sooner than it expected and a 256th towards one
+///   that came later (1.2.4, `handle_follow_up`), so on a jittery link it settles a little
+///   above the least delay — about 0.9 ms into 0–5 ms of uniform jitter, where it played that
+///   much late. The jitter towards the receiver is taken from the spread of each `/feedback`'s
+///   round trip as the kernel measured it (``RTSPClient/timedSend(_:timeout:)``), halved: a
+///   link's two ways are taken to be alike, as for the least delay. Only the spread is used,
+///   not the level. Timing the requests in the application instead counted this box's
+///   scheduling and the receiver's answer, which it may write in several segments (the last
+///   one's delay): 0.5 ms too much in the benchmark.
+///
+/// A link slower one way than the other is beyond any sender that the receiver does not
+/// answer with its own times (`[audio] group-offsets`).
+struct SlowLinkDelay: Sendable {
     static let slowRoundTrip: Duration = .milliseconds(2)
+    /// Round trips kept for the spread: two minutes of `/feedback` on a slow link.
+    static let roundTripsKept = 240
 
-    /// What to take off the times for a least round trip of `leastRoundTrip` (nil: unknown, nothing).
+    /// The least round trip the kernel measured on the connection (nil: not known).
+    var leastRoundTrip: Duration?
+    /// The newest round trips the stream timed, at most ``roundTripsKept``, oldest first.
+    private(set) var roundTrips: [Duration] = []
+
+    /// Notes a request's round trip as the stream timed it; the oldest beyond
+    /// ``roundTripsKept`` is dropped.
+    mutating func record(roundTrip: Duration) {
+        guard roundTrip >= .zero else { return }
+        if roundTrips.count == Self.roundTripsKept { roundTrips.removeFirst() }
+        roundTrips.append(roundTrip)
+    }
+
+    /// Whether the link is slow enough for the delay to count (``slowRoundTrip``).
+    var isSlow: Bool { (leastRoundTrip ?? .zero) >= Self.slowRoundTrip }
+
+    /// What to take off the receiver's times: nothing on a LAN or when the least round trip is
+    /// unknown; else half the least round trip plus, from ``minimumSpreadSamples`` round trips
+    /// on, where the follower settles on one way's share of their spread above it
+    /// (``oneWayDistribution(roundTripExcess:)``). The least is the kernel's (over its last five
+    /// minutes) where it is below those kept: the least of the kept ones moves each time one
+    /// leaves, and the whole estimate with it (±0.25 ms in the benchmark).
+    var oneWay: Duration {
+        guard let leastRoundTrip, isSlow else { return .zero }
+        guard roundTrips.count >= Self.minimumSpreadSamples, let kept = roundTrips.min() else { return leastRoundTrip / 2 }
+        let least = min(kept, leastRoundTrip)
+        let oneWay = Self.oneWayDistribution(roundTripExcess: roundTrips.map { $0 - least })
+        return least / 2 + Self.followerSettling(delays: oneWay.delays, weights: oneWay.weights)
+    }
+
+    /// Fewer round trips than this say too little of the spread: half the least round trip alone.
+    static let minimumSpreadSamples = 16
+    /// Round trips measured in quick succession at the start (``RAOPStream/quickFeedbackInterval``).
+    static let quickRoundTrips = roundTripsKept
+
+    /// What to take off the times for a least round trip of `leastRoundTrip` alone (nil: unknown, nothing).
     static func oneWay(leastRoundTrip: Duration?) -> Duration {
-        guard let leastRoundTrip, leastRoundTrip >= slowRoundTrip else { return .zero }
-        return leastRoundTrip / 2
+        SlowLinkDelay(leastRoundTrip: leastRoundTrip).oneWay
+    }
+
+    /// nqptp's rise and fall: an offset from a Follow_Up that came sooner than expected is
+    /// taken at a sixteenth, one that came later at a 256th, and at most this much of it.
+    static let followerRise = 16.0, followerFall = 256.0
+    static let followerFallLimit: Duration = .microseconds(2_500)
+
+    /// Where a follower with nqptp's filter settles above the least one-way delay, given
+    /// delays above it that are spread like `excess`: the `y` at which the pulls balance, a
+    /// sixteenth of what lies below `y` against a 256th of what lies above it (each at most
+    /// ``followerFallLimit``).
+    static func followerSettling(excess: [Duration]) -> Duration {
+        followerSettling(delays: excess.map(seconds), weights: Array(repeating: 1, count: excess.count))
+    }
+
+    /// ``followerSettling(excess:)`` for delays (seconds) of the given weights; found by
+    /// halving the interval from zero to the largest delay.
+    static func followerSettling(delays: [Double], weights: [Double]) -> Duration {
+        guard let highest = delays.max(), highest > 0 else { return .zero }
+        let limit = seconds(followerFallLimit)
+        var (low, high) = (0.0, highest)
+        for _ in 0..<40 {
+            let y = (low + high) / 2
+            var rise = 0.0, fall = 0.0
+            for (x, weight) in zip(delays, weights) {
+                if x < y { rise += weight * (y - x) } else { fall += weight * min(x - y, limit) }
+            }
+            if rise / followerRise > fall / followerFall { high = y } else { low = y }
+        }
+        return .nanoseconds(Int64(((low + high) / 2 * 1e9).rounded()))
+    }
+
+    /// The grid ``oneWayDistribution(roundTripExcess:)`` works on, and how far it reaches: a
+    /// round trip further above the least counts as that far (the follower counts at most
+    /// 2.5 ms of a late Follow_Up anyway), so the work per estimate is bounded.
+    static let distributionStep: Duration = .microseconds(250)
+    static let distributionSteps = 200
+    static let distributionIterations = 40
+
+    /// One way's delay above the least, from round trips `roundTripExcess` above the least
+    /// that are each made of two such ways, alike and independent: a distribution `f` on a
+    /// grid whose convolution with itself fits the round trips best, by expectation and
+    /// maximisation (each round trip's split into its two ways weighed by `f`, then `f` made
+    /// the average of those splits), from an even start. Halving the round trips instead
+    /// takes the spread of a sum for the spread of one way — narrower, so the follower seemed
+    /// to settle 0.45 ms further into 0–5 ms of jitter each way than it did.
+    static func oneWayDistribution(roundTripExcess: [Duration]) -> (delays: [Double], weights: [Double]) {
+        let step = seconds(distributionStep)
+        let cells = roundTripExcess.map { min(distributionSteps, max(0, Int((seconds($0) / step).rounded()))) }
+        guard let widest = cells.max(), widest > 0 else { return ([0], [1]) }
+        var f = Array(repeating: 1 / Double(widest + 1), count: widest + 1)
+        var split = Array(repeating: 0.0, count: widest + 1)
+        for _ in 0..<distributionIterations {
+            var next = Array(repeating: 0.0, count: widest + 1)
+            for cell in cells {
+                var total = 0.0
+                for first in 0...cell {
+                    split[first] = f[first] * f[cell - first]
+                    total += split[first]
+                }
+                guard total > 0 else { continue }
+                for first in 0...cell { next[first] += split[first] / total }
+            }
+            let sum = next.reduce(0, +)
+            guard sum > 0 else { break }
+            f = next.map { $0 / sum }
+        }
+        return ((0...widest).map { Double($0) * step }, f)
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 }

@@ -23,9 +23,16 @@ public protocol ByteStream: Sendable {
     /// its application takes to answer a request is not in it. Nil where the transport does
     /// not know.
     func leastRoundTrip() async -> Duration?
+
+    /// The transport's smoothed round trip to the device (TCP's SRTT, from the kernel): each
+    /// acknowledged write moves it an eighth of the way towards that write's own round trip,
+    /// so read before and after one exchange it gives that exchange's round trip. Nil where
+    /// the transport does not know.
+    func smoothedRoundTrip() async -> Duration?
 }
 
 extension ByteStream {
     public var peerCertificate: [UInt8]? { nil }
     public func leastRoundTrip() async -> Duration? { nil }
+    public func smoothedRoundTrip() async -> Duration? { nil }
 }

@@ -41,7 +41,7 @@ struct CastRig {
     static func make(peer: CastReceiverPeer? = nil, configuration: CastExtension.Configuration = fast, pinsPath: String? = nil) async throws -> CastRig {
         let peer = try peer ?? CastReceiverPeer()
         var configuration = configuration
-        let pins = pinsPath ?? NSTemporaryDirectory() + "mr-cast-pins-\(UUID().uuidString.prefix(8)).json"
+        let pins = pinsPath ?? TestScratch.path("cast-pins", suffix: ".json")
         configuration.certificatesPath = pins
         configuration.applicationNamespaces = ["MRTEST01": "urn:x-cast:org.mediaroute.test"]
         let transport = FixedEndpointsTransport(endpoints: [FixedCastTransport.endpoint(for: peer)], tls: true)

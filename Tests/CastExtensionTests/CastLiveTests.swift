@@ -177,7 +177,7 @@ struct CastLiveTests {
         let quick = try CastReceiverPeer(name: "Quick Receiver")
         var configuration = CastRig.fast
         configuration.live.positionInterval = .milliseconds(200)
-        configuration.certificatesPath = NSTemporaryDirectory() + "mr-cast-pins-\(UUID().uuidString.prefix(8)).json"
+        configuration.certificatesPath = TestScratch.path("cast-pins", suffix: ".json")
         let transport = FixedEndpointsTransport(endpoints: [FixedCastTransport.endpoint(for: slow), FixedCastTransport.endpoint(for: quick)], tls: true)
         let system = RouteSystem()
         let recorder = await EventRecorder(system)

@@ -88,7 +88,7 @@ private func bestCorrelation(_ source: [Double], _ received: [Double], maximumLa
 
     /// The daemon with `[audio] pipewire = yes` and its simulated speaker's route, once its node is published.
     func speakerRoute(publishingIn pipewire: HeadlessPipeWire) async throws -> (RunningDaemon, SystemRouteController, RoutePicker, SystemRoute) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-pw-conf-\(UUID().uuidString.prefix(8))")
+        let directory = URL(fileURLWithPath: TestScratch.path("pw-conf"))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("mediaroute.conf").path
         try "[audio]\npipewire = yes\n".write(toFile: config, atomically: true, encoding: .utf8)
@@ -170,7 +170,7 @@ private func bestCorrelation(_ source: [Double], _ received: [Double], maximumLa
     }
 
     @Test func withoutPipeWireTheSinkSaysSoInOneLine() async throws {
-        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-nopw-\(UUID().uuidString.prefix(8))").path
+        let empty = TestScratch.path("no-pipewire")
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
         let (status, output) = try await ChildProcess.runOffPool(
             [RunningDaemon.binary, "pipewire-sink", "--bus", "unix:path=/nonexistent", "--session", "/org/mediaroute/session/x", "--device", "X"],

@@ -55,7 +55,7 @@ public final class AirPlayReceiver: Sendable {
     ///     room on 319/320 with a `/dev/shm` of the room's own (its shared memory has one name).
     public init(in lab: NamespaceLab, room: NamespaceLab.Room, name: String, password: String? = nil, timed: Bool = false, airPlay2: AirPlay2Build? = nil) throws {
         self.name = name
-        let directory = NSTemporaryDirectory() + "mr-airplay-\(room.inside)"
+        let directory = TestScratch.directory + "/airplay-\(room.inside)"
         try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let bus = directory + "/system_bus"

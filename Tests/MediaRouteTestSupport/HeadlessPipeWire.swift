@@ -151,7 +151,7 @@ public func writeWAV(rate: Int, frames: Int, _ samples: (Int) -> Int16) throws -
     }
     let fmt: [UInt8] = [1, 0, 2, 0] + le32(rate) + le32(rate * 4) + [4, 0, 16, 0]
     let body = Array("WAVEfmt ".utf8) + le32(16) + fmt + Array("data".utf8) + le32(pcm.count) + pcm
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-wav-\(UUID().uuidString.prefix(8))")
+    let directory = URL(fileURLWithPath: TestScratch.path("wav"))
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let path = directory.appendingPathComponent("tone.wav").path
     try Data(Array("RIFF".utf8) + le32(body.count) + body).write(to: URL(fileURLWithPath: path))
