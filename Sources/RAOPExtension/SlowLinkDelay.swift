@@ -27,38 +27,49 @@
 /// answer with its own times (`[audio] group-offsets`).
 struct SlowLinkDelay: Sendable {
     static let slowRoundTrip: Duration = .milliseconds(2)
-    /// Round trips kept for the spread: two minutes of `/feedback` on a slow link.
+    /// Round trips the spread is taken from: two minutes of `/feedback` on a slow link.
     static let roundTripsKept = 240
+    /// Round trips the least is taken from: five minutes.
+    static let roundTripsForTheLeast = 600
 
     /// The least round trip the kernel measured on the connection (nil: not known).
     var leastRoundTrip: Duration?
-    /// The newest round trips the stream timed, at most ``roundTripsKept``, oldest first.
-    private(set) var roundTrips: [Duration] = []
+    /// The newest round trips measured, at most ``roundTripsForTheLeast``, oldest first.
+    private var measured: [Duration] = []
 
-    /// Notes a request's round trip as the stream timed it; the oldest beyond
-    /// ``roundTripsKept`` is dropped.
+    init(leastRoundTrip: Duration? = nil) { self.leastRoundTrip = leastRoundTrip }
+
+    /// The newest ``roundTripsKept`` round trips, oldest first.
+    var roundTrips: ArraySlice<Duration> { measured.suffix(Self.roundTripsKept) }
+
+    /// Notes a request's round trip; the oldest beyond ``roundTripsForTheLeast`` is dropped.
     mutating func record(roundTrip: Duration) {
         guard roundTrip >= .zero else { return }
-        if roundTrips.count == Self.roundTripsKept { roundTrips.removeFirst() }
-        roundTrips.append(roundTrip)
+        if measured.count == Self.roundTripsForTheLeast { measured.removeFirst() }
+        measured.append(roundTrip)
     }
 
     /// Whether the link is slow enough for the delay to count (``slowRoundTrip``).
     var isSlow: Bool { (leastRoundTrip ?? .zero) >= Self.slowRoundTrip }
 
-    /// What to take off the receiver's times: nothing on a LAN or when the least round trip is
-    /// unknown; else half the least round trip plus, from ``minimumSpreadSamples`` round trips
-    /// on, where the follower settles on one way's share of their spread above it
-    /// (``oneWayDistribution(roundTripExcess:)``). The least is the kernel's (over its last five
-    /// minutes) where it is below those kept: the least of the kept ones moves each time one
-    /// leaves, and the whole estimate with it (±0.25 ms in the benchmark).
+    /// What to take off the receiver's times: nothing on a LAN or when the kernel's least round
+    /// trip is unknown; else half of it plus, from ``minimumSpreadSamples`` round trips on,
+    /// where the follower settles on one way's share of the newest two minutes' spread above
+    /// the least of five minutes (``oneWayDistribution(roundTripExcess:)``). The spread is taken
+    /// above the requests' own least, not the kernel's (which counts the handshake), so that
+    /// the time a receiver takes to answer each request is not taken for jitter; and above
+    /// the least of more round trips than it has, since the least of two minutes moved each
+    /// time one left, and the whole estimate with it (±0.25 ms in the benchmark).
     var oneWay: Duration {
         guard let leastRoundTrip, isSlow else { return .zero }
-        guard roundTrips.count >= Self.minimumSpreadSamples, let kept = roundTrips.min() else { return leastRoundTrip / 2 }
-        let least = min(kept, leastRoundTrip)
+        guard measured.count >= Self.minimumSpreadSamples, let least = measured.min() else { return min(Self.maximumOneWay, leastRoundTrip / 2) }
         let oneWay = Self.oneWayDistribution(roundTripExcess: roundTrips.map { $0 - least })
-        return least / 2 + Self.followerSettling(delays: oneWay.delays, weights: oneWay.weights)
+        return min(Self.maximumOneWay, leastRoundTrip / 2 + Self.followerSettling(delays: oneWay.delays, weights: oneWay.weights))
     }
+
+    /// The most taken off: a receiver that holds its answers (and so the kernel's round trips)
+    /// moves only its own times, and no further than a link a box could play over.
+    static let maximumOneWay: Duration = .milliseconds(250)
 
     /// Fewer round trips than this say too little of the spread: half the least round trip alone.
     static let minimumSpreadSamples = 16
