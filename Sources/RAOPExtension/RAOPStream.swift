@@ -154,7 +154,7 @@ actor RAOPStream {
         // The estimate moves slowly (two minutes of round trips): every fourth time is enough.
         guard feedbacksSinceEstimate >= 4 || slowLink.roundTrips.count <= SlowLinkDelay.minimumSpreadSamples else { return }
         feedbacksSinceEstimate = 0
-        slowLinkDelay = slowLink.oneWay
+        slowLinkDelay = slowLink.oneWay(followingFor: clock.now() - began)
     }
 
     /// A `/feedback` answered, with the network's round trip for it (``RTSPClient/timedSend(_:timeout:)``),

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// How late a receiver that follows our PTP master reads our clock: nqptp measures no path
 /// delay, so it takes our clock to be the one-way delay behind, and plays that much late. On a
 /// slow link — the least round trip the kernel measured on the RTSP connection is
@@ -60,12 +64,18 @@ struct SlowLinkDelay: Sendable {
     /// the time a receiver takes to answer each request is not taken for jitter; and above
     /// the least of more round trips than it has, since the least of two minutes moved each
     /// time one left, and the whole estimate with it (±0.25 ms in the benchmark).
-    var oneWay: Duration {
+    ///
+    /// `followingFor` is how long the receiver has followed our clock: a follower that has just
+    /// started is not settled yet (``followerSettling(delays:weights:after:)``); nil: settled.
+    func oneWay(followingFor: Duration? = nil) -> Duration {
         guard let leastRoundTrip, isSlow else { return .zero }
         guard measured.count >= Self.minimumSpreadSamples, let least = measured.min() else { return min(Self.maximumOneWay, leastRoundTrip / 2) }
         let oneWay = Self.oneWayDistribution(roundTripExcess: roundTrips.map { $0 - least })
-        return min(Self.maximumOneWay, leastRoundTrip / 2 + Self.followerSettling(delays: oneWay.delays, weights: oneWay.weights))
+        return min(Self.maximumOneWay, leastRoundTrip / 2 + Self.followerSettling(delays: oneWay.delays, weights: oneWay.weights, after: followingFor))
     }
+
+    /// ``oneWay(followingFor:)`` for a settled follower.
+    var oneWay: Duration { oneWay() }
 
     /// The most taken off: a receiver that holds its answers (and so the kernel's round trips)
     /// moves only its own times, and no further than a link a box could play over.
@@ -109,6 +119,42 @@ struct SlowLinkDelay: Sendable {
             if rise / followerRise > fall / followerFall { high = y } else { low = y }
         }
         return .nanoseconds(Int64(((low + high) / 2 * 1e9).rounded()))
+    }
+
+    /// How often our master sends a Sync and Follow_Up (``Coordination/PTPMaster``'s interval).
+    static let followUpInterval: Duration = .milliseconds(125)
+
+    /// Where a follower with nqptp's filter is `elapsed` after it started following our clock,
+    /// on average: in its first second it takes every Follow_Up that came sooner in full and
+    /// none that came later, so it starts at about the least of eight; then it rises into the
+    /// jitter at most 2.5 ms / 256 a Follow_Up (about 0.08 ms a second at 8 a second) until it
+    /// settles (``followerSettling(delays:weights:)``). Taking the settled point from the start
+    /// played a receiver 0.5–0.7 ms early for its first ten seconds in the benchmark. The rise
+    /// is followed on the expected pulls of each Follow_Up; nil or a minute on: settled.
+    static func followerSettling(delays: [Double], weights: [Double], after elapsed: Duration?) -> Duration {
+        let settled = followerSettling(delays: delays, weights: weights)
+        guard let elapsed, elapsed < .seconds(60) else { return settled }
+        let total = weights.reduce(0, +)
+        guard total > 0 else { return settled }
+        // The least of the first second's eight: E[min] = Σ P(min > x) over the grid's cells,
+        // each P(min > x) = P(one > x)⁸.
+        var above = 1.0, start = 0.0
+        for index in delays.indices.dropLast() {
+            above -= weights[index] / total
+            start += pow(max(0, above), 8) * (delays[index + 1] - delays[index])
+        }
+        let limit = seconds(followerFallLimit)
+        var y = start
+        let settledSeconds = seconds(settled)
+        for _ in 0..<max(0, Int((elapsed - .seconds(1)) / followUpInterval)) {
+            guard y < settledSeconds else { break }
+            var rise = 0.0, fall = 0.0
+            for (x, weight) in zip(delays, weights) {
+                if x < y { rise += weight * (y - x) } else { fall += weight * min(x - y, limit) }
+            }
+            y += (fall / followerFall - rise / followerRise) / total
+        }
+        return min(settled, .nanoseconds(Int64((y * 1e9).rounded())))
     }
 
     /// The grid ``oneWayDistribution(roundTripExcess:)`` works on, and how far it reaches: a
