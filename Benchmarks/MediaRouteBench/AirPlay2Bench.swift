@@ -143,7 +143,7 @@ extension Bench {
     /// namespace of its own with its own D-Bus system bus and Avahi on the rooms' links (it finds
     /// receivers through Avahi), and ends with them. Prints the same figures as MediaRoute's.
     static func ownToneAnchor(_ binary: String, lab: NamespaceLab, receivers: (AirPlayReceiver, AirPlayReceiver), names: [String], seconds: Int) async throws {
-        let directory = NSTemporaryDirectory() + "mr-owntone-\(getpid())"
+        let directory = TestScratch.directory + "/owntone"
         try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory + "/music", withIntermediateDirectories: true)
         // The impulse train as a 44.1 kHz stereo WAV.
