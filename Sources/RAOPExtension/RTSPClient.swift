@@ -51,7 +51,7 @@ actor RTSPClient {
 
     /// Sends `request` and waits for its answer (at most `timeout`).
     func send(_ request: RTSPRequest, timeout: Duration = .seconds(5)) async throws -> RTSPResponse {
-        try await timedSend(request, timeout: timeout).response
+        try await exchange(request, timeout: timeout, measuringRoundTrip: false).response
     }
 
     /// Sends `request` and waits for its answer (at most `timeout`), with the network's round
@@ -60,9 +60,15 @@ actor RTSPClient {
     /// an eighth of the way is what it is, within 8 µs. Nil where the transport cannot tell or
     /// the kernel took no sample (a retransmission).
     func timedSend(_ request: RTSPRequest, timeout: Duration = .seconds(5)) async throws -> (response: RTSPResponse, roundTrip: Duration?) {
+        try await exchange(request, timeout: timeout, measuringRoundTrip: true)
+    }
+
+    /// One request and its answer, in its turn; the kernel's round trip read around it only
+    /// when asked (two socket-option reads on the event loop per request otherwise wasted).
+    private func exchange(_ request: RTSPRequest, timeout: Duration, measuringRoundTrip: Bool) async throws -> (response: RTSPResponse, roundTrip: Duration?) {
         while busy { await withCheckedContinuation { turn.append($0) } }
         busy = true
-        let before = await stream.smoothedRoundTrip()
+        let before = measuringRoundTrip ? await stream.smoothedRoundTrip() : nil
         defer {
             busy = false
             if !turn.isEmpty { turn.removeFirst().resume() }
@@ -94,8 +100,8 @@ actor RTSPClient {
                 }
             }
         }
-        let after = await stream.smoothedRoundTrip()
-        return (response, Self.sample(before: before, after: after))
+        guard measuringRoundTrip else { return (response, nil) }
+        return (response, Self.sample(before: before, after: await stream.smoothedRoundTrip()))
     }
 
     /// The round trip that moved TCP's smoothed round trip from `before` to `after`

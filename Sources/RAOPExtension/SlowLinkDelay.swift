@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import MediaClock
 
 /// How late a receiver that follows our PTP master reads our clock: nqptp measures no path
 /// delay, so it takes our clock to be the one-way delay behind, and plays that much late. On a
@@ -20,12 +21,12 @@ import Glibc
 ///   of the way towards a Follow_Up that came sooner than it expected and a 256th towards one
 ///   that came later (1.2.4, `handle_follow_up`), so on a jittery link it settles a little
 ///   above the least delay — about 0.9 ms into 0–5 ms of uniform jitter, where it played that
-///   much late. The jitter towards the receiver is taken from the spread of each `/feedback`'s
-///   round trip as the kernel measured it (``RTSPClient/timedSend(_:timeout:)``), halved: a
-///   link's two ways are taken to be alike, as for the least delay. Only the spread is used,
-///   not the level. Timing the requests in the application instead counted this box's
-///   scheduling and the receiver's answer, which it may write in several segments (the last
-///   one's delay): 0.5 ms too much in the benchmark.
+///   much late. The jitter towards the receiver is one way's share, deconvolved
+///   (``oneWayDistribution(roundTripExcess:)``), of the spread of each `/feedback`'s round trip
+///   as the kernel measured it (``RTSPClient/timedSend(_:timeout:)``): a link's two ways are
+///   taken to be alike, as for the least delay. Only the spread is used, not the level.
+///   Timing the requests in the application instead counted this box's scheduling and the
+///   receiver's answer, which it may write in several segments (the last one's delay).
 ///
 /// A link slower one way than the other is beyond any sender that the receiver does not
 /// answer with its own times (`[audio] group-offsets`).
@@ -101,24 +102,31 @@ struct SlowLinkDelay: Sendable {
     /// sixteenth of what lies below `y` against a 256th of what lies above it (each at most
     /// ``followerFallLimit``).
     static func followerSettling(excess: [Duration]) -> Duration {
-        followerSettling(delays: excess.map(seconds), weights: Array(repeating: 1, count: excess.count))
+        followerSettling(delays: excess.map(\.seconds), weights: Array(repeating: 1, count: excess.count))
     }
 
     /// ``followerSettling(excess:)`` for delays (seconds) of the given weights; found by
     /// halving the interval from zero to the largest delay.
     static func followerSettling(delays: [Double], weights: [Double]) -> Duration {
         guard let highest = delays.max(), highest > 0 else { return .zero }
-        let limit = seconds(followerFallLimit)
         var (low, high) = (0.0, highest)
         for _ in 0..<40 {
             let y = (low + high) / 2
-            var rise = 0.0, fall = 0.0
-            for (x, weight) in zip(delays, weights) {
-                if x < y { rise += weight * (y - x) } else { fall += weight * min(x - y, limit) }
-            }
+            let (rise, fall) = pulls(at: y, delays: delays, weights: weights)
             if rise / followerRise > fall / followerFall { high = y } else { low = y }
         }
-        return .nanoseconds(Int64(((low + high) / 2 * 1e9).rounded()))
+        return .seconds(double: (low + high) / 2)
+    }
+
+    /// What the delays pull a follower at `y` by, before its sixteenth and 256th: down by all
+    /// that lies below `y`, up by what lies above it (each at most ``followerFallLimit``).
+    private static func pulls(at y: Double, delays: [Double], weights: [Double]) -> (rise: Double, fall: Double) {
+        let limit = followerFallLimit.seconds
+        var rise = 0.0, fall = 0.0
+        for (x, weight) in zip(delays, weights) {
+            if x < y { rise += weight * (y - x) } else { fall += weight * min(x - y, limit) }
+        }
+        return (rise, fall)
     }
 
     /// How often our master sends a Sync and Follow_Up (``Coordination/PTPMaster``'s interval).
@@ -143,18 +151,13 @@ struct SlowLinkDelay: Sendable {
             above -= weights[index] / total
             start += pow(max(0, above), 8) * (delays[index + 1] - delays[index])
         }
-        let limit = seconds(followerFallLimit)
         var y = start
-        let settledSeconds = seconds(settled)
         for _ in 0..<max(0, Int((elapsed - .seconds(1)) / followUpInterval)) {
-            guard y < settledSeconds else { break }
-            var rise = 0.0, fall = 0.0
-            for (x, weight) in zip(delays, weights) {
-                if x < y { rise += weight * (y - x) } else { fall += weight * min(x - y, limit) }
-            }
+            guard y < settled.seconds else { break }
+            let (rise, fall) = pulls(at: y, delays: delays, weights: weights)
             y += (fall / followerFall - rise / followerRise) / total
         }
-        return min(settled, .nanoseconds(Int64((y * 1e9).rounded())))
+        return min(settled, .seconds(double: y))
     }
 
     /// The grid ``oneWayDistribution(roundTripExcess:)`` works on, and how far it reaches: a
@@ -172,8 +175,8 @@ struct SlowLinkDelay: Sendable {
     /// takes the spread of a sum for the spread of one way — narrower, so the follower seemed
     /// to settle 0.45 ms further into 0–5 ms of jitter each way than it did.
     static func oneWayDistribution(roundTripExcess: [Duration]) -> (delays: [Double], weights: [Double]) {
-        let step = seconds(distributionStep)
-        let cells = roundTripExcess.map { min(distributionSteps, max(0, Int((seconds($0) / step).rounded()))) }
+        let step = distributionStep.seconds
+        let cells = roundTripExcess.map { min(distributionSteps, max(0, Int(($0.seconds / step).rounded()))) }
         guard let widest = cells.max(), widest > 0 else { return ([0], [1]) }
         var f = Array(repeating: 1 / Double(widest + 1), count: widest + 1)
         var split = Array(repeating: 0.0, count: widest + 1)
@@ -193,9 +196,5 @@ struct SlowLinkDelay: Sendable {
             f = next.map { $0 / sum }
         }
         return ((0...widest).map { Double($0) * step }, f)
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 }
