@@ -123,9 +123,9 @@ actor RAOPStream {
     static let feedbackInterval: Duration = .seconds(2)
     /// On a slow link (``SlowLinkDelay/isSlow``) `/feedback` goes four times as often: each
     /// one's round trip measures the link's jitter, which decides how late the receiver reads
-    /// our clock, and the 240 kept then span two minutes. The first ``SlowLinkDelay/quickRoundTrips``
-    /// go every 100 ms: the least of a few round trips is still well above the link's, and
-    /// the estimate with it (0.2 ms too early for the first minute in the benchmark).
+    /// our clock. The first ``SlowLinkDelay/quickRoundTrips`` (a minute) go every 100 ms: the
+    /// least of a few round trips is still well above the link's, and the estimate with it
+    /// (0.2 ms too early for the first minute in the benchmark).
     static let slowLinkFeedbackInterval: Duration = .milliseconds(500)
     static let quickFeedbackInterval: Duration = .milliseconds(100)
     /// The least round trip the kernel measured on the RTSP connection (read when the stream
@@ -151,7 +151,7 @@ actor RAOPStream {
     private func readLeastRoundTrip() async {
         slowLink.leastRoundTrip = await rtsp.leastRoundTrip()
         feedbacksSinceEstimate += 1
-        // The estimate moves slowly (two minutes of round trips): every fourth time is enough.
+        // The estimate moves slowly (hundreds of round trips): every fourth time is enough.
         guard feedbacksSinceEstimate >= 4 || slowLink.roundTrips.count <= SlowLinkDelay.minimumSpreadSamples else { return }
         feedbacksSinceEstimate = 0
         slowLinkDelay = slowLink.oneWay(followingFor: clock.now() - began)
@@ -166,7 +166,7 @@ actor RAOPStream {
         if slowLink.isSlow, moved {
             pathDelaySaid = slowLinkDelay
             logger.info("slow link: the receiver's times are taken earlier by its path delay", metadata: [
-                "receiver": "\(receiverAddress)", "delay": "\(slowLinkDelay)", "leastRoundTrip": "\(slowLink.leastRoundTrip ?? .zero)",
+                "receiver": "\(receiverAddress)", "delay": "\(slowLinkDelay)", "leastRoundTrip": "\(slowLink.leastRoundTrip ?? .zero)", "leastOfRequests": "\(slowLink.leastOfRequests ?? .zero)",
                 "roundTrips": "\(slowLink.roundTrips.count)",
             ])
         }

@@ -32,10 +32,13 @@ import MediaClock
 /// answer with its own times (`[audio] group-offsets`).
 struct SlowLinkDelay: Sendable {
     static let slowRoundTrip: Duration = .milliseconds(2)
-    /// Round trips the spread is taken from: two minutes of `/feedback` on a slow link.
-    static let roundTripsKept = 240
-    /// Round trips the least is taken from: five minutes.
-    static let roundTripsForTheLeast = 600
+    /// Round trips the spread is taken from: the first minute's at 100 ms, then five minutes of
+    /// `/feedback` on a slow link. The estimate from 240 wandered ±0.1 ms (one standard
+    /// deviation) from run to run in the benchmark and in simulation of its jitter; from 600,
+    /// ±0.05 ms.
+    static let roundTripsKept = 600
+    /// Round trips the least is taken from: ten minutes.
+    static let roundTripsForTheLeast = 1_200
 
     /// The least round trip the kernel measured on the connection (nil: not known).
     var leastRoundTrip: Duration?
@@ -46,6 +49,9 @@ struct SlowLinkDelay: Sendable {
 
     /// The newest ``roundTripsKept`` round trips, oldest first.
     var roundTrips: ArraySlice<Duration> { measured.suffix(Self.roundTripsKept) }
+
+    /// The least of the round trips kept for it (nil: none yet).
+    var leastOfRequests: Duration? { measured.min() }
 
     /// Notes a request's round trip; the oldest beyond ``roundTripsForTheLeast`` is dropped.
     mutating func record(roundTrip: Duration) {
@@ -59,11 +65,12 @@ struct SlowLinkDelay: Sendable {
 
     /// What to take off the receiver's times: nothing on a LAN or when the kernel's least round
     /// trip is unknown; else half of it plus, from ``minimumSpreadSamples`` round trips on,
-    /// where the follower settles on one way's share of the newest two minutes' spread above
-    /// the least of five minutes (``oneWayDistribution(roundTripExcess:)``). The spread is taken
+    /// where the follower settles on one way's share of the newest ``roundTripsKept``' spread
+    /// above the least of ``roundTripsForTheLeast`` (``oneWayDistribution(roundTripExcess:)``).
+    /// The spread is taken
     /// above the requests' own least, not the kernel's (which counts the handshake), so that
     /// the time a receiver takes to answer each request is not taken for jitter; and above
-    /// the least of more round trips than it has, since the least of two minutes moved each
+    /// the least of more round trips than it has, since the least of fewer moved each
     /// time one left, and the whole estimate with it (±0.25 ms in the benchmark).
     ///
     /// `followingFor` is how long the receiver has followed our clock: a follower that has just
@@ -129,30 +136,42 @@ struct SlowLinkDelay: Sendable {
         return (rise, fall)
     }
 
-    /// How often our master sends a Sync and Follow_Up (``Coordination/PTPMaster``'s interval).
+    /// How often our master sends a Sync and Follow_Up (Coordination's `PTPMaster` with its
+    /// defaults): every ``quickFollowUpInterval`` for a follower's first ``quickStart``, then
+    /// every ``followUpInterval``.
     static let followUpInterval: Duration = .milliseconds(125)
+    static let quickFollowUpInterval: Duration = .microseconds(15_625)
+    static let quickStart: Duration = .seconds(8)
+
+    /// How many Follow_Ups a follower has had `elapsed` after our master began serving it.
+    static func followUps(after elapsed: Duration) -> Int {
+        let quick = min(max(.zero, elapsed), quickStart)
+        return Int(quick / quickFollowUpInterval) + Int(max(.zero, elapsed - quickStart) / followUpInterval)
+    }
 
     /// Where a follower with nqptp's filter is `elapsed` after it started following our clock,
     /// on average: in its first second it takes every Follow_Up that came sooner in full and
-    /// none that came later, so it starts at about the least of eight; then it rises into the
-    /// jitter at most 2.5 ms / 256 a Follow_Up (about 0.08 ms a second at 8 a second) until it
-    /// settles (``followerSettling(delays:weights:)``). Taking the settled point from the start
-    /// played a receiver 0.5–0.7 ms early for its first ten seconds in the benchmark. The rise
-    /// is followed on the expected pulls of each Follow_Up; nil or a minute on: settled.
+    /// none that came later, so it starts at about the soonest of that second's (64 in our
+    /// master's quick start: within ~0.1 ms of the least); then it rises into the jitter at
+    /// most 2.5 ms / 256 a Follow_Up until it settles (``followerSettling(delays:weights:)``).
+    /// Taking the settled point from the start played a receiver 0.5–0.7 ms early for its
+    /// first ten seconds in the benchmark, when our master sent eight a second. The rise is
+    /// followed on the expected pulls of each Follow_Up; nil or a minute on: settled.
     static func followerSettling(delays: [Double], weights: [Double], after elapsed: Duration?) -> Duration {
         let settled = followerSettling(delays: delays, weights: weights)
         guard let elapsed, elapsed < .seconds(60) else { return settled }
         let total = weights.reduce(0, +)
         guard total > 0 else { return settled }
-        // The least of the first second's eight: E[min] = Σ P(min > x) over the grid's cells,
-        // each P(min > x) = P(one > x)⁸.
+        // The soonest of the first second's n: E[min] = Σ P(min > x) over the grid's cells,
+        // each P(min > x) = P(one > x)ⁿ.
+        let firstSecond = max(1, followUps(after: .seconds(1)))
         var above = 1.0, start = 0.0
         for index in delays.indices.dropLast() {
             above -= weights[index] / total
-            start += pow(max(0, above), 8) * (delays[index + 1] - delays[index])
+            start += pow(max(0, above), Double(firstSecond)) * (delays[index + 1] - delays[index])
         }
         var y = start
-        for _ in 0..<max(0, Int((elapsed - .seconds(1)) / followUpInterval)) {
+        for _ in 0..<max(0, followUps(after: elapsed) - firstSecond) {
             guard y < settled.seconds else { break }
             let (rise, fall) = pulls(at: y, delays: delays, weights: weights)
             y += (fall / followerFall - rise / followerRise) / total

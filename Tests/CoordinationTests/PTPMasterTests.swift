@@ -77,6 +77,39 @@ import Testing
         #expect(await eventually(timeout: .seconds(2)) { clock.sleeperCount == 0 })
     }
 
+    /// A follower newly set gets an Announce at the master's next step and a Sync every 15.625 ms for its first
+    /// eight seconds (nqptp starts from the soonest Follow_Up of its first second and rises by
+    /// a 256th of each later one: the more it gets, the nearer the link's least it starts and
+    /// the sooner it settles), then eight a second; one set later gets its own quick start
+    /// while the first stays at eight.
+    @Test func aNewFollowerGetsAQuickStartAndAnAnnounceAtTheNextStep() async throws {
+        let clock = ManualHostClock(now: .seconds(100))
+        let (master, event, general) = try Self.rig(clock: clock)
+        let port = master.configuration.eventPort
+        let laterEvent = try UDPSocket(binding: UDPAddress(host: "127.0.0.3", port: port), clock: clock)
+        let laterGeneral = try UDPSocket(binding: UDPAddress(host: "127.0.0.3", port: port + 1), clock: clock)
+        defer { master.close(); event.close(); general.close(); laterEvent.close(); laterGeneral.close() }
+        let events = Inbox(event), generals = Inbox(general), laterEvents = Inbox(laterEvent), laterGenerals = Inbox(laterGeneral)
+        master.setFollowers(["127.0.0.2"])
+        await run(clock, until: .seconds(101))
+        #expect(await eventually(timeout: .seconds(5)) { events.of(.sync).count >= 64 && generals.of(.followUp).count >= 64 })
+        #expect((64...65).contains(events.of(.sync).count), "\(events.of(.sync).count)")
+        #expect(events.of(.sync).contains { $0.0.logInterval == -6 } && events.of(.sync).contains { $0.0.logInterval == -3 })
+        #expect((1...2).contains(generals.of(.announce).count), "once a second still")
+        await run(clock, until: .seconds(109))
+        #expect(await eventually(timeout: .seconds(5)) { events.of(.sync).count >= 512 + 8 })
+        let before = events.of(.sync).count
+        master.setFollowers(["127.0.0.2", "127.0.0.3"])
+        // From the master's next step (at most 125 ms on): an Announce then, not at the next second.
+        await run(clock, until: .seconds(109) + .milliseconds(130))
+        #expect(await eventually(timeout: .seconds(5)) { !laterGenerals.of(.announce).isEmpty }, "an Announce before the next second's")
+        await run(clock, until: .seconds(110))
+        #expect(await eventually(timeout: .seconds(5)) { laterEvents.of(.sync).count >= 56 })
+        let first = events.of(.sync).count - before
+        #expect((8...10).contains(first), "the first follower, past its quick start: \(first)")
+        #expect(laterEvents.of(.sync).count <= 58 && laterGenerals.of(.followUp).count >= 56, "\(laterEvents.of(.sync).count)")
+    }
+
     @Test func delayRequestsAreAnsweredForFollowersOnlyAndWithinTheirBudget() async throws {
         let clock = ManualHostClock(now: .seconds(50))
         let (master, event, general) = try Self.rig(clock: clock)
