@@ -9,11 +9,11 @@ import Synchronization
 public import Transport
 
 /// The box as PTP master (IEEE 1588, two-step) for the AirPlay 2 receivers of its routes:
-/// Announce once a second and Sync + Follow_Up eight times a second (64 for a follower's first
-/// seconds: ``Configuration/quickStart``), sent unicast to each
-/// follower from the event and general ports to the same ports (319 → 319, 320 → 320: nqptp
-/// drops anything else, and follows only the master its client names — see Docs/airplay.md for
-/// why this is not linuxptp). The time announced is ``clock``'s, the timeline routes play on.
+/// Announce once a second and Sync + Follow_Up eight times a second — 64 for a follower's first
+/// seconds (``Configuration/quickStart``) and for one on a slow link (``syncQuickly(_:_:)``) —
+/// sent unicast to each follower from the event and general ports to the same ports (319 →
+/// 319, 320 → 320: nqptp drops anything else, and follows only the master its client names —
+/// see Docs/airplay.md for why this is not linuxptp). The time announced is ``clock``'s, the timeline routes play on.
 ///
 /// Only followers the caller set are served: a Delay_Req from any other address is dropped,
 /// and each follower's requests are rate-limited (a Delay_Resp is barely larger than its
@@ -38,10 +38,11 @@ public final class PTPMaster: Sendable {
         /// A follower newly set gets a Sync every ``quickSyncInterval`` for its first
         /// ``quickStart`` (and an Announce at its first step, not at the next second): nqptp
         /// takes the soonest Follow_Up of its first second as its start, then rises into a
-        /// jittery link's spread by a 256th of a later one's delay a Follow_Up. At eight a second it started anywhere in the first
-        /// ~0.6 ms of 0–5 ms of jitter and took 30 s to settle — 0.4–0.7 ms off a receiver
-        /// beside it meanwhile (Docs/benchmarks.md); at 64 a second it starts within ~0.1 ms
-        /// of the least and settles in a few seconds. Zero: no quick start.
+        /// jittery link's spread by a 256th of a later one's delay a Follow_Up. At eight a
+        /// second it started anywhere in the first ~0.6 ms of 0–5 ms of jitter and took half a
+        /// minute to settle (0.6 ms off the receiver beside it at first in one benchmark run,
+        /// Docs/benchmarks.md); at 64 a second it starts within ~0.1 ms of the least and
+        /// settles in a few seconds. Zero: no quick start.
         public var quickStart: Duration = .seconds(8)
         public var quickSyncInterval: Duration = .microseconds(15_625)
         public var announceEvery = 8
@@ -64,6 +65,8 @@ public final class PTPMaster: Sendable {
         var followers: [String] = []
         /// When each follower was set (its quick start runs from then), and whether it had an Announce.
         var joined: [String: Duration] = [:]
+        /// Followers that get quick Syncs for as long as they follow (``syncQuickly(_:_:)``).
+        var quickAlways: Set<String> = []
         var announced: Set<String> = []
         var sequence: UInt16 = 0
         var announceSequence: UInt16 = 0
@@ -131,6 +134,7 @@ public final class PTPMaster: Sendable {
             state.followers = unique
             state.joined = Dictionary(uniqueKeysWithValues: unique.map { ($0, state.joined[$0] ?? now) })
             state.announced.formIntersection(unique)
+            state.quickAlways.formIntersection(unique)
             state.grandmasters = state.grandmasters.filter { unique.contains($0.key) }
             state.delayRequests = state.delayRequests.filter { unique.contains($0.key) }
             if unique.isEmpty {
@@ -145,6 +149,20 @@ public final class PTPMaster: Sendable {
     }
 
     public var followers: [String] { state.withLock { $0.followers } }
+
+    /// Keeps sending `host` (a follower) a Sync every ``Configuration/quickSyncInterval`` after
+    /// its quick start, or no longer. For a follower on a slow, jittery link that filters our
+    /// Follow_Ups as nqptp does: it wanders in the link's jitter by as much at either rate,
+    /// but eight times as fast, so its offset over a minute or two averages nearer the point
+    /// it settles on (in simulation of nqptp's filter on 0–5 ms of even jitter, the 95th
+    /// percentile of its distance from it over two minutes: 0.28 ms at eight a second, at
+    /// worst 0.63; 0.19 ms at 64, at worst 0.21).
+    public func syncQuickly(_ host: String, _ quickly: Bool) {
+        state.withLock { state in
+            if quickly, state.followers.contains(host) { state.quickAlways.insert(host) } else { state.quickAlways.remove(host) }
+        }
+    }
+
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
     /// The clock `host`'s stream is timed by and the time on it: the grandmaster's where `host`
@@ -204,7 +222,7 @@ public final class PTPMaster: Sendable {
             let (followers, quick, unannounced, grandmasters) = state.withLock { state -> ([String], [String], [String], [String]) in
                 state.grandmasters = state.grandmasters.filter { started - $0.value.lastAnnounce < PTPForeignClock.silenceLimit }
                 let followers = state.followers.filter { state.grandmasters[$0] == nil }
-                let quick = followers.filter { started - (state.joined[$0] ?? started) < configuration.quickStart }
+                let quick = followers.filter { state.quickAlways.contains($0) || started - (state.joined[$0] ?? started) < configuration.quickStart }
                 return (followers, quick, followers.filter { !state.announced.contains($0) }, state.followers.filter { state.grandmasters[$0] != nil })
             }
             guard !followers.isEmpty || !grandmasters.isEmpty else { return }

@@ -123,11 +123,11 @@ actor RAOPStream {
     static let feedbackInterval: Duration = .seconds(2)
     /// On a slow link (``SlowLinkDelay/isSlow``) `/feedback` goes four times as often: each
     /// one's round trip measures the link's jitter, which decides how late the receiver reads
-    /// our clock. The first ``SlowLinkDelay/quickRoundTrips`` (a minute) go every 100 ms: the
-    /// least of a few round trips is still well above the link's, and the estimate with it
-    /// (0.2 ms too early for the first minute in the benchmark).
+    /// our clock. The first ``SlowLinkDelay/quickRoundTrips`` go 25 ms after the one before
+    /// was answered (half a minute on a 25 ms link): from a few round trips the estimate is
+    /// still off by ±0.2 ms (0.2–0.4 ms for the first half minute in the benchmark at 100 ms).
     static let slowLinkFeedbackInterval: Duration = .milliseconds(500)
-    static let quickFeedbackInterval: Duration = .milliseconds(100)
+    static let quickFeedbackInterval: Duration = .milliseconds(25)
     /// The least round trip the kernel measured on the RTSP connection (read when the stream
     /// starts and at each `/feedback`) and the round trips of the `/feedback` requests: how
     /// late the receiver reads our PTP clock on a slow link.
@@ -273,6 +273,8 @@ actor RAOPStream {
         case .ptp(let master):
             try await master.follow(receiverAddress)
             following = true
+            // On a slow link our Follow_Ups come quickly all along (``SlowLinkDelay/followUps(after:)``).
+            if slowLink.isSlow { master.syncQuickly(receiverAddress, true) }
             sessionTiming = .ptp(AirPlay2Setup.TimingPeer(id: context.groupUUID, addresses: [localAddress], clockIdentity: master.clockIdentity))
         case .ntp:
             let timing = try await sockets.open()

@@ -32,12 +32,12 @@ import MediaClock
 /// answer with its own times (`[audio] group-offsets`).
 struct SlowLinkDelay: Sendable {
     static let slowRoundTrip: Duration = .milliseconds(2)
-    /// Round trips the spread is taken from: the first minute's at 100 ms, then five minutes of
-    /// `/feedback` on a slow link. The estimate from 240 wandered ±0.1 ms (one standard
-    /// deviation) from run to run in the benchmark and in simulation of its jitter; from 600,
-    /// ±0.05 ms.
+    /// Round trips the spread is taken from: the first half minute's (``RAOPStream``'s quick
+    /// `/feedback`), then five minutes of `/feedback` on a slow link. The estimate from 240
+    /// wandered ±0.1 ms (one standard deviation) from run to run in the benchmark and in
+    /// simulation of its jitter; from 600, ±0.05 ms.
     static let roundTripsKept = 600
-    /// Round trips the least is taken from: ten minutes.
+    /// Round trips the least is taken from: ten minutes on.
     static let roundTripsForTheLeast = 1_200
 
     /// The least round trip the kernel measured on the connection (nil: not known).
@@ -136,23 +136,18 @@ struct SlowLinkDelay: Sendable {
         return (rise, fall)
     }
 
-    /// How often our master sends a Sync and Follow_Up (Coordination's `PTPMaster` with its
-    /// defaults): every ``quickFollowUpInterval`` for a follower's first ``quickStart``, then
-    /// every ``followUpInterval``.
-    static let followUpInterval: Duration = .milliseconds(125)
-    static let quickFollowUpInterval: Duration = .microseconds(15_625)
-    static let quickStart: Duration = .seconds(8)
+    /// How often our master sends a Sync and Follow_Up to a follower on a slow link
+    /// (Coordination's `PTPMaster` with its defaults, ``AirPlayTimingMaster/syncQuickly(_:_:)``):
+    /// 64 a second, eight times its regular rate.
+    static let followUpInterval: Duration = .microseconds(15_625)
 
-    /// How many Follow_Ups a follower has had `elapsed` after our master began serving it.
-    static func followUps(after elapsed: Duration) -> Int {
-        let quick = min(max(.zero, elapsed), quickStart)
-        return Int(quick / quickFollowUpInterval) + Int(max(.zero, elapsed - quickStart) / followUpInterval)
-    }
+    /// How many Follow_Ups a follower on a slow link has had `elapsed` after our master began serving it.
+    static func followUps(after elapsed: Duration) -> Int { Int(max(.zero, elapsed) / followUpInterval) }
 
     /// Where a follower with nqptp's filter is `elapsed` after it started following our clock,
     /// on average: in its first second it takes every Follow_Up that came sooner in full and
-    /// none that came later, so it starts at about the soonest of that second's (64 in our
-    /// master's quick start: within ~0.1 ms of the least); then it rises into the jitter at
+    /// none that came later, so it starts at about the soonest of that second's (64 from our
+    /// master: within ~0.1 ms of the least); then it rises into the jitter at
     /// most 2.5 ms / 256 a Follow_Up until it settles (``followerSettling(delays:weights:)``).
     /// Taking the settled point from the start played a receiver 0.5–0.7 ms early for its
     /// first ten seconds in the benchmark, when our master sent eight a second. The rise is

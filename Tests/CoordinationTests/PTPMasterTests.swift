@@ -108,6 +108,19 @@ import Testing
         let first = events.of(.sync).count - before
         #expect((8...10).contains(first), "the first follower, past its quick start: \(first)")
         #expect(laterEvents.of(.sync).count <= 58 && laterGenerals.of(.followUp).count >= 56, "\(laterEvents.of(.sync).count)")
+        // Kept quick past its quick start (a follower on a slow link), then no longer; a host
+        // that is not a follower is not made one.
+        master.syncQuickly("127.0.0.2", true)
+        master.syncQuickly("127.0.0.9", true)
+        let kept = events.of(.sync).count
+        await run(clock, until: .seconds(111))
+        #expect(await eventually(timeout: .seconds(5)) { events.of(.sync).count >= kept + 60 })
+        master.syncQuickly("127.0.0.2", false)
+        await run(clock, until: .seconds(118))
+        let regular = events.of(.sync).count
+        await run(clock, until: .seconds(119))
+        #expect(await eventually(timeout: .seconds(5)) { events.of(.sync).count >= regular + 8 })
+        #expect(events.of(.sync).count <= regular + 10 && master.followers == ["127.0.0.2", "127.0.0.3"])
     }
 
     @Test func delayRequestsAreAnsweredForFollowersOnlyAndWithinTheirBudget() async throws {
