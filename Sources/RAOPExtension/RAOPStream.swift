@@ -128,6 +128,8 @@ actor RAOPStream {
     /// still off by ±0.2 ms (0.2–0.4 ms for the first half minute in the benchmark at 100 ms).
     static let slowLinkFeedbackInterval: Duration = .milliseconds(500)
     static let quickFeedbackInterval: Duration = .milliseconds(25)
+    /// How often the slow link's delay is worked out again from the round trips.
+    static let estimateInterval: Duration = .seconds(1)
     /// The least round trip the kernel measured on the RTSP connection (read when the stream
     /// starts and at each `/feedback`) and the round trips of the `/feedback` requests: how
     /// late the receiver reads our PTP clock on a slow link.
@@ -135,7 +137,8 @@ actor RAOPStream {
     /// ``SlowLinkDelay/oneWay`` as of the last `/feedback` (worked out there, not per packet),
     /// and as last logged (a change of 0.1 ms or more is logged again).
     private var slowLinkDelay: Duration = .zero
-    private var feedbacksSinceEstimate = 0
+    /// When ``slowLinkDelay`` was last worked out (nil: not yet).
+    private var estimated: Duration?
     private var pathDelaySaid: Duration?
 
     /// What sync packets and rate anchors take off their times for a receiver that follows our
@@ -150,11 +153,12 @@ actor RAOPStream {
     /// Reads the kernel's least round trip again and works out ``slowLinkDelay`` anew.
     private func readLeastRoundTrip() async {
         slowLink.leastRoundTrip = await rtsp.leastRoundTrip()
-        feedbacksSinceEstimate += 1
-        // The estimate moves slowly (hundreds of round trips): every fourth time is enough.
-        guard feedbacksSinceEstimate >= 4 || slowLink.roundTrips.count <= SlowLinkDelay.minimumSpreadSamples else { return }
-        feedbacksSinceEstimate = 0
-        slowLinkDelay = slowLink.oneWay(followingFor: clock.now() - began)
+        // The estimate moves slowly (hundreds of round trips): once a second is enough, also
+        // while `/feedback` goes every 25 ms (at every fourth it cost 1–2 % of a core then).
+        let now = clock.now()
+        guard estimated.map({ now - $0 >= Self.estimateInterval }) ?? true || slowLink.roundTrips.count <= SlowLinkDelay.minimumSpreadSamples else { return }
+        estimated = now
+        slowLinkDelay = slowLink.oneWay(followingFor: now - began)
     }
 
     /// A `/feedback` answered, with the network's round trip for it (``RTSPClient/timedSend(_:timeout:)``),

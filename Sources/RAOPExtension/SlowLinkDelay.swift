@@ -167,7 +167,8 @@ struct SlowLinkDelay: Sendable {
         }
         var y = start
         for _ in 0..<max(0, followUps(after: elapsed) - firstSecond) {
-            guard y < settled.seconds else { break }
+            // Within a microsecond of where it settles is there (it nears it ever more slowly).
+            guard y < settled.seconds - 1e-6 else { return settled }
             let (rise, fall) = pulls(at: y, delays: delays, weights: weights)
             y += (fall / followerFall - rise / followerRise) / total
         }
