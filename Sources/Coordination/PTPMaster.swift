@@ -9,9 +9,8 @@ import Synchronization
 public import Transport
 
 /// The box as PTP master (IEEE 1588, two-step) for the AirPlay 2 receivers of its routes:
-/// Announce once a second and Sync + Follow_Up eight times a second — 64 for a follower's first
-/// seconds (``Configuration/quickStart``) and for one on a slow link (``syncQuickly(_:_:)``) —
-/// sent unicast to each follower from the event and general ports to the same ports (319 →
+/// Announce once a second (and to a new follower at once) and Sync + Follow_Up eight times a
+/// second — 64 for a follower on a slow link (``syncQuickly(_:_:)``) — sent unicast to each follower from the event and general ports to the same ports (319 →
 /// 319, 320 → 320: nqptp drops anything else, and follows only the master its client names —
 /// see Docs/airplay.md for why this is not linuxptp). The time announced is ``clock``'s, the timeline routes play on.
 ///
@@ -35,15 +34,8 @@ public final class PTPMaster: Sendable {
         public var eventPort: UInt16 = 319
         public var generalPort: UInt16 = 320
         public var syncInterval: Duration = .milliseconds(125)
-        /// A follower newly set gets a Sync every ``quickSyncInterval`` for its first
-        /// ``quickStart`` (and an Announce at its first step, not at the next second): nqptp
-        /// takes the soonest Follow_Up of its first second as its start, then rises into a
-        /// jittery link's spread by a 256th of a later one's delay a Follow_Up. At eight a
-        /// second it started anywhere in the first ~0.6 ms of 0–5 ms of jitter and took half a
-        /// minute to settle (0.6 ms off the receiver beside it at first in one benchmark run,
-        /// Docs/benchmarks.md); at 64 a second it starts within ~0.1 ms of the least and
-        /// settles in a few seconds. Zero: no quick start.
-        public var quickStart: Duration = .seconds(8)
+        /// How often a follower kept quick (``PTPMaster/syncQuickly(_:_:)``) gets a Sync: a
+        /// whole fraction of ``syncInterval``.
         public var quickSyncInterval: Duration = .microseconds(15_625)
         public var announceEvery = 8
         public var maximumFollowers = 16
@@ -63,10 +55,9 @@ public final class PTPMaster: Sendable {
 
     private struct State {
         var followers: [String] = []
-        /// When each follower was set (its quick start runs from then), and whether it had an Announce.
-        var joined: [String: Duration] = [:]
-        /// Followers that get quick Syncs for as long as they follow (``syncQuickly(_:_:)``).
-        var quickAlways: Set<String> = []
+        /// Followers that get quick Syncs for as long as they follow (``syncQuickly(_:_:)``),
+        /// and those that had an Announce.
+        var quick: Set<String> = []
         var announced: Set<String> = []
         var sequence: UInt16 = 0
         var announceSequence: UInt16 = 0
@@ -129,12 +120,10 @@ public final class PTPMaster: Sendable {
     /// The receivers to serve (IPv4 addresses); an empty list stops the master's ticks.
     public func setFollowers(_ hosts: [String]) {
         let unique = Array(Set(hosts).sorted().prefix(configuration.maximumFollowers))
-        let now = clock.now()
         let stop = state.withLock { state -> Task<Void, Never>? in
             state.followers = unique
-            state.joined = Dictionary(uniqueKeysWithValues: unique.map { ($0, state.joined[$0] ?? now) })
             state.announced.formIntersection(unique)
-            state.quickAlways.formIntersection(unique)
+            state.quick.formIntersection(unique)
             state.grandmasters = state.grandmasters.filter { unique.contains($0.key) }
             state.delayRequests = state.delayRequests.filter { unique.contains($0.key) }
             if unique.isEmpty {
@@ -150,16 +139,21 @@ public final class PTPMaster: Sendable {
 
     public var followers: [String] { state.withLock { $0.followers } }
 
-    /// Keeps sending `host` (a follower) a Sync every ``Configuration/quickSyncInterval`` after
-    /// its quick start, or no longer. For a follower on a slow, jittery link that filters our
-    /// Follow_Ups as nqptp does: it wanders in the link's jitter by as much at either rate,
-    /// but eight times as fast, so its offset over a minute or two averages nearer the point
-    /// it settles on (in simulation of nqptp's filter on 0–5 ms of even jitter, the 95th
-    /// percentile of its distance from it over two minutes: 0.28 ms at eight a second, at
-    /// worst 0.63; 0.19 ms at 64, at worst 0.21).
+    /// Sends `host` (a follower) a Sync every ``Configuration/quickSyncInterval`` from the
+    /// master's next step for as long as it follows, or no longer. For a follower on a slow,
+    /// jittery link that filters our Follow_Ups as nqptp does, which counts Follow_Ups, not
+    /// seconds: it takes the soonest of its first second as its start (of 64: within ~0.1 ms
+    /// of the link's least; of eight, anywhere in the first ~0.6 ms of 0–5 ms of jitter — one
+    /// benchmark run was 0.6 ms off the receiver beside it for 15 s), rises by a 256th of a
+    /// later one's delay each (seconds to settle, not half a minute), and wanders around where
+    /// it settles as far at either rate but eight times as fast, so a minute or two of it
+    /// averages nearer (in simulation of its filter on 0–5 ms of even jitter, the 95th
+    /// percentile of its distance from that point over two minutes: 0.28 ms at eight a
+    /// second, at worst 0.63; 0.19 ms at 64, at worst 0.21). On a LAN none of this is worth
+    /// the wake-ups.
     public func syncQuickly(_ host: String, _ quickly: Bool) {
         state.withLock { state in
-            if quickly, state.followers.contains(host) { state.quickAlways.insert(host) } else { state.quickAlways.remove(host) }
+            if quickly, state.followers.contains(host) { state.quick.insert(host) } else { state.quick.remove(host) }
         }
     }
 
@@ -210,9 +204,9 @@ public final class PTPMaster: Sendable {
     }
 
     /// Runs on a grid of ``Configuration/quickSyncInterval`` steps, ``Configuration/syncInterval``
-    /// apart (a whole number of them) unless a follower is in its quick start: then every step.
+    /// apart (a whole number of them) unless a follower is kept quick: then every step.
     private func tick() async {
-        let quickInterval = configuration.quickStart > .zero ? max(.milliseconds(1), configuration.quickSyncInterval) : configuration.syncInterval
+        let quickInterval = min(configuration.syncInterval, max(.milliseconds(1), configuration.quickSyncInterval))
         let stepsPerSync = max(1, Int(configuration.syncInterval / quickInterval))
         let stepsPerAnnounce = stepsPerSync * max(1, configuration.announceEvery)
         var step = 0
@@ -222,7 +216,7 @@ public final class PTPMaster: Sendable {
             let (followers, quick, unannounced, grandmasters) = state.withLock { state -> ([String], [String], [String], [String]) in
                 state.grandmasters = state.grandmasters.filter { started - $0.value.lastAnnounce < PTPForeignClock.silenceLimit }
                 let followers = state.followers.filter { state.grandmasters[$0] == nil }
-                let quick = followers.filter { state.quickAlways.contains($0) || started - (state.joined[$0] ?? started) < configuration.quickStart }
+                let quick = followers.filter { state.quick.contains($0) }
                 return (followers, quick, followers.filter { !state.announced.contains($0) }, state.followers.filter { state.grandmasters[$0] != nil })
             }
             guard !followers.isEmpty || !grandmasters.isEmpty else { return }
@@ -230,7 +224,7 @@ public final class PTPMaster: Sendable {
             if step % stepsPerAnnounce == 0 { announce(to: followers) } else { announce(to: unannounced) }
             sync(to: regular ? followers : quick, interval: regular ? configuration.syncInterval : quickInterval)
             if regular { requestDelay(from: grandmasters) }
-            // No follower in its quick start: on to the next regular step.
+            // No follower kept quick: on to the next regular step.
             let steps = quick.isEmpty ? stepsPerSync - step % stepsPerSync : 1
             step += steps
             next += quickInterval * steps

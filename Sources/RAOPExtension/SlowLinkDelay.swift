@@ -136,8 +136,8 @@ struct SlowLinkDelay: Sendable {
         return (rise, fall)
     }
 
-    /// How often our master sends a Sync and Follow_Up to a follower on a slow link
-    /// (Coordination's `PTPMaster` with its defaults, ``AirPlayTimingMaster/syncQuickly(_:_:)``):
+    /// How often our master sends a Sync and Follow_Up to a follower on a slow link from its
+    /// start (Coordination's `PTPMaster` with its defaults, ``AirPlayTimingMaster/syncQuickly(_:_:)``):
     /// 64 a second, eight times its regular rate.
     static let followUpInterval: Duration = .microseconds(15_625)
 

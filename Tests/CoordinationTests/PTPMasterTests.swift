@@ -77,51 +77,54 @@ import Testing
         #expect(await eventually(timeout: .seconds(2)) { clock.sleeperCount == 0 })
     }
 
-    /// A follower newly set gets an Announce at the master's next step and a Sync every 15.625 ms for its first
-    /// eight seconds (nqptp starts from the soonest Follow_Up of its first second and rises by
-    /// a 256th of each later one: the more it gets, the nearer the link's least it starts and
-    /// the sooner it settles), then eight a second; one set later gets its own quick start
-    /// while the first stays at eight.
-    @Test func aNewFollowerGetsAQuickStartAndAnAnnounceAtTheNextStep() async throws {
+    /// A follower newly set gets an Announce at the master's next step (not at the next
+    /// second's); one kept quick (on a slow link) a Sync every 15.625 ms from the next step while
+    /// the others stay at eight a second, until it is no longer kept quick or no longer a
+    /// follower; a host that is not a follower is not made one.
+    @Test func aNewFollowerIsAnnouncedAtTheNextStepAndOneKeptQuickGetsSixtyFourSyncsASecond() async throws {
         let clock = ManualHostClock(now: .seconds(100))
         let (master, event, general) = try Self.rig(clock: clock)
         let port = master.configuration.eventPort
         let laterEvent = try UDPSocket(binding: UDPAddress(host: "127.0.0.3", port: port), clock: clock)
         let laterGeneral = try UDPSocket(binding: UDPAddress(host: "127.0.0.3", port: port + 1), clock: clock)
         defer { master.close(); event.close(); general.close(); laterEvent.close(); laterGeneral.close() }
-        let events = Inbox(event), generals = Inbox(general), laterEvents = Inbox(laterEvent), laterGenerals = Inbox(laterGeneral)
+        let events = Inbox(event), laterEvents = Inbox(laterEvent), laterGenerals = Inbox(laterGeneral)
         master.setFollowers(["127.0.0.2"])
         await run(clock, until: .seconds(101))
-        #expect(await eventually(timeout: .seconds(5)) { events.of(.sync).count >= 64 && generals.of(.followUp).count >= 64 })
-        #expect((64...65).contains(events.of(.sync).count), "\(events.of(.sync).count)")
-        #expect(events.of(.sync).contains { $0.0.logInterval == -6 } && events.of(.sync).contains { $0.0.logInterval == -3 })
-        #expect((1...2).contains(generals.of(.announce).count), "once a second still")
-        await run(clock, until: .seconds(109))
-        // 512 in the first 8 s, then eight a second through 109.0 (that one sent before the next follower is set).
-        #expect(await eventually(timeout: .seconds(5)) { events.of(.sync).count >= 512 + 9 })
-        let before = events.of(.sync).count
-        master.setFollowers(["127.0.0.2", "127.0.0.3"])
-        // From the master's next step (at most 125 ms on): an Announce then, not at the next second.
-        await run(clock, until: .seconds(109) + .milliseconds(130))
-        #expect(await eventually(timeout: .seconds(5)) { !laterGenerals.of(.announce).isEmpty }, "an Announce before the next second's")
-        await run(clock, until: .seconds(110))
-        #expect(await eventually(timeout: .seconds(5)) { laterEvents.of(.sync).count >= 56 })
-        let first = events.of(.sync).count - before
-        #expect((7...9).contains(first), "the first follower, past its quick start: \(first)")
-        #expect(laterEvents.of(.sync).count <= 58 && laterGenerals.of(.followUp).count >= 56, "\(laterEvents.of(.sync).count)")
-        // Kept quick past its quick start (a follower on a slow link), then no longer; a host
-        // that is not a follower is not made one.
+        // 100.0 through 101.0, the last perhaps not sent yet.
+        #expect(await eventually(timeout: .seconds(5)) { events.of(.sync).count >= 8 })
+        #expect((8...9).contains(events.of(.sync).count) && events.of(.sync).allSatisfy { $0.0.logInterval == -3 })
+        // Kept quick from the next step.
         master.syncQuickly("127.0.0.2", true)
         master.syncQuickly("127.0.0.9", true)
-        let kept = events.of(.sync).count
-        await run(clock, until: .seconds(111))
-        #expect(await eventually(timeout: .seconds(5)) { events.of(.sync).count >= kept + 60 })
+        await run(clock, until: .seconds(101) + .milliseconds(125))
+        #expect(await eventually(timeout: .seconds(5)) { events.of(.sync).count >= 10 })
+        let quickFrom = events.of(.sync).count
+        await run(clock, until: .seconds(102) + .milliseconds(125))
+        #expect(await eventually(timeout: .seconds(5)) { events.of(.sync).count >= quickFrom + 64 })
+        #expect(events.of(.sync).count <= quickFrom + 65 && events.of(.sync).contains { $0.0.logInterval == -6 })
+        // A second follower: an Announce at the next step, eight Syncs a second while the first gets 64.
+        master.setFollowers(["127.0.0.2", "127.0.0.3"])
+        await run(clock, until: .seconds(102) + .milliseconds(150))
+        #expect(await eventually(timeout: .seconds(5)) { !laterGenerals.of(.announce).isEmpty }, "an Announce before the next second's")
+        let (first, later) = (events.of(.sync).count, laterEvents.of(.sync).count)
+        await run(clock, until: .seconds(104) + .milliseconds(150))
+        #expect(await eventually(timeout: .seconds(5)) { events.of(.sync).count >= first + 127 && laterEvents.of(.sync).count >= later + 15 })
+        #expect(laterEvents.of(.sync).count <= later + 17 && laterEvents.of(.sync).allSatisfy { $0.0.logInterval == -3 })
+        // No longer quick: eight a second again; and not quick again after leaving and coming back.
         master.syncQuickly("127.0.0.2", false)
-        await run(clock, until: .seconds(118))
+        await run(clock, until: .seconds(105) + .milliseconds(150))
         let regular = events.of(.sync).count
-        await run(clock, until: .seconds(119))
+        await run(clock, until: .seconds(106) + .milliseconds(150))
         #expect(await eventually(timeout: .seconds(5)) { events.of(.sync).count >= regular + 8 })
-        #expect(events.of(.sync).count <= regular + 10 && master.followers == ["127.0.0.2", "127.0.0.3"])
+        #expect(events.of(.sync).count <= regular + 9 && master.followers == ["127.0.0.2", "127.0.0.3"])
+        master.syncQuickly("127.0.0.3", true)
+        master.setFollowers(["127.0.0.2"])
+        master.setFollowers(["127.0.0.2", "127.0.0.3"])
+        let back = laterEvents.of(.sync).count
+        await run(clock, until: .seconds(108) + .milliseconds(150))
+        #expect(await eventually(timeout: .seconds(5)) { laterEvents.of(.sync).count >= back + 15 })
+        #expect(laterEvents.of(.sync).count <= back + 17, "its quick Syncs went with it")
     }
 
     @Test func delayRequestsAreAnsweredForFollowersOnlyAndWithinTheirBudget() async throws {
