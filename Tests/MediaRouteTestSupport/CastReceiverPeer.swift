@@ -49,9 +49,12 @@ public final class CastReceiverPeer: Sendable {
     }
 
     /// Starts a receiver on loopback (no mDNS), or in `room` of `lab`, announced there.
+    /// `port` nil: 8009 in a room, as every Cast device listens (pychromecast also tries a host
+    /// it found on 8009, whatever port mDNS named: the mkchromecast anchor hung retrying that
+    /// in the runs it picked that service first), any free port on loopback.
     public init(
         lab: NamespaceLab? = nil, room: NamespaceLab.Room? = nil, name: String = "Living Room TV", model: String = "Chromecast", capabilities: Int = 4101,
-        id: String = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(), port: Int = 0
+        id: String = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(), port: Int? = nil
     ) throws {
         self.id = id
         self.name = name
@@ -61,7 +64,7 @@ public final class CastReceiverPeer: Sendable {
         let (certificate, key) = try Self.makeCertificate(in: directory, name: "receiver")
         address = room?.deviceAddress ?? "127.0.0.1"
         let arguments = [
-            "/usr/bin/python3", "-u", Self.script, "--address", address, "--port", String(port), "--cert", certificate, "--key", key, "--name", name,
+            "/usr/bin/python3", "-u", Self.script, "--address", address, "--port", String(port ?? (room == nil ? 0 : 8009)), "--cert", certificate, "--key", key, "--name", name,
             "--id", id, "--model", model, "--ca", String(capabilities), "--record", directory,
         ]
         logPath = directory + "/events.log"
