@@ -154,7 +154,7 @@ actor RAOPStream {
     private func readLeastRoundTrip() async {
         slowLink.leastRoundTrip = await rtsp.leastRoundTrip()
         // The estimate moves slowly (hundreds of round trips): once a second is enough, also
-        // while `/feedback` goes every 25 ms (at every fourth it cost 1–2 % of a core then).
+        // while `/feedback` goes every 25 ms (at every fourth it cost up to a percent of a core more).
         let now = clock.now()
         guard estimated.map({ now - $0 >= Self.estimateInterval }) ?? true || slowLink.roundTrips.count <= SlowLinkDelay.minimumSpreadSamples else { return }
         estimated = now
