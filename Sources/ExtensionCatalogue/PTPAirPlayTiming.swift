@@ -22,7 +22,5 @@ public struct PTPAirPlayTiming: AirPlayTimingMaster {
     public func settle(_ host: String, limit: Duration) async { await service.settle(host, limit: limit) }
 
     public func measuresPathDelay(_ host: String) -> Bool { service.measuresPathDelay(host) }
-
-    public func syncQuickly(_ host: String, _ quickly: Bool) { service.syncQuickly(host, quickly) }
 }
 #endif

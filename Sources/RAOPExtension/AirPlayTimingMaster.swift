@@ -24,10 +24,6 @@ public protocol AirPlayTimingMaster: Sendable {
     /// Delay_Req, as IEEE 1588 followers do): its stream then needs no allowance for a slow
     /// link (``SlowLinkDelay``), which is for followers that do not (nqptp).
     func measuresPathDelay(_ host: String) -> Bool
-    /// Sends `host` Syncs more often than the master's regular rate for as long as it follows
-    /// (or no longer): a follower on a slow, jittery link that filters them as nqptp does
-    /// wanders less far from where ``SlowLinkDelay`` puts it over a stream's minutes.
-    func syncQuickly(_ host: String, _ quickly: Bool)
 }
 
 extension AirPlayTimingMaster {
@@ -39,6 +35,4 @@ extension AirPlayTimingMaster {
     public func settle(_ host: String, limit: Duration) async {}
 
     public func measuresPathDelay(_ host: String) -> Bool { false }
-
-    public func syncQuickly(_ host: String, _ quickly: Bool) {}
 }

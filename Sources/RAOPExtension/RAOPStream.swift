@@ -277,8 +277,6 @@ actor RAOPStream {
         case .ptp(let master):
             try await master.follow(receiverAddress)
             following = true
-            // On a slow link our Follow_Ups come quickly all along (``SlowLinkDelay/followUps(after:)``).
-            if slowLink.isSlow { master.syncQuickly(receiverAddress, true) }
             sessionTiming = .ptp(AirPlay2Setup.TimingPeer(id: context.groupUUID, addresses: [localAddress], clockIdentity: master.clockIdentity))
         case .ntp:
             let timing = try await sockets.open()

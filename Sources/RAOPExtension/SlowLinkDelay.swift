@@ -136,21 +136,20 @@ struct SlowLinkDelay: Sendable {
         return (rise, fall)
     }
 
-    /// How often our master sends a Sync and Follow_Up to a follower on a slow link from its
-    /// start (Coordination's `PTPMaster` with its defaults, ``AirPlayTimingMaster/syncQuickly(_:_:)``):
-    /// 64 a second, eight times its regular rate.
-    static let followUpInterval: Duration = .microseconds(15_625)
+    /// How often our master sends a Sync and Follow_Up (Coordination's `PTPMaster` with its
+    /// defaults). Sending a follower on a slow link 64 a second was tried and is not done:
+    /// Docs/airplay.md, "Syncs 64 a second: tried".
+    static let followUpInterval: Duration = .milliseconds(125)
 
-    /// How many Follow_Ups a follower on a slow link has had `elapsed` after our master began serving it.
+    /// How many Follow_Ups a follower has had `elapsed` after our master began serving it.
     static func followUps(after elapsed: Duration) -> Int { Int(max(.zero, elapsed) / followUpInterval) }
 
     /// Where a follower with nqptp's filter is `elapsed` after it started following our clock,
     /// on average: in its first second it takes every Follow_Up that came sooner in full and
-    /// none that came later, so it starts at about the soonest of that second's (64 from our
-    /// master: within ~0.1 ms of the least); then it rises into the jitter at
+    /// none that came later, so it starts at about the soonest of that second's eight; then it rises into the jitter at
     /// most 2.5 ms / 256 a Follow_Up until it settles (``followerSettling(delays:weights:)``).
     /// Taking the settled point from the start played a receiver 0.5–0.7 ms early for its
-    /// first ten seconds in the benchmark, when our master sent eight a second. The rise is
+    /// first ten seconds in the benchmark. The rise is
     /// followed on the expected pulls of each Follow_Up; nil or a minute on: settled.
     static func followerSettling(delays: [Double], weights: [Double], after elapsed: Duration?) -> Duration {
         let settled = followerSettling(delays: delays, weights: weights)
