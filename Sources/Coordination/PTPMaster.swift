@@ -10,7 +10,7 @@ public import Transport
 
 /// The box as PTP master (IEEE 1588, two-step) for the AirPlay 2 receivers of its routes:
 /// Announce once a second (and to a new follower at once) and Sync + Follow_Up eight times a
-/// second — 64 for a follower on a slow link (``syncQuickly(_:_:)``) — sent unicast to each follower from the event and general ports to the same ports (319 →
+/// second — 64 for a follower a caller names (``syncQuickly(_:_:)``) — sent unicast to each follower from the event and general ports to the same ports (319 →
 /// 319, 320 → 320: nqptp drops anything else, and follows only the master its client names —
 /// see Docs/airplay.md for why this is not linuxptp). The time announced is ``clock``'s, the timeline routes play on.
 ///
@@ -149,8 +149,10 @@ public final class PTPMaster: Sendable {
     /// it settles as far at either rate but eight times as fast, so a minute or two of it
     /// averages nearer (in simulation of its filter on 0–5 ms of even jitter, the 95th
     /// percentile of its distance from that point over two minutes: 0.28 ms at eight a
-    /// second, at worst 0.63; 0.19 ms at 64, at worst 0.21). On a LAN none of this is worth
-    /// the wake-ups.
+    /// second, at worst 0.63; 0.19 ms at 64, at worst 0.21). AirPlay streams do not ask for
+    /// it: in the benchmark it showed no gain through the runs' spread, for 1.5–2 % of a core,
+    /// and at 64 a second nqptp follows a burst of late packets eight times as far
+    /// (Docs/airplay.md, "Syncs 64 a second: tried, not used"). On a LAN it buys nothing.
     public func syncQuickly(_ host: String, _ quickly: Bool) {
         state.withLock { state in
             if quickly, state.followers.contains(host) { state.quick.insert(host) } else { state.quick.remove(host) }
