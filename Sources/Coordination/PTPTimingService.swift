@@ -75,11 +75,6 @@ public final class PTPTimingService: Sendable {
         }
     }
 
-    /// Keeps `host`'s Syncs quick (``PTPMaster/syncQuickly(_:_:)``) or no longer.
-    public func syncQuickly(_ host: String, _ quickly: Bool) {
-        state.withLock { $0.master }?.syncQuickly(host, quickly)
-    }
-
     /// The receivers served now.
     public var followers: [String] { state.withLock { $0.counts.keys.sorted() } }
     /// What the master sent so far (nil when it is closed).
