@@ -20,12 +20,15 @@ public import Transport
 /// followers the master sleeps: no timer, no wake-up.
 ///
 /// A follower that announces a better clock than ours (a receiver that insists on being
-/// grandmaster, as HomePodOS 27 is reported to) is not fought: the master stops sending it
-/// Announce and Sync, follows its clock instead (``PTPForeignClock``: its Sync/Follow_Up, our
-/// Delay_Req) and ``reading(for:)`` gives that clock for its stream's sync packets. Only a
-/// follower's own Announce counts, from its address and PTP ports — never a grandmaster any
-/// host announces — and it lasts while it keeps announcing. It is also reported through
-/// `foreignMaster`.
+/// grandmaster, as HomePodOS 27 is reported to) is not fought: the master follows its clock
+/// (``PTPForeignClock``: its Sync/Follow_Up, our Delay_Req), stops sending it Announce and Sync
+/// once that clock is measured, and ``reading(for:)`` gives that clock for its stream's sync
+/// packets. Only a follower's own Announce counts, from its address and PTP ports — never a
+/// grandmaster any host announces — and it lasts while it keeps announcing. A LAN host can
+/// forge that address, so one message decides little: another clock at the address replaces
+/// the one followed only after two Announces within four seconds, a worse Announce ends it
+/// only in its own name, and a grandmaster whose Syncs never come is served our clock all
+/// along. It is also reported through `foreignMaster`.
 public final class PTPMaster: Sendable {
     /// Ports and rates; the ports differ from 319/320 only in tests (binding those needs
     /// root or `CAP_NET_BIND_SERVICE`).
@@ -69,10 +72,23 @@ public final class PTPMaster: Sendable {
         var budget = SourceRateBudget(perSource: .init(perSecond: 48, burst: 48), overall: .init(perSecond: 384, burst: 384), maximumSources: 32)
         /// Followers that announced a better clock, by address (followers only, so at most ``Configuration/maximumFollowers``).
         var grandmasters: [String: PTPForeignClock] = [:]
+        /// Another clock announced where a grandmaster is followed, not yet qualified (followers only).
+        var candidates: [String: AnnounceCandidate] = [:]
         /// When each follower last sent a Delay_Req (followers only): one that does measures its
         /// path's delay itself, as IEEE 1588 has it; nqptp never does.
         var delayRequests: [String: Duration] = [:]
     }
+
+    /// A clock that announced itself where another grandmaster is followed: its first Announce.
+    struct AnnounceCandidate: Sendable {
+        var source: PTPPortIdentity
+        var grandmaster: UInt64
+        var since: Duration
+    }
+
+    /// How soon a second Announce of another clock must follow the first for it to replace the
+    /// grandmaster followed at that address: four announce intervals of a second.
+    static let announceQualification: Duration = .seconds(4)
 
     /// How long after its last Delay_Req a follower still counts as measuring its path
     /// (followers send eight a second, or one a few seconds).
@@ -125,6 +141,7 @@ public final class PTPMaster: Sendable {
             state.announced.formIntersection(unique)
             state.quick.formIntersection(unique)
             state.grandmasters = state.grandmasters.filter { unique.contains($0.key) }
+            state.candidates = state.candidates.filter { unique.contains($0.key) }
             state.delayRequests = state.delayRequests.filter { unique.contains($0.key) }
             if unique.isEmpty {
                 defer { state.ticker = nil }
@@ -217,7 +234,9 @@ public final class PTPMaster: Sendable {
             let started = clock.now()
             let (followers, quick, unannounced, grandmasters) = state.withLock { state -> ([String], [String], [String], [String]) in
                 state.grandmasters = state.grandmasters.filter { started - $0.value.lastAnnounce < PTPForeignClock.silenceLimit }
-                let followers = state.followers.filter { state.grandmasters[$0] == nil }
+                // A grandmaster is served our clock until its own is measured: an Announce alone
+                // (which a LAN host can forge in a receiver's name) does not cut it off.
+                let followers = state.followers.filter { state.grandmasters[$0]?.offset == nil }
                 let quick = followers.filter { state.quick.contains($0) }
                 return (followers, quick, followers.filter { !state.announced.contains($0) }, state.followers.filter { state.grandmasters[$0] != nil })
             }
@@ -322,17 +341,35 @@ public final class PTPMaster: Sendable {
             let ours = ownAnnounce
             let now = clock.now()
             state.withLock { state in
+                let known = state.grandmasters[address.host]
                 guard PTPForeignClock.isBetter(announce, than: ours) else {
-                    state.grandmasters[address.host] = nil
+                    // Only the grandmaster itself steps down: a worse Announce in another's name is not its.
+                    if known?.source == message.source {
+                        state.grandmasters[address.host] = nil
+                        state.candidates[address.host] = nil
+                    }
                     return
                 }
-                if var known = state.grandmasters[address.host], known.source == message.source, known.announce.grandmaster == announce.grandmaster {
+                if var known, known.source == message.source, known.announce.grandmaster == announce.grandmaster {
                     known.announce = announce
                     known.lastAnnounce = now
                     state.grandmasters[address.host] = known
-                } else {
-                    state.grandmasters[address.host] = PTPForeignClock(announce: announce, source: message.source, lastAnnounce: now)
+                    return
                 }
+                // Another clock where one is followed: taken once it announced twice within
+                // ``announceQualification`` (IEEE 1588's foreign-master qualification), so one
+                // forged or replayed Announce changes nothing.
+                if known != nil {
+                    let candidate = AnnounceCandidate(source: message.source, grandmaster: announce.grandmaster, since: now)
+                    guard let earlier = state.candidates[address.host], earlier.source == candidate.source, earlier.grandmaster == candidate.grandmaster,
+                        now - earlier.since <= Self.announceQualification
+                    else {
+                        state.candidates[address.host] = candidate
+                        return
+                    }
+                }
+                state.candidates[address.host] = nil
+                state.grandmasters[address.host] = PTPForeignClock(announce: announce, source: message.source, lastAnnounce: now)
             }
             foreignMaster(address.host, announce)
         case .timestamp where message.kind == .sync:
@@ -343,13 +380,13 @@ public final class PTPMaster: Sendable {
         case .preciseOrigin(let origin):
             state.withLock { state in
                 guard state.grandmasters[address.host]?.source == message.source else { return }
-                state.grandmasters[address.host]?.followUp(message.sequence, preciseOrigin: origin)
+                state.grandmasters[address.host]?.followUp(message.sequence, preciseOrigin: origin, now: arrival)
                 state.statistics.foreignSyncs += 1
             }
         case .delayResponse(let received, let requester) where requester == identity:
             state.withLock { state in
                 guard state.grandmasters[address.host]?.source == message.source else { return }
-                state.grandmasters[address.host]?.delayResponse(message.sequence, received: received)
+                state.grandmasters[address.host]?.delayResponse(message.sequence, received: received, now: arrival)
             }
         default:
             break

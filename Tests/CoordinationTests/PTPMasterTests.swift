@@ -231,4 +231,62 @@ import Testing
         await run(clock, until: .seconds(17))
         #expect(await eventually(timeout: .seconds(5)) { events.of(.sync).count >= syncsAfter + 4 })
     }
+
+    /// A LAN host can forge a receiver's address and PTP identity. An Announce alone does not
+    /// cut the receiver off our clock (its Syncs must come first); one Announce of another clock
+    /// at its address changes nothing, nor does a second one more than four seconds later, but
+    /// two within four seconds do; a worse Announce ends it only in its own name.
+    @Test func aGrandmastersAddressForgedOnceChangesNothing() async throws {
+        let clock = ManualHostClock(now: .seconds(10))
+        let (master, event, general) = try Self.rig(clock: clock)
+        defer { master.close(); event.close(); general.close() }
+        let events = Inbox(event)
+        master.setFollowers(["127.0.0.2"])
+        let eventPort = master.configuration.eventPort, generalPort = master.configuration.generalPort
+        let to = { (port: UInt16) in UDPAddress(host: "127.0.0.1", port: port) }
+        func announce(_ clock: UInt64, priority: UInt8 = 0) {
+            let message = PTPMessage(kind: .announce, source: PTPPortIdentity(clock: clock), sequence: 1, body: .announce(PTPAnnounce(priority1: priority, grandmaster: clock)))
+            general.send(message.bytes, to: to(generalPort))
+        }
+        announce(0x1111)
+        #expect(await eventually(timeout: .seconds(5)) { master.isSettling("127.0.0.2") })
+        // Announced, not measured: our Syncs go on.
+        let syncsAtAnnounce = events.of(.sync).count
+        await run(clock, until: .seconds(10) + .milliseconds(500))
+        #expect(await eventually(timeout: .seconds(5)) { events.of(.sync).count >= syncsAtAnnounce + 3 }, "Syncs after an Announce alone")
+        // Its Sync and Follow_Up: measured; ours stop.
+        let theirs = PTPPortIdentity(clock: 0x1111)
+        event.send(PTPMessage(kind: .sync, source: theirs, sequence: 7, flags: PTPMessage.twoStepFlag, body: .timestamp(PTPTimestamp(seconds: 0, nanoseconds: 0))).bytes, to: to(eventPort))
+        try await Task.sleep(for: .milliseconds(50))
+        general.send(PTPMessage(kind: .followUp, source: theirs, sequence: 7, body: .preciseOrigin(PTPTimestamp(clock.now() + .seconds(100)))).bytes, to: to(generalPort))
+        #expect(await eventually(timeout: .seconds(5)) { master.reading(for: "127.0.0.2").clockIdentity == 0x1111 })
+        try await Task.sleep(for: .milliseconds(100))
+        let syncsMeasured = events.of(.sync).count
+        await run(clock, until: .seconds(11) + .milliseconds(500))
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(events.of(.sync).count <= syncsMeasured + 1, "no Sync once its clock is measured (one in flight aside)")
+        // A worse Announce in another's name, and one Announce of another clock: nothing changes.
+        announce(0x3333, priority: 255)
+        announce(0x2222)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(master.reading(for: "127.0.0.2").clockIdentity == 0x1111)
+        // The other clock again, but 4.5 s later (the followed one announcing meanwhile): still nothing.
+        announce(0x1111)
+        await run(clock, until: .seconds(16))
+        announce(0x1111)
+        announce(0x2222)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(master.reading(for: "127.0.0.2").clockIdentity == 0x1111)
+        // And once more within four seconds: qualified, it replaces the grandmaster (not measured yet: our clock meanwhile).
+        await run(clock, until: .seconds(17))
+        announce(0x2222)
+        #expect(await eventually(timeout: .seconds(5)) { master.reading(for: "127.0.0.2").clockIdentity == Self.identity.clock })
+        #expect(master.isSettling("127.0.0.2"))
+        // The one replaced cannot end it; the new one can.
+        announce(0x1111, priority: 255)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(master.isSettling("127.0.0.2"))
+        announce(0x2222, priority: 255)
+        #expect(await eventually(timeout: .seconds(5)) { !master.isSettling("127.0.0.2") })
+    }
 }
