@@ -290,13 +290,27 @@ public final class PTPMaster: Sendable {
         // the Follow_Up's send there is only the Sync's `sendto` (nqptp times the Follow_Up's
         // arrival, so what runs there shows up in its estimate).
         var followUp = PTPMessage(kind: .followUp, source: identity, sequence: sequence, logInterval: interval, body: .preciseOrigin(PTPTimestamp(seconds: 0, nanoseconds: 0))).bytes
-        let addresses = followers.map { (UDPAddress(host: $0, port: configuration.eventPort), UDPAddress(host: $0, port: configuration.generalPort)) }
+        let addresses = Self.sendingOrder(followers, round: sequence).map {
+            (UDPAddress(host: $0, port: configuration.eventPort), UDPAddress(host: $0, port: configuration.generalPort))
+        }
         for (eventAddress, generalAddress) in addresses {
             let sent = clock.now()
             event.send(sync, to: eventAddress)
             followUp.replaceSubrange(PTPMessage.headerLength..<(PTPMessage.headerLength + PTPTimestamp.length), with: PTPTimestamp(sent).bytes)
             general.send(followUp, to: generalAddress)
         }
+    }
+
+    /// The followers in the order a round's Syncs go out: each round starts one further on. A
+    /// follower that times a Follow_Up when its process wakes (nqptp does, after `select`) is
+    /// woken at another moment of the round than the one before or after it — an idle core to
+    /// wake, a core still busy with the one before — and a fixed order would leave each
+    /// follower with its own constant error; rotated, every follower meets each moment in turn,
+    /// and nqptp's filter, which leans to the soonest, takes the quickest for all of them.
+    static func sendingOrder(_ followers: [String], round: UInt16) -> [String] {
+        guard followers.count > 1 else { return followers }
+        let first = Int(round) % followers.count
+        return Array(followers[first...] + followers[..<first])
     }
 
     /// A Delay_Req to each follower that is grandmaster: its Delay_Resp gives its time plus the path's delay.

@@ -232,6 +232,19 @@ import Testing
         #expect(await eventually(timeout: .seconds(5)) { events.of(.sync).count >= syncsAfter + 4 })
     }
 
+    /// Each round's Syncs start one follower further on, so no follower is always first or last.
+    @Test func eachRoundsSyncsStartOneFollowerFurtherOn() {
+        let followers = ["10.0.0.2", "10.0.0.3", "10.0.0.4"]
+        #expect(PTPMaster.sendingOrder(followers, round: 0) == followers)
+        #expect(PTPMaster.sendingOrder(followers, round: 1) == ["10.0.0.3", "10.0.0.4", "10.0.0.2"])
+        #expect(PTPMaster.sendingOrder(followers, round: 5) == ["10.0.0.4", "10.0.0.2", "10.0.0.3"])
+        // Where the sequence wraps, too: every follower is still sent to once.
+        #expect(Set(PTPMaster.sendingOrder(followers, round: .max)) == Set(followers))
+        let firsts = (0..<6).map { PTPMaster.sendingOrder(followers, round: UInt16($0)).first! }
+        #expect(firsts == followers + followers)
+        #expect(PTPMaster.sendingOrder(["10.0.0.2"], round: 7) == ["10.0.0.2"] && PTPMaster.sendingOrder([], round: 1).isEmpty)
+    }
+
     /// A LAN host can forge a receiver's address and PTP identity. An Announce alone does not
     /// cut the receiver off our clock (its Syncs must come first); one Announce of another clock
     /// at its address changes nothing, nor does a second one more than four seconds later, but
