@@ -32,6 +32,26 @@ import Testing
         throw PTPError("no free pair of ports")
     }
 
+    /// A master serving one follower, 127.0.0.2, whose two ports the test speaks from.
+    struct FollowedRig {
+        let master: PTPMaster, event: UDPSocket, general: UDPSocket, events: Inbox
+        init(clock: ManualHostClock) throws {
+            (master, event, general) = try PTPMasterTests.rig(clock: clock)
+            events = Inbox(event)
+            master.setFollowers(["127.0.0.2"])
+        }
+        func to(_ port: UInt16) -> UDPAddress { UDPAddress(host: "127.0.0.1", port: port) }
+        var eventPort: UInt16 { master.configuration.eventPort }
+        var generalPort: UInt16 { master.configuration.generalPort }
+        /// The follower's two-step Sync `sequence` in `source`'s name, its Follow_Up saying `origin`.
+        func sync(_ sequence: UInt16, from source: PTPPortIdentity, origin: @Sendable () -> Duration) async throws {
+            event.send(PTPMessage(kind: .sync, source: source, sequence: sequence, flags: PTPMessage.twoStepFlag, body: .timestamp(PTPTimestamp(seconds: 0, nanoseconds: 0))).bytes, to: to(eventPort))
+            try await Task.sleep(for: .milliseconds(50))
+            general.send(PTPMessage(kind: .followUp, source: source, sequence: sequence, body: .preciseOrigin(PTPTimestamp(origin()))).bytes, to: to(generalPort))
+        }
+        func close() { master.close(); event.close(); general.close() }
+    }
+
     /// Collects what arrives on a socket.
     final class Inbox: Sendable {
         let messages: Locked<[(PTPMessage, UDPAddress)]>
@@ -180,12 +200,11 @@ import Testing
     /// nothing; a grandmaster that falls silent is served by the box again.
     @Test func aFollowerThatInsistsOnBeingGrandmasterIsFollowedAndOnlyIt() async throws {
         let clock = ManualHostClock(now: .seconds(10))
-        let (master, event, general) = try Self.rig(clock: clock)
-        defer { master.close(); event.close(); general.close() }
-        let events = Inbox(event)
-        master.setFollowers(["127.0.0.2"])
-        let eventPort = master.configuration.eventPort, generalPort = master.configuration.generalPort
-        let to = { (port: UInt16) in UDPAddress(host: "127.0.0.1", port: port) }
+        let rig = try FollowedRig(clock: clock)
+        defer { rig.close() }
+        let (master, general, events) = (rig.master, rig.general, rig.events)
+        let eventPort = rig.eventPort, generalPort = rig.generalPort
+        let to = rig.to
         // A stranger claims the best clock first: ignored.
         let stranger = try UDPSocket(binding: UDPAddress(host: "127.0.0.3", port: generalPort), clock: clock)
         defer { stranger.close() }
@@ -201,9 +220,7 @@ import Testing
         let syncsBefore = events.of(.sync).count
         let gmOffset = Duration.seconds(4_990)
         // Its Sync leaves at (our now + offset) and takes 200 µs; so does our Delay_Req the other way.
-        event.send(PTPMessage(kind: .sync, source: theirs, sequence: 7, flags: PTPMessage.twoStepFlag, body: .timestamp(PTPTimestamp(seconds: 0, nanoseconds: 0))).bytes, to: to(eventPort))
-        try await Task.sleep(for: .milliseconds(50))
-        general.send(PTPMessage(kind: .followUp, source: theirs, sequence: 7, body: .preciseOrigin(PTPTimestamp(clock.now() + gmOffset - .microseconds(200)))).bytes, to: to(generalPort))
+        try await rig.sync(7, from: theirs) { clock.now() + gmOffset - .microseconds(200) }
         #expect(await eventually(timeout: .seconds(5)) { master.statistics.foreignSyncs == 1 })
         await run(clock, until: .seconds(10) + .milliseconds(300))
         #expect(await eventually(timeout: .seconds(5)) { !events.of(.delayRequest).isEmpty })
@@ -251,12 +268,11 @@ import Testing
     /// two within four seconds do; a worse Announce ends it only in its own name.
     @Test func aGrandmastersAddressForgedOnceChangesNothing() async throws {
         let clock = ManualHostClock(now: .seconds(10))
-        let (master, event, general) = try Self.rig(clock: clock)
-        defer { master.close(); event.close(); general.close() }
-        let events = Inbox(event)
-        master.setFollowers(["127.0.0.2"])
-        let eventPort = master.configuration.eventPort, generalPort = master.configuration.generalPort
-        let to = { (port: UInt16) in UDPAddress(host: "127.0.0.1", port: port) }
+        let rig = try FollowedRig(clock: clock)
+        defer { rig.close() }
+        let (master, general, events) = (rig.master, rig.general, rig.events)
+        let generalPort = rig.generalPort
+        let to = rig.to
         func announce(_ clock: UInt64, priority: UInt8 = 0) {
             let message = PTPMessage(kind: .announce, source: PTPPortIdentity(clock: clock), sequence: 1, body: .announce(PTPAnnounce(priority1: priority, grandmaster: clock)))
             general.send(message.bytes, to: to(generalPort))
@@ -269,9 +285,7 @@ import Testing
         #expect(await eventually(timeout: .seconds(5)) { events.of(.sync).count >= syncsAtAnnounce + 3 }, "Syncs after an Announce alone")
         // Its Sync and Follow_Up: measured; ours stop.
         let theirs = PTPPortIdentity(clock: 0x1111)
-        event.send(PTPMessage(kind: .sync, source: theirs, sequence: 7, flags: PTPMessage.twoStepFlag, body: .timestamp(PTPTimestamp(seconds: 0, nanoseconds: 0))).bytes, to: to(eventPort))
-        try await Task.sleep(for: .milliseconds(50))
-        general.send(PTPMessage(kind: .followUp, source: theirs, sequence: 7, body: .preciseOrigin(PTPTimestamp(clock.now() + .seconds(100)))).bytes, to: to(generalPort))
+        try await rig.sync(7, from: theirs) { clock.now() + .seconds(100) }
         #expect(await eventually(timeout: .seconds(5)) { master.reading(for: "127.0.0.2").clockIdentity == 0x1111 })
         try await Task.sleep(for: .milliseconds(100))
         let syncsMeasured = events.of(.sync).count
