@@ -438,7 +438,7 @@ let package = Package(
         .testTarget(name: "ArchitectureTests", dependencies: ["MediaRouteTesting", "MediaRouteTestSupport"]),
         .testTarget(
             name: "ExtensionCatalogueTests",
-            dependencies: ["ExtensionCatalogue", "BoxConfiguration", "RouteSystem", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["ExtensionCatalogue", "BoxConfiguration", "RouteSystem", "LiveStreaming", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "MediaRouteBusAPITests", dependencies: ["MediaRouteBusAPI", "DBus", "RoutingModel"]),
         .testTarget(name: "RoutingModelTests", dependencies: ["RoutingModel"]),
         .testTarget(name: "BluetoothAudioTests", dependencies: ["BluetoothAudio", "MediaRouteTestSupport"]),

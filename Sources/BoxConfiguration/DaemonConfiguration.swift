@@ -94,6 +94,11 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// the sound of a device that fetches a live stream, by its name or model (calibrated by
     /// the box maker for a renderer that reports no precise position).
     public var liveLatencies: [String: Double] = [:]
+    /// `[audio] live-prime = Den TV: 1000, gmediarender: 0`: the audio (ms) a device that fetches
+    /// a live stream waits for before it plays, by its name or model: a fetch starts that far
+    /// before the sample due now, so it is sent at once (500 ms by default; gmediarender 0); the
+    /// device's latency is at least this.
+    public var livePrimes: [String: Double] = [:]
     /// The encodings and framings the `live-…` keys take.
     public static let liveFormatNames = ["lpcm", "wav", "flac", "mp3", "aac"]
     public static let liveFramingNames = ["close", "chunked", "length"]
@@ -211,7 +216,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
                         else { throw fail("group-offsets: \"\(entry.trimmingSpaces)\" is not NAME: MILLISECONDS (at most ±1000)") }
                         configuration.groupOffsets[name] = milliseconds
                     }
-                case "live-formats", "live-framing", "live-latency":
+                case "live-formats", "live-framing", "live-latency", "live-prime":
                     for entry in value.split(separator: ",") {
                         let text = entry.trimmingSpaces
                         let colon = text.lastIndex(of: ":")
@@ -228,6 +233,11 @@ public struct DaemonConfiguration: Sendable, Hashable {
                                 throw fail("live-framing: \"\(text)\" is not [NAME:] \(Self.liveFramingNames.joined(separator: "|"))")
                             }
                             if let name { configuration.liveFramings[name] = setting } else { configuration.liveFraming = setting }
+                        case "live-prime":
+                            guard let name, !name.isEmpty, let milliseconds = Double(setting), milliseconds.isFinite, (0...5_000).contains(milliseconds) else {
+                                throw fail("live-prime: \"\(text)\" is not NAME: MILLISECONDS (0 to 5000)")
+                            }
+                            configuration.livePrimes[name] = milliseconds
                         default:
                             guard let name, !name.isEmpty, let milliseconds = Double(setting), milliseconds.isFinite, (0...10_000).contains(milliseconds) else {
                                 throw fail("live-latency: \"\(text)\" is not NAME: MILLISECONDS (0 to 10000)")
@@ -236,7 +246,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
                         }
                     }
                 default:
-                    throw fail("unknown key \(key) in [audio] (known: pipewire, pipewire-runtime-dir, group-offsets, live-formats, live-framing, live-latency)")
+                    throw fail("unknown key \(key) in [audio] (known: pipewire, pipewire-runtime-dir, group-offsets, live-formats, live-framing, live-latency, live-prime)")
                 }
                 continue
             }

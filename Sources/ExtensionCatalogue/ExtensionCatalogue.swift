@@ -98,6 +98,7 @@ public struct ExtensionCatalogue: Sendable {
         for (device, name) in configuration.liveFramings { settings.framings[device] = framing(name) }
         for (device, name) in configuration.liveFormats { settings.forcedEncodings[device] = LiveAudioEncoding(rawValue: name) }
         for (device, milliseconds) in configuration.liveLatencies { settings.latencies[device] = .microseconds(Int64(milliseconds * 1000)) }
+        for (device, milliseconds) in configuration.livePrimes { settings.primes[device] = .microseconds(Int64(milliseconds * 1000)) }
         return settings
     }
 

@@ -10,8 +10,9 @@ public struct LiveStreamSettings: Sendable {
     /// How a response's length is framed, by default and per device: renderers differ.
     public var framing: HTTPLiveFraming
     public var framings: [String: HTTPLiveFraming]
-    /// Audio a device gets at once when it connects (``LiveAudioStream/Configuration/prime``),
-    /// by default and per device name or model; part of the device's latency.
+    /// Audio a device gets at once when it connects (``LiveAudioStream/Configuration/prime``):
+    /// what it waits for before it plays, by default and per device name or model (`[audio]
+    /// live-prime`); part of the device's latency (``latency(name:model:)`` is at least this).
     public var prime: Duration
     public var primes: [String: Duration]
     /// How long a device told to play may take to fetch before the route fails.
@@ -54,9 +55,15 @@ public struct LiveStreamSettings: Sendable {
         self.latencies = latencies
     }
 
-    /// The latency of a device: by its name, else by its model, else the default.
+    /// The latency of a device: by its name, else by its model, else the default — and at
+    /// least its prime, which it holds before it plays.
     public func latency(name: String, model: String? = nil) -> Duration {
-        latencies[name] ?? model.flatMap { latencies[$0] } ?? latency
+        max(latencies[name] ?? model.flatMap { latencies[$0] } ?? latency, prime(name: name, model: model))
+    }
+
+    /// The prime of a device: by its name, else by its model, else the default.
+    public func prime(name: String, model: String? = nil) -> Duration {
+        primes[name] ?? model.flatMap { primes[$0] } ?? prime
     }
 
     /// The framing of a device's responses.
@@ -64,7 +71,7 @@ public struct LiveStreamSettings: Sendable {
 
     /// The stream's timings for a device.
     public func streamConfiguration(name: String, model: String? = nil) -> LiveAudioStream.Configuration {
-        LiveAudioStream.Configuration(prime: primes[name] ?? model.flatMap { primes[$0] } ?? prime, framing: framing(name: name), drift: drift)
+        LiveAudioStream.Configuration(prime: prime(name: name, model: model), framing: framing(name: name), drift: drift)
     }
 
     /// How long a device that was sent the end of a stream may take to play it out: the audio

@@ -64,12 +64,13 @@ import Testing
 
     @Test func liveStreamFormatsFramingsAndLatenciesAreRead() throws {
         let configuration = try DaemonConfiguration.parse(
-            "[audio]\nlive-formats = Den: TV: wav\nlive-framing = chunked, Hall TV: length\nlive-latency = gmediarender: 100, Den: TV: 1500",
+            "[audio]\nlive-formats = Den: TV: wav\nlive-framing = chunked, Hall TV: length\nlive-latency = gmediarender: 100, Den: TV: 1500\nlive-prime = Den: TV: 1000, gmediarender: 0",
             file: "box.conf")
         #expect(configuration.liveFormats == ["Den: TV": "wav"])
         #expect(configuration.liveFraming == "chunked")
         #expect(configuration.liveFramings == ["Hall TV": "length"])
         #expect(configuration.liveLatencies == ["gmediarender": 100, "Den: TV": 1500])
+        #expect(configuration.livePrimes == ["Den: TV": 1000, "gmediarender": 0])
     }
 
     @Test func aMissingDefaultFileGivesTheDefaultsButAMissingNamedFileIsAnError() throws {
@@ -107,6 +108,8 @@ import Testing
         ("[audio]\nlive-framing = Den: sometimes", 2, "is not [NAME:] close|chunked|length"),
         ("[audio]\nlive-latency = Den: -5", 2, "is not NAME: MILLISECONDS (0 to 10000)"),
         ("[audio]\nlive-latency = 100", 2, "is not NAME: MILLISECONDS"),
+        ("[audio]\nlive-prime = Den: 6000", 2, "is not NAME: MILLISECONDS (0 to 5000)"),
+        ("[audio]\nlive-prime = 500", 2, "is not NAME: MILLISECONDS"),
     ])
     func mistakesNameTheFileAndLine(text: String, line: Int, message: String) {
         do {

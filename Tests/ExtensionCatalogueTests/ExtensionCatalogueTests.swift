@@ -1,5 +1,6 @@
 import BoxConfiguration
-import ExtensionCatalogue
+@testable import ExtensionCatalogue
+import LiveStreaming
 import Logging
 import RouteSystem
 import Synchronization
@@ -50,5 +51,20 @@ import Testing
         configuration.bluetooth.enabled = false
         #expect(!CatalogueEntry.bluez.isEnabled(in: configuration))
         #expect(CatalogueEntry.lan.isEnabled(in: configuration))
+    }
+
+    /// `[audio] live-prime` reaches the live streams' settings by name or model, over the
+    /// extension's own (gmediarender's 0), and a device's latency is at least its prime.
+    @Test func livePrimesReachTheStreamsAndBoundTheLatency() throws {
+        let configuration = try DaemonConfiguration.parse("[audio]\nlive-prime = Den TV: 1500, gmediarender: 300\nlive-latency = Den TV: 1000", file: "box.conf")
+        let defaults = LiveStreamSettings(primes: ["gmediarender": .zero], latencies: ["gmediarender": .milliseconds(20)])
+        let settings = ExtensionCatalogue.liveSettings(defaults, from: configuration)
+        #expect(settings.prime(name: "Den TV") == .milliseconds(1500))
+        #expect(settings.streamConfiguration(name: "Attic", model: "gmediarender").prime == .milliseconds(300))
+        #expect(settings.streamConfiguration(name: "Hall").prime == .milliseconds(500), "the default")
+        #expect(settings.latency(name: "Den TV") == .milliseconds(1500), "held before it plays: more than the 1 000 ms configured")
+        #expect(settings.latency(name: "Attic", model: "gmediarender") == .milliseconds(300))
+        #expect(settings.latency(name: "Hall") == .milliseconds(1000))
+        #expect(ExtensionCatalogue.liveSettings(defaults, from: DaemonConfiguration()).latency(name: "Attic", model: "gmediarender") == .milliseconds(20))
     }
 }
