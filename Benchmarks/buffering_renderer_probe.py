@@ -3,7 +3,7 @@ with plays in time: the measurements behind Docs/benchmarks.md "a head start for
 that buffers, tried and not kept".
 
 Usage (root; gmediarender and python3 from Debian):
-  buffering_renderer_probe.py BUFFER_SECONDS [--burst SECONDS] [--gap SECONDS] [--first-delay SECONDS]
+  buffering_renderer_probe.py BUFFER_SECONDS [--burst SECONDS] [--gap SECONDS] [--first-delay SECONDS] [--head-early]
 
 Makes a network namespace with a veth pair, runs gmediarender there with
 `--gstout-buffer-duration=BUFFER_SECONDS` playing into a sink synced to its pipeline clock
@@ -11,7 +11,9 @@ Makes a network namespace with a veth pair, runs gmediarender there with
 streaming headers), tells it SetAVTransportURI and Play, and waits `--gap` after its fetch before
 the response head and the first samples (a sender waiting for its app). With `--burst`, that
 much of the tone goes at once, then the rest at its pace in 100 ms pieces, the first
-`--first-delay` after the burst; without it, all at its pace. Prints one line: the first
+`--first-delay` after the burst; without it, all at its pace. With `--head-early` the response
+head goes at the fetch and only the samples wait for `--gap` (as MediaRoute answers). BUFFER 0
+asks for no buffering: gmediarender plays what it fetches at once. Prints one line: the first
 sample's send to its first sound, and how many seconds of audio came out in the first 0.5 s of
 sound (about 0.55 s when played in time, the FIFO taking 64 KiB ahead: more means late buffers
 written at once). The namespace and gmediarender are removed at the end.
@@ -70,10 +72,11 @@ def inside(options, fifo):
         connection, _ = listener.accept()
         connection.recv(4096)
         times["fetch"] = time.monotonic()
-        time.sleep(options.gap)
+        if not options.head_early: time.sleep(options.gap)
         connection.sendall(b"HTTP/1.0 200 OK\r\nContent-Type: audio/L16;rate=44100;channels=2\r\nCache-Control: no-cache\r\n"
                            b"transferMode.dlna.org: Streaming\r\ncontentFeatures.dlna.org: DLNA.ORG_PN=LPCM;DLNA.ORG_OP=00;DLNA.ORG_CI=0;"
                            b"DLNA.ORG_FLAGS=01700000000000000000000000000000\r\nConnection: close\r\n\r\n")
+        if options.head_early: time.sleep(options.gap)
         start = time.monotonic()
         times["first"] = start
         burst = int(options.burst * RATE)
@@ -134,6 +137,7 @@ def main():
     parser.add_argument("--burst", type=float, default=0.0)
     parser.add_argument("--gap", type=float, default=0.1)
     parser.add_argument("--first-delay", type=float, default=0.1)
+    parser.add_argument("--head-early", action="store_true", help="send the response head at the fetch, the samples after --gap")
     parser.add_argument("--inside", metavar="FIFO", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.inside:
@@ -164,7 +168,7 @@ def main():
         # The server, the recorder and the control point run in the namespace with the renderer.
         client = subprocess.run(
             ["ip", "netns", "exec", NAMESPACE, sys.executable, os.path.abspath(__file__), "--inside", fifo, str(options.buffer),
-             "--burst", str(options.burst), "--gap", str(options.gap), "--first-delay", str(options.first_delay)],
+             "--burst", str(options.burst), "--gap", str(options.gap), "--first-delay", str(options.first_delay)] + (["--head-early"] if options.head_early else []),
             stdout=subprocess.PIPE, text=True)
         print(client.stdout.strip())
         return client.returncode

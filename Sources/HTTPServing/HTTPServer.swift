@@ -303,7 +303,12 @@ final class RequestHandler: ChannelInboundHandler {
             head.headers.replaceOrAdd(name: "Content-Length", value: String(length))
             head.headers.replaceOrAdd(name: "Connection", value: "close")
         }
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        // The head goes at once, before the first bytes of the body: a renderer that fetches
+        // before the first samples (a route started before its app writes) plugs its decoder
+        // on the head's Content-Type while it waits, off the path of the first sound
+        // (gmediarender: 30–41 ms from the first samples to their sound with the head sent
+        // with them, 6–7 ms with the head sent first; Docs/benchmarks.md).
+        context.writeAndFlush(wrapOutboundOut(.head(head)), promise: nil)
         guard request.method != "HEAD" else {
             body.close()
             finish(context: context, keepAlive: false)

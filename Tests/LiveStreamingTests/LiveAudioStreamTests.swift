@@ -88,6 +88,28 @@ import Testing
         }
     }
 
+    /// A renderer that fetches before the app's first samples gets the head at once, so it can
+    /// set up its decoder while it waits; the samples follow when they come.
+    @Test func aFetchBeforeTheFirstSamplesGetsTheHeadAtOnce() async throws {
+        let stream = LiveAudioStream(
+            encoding: .lpcm, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero),
+            extraHeaders: [("transferMode.dlna.org", "Streaming")], now: stopped(at: .seconds(10)))
+        let server = try await serving(stream)
+        defer { Task { await server.close() } }
+        // No body byte asked for: the answer returns once its head is in, or fails after a second.
+        let early = try await RawHTTP.stream(port: Int(server.port), "GET /live HTTP/1.1\r\nHost: x\r\n\r\n", bodyBytes: 0, timeout: 1)
+        #expect(early.statusLine == "HTTP/1.0 200 OK")
+        #expect(early.headers["content-type"] == "audio/L16;rate=44100;channels=2")
+        #expect(early.headers["transfermode.dlna.org"] == "Streaming")
+        #expect(early.body.isEmpty)
+        // The samples, when they come, still reach a fetch made before them.
+        async let answer = RawHTTP.stream(port: Int(server.port), "GET /live HTTP/1.1\r\nHost: x\r\n\r\n", bodyBytes: 8, timeout: 2)
+        try await Task.sleep(for: .milliseconds(200))
+        stream.append(buffer(.cdAudio, [1, 2, 3, 4, 5, 6, 7, 8], at: .seconds(10)))
+        #expect(try await answer.body == [2, 1, 4, 3, 6, 5, 8, 7])
+        stream.finish()
+    }
+
     @Test func aReconnectionWithRangeResumesFromNowAlignedToItsFrames() async throws {
         // Now is a buffer's length after the end of the first buffer (1 000 frames from 10 s): a
         // fetch, led in by the latest hand-over, starts after it.
