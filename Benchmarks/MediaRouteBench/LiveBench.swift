@@ -226,8 +226,33 @@ extension Bench {
         let (acquisition, leads) = try await system.acquireGroupAudio(on: sessions, format: .cdAudio)
         let train = impulseTrain(seconds: seconds)
         let descriptor = acquisition.descriptor
-        let writer = Task.detached { _ = writeBlocking(train, to: descriptor, piece: 4_096); close(descriptor) }
-        await writer.value
+        let residentBefore = status(getpid(), "VmRSS") ?? 0
+        // When each piece of the train was taken: (CLOCK_MONOTONIC seconds, bytes so far).
+        let writer = Task.detached { () -> [(Double, Int)] in
+            var log: [(Double, Int)] = []
+            var offset = 0
+            while offset < train.count {
+                let end = min(offset + 4_096, train.count)
+                guard writeBlocking(Array(train[offset..<end]), to: descriptor, piece: 4_096) else { break }
+                offset = end
+                log.append((monotonicSeconds(), offset))
+            }
+            close(descriptor)
+            return log
+        }
+        let log = await writer.value
+        let residentAfter = status(getpid(), "VmRSS") ?? 0
+        var membersStatus: [String] = []
+        for (device, session) in zip(devices, sessions) {
+            let statistics = await system.audioStatistics(on: session)
+            let details = await system.routeStatus(on: session)?.details
+            let clockPPM = details?.deviceClockPPM.map { String(format: "%+.1f", $0) } ?? "none"
+            let offset = details?.timelineOffsetMicroseconds.map { String(format: "%+.1f", Double($0) / 1000) } ?? "none"
+            let correction = details?.driftCorrectionPPM.map { String(format: "%+.1f", $0) } ?? "none"
+            membersStatus.append(
+                "\(device.displayName): underruns \(statistics?.underruns ?? 0), silence \(statistics?.silenceFrames ?? 0) frames, dropped \(statistics?.framesDropped ?? 0); "
+                    + "its clock \(clockPPM) ppm, timeline offset \(offset) ms, correction \(correction) ppm")
+        }
         _ = await eventually(timeout: .seconds(10)) { clickFrames(in: rendererOutput.pcm).count >= seconds * 2 && clickFrames(in: receiver.pcm).count >= seconds * 2 }
         // Click by click in order; where the counts differ (shairport-sync's first burst can
         // merge two), each of the renderer's clicks against the receiver's nearest.
@@ -241,7 +266,50 @@ extension Bench {
         let mean = settled.reduce(0, +) / Double(max(1, settled.count))
         print(String(format: "live-group: AirPlay (shairport-sync) + DLNA (gmediarender), %d s, leads %@: offset per click (DLNA − AirPlay) mean %+.1f ms; |offset| p50 %.1f, p95 %.1f, max %.1f ms (n=%d)",
                      seconds, "\(leads)", mean, sorted[sorted.count / 2], sorted[min(sorted.count - 1, sorted.count * 95 / 100)], sorted.last ?? 0, sorted.count))
+        for line in membersStatus { print("live-group: " + line) }
+        print(String(format: "live-group: this process resident %.1f MB at the first write, %.1f MB at the last", residentBefore / 1024, residentAfter / 1024))
+        if seconds >= 1_200 { groupWindows(seconds: seconds, offsets: Array(settled), log: log, outputs: [("AirPlay", receiver.output), ("DLNA", rendererOutput)]) }
         for session in sessions { await system.deactivate(session) }
         await system.shutdown()
+    }
+}
+
+extension Bench {
+    /// A long group run by ten-minute windows: the offset between the outputs and each
+    /// output's latency (a click's write to its sound), so growth over the hours shows.
+    static func groupWindows(seconds: Int, offsets: [Double], log: [(Double, Int)], outputs: [(String, TimedOutput)]) {
+        let window = 600, clicksPerWindow = window * 2
+        /// When source frame `frame` was taken (bisection: the log holds a line per 4 KiB).
+        func written(_ frame: Int) -> Double? {
+            var low = 0, high = log.count
+            while low < high {
+                let middle = (low + high) / 2
+                if log[middle].1 < (frame + 1) * 4 { low = middle + 1 } else { high = middle }
+            }
+            return low < log.count ? log[low].0 : nil
+        }
+        var latencies: [String: [Int: [Double]]] = [:]
+        for (name, output) in outputs {
+            let clock = output.clock()
+            // The train's clicks are at frames 11 025 + 22 050 × i; matched to the output's in order.
+            for (index, frame) in clickFrames(in: output.pcm).enumerated() {
+                guard let heard = clock(frame), let sent = written(11_025 + 22_050 * index) else { continue }
+                latencies[name, default: [:]][index / clicksPerWindow, default: []].append((heard - sent) * 1000)
+            }
+        }
+        func median(_ values: [Double]) -> Double { values.isEmpty ? .nan : values.sorted()[values.count / 2] }
+        for start in stride(from: 0, to: seconds, by: window) {
+            let index = start / window
+            // `offsets` starts at the third click.
+            let low = max(0, index * clicksPerWindow - 2), high = min(offsets.count, (index + 1) * clicksPerWindow - 2)
+            guard low < high else { continue }
+            let part = Array(offsets[low..<high]), magnitudes = part.map(abs).sorted()
+            var line = String(
+                format: "live-group: minutes %3d–%3d: offset mean %+.1f ms, |offset| p50 %.1f, p95 %.1f, max %.1f (n=%d)", start / 60, (start + window) / 60,
+                part.reduce(0, +) / Double(part.count), magnitudes[magnitudes.count / 2], magnitudes[min(magnitudes.count - 1, magnitudes.count * 95 / 100)],
+                magnitudes.last ?? 0, magnitudes.count)
+            for (name, _) in outputs { line += String(format: "; %@ latency median %.1f ms", name, median(latencies[name]?[index] ?? [])) }
+            print(line)
+        }
     }
 }

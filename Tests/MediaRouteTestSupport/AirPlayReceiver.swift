@@ -237,11 +237,25 @@ public struct TimedOutput: Sendable {
                 return (time, bytes / 4)
             }
         let lead = self.lead
-        let origins = reads.map { (frames: $0.frames, origin: $0.time + lead - $0.frames / rate) }
+        // In the order of the frames (the recorder's counts only grow), so each frame's window
+        // is found by bisection: an output of hours holds hundreds of thousands of reads.
+        let origins = reads.map { (frames: $0.frames, origin: $0.time + lead - $0.frames / rate) }.sorted { $0.frames < $1.frames }
+        let earliest = origins.map(\.origin).min()
+        /// The index of the first read at or past `frames`.
+        @Sendable func first(atOrPast frames: Double) -> Int {
+            var low = 0, high = origins.count
+            while low < high {
+                let middle = (low + high) / 2
+                if origins[middle].frames < frames { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
         return { frame in
             let position = Double(frame)
-            let window = origins.filter { abs($0.frames - position) <= rate }
-            guard let origin = (window.isEmpty ? origins : window).map(\.origin).min() else { return nil }
+            let start = first(atOrPast: position - rate)
+            var end = start
+            while end < origins.count, origins[end].frames <= position + rate { end += 1 }
+            guard let origin = start < end ? origins[start..<end].map(\.origin).min() : earliest else { return nil }
             return origin + position / rate
         }
     }
