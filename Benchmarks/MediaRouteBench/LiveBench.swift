@@ -201,6 +201,9 @@ extension Bench {
     /// each output timed when it played (shairport-sync's stdout backend writes 1 s ahead).
     static func liveGroup(seconds: Int) async throws {
         guard NamespaceLab.renderersAvailable, AirPlayReceiver.available else { return }
+        // Made before anything starts: an hour of it takes a minute or two, and a receiver
+        // that hears nothing for two minutes ends its session (shairport-sync: "Too long a silence").
+        let train = impulseTrain(seconds: seconds)
         let lab = try NamespaceLab(rooms: 2)
         let rendererOutput = TimedOutput(pcmPath: lab.path("renderer.pcm"), timesPath: lab.path("renderer-times.txt"))
         try lab.gmediarender(in: lab.rooms[0], name: "Group Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000150", recording: rendererOutput)
@@ -224,7 +227,6 @@ extension Bench {
         var sessions: [MediaOutputSession] = []
         for device in devices { sessions.append(try await system.activate(deviceID: device.id).session) }
         let (acquisition, leads) = try await system.acquireGroupAudio(on: sessions, format: .cdAudio)
-        let train = impulseTrain(seconds: seconds)
         let descriptor = acquisition.descriptor
         let residentBefore = status(getpid(), "VmRSS") ?? 0
         // When each piece of the train was taken: (CLOCK_MONOTONIC seconds, bytes so far).

@@ -215,7 +215,8 @@ actor MDNSBrowseRun {
         // Expiries are swept at most four times a second: records expiring one after another cannot
         // make a wake-up (and a sweep) each.
         let earliestSweep = clock.now() + .milliseconds(250)
-        let wake = min(nextQuery, max(cache.earliestExpiry ?? nextQuery, earliestSweep))
+        let due = min(cache.earliestExpiry ?? nextQuery, cache.earliestRefresh ?? nextQuery)
+        let wake = min(nextQuery, max(due, earliestSweep))
         plannedWake = wake
         timer = Task { [weak self, clock] in
             try? await clock.sleep(until: wake)
@@ -228,6 +229,18 @@ actor MDNSBrowseRun {
         let now = clock.now()
         cache.expire(now: now)
         publish(interface: nil)
+        // The records in use are asked for again before their TTL runs out (one datagram a tick
+        // at most, so a host that announces short TTLs costs at most four queries a second).
+        let refresh = cache.refreshQuestions(now: now, limit: Self.maximumQuestions)
+        if !refresh.isEmpty {
+            var message = DNSMessage(isResponse: false)
+            message.questions = refresh
+            let bytes = message.encoded()
+            for sender in senders.values {
+                sockets.send(bytes, on: sender.channel, to: Self.group, port: 5353)
+                queriesSent += 1
+            }
+        }
         if nextQuery <= now {
             query()
             nextQuery = now + queryInterval

@@ -40,7 +40,23 @@ package struct MDNSCache {
         /// On the browser's clock.
         var received: Duration
         var expires: Duration
+        /// Refresh queries asked for it since it was last received (RFC 6762 §5.2: at 80, 85,
+        /// 90 and 95 % of its TTL).
+        var refreshesAsked = 0
+        /// Added to each refresh point, as a fraction of the TTL (0–2 %, RFC 6762 §5.2), so the
+        /// queriers of a LAN do not all ask at once.
+        var refreshJitter = 0.0
+
+        /// When the next refresh query is due; nil once all four were asked.
+        var nextRefresh: Duration? {
+            guard refreshesAsked < MDNSCache.refreshPoints.count else { return nil }
+            let lifetime = expires - received
+            return received + lifetime * (MDNSCache.refreshPoints[refreshesAsked] + refreshJitter)
+        }
     }
+
+    /// The fractions of a record's TTL at which it is asked for again (RFC 6762 §5.2).
+    static let refreshPoints = [0.80, 0.85, 0.90, 0.95]
 
     /// A resolved instance: where its owner says it is, and what it says of itself.
     package struct Resolution: Sendable, Equatable {
@@ -93,12 +109,17 @@ package struct MDNSCache {
     package private(set) var count = 0
     /// No record expires before this (a lower bound: refreshed records may expire later).
     private(set) var earliestExpiry: Duration?
+    /// No refresh query is due before this (a lower bound, as ``earliestExpiry``).
+    private(set) var earliestRefresh: Duration?
+    /// Draws each record's refresh jitter (a fraction of 0.02 at most); tests give a fixed one.
+    private let jitter: @Sendable () -> Double
     /// Instances resolved since the cache was made: the work a test holds to a budget.
     private(set) var resolutionsRun = 0
 
-    package init(serviceTypes: [String], limits: Limits = Limits()) {
+    package init(serviceTypes: [String], limits: Limits = Limits(), jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...0.02) }) {
         self.serviceTypes = Set(serviceTypes.map { $0.lowercased() })
         self.limits = limits
+        self.jitter = jitter
     }
 
     /// Takes in a response's records from `source`; returns what was refused, by reason.
@@ -134,6 +155,8 @@ package struct MDNSCache {
             slots[slot]?[record.data]?.received = now
             slots[slot]?[record.data]?.expires = expires
             slots[slot]?[record.data]?.record.ttl = record.ttl
+            slots[slot]?[record.data]?.refreshesAsked = 0
+            if let next = slots[slot]?[record.data]?.nextRefresh { earliestRefresh = min(earliestRefresh ?? next, next) }
             return nil
         }
         switch DNSRecord.RecordType(rawValue: record.type) {
@@ -153,8 +176,42 @@ package struct MDNSCache {
         guard entries.count < perSlot else { return .slotFull }
         guard perSource[source, default: 0] < limits.recordsPerSource else { return .sourceFull }
         guard count < limits.records else { return .cacheFull }
-        update(slot, adding: Entry(record: record, received: now, expires: expires))
+        update(slot, adding: Entry(record: record, received: now, expires: expires, refreshJitter: min(0.02, max(0, jitter()))))
         return nil
+    }
+
+    /// The questions that keep the cache's records alive while the browse runs (RFC 6762 §5.2):
+    /// each record is asked for at 80, 85, 90 and 95 % of its TTL (plus its jitter) until an
+    /// answer refreshes it. Without them a record's TTL runs out whenever nobody else on the link
+    /// asks — avahi and Apple's responders give SRV and address records 120 s — and a device in
+    /// the middle of a stream would be dropped as gone. One question per name and type, at most
+    /// `limit`; what is left is due at the next call. Scans the cache only when a refresh is
+    /// due (the browse calls it at most four times a second; the cache is bounded).
+    package mutating func refreshQuestions(now: Duration, limit: Int) -> [DNSQuestion] {
+        guard let earliest = earliestRefresh, earliest <= now else { return [] }
+        var questions: [DNSQuestion] = []
+        var asked: Set<Slot> = []
+        var next: Duration?
+        for (slot, entries) in slots {
+            for (data, entry) in entries {
+                guard let due = entry.nextRefresh else { continue }
+                guard due <= now, questions.count < limit || asked.contains(Slot(name: slot.name, type: slot.type, source: "")) else {
+                    next = min(next ?? due, due)
+                    continue
+                }
+                let question = Slot(name: slot.name, type: slot.type, source: "")
+                if asked.insert(question).inserted, let type = DNSRecord.RecordType(rawValue: slot.type) {
+                    questions.append(DNSQuestion(name: entry.record.name, type: type))
+                }
+                // Past points are skipped: one question for however many came due.
+                var updated = entry
+                while let point = updated.nextRefresh, point <= now { updated.refreshesAsked += 1 }
+                slots[slot]?[data] = updated
+                if let point = updated.nextRefresh { next = min(next ?? point, point) }
+            }
+        }
+        earliestRefresh = next
+        return questions
     }
 
     /// Drops what expired.
@@ -234,6 +291,7 @@ package struct MDNSCache {
         if let added {
             entries[added.record.data] = added
             earliestExpiry = min(earliestExpiry ?? added.expires, added.expires)
+            if let refresh = added.nextRefresh { earliestRefresh = min(earliestRefresh ?? refresh, refresh) }
         }
         let delta = (added == nil ? 0 : 1) - gone.count
         count += delta

@@ -35,6 +35,46 @@ import Testing
             instance: "Living Room TV._googlecast._tcp.local", serviceType: Self.type, host: Self.tv, port: 8009, txt: ["id=abc", "fn=Living Room TV"])])
     }
 
+    /// RFC 6762 §5.2 on the honest device's records (SRV and A: 120 s; PTR and TXT: 4 500 s):
+    /// asked for at 80 % of their TTL plus the jitter, then 85, 90 and 95 %, each point once;
+    /// an answer starts them again.
+    @Test func recordsAreAskedForAgainAt80To95PercentOfTheirTTL() {
+        var cache = MDNSCache(serviceTypes: [Self.type], jitter: { 0.01 })
+        _ = cache.ingest(Self.honest(), from: Self.tv, now: .zero)
+        Self.resolveChanged(&cache)
+        /// As the browse's tick does: what expired goes, then what is due is asked.
+        func asked(at seconds: Double) -> Set<String> {
+            cache.expire(now: .milliseconds(Int(seconds * 1000)))
+            return Set(cache.refreshQuestions(now: .milliseconds(Int(seconds * 1000)), limit: 48).map { "\($0.name) \($0.type)" })
+        }
+        let short: Set = ["Living Room TV._googlecast._tcp.local 33", "tv.local 1"]
+        #expect(asked(at: 96).isEmpty)  // 80 % of 120 s, before the jitter's 1 %
+        #expect(asked(at: 97.3) == short)  // 81 %
+        #expect(asked(at: 98).isEmpty)  // asked once at this point
+        #expect(asked(at: 103.3) == short)  // 86 %
+        #expect(asked(at: 115.5) == short)  // 96.25 %: the 90 % and 95 % points once, together
+        #expect(asked(at: 116).isEmpty)  // all four asked
+        // An answer refreshes the records: asked again at 81 % of the new lifetime.
+        _ = cache.ingest(Array(Self.honest()[1...1]) + Array(Self.honest()[3...3]), from: Self.tv, now: .seconds(117))
+        #expect(asked(at: 117 + 96).isEmpty)
+        #expect(asked(at: 117 + 97.3) == short)
+        // The long-lived ones at 81 % of 4 500 s.
+        #expect(asked(at: 3_645.1) == ["_googlecast._tcp.local 12", "Living Room TV._googlecast._tcp.local 16"])
+    }
+
+    /// However many records are due, one call asks at most `limit` questions; the rest come next.
+    @Test func refreshQuestionsStayWithinTheirLimit() {
+        var cache = MDNSCache(serviceTypes: [Self.type], jitter: { 0 })
+        _ = cache.ingest(Self.pointers(100), from: Self.attacker, now: .zero)
+        let first = cache.refreshQuestions(now: .seconds(70_000), limit: 48)
+        #expect(first.count == 1)  // 100 PTRs of one name and type: one question
+        var shortLived: [DNSRecord] = []
+        for index in 0..<60 { shortLived.append(DNSRecord(name: "host\(index).local", ttl: 10, data: .a(Self.tv), cacheFlush: true)) }
+        _ = cache.ingest(shortLived, from: Self.tv, now: .seconds(70_000))
+        #expect(cache.refreshQuestions(now: .seconds(70_008.1), limit: 48).count == 48)
+        #expect(cache.refreshQuestions(now: .seconds(70_008.2), limit: 48).count == 12)
+    }
+
     /// A cache full of an attacker's PTRs: each later datagram resolves only what it touches
     /// (the measured attack was O(n²) in the cache: every datagram resolved every instance).
     @Test func workPerDatagramIsBoundedByItsOwnRecordsNotByTheCache() {

@@ -151,6 +151,64 @@ struct MDNSBrowsingTests {
         #expect(await eventually(timeout: .seconds(4)) { lab.log("mdns.log").contains("SUPPRESSED") }, "\(lab.log("mdns.log"))")
         #expect(await eventually(timeout: .seconds(3)) { events.value.contains(.lost(endpointID: "Lab Speaker._airplay._tcp.local")) })
     }
+
+    /// A responder whose SRV and address records live 3 s (avahi and Apple's give 120 s), that
+    /// answers questions for each record by name and type and honours known-answer
+    /// suppression: after the first answer only the browse's refresh queries keep them.
+    static func shortLivedResponder(_ room: NamespaceLab.Room) -> String {
+        """
+        \(mdnsSocket(room))
+        def rr(n, t, ttl, data, flush=False): return name(n) + struct.pack(">HHIH", t, 0x8001 if flush else 1, ttl, len(data)) + data
+        def read_name(b, o):
+            labels = []
+            while b[o]: labels.append(b[o+1:o+1+b[o]].decode()); o += 1 + b[o]
+            return ".".join(labels), o + 1
+        inst = "Brief Speaker._airplay._tcp.local"
+        records = {("_airplay._tcp.local", 12): rr("_airplay._tcp.local", 12, 4500, name(inst)),
+                   (inst, 33): rr(inst, 33, 3, struct.pack(">HHH", 0, 0, 7000) + name("brief.local"), True),
+                   (inst, 16): rr(inst, 16, 4500, b"\\x0bmodel=Lab-2", True),
+                   ("brief.local", 1): rr("brief.local", 1, 3, socket.inet_aton(ip), True)}
+        print("ready", flush=True)
+        while True:
+            data, sender = s.recvfrom(9000)
+            flags, qd, an = struct.unpack(">HHH", data[2:8])
+            if flags & 0x8000: continue
+            o, qs = 12, []
+            for _ in range(qd):
+                n, o = read_name(data, o); qs.append((n, struct.unpack(">H", data[o:o+2])[0])); o += 4
+            known = 0
+            for _ in range(an):
+                n, o = read_name(data, o); t, c, ttl, l = struct.unpack(">HHIH", data[o:o+10]); o += 10
+                if t == 12: known += 1
+                o += l
+            answers = [records[q] for q in qs if q in records and not (q[1] == 12 and known)]
+            if ("_airplay._tcp.local", 12) in qs and not known: answers = list(records.values())
+            print("QUERY", qs, "known", known, "answered", len(answers), flush=True)
+            if answers: s.sendto(struct.pack(">HHHHHH", 0, 0x8400, 0, len(answers), 0, 0) + b"".join(answers), ("224.0.0.251", 5353))
+        """
+    }
+
+    /// RFC 6762 §5.2: records in use are asked for again before their TTL runs out, so a
+    /// device nobody else asks about is not lost in the middle of a stream (an AirPlay route
+    /// ended two minutes in when avahi's 120 s SRV and address records ran out).
+    @Test func recordsAreAskedForAgainBeforeTheyExpireSoTheDeviceStays() async throws {
+        let lab = try NamespaceLab()
+        let room = lab.rooms[0]
+        try lab.start(in: room, ["/usr/bin/python3", "-u", "-c", Self.shortLivedResponder(room)], log: "mdns.log")
+        try await Task.sleep(for: .milliseconds(300))
+        let transport = LANTransport(configuration: .init(interfaces: [room.outside]))
+        let events = Locked<[DiscoveryEvent]>([])
+        let follower = Task { for await event in transport.browse(serviceTypes: ["_airplay._tcp"]) { events.withLock { $0.append(event) } } }
+        defer { follower.cancel() }
+        #expect(await eventually { events.value.contains { if case .appeared = $0 { true } else { false } } }, "\(lab.log("mdns.log"))")
+        // Four lifetimes of the short records.
+        try await Task.sleep(for: .seconds(12))
+        let lost = events.value.contains(.lost(endpointID: "Brief Speaker._airplay._tcp.local"))
+        #expect(!lost, "\(lab.log("mdns.log"))")
+        // The responder was asked for the SRV and the address by themselves, again and again.
+        let refreshes = lab.log("mdns.log").split(separator: "\n").filter { $0.contains("('brief.local', 1)") && !$0.contains("answered 0") }
+        #expect(refreshes.count >= 3, "\(lab.log("mdns.log"))")
+    }
 }
 
 @Suite struct MDNSAdvertisementTests {
