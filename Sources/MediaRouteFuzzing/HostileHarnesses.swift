@@ -6,8 +6,9 @@ import LANTransport
 enum HostileHarnesses {
     static let all: [FuzzHarness] = [mdnsCache, householdDatagram]
 
-    /// DNS responses from sources the input picks, into a small cache: its caps hold, and every
-    /// resolution names the host that sent the instance's records (a host names itself only).
+    /// DNS responses from sources the input picks, into a small cache: its caps hold, every
+    /// resolution names the host that sent the instance's records (a host names itself only),
+    /// and the refresh queries stay within their limit.
     static let mdnsCache = FuzzHarness("mdns-cache", "mDNS responses from several sources into the browse cache", maximumLength: 9_000) { bytes in
         let limits = MDNSCache.Limits(records: 64, recordsPerSource: 24, recordsPerSlot: 4, pointersPerSlot: 8)
         var cache = MDNSCache(serviceTypes: ["_googlecast._tcp.local", "_airplay._tcp.local"], limits: limits)
@@ -26,6 +27,12 @@ enum HostileHarnesses {
                 }
             }
             if cache.count > limits.records { return "\(cache.count) records kept, over \(limits.records)" }
+            // The browse's tick: what expired goes, then what is due is asked, within the limit
+            // and each (name, type) once.
+            cache.expire(now: .seconds(second))
+            let refresh = cache.refreshQuestions(now: .seconds(second), limit: 8)
+            if refresh.count > 8 { return "\(refresh.count) refresh questions, over 8" }
+            if Set(refresh.map { "\($0.name.lowercased()) \($0.type)" }).count != refresh.count { return "a refresh question asked twice" }
             offset = end
             second += 1
         }
