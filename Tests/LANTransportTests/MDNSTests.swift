@@ -89,6 +89,26 @@ func mdnsSocket(_ room: NamespaceLab.Room) -> String {
     """
 }
 
+/// Python after ``mdnsSocket(_:)``: `rr(…)`, a record's wire form, and `read_query(data)`, a
+/// query's questions as (name, type) and its known answers as (type, ttl, rdata), or None for a response.
+let mdnsQueryReader = """
+    def rr(n, t, ttl, data, flush=False): return name(n) + struct.pack(">HHIH", t, 0x8001 if flush else 1, ttl, len(data)) + data
+    def read_name(b, o):
+        labels = []
+        while b[o]: labels.append(b[o+1:o+1+b[o]].decode()); o += 1 + b[o]
+        return ".".join(labels), o + 1
+    def read_query(data):
+        flags, qd, an = struct.unpack(">HHH", data[2:8])
+        if flags & 0x8000: return None
+        o, qs, known = 12, [], []
+        for _ in range(qd):
+            n, o = read_name(data, o); qs.append((n, struct.unpack(">H", data[o:o+2])[0])); o += 4
+        for _ in range(an):
+            n, o = read_name(data, o); t, c, ttl, l = struct.unpack(">HHIH", data[o:o+10]); o += 10
+            known.append((t, ttl, data[o:o+l])); o += l
+        return qs, known
+    """
+
 @Suite(.serialized, .timeLimit(.minutes(1)), .enabled(if: NamespaceLab.isAvailable))
 struct MDNSBrowsingTests {
     /// A minimal DNS-SD responder inside the room: answers PTR queries for `_airplay._tcp`
@@ -96,11 +116,7 @@ struct MDNSBrowsingTests {
     static func responder(_ room: NamespaceLab.Room) -> String {
         """
         \(mdnsSocket(room))
-        def rr(n, t, ttl, data, flush=False): return name(n) + struct.pack(">HHIH", t, 0x8001 if flush else 1, ttl, len(data)) + data
-        def read_name(b, o):
-            labels = []
-            while b[o]: labels.append(b[o+1:o+1+b[o]].decode()); o += 1 + b[o]
-            return ".".join(labels), o + 1
+        \(mdnsQueryReader)
         inst = "Lab Speaker._airplay._tcp.local"
         ptr = lambda ttl: rr("_airplay._tcp.local", 12, ttl, name(inst))
         srv = rr(inst, 33, 120, struct.pack(">HHH", 0, 0, 7000) + name("lab.local"), True)
@@ -110,16 +126,10 @@ struct MDNSBrowsingTests {
         answered = False
         while True:
             data, sender = s.recvfrom(9000)
-            flags, qd, an = struct.unpack(">HHH", data[2:8])
-            if flags & 0x8000: continue
-            o, qs = 12, []
-            for _ in range(qd):
-                n, o = read_name(data, o); qs.append((n, struct.unpack(">H", data[o:o+2])[0])); o += 4
-            known = 0
-            for _ in range(an):
-                n, o = read_name(data, o); t, c, ttl, l = struct.unpack(">HHIH", data[o:o+10]); o += 10
-                if t == 12 and data[o:o+l] == name(inst) and ttl > 2250: known += 1
-                o += l
+            query = read_query(data)
+            if query is None: continue
+            qs = query[0]
+            known = sum(1 for t, ttl, rdata in query[1] if t == 12 and rdata == name(inst) and ttl > 2250)
             print("QUERY", qs, "known", known, flush=True)
             if ("_airplay._tcp.local", 12) not in qs: continue
             if known:
@@ -132,14 +142,23 @@ struct MDNSBrowsingTests {
         """
     }
 
-    @Test func browsesResolvesSuppressesKnownAnswersAndHonoursGoodbye() async throws {
+    /// A room running `responder` (Python, log `mdns.log`) and a browse of `types` from outside
+    /// it, its events collected; cancel the task at the end.
+    static func browsing(
+        _ responder: (NamespaceLab.Room) -> String, types: [String]
+    ) async throws -> (lab: NamespaceLab, room: NamespaceLab.Room, events: Locked<[DiscoveryEvent]>, follower: Task<Void, Never>) {
         let lab = try NamespaceLab()
         let room = lab.rooms[0]
-        try lab.start(in: room, ["/usr/bin/python3", "-u", "-c", Self.responder(room)], log: "mdns.log")
+        try lab.start(in: room, ["/usr/bin/python3", "-u", "-c", responder(room)], log: "mdns.log")
         try await Task.sleep(for: .milliseconds(300))
         let transport = LANTransport(configuration: .init(interfaces: [room.outside]))
         let events = Locked<[DiscoveryEvent]>([])
-        let follower = Task { for await event in transport.browse(serviceTypes: ["_airplay._tcp", "_googlecast._tcp"]) { events.withLock { $0.append(event) } } }
+        let follower = Task { for await event in transport.browse(serviceTypes: types) { events.withLock { $0.append(event) } } }
+        return (lab, room, events, follower)
+    }
+
+    @Test func browsesResolvesSuppressesKnownAnswersAndHonoursGoodbye() async throws {
+        let (lab, room, events, follower) = try await Self.browsing(Self.responder, types: ["_airplay._tcp", "_googlecast._tcp"])
         defer { follower.cancel() }
         #expect(await eventually { events.value.contains { if case .appeared = $0 { true } else { false } } }, "\(lab.log("mdns.log"))")
         let endpoint = try #require(events.value.lazy.compactMap { if case .appeared(let endpoint) = $0 { endpoint } else { nil } }.first)
@@ -158,11 +177,7 @@ struct MDNSBrowsingTests {
     static func shortLivedResponder(_ room: NamespaceLab.Room) -> String {
         """
         \(mdnsSocket(room))
-        def rr(n, t, ttl, data, flush=False): return name(n) + struct.pack(">HHIH", t, 0x8001 if flush else 1, ttl, len(data)) + data
-        def read_name(b, o):
-            labels = []
-            while b[o]: labels.append(b[o+1:o+1+b[o]].decode()); o += 1 + b[o]
-            return ".".join(labels), o + 1
+        \(mdnsQueryReader)
         inst = "Brief Speaker._airplay._tcp.local"
         records = {("_airplay._tcp.local", 12): rr("_airplay._tcp.local", 12, 4500, name(inst)),
                    (inst, 33): rr(inst, 33, 3, struct.pack(">HHH", 0, 0, 7000) + name("brief.local"), True),
@@ -171,16 +186,10 @@ struct MDNSBrowsingTests {
         print("ready", flush=True)
         while True:
             data, sender = s.recvfrom(9000)
-            flags, qd, an = struct.unpack(">HHH", data[2:8])
-            if flags & 0x8000: continue
-            o, qs = 12, []
-            for _ in range(qd):
-                n, o = read_name(data, o); qs.append((n, struct.unpack(">H", data[o:o+2])[0])); o += 4
-            known = 0
-            for _ in range(an):
-                n, o = read_name(data, o); t, c, ttl, l = struct.unpack(">HHIH", data[o:o+10]); o += 10
-                if t == 12: known += 1
-                o += l
+            query = read_query(data)
+            if query is None: continue
+            qs = query[0]
+            known = sum(1 for t, ttl, rdata in query[1] if t == 12)
             answers = [records[q] for q in qs if q in records and not (q[1] == 12 and known)]
             if ("_airplay._tcp.local", 12) in qs and not known: answers = list(records.values())
             print("QUERY", qs, "known", known, "answered", len(answers), flush=True)
@@ -192,13 +201,7 @@ struct MDNSBrowsingTests {
     /// device nobody else asks about is not lost in the middle of a stream (an AirPlay route
     /// ended two minutes in when avahi's 120 s SRV and address records ran out).
     @Test func recordsAreAskedForAgainBeforeTheyExpireSoTheDeviceStays() async throws {
-        let lab = try NamespaceLab()
-        let room = lab.rooms[0]
-        try lab.start(in: room, ["/usr/bin/python3", "-u", "-c", Self.shortLivedResponder(room)], log: "mdns.log")
-        try await Task.sleep(for: .milliseconds(300))
-        let transport = LANTransport(configuration: .init(interfaces: [room.outside]))
-        let events = Locked<[DiscoveryEvent]>([])
-        let follower = Task { for await event in transport.browse(serviceTypes: ["_airplay._tcp"]) { events.withLock { $0.append(event) } } }
+        let (lab, _, events, follower) = try await Self.browsing(Self.shortLivedResponder, types: ["_airplay._tcp"])
         defer { follower.cancel() }
         #expect(await eventually { events.value.contains { if case .appeared = $0 { true } else { false } } }, "\(lab.log("mdns.log"))")
         // Four lifetimes of the short records.
