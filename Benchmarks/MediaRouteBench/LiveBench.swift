@@ -266,7 +266,7 @@ extension Bench {
         let settled = offsets.dropFirst(2)
         let sorted = settled.map(abs).sorted()
         let mean = settled.reduce(0, +) / Double(max(1, settled.count))
-        print(String(format: "live-group: AirPlay (shairport-sync) + DLNA (gmediarender), %d s, leads %@: offset per click (DLNA − AirPlay) mean %+.1f ms; |offset| p50 %.1f, p95 %.1f, max %.1f ms (n=%d)",
+        print(String(format: "live-group: AirPlay (shairport-sync) + DLNA (gmediarender), %d s, leads %@: offset per click (AirPlay − DLNA: negative when the renderer is later) mean %+.1f ms; |offset| p50 %.1f, p95 %.1f, max %.1f ms (n=%d)",
                      seconds, "\(leads)", mean, sorted[sorted.count / 2], sorted[min(sorted.count - 1, sorted.count * 95 / 100)], sorted.last ?? 0, sorted.count))
         for line in membersStatus { print("live-group: " + line) }
         print(String(format: "live-group: this process resident %.1f MB at the first write, %.1f MB at the last", residentBefore / 1024, residentAfter / 1024))
