@@ -42,21 +42,8 @@ extension Bench {
             let route = try await system.activate(deviceID: device.id)
             let acquisition = try await system.acquireAudio(on: route.session, format: .cdAudio)
             let train = firstSoundTrain(seconds: seconds)
-            let descriptor = acquisition.descriptor
             // When each piece of the train was taken by the daemon: (CLOCK_MONOTONIC seconds, bytes so far).
-            let writes = Task.detached { () -> [(Double, Int)] in
-                var log: [(Double, Int)] = []
-                var offset = 0
-                while offset < train.count {
-                    let piece = Array(train[offset..<min(offset + 4_096, train.count)])
-                    guard writeBlocking(piece, to: descriptor, piece: 4_096) else { break }
-                    offset += piece.count
-                    log.append((monotonicSeconds(), offset))
-                }
-                close(descriptor)
-                return log
-            }
-            let log = await writes.value
+            let log = await writeTimed(train, to: acquisition.descriptor)
             _ = await eventually(timeout: .seconds(10)) { clickFrames(in: output.pcm).count >= seconds * 2 }
             let clicks = clickFrames(in: output.pcm)
             let measured = soundTimes(of: output, writes: log)
@@ -229,32 +216,26 @@ extension Bench {
         let (acquisition, leads) = try await system.acquireGroupAudio(on: sessions, format: .cdAudio)
         let descriptor = acquisition.descriptor
         let residentBefore = status(getpid(), "VmRSS") ?? 0
-        // When each piece of the train was taken: (CLOCK_MONOTONIC seconds, bytes so far).
-        let writer = Task.detached { () -> [(Double, Int)] in
-            var log: [(Double, Int)] = []
-            var offset = 0
-            while offset < train.count {
-                let end = min(offset + 4_096, train.count)
-                guard writeBlocking(Array(train[offset..<end]), to: descriptor, piece: 4_096) else { break }
-                offset = end
-                log.append((monotonicSeconds(), offset))
+        // Each member's delivery and drift estimate once a minute while the stream runs (a
+        // route's estimate is gone once its stream ended).
+        let sampler = Task {
+            var minute = 0
+            while (try? await Task.sleep(for: .seconds(60))) != nil {
+                minute += 1
+                for (device, session) in zip(devices, sessions) {
+                    let statistics = await system.audioStatistics(on: session)
+                    let details = await system.routeStatus(on: session)?.details
+                    let clockPPM = details?.deviceClockPPM.map { String(format: "%+.1f", $0) } ?? "none"
+                    let offset = details?.timelineOffsetMicroseconds.map { String(format: "%+.1f", Double($0) / 1000) } ?? "none"
+                    let correction = details?.driftCorrectionPPM.map { String(format: "%+.1f", $0) } ?? "none"
+                    print("live-group: minute \(minute), \(device.displayName): underruns \(statistics?.underruns ?? 0), dropped \(statistics?.framesDropped ?? 0); "
+                        + "its clock \(clockPPM) ppm, timeline offset \(offset) ms, correction \(correction) ppm")
+                }
             }
-            close(descriptor)
-            return log
         }
-        let log = await writer.value
+        let log = await writeTimed(train, to: descriptor)
+        sampler.cancel()
         let residentAfter = status(getpid(), "VmRSS") ?? 0
-        var membersStatus: [String] = []
-        for (device, session) in zip(devices, sessions) {
-            let statistics = await system.audioStatistics(on: session)
-            let details = await system.routeStatus(on: session)?.details
-            let clockPPM = details?.deviceClockPPM.map { String(format: "%+.1f", $0) } ?? "none"
-            let offset = details?.timelineOffsetMicroseconds.map { String(format: "%+.1f", Double($0) / 1000) } ?? "none"
-            let correction = details?.driftCorrectionPPM.map { String(format: "%+.1f", $0) } ?? "none"
-            membersStatus.append(
-                "\(device.displayName): underruns \(statistics?.underruns ?? 0), silence \(statistics?.silenceFrames ?? 0) frames, dropped \(statistics?.framesDropped ?? 0); "
-                    + "its clock \(clockPPM) ppm, timeline offset \(offset) ms, correction \(correction) ppm")
-        }
         _ = await eventually(timeout: .seconds(10)) { clickFrames(in: rendererOutput.pcm).count >= seconds * 2 && clickFrames(in: receiver.pcm).count >= seconds * 2 }
         // Click by click in order; where the counts differ (shairport-sync's first burst can
         // merge two), each of the renderer's clicks against the receiver's nearest.
@@ -268,7 +249,6 @@ extension Bench {
         let mean = settled.reduce(0, +) / Double(max(1, settled.count))
         print(String(format: "live-group: AirPlay (shairport-sync) + DLNA (gmediarender), %d s, leads %@: offset per click (AirPlay − DLNA: negative when the renderer is later) mean %+.1f ms; |offset| p50 %.1f, p95 %.1f, max %.1f ms (n=%d)",
                      seconds, "\(leads)", mean, sorted[sorted.count / 2], sorted[min(sorted.count - 1, sorted.count * 95 / 100)], sorted.last ?? 0, sorted.count))
-        for line in membersStatus { print("live-group: " + line) }
         print(String(format: "live-group: this process resident %.1f MB at the first write, %.1f MB at the last", residentBefore / 1024, residentAfter / 1024))
         if seconds >= 1_200 { groupWindows(seconds: seconds, offsets: Array(settled), log: log, outputs: [("AirPlay", receiver.output), ("DLNA", rendererOutput)]) }
         for session in sessions { await system.deactivate(session) }
