@@ -231,6 +231,8 @@ extension Bench {
                     print("live-group: minute \(minute), \(device.displayName): underruns \(statistics?.underruns ?? 0), dropped \(statistics?.framesDropped ?? 0); "
                         + "its clock \(clockPPM) ppm, timeline offset \(offset) ms, correction \(correction) ppm")
                 }
+                // Into a file too, at once: a long run's progress can be read while it runs.
+                fflush(nil)
             }
         }
         let log = await writeTimed(train, to: descriptor)

@@ -202,7 +202,9 @@ public final class LiveAudioStream: Sendable {
     // MARK: Drift
 
     /// The device says it has played `position` seconds of the stream (since it started playing
-    /// it) at `time` (now when nil), on the clock of the buffers' presentation times. Once its
+    /// it) at `time` (now when nil), on the clock of the buffers' presentation times; it read its
+    /// position within `roundTrip` before `time` (the question's way there and the answer's
+    /// back: whole-second positions are placed no closer than that). Once its
     /// reports say its clock runs at another rate than the box's, the stream's samples go
     /// through a resampler at the device's rate, trimmed to bring back what the drift had
     /// already built up. Returns why a report was not taken.
@@ -212,8 +214,9 @@ public final class LiveAudioStream: Sendable {
     /// played, counted from the first byte of the newest fetch (a device counts its position from
     /// its fetch; one loaded before the first samples waits at zero).
     @discardableResult
-    public func devicePlayed(_ position: Double, at time: Duration? = nil) -> PlayoutRateEstimator.Rejection? {
+    public func devicePlayed(_ position: Double, at time: Duration? = nil, roundTrip: Duration = .zero) -> PlayoutRateEstimator.Rejection? {
         let time = Self.seconds(time ?? now())
+        let asked = time - max(0, Self.seconds(roundTrip))
         let channels = self.channels, slew = sampleRate / 2
         let start = bytes.newestReaderStart
         return drift.withLock { state in
@@ -230,7 +233,7 @@ public final class LiveAudioStream: Sendable {
                 }
             }
             guard state.estimator != nil else { return nil }
-            let rejection = state.estimator!.add(position: position, at: time, produced: state.produced(at: time))
+            let rejection = state.estimator!.add(position: position, at: time, produced: state.produced(at: time), asked: asked)
             state.lastReportTime = time
             if state.estimator!.estimate == nil {
                 state.estimatedSince = nil

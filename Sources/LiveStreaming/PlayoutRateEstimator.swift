@@ -7,16 +7,31 @@
 /// A live stream is paced by the box's clock; a renderer plays it by its own. ±100 ppm is 6 ms a
 /// minute, 0.7 s over two hours: a fast device runs dry, a slow one plays ever later. Each report
 /// is the device's position (stream seconds played since it started) at a box time, with the
-/// stream seconds produced by then. The rate is the least-squares slope of position against time
-/// over the reports kept; positions may be coarse (gmediarender's are whole seconds), so an
-/// estimate counts only once it spans ``Configuration/minimumSpan`` and its standard error is
-/// under ``Configuration/maximumUncertainty``. Positions that were all whole seconds so far count
-/// as rounded to the second (their error is then at least that rounding's, 1/√12 s, however
-/// well they line up), others as rounded to the millisecond. Rounded positions are unbiased only
-/// when the reports' phase against the device's seconds wanders: a caller polling a device
-/// dithers its interval (a poll locked to the device's seconds sees a sawtooth, not the rate). The offset is the change of the backlog (produced
-/// less played) from the first report to the last, both read off the fitted line, so the
-/// positions' coarseness averages out.
+/// stream seconds produced by then. An estimate counts only once it spans
+/// ``Configuration/minimumSpan`` and its rate is known to within
+/// ``Configuration/maximumUncertainty``.
+///
+/// - Positions with a fraction of a second (a Cast receiver's, to the millisecond): the rate is
+///   the least-squares slope of position against time, its uncertainty the slope's standard
+///   error.
+/// - Positions that were all whole seconds so far (gmediarender's RelTime, truncated): a
+///   least-squares fit would see ±0.5 s of rounding in every report, its error shrinking as
+///   1/√n (20 ppm only after about 22 minutes, and the position now known to no better than
+///   ~20 ms). Each report instead says exactly where the device was: it had played at least
+///   `position` seconds when the answer came and less than `position` + 1 when the question
+///   left. The rates (and positions) every report allows form an interval; the estimate is its
+///   middle and the uncertainty its half-width, a bound rather than a standard error. Reports
+///   whose phase against the device's seconds wanders pin that phase to within about a poll
+///   interval over their count, so the bound shrinks as 1/n rather than 1/√n: a caller polling
+///   a device dithers its interval (a poll locked to the device's seconds learns nothing new).
+///   Reports that contradict each other by more than ``Configuration/jumpThreshold``'s tenth
+///   (a device that stalled to buffer) start the estimate again; less (a device whose position
+///   moves in steps of a few milliseconds) widens the interval by as much.
+///
+/// The offset is the change of the backlog (produced less played) from the run's first report
+/// to its last, the played part read off the estimated rate; only the part of it beyond its
+/// uncertainty (the rate's times the time between them) is corrected, so a device whose clock is
+/// the box's is not moved by the noise of its own reports.
 ///
 /// Nothing a device reports is trusted: a position that is not a number, goes backwards, or jumps
 /// away from the fit starts the estimate again; a slope no clock has (beyond
@@ -62,6 +77,9 @@ public struct PlayoutRateEstimator: Sendable {
         public var uncertaintyPPM: Double
         /// How much later than at its first report the device plays now (+: later), in seconds.
         public var offset: Double
+        /// How far off ``offset`` may be (seconds): the rate's uncertainty over the time between
+        /// the two reports. Only the part of the offset beyond it is corrected.
+        public var offsetUncertainty: Double
         /// The time the reports span, in seconds.
         public var span: Double
         /// Reports the estimate rests on.
@@ -79,7 +97,9 @@ public struct PlayoutRateEstimator: Sendable {
     }
 
     private struct Report {
+        /// When the answer came, and when its question left (the device read its position between).
         var time: Double
+        var asked: Double
         var position: Double
         var produced: Double
     }
@@ -104,9 +124,15 @@ public struct PlayoutRateEstimator: Sendable {
     private var reports: [Report] = []
     /// Where the ring's oldest report is once it is full.
     private var oldest = 0
-    /// The backlog (produced less played) at the first report of this run, read off the fit the
-    /// first time the estimate was usable; nil before.
-    private var referenceBacklog: Double?
+    /// The fit over the reports kept, made as each comes.
+    private var current: Fit?
+    /// The whole-second reports' bounds (see ``interval()``): the upper hull of the points
+    /// (answer's time, position) and the lower hull of (question's time, position + 1), times
+    /// from `hullOrigin`; reports that left the table since they were made.
+    private var floors = ConvexChain(upper: true)
+    private var ceilings = ConvexChain(upper: false)
+    private var hullOrigin: Double?
+    private var leftSinceHulls = 0
     /// The first report of this run (kept apart: the ring lets it go after an hour).
     private var first: Report?
     private var sums = Sums()
@@ -128,17 +154,21 @@ public struct PlayoutRateEstimator: Sendable {
     public var count: Int { reports.count }
 
     /// Takes the device's `position` (stream seconds played since it started) at box time `time`
-    /// (seconds), when `produced` stream seconds had been produced; nil when taken.
+    /// (seconds), when `produced` stream seconds had been produced; nil when taken. `asked` is
+    /// when the question left (the device read its position between the two); `time` when nil.
     @discardableResult
-    public mutating func add(position: Double, at time: Double, produced: Double) -> Rejection? {
-        guard position.isFinite, time.isFinite, produced.isFinite, position >= 0, abs(time) < 1e12, position < 1e9, abs(produced) < 1e9 else {
+    public mutating func add(position: Double, at time: Double, produced: Double, asked: Double? = nil) -> Rejection? {
+        let asked = asked ?? time
+        guard position.isFinite, time.isFinite, produced.isFinite, asked.isFinite, position >= 0, abs(time) < 1e12, position < 1e9,
+            abs(produced) < 1e9, asked <= time, time - asked < 60
+        else {
             return .notANumber
         }
-        let report = Report(time: time, position: position, produced: produced)
+        let report = Report(time: time, asked: asked, position: position, produced: produced)
         if let last = newest {
-            guard time >= last.time else { return .outOfOrder }
+            guard time >= last.time, asked >= last.asked else { return .outOfOrder }
             let threshold = seconds(configuration.jumpThreshold)
-            let expected = fit().map { $0.intercept + $0.slope * (time - $0.origin) } ?? last.position + (time - last.time)
+            let expected = current.map { $0.intercept + $0.slope * (time - $0.origin) } ?? last.position + (time - last.time)
             if position < last.position || abs(position - expected) > threshold {
                 restart()
                 append(report)
@@ -146,8 +176,11 @@ public struct PlayoutRateEstimator: Sendable {
             }
         }
         append(report)
-        if referenceBacklog == nil, let estimate = usableFit() {
-            referenceBacklog = backlog(of: first ?? reports[oldest], on: estimate)
+        current = fit()
+        if case .contradicted = current?.kind {
+            restart()
+            append(report)
+            return .jumped
         }
         if let fit = usableFit() { lastRate = fit.slope }
         return nil
@@ -163,30 +196,48 @@ public struct PlayoutRateEstimator: Sendable {
         sums = Sums()
         origin = nil
         sinceRebase = 0
-        referenceBacklog = nil
+        current = nil
+        floors = ConvexChain(upper: true)
+        ceilings = ConvexChain(upper: false)
+        hullOrigin = nil
+        leftSinceHulls = 0
     }
 
     /// The estimate, once the reports are enough for one (see the type's description).
     public var estimate: Estimate? {
-        guard let fit = usableFit(), let referenceBacklog, let last = newest else { return nil }
+        guard let fit = usableFit(), let first, let last = newest else { return nil }
+        let elapsed = last.time - first.time
         return Estimate(
-            ratePPM: (fit.slope - 1) * 1e6, uncertaintyPPM: fit.slopeError * 1e6, offset: backlog(of: last, on: fit) - referenceBacklog,
-            span: fit.span, reports: reports.count)
+            ratePPM: (fit.slope - 1) * 1e6, uncertaintyPPM: fit.slopeError * 1e6, offset: (last.produced - first.produced) - fit.slope * elapsed,
+            offsetUncertainty: fit.slopeError * elapsed, span: fit.span, reports: reports.count)
     }
 
-    /// Stream seconds to produce per box second: the device's rate, less the offset over the
-    /// correction time (within ``Configuration/maximumTrim``); the last usable rate while a new
-    /// run gathers reports; 1 before any.
+    /// Stream seconds to produce per box second: the device's rate, less the part of the offset
+    /// beyond its uncertainty over the correction time (within ``Configuration/maximumTrim``);
+    /// the last usable rate while a new run gathers reports; 1 before any.
     public var productionRate: Double {
         guard let estimate else { return lastRate ?? 1 }
         let rate = 1 + estimate.ratePPM * 1e-6
-        let trim = max(-configuration.maximumTrim, min(configuration.maximumTrim, estimate.offset / seconds(configuration.correctionTime) * 1e6))
+        let certain = max(0, abs(estimate.offset) - estimate.offsetUncertainty)
+        let offset = estimate.offset < 0 ? -certain : certain
+        let trim = max(-configuration.maximumTrim, min(configuration.maximumTrim, offset / seconds(configuration.correctionTime) * 1e6))
         return rate - trim * 1e-6
     }
 
     // MARK: The fit
 
     private struct Fit {
+        enum Kind {
+            /// Least squares; `slopeError` is the slope's standard error.
+            case leastSquares
+            /// The middle of the rates every whole-second report allows; `slopeError` is the
+            /// interval's half-width.
+            case interval
+            /// Whole-second reports that no rate fits within the tolerance: the device jumped.
+            case contradicted
+        }
+
+        var kind: Kind
         /// Times are taken from this origin (the first report's), for the sums' precision.
         var origin: Double
         var intercept: Double
@@ -212,10 +263,29 @@ public struct PlayoutRateEstimator: Sendable {
             sums.add(leaving.time - origin.time, leaving.position - origin.position, -1)
             reports[oldest] = report
             oldest = (oldest + 1) % reports.count
+            leftSinceHulls += 1
         }
         sums.add(report.time - origin.time, report.position - origin.position, 1)
         sinceRebase += 1
         if sinceRebase >= configuration.capacity { rebase() }
+        // The hulls grow with each report; the reports that left the table stay in them (still
+        // true of the device) until an eighth of the table has left, then they are made afresh.
+        if leftSinceHulls >= max(1, configuration.capacity / 8) { rebuildHulls() } else { addToHulls(report) }
+    }
+
+    private mutating func addToHulls(_ report: Report) {
+        let origin = hullOrigin ?? report.asked
+        hullOrigin = origin
+        floors.add(x: report.time - origin, y: report.position)
+        ceilings.add(x: report.asked - origin, y: report.position + 1)
+    }
+
+    private mutating func rebuildHulls() {
+        floors = ConvexChain(upper: true)
+        ceilings = ConvexChain(upper: false)
+        hullOrigin = nil
+        leftSinceHulls = 0
+        for index in 0..<reports.count { addToHulls(reports[(oldest + index) % reports.count]) }
     }
 
     /// The sums made afresh from the oldest report kept.
@@ -227,21 +297,20 @@ public struct PlayoutRateEstimator: Sendable {
         sinceRebase = 0
     }
 
-    /// The backlog at `report`'s time with its position read off the fit.
-    private func backlog(of report: Report, on fit: Fit) -> Double {
-        report.produced - (fit.intercept + fit.slope * (report.time - fit.origin))
-    }
-
     private func usableFit() -> Fit? {
-        guard let fit = fit(), fit.span >= seconds(configuration.minimumSpan),
+        guard let fit = current, fit.kind != .contradicted, fit.span >= seconds(configuration.minimumSpan),
             fit.slopeError * 1e6 <= configuration.maximumUncertainty,
             abs(fit.slope - 1) * 1e6 <= configuration.plausibleRange
         else { return nil }
         return fit
     }
 
-    /// Least squares of position on time over the reports kept.
     private func fit() -> Fit? {
+        fractional ? leastSquares() : interval()
+    }
+
+    /// Least squares of position on time over the reports kept.
+    private func leastSquares() -> Fit? {
         guard reports.count >= 3, let origin, let last = newest else { return nil }
         let n = sums.n
         let meanT = sums.t / n, meanP = sums.p / n
@@ -251,14 +320,94 @@ public struct PlayoutRateEstimator: Sendable {
         guard stt > 1e-9 else { return nil }
         let slope = stp / stt
         // At least the positions' rounding: points that line up exactly are no surer than that.
-        let resolution = fractional ? 0.001 : 1
-        let variance = max((spp - slope * stp) / max(1, n - 2), resolution * resolution / 12)
+        let variance = max((spp - slope * stp) / max(1, n - 2), 0.001 * 0.001 / 12)
         return Fit(
-            origin: origin.time, intercept: origin.position + meanP - slope * meanT, slope: slope, slopeError: (variance / stt).squareRoot(),
-            span: last.time - reports[oldest].time)
+            kind: .leastSquares, origin: origin.time, intercept: origin.position + meanP - slope * meanT, slope: slope,
+            slopeError: (variance / stt).squareRoot(), span: last.time - reports[oldest].time)
+    }
+
+    /// The rates and positions every whole-second report allows (see the type's description).
+    ///
+    /// A line `position = a + b·(t − origin)` fits report i when `a + b·xᵢ ≥ Nᵢ` at the answer's
+    /// time and `a + b·x'ᵢ < Nᵢ + 1` at the question's. For a rate b, the intercepts allowed run
+    /// from the largest `Nᵢ − b·xᵢ` to the smallest `Nᵢ + 1 − b·x'ᵢ`: that room is a concave
+    /// function of b, and only the reports on the upper hull of the points (xᵢ, Nᵢ) and on the
+    /// lower hull of (x'ᵢ, Nᵢ + 1) can bound it, so the hulls are all that is searched.
+    private func interval() -> Fit? {
+        guard reports.count >= 3, let last = newest, let origin = hullOrigin else { return nil }
+        let base = reports[oldest]
+        let range = configuration.plausibleRange * 2e-6
+        func room(_ slope: Double) -> Double { ceilings.lowest(slope) - floors.highest(slope) }
+        // The widest room: a ternary search on a concave function.
+        var low = 1 - range, high = 1 + range
+        // (2/3)⁴⁰ of 2 000 ppm: 0.02 ppm.
+        for _ in 0..<40 {
+            let third = (high - low) / 3
+            if room(low + third) < room(high - third) { low += third } else { high -= third }
+        }
+        let best = (low + high) / 2
+        let widest = room(best)
+        // Reports that contradict each other by a little (a position that moves in steps of a few
+        // milliseconds) widen the interval by as much; by more, the device jumped.
+        let tolerance = seconds(configuration.jumpThreshold) / 10
+        guard widest > -tolerance else {
+            return Fit(kind: .contradicted, origin: origin, intercept: base.position, slope: 1, slopeError: .infinity, span: last.time - base.time)
+        }
+        let floor = min(0, widest) - 0.001
+        func edge(from inside: Double, to outside: Double) -> Double {
+            var inside = inside, outside = outside
+            for _ in 0..<40 {
+                let middle = (inside + outside) / 2
+                if room(middle) >= floor { inside = middle } else { outside = middle }
+            }
+            return inside
+        }
+        let lowest = edge(from: best, to: 1 - range), highest = edge(from: best, to: 1 + range)
+        let slope = (lowest + highest) / 2
+        let intercept = (floors.highest(slope) + ceilings.lowest(slope)) / 2
+        return Fit(
+            kind: .interval, origin: origin, intercept: intercept, slope: slope, slopeError: (highest - lowest) / 2, span: last.time - base.time)
     }
 
     private func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+    }
+}
+
+/// One side of a set of points' convex hull, the points coming in order of x: the upper side
+/// answers the largest `y − slope·x` over all the points, the lower side the smallest. A point
+/// costs amortised constant time; the chain holds only the points that can answer.
+private struct ConvexChain: Sendable {
+    let upper: Bool
+    private var xs: [Double] = []
+    private var ys: [Double] = []
+
+    init(upper: Bool) { self.upper = upper }
+
+    mutating func add(x: Double, y: Double) {
+        while xs.count >= 2 {
+            let n = xs.count
+            let cross = (xs[n - 1] - xs[n - 2]) * (y - ys[n - 2]) - (ys[n - 1] - ys[n - 2]) * (x - xs[n - 2])
+            // Upper: drop the last point when the new one is on or above the line through the two before.
+            guard upper ? cross >= 0 : cross <= 0 else { break }
+            xs.removeLast()
+            ys.removeLast()
+        }
+        xs.append(x)
+        ys.append(y)
+    }
+
+    /// The largest `y − slope·x` over the points (upper side).
+    func highest(_ slope: Double) -> Double {
+        var best = -Double.infinity
+        for index in xs.indices { best = max(best, ys[index] - slope * xs[index]) }
+        return best
+    }
+
+    /// The smallest `y − slope·x` over the points (lower side).
+    func lowest(_ slope: Double) -> Double {
+        var best = Double.infinity
+        for index in xs.indices { best = min(best, ys[index] - slope * xs[index]) }
+        return best
     }
 }

@@ -34,8 +34,9 @@ actor RendererSession {
     private let servers: CallbackServers
     private let report: @Sendable (RendererSessionReport) -> Void
     /// Where a live stream's renderer's positions go as each poll's answer comes (nil when it
-    /// is not playing): the stream follows the renderer's clock with them.
-    private let positions: (@Sendable (Double?) -> Void)?
+    /// is not playing), with the poll's round trip (the renderer read its position within it):
+    /// the stream follows the renderer's clock with them.
+    private let positions: (@Sendable (Double?, Duration) -> Void)?
     /// Whether what the renderer plays has begun: a live stream started before its first samples
     /// keeps the renderer waiting, which the watchdog does not count as a stall.
     private let fed: (@Sendable () -> Bool)?
@@ -64,7 +65,7 @@ actor RendererSession {
     init(
         renderer: Renderer, session: MediaOutputSession, control: PlaybackControl, configuration: UPnPRendererExtension.Configuration,
         servers: CallbackServers, clock: any HostClock, logger: Logger, fed: (@Sendable () -> Bool)? = nil,
-        positions: (@Sendable (Double?) -> Void)? = nil, report: @escaping @Sendable (RendererSessionReport) -> Void
+        positions: (@Sendable (Double?, Duration) -> Void)? = nil, report: @escaping @Sendable (RendererSessionReport) -> Void
     ) {
         self.fed = fed
         self.positions = positions
@@ -366,15 +367,17 @@ actor RendererSession {
             guard !Task.isCancelled, !finished else { return }
             if !eventsHealthy { await refreshTransportState() }
             guard !finished, deviceState == .playing || deviceState == .transitioning || deviceState == .paused else {
-                positions?(nil)
+                positions?(nil, .zero)
                 continue
             }
             do {
+                let asked = clock.now()
                 let info = try await client.call(AVTransportAction.getPositionInfo)
+                let roundTrip = clock.now() - asked
                 consecutiveFailures = 0
                 let position = info["RelTime"].flatMap(UPnPTime.parse)
                 let duration = info["TrackDuration"].flatMap(UPnPTime.parse)
-                positions?(deviceState == .playing ? position : nil)
+                positions?(deviceState == .playing ? position : nil, roundTrip)
                 if let position {
                     if position != lastPosition { lastAdvance = clock.now() }
                     lastPosition = position

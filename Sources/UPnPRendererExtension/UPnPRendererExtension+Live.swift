@@ -203,10 +203,10 @@ extension UPnPRendererExtension: RealtimeSampleHandling {
             renderer: renderer, session: session, control: PlaybackControl(clock: clock), configuration: configuration, servers: servers, clock: clock,
             logger: logger,
             fed: { stream.bytes.statistics.bytesWritten > 0 },
-            positions: { [weak self, precision = configuration.live.timelinePrecision] position in
+            positions: { [weak self, precision = configuration.live.timelinePrecision] position, roundTrip in
                 // Positions count from the first samples: a renderer waiting for them stays at zero.
                 guard let position, stream.bytes.statistics.bytesWritten > 0 else { return stream.deviceStopped() }
-                stream.devicePlayed(position)
+                stream.devicePlayed(position, roundTrip: roundTrip)
                 if let off = stream.timelineChange(precision: precision) {
                     Task { await self?.timelineChanged(off: off, stream: stream, session: session) }
                 }
