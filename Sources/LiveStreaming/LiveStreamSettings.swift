@@ -32,6 +32,9 @@ public struct LiveStreamSettings: Sendable {
     public var preparedWait: Duration = .seconds(5)
     /// How a device's clock drift is estimated from its positions and corrected (nil: never).
     public var drift: PlayoutRateEstimator.Configuration? = PlayoutRateEstimator.Configuration()
+    /// How old a device's whole-second position may be when it answers, per device name or model
+    /// (``PlayoutRateEstimator/Configuration/positionAge``; the drift configuration's otherwise).
+    public var positionAges: [String: Duration]
     /// How often a device that reports positions only when asked (Cast) is asked while it plays
     /// a live stream. UPnP renderers are polled at their session's poll interval.
     public var positionInterval: Duration = .seconds(5)
@@ -42,8 +45,10 @@ public struct LiveStreamSettings: Sendable {
     public init(
         preference: [LiveAudioEncoding] = LiveAudioEncoding.latencyOrder, forcedEncodings: [String: LiveAudioEncoding] = [:],
         framing: HTTPLiveFraming = .closeDelimited, framings: [String: HTTPLiveFraming] = [:], prime: Duration = .milliseconds(500),
-        primes: [String: Duration] = [:], fetchTimeout: Duration = .seconds(5), latency: Duration = .milliseconds(1000), latencies: [String: Duration] = [:]
+        primes: [String: Duration] = [:], fetchTimeout: Duration = .seconds(5), latency: Duration = .milliseconds(1000), latencies: [String: Duration] = [:],
+        positionAges: [String: Duration] = [:]
     ) {
+        self.positionAges = positionAges
         self.preference = preference
         self.forcedEncodings = forcedEncodings
         self.framing = framing
@@ -71,7 +76,9 @@ public struct LiveStreamSettings: Sendable {
 
     /// The stream's timings for a device.
     public func streamConfiguration(name: String, model: String? = nil) -> LiveAudioStream.Configuration {
-        LiveAudioStream.Configuration(prime: prime(name: name, model: model), framing: framing(name: name), drift: drift)
+        var drift = self.drift
+        if let age = positionAges[name] ?? model.flatMap({ positionAges[$0] }) { drift?.positionAge = age }
+        return LiveAudioStream.Configuration(prime: prime(name: name, model: model), framing: framing(name: name), drift: drift)
     }
 
     /// How long a device that was sent the end of a stream may take to play it out: the audio

@@ -54,11 +54,18 @@ public struct PlayoutRateEstimator: Sendable {
         /// A report this far from the fitted line (or a position going back) is a jump: a seek,
         /// a re-fetch, a device that restarted. The estimate starts again.
         public var jumpThreshold: Duration
+        /// How old a whole-second position may be when the device is asked: renderers read their
+        /// player's position on a timer and answer the last one read (gmediarender every 500 ms,
+        /// by its source). A position is taken to have been read no earlier than this before the
+        /// question left; zero for a device that reads it when asked.
+        public var positionAge: Duration
 
         public init(
             capacity: Int = 4096, minimumSpan: Duration = .seconds(120), maximumUncertainty: Double = 20, plausibleRange: Double = 1000,
-            correctionTime: Duration = .seconds(60), maximumTrim: Double = 500, jumpThreshold: Duration = .seconds(3)
+            correctionTime: Duration = .seconds(60), maximumTrim: Double = 500, jumpThreshold: Duration = .seconds(3),
+            positionAge: Duration = .seconds(1)
         ) {
+            self.positionAge = max(.zero, positionAge)
             self.capacity = max(8, capacity)
             self.minimumSpan = minimumSpan
             self.maximumUncertainty = maximumUncertainty
@@ -142,7 +149,8 @@ public struct PlayoutRateEstimator: Sendable {
     /// last made afresh (a stream of days would otherwise add up the sums' rounding).
     private var origin: (time: Double, position: Double)?
     private var sinceRebase = 0
-    /// The last usable rate, kept across restarts (a device's clock does not change when it re-fetches).
+    /// The last rate the stream followed (without its trim), kept across restarts (a device's
+    /// clock does not change when it re-fetches).
     public private(set) var lastRate: Double?
 
     public init(configuration: Configuration = Configuration()) {
@@ -182,7 +190,7 @@ public struct PlayoutRateEstimator: Sendable {
             append(report)
             return .jumped
         }
-        if let fit = usableFit() { lastRate = fit.slope }
+        if let correction = correction() { lastRate = correction.rate }
         return nil
     }
 
@@ -215,13 +223,35 @@ public struct PlayoutRateEstimator: Sendable {
     /// Stream seconds to produce per box second: the device's rate, less the part of the offset
     /// beyond its uncertainty over the correction time (within ``Configuration/maximumTrim``);
     /// the last usable rate while a new run gathers reports; 1 before any.
+    ///
+    /// Whole-second reports correct by what they are sure of before their estimate is shown: the
+    /// rate nearest the box's that the interval allows (none while it holds the box's own), so
+    /// a device is never corrected past its true rate, only less far.
     public var productionRate: Double {
-        guard let estimate else { return lastRate ?? 1 }
-        let rate = 1 + estimate.ratePPM * 1e-6
-        let certain = max(0, abs(estimate.offset) - estimate.offsetUncertainty)
-        let offset = estimate.offset < 0 ? -certain : certain
-        let trim = max(-configuration.maximumTrim, min(configuration.maximumTrim, offset / seconds(configuration.correctionTime) * 1e6))
-        return rate - trim * 1e-6
+        guard let correction = correction() else { return lastRate ?? 1 }
+        return correction.rate - correction.trim
+    }
+
+    /// The device's rate as far as it is sure, and the trim that brings its offset back (both
+    /// as fractions of the box's rate); nil while there is none.
+    private func correction() -> (rate: Double, trim: Double)? {
+        guard let fit = current, let first, let last = newest else { return nil }
+        let ppm: Double
+        switch fit.kind {
+        case .contradicted: return nil
+        case .leastSquares:
+            guard usableFit() != nil else { return nil }
+            ppm = (fit.slope - 1) * 1e6
+        case .interval:
+            guard fit.span >= seconds(configuration.minimumSpan), abs(fit.slope - 1) * 1e6 <= configuration.plausibleRange else { return nil }
+            let middle = (fit.slope - 1) * 1e6, bound = fit.slopeError * 1e6
+            ppm = middle > bound ? middle - bound : middle < -bound ? middle + bound : 0
+        }
+        let elapsed = last.time - first.time
+        let offset = (last.produced - first.produced) - fit.slope * elapsed
+        let certain = max(0, abs(offset) - fit.slopeError * elapsed)
+        let trim = max(-configuration.maximumTrim, min(configuration.maximumTrim, (offset < 0 ? -certain : certain) / seconds(configuration.correctionTime) * 1e6))
+        return (1 + ppm * 1e-6, trim * 1e-6)
     }
 
     // MARK: The fit
@@ -277,7 +307,7 @@ public struct PlayoutRateEstimator: Sendable {
         let origin = hullOrigin ?? report.asked
         hullOrigin = origin
         floors.add(x: report.time - origin, y: report.position)
-        ceilings.add(x: report.asked - origin, y: report.position + 1)
+        ceilings.add(x: report.asked - seconds(configuration.positionAge) - origin, y: report.position + 1)
     }
 
     private mutating func rebuildHulls() {

@@ -21,9 +21,12 @@ extension UPnPRendererExtension {
     /// figures measured here by model (Docs/upnp.md): gmediarender starts playing at once, so it
     /// is not primed, and it played 17 ms after a sample's presentation time (in a group with
     /// shairport-sync, whose output is timed to the box's clock; its audio sink adds its own buffer).
+    /// gmediarender answers the position its player had at its last 500 ms timer tick (its
+    /// `thread_update_track_time`): up to 0.6 s old, where an unknown renderer's may be 1 s.
     public static var defaultLiveSettings: LiveStreamSettings {
         LiveStreamSettings(
-            framing: .closeDelimited, primes: ["gmediarender": .zero], latency: .milliseconds(1000), latencies: ["gmediarender": .milliseconds(20)])
+            framing: .closeDelimited, primes: ["gmediarender": .zero], latency: .milliseconds(1000), latencies: ["gmediarender": .milliseconds(20)],
+            positionAges: ["gmediarender": .milliseconds(600)])
     }
 }
 

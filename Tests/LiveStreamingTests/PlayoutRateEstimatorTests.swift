@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func wholeSecondPositionsNeedLongerAndStillFindTheRate() throws {
-        var estimator = PlayoutRateEstimator()
+        var estimator = PlayoutRateEstimator(configuration: Self.fresh)
         var time = 50.0
         var index = 0
         var usableAfter: Double?
@@ -47,11 +47,14 @@ import Testing
         #expect(abs(estimate.ratePPM - -80) < 15)
     }
 
-    /// Two hours of a device at ±100 ppm reporting whole seconds, corrected by the estimator's
+    /// A device that reads its position when asked (no timer between).
+    static let fresh = PlayoutRateEstimator.Configuration(positionAge: .zero)
+
+    /// Two hours of a device at ±100 ppm reporting whole seconds read when asked, corrected by the estimator's
     /// production rate: the backlog it plays behind (its latency) comes back and stays, where
     /// without correction it moves by 0.72 s.
     @Test(arguments: [100.0, -100.0]) func twoHoursOfDriftNeitherRunDryNorGrowTheLatency(_ ppm: Double) throws {
-        var estimator = PlayoutRateEstimator()
+        var estimator = PlayoutRateEstimator(configuration: Self.fresh)
         var produced = 0.0
         var uncorrected = 0.0
         var time = 0.0
@@ -139,23 +142,30 @@ import Testing
     }
 
     /// A renderer reporting whole seconds, polled every second dithered ±50 %, each answer
-    /// `roundTrip` after its question (the device read its position somewhere between), its
-    /// clock `ppm` from the box's, the stream produced at the estimator's rate: calls `check`
-    /// with the estimator, the box time and the backlog (produced less played) after each report.
+    /// `roundTrip` after its question, its clock `ppm` from the box's, the stream produced at the
+    /// estimator's rate: calls `check` with the estimator, the box time and the backlog (produced
+    /// less played) after each report. The renderer reads its position when asked, or with a
+    /// `timer`, on its ticks (gmediarender: every 500 ms, each a little late) and answers the last.
     func wholeSecondRenderer(
         ppm: Double, seconds: Double, phase: Double = 0.37, roundTrip: Double = 0.002, stall: (at: Double, for: Double)? = nil,
+        timer: (period: Double, lateBy: Double)? = nil, configuration: PlayoutRateEstimator.Configuration = fresh,
         check: (PlayoutRateEstimator, Double, Double, PlayoutRateEstimator.Rejection?) -> Void
     ) {
-        var estimator = PlayoutRateEstimator()
+        var estimator = PlayoutRateEstimator(configuration: configuration)
         var produced = 0.0, time = 0.0, index = 0
+        var tick = 0.123
         func played(_ time: Double) -> Double {
             let stalled = stall.map { time < $0.at ? 0 : min($0.for, time - $0.at) } ?? 0
             return (time - stalled) * (1 + ppm * 1e-6)
         }
         while time < seconds {
             let asked = time - roundTrip * (0.5 + jitter(index + 7, 0.5))
-            // Read somewhere on the way.
-            let read = asked + (time - asked) * (0.5 + jitter(index + 13, 0.5))
+            // Read somewhere on the way, or at the timer's last tick.
+            var read = asked + (time - asked) * (0.5 + jitter(index + 13, 0.5))
+            if let timer {
+                while tick + timer.period + timer.lateBy <= read { tick += timer.period + timer.lateBy }
+                read = tick
+            }
             let rejection = estimator.add(position: (played(read) + phase).rounded(.down), at: time, produced: produced, asked: asked)
             check(estimator, time, produced - played(time), rejection)
             let step = 1.0 + jitter(index, 0.5)
@@ -190,6 +200,37 @@ import Testing
         let estimate = try #require(last)
         #expect(estimate.uncertaintyPPM < 10)
         #expect(abs(estimate.ratePPM - 50) < 5)
+    }
+
+    /// gmediarender answers the position its player had at its last 500 ms tick, and its ticks
+    /// come a little late each time (here 0.1 ms): taken as read when asked, its reports look like
+    /// a clock 200 ppm slow, and the "correction" moved a renderer on the box's own clock by
+    /// hundreds of milliseconds. With the age its positions may have, the bound holds the truth,
+    /// and nothing is moved.
+    @Test(arguments: [0.0001, 0.0003, 0.001]) func positionsReadOnATimerAreTakenAsOldAsTheyMayBe(_ lateBy: Double) {
+        var worst = 0.0
+        let aged = PlayoutRateEstimator.Configuration(positionAge: .milliseconds(600))
+        wholeSecondRenderer(ppm: 0, seconds: 3_600, timer: (0.5, lateBy), configuration: aged) { estimator, _, backlog, rejection in
+            #expect(rejection == nil)
+            worst = max(worst, abs(backlog))
+            if let estimate = estimator.estimate { #expect(abs(estimate.ratePPM) <= estimate.uncertaintyPPM + 0.05, "\(estimate)") }
+        }
+        #expect(worst < 0.005, "the renderer was moved by \(worst * 1_000) ms")
+    }
+
+    /// The same renderer's clock 100 ppm slow for two hours: its timer-read positions allow
+    /// only a wide interval, and the stream is corrected by the part of it that is sure — never
+    /// past the device's rate, so its latency grows less than uncorrected and never turns back.
+    @Test func aTimerReadRendererThatDriftsIsCorrectedOnlyByWhatIsSure() {
+        var final = 0.0
+        let aged = PlayoutRateEstimator.Configuration(positionAge: .milliseconds(600))
+        wholeSecondRenderer(ppm: -100, seconds: 7_200, timer: (0.5, 0.0003), configuration: aged) { estimator, _, backlog, _ in
+            // Slow: the backlog grows (the renderer plays later); a correction past the rate would shrink it below zero.
+            #expect(backlog > -0.005)
+            final = backlog
+        }
+        // Uncorrected: 0.72 s.
+        #expect(final < 0.6, "latency grew by \(final) s")
     }
 
     /// The interval holds the device's true rate whenever there is one, at any rate and however
