@@ -24,9 +24,12 @@
 ///   whose phase against the device's seconds wanders pin that phase to within about a poll
 ///   interval over their count, so the bound shrinks as 1/n rather than 1/√n: a caller polling
 ///   a device dithers its interval (a poll locked to the device's seconds learns nothing new).
-///   Reports that contradict each other by more than ``Configuration/jumpThreshold``'s tenth
-///   (a device that stalled to buffer) start the estimate again; less (a device whose position
-///   moves in steps of a few milliseconds) widens the interval by as much.
+///   Reports that contradict each other by more than a thirtieth of
+///   ``Configuration/jumpThreshold`` (0.1 s: a device that stalled to buffer) start the
+///   estimate again; by more than a millisecond, they were read earlier than their age allows,
+///   and the age this device's positions are given grows (by at least 0.1 s, four times the
+///   contradiction: the contradiction is the least the best line needs, not what the true one
+///   does) until they agree.
 ///
 /// The offset is the change of the backlog (produced less played) from the run's first report
 /// to its last, the played part read off the estimated rate; only the part of it beyond its
@@ -140,6 +143,12 @@ public struct PlayoutRateEstimator: Sendable {
     private var ceilings = ConvexChain(upper: false)
     private var hullOrigin: Double?
     private var leftSinceHulls = 0
+    /// What this device's positions showed to be older than ``Configuration/positionAge`` says.
+    private var extraAge = 0.0
+    /// Reports that contradict each other by less (seconds) agree: timing noise.
+    static let agreement = 0.001
+    /// The most a device's positions may turn out older than said (seconds).
+    static let mostExtraAge = 1.0
     /// The first report of this run (kept apart: the ring lets it go after an hour).
     private var first: Report?
     private var sums = Sums()
@@ -189,6 +198,18 @@ public struct PlayoutRateEstimator: Sendable {
             restart()
             append(report)
             return .jumped
+        }
+        // Whole seconds that contradict each other a little were read earlier than their age
+        // allows: the device's positions are older than said, by more than the contradiction
+        // shows (it is the least the best line needs, not what the true one does). Its age grows
+        // by at least 0.1 s, four times the contradiction, until they agree (a device's timer
+        // does not change; the age stays across restarts).
+        var tries = 0
+        while let fit = current, fit.kind == .interval, fit.inconsistency > Self.agreement, tries < 8 {
+            extraAge = min(Self.mostExtraAge, extraAge + max(0.1, 4 * fit.inconsistency))
+            rebuildHulls()
+            current = self.fit()
+            tries += 1
         }
         if let correction = correction() { lastRate = correction.rate }
         return nil
@@ -274,6 +295,9 @@ public struct PlayoutRateEstimator: Sendable {
         var slope: Double
         var slopeError: Double
         var span: Double
+        /// How far (seconds) the reports contradict each other at best: zero for a line that
+        /// fits them all.
+        var inconsistency: Double = 0
     }
 
     private var newest: Report? {
@@ -307,7 +331,7 @@ public struct PlayoutRateEstimator: Sendable {
         let origin = hullOrigin ?? report.asked
         hullOrigin = origin
         floors.add(x: report.time - origin, y: report.position)
-        ceilings.add(x: report.asked - seconds(configuration.positionAge) - origin, y: report.position + 1)
+        ceilings.add(x: report.asked - seconds(configuration.positionAge) - extraAge - origin, y: report.position + 1)
     }
 
     private mutating func rebuildHulls() {
@@ -377,13 +401,15 @@ public struct PlayoutRateEstimator: Sendable {
         }
         let best = (low + high) / 2
         let widest = room(best)
-        // Reports that contradict each other by a little (a position that moves in steps of a few
-        // milliseconds) widen the interval by as much; by more, the device jumped.
-        let tolerance = seconds(configuration.jumpThreshold) / 10
+        // Reports that contradict each other by a little (positions older than said) make the
+        // age they are given grow (``add``); by more, the device jumped or stalled.
+        let tolerance = seconds(configuration.jumpThreshold) / 30
         guard widest > -tolerance else {
-            return Fit(kind: .contradicted, origin: origin, intercept: base.position, slope: 1, slopeError: .infinity, span: last.time - base.time)
+            return Fit(
+                kind: .contradicted, origin: origin, intercept: base.position, slope: 1, slopeError: .infinity, span: last.time - base.time,
+                inconsistency: -widest)
         }
-        let floor = min(0, widest) - 0.001
+        let floor = min(0, widest) - Self.agreement
         func edge(from inside: Double, to outside: Double) -> Double {
             var inside = inside, outside = outside
             for _ in 0..<40 {
@@ -396,7 +422,8 @@ public struct PlayoutRateEstimator: Sendable {
         let slope = (lowest + highest) / 2
         let intercept = (floors.highest(slope) + ceilings.lowest(slope)) / 2
         return Fit(
-            kind: .interval, origin: origin, intercept: intercept, slope: slope, slopeError: (highest - lowest) / 2, span: last.time - base.time)
+            kind: .interval, origin: origin, intercept: intercept, slope: slope, slopeError: (highest - lowest) / 2, span: last.time - base.time,
+            inconsistency: max(0, -widest))
     }
 
     private func seconds(_ duration: Duration) -> Double {

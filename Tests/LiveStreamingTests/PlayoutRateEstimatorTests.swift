@@ -148,7 +148,7 @@ import Testing
     /// `timer`, on its ticks (gmediarender: every 500 ms, each a little late) and answers the last.
     func wholeSecondRenderer(
         ppm: Double, seconds: Double, phase: Double = 0.37, roundTrip: Double = 0.002, stall: (at: Double, for: Double)? = nil,
-        timer: (period: Double, lateBy: Double)? = nil, configuration: PlayoutRateEstimator.Configuration = fresh,
+        timer: (period: Double, lateBy: Double)? = nil, staleBy: Double = 0, configuration: PlayoutRateEstimator.Configuration = fresh,
         check: (PlayoutRateEstimator, Double, Double, PlayoutRateEstimator.Rejection?) -> Void
     ) {
         var estimator = PlayoutRateEstimator(configuration: configuration)
@@ -166,6 +166,8 @@ import Testing
                 while tick + timer.period + timer.lateBy <= read { tick += timer.period + timer.lateBy }
                 read = tick
             }
+            // A device whose positions are older than it was said they may be.
+            read -= staleBy * (0.5 + jitter(index + 29, 0.5))
             let rejection = estimator.add(position: (played(read) + phase).rounded(.down), at: time, produced: produced, asked: asked)
             check(estimator, time, produced - played(time), rejection)
             let step = 1.0 + jitter(index, 0.5)
@@ -246,6 +248,25 @@ import Testing
             checked += 1
         }
         #expect(checked > 100)
+    }
+
+    /// A device whose positions are up to 60 ms older than its stated age: its reports
+    /// contradict each other by that much, and the interval widens with the contradiction
+    /// rather than narrow to the one rate that contradicts them least (which was 21 ppm off
+    /// with a bound under 1 ppm). The stream follows a rate between the box's and the device's,
+    /// never beyond the device's.
+    @Test(arguments: [-80.0, 0.0, 80.0]) func reportsThatContradictALittleWidenTheBound(_ ppm: Double) {
+        var followed = 1.0
+        wholeSecondRenderer(ppm: ppm, seconds: 3_600, staleBy: 0.06) { estimator, _, _, rejection in
+            #expect(rejection == nil)
+            if let estimate = estimator.estimate { #expect(abs(estimate.ratePPM - ppm) <= estimate.uncertaintyPPM + 0.05, "\(estimate)") }
+            followed = (estimator.lastRate ?? 1 - 1) * 1e6
+            let followedPPM = ((estimator.lastRate ?? 1) - 1) * 1e6
+            #expect(followedPPM * ppm >= -0.05 && abs(followedPPM) <= abs(ppm) + 0.05, "followed \(followedPPM) ppm")
+            followed = followedPPM
+        }
+        // After an hour the reports are sure of part of a drift that large.
+        if ppm != 0 { #expect(abs(followed) > 20, "followed \(followed) ppm") }
     }
 
     /// A renderer that stopped for half a second (to buffer) and went on: its reports before and
