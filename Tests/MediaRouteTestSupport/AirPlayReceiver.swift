@@ -110,10 +110,10 @@ public final class AirPlayReceiver: Sendable {
                 // The recorder reads a FIFO and shairport-sync execs: killing the process kills the receiver.
                 "mkfifo \(directory)/out && (\(recorder) \(pcmPath) \(timesPath) <\(directory)/out &) && "
                     + "\(binary) -c \(directory)/shairport.conf -u 2>\(logPath) >\(directory)/out",
-            ], environment: environment)
+            ], environment: environment, asAnotherDevice: true)
         } else {
             process = try lab.start(in: room, ["/bin/sh", "-c", "\(binary) -c \(directory)/shairport.conf -u >\(pcmPath) 2>\(logPath)"],
-                                    environment: environment)
+                                    environment: environment, asAnotherDevice: true)
         }
         // shairport-sync writes metadata only while the pipe has a reader (it makes the pipe when it starts).
         metadataPath = directory + "/metadata.xml"

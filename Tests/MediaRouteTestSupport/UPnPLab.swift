@@ -123,8 +123,15 @@ public final class NamespaceLab: Sendable {
     }
 
     /// Starts `arguments` inside the room; killed with the lab unless stopped earlier.
+    /// - Parameter asAnotherDevice: a peer that stands for a device of its own (a renderer, a
+    ///   receiver, with what records its output) runs at nice −10: on a real network it has
+    ///   its own CPU, so the load a test puts on the box's cores ("both cores busy") must not
+    ///   delay it — a renderer whose pipeline starts late keeps that offset for the whole stream.
     @discardableResult
-    public func start(in room: Room, _ arguments: [String], log: String? = nil, environment: [String: String] = [:]) throws -> ChildProcess {
+    public func start(
+        in room: Room, _ arguments: [String], log: String? = nil, environment: [String: String] = [:], asAnotherDevice: Bool = false
+    ) throws -> ChildProcess {
+        let arguments = asAnotherDevice ? ["/usr/bin/nice", "-n", "-10"] + arguments : arguments
         var fd: Int32? = nil
         if let log { fd = open(directory + "/" + log, O_WRONLY | O_CREAT | O_TRUNC, 0o644) }
         defer { if let fd { close(fd) } }
@@ -170,7 +177,7 @@ public final class NamespaceLab: Sendable {
             prefix += "rm -f \(fifo) && mkfifo \(fifo) && (\(recorder) \(video.framesPath) \(video.timesPath) \(fifo) &) && "
         }
         let command = ["/usr/bin/gmediarender", "-I", room.inside, "-p", String(port), "-f", name, "-u", uuid, audio, videoSink]
-        let process = try start(in: room, ["/bin/sh", "-c", prefix + "exec " + command.map { "'\($0)'" }.joined(separator: " ")], log: log)
+        let process = try start(in: room, ["/bin/sh", "-c", prefix + "exec " + command.map { "'\($0)'" }.joined(separator: " ")], log: log, asAnotherDevice: true)
         for _ in 0..<500 where !self.log(log).contains("Ready for rendering") && process.isRunning {
             usleep(10_000)
         }
