@@ -6,7 +6,7 @@ public struct LiveDriftStatus: Sendable, Hashable {
     /// The device's playback rate beside the box's clock (ppm, +: faster); nil until its reports
     /// are enough for an estimate.
     public var ratePPM: Double?
-    /// The rate's standard error (ppm).
+    /// The rate's uncertainty (ppm): a standard error, or a bound for whole-second positions.
     public var uncertaintyPPM: Double?
     /// How much later than when it started the device plays now (+: later): its drift not yet
     /// corrected. Nil with the rate.

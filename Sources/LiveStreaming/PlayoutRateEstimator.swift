@@ -46,7 +46,8 @@ public struct PlayoutRateEstimator: Sendable {
         public var capacity: Int
         /// The span of reports an estimate needs at least.
         public var minimumSpan: Duration
-        /// The rate's standard error (ppm) under which the estimate is used.
+        /// The rate's uncertainty (ppm: its standard error, or for whole seconds the half-width
+        /// of the rates every report allows) under which the estimate is used.
         public var maximumUncertainty: Double
         /// The furthest a device's clock may be from the box's (ppm); a steeper fit is no clock.
         public var plausibleRange: Double
@@ -83,7 +84,8 @@ public struct PlayoutRateEstimator: Sendable {
     public struct Estimate: Sendable, Hashable {
         /// The device's playback rate beside the box's clock, in parts per million (+: faster).
         public var ratePPM: Double
-        /// The rate's standard error (ppm).
+        /// The rate's uncertainty (ppm): its standard error, or for whole-second positions the
+        /// half-width of the rates every report allows (a bound).
         public var uncertaintyPPM: Double
         /// How much later than at its first report the device plays now (+: later), in seconds.
         public var offset: Double

@@ -260,7 +260,6 @@ import Testing
         wholeSecondRenderer(ppm: ppm, seconds: 3_600, staleBy: 0.06) { estimator, _, _, rejection in
             #expect(rejection == nil)
             if let estimate = estimator.estimate { #expect(abs(estimate.ratePPM - ppm) <= estimate.uncertaintyPPM + 0.05, "\(estimate)") }
-            followed = (estimator.lastRate ?? 1 - 1) * 1e6
             let followedPPM = ((estimator.lastRate ?? 1) - 1) * 1e6
             #expect(followedPPM * ppm >= -0.05 && abs(followedPPM) <= abs(ppm) + 0.05, "followed \(followedPPM) ppm")
             followed = followedPPM
