@@ -236,11 +236,18 @@ public struct PlayoutRateEstimator: Sendable {
 
     /// The estimate, once the reports are enough for one (see the type's description).
     public var estimate: Estimate? {
-        guard let fit = usableFit(), let first, let last = newest else { return nil }
-        let elapsed = last.time - first.time
+        guard let fit = usableFit(), let offset = offset(on: fit) else { return nil }
         return Estimate(
-            ratePPM: (fit.slope - 1) * 1e6, uncertaintyPPM: fit.slopeError * 1e6, offset: (last.produced - first.produced) - fit.slope * elapsed,
-            offsetUncertainty: fit.slopeError * elapsed, span: fit.span, reports: reports.count)
+            ratePPM: (fit.slope - 1) * 1e6, uncertaintyPPM: fit.slopeError * 1e6, offset: offset.value, offsetUncertainty: offset.uncertainty,
+            span: fit.span, reports: reports.count)
+    }
+
+    /// How much the backlog (produced less played, the played part read off `fit`'s rate) has
+    /// grown since the run's first report, and how far off that may be (seconds).
+    private func offset(on fit: Fit) -> (value: Double, uncertainty: Double)? {
+        guard let first, let last = newest else { return nil }
+        let elapsed = last.time - first.time
+        return ((last.produced - first.produced) - fit.slope * elapsed, fit.slopeError * elapsed)
     }
 
     /// Stream seconds to produce per box second: the device's rate, less the part of the offset
@@ -258,7 +265,7 @@ public struct PlayoutRateEstimator: Sendable {
     /// The device's rate as far as it is sure, and the trim that brings its offset back (both
     /// as fractions of the box's rate); nil while there is none.
     private func correction() -> (rate: Double, trim: Double)? {
-        guard let fit = current, let first, let last = newest else { return nil }
+        guard let fit = current, let offset = offset(on: fit) else { return nil }
         let ppm: Double
         switch fit.kind {
         case .contradicted: return nil
@@ -270,10 +277,9 @@ public struct PlayoutRateEstimator: Sendable {
             let middle = (fit.slope - 1) * 1e6, bound = fit.slopeError * 1e6
             ppm = middle > bound ? middle - bound : middle < -bound ? middle + bound : 0
         }
-        let elapsed = last.time - first.time
-        let offset = (last.produced - first.produced) - fit.slope * elapsed
-        let certain = max(0, abs(offset) - fit.slopeError * elapsed)
-        let trim = max(-configuration.maximumTrim, min(configuration.maximumTrim, (offset < 0 ? -certain : certain) / seconds(configuration.correctionTime) * 1e6))
+        let certain = max(0, abs(offset.value) - offset.uncertainty)
+        let trim = max(
+            -configuration.maximumTrim, min(configuration.maximumTrim, (offset.value < 0 ? -certain : certain) / seconds(configuration.correctionTime) * 1e6))
         return (1 + ppm * 1e-6, trim * 1e-6)
     }
 
