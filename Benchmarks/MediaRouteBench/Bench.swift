@@ -24,6 +24,7 @@ import MediaRouteTesting
 ///   mediaroute-bench live [RUNS] [SECONDS] [lpcm,flac,mp3,aac]  first sound and latency to gmediarender, then CPU per live stream
 ///   mediaroute-bench ptp-master FOLLOWER [SECONDS]  our PTP master on 319/320; against nqptp when it runs here
 ///   mediaroute-bench live-group [SECONDS]
+///   mediaroute-bench live-group-starts [RUNS] [SECONDS]  a DLNA renderer's offset in a group, start by start (cold, warm)
 ///   mediaroute-bench raop-group [SECONDS] [--only mediaroute,pulseaudio,snapcast] [--delay MS] [--jitter MS] [--both-ways] [--offset-second MS]
 ///                                              two shairport-sync receivers in one group: offset between their outputs,
 ///                                              beside PulseAudio and Snapcast; optionally the second link delayed
@@ -80,6 +81,8 @@ struct Bench {
                 encodings: encodings ?? [.lpcm, .flac, .mp3, .aac])
         case "ptp-master": try await ptpMaster(follower: arguments.dropFirst().first ?? "127.0.0.1", seconds: Int(arguments.dropFirst(2).first ?? "") ?? 10)
         case "live-group": try await liveGroup(seconds: Int(arguments.dropFirst().first ?? "") ?? 120)
+        case "live-group-starts":
+            try await liveGroupStarts(runs: Int(arguments.dropFirst().first ?? "") ?? 10, seconds: Int(arguments.dropFirst(2).first ?? "") ?? 8)
         case "cast": try await cast(arguments: Array(arguments.dropFirst()))
         case "hostile":
             let rest = Array(arguments.dropFirst())

@@ -297,3 +297,84 @@ extension Bench {
         }
     }
 }
+
+extension Bench {
+    /// How far a DLNA renderer's start moves it off a group, start by start — what a
+    /// calibrated latency per device kind can and cannot absorb. Each run is a new lab:
+    /// gmediarender just started (its first play loads its parser plugin: "cold") plays one
+    /// group with shairport-sync for `seconds`, then the same pair plays a second group
+    /// ("warm"). Per start, the mean offset AirPlay − DLNA (negative: the renderer later) over
+    /// its clicks after the second.
+    static func liveGroupStarts(runs: Int, seconds: Int) async throws {
+        guard NamespaceLab.renderersAvailable, AirPlayReceiver.available else { return }
+        var cold: [Double] = [], warm: [Double] = []
+        for run in 0..<runs {
+            let lab = try NamespaceLab(rooms: 2)
+            let rendererOutput = TimedOutput(pcmPath: lab.path("renderer.pcm"), timesPath: lab.path("renderer-times.txt"))
+            try lab.gmediarender(in: lab.rooms[0], name: "Start Renderer", uuid: "0a1b2c3d-0000-4000-8000-0000000003\(String(format: "%02d", run % 100))", recording: rendererOutput)
+            let receiver = try AirPlayReceiver(in: lab, room: lab.rooms[1], name: "Start AirPlay", timed: true)
+            let lan = LANTransport(configuration: .init(interfaces: lab.rooms.map(\.outside)))
+            let browse = DNSSDServiceTransport(lan: lan, serviceTypes: [RAOPExtension.serviceType])
+            let system = RouteSystem()
+            try await system.load { manager in UPnPRendererExtension(transport: lan, routingManager: manager) }
+            try await system.load { manager in RAOPExtension(transport: browse, routingManager: manager) }
+            await system.beginDiscovery(client: "bench")
+            var devices: [SystemDevice] = []
+            for name in ["Start AirPlay", "Start Renderer"] {
+                guard await eventually(timeout: .seconds(20), { await system.devicesList.contains { $0.displayName == name && $0.capabilities.contains(.realtimeAudioStreaming) } }),
+                    let device = await system.devicesList.first(where: { $0.displayName == name })
+                else {
+                    print("live-group-starts: \(name) was not found")
+                    return
+                }
+                devices.append(device)
+            }
+            for start in 0..<2 {
+                let before = (clickFrames(in: receiver.pcm).count, clickFrames(in: rendererOutput.pcm).count)
+                var sessions: [MediaOutputSession] = []
+                for device in devices { sessions.append(try await system.activate(deviceID: device.id).session) }
+                let (acquisition, _) = try await system.acquireGroupAudio(on: sessions, format: .cdAudio)
+                _ = await writeTimed(impulseTrain(seconds: seconds), to: acquisition.descriptor)
+                _ = await eventually(timeout: .seconds(10)) {
+                    clickFrames(in: rendererOutput.pcm).count >= before.1 + seconds * 2 && clickFrames(in: receiver.pcm).count >= before.0 + seconds * 2
+                }
+                for session in sessions { await system.deactivate(session) }
+                let offsets = startOffsets(receiver.output, rendererOutput, after: before)
+                if offsets.count >= seconds {
+                    let mean = offsets.reduce(0, +) / Double(offsets.count)
+                    if start == 0 { cold.append(mean) } else { warm.append(mean) }
+                    print(String(format: "live-group-starts: run %d, %@ start: offset AirPlay − DLNA mean %+.1f ms (n=%d)", run, start == 0 ? "cold" : "warm", mean, offsets.count))
+                } else {
+                    print("live-group-starts: run \(run), start \(start): only \(offsets.count) clicks matched")
+                }
+                // shairport-sync takes a new session once the last one is torn down.
+                try await Task.sleep(for: .seconds(2))
+            }
+            await system.shutdown()
+        }
+        func line(_ name: String, _ values: [Double]) -> String {
+            let sorted = values.sorted()
+            guard let low = sorted.first, let high = sorted.last else { return "\(name): none" }
+            return String(format: "%@: median %+.1f ms, min %+.1f, max %+.1f (n=%d)", name, sorted[sorted.count / 2], low, high, sorted.count)
+        }
+        print("live-group-starts: offset AirPlay − DLNA per start (negative: the renderer later); " + line("cold", cold) + "; " + line("warm", warm))
+        let all = (cold + warm).sorted()
+        if let low = all.first, let high = all.last {
+            // A longer declared latency gives the renderer less lead: it plays earlier by as much.
+            print(String(format: "live-group-starts: the starts span %.1f ms; the renderer's latency %+.1f ms centres them, each then within ±%.1f ms",
+                         high - low, -(low + high) / 2, (high - low) / 2))
+        }
+    }
+
+    /// Offsets (ms, AirPlay − DLNA) of the clicks each output played after `before` (clicks
+    /// each held then), from the third: each renderer click against the receiver's nearest
+    /// within a quarter second.
+    static func startOffsets(_ receiver: TimedOutput, _ renderer: TimedOutput, after before: (Int, Int)) -> [Double] {
+        let receiverClock = receiver.clock(), rendererClock = renderer.clock()
+        let heard = clickFrames(in: receiver.pcm).dropFirst(before.0).compactMap(receiverClock)
+        return Array(clickFrames(in: renderer.pcm).dropFirst(before.1 + 2).compactMap { frame -> Double? in
+            guard let time = rendererClock(frame), let nearest = heard.min(by: { abs($0 - time) < abs($1 - time) }), abs(nearest - time) < 0.25 else { return nil }
+            return (nearest - time) * 1000
+        })
+    }
+}

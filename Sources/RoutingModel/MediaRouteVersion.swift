@@ -4,5 +4,5 @@
 public enum MediaRouteVersion {
     /// 0.2.0: the app's vocabulary as values (RoutingModel without the extension API),
     /// `OutputDeviceDescription`, `InterfaceControllable`, one `RouteStatus`.
-    public static let current = "0.11.6"
+    public static let current = "0.11.7"
 }

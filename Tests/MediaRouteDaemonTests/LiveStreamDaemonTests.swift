@@ -70,9 +70,11 @@ struct LiveStreamDaemonTests {
         let settled = offsets.dropFirst(2).map(abs).sorted()
         print("AirPlay + DLNA group through mediarouted: click offsets (ms) \(offsets.map { ($0 * 10).rounded() / 10 })")
         #expect(settled.count >= 16)
-        // The bound is the DLNA renderer's: its calibrated latency (20 ms) against when its
-        // pipeline started in this run. Within a run the offset holds to ±2 ms; from run to run
-        // it measured −10 to +15 ms (Docs/benchmarks.md), so the test allows 40.
+        // The bound is the DLNA renderer's: its calibrated latency (30 ms, the middle of its
+        // starts) against when its pipeline started in this run. Within a run the offset holds to
+        // ±2 ms; from start to start it measured −10 to +19 ms (a first play after gmediarender
+        // started loads a plugin and comes later; `mediaroute-bench live-group-starts`,
+        // Docs/benchmarks.md), so the test allows 40.
         let p95 = settled[min(settled.count - 1, settled.count * 95 / 100)]
         // Once (session 30, a full `make test`) the DLNA side ran a steady 50.7 ms ahead, not
         // reproduced since: what each side said of its timing goes with a failure.
