@@ -423,8 +423,11 @@ public final class LiveAudioStream: Sendable {
         // (and its own delay) after each sample's presentation time, whenever it connects; from
         // the sample due now it would wait for the next hand-over, and on a first fetch skip the
         // stream's first period.
-        let lead = max(configuration.prime, .microseconds(latestHandOver.load(ordering: .relaxed)))
-        let reader = bytes.makeReader(resumingAt: requested, playingFrom: now() - lead)
+        // Chosen when the body's first bytes are read, not now: what the server does before
+        // it writes them would otherwise make the device play that much later for good.
+        let reader = bytes.makeReader(resumingAt: requested, playingFrom: { [self] in
+            now() - max(configuration.prime, .microseconds(latestHandOver.load(ordering: .relaxed)))
+        })
         var framing = configuration.framing
         if case .contentLength(let total) = framing { framing = .contentLength(total - requested) }
         return HTTPServerResponse(status: status, headers: headers, body: .live(LiveReaderBody(reader: reader), framing: framing))

@@ -194,31 +194,25 @@ public final class LiveByteStream: Sendable {
     ///   on (a video stream asks its encoder for one at once: a reader started at the newest
     ///   one kept would be shown the pictures since, up to a whole group of pictures late).
     public func makeReader(resumingAt requested: UInt64 = 0, playingFrom time: Duration? = nil, atNextSyncPoint: Bool = false) -> Reader {
+        let start: (@Sendable () -> Duration)? = time.map { time in { @Sendable in time } }
+        return makeReader(resumingAt: requested, playingFrom: start, atNextSyncPoint: atNextSyncPoint, chosenAtFirstRead: false)
+    }
+
+    /// A reader like ``makeReader(resumingAt:playingFrom:atNextSyncPoint:)`` whose start is
+    /// chosen when its first stream bytes are read: at the presentation time `time()` gives
+    /// then. What an HTTP server does between making a response and writing its body (a task
+    /// to schedule, the head to write; 20 ms in a debug build with both cores busy) then
+    /// does not make the device play that much later — a device keeps the offset it starts with.
+    public func makeReader(resumingAt requested: UInt64 = 0, playingFrom time: (@Sendable () -> Duration)?, atNextSyncPoint: Bool = false) -> Reader {
+        makeReader(resumingAt: requested, playingFrom: time, atNextSyncPoint: atNextSyncPoint, chosenAtFirstRead: true)
+    }
+
+    private func makeReader(resumingAt requested: UInt64, playingFrom time: (@Sendable () -> Duration)?, atNextSyncPoint: Bool, chosenAtFirstRead: Bool) -> Reader {
         state.withLock { state in
             state.statistics.readersOpened += 1
             state.statistics.readersOpen += 1
             state.nextReader += 1
-            var wanted = state.end >= UInt64(configuration.primeBytes) ? state.end - UInt64(configuration.primeBytes) : 0
-            if let time, let rate = configuration.bytesPerSecond,
-                let anchor = state.anchors.last(where: { $0.time <= time }) ?? state.anchors.first
-            {
-                // Bytes from the anchor to `time` at the stream's rate (negative: before the oldest anchor).
-                let seconds = Double((time - anchor.time) / .microseconds(1)) / 1e6
-                let offset = Double(anchor.offset) + (seconds * Double(rate)).rounded(.down)
-                wanted = UInt64(max(Double(state.start), min(Double(state.end), offset)))
-            } else if let time, configuration.bytesPerSecond == nil,
-                let anchor = state.anchors.last(where: { $0.time <= time && $0.offset >= state.start }) ?? state.anchors.first(where: { $0.offset >= state.start })
-            {
-                // Bytes not paced by time (a codec's frames, each dated): the newest dated one due by `time`.
-                wanted = anchor.offset
-            }
-            let position: UInt64
-            switch configuration.startPoints {
-            case .anyAlignedByte:
-                position = max(state.start, wanted - wanted % UInt64(configuration.alignment))
-            case .marked:
-                position = state.syncPoints.last(where: { $0 <= wanted }) ?? state.syncPoints.first ?? state.end
-            }
+            let position = startPosition(in: state, playingFrom: time?())
             var lead: [UInt8] = []
             let header = state.header
             let headerCount = UInt64(header.count)
@@ -230,9 +224,35 @@ public final class LiveByteStream: Sendable {
             }
             let reader = Reader(stream: self, id: state.nextReader, position: atNextSyncPoint ? state.end : position, lead: lead)
             reader.waitsForSyncPoint = atNextSyncPoint
+            if chosenAtFirstRead, !atNextSyncPoint { reader.startTime = time }
             // A header still to come (``provideHeader(_:)``) is read before the first bytes.
             reader.awaitsHeader = header.isEmpty && requested == 0 && state.end == 0
             return reader
+        }
+    }
+
+    /// Where a reader starts: the newest sync point at least the prime before the live edge,
+    /// or, at `time`, the byte due then (clamped to what is kept).
+    private func startPosition(in state: State, playingFrom time: Duration?) -> UInt64 {
+        var wanted = state.end >= UInt64(configuration.primeBytes) ? state.end - UInt64(configuration.primeBytes) : 0
+        if let time, let rate = configuration.bytesPerSecond,
+            let anchor = state.anchors.last(where: { $0.time <= time }) ?? state.anchors.first
+        {
+            // Bytes from the anchor to `time` at the stream's rate (negative: before the oldest anchor).
+            let seconds = Double((time - anchor.time) / .microseconds(1)) / 1e6
+            let offset = Double(anchor.offset) + (seconds * Double(rate)).rounded(.down)
+            wanted = UInt64(max(Double(state.start), min(Double(state.end), offset)))
+        } else if let time, configuration.bytesPerSecond == nil,
+            let anchor = state.anchors.last(where: { $0.time <= time && $0.offset >= state.start }) ?? state.anchors.first(where: { $0.offset >= state.start })
+        {
+            // Bytes not paced by time (a codec's frames, each dated): the newest dated one due by `time`.
+            wanted = anchor.offset
+        }
+        switch configuration.startPoints {
+        case .anyAlignedByte:
+            return max(state.start, wanted - wanted % UInt64(configuration.alignment))
+        case .marked:
+            return state.syncPoints.last(where: { $0 <= wanted }) ?? state.syncPoints.first ?? state.end
         }
     }
 
@@ -250,6 +270,11 @@ public final class LiveByteStream: Sendable {
                 let next = configuration.startPoints == .marked ? state.syncPoints.first ?? state.end : state.start
                 state.statistics.skippedBytes &+= next - reader.position
                 reader.position = next
+            }
+            if !reader.gotStreamBytes, let time = reader.startTime, state.end > 0 {
+                // The start is chosen now, at the first read that finds stream bytes.
+                reader.position = startPosition(in: state, playingFrom: time())
+                reader.startTime = nil
             }
             if reader.waitsForSyncPoint {
                 guard let next = state.syncPoints.first(where: { $0 >= reader.position }) else {
@@ -312,7 +337,7 @@ public final class LiveByteStream: Sendable {
 
     /// One client's place in the stream (one HTTP response). Use from one task at a time.
     public final class Reader: @unchecked Sendable {
-        // @unchecked: `position`, `waitsForSyncPoint`, `awaitsHeader` and `gotStreamBytes` are read and written only under the stream's
+        // @unchecked: `position`, `waitsForSyncPoint`, `awaitsHeader`, `gotStreamBytes` and `startTime` are read and written only under the stream's
         // lock (read and whenReadable), and `lead` only by the one task that serves the response (the stream's read
         // sets it for that task's own read call).
         private let stream: LiveByteStream
@@ -324,6 +349,9 @@ public final class LiveByteStream: Sendable {
         fileprivate var awaitsHeader = false
         /// The reader was given stream bytes (its start is noted once).
         fileprivate var gotStreamBytes = false
+        /// When set, the start is chosen at the first read that finds stream bytes, at the
+        /// presentation time this gives then.
+        fileprivate var startTime: (@Sendable () -> Duration)?
         fileprivate var lead: [UInt8]
         private var closed = false
 

@@ -173,6 +173,35 @@ import Testing
         }
     }
 
+    @Test func aFetchStartsAtTheSampleDueWhenItsBodyIsFirstReadNotWhenItsAnswerWasMade() throws {
+        // A device keeps the offset it starts with: the server's time between making the answer
+        // and reading its body (a task, the head's write: 20 ms in a debug build) must not make
+        // it start at an older sample and so play that much later for good.
+        let clock = Mutex(Duration.seconds(10) + .milliseconds(500))
+        let stream = LiveAudioStream(
+            encoding: .lpcm, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero), now: { clock.withLock { $0 } })
+        stream.append(buffer(.cdAudio, [UInt8](repeating: 0, count: 2 * 176_400), at: .seconds(10)))
+        stream.append(buffer(.cdAudio, [UInt8](repeating: 7, count: 4_410 * 4), at: .seconds(12)))  // the latest hand-over: 100 ms
+        let response = stream.response(to: HTTPServerRequest(method: "GET", path: "/live", headers: [:]))
+        guard case .live(let body, _) = response.body else {
+            Issue.record("not a live answer: \(response.body)")
+            return
+        }
+        clock.withLock { $0 += .milliseconds(20) }
+        guard case .bytes(let bytes) = body.read(maximum: 1 << 20) else {
+            Issue.record("nothing to read")
+            return
+        }
+        // From 10.42 s (the read's 10.52 s less the 100 ms hand-over), not 10.40 s.
+        let silence = 352_800 - 74_088
+        #expect(bytes.count == silence + 17_640, "\(bytes.count) bytes: \(Double(352_800 + 17_640 - bytes.count) / 176.4) ms skipped")
+        // A reconnection's reader given a fixed time keeps it whenever it is read.
+        let fixed = stream.bytes.makeReader(playingFrom: .seconds(10) + .milliseconds(400))
+        clock.withLock { $0 += .milliseconds(500) }
+        if case .bytes(let all) = fixed.read(maximum: 1 << 20) { #expect(all.count == 352_800 - 70_560 + 17_640) } else { Issue.record("nothing to read") }
+        stream.finish()
+    }
+
     @Test func aRangeBeyondTheAdvertisedLengthIsRefused() async throws {
         let stream = LiveAudioStream(encoding: .wav, sampleRate: 44_100, channels: 2, configuration: .init(framing: .contentLength(1000)))
         let response = stream.response(to: HTTPServerRequest(method: "GET", path: "/", headers: ["range": "bytes=5000-"], body: []))

@@ -70,11 +70,14 @@ struct LiveStreamDaemonTests {
         let settled = offsets.dropFirst(2).map(abs).sorted()
         print("AirPlay + DLNA group through mediarouted: click offsets (ms) \(offsets.map { ($0 * 10).rounded() / 10 })")
         #expect(settled.count >= 16)
-        // The bound is the DLNA renderer's: its calibrated latency (30 ms, the middle of its
-        // starts) against when its pipeline started in this run. Within a run the offset holds to
-        // ±2 ms; from start to start it measured −10 to +19 ms (a first play after gmediarender
-        // started loads a plugin and comes later; `mediaroute-bench live-group-starts`,
-        // Docs/benchmarks.md), so the test allows 40.
+        // The bound is the DLNA renderer's start: its calibrated latency (30 ms, the middle of
+        // its starts) against when its pipeline started in this run, which nothing it reports
+        // shows. Within a run the offset holds to a few ms (shairport-sync writes 8 ms packets);
+        // from start to start the bench measured −10 to +19 ms (`mediaroute-bench
+        // live-group-starts`, Docs/benchmarks.md), and this debug daemon with an idle machine
+        // −14 to −37 ms (the renderer's first buffer reached it 0.4–1.7 ms after its answer's
+        // head; its start is chosen at that read), so the test allows 60 for the start and 10
+        // for the spread: a member off by a delivery batch (100 ms) or drifting still fails.
         let p95 = settled[min(settled.count - 1, settled.count * 95 / 100)]
         // Once (session 30, a full `make test`) the DLNA side ran a steady 50.7 ms ahead, not
         // reproduced since: what each side said of its timing goes with a failure.
@@ -82,7 +85,9 @@ struct LiveStreamDaemonTests {
             let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
             return text.split(separator: "\n").filter { line in words.contains { line.localizedCaseInsensitiveContains($0) } }.suffix(12).joined(separator: " | ")
         }
-        #expect(p95 <= 40, """
+        let signed = offsets.dropFirst(2)
+        #expect((signed.max() ?? 0) - (signed.min() ?? 0) <= 10, "the offset moved within the run: \(offsets)")
+        #expect(p95 <= 60, """
             \(offsets); shairport-sync: \(lines(of: airPlay.logPath, matching: ["latency", "sync", "offset", "play"])); \
             gmediarender: \(rig.lab.log("gmediarender-\(rig.lab.rooms[0].inside).log").suffix(600))
             """)
