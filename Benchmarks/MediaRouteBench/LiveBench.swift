@@ -191,26 +191,9 @@ extension Bench {
         // Made before anything starts: an hour of it takes a minute or two, and a receiver
         // that hears nothing for two minutes ends its session (shairport-sync: "Too long a silence").
         let train = impulseTrain(seconds: seconds)
-        let lab = try NamespaceLab(rooms: 2)
-        let rendererOutput = TimedOutput(pcmPath: lab.path("renderer.pcm"), timesPath: lab.path("renderer-times.txt"))
-        try lab.gmediarender(in: lab.rooms[0], name: "Group Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000150", recording: rendererOutput)
-        let receiver = try AirPlayReceiver(in: lab, room: lab.rooms[1], name: "Group AirPlay", timed: true)
-        let lan = LANTransport(configuration: .init(interfaces: lab.rooms.map(\.outside)))
-        let browse = DNSSDServiceTransport(lan: lan, serviceTypes: [RAOPExtension.serviceType])
-        let system = RouteSystem()
-        try await system.load { manager in UPnPRendererExtension(transport: lan, routingManager: manager) }
-        try await system.load { manager in RAOPExtension(transport: browse, routingManager: manager) }
-        await system.beginDiscovery(client: "bench")
-        var devices: [SystemDevice] = []
-        for name in ["Group AirPlay", "Group Renderer"] {
-            guard await eventually(timeout: .seconds(20), { await system.devicesList.contains { $0.displayName == name && $0.capabilities.contains(.realtimeAudioStreaming) } }),
-                let device = await system.devicesList.first(where: { $0.displayName == name })
-            else {
-                print("live-group: \(name) was not found")
-                return
-            }
-            devices.append(device)
-        }
+        guard let rig = try await MixedGroupRig(airPlay: "Group AirPlay", renderer: "Group Renderer", uuid: "0a1b2c3d-0000-4000-8000-000000000150", bench: "live-group")
+        else { return }
+        let (system, devices, receiver, rendererOutput) = (rig.system, rig.devices, rig.receiver, rig.rendererOutput)
         var sessions: [MediaOutputSession] = []
         for device in devices { sessions.append(try await system.activate(deviceID: device.id).session) }
         let (acquisition, leads) = try await system.acquireGroupAudio(on: sessions, format: .cdAudio)
@@ -255,6 +238,7 @@ extension Bench {
         if seconds >= 1_200 { groupWindows(seconds: seconds, offsets: Array(settled), log: log, outputs: [("AirPlay", receiver.output), ("DLNA", rendererOutput)]) }
         for session in sessions { await system.deactivate(session) }
         await system.shutdown()
+        withExtendedLifetime(rig) {}
     }
 }
 
@@ -309,26 +293,12 @@ extension Bench {
         guard NamespaceLab.renderersAvailable, AirPlayReceiver.available else { return }
         var cold: [Double] = [], warm: [Double] = []
         for run in 0..<runs {
-            let lab = try NamespaceLab(rooms: 2)
-            let rendererOutput = TimedOutput(pcmPath: lab.path("renderer.pcm"), timesPath: lab.path("renderer-times.txt"))
-            try lab.gmediarender(in: lab.rooms[0], name: "Start Renderer", uuid: "0a1b2c3d-0000-4000-8000-0000000003\(String(format: "%02d", run % 100))", recording: rendererOutput)
-            let receiver = try AirPlayReceiver(in: lab, room: lab.rooms[1], name: "Start AirPlay", timed: true)
-            let lan = LANTransport(configuration: .init(interfaces: lab.rooms.map(\.outside)))
-            let browse = DNSSDServiceTransport(lan: lan, serviceTypes: [RAOPExtension.serviceType])
-            let system = RouteSystem()
-            try await system.load { manager in UPnPRendererExtension(transport: lan, routingManager: manager) }
-            try await system.load { manager in RAOPExtension(transport: browse, routingManager: manager) }
-            await system.beginDiscovery(client: "bench")
-            var devices: [SystemDevice] = []
-            for name in ["Start AirPlay", "Start Renderer"] {
-                guard await eventually(timeout: .seconds(20), { await system.devicesList.contains { $0.displayName == name && $0.capabilities.contains(.realtimeAudioStreaming) } }),
-                    let device = await system.devicesList.first(where: { $0.displayName == name })
-                else {
-                    print("live-group-starts: \(name) was not found")
-                    return
-                }
-                devices.append(device)
-            }
+            guard
+                let rig = try await MixedGroupRig(
+                    airPlay: "Start AirPlay", renderer: "Start Renderer", uuid: "0a1b2c3d-0000-4000-8000-0000000003\(String(format: "%02d", run % 100))",
+                    bench: "live-group-starts")
+            else { return }
+            let (system, devices, receiver, rendererOutput) = (rig.system, rig.devices, rig.receiver, rig.rendererOutput)
             for start in 0..<2 {
                 let before = (clickFrames(in: receiver.pcm).count, clickFrames(in: rendererOutput.pcm).count)
                 var sessions: [MediaOutputSession] = []
@@ -351,6 +321,7 @@ extension Bench {
                 try await Task.sleep(for: .seconds(2))
             }
             await system.shutdown()
+            withExtendedLifetime(rig) {}
         }
         func line(_ name: String, _ values: [Double]) -> String {
             let sorted = values.sorted()
@@ -376,5 +347,43 @@ extension Bench {
             guard let time = rendererClock(frame), let nearest = heard.min(by: { abs($0 - time) < abs($1 - time) }), abs(nearest - time) < 0.25 else { return nil }
             return (nearest - time) * 1000
         })
+    }
+}
+
+/// The mixed group's peers: shairport-sync (timed) and gmediarender (recorded) in two
+/// namespaces, both found by one route system; kept together so the lab lives as long as they do.
+struct MixedGroupRig {
+    let lab: NamespaceLab
+    let rendererOutput: TimedOutput
+    let receiver: AirPlayReceiver
+    let system: RouteSystem
+    /// The AirPlay receiver, then the renderer.
+    let devices: [SystemDevice]
+
+    /// Nil (and says so, as `bench`) when either device is not found within 20 s.
+    init?(airPlay: String, renderer: String, uuid: String, bench: String) async throws {
+        lab = try NamespaceLab(rooms: 2)
+        rendererOutput = TimedOutput(pcmPath: lab.path("renderer.pcm"), timesPath: lab.path("renderer-times.txt"))
+        try lab.gmediarender(in: lab.rooms[0], name: renderer, uuid: uuid, recording: rendererOutput)
+        receiver = try AirPlayReceiver(in: lab, room: lab.rooms[1], name: airPlay, timed: true)
+        let lan = LANTransport(configuration: .init(interfaces: lab.rooms.map(\.outside)))
+        let browse = DNSSDServiceTransport(lan: lan, serviceTypes: [RAOPExtension.serviceType])
+        let system = RouteSystem()
+        try await system.load { manager in UPnPRendererExtension(transport: lan, routingManager: manager) }
+        try await system.load { manager in RAOPExtension(transport: browse, routingManager: manager) }
+        await system.beginDiscovery(client: "bench")
+        self.system = system
+        var devices: [SystemDevice] = []
+        for name in [airPlay, renderer] {
+            guard await eventually(timeout: .seconds(20), { await system.devicesList.contains { $0.displayName == name && $0.capabilities.contains(.realtimeAudioStreaming) } }),
+                let device = await system.devicesList.first(where: { $0.displayName == name })
+            else {
+                print("\(bench): \(name) was not found")
+                await system.shutdown()
+                return nil
+            }
+            devices.append(device)
+        }
+        self.devices = devices
     }
 }
