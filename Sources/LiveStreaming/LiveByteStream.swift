@@ -199,8 +199,8 @@ public final class LiveByteStream: Sendable {
     }
 
     /// A reader like ``makeReader(resumingAt:playingFrom:atNextSyncPoint:)`` whose start is
-    /// chosen when its first stream bytes are read: at the presentation time `time()` gives
-    /// then. What an HTTP server does between making a response and writing its body (a task
+    /// chosen when its first stream bytes are read, at the presentation time `time()` gives
+    /// then — when the stream already holds bytes as it is made (else it starts at the first). What an HTTP server does between making a response and writing its body (a task
     /// to schedule, the head to write; 20 ms in a debug build with both cores busy) then
     /// does not make the device play that much later — a device keeps the offset it starts with.
     public func makeReader(resumingAt requested: UInt64 = 0, playingFrom time: (@Sendable () -> Duration)?, atNextSyncPoint: Bool = false) -> Reader {
@@ -224,7 +224,11 @@ public final class LiveByteStream: Sendable {
             }
             let reader = Reader(stream: self, id: state.nextReader, position: atNextSyncPoint ? state.end : position, lead: lead)
             reader.waitsForSyncPoint = atNextSyncPoint
-            if chosenAtFirstRead, !atNextSyncPoint { reader.startTime = time }
+            // Only a reader made while the stream holds bytes: one made before the first (a
+            // device that fetched ahead, prepared) starts at the first byte, whenever it comes
+            // — chosen again at its read, it started at the sample due then and ran with no
+            // margin (gmediarender, alone: 500 ms later in two starts of three).
+            if chosenAtFirstRead, !atNextSyncPoint, state.end > 0 { reader.startTime = time }
             // A header still to come (``provideHeader(_:)``) is read before the first bytes.
             reader.awaitsHeader = header.isEmpty && requested == 0 && state.end == 0
             return reader

@@ -195,6 +195,19 @@ import Testing
         // From 10.42 s (the read's 10.52 s less the 100 ms hand-over), not 10.40 s.
         let silence = 352_800 - 74_088
         #expect(bytes.count == silence + 17_640, "\(bytes.count) bytes: \(Double(352_800 + 17_640 - bytes.count) / 176.4) ms skipped")
+        // A fetch made before the first samples (a renderer prepared ahead) starts at the first
+        // byte whenever it comes: started at the sample due at its read it had no margin.
+        let early = LiveAudioStream(
+            encoding: .lpcm, sampleRate: 44_100, channels: 2, configuration: .init(prime: .zero), now: { clock.withLock { $0 } })
+        let ahead = early.response(to: HTTPServerRequest(method: "GET", path: "/live", headers: [:]))
+        early.append(buffer(.cdAudio, [UInt8](repeating: 5, count: 4_410 * 4), at: clock.withLock { $0 } - .milliseconds(100)))
+        clock.withLock { $0 += .milliseconds(20) }
+        if case .live(let aheadBody, _) = ahead.body, case .bytes(let first) = aheadBody.read(maximum: 1 << 20) {
+            #expect(first.count == 4_410 * 4, "the whole first hand-over")
+        } else {
+            Issue.record("nothing to read ahead")
+        }
+        early.finish()
         // A reconnection's reader given a fixed time keeps it whenever it is read.
         let fixed = stream.bytes.makeReader(playingFrom: .seconds(10) + .milliseconds(400))
         clock.withLock { $0 += .milliseconds(500) }
