@@ -200,9 +200,10 @@ public final class LiveByteStream: Sendable {
 
     /// A reader like ``makeReader(resumingAt:playingFrom:atNextSyncPoint:)`` whose start is
     /// chosen when its first stream bytes are read, at the presentation time `time()` gives
-    /// then — when the stream already holds bytes as it is made (else it starts at the first). What an HTTP server does between making a response and writing its body (a task
-    /// to schedule, the head to write; 20 ms in a debug build with both cores busy) then
-    /// does not make the device play that much later — a device keeps the offset it starts with.
+    /// then — when the stream already holds bytes as it is made (else it starts at the first).
+    /// What an HTTP server does between making a response and writing its body (a task to
+    /// schedule, the head to write: 10–30 ms in a debug build) then does not make the device
+    /// play that much later — a device keeps the offset it starts with.
     public func makeReader(resumingAt requested: UInt64 = 0, playingFrom time: (@Sendable () -> Duration)?, atNextSyncPoint: Bool = false) -> Reader {
         makeReader(resumingAt: requested, playingFrom: time, atNextSyncPoint: atNextSyncPoint, chosenAtFirstRead: true)
     }
@@ -270,15 +271,15 @@ public final class LiveByteStream: Sendable {
                     return .bytes(Array(state.header[..<count]))
                 }
             }
+            if !reader.gotStreamBytes, let time = reader.startTime, state.end > 0 {
+                // The start is chosen now, at the first read that finds stream bytes (before any skip is counted).
+                reader.position = startPosition(in: state, playingFrom: time())
+                reader.startTime = nil
+            }
             if reader.position < state.start {
                 let next = configuration.startPoints == .marked ? state.syncPoints.first ?? state.end : state.start
                 state.statistics.skippedBytes &+= next - reader.position
                 reader.position = next
-            }
-            if !reader.gotStreamBytes, let time = reader.startTime, state.end > 0 {
-                // The start is chosen now, at the first read that finds stream bytes.
-                reader.position = startPosition(in: state, playingFrom: time())
-                reader.startTime = nil
             }
             if reader.waitsForSyncPoint {
                 guard let next = state.syncPoints.first(where: { $0 >= reader.position }) else {
