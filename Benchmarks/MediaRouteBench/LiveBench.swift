@@ -341,12 +341,7 @@ extension Bench {
     /// each held then), from the third: each renderer click against the receiver's nearest
     /// within a quarter second.
     static func startOffsets(_ receiver: TimedOutput, _ renderer: TimedOutput, after before: (Int, Int)) -> [Double] {
-        let receiverClock = receiver.clock(), rendererClock = renderer.clock()
-        let heard = clickFrames(in: receiver.pcm).dropFirst(before.0).compactMap(receiverClock)
-        return Array(clickFrames(in: renderer.pcm).dropFirst(before.1 + 2).compactMap { frame -> Double? in
-            guard let time = rendererClock(frame), let nearest = heard.min(by: { abs($0 - time) < abs($1 - time) }), abs(nearest - time) < 0.25 else { return nil }
-            return (nearest - time) * 1000
-        })
+        nearestClickOffsets(receiver, renderer, skippingA: before.0, skippingB: before.1 + 2).map { -$0 }
     }
 }
 

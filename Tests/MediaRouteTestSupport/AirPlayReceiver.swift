@@ -277,10 +277,11 @@ public func clickOffsets(_ a: TimedOutput, _ b: TimedOutput) -> [Double]? {
 /// For each click of `b`, when it came out less when the nearest click of `a` did (within a
 /// quarter second), in milliseconds, by each output's steady clock: for outputs that hold
 /// different stretches of the same impulse train (a receiver that left and rejoined).
-public func nearestClickOffsets(_ a: TimedOutput, _ b: TimedOutput) -> [Double] {
+/// `skippingA`/`skippingB` leave out each output's first clicks (what an earlier stream played).
+public func nearestClickOffsets(_ a: TimedOutput, _ b: TimedOutput, skippingA: Int = 0, skippingB: Int = 0) -> [Double] {
     let clockA = a.clock(), clockB = b.clock()
-    let timesA = clickFrames(in: a.pcm).compactMap(clockA)
-    return clickFrames(in: b.pcm).compactMap { frame -> Double? in
+    let timesA = clickFrames(in: a.pcm).dropFirst(skippingA).compactMap(clockA)
+    return clickFrames(in: b.pcm).dropFirst(skippingB).compactMap { frame -> Double? in
         guard let timeB = clockB(frame), let nearest = timesA.min(by: { abs($0 - timeB) < abs($1 - timeB) }),
             abs(nearest - timeB) < 0.25
         else { return nil }
